@@ -1,0 +1,406 @@
+package devchain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/log"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+const (
+	// DefaultAddr is the address Start serves on when Config.Addr is empty:
+	// loopback, with a port chosen by the kernel.
+	DefaultAddr = "127.0.0.1:0"
+
+	// DefaultGasLimit is the block gas limit when Config.GasLimit is zero.
+	DefaultGasLimit = 60_000_000
+
+	// ChainID is the chain id of every embedded chain, as for `geth --dev`.
+	ChainID = 1337
+
+	// closeTimeout bounds Close. The node's HTTP server alone may wait up to
+	// 5 s for in-flight requests, so leave room for that plus the chain.
+	closeTimeout = 15 * time.Second
+)
+
+// ErrNotLoopback is returned by Start when Config.Addr names a host that is not
+// a loopback address. The dev chain serves an unauthenticated RPC endpoint with
+// funded test accounts, so it never listens beyond the local machine.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// ErrCloseTimeout is returned by Close when the node did not stop in time.
+var ErrCloseTimeout = errors.New("close timed out")
+
+// httpModules are the RPC namespaces served over HTTP. The simulated beacon's
+// "dev" and "testing" namespaces exist in-process but are deliberately absent.
+var httpModules = []string{"eth", "net", "web3", "txpool"}
+
+// Config configures the embedded chain. The zero value is usable.
+type Config struct {
+	// Addr is the host:port to serve HTTP JSON-RPC on. Empty means DefaultAddr.
+	// Port 0 picks a free port; Chain.URL reports the real one. The host must be
+	// a loopback address ("localhost", 127.0.0.0/8 or ::1).
+	Addr string
+
+	// Funded lists accounts given a balance in the genesis block.
+	Funded []Account
+
+	// GasLimit is the block gas limit. Zero means DefaultGasLimit.
+	GasLimit uint64
+
+	// Logger receives go-ethereum's node log at warn level and above. Nil
+	// discards it.
+	Logger *slog.Logger
+}
+
+// Account is an address pre-funded in the genesis block.
+type Account struct {
+	Address [20]byte
+	Wei     *big.Int // balance; must be non-nil and non-negative
+}
+
+// Chain is a running embedded dev chain. Its methods are safe for concurrent use.
+type Chain struct {
+	stack  *node.Node
+	beacon *beaconLifecycle
+	url    string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start builds and starts a chain and returns once its HTTP endpoint accepts
+// requests. It returns an error wrapping ErrNotLoopback for a non-loopback
+// Addr, an error for an invalid Config, and ctx.Err() if ctx ends before the
+// chain is up, in which case everything started so far has been stopped.
+// The caller must Close the returned Chain.
+func Start(ctx context.Context, cfg Config) (*Chain, error) {
+	return start(ctx, cfg, mainnetRules())
+}
+
+// start is Start with the chain rules as a parameter, so tests can show the
+// difference the rules make.
+func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	host, port, err := loopbackAddr(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := genesisAlloc(cfg.Funded)
+	if err != nil {
+		return nil, err
+	}
+	gasLimit := cfg.GasLimit
+	if gasLimit == 0 {
+		gasLimit = DefaultGasLimit
+	}
+
+	stack, err := node.New(&node.Config{
+		Name:             "fleetd-devchain",
+		DataDir:          "", // in memory
+		IPCPath:          "", // no IPC socket
+		HTTPHost:         host,
+		HTTPPort:         port,
+		HTTPModules:      httpModules,
+		HTTPVirtualHosts: virtualHosts(host),
+		HTTPCors:         nil,
+		HTTPTimeouts:     rpc.DefaultHTTPTimeouts,
+		// Never used (no authenticated API is registered), but keep the engine
+		// endpoint on loopback should one ever appear.
+		AuthAddr:             host,
+		AuthPort:             0,
+		BatchRequestLimit:    node.DefaultConfig.BatchRequestLimit,
+		BatchResponseMaxSize: node.DefaultConfig.BatchResponseMaxSize,
+		HTTPBodyLimit:        node.DefaultConfig.HTTPBodyLimit,
+		P2P: p2p.Config{
+			MaxPeers:    0,
+			NoDiscovery: true,
+			NoDial:      true,
+			ListenAddr:  "",
+		},
+		Logger: gethLogger(cfg.Logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("new node: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Join(err, closeUnstarted(stack))
+	}
+
+	ethConf := ethconfig.Defaults
+	ethConf.Genesis = &core.Genesis{
+		Config:     rules,
+		GasLimit:   gasLimit,
+		Alloc:      alloc,
+		Difficulty: big.NewInt(0),
+		BaseFee:    big.NewInt(params.InitialBaseFee),
+		// Genesis at wall time, not 1970: callers derive deadlines from the
+		// latest block's timestamp, and that may be genesis.
+		Timestamp: uint64(time.Now().Unix()),
+	}
+	ethConf.SyncMode = ethconfig.FullSync
+	ethConf.TxPool.NoLocals = true // no journal on disk
+	ethConf.Miner.GasCeil = gasLimit
+	// The pool admits any tip >= TxPool.PriceLimit (1 wei). The miner must
+	// accept the same, or the beacon's on-demand loop spins forever on a
+	// transaction the pool calls executable but the miner will not include.
+	ethConf.Miner.GasPrice = big.NewInt(int64(ethConf.TxPool.PriceLimit))
+	// As in ethclient/simulated: search logs block by block instead of running
+	// the background log indexer; the chain is small.
+	ethConf.LogNoHistory = true
+
+	backend, err := eth.New(stack, &ethConf)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("new eth service: %w", err), closeUnstarted(stack))
+	}
+	// From here on the eth service owns goroutines that only node.Close stops,
+	// and node.Close stops services only once the node has started. So the
+	// node is started even if ctx ends meanwhile, and closed afterwards.
+	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{
+		LogCacheSize:  ethConf.FilterLogCacheSize,
+		LogQueryLimit: ethConf.LogQueryLimit,
+		RangeLimit:    ethConf.RangeLimit,
+	})
+	stack.RegisterAPIs([]rpc.API{{
+		Namespace: "eth",
+		Service:   filters.NewFilterAPI(filterSystem), // eth_getLogs, eth_newFilter, ...
+	}})
+
+	// Period 0: no timer. RegisterSimulatedBeaconAPIs starts the loop that
+	// seals a block whenever the pool reports new transactions (and registers
+	// the "dev" namespace, which httpModules leaves off HTTP). As in
+	// cmd/geth, the beacon is a node lifecycle, so node.Close stops it first.
+	sim, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("new simulated beacon: %w", err), startAndClose(stack))
+	}
+	beacon := &beaconLifecycle{sim: sim}
+	catalyst.RegisterSimulatedBeaconAPIs(stack, sim)
+	stack.RegisterLifecycle(beacon)
+
+	if err := stack.Start(); err != nil {
+		// A failed Start has already stopped what it started; the beacon's
+		// on-demand loop was started by RegisterSimulatedBeaconAPIs, not by
+		// Start, so stop it here (Stop is idempotent).
+		return nil, errors.Join(fmt.Errorf("start node: %w", err), beacon.Stop())
+	}
+	c := &Chain{
+		stack:  stack,
+		beacon: beacon,
+		url:    stack.HTTPEndpoint(), // the listener's address, so port 0 is resolved
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
+
+// URL returns the HTTP JSON-RPC endpoint, e.g. "http://127.0.0.1:41234",
+// with the port actually bound.
+func (c *Chain) URL() string { return c.url }
+
+// ChainID returns the chain id, always 1337.
+func (c *Chain) ChainID() uint64 { return ChainID }
+
+// Close stops block production, the RPC server and the node, and releases the
+// in-memory database. It returns an error wrapping ErrCloseTimeout if the node
+// has not stopped within 15 s (it keeps stopping in the background). Calling
+// Close again is a no-op that returns the first call's result.
+func (c *Chain) Close() error {
+	c.closeOnce.Do(func() {
+		done := make(chan error, 1)
+		go func() { done <- c.stack.Close() }()
+		timer := time.NewTimer(closeTimeout)
+		defer timer.Stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				c.closeErr = fmt.Errorf("close node: %w", err)
+			}
+		case <-timer.C:
+			c.closeErr = fmt.Errorf("close node: %w", ErrCloseTimeout)
+		}
+	})
+	return c.closeErr
+}
+
+// beaconLifecycle adapts the simulated beacon to node.Lifecycle with an
+// idempotent Stop: the beacon's own Stop closes a channel and panics if called
+// twice, and the failure paths in start may need to call it themselves.
+type beaconLifecycle struct {
+	sim  *catalyst.SimulatedBeacon
+	once sync.Once
+}
+
+var _ node.Lifecycle = (*beaconLifecycle)(nil)
+
+func (b *beaconLifecycle) Start() error { return b.sim.Start() }
+
+func (b *beaconLifecycle) Stop() error {
+	var err error
+	b.once.Do(func() { err = b.sim.Stop() })
+	return err
+}
+
+// closeUnstarted releases a node that was created but never started.
+func closeUnstarted(stack *node.Node) error {
+	if err := stack.Close(); err != nil {
+		return fmt.Errorf("close node: %w", err)
+	}
+	return nil
+}
+
+// startAndClose releases a node whose eth service exists: only a started node
+// stops its services on Close.
+func startAndClose(stack *node.Node) error {
+	if err := stack.Start(); err != nil {
+		return fmt.Errorf("start node for cleanup: %w", err) // Start cleaned up
+	}
+	return closeUnstarted(stack)
+}
+
+// loopbackAddr splits addr (default DefaultAddr) into host and port and checks
+// that the host is loopback. "localhost" is pinned to 127.0.0.1 so what is
+// bound does not depend on name resolution.
+func loopbackAddr(addr string) (string, int, error) {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() {
+		return "", 0, fmt.Errorf("addr %q: host %q: %w (use 127.0.0.1, ::1 or localhost)", addr, host, ErrNotLoopback)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("addr %q: port %q: %w", addr, portStr, err)
+	}
+	return ip.String(), int(port), nil
+}
+
+// virtualHosts lists the Host header values the RPC server accepts. Binding to
+// loopback keeps other machines out; checking Host as well keeps out web pages
+// that point their own domain at 127.0.0.1 (DNS rebinding).
+func virtualHosts(host string) []string {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	for _, h := range hosts {
+		if h == host {
+			return hosts
+		}
+	}
+	return append(hosts, host)
+}
+
+// genesisAlloc returns the system contracts the active forks call into plus
+// the funded accounts.
+func genesisAlloc(funded []Account) (types.GenesisAlloc, error) {
+	alloc := core.SystemContractAllocs()
+	for i, a := range funded {
+		addr := common.Address(a.Address)
+		if a.Wei == nil || a.Wei.Sign() < 0 {
+			return nil, fmt.Errorf("funded[%d] %s: balance must be non-nil and non-negative", i, addr)
+		}
+		if _, ok := alloc[addr]; ok {
+			return nil, fmt.Errorf("funded[%d] %s: address already in genesis (duplicate or system contract)", i, addr)
+		}
+		alloc[addr] = types.Account{Balance: new(big.Int).Set(a.Wei)}
+	}
+	return alloc, nil
+}
+
+// mainnetRules returns the chain rules live on Ethereum mainnet today, all
+// active at genesis, under chain id 1337: every fork through Osaka plus the
+// BPO1 and BPO2 blob-parameter forks (which only change blob limits), with
+// mainnet's blob schedule. Amsterdam, Bogota and anything later stay off:
+// params.AllDevChainProtocolChanges enables Bogota, whose storage pricing makes
+// a fresh SSTORE several times dearer than on mainnet.
+//
+// The config is spelled out rather than copied from AllDevChainProtocolChanges
+// so that a fork added to go-ethereum later stays off until chosen here.
+func mainnetRules() *params.ChainConfig {
+	zero := func() *uint64 { var t uint64; return &t }
+	return &params.ChainConfig{
+		ChainID:                 big.NewInt(ChainID),
+		HomesteadBlock:          big.NewInt(0),
+		EIP150Block:             big.NewInt(0),
+		EIP155Block:             big.NewInt(0),
+		EIP158Block:             big.NewInt(0),
+		ByzantiumBlock:          big.NewInt(0),
+		ConstantinopleBlock:     big.NewInt(0),
+		PetersburgBlock:         big.NewInt(0),
+		IstanbulBlock:           big.NewInt(0),
+		MuirGlacierBlock:        big.NewInt(0),
+		BerlinBlock:             big.NewInt(0),
+		LondonBlock:             big.NewInt(0),
+		ArrowGlacierBlock:       big.NewInt(0),
+		GrayGlacierBlock:        big.NewInt(0),
+		TerminalTotalDifficulty: big.NewInt(0),
+		ShanghaiTime:            zero(),
+		CancunTime:              zero(),
+		PragueTime:              zero(),
+		OsakaTime:               zero(),
+		BPO1Time:                zero(),
+		BPO2Time:                zero(),
+		BlobScheduleConfig: &params.BlobScheduleConfig{
+			Cancun: params.DefaultCancunBlobConfig,
+			Prague: params.DefaultPragueBlobConfig, // Osaka keeps Prague's
+			BPO1:   params.DefaultBPO1BlobConfig,
+			BPO2:   params.DefaultBPO2BlobConfig,
+		},
+	}
+}
+
+// gethLogger adapts l for go-ethereum's node and RPC server, keeping warnings
+// and errors only. go-ethereum's core packages log to its global root logger,
+// which discards by default; it is left alone as it is process-wide.
+func gethLogger(l *slog.Logger) log.Logger {
+	if l == nil {
+		return log.NewLogger(slog.DiscardHandler)
+	}
+	return log.NewLogger(minLevel{Handler: l.Handler(), min: slog.LevelWarn}).With("component", "devchain")
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
+}

@@ -1,0 +1,28 @@
+// Package devchain runs an embedded Ethereum development chain: go-ethereum's
+// own node driven by the simulated beacon (the machinery behind `geth --dev`),
+// serving HTTP JSON-RPC on a loopback address. fleetd's demo and tests use it so
+// they exercise the same RPC path as a production node.
+//
+// The chain is in memory (no data directory, no IPC, no peer-to-peer
+// networking) and exposes only the eth, net, web3 and txpool namespaces over
+// HTTP. Blocks are produced on demand: a transaction accepted by the pool is
+// sealed into a block at once, without anyone calling a commit method.
+//
+// # Gas rules
+//
+// go-ethereum's own dev and simulated chains enable every fork the library
+// knows, including future ones whose storage pricing makes a simple SSTORE
+// several times dearer than on mainnet. This chain instead activates the forks
+// live on Ethereum mainnet today (up to Osaka and the BPO1/BPO2 blob-parameter
+// forks) at genesis and nothing later, so gas estimates and budgets measured
+// here match production.
+//
+// # Block timestamps
+//
+// With on-demand blocks a block's timestamp is the wall clock or, when that is
+// not later than the parent's, the parent's timestamp plus one second. A burst
+// of transactions therefore pushes block timestamps ahead of wall time (+1 s
+// per block). Anything compared against block.timestamp, such as an EIP-712
+// deadline, must be derived from the latest block's timestamp, not from the
+// local clock. The genesis block carries the wall-clock time at Start.
+package devchain
