@@ -1,0 +1,477 @@
+package chain
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// backend is a running node and a funded key on it.
+type backend struct {
+	url     string
+	sponsor *Key
+}
+
+var ether = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+
+// mustDevchain starts the embedded dev chain with a funded sponsor.
+func mustDevchain(tb testing.TB) backend {
+	tb.Helper()
+	sponsor, err := GenerateKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ch, err := devchain.Start(context.Background(), devchain.Config{
+		Funded: []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ch.Close() })
+	return backend{url: ch.URL(), sponsor: sponsor}
+}
+
+// gethBinary finds a geth for the external-node tests: $FLEETD_GETH, then PATH,
+// then the cache directory .ci/run installs into.
+func gethBinary() string {
+	if p := os.Getenv("FLEETD_GETH"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("geth"); err == nil {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "fleetd", "bin", "geth")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// mustGethDev starts `geth --dev` on a free loopback port and funds a fresh
+// sponsor from the node's unlocked dev account. It skips without a geth binary.
+func mustGethDev(tb testing.TB) backend {
+	tb.Helper()
+	bin := gethBinary()
+	if bin == "" {
+		tb.Skip("no geth binary (set FLEETD_GETH, or put geth on PATH; .ci/run installs go-ethereum v1.17.8's geth)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--dev", "--dev.gaslimit", "60000000",
+		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(port), "--http.api", "eth,net,web3",
+		"--nodiscover", "--maxpeers", "0", "--port", "0", "--authrpc.port", "0", "--ipcdisable", "--verbosity", "1")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { // keep the pipe drained; show geth's complaints if a test fails
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			tb.Log("geth: " + s.Text())
+		}
+	}()
+	tb.Cleanup(func() { cancel(); cmd.Wait() })
+
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var rc *rpc.Client
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		rc, err = rpc.Dial(url)
+		if err == nil {
+			var id string
+			if err = rc.Call(&id, "eth_chainId"); err == nil {
+				break
+			}
+			rc.Close()
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("geth --dev did not answer on %s: %v", url, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer rc.Close()
+	var accounts []common.Address
+	if err := rc.Call(&accounts, "eth_accounts"); err != nil || len(accounts) == 0 {
+		tb.Fatalf("geth dev account: %v %v", accounts, err)
+	}
+	sponsor, _ := GenerateKey()
+	var h common.Hash
+	tx := map[string]any{"from": accounts[0], "to": common.Address(sponsor.Address()), "value": "0x" + new(big.Int).Mul(ether, big.NewInt(1000)).Text(16)}
+	if err := rc.Call(&h, "eth_sendTransaction", tx); err != nil {
+		tb.Fatalf("fund sponsor: %v", err)
+	}
+	c := mustDial(tb, url)
+	if _, err := c.waitReceipt(context.Background(), h); err != nil {
+		tb.Fatalf("fund sponsor: %v", err)
+	}
+	return backend{url: url, sponsor: sponsor}
+}
+
+func mustDial(tb testing.TB, url string) *Client {
+	tb.Helper()
+	c, err := Dial(context.Background(), url, Options{ReceiptTimeout: 20 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+func TestEmbeddedDevChain(t *testing.T) { runSuite(t, mustDevchain(t)) }
+
+func TestExternalGethDev(t *testing.T) {
+	if testing.Short() {
+		t.Skip("external geth in -short mode")
+	}
+	runSuite(t, mustGethDev(t))
+}
+
+// runSuite is the chain layer's contract, run against every kind of node.
+func runSuite(t *testing.T, b backend) {
+	ctx := context.Background()
+	c := mustDial(t, b.url)
+	log, rcpt, err := c.DeployFeedbackLog(ctx, b.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FeedbackLog deployed at %s, gas %d", log.Address(), rcpt.GasUsed)
+
+	t.Run("WrongChainID", func(t *testing.T) {
+		_, err := Dial(ctx, b.url, Options{ChainID: c.ChainID() + 1})
+		if !errors.Is(err, ErrWrongChain) {
+			t.Fatalf("Dial with wrong chain id: got %v, want ErrWrongChain", err)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprint(c.ChainID())) {
+			t.Errorf("error %q should name the node's chain id", err)
+		}
+	})
+
+	t.Run("DirectSubmitAndRead", func(t *testing.T) {
+		before, err := log.Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := log.Submit(ctx, b.sponsor, "qa/v1 source=qa-smoke sev=info surface=chain\nhello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Index != before || s.Sender != b.sponsor.Address() {
+			t.Errorf("submission = %+v, want index %d sender %s", s, before, b.sponsor.Address())
+		}
+		e, err := log.At(ctx, s.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Sender != b.sponsor.Address() || !strings.HasSuffix(e.Text, "hello") || e.Time.IsZero() {
+			t.Errorf("At(%d) = %+v", s.Index, e)
+		}
+		t.Logf("submitFeedback (%d bytes): gas used %d", len(e.Text), s.GasUsed)
+	})
+
+	t.Run("SponsoredFromUnfundedIdentity", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		s, err := log.SubmitFor(ctx, identity, b.sponsor, "an operator's note")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := log.At(ctx, s.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Sender != identity.Address() {
+			t.Errorf("recorded sender %s, want the identity %s (not the sponsor)", e.Sender, identity.Address())
+		}
+		if bal, _ := c.Balance(ctx, identity.Address()); bal.Sign() != 0 {
+			t.Errorf("identity balance %s, want 0: the sponsor pays", bal)
+		}
+		// A second one from the same identity uses the next nonce.
+		if _, err := log.SubmitFor(ctx, identity, b.sponsor, "a second note"); err != nil {
+			t.Fatalf("second sponsored submission: %v", err)
+		}
+		t.Logf("submitFeedbackFor: gas used %d", s.GasUsed)
+	})
+
+	t.Run("DigestMatchesContract", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		nonce, deadline := big.NewInt(7), big.NewInt(1_900_000_000)
+		out, err := c.call(ctx, log.addr, log.b.PackFeedbackDigest(identity.addr, "text", nonce, deadline), nil, log.abi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := log.b.UnpackFeedbackDigest(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FeedbackDigest(c.chainID, log.addr, identity.addr, "text", nonce, deadline); got != common.Hash(want) {
+			t.Errorf("Go digest %s != contract digest %x", got, want)
+		}
+	})
+
+	t.Run("BadText", func(t *testing.T) {
+		for _, tc := range []struct {
+			text    string
+			local   error
+			revert  string
+			revArgs string
+		}{
+			{"", ErrEmptyText, "EmptyText", "EmptyText()"},
+			{strings.Repeat("x", MaxText+1), ErrTextTooLong, "TextTooLong", "TextTooLong(length=2049, max=2048)"},
+		} {
+			if _, err := log.Submit(ctx, b.sponsor, tc.text); !errors.Is(err, tc.local) {
+				t.Errorf("Submit(%d bytes) = %v, want %v before sending", len(tc.text), err, tc.local)
+			}
+			if _, err := log.SubmitFor(ctx, b.sponsor, b.sponsor, tc.text); !errors.Is(err, tc.local) {
+				t.Errorf("SubmitFor(%d bytes) = %v, want %v before sending", len(tc.text), err, tc.local)
+			}
+			_, err := log.submit(ctx, b.sponsor, tc.text) // skip the local check
+			if !IsRevert(err, tc.revert) || !strings.Contains(err.Error(), tc.revArgs) {
+				t.Errorf("contract refusal of %d bytes = %v, want revert %s", len(tc.text), err, tc.revArgs)
+			}
+		}
+		if _, err := log.Submit(ctx, b.sponsor, strings.Repeat("é", MaxText/2)); err != nil {
+			t.Errorf("exactly %d bytes refused: %v", MaxText, err)
+		}
+	})
+
+	t.Run("ReplayedSignature", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		deadline, err := log.deadline(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := log.sign(ctx, identity, "once", deadline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := log.relay(ctx, identity.addr, b.sponsor, "once", deadline, sig); err != nil {
+			t.Fatal(err)
+		}
+		_, err = log.relay(ctx, identity.addr, b.sponsor, "once", deadline, sig)
+		if !IsRevert(err, "BadSignature") {
+			t.Errorf("replay = %v, want BadSignature", err)
+		}
+	})
+
+	t.Run("ExpiredSignature", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		_, _, head, err := c.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := big.NewInt(head.Unix() - 1)
+		sig, err := log.sign(ctx, identity, "late", deadline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = log.relay(ctx, identity.addr, b.sponsor, "late", deadline, sig)
+		if !IsRevert(err, "Expired") {
+			t.Errorf("expired = %v, want Expired", err)
+		}
+	})
+
+	t.Run("WrongSigner", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		impostor, _ := GenerateKey()
+		deadline, _ := log.deadline(ctx)
+		nonce, _ := log.Nonce(ctx, identity.Address())
+		digest := FeedbackDigest(c.chainID, log.addr, identity.addr, "spoof", nonce, deadline)
+		sig, _ := crypto.Sign(digest[:], impostor.priv)
+		sig[64] += 27
+		_, err := log.relay(ctx, identity.addr, b.sponsor, "spoof", deadline, sig)
+		if !IsRevert(err, "BadSignature") {
+			t.Errorf("impostor signature = %v, want BadSignature", err)
+		}
+	})
+
+	t.Run("IndexOutOfRange", func(t *testing.T) {
+		n, _ := log.Count(ctx)
+		_, err := log.At(ctx, n+5)
+		if !IsRevert(err, "IndexOutOfRange") {
+			t.Errorf("At past the end = %v, want IndexOutOfRange", err)
+		}
+		page, err := log.Range(ctx, n+5, 10)
+		if err != nil || len(page) != 0 {
+			t.Errorf("Range past the end = %d entries, %v; want none, no error", len(page), err)
+		}
+	})
+
+	t.Run("GuardRefusesAdminSelector", func(t *testing.T) {
+		nonceBefore, _ := c.eth.PendingNonceAt(ctx, b.sponsor.addr)
+		data := crypto.Keccak256([]byte("adminResetAll()"))[:4]
+		_, err := c.SendRaw(ctx, b.sponsor, log.Address(), data, nil)
+		if !errors.Is(err, ErrRefused) {
+			t.Fatalf("raw adminResetAll() = %v, want ErrRefused", err)
+		}
+		if after, _ := c.eth.PendingNonceAt(ctx, b.sponsor.addr); after != nonceBefore {
+			t.Errorf("nonce moved %d -> %d: a refused transaction was sent", nonceBefore, after)
+		}
+	})
+
+	t.Run("GasPriceCap", func(t *testing.T) {
+		g, err := NewGuard(GuardConfig{MaxFeePerGas: big.NewInt(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capped, err := Dial(ctx, b.url, Options{Guard: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer capped.Close()
+		_, err = capped.FeedbackLog(log.Address()).Submit(ctx, b.sponsor, "too pricey")
+		var re *RefusedError
+		if !errors.As(err, &re) || re.Rule != "gas-price" {
+			t.Errorf("submit over the fee cap = %v, want a gas-price refusal", err)
+		}
+	})
+
+	t.Run("ScanPagesUnderGasCap", func(t *testing.T) {
+		// A fresh log with more maximum-size entries than fit one eth_call
+		// (FACTS.md: ~100 such entries cost ~15M gas), plus short ones.
+		l2, _, err := c.DeployFeedbackLog(ctx, b.sponsor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range 130 {
+			text := fmt.Sprintf("entry %d ", i)
+			if i%2 == 0 {
+				text += strings.Repeat("z", MaxText-len(text))
+			}
+			want = append(want, text)
+		}
+		submitAll(t, l2, b.sponsor, want)
+		var got []string
+		pages := 0
+		res, err := l2.Scan(ctx, 0, func(page []Entry) error {
+			pages++
+			for _, e := range page {
+				if e.Index != uint64(len(got)) {
+					return fmt.Errorf("entry index %d at position %d", e.Index, len(got))
+				}
+				got = append(got, e.Text)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || res.Next != uint64(len(want)) {
+			t.Fatalf("scanned %d entries (next %d), want %d", len(got), res.Next, len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("entry %d differs", i)
+			}
+		}
+		if pages < 2 {
+			t.Errorf("scan used %d page(s); max-size entries should need several", pages)
+		}
+		// Incremental: scanning from the end reads nothing new.
+		res2, err := l2.Scan(ctx, res.Next, func([]Entry) error { t.Error("unexpected page"); return nil })
+		if err != nil || res2.Next != res.Next {
+			t.Errorf("incremental scan = %+v, %v", res2, err)
+		}
+	})
+}
+
+// submitAll appends texts in order, one transaction each.
+func submitAll(tb testing.TB, l *FeedbackLog, sponsor *Key, texts []string) {
+	tb.Helper()
+	ctx := context.Background()
+	for _, text := range texts {
+		if _, err := l.Submit(ctx, sponsor, text); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func TestDialUnreachable(t *testing.T) {
+	ctx := context.Background()
+	// Nothing listens: refused at once.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	if _, err := Dial(ctx, "http://"+addr, Options{Timeout: 2 * time.Second}); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("closed port: %v, want ErrUnreachable", err)
+	}
+	// Something accepts but never answers: the timeout must end the wait.
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hole.Close()
+	go func() {
+		for {
+			conn, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	start := time.Now()
+	_, err = Dial(ctx, "http://"+hole.Addr().String(), Options{Timeout: 300 * time.Millisecond})
+	if !errors.Is(err, ErrUnreachable) {
+		t.Errorf("black hole: %v, want ErrUnreachable", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("black hole took %s; the timeout was 300ms", d)
+	}
+	if _, err := Dial(ctx, "not a url", Options{Timeout: time.Second}); err == nil {
+		t.Error("Dial of a non-URL succeeded")
+	}
+}
+
+func TestRevertErrorMessage(t *testing.T) {
+	a := feedbackBinding.GetABI()
+	id := a.Errors["TextTooLong"].ID
+	data := append([]byte{}, id[:4]...)
+	args, _ := a.Errors["TextTooLong"].Inputs.Pack(big.NewInt(2049), big.NewInt(2048))
+	re := revertFromData(append(data, args...), &a)
+	if re.Name != "TextTooLong" || re.Error() != "execution reverted: TextTooLong(length=2049, max=2048)" {
+		t.Errorf("decoded %q / %q", re.Name, re.Error())
+	}
+	if re := revertFromData([]byte{1, 2}, &a); re.Name != "" || !strings.Contains(re.Error(), "0x0102") {
+		t.Errorf("short data decoded as %+v", re)
+	}
+	if re := revertFromData([]byte{0xde, 0xad, 0xbe, 0xef}, &a); re.Name != "" {
+		t.Errorf("unknown selector decoded as %q", re.Name)
+	}
+}
+
+// jsonLine is how the CLI prints results; the chain types must encode cleanly.
+func TestEntryJSON(t *testing.T) {
+	a, _ := fleet.ParseAddress("0x00000000000000000000000000000000000000aa")
+	b, err := json.Marshal(Entry{Index: 3, Sender: a, Time: time.Unix(0, 0).UTC(), Text: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"index":3,"sender":"0x00000000000000000000000000000000000000aa","time":"1970-01-01T00:00:00Z","text":"t"}`
+	if string(b) != want {
+		t.Errorf("got %s\nwant %s", b, want)
+	}
+}

@@ -1,0 +1,470 @@
+package chain
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Options configures Dial. The zero value is usable.
+type Options struct {
+	// ChainID, when non-zero, must equal the node's chain id or Dial fails.
+	ChainID uint64
+	// Timeout bounds each RPC request, including the first one Dial makes;
+	// default 10 s.
+	Timeout time.Duration
+	// ReceiptTimeout bounds the wait for a sent transaction's receipt; default 60 s.
+	ReceiptTimeout time.Duration
+	// Guard checks every transaction; nil means the default deny-list and no fee cap.
+	Guard  *Guard
+	Logger *slog.Logger
+}
+
+// Client talks JSON-RPC to any EVM node. All writes go through one path that
+// asks the write guard first, tracks nonces locally per key (FACTS.md: fetching
+// the pending nonce per send fails under load), and waits for the receipt.
+type Client struct {
+	url     string
+	rpc     *rpc.Client
+	eth     *ethclient.Client
+	chainID *big.Int
+	opts    Options
+	guard   *Guard
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	nonces map[common.Address]uint64
+	locks  map[common.Address]*sync.Mutex
+}
+
+// ErrWrongChain is returned by Dial when the node's chain id differs from the configured one.
+var ErrWrongChain = errors.New("wrong chain id")
+
+// ErrUnreachable wraps a failure to get any answer from the node.
+var ErrUnreachable = errors.New("node unreachable")
+
+// Dial connects to url and checks the chain id. It fails within opts.Timeout
+// when the node does not answer, wrapping ErrUnreachable.
+func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.ReceiptTimeout <= 0 {
+		opts.ReceiptTimeout = 60 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	guard := opts.Guard
+	if guard == nil {
+		var err error
+		if guard, err = NewGuard(GuardConfig{}); err != nil {
+			return nil, err
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	rc, err := rpc.DialOptions(dctx, url, rpc.WithHTTPClient(&http.Client{Timeout: opts.Timeout}))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)
+	}
+	c := &Client{
+		url: url, rpc: rc, eth: ethclient.NewClient(rc), opts: opts, guard: guard,
+		log:    opts.Logger.With("component", "chain"),
+		nonces: map[common.Address]uint64{}, locks: map[common.Address]*sync.Mutex{},
+	}
+	id, err := c.eth.ChainID(dctx)
+	if err != nil {
+		rc.Close()
+		if dctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("dial %s: %w: no answer within %s", url, ErrUnreachable, opts.Timeout)
+		}
+		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)
+	}
+	if opts.ChainID != 0 && id.Uint64() != opts.ChainID {
+		rc.Close()
+		return nil, fmt.Errorf("dial %s: %w: node says %s, configured %d", url, ErrWrongChain, id, opts.ChainID)
+	}
+	c.chainID = id
+	return c, nil
+}
+
+// URL returns the endpoint the client was dialled with.
+func (c *Client) URL() string { return c.url }
+
+// ChainID returns the node's chain id, checked at Dial.
+func (c *Client) ChainID() uint64 { return c.chainID.Uint64() }
+
+// Guard returns the write guard every transaction passes.
+func (c *Client) Guard() *Guard { return c.guard }
+
+// Close releases the connection.
+func (c *Client) Close() { c.rpc.Close() }
+
+// reqCtx bounds one request by the client's timeout.
+func (c *Client) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opts.Timeout)
+}
+
+// Head returns the latest block's number, hash and timestamp.
+func (c *Client) Head(ctx context.Context) (number uint64, hash [32]byte, t time.Time, err error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	h, err := c.eth.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return 0, hash, t, fmt.Errorf("head: %w", err)
+	}
+	return h.Number.Uint64(), h.Hash(), time.Unix(int64(h.Time), 0).UTC(), nil
+}
+
+// Balance returns an account's balance in wei at the latest block.
+func (c *Client) Balance(ctx context.Context, a fleet.Address) (*big.Int, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	b, err := c.eth.BalanceAt(ctx, common.Address(a), nil)
+	if err != nil {
+		return nil, fmt.Errorf("balance of %s: %w", a, err)
+	}
+	return b, nil
+}
+
+// Receipt summarises a mined transaction.
+type Receipt struct {
+	Tx       string        `json:"tx"`
+	Block    uint64        `json:"block"`
+	GasUsed  uint64        `json:"gas_used"`
+	GasLimit uint64        `json:"gas_limit"`
+	Contract fleet.Address `json:"contract,omitzero"`
+	logs     []*types.Log
+}
+
+// RevertError is a transaction or call the contract refused. Name is the
+// custom error (e.g. "TextTooLong"), "Error" for require strings, "Panic" for
+// assertion failures, or "" when the revert carried no decodable data.
+type RevertError struct {
+	Name   string
+	Args   []any
+	Fields []string
+	Reason string // Error(string) message, if any
+	Data   []byte // raw revert data
+}
+
+func (e *RevertError) Error() string {
+	switch {
+	case e.Name == "":
+		if len(e.Data) > 0 {
+			return "execution reverted (undecoded data 0x" + hex.EncodeToString(e.Data) + ")"
+		}
+		return "execution reverted"
+	case e.Reason != "":
+		return "execution reverted: " + e.Reason
+	}
+	var b strings.Builder
+	b.WriteString("execution reverted: " + e.Name + "(")
+	for i, a := range e.Args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i < len(e.Fields) && e.Fields[i] != "" {
+			b.WriteString(e.Fields[i] + "=")
+		}
+		fmt.Fprint(&b, a)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// IsRevert reports whether err is a revert with the given custom error name
+// ("" matches any revert).
+func IsRevert(err error, name string) bool {
+	var re *RevertError
+	return errors.As(err, &re) && (name == "" || re.Name == name)
+}
+
+// decodeRevert turns an RPC error into a *RevertError when it carries revert
+// data (or says "execution reverted"), using the contract ABI's custom errors.
+// Other errors are returned unchanged.
+func decodeRevert(err error, a *abi.ABI) error {
+	if err == nil {
+		return nil
+	}
+	var de rpc.DataError
+	var data []byte
+	if errors.As(err, &de) {
+		if s, ok := de.ErrorData().(string); ok {
+			data, _ = hex.DecodeString(strings.TrimPrefix(s, "0x"))
+		}
+	}
+	if data == nil && !strings.Contains(err.Error(), "execution reverted") {
+		return err
+	}
+	return revertFromData(data, a)
+}
+
+func revertFromData(data []byte, a *abi.ABI) *RevertError {
+	re := &RevertError{Data: data}
+	if len(data) < 4 {
+		return re
+	}
+	if reason, err := abi.UnpackRevert(data); err == nil {
+		if strings.HasPrefix(reason, "assert") || data[0] == 0x4e { // Panic(uint256)
+			re.Name = "Panic"
+		} else {
+			re.Name = "Error"
+		}
+		re.Reason = reason
+		return re
+	}
+	if a == nil {
+		return re
+	}
+	for name, e := range a.Errors {
+		if [4]byte(e.ID[:4]) != [4]byte(data[:4]) {
+			continue
+		}
+		re.Name = name
+		if args, err := e.Inputs.Unpack(data[4:]); err == nil {
+			re.Args = args
+			for _, in := range e.Inputs {
+				re.Fields = append(re.Fields, in.Name)
+			}
+		}
+		return re
+	}
+	return re
+}
+
+// keyLock serialises sends from one key so nonces are assigned in order.
+func (c *Client) keyLock(a common.Address) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.locks[a]
+	if !ok {
+		l = &sync.Mutex{}
+		c.locks[a] = l
+	}
+	return l
+}
+
+// call is a read-only eth_call at block (nil = latest).
+func (c *Client) call(ctx context.Context, to common.Address, data []byte, block *big.Int, a *abi.ABI) ([]byte, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	out, err := c.eth.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, block)
+	if err != nil {
+		return nil, decodeRevert(err, a)
+	}
+	return out, nil
+}
+
+// sendRequest is one transaction to build, check, sign and send.
+type sendRequest struct {
+	key    *Key
+	to     *common.Address
+	data   []byte
+	value  *big.Int
+	method string
+	abi    *abi.ABI // decodes reverts
+}
+
+// gasMargin pads estimates: FACTS.md shows fixed limits miss the costliest path.
+func gasMargin(est uint64) uint64 { return est + est/4 + 10_000 }
+
+// send runs one transaction through the guard and waits for its receipt. A
+// reverted transaction returns its receipt and a *RevertError.
+func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
+	from := common.Address(r.key.Address())
+	if r.value == nil {
+		r.value = new(big.Int)
+	}
+	msg := ethereum.CallMsg{From: from, To: r.to, Data: r.data, Value: r.value}
+	tx, err := c.signAndSend(ctx, r, msg)
+	if err != nil {
+		return nil, err
+	}
+	rcpt, err := c.waitReceipt(ctx, tx.Hash())
+	if err != nil {
+		return nil, err
+	}
+	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasLimit: tx.Gas(), logs: rcpt.Logs}
+	if rcpt.ContractAddress != (common.Address{}) {
+		out.Contract = fleet.Address(rcpt.ContractAddress)
+	}
+	if rcpt.Status != types.ReceiptStatusSuccessful {
+		// Replay the call at the failing block to recover the revert data.
+		rctx, cancel := c.reqCtx(ctx)
+		defer cancel()
+		msg.Gas = tx.Gas()
+		_, cerr := c.eth.CallContract(rctx, msg, new(big.Int).Sub(rcpt.BlockNumber, big.NewInt(1)))
+		if re := (*RevertError)(nil); errors.As(decodeRevert(cerr, r.abi), &re) {
+			return out, re
+		}
+		return out, &RevertError{}
+	}
+	return out, nil
+}
+
+func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.CallMsg) (*types.Transaction, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	head, err := c.eth.HeaderByNumber(rctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fees: %w", err)
+	}
+	tip, err := c.eth.SuggestGasTipCap(rctx)
+	if err != nil {
+		return nil, fmt.Errorf("fees: %w", err)
+	}
+	maxFee := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	// The guard sees the transaction before anything else about it reaches
+	// the node, gas estimation included.
+	gtx := Tx{From: fleet.Address(msg.From), Data: r.data, Value: r.value, MaxFeePerGas: maxFee, Method: r.method}
+	if r.to != nil {
+		to := fleet.Address(*r.to)
+		gtx.To = &to
+	}
+	if err := c.guard.Check(ctx, gtx); err != nil {
+		return nil, err
+	}
+	est, err := c.eth.EstimateGas(rctx, msg)
+	if err != nil {
+		return nil, fmt.Errorf("estimate gas: %w", decodeRevert(err, r.abi))
+	}
+	gas := gasMargin(est)
+
+	lock := c.keyLock(msg.From)
+	lock.Lock()
+	defer lock.Unlock()
+	signer := types.LatestSignerForChainID(c.chainID)
+	for attempt := 0; ; attempt++ {
+		nonce, err := c.nonce(rctx, msg.From, attempt > 0)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := types.SignNewTx(r.key.priv, signer, &types.DynamicFeeTx{
+			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: maxFee,
+			Gas: gas, To: r.to, Value: r.value, Data: r.data,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sign: %w", err)
+		}
+		err = c.eth.SendTransaction(rctx, tx)
+		if err == nil {
+			c.mu.Lock()
+			c.nonces[msg.From] = nonce + 1
+			c.mu.Unlock()
+			return tx, nil
+		}
+		if attempt == 0 && nonceError(err) {
+			c.log.Debug("nonce out of sync, re-reading from node", "from", msg.From.Hex(), "err", err)
+			continue
+		}
+		c.forgetNonce(msg.From)
+		return nil, fmt.Errorf("send transaction: %w", err)
+	}
+}
+
+func nonceError(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "nonce") || strings.Contains(s, "replacement transaction underpriced") || strings.Contains(s, "already known")
+}
+
+// nonce returns the next nonce for a, from the local count unless resync asks
+// to re-read the node's pending nonce.
+func (c *Client) nonce(ctx context.Context, a common.Address, resync bool) (uint64, error) {
+	c.mu.Lock()
+	n, ok := c.nonces[a]
+	c.mu.Unlock()
+	if ok && !resync {
+		return n, nil
+	}
+	n, err := c.eth.PendingNonceAt(ctx, a)
+	if err != nil {
+		return 0, fmt.Errorf("nonce of %s: %w", a.Hex(), err)
+	}
+	c.mu.Lock()
+	c.nonces[a] = n
+	c.mu.Unlock()
+	return n, nil
+}
+
+func (c *Client) forgetNonce(a common.Address) {
+	c.mu.Lock()
+	delete(c.nonces, a)
+	c.mu.Unlock()
+}
+
+// ErrReceiptTimeout is returned when a sent transaction is not mined within Options.ReceiptTimeout.
+var ErrReceiptTimeout = errors.New("timed out waiting for receipt")
+
+func (c *Client) waitReceipt(ctx context.Context, h common.Hash) (*types.Receipt, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ReceiptTimeout)
+	defer cancel()
+	wait := 10 * time.Millisecond
+	for {
+		rctx, rcancel := c.reqCtx(ctx)
+		r, err := c.eth.TransactionReceipt(rctx, h)
+		rcancel()
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, ethereum.NotFound) && ctx.Err() == nil {
+			c.log.Debug("receipt poll", "tx", h.Hex(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("tx %s: %w after %s", h.Hex(), ErrReceiptTimeout, c.opts.ReceiptTimeout)
+			}
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 500*time.Millisecond)
+	}
+}
+
+// Transfer sends value wei from key to a plain address (funding and sweeping
+// throwaway keys). It passes the write guard like every other transaction.
+func (c *Client) Transfer(ctx context.Context, key *Key, to fleet.Address, wei *big.Int) (*Receipt, error) {
+	addr := common.Address(to)
+	return c.send(ctx, sendRequest{key: key, to: &addr, value: wei})
+}
+
+// SendRaw sends arbitrary calldata to a contract. It exists for tools and tests
+// that must prove the guard holds for transactions the bindings do not build.
+func (c *Client) SendRaw(ctx context.Context, key *Key, to fleet.Address, data []byte, value *big.Int) (*Receipt, error) {
+	addr := common.Address(to)
+	return c.send(ctx, sendRequest{key: key, to: &addr, data: data, value: value})
+}
+
+// Deploy creates a contract from its creation bytecode (with any packed
+// constructor arguments appended) and returns the receipt naming its address.
+func (c *Client) Deploy(ctx context.Context, key *Key, bytecode []byte) (*Receipt, error) {
+	return c.deploy(ctx, key, bytecode, nil)
+}
+
+func (c *Client) deploy(ctx context.Context, key *Key, bytecode []byte, a *abi.ABI) (*Receipt, error) {
+	r, err := c.send(ctx, sendRequest{key: key, data: bytecode, method: "constructor", abi: a})
+	if err != nil {
+		return r, fmt.Errorf("deploy: %w", err)
+	}
+	if r.Contract.IsZero() {
+		return r, errors.New("deploy: receipt has no contract address")
+	}
+	return r, nil
+}

@@ -1,0 +1,349 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/qafleet/fleetd/chain/contracts"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// MaxText is the longest entry the FeedbackLog accepts, in bytes.
+const MaxText = 2048
+
+// ErrEmptyText and ErrTextTooLong refuse feedback before anything is sent;
+// the contract refuses the same texts with EmptyText and TextTooLong.
+var (
+	ErrEmptyText   = errors.New("feedback text is empty")
+	ErrTextTooLong = errors.New("feedback text is too long")
+	ErrNotUTF8     = errors.New("feedback text is not valid UTF-8")
+)
+
+// CheckText applies the contract's rules (and UTF-8, which the contract does
+// not check but every reader assumes) without a round trip.
+func CheckText(text string) error {
+	switch {
+	case len(text) == 0:
+		return ErrEmptyText
+	case len(text) > MaxText:
+		return fmt.Errorf("%w: %d bytes, max %d", ErrTextTooLong, len(text), MaxText)
+	case !utf8.ValidString(text):
+		return ErrNotUTF8
+	}
+	return nil
+}
+
+// SignatureTTL is how long a sponsored submission's signature stays valid,
+// counted from the latest block's timestamp (FACTS.md: dev-chain block time
+// runs ahead of the wall clock, so the local clock would be wrong).
+const SignatureTTL = 10 * time.Minute
+
+// Entry is one record of the log.
+type Entry struct {
+	Index  uint64        `json:"index"`
+	Sender fleet.Address `json:"sender"`
+	Time   time.Time     `json:"time"`
+	Text   string        `json:"text"`
+}
+
+// Submission is the outcome of appending one entry.
+type Submission struct {
+	Index  uint64        `json:"index"`
+	Sender fleet.Address `json:"sender"`
+	Receipt
+}
+
+// FeedbackLog is a deployed FeedbackLog contract.
+type FeedbackLog struct {
+	c    *Client
+	addr common.Address
+	b    *contracts.FeedbackLog
+	abi  *abi.ABI
+}
+
+var feedbackBinding = contracts.NewFeedbackLog()
+
+// FeedbackLog returns a handle on the log at addr. It does not check that a
+// contract is there; CheckCode does.
+func (c *Client) FeedbackLog(addr fleet.Address) *FeedbackLog {
+	a := feedbackBinding.GetABI()
+	return &FeedbackLog{c: c, addr: common.Address(addr), b: feedbackBinding, abi: &a}
+}
+
+// DeployFeedbackLog deploys a new, empty log paid for by key.
+func (c *Client) DeployFeedbackLog(ctx context.Context, key *Key) (*FeedbackLog, *Receipt, error) {
+	l := c.FeedbackLog(fleet.Address{})
+	r, err := c.deploy(ctx, key, common.FromHex(contracts.FeedbackLogMetaData.Bin), l.abi)
+	if err != nil {
+		return nil, r, fmt.Errorf("feedback log: %w", err)
+	}
+	l.addr = common.Address(r.Contract)
+	return l, r, nil
+}
+
+// Address returns the contract address.
+func (l *FeedbackLog) Address() fleet.Address { return fleet.Address(l.addr) }
+
+// ErrNoContract means there is no code at the configured address.
+var ErrNoContract = errors.New("no contract at address")
+
+// CheckCode verifies there is contract code at the log's address, so a wrong
+// feedback_log setting fails with a clear error instead of empty reads.
+func (l *FeedbackLog) CheckCode(ctx context.Context) error {
+	ctx, cancel := l.c.reqCtx(ctx)
+	defer cancel()
+	code, err := l.c.eth.CodeAt(ctx, l.addr, nil)
+	if err != nil {
+		return fmt.Errorf("feedback log %s: %w", l.addr.Hex(), err)
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("feedback log %s: %w", l.Address(), ErrNoContract)
+	}
+	return nil
+}
+
+// Submit appends text with from as both sender and payer.
+func (l *FeedbackLog) Submit(ctx context.Context, from *Key, text string) (*Submission, error) {
+	if err := CheckText(text); err != nil {
+		return nil, fmt.Errorf("submit feedback: %w", err)
+	}
+	return l.submit(ctx, from, text)
+}
+
+// submit skips the local text check so tests can prove the contract refuses too.
+func (l *FeedbackLog) submit(ctx context.Context, from *Key, text string) (*Submission, error) {
+	r, err := l.c.send(ctx, sendRequest{key: from, to: &l.addr, data: l.b.PackSubmitFeedback(text), method: "submitFeedback", abi: l.abi})
+	if err != nil {
+		return nil, fmt.Errorf("submit feedback: %w", err)
+	}
+	return l.submission(r)
+}
+
+// SubmitFor appends text recorded as identity's entry: identity signs an
+// EIP-712 message and sponsor relays it and pays the gas, so identity needs no
+// funds. Calls for one identity are serialised, because each consumes the
+// identity's on-chain nonce.
+func (l *FeedbackLog) SubmitFor(ctx context.Context, identity, sponsor *Key, text string) (*Submission, error) {
+	if err := CheckText(text); err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	if identity.addr == sponsor.addr {
+		return l.Submit(ctx, sponsor, text) // same sender either way
+	}
+	// The identity's signature nonce is consumed on chain; hold its lock for
+	// the whole sign-send-wait so two submissions never sign the same nonce.
+	lock := l.c.keyLock(identity.addr)
+	lock.Lock()
+	defer lock.Unlock()
+	deadline, err := l.deadline(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	sig, err := l.sign(ctx, identity, text, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	return l.relay(ctx, identity.addr, sponsor, text, deadline, sig)
+}
+
+func (l *FeedbackLog) relay(ctx context.Context, sender common.Address, sponsor *Key, text string, deadline *big.Int, sig []byte) (*Submission, error) {
+	data := l.b.PackSubmitFeedbackFor(sender, text, deadline, sig)
+	r, err := l.c.send(ctx, sendRequest{key: sponsor, to: &l.addr, data: data, method: "submitFeedbackFor", abi: l.abi})
+	if err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	return l.submission(r)
+}
+
+// deadline is the latest block's time plus SignatureTTL.
+func (l *FeedbackLog) deadline(ctx context.Context) (*big.Int, error) {
+	_, _, t, err := l.c.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return big.NewInt(t.Add(SignatureTTL).Unix()), nil
+}
+
+// sign produces identity's EIP-712 signature over the entry with its current nonce.
+func (l *FeedbackLog) sign(ctx context.Context, identity *Key, text string, deadline *big.Int) ([]byte, error) {
+	nonce, err := l.Nonce(ctx, identity.Address())
+	if err != nil {
+		return nil, err
+	}
+	digest := FeedbackDigest(l.c.chainID, l.addr, identity.addr, text, nonce, deadline)
+	sig, err := crypto.Sign(digest[:], identity.priv)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	sig[64] += 27
+	return sig, nil
+}
+
+// Nonce returns sender's next EIP-712 nonce.
+func (l *FeedbackLog) Nonce(ctx context.Context, sender fleet.Address) (*big.Int, error) {
+	out, err := l.c.call(ctx, l.addr, l.b.PackNonces(common.Address(sender)), nil, l.abi)
+	if err != nil {
+		return nil, fmt.Errorf("nonce of %s: %w", sender, err)
+	}
+	return l.b.UnpackNonces(out)
+}
+
+var (
+	domainTypeHash   = crypto.Keccak256Hash([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
+	feedbackTypeHash = crypto.Keccak256Hash([]byte("Feedback(address sender,string text,uint256 nonce,uint256 deadline)"))
+	nameHash         = crypto.Keccak256Hash([]byte("FeedbackLog"))
+	versionHash      = crypto.Keccak256Hash([]byte("1"))
+)
+
+// FeedbackDigest is the EIP-712 digest a sender signs for submitFeedbackFor:
+// keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(Feedback)).
+func FeedbackDigest(chainID *big.Int, contract, sender common.Address, text string, nonce, deadline *big.Int) common.Hash {
+	domain := crypto.Keccak256(domainTypeHash[:], nameHash[:], versionHash[:], math.U256Bytes(new(big.Int).Set(chainID)), common.LeftPadBytes(contract[:], 32))
+	textHash := crypto.Keccak256([]byte(text))
+	structHash := crypto.Keccak256(feedbackTypeHash[:], common.LeftPadBytes(sender[:], 32), textHash, math.U256Bytes(new(big.Int).Set(nonce)), math.U256Bytes(new(big.Int).Set(deadline)))
+	return crypto.Keccak256Hash([]byte{0x19, 0x01}, domain, structHash)
+}
+
+// submission reads the entry id from the FeedbackSubmitted event.
+func (l *FeedbackLog) submission(r *Receipt) (*Submission, error) {
+	for _, lg := range r.logs {
+		if lg.Address != l.addr {
+			continue
+		}
+		ev, err := l.b.UnpackFeedbackSubmittedEvent(lg)
+		if err != nil {
+			continue
+		}
+		return &Submission{Index: ev.Id.Uint64(), Sender: fleet.Address(ev.Sender), Receipt: *r}, nil
+	}
+	return nil, fmt.Errorf("tx %s: no FeedbackSubmitted event in receipt", r.Tx)
+}
+
+// Count returns the number of entries.
+func (l *FeedbackLog) Count(ctx context.Context) (uint64, error) {
+	return l.countAt(ctx, nil)
+}
+
+func (l *FeedbackLog) countAt(ctx context.Context, block *big.Int) (uint64, error) {
+	out, err := l.c.call(ctx, l.addr, l.b.PackFeedbackCount(), block, l.abi)
+	if err != nil {
+		return 0, fmt.Errorf("feedback count: %w", err)
+	}
+	n, err := l.b.UnpackFeedbackCount(out)
+	if err != nil {
+		return 0, fmt.Errorf("feedback count: %w", err)
+	}
+	return n.Uint64(), nil
+}
+
+// At returns entry i; past the end it returns a *RevertError named IndexOutOfRange.
+func (l *FeedbackLog) At(ctx context.Context, i uint64) (Entry, error) {
+	out, err := l.c.call(ctx, l.addr, l.b.PackFeedbackAt(new(big.Int).SetUint64(i)), nil, l.abi)
+	if err != nil {
+		return Entry{}, fmt.Errorf("feedback %d: %w", i, err)
+	}
+	e, err := l.b.UnpackFeedbackAt(out)
+	if err != nil {
+		return Entry{}, fmt.Errorf("feedback %d: %w", i, err)
+	}
+	return entry(i, e), nil
+}
+
+func entry(i uint64, e contracts.FeedbackLogEntry) Entry {
+	return Entry{Index: i, Sender: fleet.Address(e.Sender), Time: time.Unix(int64(e.Timestamp), 0).UTC(), Text: e.Text}
+}
+
+// Range returns up to count entries from start (clamped by the contract).
+func (l *FeedbackLog) Range(ctx context.Context, start, count uint64) ([]Entry, error) {
+	return l.rangeAt(ctx, start, count, nil)
+}
+
+func (l *FeedbackLog) rangeAt(ctx context.Context, start, count uint64, block *big.Int) ([]Entry, error) {
+	data := l.b.PackFeedbackRange(new(big.Int).SetUint64(start), new(big.Int).SetUint64(count))
+	out, err := l.c.call(ctx, l.addr, data, block, l.abi)
+	if err != nil {
+		return nil, fmt.Errorf("feedback range %d+%d: %w", start, count, err)
+	}
+	raw, err := l.b.UnpackFeedbackRange(out)
+	if err != nil {
+		return nil, fmt.Errorf("feedback range %d+%d: %w", start, count, err)
+	}
+	es := make([]Entry, len(raw))
+	for k, e := range raw {
+		es[k] = entry(start+uint64(k), e)
+	}
+	return es, nil
+}
+
+// Page sizing for Scan. FACTS.md: eth_call's default gas cap is 50M and 100
+// maximum-size entries cost ~15M, so the cost of a page grows with its texts.
+// Scan budgets callGasBudget per call using an estimate per entry from the
+// longest text seen so far, and halves a page that still fails.
+const (
+	callGasBudget  = 20_000_000
+	firstPage      = 50
+	maxPage        = 2000
+	gasPerEntry    = 12_000 // fixed cost: array slot, struct, ABI encoding
+	gasPerTextWord = 2_200  // a cold SLOAD per 32-byte word
+)
+
+func pageFor(maxText int) uint64 {
+	cost := uint64(gasPerEntry + gasPerTextWord*((maxText+31)/32+1))
+	return max(1, min(maxPage, callGasBudget/cost))
+}
+
+// ScanResult says where a scan stopped and which block it read.
+type ScanResult struct {
+	Next      uint64   // index after the last entry read (== count at Block)
+	Block     uint64   // the block every page was read at
+	BlockHash [32]byte // its hash, for detecting a reorg on the next scan
+}
+
+// Scan reads every entry from index from to the end of the log as of the
+// latest block, calling fn with each page in order. All pages are read at one
+// block so the result is a consistent snapshot. fn's error stops the scan.
+func (l *FeedbackLog) Scan(ctx context.Context, from uint64, fn func([]Entry) error) (ScanResult, error) {
+	num, hash, _, err := l.c.Head(ctx)
+	if err != nil {
+		return ScanResult{}, fmt.Errorf("scan feedback: %w", err)
+	}
+	block := new(big.Int).SetUint64(num)
+	res := ScanResult{Next: from, Block: num, BlockHash: hash}
+	count, err := l.countAt(ctx, block)
+	if err != nil {
+		return res, fmt.Errorf("scan feedback: %w", err)
+	}
+	size := uint64(firstPage)
+	for res.Next < count {
+		n := min(size, count-res.Next)
+		page, err := l.rangeAt(ctx, res.Next, n, block)
+		if err != nil {
+			if ctx.Err() != nil || n == 1 || IsRevert(err, "IndexOutOfRange") {
+				return res, fmt.Errorf("scan feedback: %w", err)
+			}
+			size = max(1, n/2) // too costly for one call: halve and retry
+			continue
+		}
+		if len(page) == 0 {
+			break
+		}
+		if err := fn(page); err != nil {
+			return res, err
+		}
+		res.Next += uint64(len(page))
+		longest := 0
+		for _, e := range page {
+			longest = max(longest, len(e.Text))
+		}
+		size = pageFor(longest)
+	}
+	return res, nil
+}
