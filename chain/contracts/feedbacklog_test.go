@@ -1,4 +1,4 @@
-package contracts_test
+package contracts
 
 import (
 	"bytes"
@@ -19,8 +19,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
-
-	"github.com/qafleet/fleetd/chain/contracts"
 )
 
 // sim is a simulated chain with funded keys.
@@ -234,8 +232,8 @@ func signFeedback(t *testing.T, k *ecdsa.PrivateKey, td apitypes.TypedData) (dig
 func TestFeedbackLog(t *testing.T) {
 	relayer, alice := newKey(t), newKey(t)
 	s := mustSim(t, false, relayer, alice)
-	fl := contracts.NewFeedbackLog()
-	addr := s.deploy(relayer, &contracts.FeedbackLogMetaData)
+	fl := NewFeedbackLog()
+	addr := s.deploy(relayer, &FeedbackLogMetaData)
 	c := fl.Instance(s.client, addr)
 	aliceAddr := crypto.PubkeyToAddress(alice.PublicKey)
 
@@ -273,7 +271,7 @@ func TestFeedbackLog(t *testing.T) {
 		}
 	}
 	_, err := bind.Call(c, nil, fl.PackFeedbackAt(u(3)), fl.UnpackFeedbackAt)
-	if e := as[contracts.FeedbackLogIndexOutOfRange](t, revert(t, err, fl.UnpackError)); e.Index.Cmp(u(3)) != 0 || e.Count.Cmp(u(3)) != 0 {
+	if e := as[FeedbackLogIndexOutOfRange](t, revert(t, err, fl.UnpackError)); e.Index.Cmp(u(3)) != 0 || e.Count.Cmp(u(3)) != 0 {
 		t.Errorf("feedbackAt(3): %+v, want IndexOutOfRange(3, 3)", e)
 	}
 
@@ -301,9 +299,9 @@ func TestFeedbackLog(t *testing.T) {
 	}
 
 	_, err = s.send(c, alice, fl.PackSubmitFeedback(""))
-	as[contracts.FeedbackLogEmptyText](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogEmptyText](t, revert(t, err, fl.UnpackError))
 	_, err = s.send(c, alice, fl.PackSubmitFeedback(strings.Repeat("y", 2049)))
-	if e := as[contracts.FeedbackLogTextTooLong](t, revert(t, err, fl.UnpackError)); e.Length.Cmp(u(2049)) != 0 || e.Max.Cmp(u(2048)) != 0 {
+	if e := as[FeedbackLogTextTooLong](t, revert(t, err, fl.UnpackError)); e.Length.Cmp(u(2049)) != 0 || e.Max.Cmp(u(2048)) != 0 {
 		t.Errorf("2049 bytes: %+v, want TextTooLong(2049, 2048)", e)
 	}
 	if got := mustCall(t, c, fl.PackFeedbackCount(), fl.UnpackFeedbackCount); got.Cmp(u(3)) != 0 {
@@ -327,8 +325,8 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 	relayer := newKey(t)
 	signer, mallory := newKey(t), newKey(t) // neither holds any funds
 	s := mustSim(t, false, relayer)
-	fl := contracts.NewFeedbackLog()
-	addr := s.deploy(relayer, &contracts.FeedbackLogMetaData)
+	fl := NewFeedbackLog()
+	addr := s.deploy(relayer, &FeedbackLogMetaData)
 	c := fl.Instance(s.client, addr)
 	signerAddr := crypto.PubkeyToAddress(signer.PublicKey)
 	relayerAddr := crypto.PubkeyToAddress(relayer.PublicKey)
@@ -364,16 +362,16 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 
 	// A signature whose s is in the upper half (the malleable twin) is refused.
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, highS(sig)))
-	as[contracts.FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// A signature by someone else is refused.
 	_, wrong := signFeedback(t, mallory, td)
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, wrong))
-	as[contracts.FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// A truncated signature is refused.
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig[:64]))
-	as[contracts.FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// The relayer pays; the entry records the signer.
 	r := s.mustSend(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig))
@@ -401,7 +399,7 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 
 	// Replaying the same signature fails: the nonce moved, so it signs another digest.
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig))
-	as[contracts.FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// v in {27, 28} is accepted as well as {0, 1}.
 	nonce = u(1)
@@ -414,14 +412,14 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 	past := u(s.headTime() - 1)
 	_, sigPast := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "late", nonce, past))
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, "late", past, sigPast))
-	if e := as[contracts.FeedbackLogExpired](t, revert(t, err, fl.UnpackError)); e.Deadline.Cmp(past) != 0 || e.NowTs.Cmp(past) <= 0 {
+	if e := as[FeedbackLogExpired](t, revert(t, err, fl.UnpackError)); e.Deadline.Cmp(past) != 0 || e.NowTs.Cmp(past) <= 0 {
 		t.Errorf("expired: %+v, want Expired(%v, later)", e, past)
 	}
 
 	// Text rules apply to signed submissions too.
 	_, sigEmpty := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "", nonce, deadline))
 	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, "", deadline, sigEmpty))
-	as[contracts.FeedbackLogEmptyText](t, revert(t, err, fl.UnpackError))
+	as[FeedbackLogEmptyText](t, revert(t, err, fl.UnpackError))
 
 	if got := mustCall(t, c, fl.PackFeedbackCount(), fl.UnpackFeedbackCount); got.Cmp(u(2)) != 0 {
 		t.Errorf("feedbackCount = %v, want 2", got)
@@ -451,8 +449,8 @@ func TestFeedbackLogGas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k, signer := newKey(t), newKey(t)
 			s := mustSim(t, tc.todaysForks, k)
-			fl := contracts.NewFeedbackLog()
-			addr := s.deploy(k, &contracts.FeedbackLogMetaData)
+			fl := NewFeedbackLog()
+			addr := s.deploy(k, &FeedbackLogMetaData)
 			c := fl.Instance(s.client, addr)
 			// The first entry also pays for the array length slot going from zero.
 			for i, n := range []int{13, 13, 2048} {

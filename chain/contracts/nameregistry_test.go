@@ -1,4 +1,4 @@
-package contracts_test
+package contracts
 
 import (
 	"bytes"
@@ -6,15 +6,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-
-	"github.com/qafleet/fleetd/chain/contracts"
 )
 
 func TestNameRegistry(t *testing.T) {
 	admin, alice, stranger := newKey(t), newKey(t), newKey(t)
 	s := mustSim(t, false, admin, alice, stranger)
-	nr := contracts.NewNameRegistry()
-	c := nr.Instance(s.client, s.deploy(admin, &contracts.NameRegistryMetaData))
+	nr := NewNameRegistry()
+	c := nr.Instance(s.client, s.deploy(admin, &NameRegistryMetaData))
 	adminAddr := crypto.PubkeyToAddress(admin.PublicKey)
 	aliceAddr := crypto.PubkeyToAddress(alice.PublicKey)
 	strangerAddr := crypto.PubkeyToAddress(stranger.PublicKey)
@@ -50,11 +48,11 @@ func TestNameRegistry(t *testing.T) {
 	}
 
 	_, err := s.send(c, stranger, nr.PackRegister(name))
-	if e := as[contracts.NameRegistryNameTaken](t, revert(t, err, nr.UnpackError)); e.Name != name {
+	if e := as[NameRegistryNameTaken](t, revert(t, err, nr.UnpackError)); e.Name != name {
 		t.Errorf("NameTaken %+v", e)
 	}
 	_, err = s.send(c, stranger, nr.PackRegister(""))
-	as[contracts.NameRegistryEmptyName](t, revert(t, err, nr.UnpackError))
+	as[NameRegistryEmptyName](t, revert(t, err, nr.UnpackError))
 
 	r = s.mustSend(c, alice, nr.PackSetMetadata(name, key, []byte("ipfs://x")))
 	if ev, err := nr.UnpackMetadataSetEvent(r.Logs[0]); err != nil || ev.Name != name || ev.Key != key {
@@ -65,13 +63,13 @@ func TestNameRegistry(t *testing.T) {
 	}
 
 	_, err = s.send(c, stranger, nr.PackSetMetadata(name, key, []byte("pwned")))
-	if e := as[contracts.NameRegistryNotOwner](t, revert(t, err, nr.UnpackError)); e.Name != name || e.Caller != strangerAddr {
+	if e := as[NameRegistryNotOwner](t, revert(t, err, nr.UnpackError)); e.Name != name || e.Caller != strangerAddr {
 		t.Errorf("setMetadata by stranger: %+v, want NotOwner(%q, %s)", e, name, strangerAddr)
 	}
 	_, err = s.send(c, stranger, nr.PackRelease(name))
-	as[contracts.NameRegistryNotOwner](t, revert(t, err, nr.UnpackError))
+	as[NameRegistryNotOwner](t, revert(t, err, nr.UnpackError))
 	_, err = s.send(c, stranger, nr.PackSetMetadata("nobody.qa", key, []byte("x")))
-	if e := as[contracts.NameRegistryNoSuchName](t, revert(t, err, nr.UnpackError)); e.Name != "nobody.qa" {
+	if e := as[NameRegistryNoSuchName](t, revert(t, err, nr.UnpackError)); e.Name != "nobody.qa" {
 		t.Errorf("NoSuchName %+v", e)
 	}
 
@@ -86,7 +84,7 @@ func TestNameRegistry(t *testing.T) {
 		t.Errorf("metadata of released name = %q", got)
 	}
 	_, err = s.send(c, alice, nr.PackRelease(name))
-	as[contracts.NameRegistryNoSuchName](t, revert(t, err, nr.UnpackError))
+	as[NameRegistryNoSuchName](t, revert(t, err, nr.UnpackError))
 
 	// A new registrant does not inherit the old metadata.
 	s.mustSend(c, stranger, nr.PackRegister(name))
@@ -108,7 +106,7 @@ func TestNameRegistry(t *testing.T) {
 		"transferOwnership": nr.PackTransferOwnership(strangerAddr),
 	} {
 		_, err = s.send(c, stranger, data)
-		if e := as[contracts.NameRegistryNotAdmin](t, revert(t, err, nr.UnpackError)); e.Caller != strangerAddr {
+		if e := as[NameRegistryNotAdmin](t, revert(t, err, nr.UnpackError)); e.Caller != strangerAddr {
 			t.Errorf("%s by stranger: %+v", what, e)
 		}
 	}
@@ -136,12 +134,12 @@ func TestNameRegistry(t *testing.T) {
 	s.mustSend(c, alice, nr.PackRegister("b.qa")) // names are free again
 
 	_, err = s.send(c, admin, nr.PackTransferOwnership(common.Address{}))
-	as[contracts.NameRegistryZeroOwner](t, revert(t, err, nr.UnpackError))
+	as[NameRegistryZeroOwner](t, revert(t, err, nr.UnpackError))
 	s.mustSend(c, admin, nr.PackTransferOwnership(strangerAddr))
 	if got := mustCall(t, c, nr.PackOwner(), nr.UnpackOwner); got != strangerAddr {
 		t.Errorf("owner after transfer = %s", got)
 	}
 	_, err = s.send(c, admin, nr.PackAdminResetAll())
-	as[contracts.NameRegistryNotAdmin](t, revert(t, err, nr.UnpackError))
+	as[NameRegistryNotAdmin](t, revert(t, err, nr.UnpackError))
 	s.mustSend(c, stranger, nr.PackAdminResetAll())
 }
