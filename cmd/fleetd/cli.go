@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); a plain
+// build reports the module version or "devel".
+var version = ""
+
+// exitError carries a specific exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// app is the state shared by every command of one invocation.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	configPath     string
+	dataDirFlag    string
+	cfg            *Config
+}
+
+// Main runs the fleetd CLI with args (without the program name) and returns
+// the process exit status. It never calls os.Exit, so tests can run it.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "fleetd:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "fleetd",
+		Short:         "fleetd runs an autonomous QA fleet against an on-chain app platform",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := LoadConfig(a.configPath)
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (YAML; see configs/fleetd.example.yaml)")
+	root.PersistentFlags().StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default: the config's data_dir, else ./"+DefaultDataDir+")")
+	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd())
+	return root
+}
+
+// dataDir is --data-dir, else the config's data_dir, else the default.
+func (a *app) dataDir() string {
+	switch {
+	case a.dataDirFlag != "":
+		return a.dataDirFlag
+	case a.cfg != nil && a.cfg.DataDir != "":
+		return a.cfg.resolve(a.cfg.DataDir)
+	}
+	return DefaultDataDir
+}
+
+// printJSON writes v as one JSON line.
+func (a *app) printJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}
+
+func versionString() string {
+	v, rev := version, ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = s.Value[:12]
+			}
+		}
+		if v == "" || v == "(devel)" {
+			v = "devel"
+		}
+		if rev != "" {
+			v += " " + rev
+		}
+		return fmt.Sprintf("fleetd %s (%s)", v, bi.GoVersion)
+	}
+	return "fleetd " + v
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the fleetd version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(a.stdout, versionString())
+			return err
+		},
+	}
+}
+
+func (a *app) configCmd() *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "Inspect the configuration"}
+	c.AddCommand(&cobra.Command{
+		Use:   "validate",
+		Short: "Check the config file; errors name the line or field",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if a.configPath == "" {
+				return errors.New("config validate: no --config given")
+			}
+			abs, _ := filepath.Abs(a.configPath)
+			_, err := fmt.Fprintf(a.stdout, "%s: ok\n", abs)
+			return err
+		},
+	})
+	return c
+}

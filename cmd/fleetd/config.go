@@ -1,0 +1,226 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole fleetd configuration file. Every key is documented in
+// configs/fleetd.example.yaml; decoding is strict (unknown keys are errors naming
+// the line) and ${ENV} references in values are expanded before decoding.
+type Config struct {
+	DataDir string      `yaml:"data_dir"`
+	Chain   ChainConfig `yaml:"chain"`
+
+	// path is where the config was read from; relative key files resolve against its directory.
+	path string
+}
+
+// ChainConfig holds the connection settings shared by every command that talks
+// to the chain. Command-line flags win over these values.
+type ChainConfig struct {
+	RPC             string   `yaml:"rpc"`
+	ChainID         uint64   `yaml:"chain_id"`
+	FeedbackLog     string   `yaml:"feedback_log"`
+	FleetKeyFile    string   `yaml:"fleet_key_file"`
+	SponsorKeyFile  string   `yaml:"sponsor_key_file"`
+	TrustedSenders  []string `yaml:"trusted_senders"`
+	MaxGasPriceGwei float64  `yaml:"max_gas_price_gwei"`
+	DenyFunctions   []string `yaml:"deny_functions"`
+	TimeoutSeconds  float64  `yaml:"timeout_seconds"`
+}
+
+// DefaultDataDir is used when neither --data-dir nor data_dir is set.
+const DefaultDataDir = ".fleetd"
+
+// LoadConfig reads and validates the config file at path. An empty path yields
+// the defaults. Errors name the file, and the line or field at fault.
+func LoadConfig(path string) (*Config, error) {
+	cfg := &Config{}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if err := decodeStrict(b, cfg); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		cfg.path = path
+	}
+	if err := cfg.validate(); err != nil {
+		if path == "" {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// resolve returns p relative to the config file's directory when p is relative
+// and the config came from a file; key file paths in a config mean "next to me".
+func (c *Config) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(c.path), p)
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	ch := c.Chain
+	if ch.RPC != "" && !strings.HasPrefix(ch.RPC, "http://") && !strings.HasPrefix(ch.RPC, "https://") && !strings.HasPrefix(ch.RPC, "ws://") && !strings.HasPrefix(ch.RPC, "wss://") {
+		errs = append(errs, fmt.Errorf("chain.rpc: %q is not an http(s) or ws(s) URL", ch.RPC))
+	}
+	if ch.FeedbackLog != "" {
+		if _, err := fleet.ParseAddress(ch.FeedbackLog); err != nil {
+			errs = append(errs, fmt.Errorf("chain.feedback_log: %w", err))
+		}
+	}
+	for i, s := range ch.TrustedSenders {
+		if _, err := fleet.ParseAddress(s); err != nil {
+			errs = append(errs, fmt.Errorf("chain.trusted_senders[%d]: %w", i, err))
+		}
+	}
+	if ch.MaxGasPriceGwei < 0 {
+		errs = append(errs, fmt.Errorf("chain.max_gas_price_gwei: must not be negative, got %v", ch.MaxGasPriceGwei))
+	}
+	if ch.TimeoutSeconds < 0 {
+		errs = append(errs, fmt.Errorf("chain.timeout_seconds: must not be negative, got %v", ch.TimeoutSeconds))
+	}
+	for i, f := range ch.DenyFunctions {
+		if !validDenyPattern(f) {
+			errs = append(errs, fmt.Errorf("chain.deny_functions[%d]: %q is neither a signature like adminBurn(string[]) nor a name pattern like upgrade*", i, f))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var (
+	denySignature = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*\([A-Za-z0-9_,\[\]() ]*\)$`)
+	denyPattern   = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*\*?$`)
+)
+
+func validDenyPattern(s string) bool {
+	return denySignature.MatchString(s) || denyPattern.MatchString(s)
+}
+
+// envRef matches ${NAME}; $NAME without braces is left alone so values such as
+// passwords containing '$' survive.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// decodeStrict decodes YAML into out, expanding ${ENV} in scalar values and
+// refusing keys out does not declare. Errors carry the YAML line.
+func decodeStrict(b []byte, out any) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	if doc.Kind == 0 {
+		return nil // empty file
+	}
+	if err := expandEnv(&doc); err != nil {
+		return err
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if err := checkKeys(root, reflect.TypeOf(out).Elem(), ""); err != nil {
+		return err
+	}
+	return root.Decode(out)
+}
+
+func expandEnv(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		var missing []string
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			name := envRef.FindStringSubmatch(m)[1]
+			v, ok := os.LookupEnv(name)
+			if !ok {
+				missing = append(missing, name)
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
+		}
+	}
+	for _, c := range n.Content {
+		if err := expandEnv(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkKeys walks a mapping node alongside the struct type it decodes into and
+// reports the first key the type does not declare, with its line and dotted path.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = f.Type
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			ft, ok := fields[k.Value]
+			if !ok {
+				known := make([]string, 0, len(fields))
+				for name := range fields {
+					known = append(known, name)
+				}
+				slices.Sort(known)
+				return fmt.Errorf("line %d: unknown key %q in %s (known: %s)", k.Line, k.Value, orTop(prefix), strings.Join(known, ", "))
+			}
+			if err := checkKeys(n.Content[i+1], ft, join(prefix, k.Value)); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for i, c := range n.Content {
+			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i+1], t.Elem(), join(prefix, n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+func orTop(prefix string) string {
+	if prefix == "" {
+		return "the top level"
+	}
+	return prefix
+}

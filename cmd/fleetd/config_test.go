@@ -1,0 +1,157 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fleetd.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Setenv("FLEETD_TEST_RPC", "http://127.0.0.1:8545")
+	p := writeConfig(t, `
+# comment with ${UNSET_IN_COMMENT} is fine
+data_dir: state
+chain:
+  rpc: ${FLEETD_TEST_RPC}
+  chain_id: 1337
+  feedback_log: "0x00000000000000000000000000000000000000aa"
+  fleet_key_file: keys/fleet.key
+  trusted_senders: ["0x00000000000000000000000000000000000000bb"]
+`)
+	cfg, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Chain.RPC != "http://127.0.0.1:8545" || cfg.Chain.ChainID != 1337 {
+		t.Errorf("chain = %+v", cfg.Chain)
+	}
+	if got, want := cfg.resolve(cfg.Chain.FleetKeyFile), filepath.Join(filepath.Dir(p), "keys/fleet.key"); got != want {
+		t.Errorf("relative key file resolved to %s, want %s (next to the config)", got, want)
+	}
+	empty, err := LoadConfig("")
+	if err != nil || empty.Chain.RPC != "" {
+		t.Errorf("no config: %+v %v", empty, err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"unknown top key", "data_dir: x\nchian:\n  rpc: http://x\n", []string{"line 2", `unknown key "chian"`, "the top level"}},
+		{"unknown nested key", "chain:\n  rpc: http://x\n  rcp: http://y\n", []string{"line 3", `unknown key "rcp" in chain`}},
+		{"unset env", "chain:\n  rpc: ${FLEETD_SURELY_UNSET_VAR}\n", []string{"line 2", "FLEETD_SURELY_UNSET_VAR is not set"}},
+		{"bad address", "chain:\n  feedback_log: 0x1234\n", []string{"chain.feedback_log"}},
+		{"bad trusted", "chain:\n  trusted_senders: [\"0xaa\", \"nope\"]\n", []string{"chain.trusted_senders[0]", "chain.trusted_senders[1]"}},
+		{"bad rpc", "chain:\n  rpc: 127.0.0.1:8545\n", []string{"chain.rpc"}},
+		{"wrong type", "chain:\n  chain_id: many\n", []string{"line 2"}},
+		{"bad deny", "chain:\n  deny_functions: [\"two words\"]\n", []string{"chain.deny_functions[0]"}},
+		{"bad yaml", "chain: [\n", []string{"line"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeConfig(t, tc.body)
+			_, err := LoadConfig(p)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range append(tc.want, p) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Error("missing config accepted")
+	}
+}
+
+// FuzzDecodeConfig: the config parser never panics on any input.
+func FuzzDecodeConfig(f *testing.F) {
+	f.Add([]byte("chain:\n  rpc: http://x\n"))
+	f.Add([]byte("data_dir: ${HOME}\n"))
+	f.Add([]byte("chain: [1, 2]\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("chain:\n  trusted_senders: {a: b}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var cfg Config
+		if err := decodeStrict(b, &cfg); err == nil {
+			cfg.validate()
+		}
+	})
+}
+
+// TestExampleConfigDocumentsEveryKey keeps configs/fleetd.example.yaml true:
+// it must load, and it must mention every key the Config type declares.
+func TestExampleConfigDocumentsEveryKey(t *testing.T) {
+	const example = "../../configs/fleetd.example.yaml"
+	if _, err := LoadConfig(example); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		if n.Kind == yaml.DocumentNode {
+			walk(n.Content[0], prefix)
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := join(prefix, n.Content[i].Value)
+			present[k] = true
+			walk(n.Content[i+1], k)
+		}
+	}
+	walk(&doc, "")
+	for _, k := range configKeys(reflect.TypeOf(Config{}), "") {
+		if !present[k] {
+			t.Errorf("%s does not document %s", example, k)
+		}
+	}
+}
+
+// configKeys lists the dotted YAML keys of a config struct type.
+func configKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		k := join(prefix, name)
+		keys = append(keys, k)
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			keys = append(keys, configKeys(ft, k)...)
+		}
+	}
+	return keys
+}
