@@ -415,7 +415,7 @@ var ErrReceiptTimeout = errors.New("timed out waiting for receipt")
 func (c *Client) waitReceipt(ctx context.Context, h common.Hash) (*types.Receipt, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReceiptTimeout)
 	defer cancel()
-	wait := 10 * time.Millisecond
+	wait := 2 * time.Millisecond // dev chains mine in ~ms; the backoff caps real chains at 2 polls/s
 	for {
 		rctx, rcancel := c.reqCtx(ctx)
 		r, err := c.eth.TransactionReceipt(rctx, h)

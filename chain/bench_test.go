@@ -1,0 +1,118 @@
+package chain
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fill appends n entries of about textLen bytes using `writers` funded keys
+// in parallel, so the on-demand dev chain packs many per block.
+func fill(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen, writers int) {
+	tb.Helper()
+	ctx := context.Background()
+	keys := make([]*Key, writers)
+	for i := range keys {
+		keys[i], _ = GenerateKey()
+		if _, err := c.Transfer(ctx, sponsor, keys[i].Address(), new(big.Int).Mul(ether, big.NewInt(100))); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += writers {
+				text := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain run=r-%d\nentry %d ", w, i)
+				text += strings.Repeat("x", max(0, textLen-len(text)))
+				if _, err := l.Submit(ctx, k, text); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
+// embedded dev chain through feedbackRange pages (target: < 2 s per scan).
+func BenchmarkScan10k(b *testing.B) {
+	const n = 10_000
+	be := mustDevchain(b)
+	c := mustDial(b, be.url)
+	l, _, err := c.DeployFeedbackLog(context.Background(), be.sponsor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	fill(b, c, l, be.sponsor, n, 200, 32)
+	b.Logf("filled %d entries in %s", n, time.Since(start).Round(time.Millisecond))
+	b.ReportAllocs()
+	for b.Loop() {
+		got := 0
+		if _, err := l.Scan(context.Background(), 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("scanned %d entries, want %d", got, n)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkSponsoredSubmit measures EIP-712 sponsored submissions on the
+// embedded dev chain: one identity at a time (each waits for its receipt),
+// and 8 identities relayed concurrently by one sponsor.
+func BenchmarkSponsoredSubmit(b *testing.B) {
+	be := mustDevchain(b)
+	c := mustDial(b, be.url)
+	l, _, err := c.DeployFeedbackLog(context.Background(), be.sponsor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := "qa/v1 source=qa-bench sev=info surface=chain\nsponsored submission benchmark entry"
+	b.Run("identities=1", func(b *testing.B) {
+		id, _ := GenerateKey()
+		for b.Loop() {
+			if _, err := l.SubmitFor(context.Background(), id, be.sponsor, text); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submissions/s")
+	})
+	b.Run("identities=8", func(b *testing.B) {
+		ids := make([]*Key, 8)
+		for i := range ids {
+			ids[i], _ = GenerateKey()
+		}
+		var next int
+		var mu sync.Mutex
+		// RunParallel starts p×GOMAXPROCS goroutines: make that at least 8.
+		b.SetParallelism((len(ids) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) {
+			mu.Lock()
+			id := ids[next%len(ids)]
+			next++
+			mu.Unlock()
+			for pb.Next() {
+				if _, err := l.SubmitFor(context.Background(), id, be.sponsor, text); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submissions/s")
+	})
+}
