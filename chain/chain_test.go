@@ -475,3 +475,82 @@ func TestEntryJSON(t *testing.T) {
 		t.Errorf("got %s\nwant %s", b, want)
 	}
 }
+
+func TestRegistryAndReads(t *testing.T) {
+	b := mustDevchain(t)
+	c := mustDial(t, b.url)
+	ctx := context.Background()
+	reg, _, err := c.DeployNameRegistry(ctx, b.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, _ := GenerateKey()
+	if _, err := c.Transfer(ctx, b.sponsor, user.Address(), ether); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reg.Register(ctx, user, "qa-r1-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GasEstimated == 0 || r.GasUsed == 0 || r.GasUsed > r.GasLimit {
+		t.Errorf("receipt gas: %+v", r)
+	}
+	if owner, err := reg.OwnerOf(ctx, "qa-r1-0"); err != nil || owner != user.Address() {
+		t.Errorf("OwnerOf = %s, %v", owner, err)
+	}
+	face := MetadataKey("face")
+	if _, err := reg.SetMetadata(ctx, user, "qa-r1-0", face, []byte("<h1>hi</h1>")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := reg.Metadata(ctx, "qa-r1-0", face); err != nil || string(v) != "<h1>hi</h1>" {
+		t.Errorf("Metadata = %q, %v", v, err)
+	}
+	stranger, _ := GenerateKey()
+	c.Transfer(ctx, b.sponsor, stranger.Address(), ether)
+	if _, err := reg.Release(ctx, stranger, "qa-r1-0"); !IsRevert(err, "NotOwner") {
+		t.Errorf("stranger release = %v, want NotOwner", err)
+	}
+	if _, err := reg.Release(ctx, user, "qa-r1-0"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, _ := reg.OwnerOf(ctx, "qa-r1-0"); !owner.IsZero() {
+		t.Errorf("owner after release = %s", owner)
+	}
+
+	// Admin functions simulated from a fresh address revert (reference registry).
+	for _, sig := range []string{"adminBurn(string[])", "adminResetAll()"} {
+		data, err := ZeroCalldata(sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CallAs(ctx, stranger.Address(), reg.Address(), data); !IsRevert(err, "") {
+			t.Errorf("%s from a stranger: %v, want a revert", sig, err)
+		}
+		if _, err := c.CallAs(ctx, b.sponsor.Address(), reg.Address(), data); err != nil {
+			t.Errorf("%s from the owner: %v", sig, err)
+		}
+	}
+	if _, err := ZeroCalldata("f((uint256,address))"); err == nil {
+		t.Error("tuple accepted")
+	}
+	if _, err := ZeroCalldata("notasignature"); err == nil {
+		t.Error("bad signature accepted")
+	}
+
+	// Read-only passthrough.
+	out, err := c.ReadRPC(ctx, "eth_chainId", nil)
+	if err != nil || string(out) != `"0x539"` {
+		t.Errorf("eth_chainId = %s, %v", out, err)
+	}
+	if _, err := c.ReadRPC(ctx, "eth_getBalance", json.RawMessage(`["`+user.Address().String()+`","latest"]`)); err != nil {
+		t.Errorf("eth_getBalance: %v", err)
+	}
+	for _, m := range []string{"eth_sendRawTransaction", "eth_sendTransaction", "personal_unlockAccount", "debug_traceTransaction", "admin_addPeer", "eth_sign", "miner_start", ""} {
+		if _, err := c.ReadRPC(ctx, m, json.RawMessage(`[]`)); !errors.Is(err, ErrRefused) {
+			t.Errorf("ReadRPC(%q) = %v, want ErrRefused", m, err)
+		}
+	}
+	if _, err := c.ReadRPC(ctx, "eth_call", json.RawMessage(`{"not":"an array"}`)); err == nil {
+		t.Error("non-array params accepted")
+	}
+}

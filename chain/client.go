@@ -145,10 +145,11 @@ func (c *Client) Balance(ctx context.Context, a fleet.Address) (*big.Int, error)
 
 // Receipt summarises a mined transaction.
 type Receipt struct {
-	Tx       string        `json:"tx"`
-	Block    uint64        `json:"block"`
-	GasUsed  uint64        `json:"gas_used"`
-	GasLimit uint64        `json:"gas_limit"`
+	Tx           string        `json:"tx"`
+	Block        uint64        `json:"block"`
+	GasUsed      uint64        `json:"gas_used"`
+	GasEstimated uint64        `json:"gas_estimated"`
+	GasLimit     uint64        `json:"gas_limit"`
 	Contract fleet.Address `json:"contract,omitzero"`
 	logs     []*types.Log
 }
@@ -293,7 +294,7 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 		r.value = new(big.Int)
 	}
 	msg := ethereum.CallMsg{From: from, To: r.to, Data: r.data, Value: r.value}
-	tx, err := c.signAndSend(ctx, r, msg)
+	tx, est, err := c.signAndSend(ctx, r, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +302,7 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasLimit: tx.Gas(), logs: rcpt.Logs}
+	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasEstimated: est, GasLimit: tx.Gas(), logs: rcpt.Logs}
 	if rcpt.ContractAddress != (common.Address{}) {
 		out.Contract = fleet.Address(rcpt.ContractAddress)
 	}
@@ -319,16 +320,16 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 	return out, nil
 }
 
-func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.CallMsg) (*types.Transaction, error) {
+func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.CallMsg) (*types.Transaction, uint64, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
 	head, err := c.eth.HeaderByNumber(rctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("fees: %w", err)
+		return nil, 0, fmt.Errorf("fees: %w", err)
 	}
 	tip, err := c.eth.SuggestGasTipCap(rctx)
 	if err != nil {
-		return nil, fmt.Errorf("fees: %w", err)
+		return nil, 0, fmt.Errorf("fees: %w", err)
 	}
 	maxFee := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
 	// The guard sees the transaction before anything else about it reaches
@@ -339,11 +340,11 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 		gtx.To = &to
 	}
 	if err := c.guard.Check(ctx, gtx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	est, err := c.eth.EstimateGas(rctx, msg)
 	if err != nil {
-		return nil, fmt.Errorf("estimate gas: %w", decodeRevert(err, r.abi))
+		return nil, 0, fmt.Errorf("estimate gas: %w", decodeRevert(err, r.abi))
 	}
 	gas := gasMargin(est)
 
@@ -354,28 +355,28 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 	for attempt := 0; ; attempt++ {
 		nonce, err := c.nonce(rctx, msg.From, attempt > 0)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		tx, err := types.SignNewTx(r.key.priv, signer, &types.DynamicFeeTx{
 			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: maxFee,
 			Gas: gas, To: r.to, Value: r.value, Data: r.data,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("sign: %w", err)
+			return nil, 0, fmt.Errorf("sign: %w", err)
 		}
 		err = c.eth.SendTransaction(rctx, tx)
 		if err == nil {
 			c.mu.Lock()
 			c.nonces[msg.From] = nonce + 1
 			c.mu.Unlock()
-			return tx, nil
+			return tx, est, nil
 		}
 		if attempt == 0 && nonceError(err) {
 			c.log.Debug("nonce out of sync, re-reading from node", "from", msg.From.Hex(), "err", err)
 			continue
 		}
 		c.forgetNonce(msg.From)
-		return nil, fmt.Errorf("send transaction: %w", err)
+		return nil, 0, fmt.Errorf("send transaction: %w", err)
 	}
 }
 

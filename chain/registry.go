@@ -1,0 +1,201 @@
+package chain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/qafleet/fleetd/chain/contracts"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Registry is a name registry implementing INameRegistry (DESIGN.md §7):
+// the platform contract fleetd probes. Any implementation works; its custom
+// errors decode by name when they match the reference implementation's.
+type Registry struct {
+	c    *Client
+	addr common.Address
+	b    *contracts.NameRegistry
+	abi  *abi.ABI
+}
+
+var registryBinding = contracts.NewNameRegistry()
+
+// Registry returns a handle on the registry at addr.
+func (c *Client) Registry(addr fleet.Address) *Registry {
+	a := registryBinding.GetABI()
+	return &Registry{c: c, addr: common.Address(addr), b: registryBinding, abi: &a}
+}
+
+// DeployNameRegistry deploys the reference (correct) registry owned by key.
+func (c *Client) DeployNameRegistry(ctx context.Context, key *Key) (*Registry, *Receipt, error) {
+	r := c.Registry(fleet.Address{})
+	rc, err := c.deploy(ctx, key, common.FromHex(contracts.NameRegistryMetaData.Bin), r.abi)
+	if err != nil {
+		return nil, rc, fmt.Errorf("name registry: %w", err)
+	}
+	r.addr = common.Address(rc.Contract)
+	return r, rc, nil
+}
+
+// Address returns the registry's address.
+func (r *Registry) Address() fleet.Address { return fleet.Address(r.addr) }
+
+func (r *Registry) send(ctx context.Context, key *Key, method string, data []byte) (*Receipt, error) {
+	rc, err := r.c.send(ctx, sendRequest{key: key, to: &r.addr, data: data, method: method, abi: r.abi})
+	if err != nil {
+		return rc, fmt.Errorf("%s: %w", method, err)
+	}
+	return rc, nil
+}
+
+// Register claims name for key.
+func (r *Registry) Register(ctx context.Context, key *Key, name string) (*Receipt, error) {
+	return r.send(ctx, key, "register", r.b.PackRegister(name))
+}
+
+// Release gives up name; only its owner may.
+func (r *Registry) Release(ctx context.Context, key *Key, name string) (*Receipt, error) {
+	return r.send(ctx, key, "release", r.b.PackRelease(name))
+}
+
+// SetMetadata writes value under mkey for name; only its owner may.
+func (r *Registry) SetMetadata(ctx context.Context, key *Key, name string, mkey [32]byte, value []byte) (*Receipt, error) {
+	return r.send(ctx, key, "setMetadata", r.b.PackSetMetadata(name, mkey, value))
+}
+
+// OwnerOf returns name's owner, the zero address for a free name.
+func (r *Registry) OwnerOf(ctx context.Context, name string) (fleet.Address, error) {
+	out, err := r.c.call(ctx, r.addr, r.b.PackOwnerOf(name), nil, r.abi)
+	if err != nil {
+		return fleet.Address{}, fmt.Errorf("ownerOf %q: %w", name, err)
+	}
+	a, err := r.b.UnpackOwnerOf(out)
+	if err != nil {
+		return fleet.Address{}, fmt.Errorf("ownerOf %q: %w", name, err)
+	}
+	return fleet.Address(a), nil
+}
+
+// Metadata reads the value under mkey for name.
+func (r *Registry) Metadata(ctx context.Context, name string, mkey [32]byte) ([]byte, error) {
+	out, err := r.c.call(ctx, r.addr, r.b.PackMetadata(name, mkey), nil, r.abi)
+	if err != nil {
+		return nil, fmt.Errorf("metadata %q: %w", name, err)
+	}
+	v, err := r.b.UnpackMetadata(out)
+	if err != nil {
+		return nil, fmt.Errorf("metadata %q: %w", name, err)
+	}
+	return v, nil
+}
+
+// MetadataKey is the bytes32 key for a metadata field name: keccak256(name).
+func MetadataKey(field string) [32]byte { return crypto.Keccak256Hash([]byte(field)) }
+
+// CallAs simulates a call from an arbitrary address (eth_call, nothing is
+// sent or signed). A revert comes back as *RevertError.
+func (c *Client) CallAs(ctx context.Context, from, to fleet.Address, data []byte) ([]byte, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	t := common.Address(to)
+	out, err := c.eth.CallContract(ctx, ethereum.CallMsg{From: common.Address(from), To: &t, Data: data}, nil)
+	if err != nil {
+		return nil, decodeRevert(err, nil)
+	}
+	return out, nil
+}
+
+// ReadMethods is the allowlist of JSON-RPC methods ReadRPC passes through:
+// reads only. Anything that could sign, send, unlock or debug is refused.
+var ReadMethods = []string{"eth_call", "eth_getCode", "eth_getBalance", "eth_blockNumber", "eth_getLogs", "eth_estimateGas", "eth_chainId"}
+
+// ReadRPC forwards one read-only JSON-RPC call. Methods outside ReadMethods
+// are refused with an error wrapping ErrRefused, before anything is sent.
+func (c *Client) ReadRPC(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	allowed := false
+	for _, m := range ReadMethods {
+		if method == m {
+			allowed = true
+		}
+	}
+	if !allowed {
+		return nil, &RefusedError{Rule: "read-only", Reason: fmt.Sprintf("method %q is not a read-only method (allowed: %s)", method, strings.Join(ReadMethods, ", "))}
+	}
+	var args []any
+	if len(params) > 0 && string(params) != "null" {
+		var raw []json.RawMessage
+		if err := json.Unmarshal(params, &raw); err != nil {
+			return nil, fmt.Errorf("%s: params must be a JSON array: %w", method, err)
+		}
+		for _, p := range raw {
+			args = append(args, p)
+		}
+	}
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	var out json.RawMessage
+	if err := c.rpc.CallContext(ctx, &out, method, args...); err != nil {
+		return nil, decodeRevert(err, nil)
+	}
+	return out, nil
+}
+
+// Selector returns the 4-byte selector of a canonical function signature.
+func Selector(signature string) [4]byte {
+	return [4]byte(crypto.Keccak256([]byte(signature))[:4])
+}
+
+var sigParts = regexp.MustCompile(`^([A-Za-z_$][A-Za-z0-9_$]*)\((.*)\)$`)
+
+// ZeroCalldata builds calldata calling signature with zero values: 0 for
+// numbers, the zero address, false, empty bytes, strings and arrays. Probes
+// use it to simulate admin functions from a stranger. Tuple parameters are
+// not supported and return an error.
+func ZeroCalldata(signature string) ([]byte, error) {
+	m := sigParts.FindStringSubmatch(strings.ReplaceAll(signature, " ", ""))
+	if m == nil {
+		return nil, fmt.Errorf("signature %q: want name(type,...)", signature)
+	}
+	var args abi.Arguments
+	var vals []any
+	if m[2] != "" {
+		for _, t := range strings.Split(m[2], ",") {
+			if strings.ContainsAny(t, "()") {
+				return nil, fmt.Errorf("signature %q: tuple parameters are not supported", signature)
+			}
+			typ, err := abi.NewType(t, "", nil)
+			if err != nil {
+				return nil, fmt.Errorf("signature %q: type %q: %w", signature, t, err)
+			}
+			args = append(args, abi.Argument{Type: typ})
+			vals = append(vals, zeroValue(typ))
+		}
+	}
+	packed, err := args.Pack(vals...)
+	if err != nil {
+		return nil, fmt.Errorf("signature %q: %w", signature, err)
+	}
+	sel := Selector(m[1] + "(" + m[2] + ")")
+	return append(sel[:], packed...), nil
+}
+
+func zeroValue(t abi.Type) any {
+	switch t.T {
+	case abi.IntTy, abi.UintTy:
+		if t.Size > 64 {
+			return new(big.Int)
+		}
+	}
+	return reflectZero(t)
+}
+
+func reflectZero(t abi.Type) any { return reflect.New(t.GetType()).Elem().Interface() }
