@@ -160,6 +160,20 @@ func runSuite(t *testing.T, b backend) {
 	}
 	t.Logf("FeedbackLog deployed at %s, gas %d", log.Address(), rcpt.GasUsed)
 
+	t.Run("BlockHash", func(t *testing.T) {
+		n, h, _, err := c.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.BlockHash(ctx, n)
+		if err != nil || got != h {
+			t.Errorf("BlockHash(%d) = %x, %v; want %x", n, got, err, h)
+		}
+		if _, err := c.BlockHash(ctx, n+1000); err == nil {
+			t.Error("BlockHash of a future block succeeded")
+		}
+	})
+
 	t.Run("WrongChainID", func(t *testing.T) {
 		_, err := Dial(ctx, b.url, Options{ChainID: c.ChainID() + 1})
 		if !errors.Is(err, ErrWrongChain) {

@@ -469,3 +469,15 @@ func (c *Client) deploy(ctx context.Context, key *Key, bytecode []byte, a *abi.A
 	}
 	return r, nil
 }
+
+// BlockHash returns the canonical hash of block number, so a reader can tell
+// whether a block it read earlier was reorganised away.
+func (c *Client) BlockHash(ctx context.Context, number uint64) ([32]byte, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	h, err := c.eth.HeaderByNumber(ctx, new(big.Int).SetUint64(number))
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("block %d: %w", number, err)
+	}
+	return h.Hash(), nil
+}
