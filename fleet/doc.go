@@ -1,0 +1,9 @@
+// Package fleet is the host of fleetd: the domain types (Finding, Severity,
+// Surface, Dial, Kind, Address), the qa/v1 envelope codec, the small contracts
+// that adapters implement, and the agent loop that drives them.
+//
+// fleet imports only the standard library (and its own leaf fleet/trajectory),
+// so every adapter and feature can depend on it without dragging SDKs along;
+// SDK types stay inside their adapter packages and cross into fleet as the
+// types defined here.
+package fleet

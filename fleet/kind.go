@@ -1,0 +1,35 @@
+package fleet
+
+// Kind says what a log entry is: a new finding, or a record about earlier
+// ones. Kinds this version does not know are kept as written so that older
+// daemons pass newer records through instead of rejecting them.
+type Kind string
+
+// The known kinds. The empty Kind means KindFinding.
+const (
+	KindFinding       Kind = "finding"
+	KindResolution    Kind = "resolution"
+	KindFalsePositive Kind = "false-positive"
+	KindDuplicateOf   Kind = "duplicate-of"
+	KindNeedsRepro    Kind = "needs-repro"
+	KindMeta          Kind = "meta"
+)
+
+// Known reports whether k is one of the known kinds, or empty (which means
+// KindFinding). Kinds are case-sensitive: "Resolution" is not known.
+func (k Kind) Known() bool {
+	switch k {
+	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta:
+		return true
+	}
+	return false
+}
+
+// OrDefault returns k, or KindFinding when k is empty, so that callers can
+// compare kinds without caring whether the writer spelled out the default.
+func (k Kind) OrDefault() Kind {
+	if k == "" {
+		return KindFinding
+	}
+	return k
+}
