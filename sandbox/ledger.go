@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Name states in the ledger.
+const (
+	StateMinting  = "minting"  // recorded; the mint transaction may or may not have landed
+	StateMinted   = "minted"   // the mint landed
+	StateFailed   = "failed"   // the mint reverted or was refused: nothing to release
+	StateReleased = "released" // given back
+)
+
+// LedgerEntry is one name the run minted (or tried to).
+type LedgerEntry struct {
+	Name    string    `json:"name"`
+	Owner   string    `json:"owner,omitempty"`    // throwaway key address
+	KeyFile string    `json:"key_file,omitempty"` // file name in keys/
+	State   string    `json:"state"`
+	At      time.Time `json:"at"`
+}
+
+// Ledger records every name a run mints. Reserve writes the name durably
+// before the caller sends the mint, so a crash mid-mint can never leave a
+// name nobody knows to release.
+type Ledger struct {
+	mu      sync.Mutex
+	path    string
+	prefix  string
+	entries []LedgerEntry
+}
+
+// ErrNotOwned is returned when a name is not one this run minted.
+var ErrNotOwned = errors.New("name not minted by this run")
+
+func openLedger(path, runID string) (*Ledger, error) {
+	l := &Ledger{path: path, prefix: NamePrefix(runID)}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, &l.entries); err != nil {
+		return nil, fmt.Errorf("ledger %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// NamePrefix is the prefix of every name run runID may mint: qa-<run>-.
+func NamePrefix(runID string) string { return "qa-" + runID + "-" }
+
+// Reserve records the next name qa-<run>-<n> as minting, for the throwaway
+// key with address owner stored in keys/keyFile, and returns it once the
+// ledger is on disk.
+func (l *Ledger) Reserve(owner, keyFile string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name := fmt.Sprintf("%s%d", l.prefix, len(l.entries))
+	l.entries = append(l.entries, LedgerEntry{Name: name, Owner: owner, KeyFile: keyFile, State: StateMinting, At: time.Now().UTC()})
+	if err := l.saveLocked(); err != nil {
+		l.entries = l.entries[:len(l.entries)-1]
+		return "", err
+	}
+	return name, nil
+}
+
+// SetState records a new state for a name this run reserved.
+func (l *Ledger) SetState(name, state string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.entries {
+		if l.entries[i].Name == name {
+			l.entries[i].State = state
+			l.entries[i].At = time.Now().UTC()
+			return l.saveLocked()
+		}
+	}
+	return fmt.Errorf("ledger: %q: %w", name, ErrNotOwned)
+}
+
+// Owned returns the entry for name if this run minted it and has not
+// released it: the name must carry this run's prefix and be in the ledger.
+// Both checks are needed: a look-alike name from another run fails the
+// first, a guessed name with the right prefix fails the second.
+func (l *Ledger) Owned(name string) (LedgerEntry, error) {
+	if !strings.HasPrefix(name, l.prefix) {
+		return LedgerEntry{}, fmt.Errorf("%q: %w (this run's names start with %q)", name, ErrNotOwned, l.prefix)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.entries {
+		if e.Name != name {
+			continue
+		}
+		if e.State == StateMinted || e.State == StateMinting {
+			return e, nil
+		}
+		return LedgerEntry{}, fmt.Errorf("%q: %w (it is %s)", name, ErrNotOwned, e.State)
+	}
+	return LedgerEntry{}, fmt.Errorf("%q: %w (not in this run's ledger)", name, ErrNotOwned)
+}
+
+// Entries returns a copy of the ledger in mint order.
+func (l *Ledger) Entries() []LedgerEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]LedgerEntry(nil), l.entries...)
+}
+
+// Unreleased returns the names that may still be registered on chain.
+func (l *Ledger) Unreleased() []LedgerEntry {
+	var out []LedgerEntry
+	for _, e := range l.Entries() {
+		if e.State == StateMinted || e.State == StateMinting {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (l *Ledger) save() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.saveLocked()
+}
+
+// saveLocked writes the ledger atomically and durably (temp file, fsync,
+// rename, fsync of the directory).
+func (l *Ledger) saveLocked() error {
+	b, err := json.MarshalIndent(l.entries, "", "  ")
+	if err != nil {
+		return err
+	}
+	if l.entries == nil {
+		b = []byte("[]")
+	}
+	dir := filepath.Dir(l.path)
+	tmp, err := os.CreateTemp(dir, ".ledger-*")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(append(b, '\n'))
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), l.path)
+	}
+	if werr == nil {
+		werr = syncDir(dir)
+	}
+	if werr != nil {
+		return fmt.Errorf("ledger: %w", werr)
+	}
+	return nil
+}

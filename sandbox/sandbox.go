@@ -1,0 +1,238 @@
+// Package sandbox is the per-run jail of DESIGN.md §4: a directory
+// <base>/<run-id>/ holding keys/ (throwaway keys, 0600), ledger.json (every
+// name the run mints, written before the mint is sent), fs/ (the only place
+// tools read and write files, opened with os.OpenRoot) and, once the run has
+// cleaned up, a closed marker. A directory without the marker after a restart
+// is a crashed run; Crashed lists them for reconciliation.
+//
+// The package also meters a run's budget and runs external programs (the
+// target's compiler) with a timeout, an output cap, a scrubbed environment,
+// rlimits and a process-group kill. It holds no chain or crypto code: callers
+// create keys into KeysDir and do the on-chain part of cleanup.
+package sandbox
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Sandbox is one run's jail. Methods are safe for concurrent use.
+type Sandbox struct {
+	RunID string
+	dir   string
+	root  *os.Root
+	*Ledger
+}
+
+const closedMarker = "closed"
+
+var runIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ValidRunID reports whether id can name a run: lowercase letters, digits
+// and dashes, so it is safe in paths and in minted names.
+func ValidRunID(id string) bool { return runIDRE.MatchString(id) }
+
+// NewRunID returns a fresh run id: r-<utc time>-<6 random hex digits>.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("r-%s-%x", now.UTC().Format("20060102-150405"), b)
+}
+
+// Open creates the run's sandbox under base. It refuses an existing run dir,
+// so two runs never share a jail or a ledger.
+func Open(base, runID string) (*Sandbox, error) {
+	if !ValidRunID(runID) {
+		return nil, fmt.Errorf("sandbox: invalid run id %q", runID)
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	dir := filepath.Join(base, runID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("sandbox %s: run directory already exists", runID)
+		}
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	for _, sub := range []string{"keys", "fs"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	root, err := os.OpenRoot(filepath.Join(dir, "fs"))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	l, err := openLedger(filepath.Join(dir, "ledger.json"), runID)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	if err := l.save(); err != nil { // an empty ledger exists from the start
+		root.Close()
+		return nil, err
+	}
+	return &Sandbox{RunID: runID, dir: dir, root: root, Ledger: l}, nil
+}
+
+// Dir is the run's sandbox directory.
+func (s *Sandbox) Dir() string { return s.dir }
+
+// KeysDir is where the run's throwaway keys live (0700).
+func (s *Sandbox) KeysDir() string { return filepath.Join(s.dir, "keys") }
+
+// JailDir is the absolute path of the jail, for programs run inside it.
+func (s *Sandbox) JailDir() string { return filepath.Join(s.dir, "fs") }
+
+// Root is the jail. Every file a tool touches goes through it: paths with
+// "..", absolute paths and symlinks leading outside are refused by os.Root.
+func (s *Sandbox) Root() *os.Root { return s.root }
+
+// MaxFileBytes caps what WriteFile and ReadFile move, so a tool cannot fill
+// the disk or memory through the jail.
+const MaxFileBytes = 4 << 20
+
+// ErrTooLarge is returned for files over MaxFileBytes.
+var ErrTooLarge = errors.New("file too large for the jail")
+
+// WriteFile writes data to name inside the jail, creating parent dirs.
+func (s *Sandbox) WriteFile(name string, data []byte) error {
+	if len(data) > MaxFileBytes {
+		return fmt.Errorf("jail write %s: %w (%d bytes, max %d)", name, ErrTooLarge, len(data), MaxFileBytes)
+	}
+	if dir := filepath.Dir(name); dir != "." {
+		if err := s.root.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("jail write %s: %w", name, err)
+		}
+	}
+	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("jail write %s: %w", name, err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("jail write %s: %w", name, werr)
+	}
+	return nil
+}
+
+// ReadFile reads name from inside the jail, refusing files over MaxFileBytes.
+func (s *Sandbox) ReadFile(name string) ([]byte, error) {
+	f, err := s.root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("jail read %s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("jail read %s: %w", name, err)
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("jail read %s: %w", name, ErrTooLarge)
+	}
+	b := make([]byte, fi.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("jail read %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// Close marks the run as cleanly finished. Call it only after the run's
+// names are released and its funds swept: a sandbox without the marker is
+// treated as crashed and reconciled on the next start.
+func (s *Sandbox) Close() error {
+	s.root.Close()
+	return MarkClosed(s.dir)
+}
+
+// Abandon closes the jail without the marker (the run could not clean up;
+// reconciliation will finish the job).
+func (s *Sandbox) Abandon() { s.root.Close() }
+
+// MarkClosed writes the closed marker into a sandbox directory, durably.
+func MarkClosed(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, closedMarker), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("sandbox close: %w", err)
+	}
+	_, werr := f.WriteString(time.Now().UTC().Format(time.RFC3339) + "\n")
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("sandbox close: %w", werr)
+	}
+	return syncDir(dir)
+}
+
+// Crashed is a sandbox left without its closed marker.
+type Crashed struct {
+	RunID    string
+	Dir      string
+	Names    []LedgerEntry // every name the ledger records, in mint order
+	KeyFiles []string      // absolute paths of the run's throwaway keys
+}
+
+// FindCrashed lists the sandboxes under base that have no closed marker.
+// A ledger that cannot be read is reported as an error for that run; the
+// others are still returned.
+func FindCrashed(base string) ([]Crashed, error) {
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find crashed runs: %w", err)
+	}
+	var out []Crashed
+	var errs []error
+	for _, e := range ents {
+		if !e.IsDir() || !ValidRunID(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, closedMarker)); err == nil {
+			continue
+		}
+		c := Crashed{RunID: e.Name(), Dir: dir}
+		l, err := openLedger(filepath.Join(dir, "ledger.json"), e.Name())
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			c.Names = l.Entries()
+		}
+		keys, _ := filepath.Glob(filepath.Join(dir, "keys", "*"))
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !strings.HasPrefix(filepath.Base(k), ".") {
+				c.KeyFiles = append(c.KeyFiles, k)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, errors.Join(errs...)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
