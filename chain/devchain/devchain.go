@@ -40,6 +40,10 @@ const (
 	// closeTimeout bounds Close. The node's HTTP server alone may wait up to
 	// 5 s for in-flight requests, so leave room for that plus the chain.
 	closeTimeout = 15 * time.Second
+
+	// warmUpTimeout bounds the wait for the first block's transaction index,
+	// normally a millisecond or two.
+	warmUpTimeout = 10 * time.Second
 )
 
 // ErrNotLoopback is returned by Start when Config.Addr names a host that is not
@@ -50,8 +54,8 @@ var ErrNotLoopback = errors.New("not a loopback address")
 // ErrCloseTimeout is returned by Close when the node did not stop in time.
 var ErrCloseTimeout = errors.New("close timed out")
 
-// httpModules are the RPC namespaces served over HTTP. The simulated beacon's
-// "dev" and "testing" namespaces exist in-process but are deliberately absent.
+// httpModules are the RPC namespaces served over HTTP: no admin, debug,
+// personal or miner.
 var httpModules = []string{"eth", "net", "web3", "txpool"}
 
 // Config configures the embedded chain. The zero value is usable.
@@ -80,8 +84,8 @@ type Account struct {
 
 // Chain is a running embedded dev chain. Its methods are safe for concurrent use.
 type Chain struct {
-	stack  *node.Node
-	beacon *beaconLifecycle
+	stack  *node.Node // owns the eth service
+	sealer *sealer
 	url    string
 
 	closeOnce sync.Once
@@ -89,10 +93,12 @@ type Chain struct {
 }
 
 // Start builds and starts a chain and returns once its HTTP endpoint accepts
-// requests. It returns an error wrapping ErrNotLoopback for a non-loopback
-// Addr, an error for an invalid Config, and ctx.Err() if ctx ends before the
-// chain is up, in which case everything started so far has been stopped.
-// The caller must Close the returned Chain.
+// requests and it has sealed its first (empty) block, typically in 30-80 ms.
+// It returns an error wrapping ErrNotLoopback for a non-loopback Addr, an
+// error for an invalid Config or a port already in use, and an error
+// satisfying errors.Is(err, ctx.Err()) if ctx ends first; on any error
+// everything started so far has been stopped. The caller must Close the
+// returned Chain.
 func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	return start(ctx, cfg, mainnetRules())
 }
@@ -110,6 +116,15 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 	alloc, err := genesisAlloc(cfg.Funded)
 	if err != nil {
 		return nil, err
+	}
+	if port != 0 {
+		// A node whose HTTP listener fails never starts its eth service, and
+		// an unstarted service cannot be stopped: its goroutines would leak.
+		// So find a busy port before building anything. (Another process may
+		// still take the port in between; that rare case leaks.)
+		if err := probeListen(host, port); err != nil {
+			return nil, err
+		}
 	}
 	gasLimit := cfg.GasLimit
 	if gasLimit == 0 {
@@ -175,8 +190,8 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 		return nil, errors.Join(fmt.Errorf("new eth service: %w", err), closeUnstarted(stack))
 	}
 	// From here on the eth service owns goroutines that only node.Close stops,
-	// and node.Close stops services only once the node has started. So the
-	// node is started even if ctx ends meanwhile, and closed afterwards.
+	// and node.Close stops services only once the node has started. So every
+	// failure path below starts the node before closing it.
 	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{
 		LogCacheSize:  ethConf.FilterLogCacheSize,
 		LogQueryLimit: ethConf.LogQueryLimit,
@@ -187,33 +202,64 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 		Service:   filters.NewFilterAPI(filterSystem), // eth_getLogs, eth_newFilter, ...
 	}})
 
-	// Period 0: no timer. RegisterSimulatedBeaconAPIs starts the loop that
-	// seals a block whenever the pool reports new transactions (and registers
-	// the "dev" namespace, which httpModules leaves off HTTP). As in
-	// cmd/geth, the beacon is a node lifecycle, so node.Close stops it first.
+	// Period 0: the beacon has no timer of its own; the sealer seals a block
+	// whenever the pool reports new transactions. The beacon's period-0
+	// Start and Stop do nothing the chain needs, so it is not registered as a
+	// node lifecycle, nor are its "dev" and "testing" RPC namespaces.
 	sim, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("new simulated beacon: %w", err), startAndClose(stack))
 	}
-	beacon := &beaconLifecycle{sim: sim}
-	catalyst.RegisterSimulatedBeaconAPIs(stack, sim)
-	stack.RegisterLifecycle(beacon)
+	// Seal the first block before the RPC server exists, so it cannot race
+	// the sealer.
+	if err := warmUp(ctx, sim, backend); err != nil {
+		return nil, errors.Join(err, startAndClose(stack))
+	}
+	seal := startSealer(sim, backend)
 
 	if err := stack.Start(); err != nil {
-		// A failed Start has already stopped what it started; the beacon's
-		// on-demand loop was started by RegisterSimulatedBeaconAPIs, not by
-		// Start, so stop it here (Stop is idempotent).
-		return nil, errors.Join(fmt.Errorf("start node: %w", err), beacon.Stop())
+		// A failed Start has already stopped what it started.
+		seal.stop()
+		return nil, fmt.Errorf("start node: %w", err)
 	}
 	c := &Chain{
 		stack:  stack,
-		beacon: beacon,
+		sealer: seal,
 		url:    stack.HTTPEndpoint(), // the listener's address, so port 0 is resolved
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
+}
+
+// warmUp seals one empty block and waits for the transaction indexer to
+// cover it. The indexer first runs when a block arrives; until then every
+// receipt lookup fails with "transaction indexing is in progress" instead of
+// returning null, which would break clients polling for a receipt (real geth
+// does the same after a restart, but a fresh dev chain need not).
+func warmUp(ctx context.Context, sim *catalyst.SimulatedBeacon, backend *eth.Ethereum) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sim.Commit() // logs, rather than returns, a sealing error
+	if head := backend.BlockChain().CurrentBlock(); head.Number.Sign() == 0 {
+		return errors.New("warm up: first block not sealed")
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	limit := time.NewTimer(warmUpTimeout)
+	defer limit.Stop()
+	for !backend.BlockChain().TxIndexDone() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-limit.C:
+			return fmt.Errorf("warm up: transaction index not ready after %v", warmUpTimeout)
+		case <-tick.C:
+		}
+	}
+	return ctx.Err()
 }
 
 // URL returns the HTTP JSON-RPC endpoint, e.g. "http://127.0.0.1:41234",
@@ -230,7 +276,12 @@ func (c *Chain) ChainID() uint64 { return ChainID }
 func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
 		done := make(chan error, 1)
-		go func() { done <- c.stack.Close() }()
+		go func() {
+			// Sealing stops first: a block must not be written while the
+			// node closes its database.
+			c.sealer.stop()
+			done <- c.stack.Close()
+		}()
 		timer := time.NewTimer(closeTimeout)
 		defer timer.Stop()
 		select {
@@ -243,24 +294,6 @@ func (c *Chain) Close() error {
 		}
 	})
 	return c.closeErr
-}
-
-// beaconLifecycle adapts the simulated beacon to node.Lifecycle with an
-// idempotent Stop: the beacon's own Stop closes a channel and panics if called
-// twice, and the failure paths in start may need to call it themselves.
-type beaconLifecycle struct {
-	sim  *catalyst.SimulatedBeacon
-	once sync.Once
-}
-
-var _ node.Lifecycle = (*beaconLifecycle)(nil)
-
-func (b *beaconLifecycle) Start() error { return b.sim.Start() }
-
-func (b *beaconLifecycle) Stop() error {
-	var err error
-	b.once.Do(func() { err = b.sim.Stop() })
-	return err
 }
 
 // closeUnstarted releases a node that was created but never started.
@@ -303,6 +336,15 @@ func loopbackAddr(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("addr %q: port %q: %w", addr, portStr, err)
 	}
 	return ip.String(), int(port), nil
+}
+
+// probeListen reports whether host:port can be bound right now.
+func probeListen(host string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("probe http port: %w", err)
+	}
+	return l.Close()
 }
 
 // virtualHosts lists the Host header values the RPC server accepts. Binding to

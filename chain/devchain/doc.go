@@ -22,7 +22,18 @@
 // With on-demand blocks a block's timestamp is the wall clock or, when that is
 // not later than the parent's, the parent's timestamp plus one second. A burst
 // of transactions therefore pushes block timestamps ahead of wall time (+1 s
-// per block). Anything compared against block.timestamp, such as an EIP-712
-// deadline, must be derived from the latest block's timestamp, not from the
-// local clock. The genesis block carries the wall-clock time at Start.
+// per block; thousands of blocks put it tens of minutes ahead). Anything
+// compared against block.timestamp, such as an EIP-712 deadline, must be
+// derived from the latest block's timestamp, not from the local clock. The
+// genesis block carries the wall-clock time at Start.
+//
+// Start seals one empty block before returning, so the chain starts at block
+// 1: go-ethereum's transaction indexer first runs when a block arrives, and
+// until then a receipt lookup fails with "transaction indexing is in
+// progress" instead of returning null. Real nodes return that error for a
+// while after a restart; clients should treat it as "not found yet".
+//
+// As on any go-ethereum node, a block's receipts become visible an instant
+// before "latest" moves to that block: read state that a transaction changed
+// at the receipt's block number, not at "latest".
 package devchain
