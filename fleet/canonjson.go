@@ -19,10 +19,6 @@ const maxJSONDepth = 10000
 // writes the canonical form used by fingerprints to out: object members
 // sorted, no insignificant whitespace, strings unescaped where possible,
 // lowercased, with whitespace runs collapsed to one space.
-//
-// The output is threaded through the methods as an argument and result
-// rather than kept in the struct, so that escape analysis can keep a
-// caller's stack buffer on the stack.
 type jsonScanner struct {
 	src   []byte
 	pos   int
@@ -56,8 +52,10 @@ func (s *jsonScanner) fail(msg string) {
 	if s.err == nil {
 		if s.pos >= len(s.src) {
 			s.err = fmt.Errorf("unexpected end of JSON (%s)", msg)
+		} else if c := s.src[s.pos]; c < utf8.RuneSelf {
+			s.err = fmt.Errorf("invalid character %q at byte %d (%s)", rune(c), s.pos, msg)
 		} else {
-			s.err = fmt.Errorf("invalid character %q at byte %d (%s)", s.src[s.pos], s.pos, msg)
+			s.err = fmt.Errorf("invalid byte %#x at byte %d (%s)", c, s.pos, msg)
 		}
 	}
 }

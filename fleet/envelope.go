@@ -255,7 +255,8 @@ func formatRepro(r Repro) ([]byte, error) {
 // Parse accepts all that Format writes, and for every Finding f that Format
 // accepts, Parse(Format(f)) equals f with the summary trimmed (and shortened
 // when Format had to) and the repro args compacted. Strings in the result
-// are slices of text; only Extra and Repro are allocated.
+// share text's memory unless case-folding or joining the summary needed a
+// copy.
 func Parse(text string) (Finding, error) {
 	if len(text) > MaxEnvelopeBytes {
 		return freeForm(text), fmt.Errorf("feedback text is %d bytes, max %d: %w", len(text), MaxEnvelopeBytes, ErrTooLong)
@@ -316,7 +317,7 @@ func parseEnvelope(t string) (Finding, error) {
 		}
 		i++
 		valueStart := i
-		for i < len(header) && header[i]-0x21 <= 0x7E-0x21 {
+		for i < len(header) && isValueByte(header[i]) {
 			i++
 		}
 		value := header[valueStart:i]
@@ -332,10 +333,7 @@ func parseEnvelope(t string) (Finding, error) {
 		}
 		switch key {
 		case keySource:
-			f.Source = value
-			if !isToken(value) {
-				f.Source = strings.ToLower(value)
-			}
+			f.Source = strings.ToLower(value) // no copy when already lowercase
 			if !isToken(f.Source) {
 				return Finding{}, fmt.Errorf("qa/v1 header: invalid source %q: want a token %s", value, tokenGrammar)
 			}
@@ -349,14 +347,11 @@ func parseEnvelope(t string) (Finding, error) {
 			}
 			f.Severity = sev
 		case keySurface:
-			f.Surface = Surface(value)
-			if !isToken(value) {
-				s, err := ParseSurface(value)
-				if err != nil {
-					return Finding{}, fmt.Errorf("qa/v1 header: %w", err)
-				}
-				f.Surface = s
+			s, err := ParseSurface(value)
+			if err != nil {
+				return Finding{}, fmt.Errorf("qa/v1 header: %w", err)
 			}
+			f.Surface = s
 		case keyKind:
 			f.Kind = Kind(value)
 		case keyFP:
@@ -487,6 +482,9 @@ func trimHeaderSpace(s string) string {
 
 func isSep(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 
+// isValueByte reports whether c is printable ASCII but space (0x21-0x7E).
+func isValueByte(c byte) bool { return c-0x21 <= 0x7E-0x21 }
+
 var tokenBytes = func() (t [256]bool) {
 	for c := range t {
 		t[c] = isLowerAlnum(byte(c)) || c == '.' || c == '-'
@@ -534,7 +532,7 @@ func checkValue(key, value string) error {
 		return fmt.Errorf("empty value for key %q", key)
 	}
 	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x21 || c > 0x7E {
+		if !isValueByte(value[i]) {
 			r, _ := utf8.DecodeRuneInString(value[i:])
 			return fmt.Errorf("value of %q has %q at byte %d: want printable ASCII without spaces", key, r, i)
 		}

@@ -28,7 +28,6 @@ import (
 // which is only a claim.
 func Fingerprint(f Finding) string {
 	bp := hashInputPool.Get().(*[]byte)
-	defer hashInputPool.Put(bp)
 	b := append((*bp)[:0], f.Surface...)
 	if f.Repro != nil {
 		b = append(b, "\x00repro\x00"...)
@@ -37,8 +36,11 @@ func Fingerprint(f Finding) string {
 		b = append(b, "\x00summary\x00"...)
 		b = appendNormalizedSummary(b, f.Summary)
 	}
-	*bp = b // keep the grown buffer for the next call
 	sum := sha256.Sum256(b)
+	if cap(b) <= maxPooledHashInput {
+		*bp = b // keep the grown buffer for the next call
+		hashInputPool.Put(bp)
+	}
 	var out [16]byte
 	hex.Encode(out[:], sum[:8])
 	return string(out[:])
@@ -48,6 +50,9 @@ func Fingerprint(f Finding) string {
 // recursive, so escape analysis cannot keep a buffer passed to it on the
 // stack, and triage fingerprints every entry of the log.
 var hashInputPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxPooledHashInput keeps one huge summary from pinning its buffer forever.
+const maxPooledHashInput = 64 << 10
 
 // NormalizeRepro returns the form of r that fingerprints compare: the tool
 // lowercased, a space, and the canonical JSON of the args (object members
