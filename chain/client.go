@@ -481,3 +481,63 @@ func (c *Client) BlockHash(ctx context.Context, number uint64) ([32]byte, error)
 	}
 	return h.Hash(), nil
 }
+
+// SweepAll sends from's whole balance, less the fee of the transfer itself,
+// to to. It returns the amount moved (zero, with a nil receipt, when the
+// balance does not cover the fee). What stays behind is at most the
+// difference between the fee cap and the fee actually charged.
+func (c *Client) SweepAll(ctx context.Context, from *Key, to fleet.Address) (*Receipt, *big.Int, error) {
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	bal, err := c.eth.BalanceAt(rctx, from.addr, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
+	head, err := c.eth.HeaderByNumber(rctx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
+	tip, err := c.eth.SuggestGasTipCap(rctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
+	// A plain transfer costs exactly 21000 gas; the fee cap covers a doubled base fee.
+	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	cost := new(big.Int).Mul(feeCap, big.NewInt(21_000))
+	value := new(big.Int).Sub(bal, cost)
+	if value.Sign() <= 0 {
+		return nil, new(big.Int), nil
+	}
+	toAddr := common.Address(to)
+	gtx := Tx{From: from.Address(), To: &to, Value: value, MaxFeePerGas: feeCap}
+	if err := c.guard.Check(ctx, gtx); err != nil {
+		return nil, nil, err
+	}
+	lock := c.keyLock(from.addr)
+	lock.Lock()
+	nonce, err := c.nonce(rctx, from.addr, true)
+	if err != nil {
+		lock.Unlock()
+		return nil, nil, err
+	}
+	tx, err := types.SignNewTx(from.priv, types.LatestSignerForChainID(c.chainID), &types.DynamicFeeTx{
+		ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21_000, To: &toAddr, Value: value,
+	})
+	if err == nil {
+		err = c.eth.SendTransaction(rctx, tx)
+	}
+	if err != nil {
+		c.forgetNonce(from.addr)
+		lock.Unlock()
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
+	c.mu.Lock()
+	c.nonces[from.addr] = nonce + 1
+	c.mu.Unlock()
+	lock.Unlock()
+	r, err := c.waitReceipt(ctx, tx.Hash())
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
+	return &Receipt{Tx: tx.Hash().Hex(), Block: r.BlockNumber.Uint64(), GasUsed: r.GasUsed, GasEstimated: 21_000, GasLimit: 21_000}, value, nil
+}

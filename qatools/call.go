@@ -1,0 +1,132 @@
+package qatools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+type callArgs struct {
+	Target  string            `json:"target" desc:"the name to call" maxlen:"256"`
+	Message string            `json:"message" desc:"the message" maxlen:"16384"`
+	From    string            `json:"from,omitempty" desc:"an identity to claim in the request body (probes whether the endpoint trusts it)" maxlen:"256"`
+	RawBody string            `json:"raw_body,omitempty" desc:"send exactly this body instead of the JSON request (malformed-body probes)" maxlen:"65536"`
+	Headers map[string]string `json:"headers,omitempty" desc:"extra request headers"`
+}
+
+// forbiddenHeaders cannot be set through qa_call: they would change where or
+// how the request goes, not what it says.
+var forbiddenHeaders = map[string]bool{"host": true, "content-length": true, "transfer-encoding": true, "connection": true, "upgrade": true, "proxy-authorization": true, "te": true, "trailer": true}
+
+// call: qa_call. Any HTTP answer is a successful probe (ok: true) with its
+// status and a hint; only a request that got no answer fails.
+func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
+	url := t.env.Target.Call
+	if url == "" {
+		return fleet.Fail("target.call is not configured"), nil
+	}
+	body := []byte(a.RawBody)
+	if a.RawBody == "" {
+		req := map[string]string{"target": a.Target, "message": a.Message}
+		if a.From != "" {
+			req["from"] = a.From
+		}
+		body, _ = json.Marshal(req)
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.env.Limits.CallTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fleet.Fail("qa_call: %v", err), nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "fleetd-qa/1")
+	for k, v := range a.Headers {
+		if forbiddenHeaders[strings.ToLower(k)] || strings.ContainsAny(k+v, "\r\n") {
+			return fleet.Fail("qa_call: header %q cannot be set", k), nil
+		}
+		req.Header.Set(k, v)
+	}
+	client := t.env.Call
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if cerr := ctxErr(ctx); cerr != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, cerr
+		}
+		res := fleet.Fail("qa_call %s: %v", url, unwrapURLError(err))
+		var ne net.Error
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+			res["hint"] = "timeout"
+		default:
+			res["hint"] = "unreachable"
+		}
+		return res, nil
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.env.Limits.MaxReply)+1))
+	if err != nil {
+		return fleet.Fail("qa_call %s: reading reply: %v", url, err), nil
+	}
+	truncated := len(raw) > t.env.Limits.MaxReply
+	if truncated {
+		raw = raw[:t.env.Limits.MaxReply]
+	}
+	reply, isJSON := replyText(raw)
+	text, _ := sandbox.Text([]byte(reply), t.env.Limits.MaxReply)
+	return fleet.OK(map[string]any{
+		"status":       resp.StatusCode,
+		"reply":        text,
+		"json":         isJSON,
+		"bytes":        len(raw),
+		"truncated":    truncated,
+		"content_type": resp.Header.Get("Content-Type"),
+		"hint":         hint(resp.StatusCode, reply, isJSON, raw),
+	}), nil
+}
+
+// replyText extracts {"reply": ...} when the body is that JSON shape, else
+// returns the body itself.
+func replyText(raw []byte) (string, bool) {
+	var v struct {
+		Reply *string `json:"reply"`
+	}
+	if json.Unmarshal(raw, &v) == nil && v.Reply != nil {
+		return *v.Reply, true
+	}
+	return string(raw), false
+}
+
+// hint classifies an answer so a model (or playbook) can branch on it.
+func hint(status int, reply string, isJSON bool, raw []byte) string {
+	switch {
+	case status >= 500 && crashSignatures.Match(raw) || status >= 500 && bytes.Contains(raw, []byte(".go:")):
+		return "server_error_with_trace"
+	case status >= 500:
+		return "server_error"
+	case status == http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return "unauthorized"
+	case status == http.StatusNotFound:
+		return "not_found"
+	case status >= 400:
+		return "client_error"
+	case !isJSON:
+		return "not_json"
+	case strings.TrimSpace(reply) == "":
+		return "empty_reply"
+	}
+	return "ok"
+}

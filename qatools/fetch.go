@@ -1,0 +1,236 @@
+package qatools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// ErrNotAllowed is wrapped by every fetch the allowlist refuses.
+var ErrNotAllowed = errors.New("not on the fetch allowlist")
+
+// Allowlist decides which host:port a fetch may reach (target.fetch_allow).
+//
+// A URL is allowed when its host:port matches a pattern: an exact host[:port]
+// (port defaults to the scheme's), or *.suffix matching any subdomain. The
+// address actually dialled is checked too, after DNS: loopback, private,
+// link-local (169.254.169.254 and other metadata endpoints included),
+// unspecified, multicast and CGNAT addresses are refused unless the URL
+// matched an exact (non-wildcard) pattern, so a wildcard entry or a DNS
+// answer can never steer a fetch into the host's own network. Redirects are
+// checked hop by hop with the same rules.
+type Allowlist struct {
+	exact map[string]bool // host:port, lowercased
+	wild  []string        // ".suffix:port"
+}
+
+// NewAllowlist builds an allowlist from host[:port] patterns.
+func NewAllowlist(patterns []string) (*Allowlist, error) {
+	a := &Allowlist{exact: map[string]bool{}}
+	for _, p := range patterns {
+		if err := fleet.CheckHostPattern(p); err != nil {
+			return nil, err
+		}
+		p = strings.ToLower(p)
+		host, port, err := net.SplitHostPort(p)
+		if err != nil {
+			host, port = p, ""
+		}
+		host = strings.Trim(host, "[]")
+		ports := []string{port}
+		if port == "" {
+			ports = []string{"80", "443"}
+		}
+		for _, pt := range ports {
+			if suffix, ok := strings.CutPrefix(host, "*."); ok {
+				a.wild = append(a.wild, "."+suffix+":"+pt)
+			} else {
+				a.exact[net.JoinHostPort(host, pt)] = true
+			}
+		}
+	}
+	return a, nil
+}
+
+// match returns whether u may be fetched and whether the match was exact.
+func (a *Allowlist) match(u *url.URL) (allowed, exact bool, err error) {
+	if u == nil {
+		return false, false, fmt.Errorf("%w: no URL", ErrNotAllowed)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return false, false, fmt.Errorf("%w: scheme %q (only http and https)", ErrNotAllowed, u.Scheme)
+	}
+	if u.User != nil {
+		return false, false, fmt.Errorf("%w: URLs with credentials are refused", ErrNotAllowed)
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	hp := net.JoinHostPort(host, port)
+	if a.exact[hp] {
+		return true, true, nil
+	}
+	for _, w := range a.wild {
+		if strings.HasSuffix("."+host+":"+port, w) && strings.Count(host, ".") >= strings.Count(w, ".") {
+			return true, false, nil
+		}
+	}
+	return false, false, fmt.Errorf("%w: %s", ErrNotAllowed, hp)
+}
+
+// special reports addresses a wildcard or DNS answer must never reach.
+func special(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
+		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) || // CGNAT
+		netip.MustParsePrefix("192.0.0.0/24").Contains(ip) || // IETF protocol assignments
+		netip.MustParsePrefix("fd00:ec2::/32").Contains(ip) // AWS IPv6 metadata
+}
+
+// Fetcher performs qa_fetch GETs under an Allowlist.
+type Fetcher struct {
+	allow   *Allowlist
+	client  *http.Client
+	maxBody int
+	// lookup resolves a host name; tests replace it to simulate hostile DNS.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// NewFetcher returns a fetcher with the given per-request timeout and body cap.
+func NewFetcher(allow *Allowlist, timeout time.Duration, maxBody int) *Fetcher {
+	f := &Fetcher{allow: allow, maxBody: maxBody}
+	f.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	dialer := &net.Dialer{Timeout: timeout}
+	tr := &http.Transport{
+		Proxy: nil, // never through an environment proxy
+		// The last word on where a fetch goes. Decided per connection from the
+		// host:port being dialled, never from the request that started a
+		// redirect chain: the name is resolved here, every address is checked,
+		// and the checked address is the one dialled (no second lookup to
+		// rebind). Only an exactly listed host:port may reach a special address.
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			exact := allow.exact[strings.ToLower(addr)]
+			var ips []netip.Addr
+			if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+				ips = []netip.Addr{ip}
+			} else if ips, err = f.lookup(ctx, host); err != nil {
+				return nil, err
+			}
+			var lastErr error = fmt.Errorf("%w: %s resolves to no address", ErrNotAllowed, host)
+			for _, ip := range ips {
+				if special(ip) && !exact {
+					lastErr = fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or metadata address", ErrNotAllowed, host, ip)
+					continue
+				}
+				conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+				if err == nil {
+					return conn, nil
+				}
+				lastErr = err
+			}
+			return nil, lastErr
+		},
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   4,
+	}
+	f.client = &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			_, _, err := allow.match(req.URL)
+			return err
+		},
+	}
+	return f
+}
+
+// headersKept are the response headers a fetch result reports: the ones
+// security and ux probes reason about.
+var headersKept = []string{
+	"Content-Type", "Content-Length", "Server", "X-Powered-By", "Location", "Allow",
+	"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Strict-Transport-Security",
+	"Referrer-Policy", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Set-Cookie", "Cache-Control",
+}
+
+// Get fetches rawURL and returns the qa_fetch result fields.
+func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fleet.Fail("bad url %q: %v", rawURL, err), nil
+	}
+	if _, _, err := f.allow.match(u); err != nil {
+		return fleet.Fail("%v", err), nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fleet.Fail("bad url %q: %v", rawURL, err), nil
+	}
+	req.Header.Set("User-Agent", "fleetd-qa/1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+			return nil, ctx.Err()
+		}
+		return fleet.Fail("fetch %s: %v", u.Redacted(), unwrapURLError(err)), nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody)+1))
+	if err != nil {
+		return fleet.Fail("fetch %s: reading body: %v", u.Redacted(), err), nil
+	}
+	truncated := len(body) > f.maxBody
+	if truncated {
+		body = body[:f.maxBody]
+	}
+	sum := sha256.Sum256(body)
+	headers := map[string]any{}
+	for _, h := range headersKept {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			headers[strings.ToLower(h)] = strings.Join(v, ", ")
+		}
+	}
+	text, _ := sandbox.Text(body, f.maxBody)
+	return fleet.OK(map[string]any{
+		"status":       resp.StatusCode,
+		"content_type": resp.Header.Get("Content-Type"),
+		"bytes":        len(body),
+		"sha256":       hex.EncodeToString(sum[:]),
+		"body":         text,
+		"truncated":    truncated,
+		"headers":      headers,
+		"final_url":    resp.Request.URL.String(),
+	}), nil
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

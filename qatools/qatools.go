@@ -1,0 +1,161 @@
+// Package qatools builds the seven qa_* tools of DESIGN.md §5 — qa_create,
+// qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — for one
+// run, over a shared Env (the chain, the target, the reporter) and the run's
+// own sandbox and meter.
+//
+// The fences live here and below, never in the model's goodwill: the dial
+// gate is fleet.Registry.Dispatch (and, for any transaction, the chain write
+// guard through DialHook); a name is written only if this run's ledger minted
+// it; every write spends from the run's meter first; files go only through the
+// jail; fetches go only to allowlisted hosts and never to special addresses;
+// chain reads go only through the read-only allowlist. Tool failures come back
+// as {"ok":false,"error":...} results for the model; a Go error from a handler
+// means the run cannot go on.
+package qatools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// Env is what every run shares: the platform, the chain and the reporter.
+type Env struct {
+	Target   fleet.Target
+	Chain    *chain.Client      // nil: chain tools report "chain not configured"
+	Log      *chain.FeedbackLog // fleetd's feedback log
+	Registry *chain.Registry    // the target's name registry
+	FleetKey *chain.Key         // the fleet identity: signs findings, holds no funds
+	Sponsor  *chain.Key         // pays gas and funds throwaway keys
+	Reporter *Reporter          // qa_report's rate limit, dedupe and outbox
+	Fetcher  *Fetcher           // qa_fetch under target.fetch_allow
+	Call     *http.Client       // qa_call's client (the call URL is fixed by the target)
+	Limits   Limits
+	Logger   *slog.Logger
+}
+
+// Limits are the tools' own bounds.
+type Limits struct {
+	CompileTimeout time.Duration // default 10 s
+	CallTimeout    time.Duration // default 15 s
+	MaxSource      int           // bytes of source qa_compile/qa_publish accept; default 1 MiB
+	MaxReply       int           // bytes of a reply/body kept in a result; default 16 KiB
+	FundWei        uint64        // what each throwaway key is funded with; default 0.01 ETH
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.CompileTimeout <= 0 {
+		l.CompileTimeout = 10 * time.Second
+	}
+	if l.CallTimeout <= 0 {
+		l.CallTimeout = 15 * time.Second
+	}
+	if l.MaxSource <= 0 {
+		l.MaxSource = 1 << 20
+	}
+	if l.MaxReply <= 0 {
+		l.MaxReply = 16 << 10
+	}
+	if l.FundWei == 0 {
+		l.FundWei = 10_000_000_000_000_000 // 0.01 ETH
+	}
+	return l
+}
+
+// Run is one run's private state.
+type Run struct {
+	ID      string
+	Source  string // the specialist's reporting source, e.g. "qa-fuzz"
+	Sandbox *sandbox.Sandbox
+	Meter   *sandbox.Meter
+	seq     atomic.Int64 // names jail files
+}
+
+// Tools returns the seven tools bound to env and run.
+func Tools(env *Env, run *Run) []fleet.Tool {
+	env.Limits = env.Limits.withDefaults()
+	if env.Logger == nil {
+		env.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := &tools{env: env, run: run}
+	return []fleet.Tool{
+		fleet.NewTool("qa_create", "Mint the next sandbox name qa-<run>-<n> under a fresh throwaway key (funded by the sponsor, released when the run ends). Returns name, owner, tx, gas_used, owner_verified.", fleet.Exercise, t.create),
+		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed or timeout), exit_code, signal, stderr_tail, bytes, sha256, duration_ms.", fleet.Observe, t.compile),
+		fleet.NewTool("qa_publish", "Compile source and write the artifact to the metadata of a name this run minted. Returns tx, gas_estimated, gas_used, revert_reason.", fleet.Exercise, t.publish),
+		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
+		fleet.NewTool("qa_fetch", "GET an allowlisted public URL. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
+		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field], feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
+		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
+	}
+}
+
+// NewRegistry returns a registry holding Tools(env, run), or only the named
+// ones when names is non-empty.
+func NewRegistry(env *Env, run *Run, names ...string) (*fleet.Registry, error) {
+	all := fleet.NewRegistry()
+	for _, t := range Tools(env, run) {
+		if err := all.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	return all.Subset(names)
+}
+
+type tools struct {
+	env *Env
+	run *Run
+}
+
+var errNoChain = errors.New("chain not configured (set chain.rpc)")
+
+func (t *tools) needChain() error {
+	if t.env.Chain == nil {
+		return errNoChain
+	}
+	return nil
+}
+
+// spendWrite reserves one on-chain write from the run's budget.
+func (t *tools) spendWrite() error { return t.run.Meter.Spend(fleet.ResWrites, 1) }
+
+func weiString(w uint64) string { return weiBig(w).String() }
+
+func weiBig(w uint64) *big.Int { return new(big.Int).SetUint64(w) }
+
+// errorText renders an error for a result, preferring a revert's own words.
+func errorText(err error) string {
+	var re *chain.RevertError
+	if errors.As(err, &re) {
+		return re.Error()
+	}
+	return err.Error()
+}
+
+// revertReason is the decoded revert, "" if err is not a revert.
+func revertReason(err error) string {
+	var re *chain.RevertError
+	if errors.As(err, &re) {
+		return re.Error()
+	}
+	return ""
+}
+
+// ctxErr turns cancellation into the handler error that ends the run.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("run cancelled: %w", err)
+	}
+	return nil
+}
