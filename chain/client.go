@@ -150,8 +150,8 @@ type Receipt struct {
 	GasUsed      uint64        `json:"gas_used"`
 	GasEstimated uint64        `json:"gas_estimated"`
 	GasLimit     uint64        `json:"gas_limit"`
-	Contract fleet.Address `json:"contract,omitzero"`
-	logs     []*types.Log
+	Contract     fleet.Address `json:"contract,omitzero"`
+	logs         []*types.Log
 }
 
 // RevertError is a transaction or call the contract refused. Name is the
