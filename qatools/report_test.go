@@ -1,0 +1,194 @@
+package qatools
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+func finding(summary string) fleet.Finding {
+	return fleet.Finding{Source: "qa-test", Severity: fleet.SeverityLow, Surface: fleet.SurfaceCompiler, Run: "r-1", Summary: summary}
+}
+
+// countText returns how many log entries hold text.
+func countText(t *testing.T, l *chain.FeedbackLog, text string) int {
+	t.Helper()
+	n := 0
+	if _, err := l.Scan(context.Background(), 0, func(p []chain.Entry) error {
+		for _, e := range p {
+			if e.Text == text {
+				n++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// flakyNode is a reverse proxy in front of the dev chain that can be
+// switched off, as an RPC outage would.
+type flakyNode struct {
+	srv  *httptest.Server
+	down atomic.Bool
+}
+
+func newFlakyNode(t *testing.T, target string) *flakyNode {
+	t.Helper()
+	u, _ := url.Parse(target)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	f := &flakyNode{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.down.Load() {
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close() // the connection drops, as with a dead node
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func TestReporterOutboxExactlyOnce(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	ctx := context.Background()
+	outbox := filepath.Join(t.TempDir(), "outbox")
+	node := newFlakyNode(t, h.chainURL)
+	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaProxy.Close()
+	node.down.Store(true)
+	down, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for i := range 3 {
+		res, err := down.Report(ctx, finding("queued while the chain is down #"+string(rune('a'+i))))
+		if err != nil || res.Status != "queued" {
+			t.Fatalf("report with the chain down = %+v, %v", res, err)
+		}
+		texts = append(texts, res.Text)
+	}
+	files, _ := filepath.Glob(filepath.Join(outbox, "*.json"))
+	if len(files) != 3 {
+		t.Fatalf("%d outbox files, want 3", len(files))
+	}
+
+	// One of them did reach the chain before the crash that kept it in the
+	// outbox (posted, then the process died before removing the file).
+	if _, err := h.env.Log.SubmitFor(ctx, h.fleetKey, h.sponsor, texts[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	// While the node is still down, Flush keeps everything.
+	if p, r, err := down.Flush(ctx); p != 0 || r != 3 || err == nil {
+		t.Errorf("Flush with the node down = %d, %d, %v", p, r, err)
+	}
+	// After restart the node is back: a new reporter flushes the outbox.
+	node.down.Store(false)
+	up, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted, remaining, err := up.Flush(ctx)
+	if err != nil || posted != 2 || remaining != 0 {
+		t.Fatalf("Flush = %d posted, %d remaining, %v; want 2, 0", posted, remaining, err)
+	}
+	for _, text := range texts {
+		if n := countText(t, h.env.Log, text); n != 1 {
+			t.Errorf("%q is on chain %d times, want exactly once", text, n)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(outbox, "*.json")); len(files) != 0 {
+		t.Errorf("outbox not empty: %v", files)
+	}
+	if p, r, err := up.Flush(ctx); p != 0 || r != 0 || err != nil {
+		t.Errorf("second Flush = %d, %d, %v", p, r, err)
+	}
+}
+
+func TestReporterDedupeAndRateLimit(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	ctx := context.Background()
+	r, err := NewReporter(ReporterConfig{Log: h.env.Log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), PerSource: 3, Window: time.Minute, DedupeWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	f := finding("compiler crash on enum E{}")
+	f.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"enum E{}"}`)}
+	first, err := r.Report(ctx, f)
+	if err != nil || first.Status != "posted" {
+		t.Fatalf("first = %+v, %v", first, err)
+	}
+	// Same repro, different wording and whitespace: same fingerprint.
+	g := f
+	g.Summary = "Compiler   CRASH on enum"
+	g.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{ "source" : "enum E{}" }`)}
+	if res, _ := r.Report(ctx, g); res.Status != "deduped" || res.FP != first.FP {
+		t.Errorf("duplicate = %+v (fp %s vs %s)", res, res.FP, first.FP)
+	}
+	// The dedupe window passes: reported again.
+	now = now.Add(2 * time.Hour)
+	if res, _ := r.Report(ctx, g); res.Status != "posted" {
+		t.Errorf("after the dedupe window = %+v", res)
+	}
+	// Rate limit: 3 per minute per source.
+	var statuses []string
+	for i := range 5 {
+		res, _ := r.Report(ctx, finding("distinct finding "+strings.Repeat("x", i)))
+		statuses = append(statuses, res.Status)
+	}
+	if got := strings.Join(statuses, ","); got != "posted,posted,rate_limited,rate_limited,rate_limited" {
+		t.Errorf("statuses %s", got)
+	}
+	// Another source is not limited by the first.
+	other := finding("other source finding")
+	other.Source = "qa-other"
+	if res, _ := r.Report(ctx, other); res.Status != "posted" {
+		t.Errorf("other source = %+v", res)
+	}
+	// A finding the codec refuses is rejected, not queued.
+	bad := finding("")
+	bad.Surface = "Not A Surface!"
+	if _, err := r.Report(ctx, bad); err == nil {
+		t.Error("invalid finding accepted")
+	}
+	if files, _ := filepath.Glob(filepath.Join(r.cfg.OutboxDir, "*")); len(files) != 0 {
+		t.Errorf("outbox holds %v after successful posts", files)
+	}
+}
+
+func TestOutboxCorruptFileKept(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewReporter(ReporterConfig{OutboxDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "20260101T000000.000000000-x.json"), []byte("{torn"), 0o600)
+	items, err := r.Pending()
+	if err != nil || len(items) != 0 {
+		t.Fatalf("Pending = %v, %v", items, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "20260101T000000.000000000-x.json.corrupt")); err != nil {
+		t.Error("corrupt outbox file was not kept aside")
+	}
+}
