@@ -433,19 +433,23 @@ func authCredential(s string, p int) (int, int, bool) {
 	for e < len(s) && !strings.ContainsRune(" \t\r\n\"',;\\", rune(s[e])) {
 		e++
 	}
-	return p, e, e-p >= 8
+	return p, e, tokenLike(s[p:e])
 }
 
-// bearerToken finds a bearer token after the word "bearer" at p. Prose
-// ("bearer of bad news") is told apart by length and digits.
+// bearerToken finds a bearer token after the word "bearer" at p.
 func bearerToken(s string, p int) (int, int, bool) {
 	q := skip(s, p, " \t")
 	if q == p {
 		return 0, 0, false
 	}
 	n := runLen(s, q, isTokenChar)
-	tok := s[q : q+n]
-	return q, q + n, n >= 24 || n >= 8 && hasDigit(tok)
+	return q, q + n, tokenLike(s[q : q+n])
+}
+
+// tokenLike tells a credential from a word: long, or with a digit or one of
+// the punctuation marks tokens carry. "required" and "of" are words.
+func tokenLike(tok string) bool {
+	return len(tok) >= 24 || len(tok) >= 8 && strings.ContainsAny(tok, "0123456789+/=._~-")
 }
 
 // keyContext reports whether the nearest telling word before position end,
