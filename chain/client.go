@@ -422,6 +422,11 @@ func (c *Client) waitReceipt(ctx context.Context, h common.Hash) (*types.Receipt
 		r, err := c.eth.TransactionReceipt(rctx, h)
 		rcancel()
 		if err == nil {
+			// A receipt can show up a moment before "latest" reaches its
+			// block; wait for the head so callers read their own writes.
+			if herr := c.waitHead(ctx, r.BlockNumber.Uint64()); herr != nil {
+				return nil, fmt.Errorf("tx %s: %w", h.Hex(), herr)
+			}
 			return r, nil
 		}
 		if !errors.Is(err, ethereum.NotFound) && ctx.Err() == nil {
@@ -436,6 +441,23 @@ func (c *Client) waitReceipt(ctx context.Context, h common.Hash) (*types.Receipt
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, 500*time.Millisecond)
+	}
+}
+
+// waitHead returns once the latest block is at least n.
+func (c *Client) waitHead(ctx context.Context, n uint64) error {
+	for wait := time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		rctx, cancel := c.reqCtx(ctx)
+		head, err := c.eth.BlockNumber(rctx)
+		cancel()
+		if err == nil && head >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -199,6 +199,7 @@ func Reconcile(ctx context.Context, env *Env, base string) ([]sandbox.Crashed, e
 	}
 	var done []sandbox.Crashed
 	for _, c := range crashed {
+		defer c.Release()
 		keysDir := filepath.Join(c.Dir, "keys")
 		if err := Cleanup(ctx, env, keysDir, c.Names, c.KeyFiles, nil); err != nil {
 			errs = append(errs, fmt.Errorf("reconcile %s: %w", c.RunID, err))

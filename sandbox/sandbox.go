@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,7 @@ type Sandbox struct {
 	RunID string
 	dir   string
 	root  *os.Root
+	lock  *os.File // flock held while the run lives; the kernel drops it if the process dies
 	*Ledger
 }
 
@@ -68,20 +70,25 @@ func Open(base, runID string) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	lock, ok, err := tryLock(dir)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("sandbox %s: cannot lock: %v", runID, err)
+	}
 	root, err := os.OpenRoot(filepath.Join(dir, "fs"))
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	l, err := openLedger(filepath.Join(dir, "ledger.json"), runID)
+	if err == nil {
+		err = l.save() // an empty ledger exists from the start
+	}
 	if err != nil {
 		root.Close()
+		lock.Close()
 		return nil, err
 	}
-	if err := l.save(); err != nil { // an empty ledger exists from the start
-		root.Close()
-		return nil, err
-	}
-	return &Sandbox{RunID: runID, dir: dir, root: root, Ledger: l}, nil
+	return &Sandbox{RunID: runID, dir: dir, root: root, lock: lock, Ledger: l}, nil
 }
 
 // Dir is the run's sandbox directory.
@@ -154,12 +161,34 @@ func (s *Sandbox) ReadFile(name string) ([]byte, error) {
 // treated as crashed and reconciled on the next start.
 func (s *Sandbox) Close() error {
 	s.root.Close()
-	return MarkClosed(s.dir)
+	err := MarkClosed(s.dir)
+	s.lock.Close()
+	return err
 }
 
 // Abandon closes the jail without the marker (the run could not clean up;
 // reconciliation will finish the job).
-func (s *Sandbox) Abandon() { s.root.Close() }
+func (s *Sandbox) Abandon() {
+	s.root.Close()
+	s.lock.Close()
+}
+
+// tryLock takes an exclusive flock on dir/.lock without blocking. ok is false
+// when another live process holds it.
+func tryLock(dir string) (f *os.File, ok bool, err error) {
+	f, err = os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return f, true, nil
+}
 
 // MarkClosed writes the closed marker into a sandbox directory, durably.
 func MarkClosed(dir string) error {
@@ -180,17 +209,28 @@ func MarkClosed(dir string) error {
 	return syncDir(dir)
 }
 
-// Crashed is a sandbox left without its closed marker.
+// Crashed is a sandbox left without its closed marker by a process that is
+// gone. FindCrashed holds its lock until Release, so two reconcilers never
+// work on the same run.
 type Crashed struct {
 	RunID    string
 	Dir      string
 	Names    []LedgerEntry // every name the ledger records, in mint order
 	KeyFiles []string      // absolute paths of the run's throwaway keys
+	lock     *os.File
 }
 
-// FindCrashed lists the sandboxes under base that have no closed marker.
-// A ledger that cannot be read is reported as an error for that run; the
-// others are still returned.
+// Release drops the lock FindCrashed took.
+func (c Crashed) Release() {
+	if c.lock != nil {
+		c.lock.Close()
+	}
+}
+
+// FindCrashed lists the sandboxes under base that have no closed marker and
+// whose run is not alive (its lock is free), and locks each one; call
+// Release on every result. A ledger that cannot be read is reported as an
+// error for that run; the others are still returned.
 func FindCrashed(base string) ([]Crashed, error) {
 	ents, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -209,7 +249,15 @@ func FindCrashed(base string) ([]Crashed, error) {
 		if _, err := os.Stat(filepath.Join(dir, closedMarker)); err == nil {
 			continue
 		}
-		c := Crashed{RunID: e.Name(), Dir: dir}
+		lock, ok, err := tryLock(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("lock %s: %w", dir, err))
+			continue
+		}
+		if !ok {
+			continue // a live run
+		}
+		c := Crashed{RunID: e.Name(), Dir: dir, lock: lock}
 		l, err := openLedger(filepath.Join(dir, "ledger.json"), e.Name())
 		if err != nil {
 			errs = append(errs, err)

@@ -158,6 +158,8 @@ func TestLedger(t *testing.T) {
 
 func TestCrashedAndClose(t *testing.T) {
 	base := t.TempDir()
+	live, _ := Open(base, "r-live") // still running: never reported
+	defer live.Abandon()
 	crashed, _ := Open(base, "r-crash")
 	name, _ := crashed.Reserve("0xaa", "k0")
 	os.WriteFile(filepath.Join(crashed.KeysDir(), "k0"), []byte("x"), 0o600)
@@ -176,9 +178,14 @@ func TestCrashedAndClose(t *testing.T) {
 	if len(got) != 1 || got[0].RunID != "r-crash" || len(got[0].Names) != 1 || got[0].Names[0].Name != name || len(got[0].KeyFiles) != 1 {
 		t.Fatalf("FindCrashed = %+v", got)
 	}
+	// A second reconciler does not get the same run while the first holds it.
+	if again, _ := FindCrashed(base); len(again) != 0 {
+		t.Errorf("a locked crashed run was reported twice: %+v", again)
+	}
 	if err := MarkClosed(got[0].Dir); err != nil {
 		t.Fatal(err)
 	}
+	got[0].Release()
 	if got, _ := FindCrashed(base); len(got) != 0 {
 		t.Errorf("after MarkClosed: %+v", got)
 	}
