@@ -89,20 +89,20 @@ func (b Budget) Merge(o Budget) Budget {
 	return b
 }
 
-// Validate rejects negative limits, naming the field.
-func (b Budget) Validate() error {
+// Validate rejects negative limits, naming the field under prefix (e.g. "budget").
+func (b Budget) Validate(prefix string) error {
 	var errs []error
 	if b.MaxTurns < 0 {
-		errs = append(errs, fmt.Errorf("max_turns: must not be negative, got %d", b.MaxTurns))
+		errs = append(errs, fmt.Errorf("%s.max_turns: must not be negative, got %d", prefix, b.MaxTurns))
 	}
 	if b.MaxWrites < 0 {
-		errs = append(errs, fmt.Errorf("max_writes: must not be negative, got %d", b.MaxWrites))
+		errs = append(errs, fmt.Errorf("%s.max_writes: must not be negative, got %d", prefix, b.MaxWrites))
 	}
 	if b.MaxTokens < 0 {
-		errs = append(errs, fmt.Errorf("max_tokens: must not be negative, got %d", b.MaxTokens))
+		errs = append(errs, fmt.Errorf("%s.max_tokens: must not be negative, got %d", prefix, b.MaxTokens))
 	}
 	if b.Deadline < 0 {
-		errs = append(errs, fmt.Errorf("deadline: must not be negative, got %s", b.Deadline))
+		errs = append(errs, fmt.Errorf("%s.deadline: must not be negative, got %s", prefix, b.Deadline))
 	}
 	return errors.Join(errs...)
 }

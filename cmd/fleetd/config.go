@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 	"go.yaml.in/yaml/v3"
@@ -18,8 +19,12 @@ import (
 // configs/fleetd.example.yaml; decoding is strict (unknown keys are errors naming
 // the line) and ${ENV} references in values are expanded before decoding.
 type Config struct {
-	DataDir string      `yaml:"data_dir"`
-	Chain   ChainConfig `yaml:"chain"`
+	DataDir string        `yaml:"data_dir"`
+	Chain   ChainConfig   `yaml:"chain"`
+	Target  *fleet.Target `yaml:"target"`
+	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
+	Tools   ToolsConfig   `yaml:"tools"`
+	Report  ReportConfig  `yaml:"report"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string
@@ -38,6 +43,25 @@ type ChainConfig struct {
 	DenyFunctions   []string `yaml:"deny_functions"`
 	TimeoutSeconds  float64  `yaml:"timeout_seconds"`
 }
+
+// ToolsConfig bounds the qa_* tools.
+type ToolsConfig struct {
+	CompileTimeout time.Duration `yaml:"compile_timeout"`
+	CallTimeout    time.Duration `yaml:"call_timeout"`
+	FetchTimeout   time.Duration `yaml:"fetch_timeout"`
+	MaxBodyBytes   int           `yaml:"max_body_bytes"`
+	FundWei        uint64        `yaml:"fund_wei"`
+}
+
+// ReportConfig tunes qa_report's flood protection.
+type ReportConfig struct {
+	PerSource    int           `yaml:"per_source"`
+	Window       time.Duration `yaml:"window"`
+	DedupeWindow time.Duration `yaml:"dedupe_window"`
+}
+
+// DefaultBudget is a run's budget when the config sets none.
+var DefaultBudget = fleet.Budget{MaxTurns: 60, MaxWrites: 20, MaxTokens: 200_000, MaxWei: 50_000_000_000_000_000, Deadline: 5 * time.Minute}
 
 // DefaultDataDir is used when neither --data-dir nor data_dir is set.
 const DefaultDataDir = ".fleetd"
@@ -63,6 +87,21 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// budget is the per-run budget: the defaults with the config's values on top.
+func (c *Config) budget() fleet.Budget { return DefaultBudget.Merge(c.Budget) }
+
+// target returns the target section or an error saying it is needed.
+func (c *Config) target() (fleet.Target, error) {
+	if c.Target == nil {
+		return fleet.Target{}, errors.New("no target: section in the config (see configs/fleetd.example.yaml)")
+	}
+	t := *c.Target
+	if t.Corpus != "" {
+		t.Corpus = c.resolve(t.Corpus)
+	}
+	return t, nil
 }
 
 // resolve returns p relative to the config file's directory when p is relative
@@ -100,6 +139,20 @@ func (c *Config) validate() error {
 		if !validDenyPattern(f) {
 			errs = append(errs, fmt.Errorf("chain.deny_functions[%d]: %q is neither a signature like adminBurn(string[]) nor a name pattern like upgrade*", i, f))
 		}
+	}
+	if c.Target != nil {
+		if err := c.Target.Validate("target"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.Budget.Validate("budget"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
+		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if c.Report.PerSource < 0 || c.Report.Window < 0 || c.Report.DedupeWindow < 0 {
+		errs = append(errs, errors.New("report: per_source, window and dedupe_window must not be negative"))
 	}
 	return errors.Join(errs...)
 }
