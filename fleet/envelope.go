@@ -298,7 +298,7 @@ func isEnvelope(t string) bool {
 func parseEnvelope(t string) (Finding, error) {
 	header, body, _ := strings.Cut(t, "\n")
 	f := Finding{}
-	var seen uint8 // bits of standard keys seen, to catch duplicates
+	var seen uint8 // bits of the standard keys seen so far
 	for i := len(envelopeMagic); i < len(header); {
 		if isSep(header[i]) {
 			i++
@@ -325,19 +325,17 @@ func parseEnvelope(t string) (Finding, error) {
 			return Finding{}, fieldError(header[start:])
 		}
 		bit := standardKeyBit(key)
-		if bit != 0 {
-			if seen&bit != 0 {
-				return Finding{}, fmt.Errorf("qa/v1 header: duplicate key %q", key)
-			}
-			seen |= bit
+		if seen&bit != 0 {
+			return Finding{}, fmt.Errorf("qa/v1 header: duplicate key %q", key)
 		}
-		switch key {
-		case keySource:
+		seen |= bit
+		switch bit {
+		case bitSource:
 			f.Source = strings.ToLower(value) // no copy when already lowercase
 			if !isToken(f.Source) {
 				return Finding{}, fmt.Errorf("qa/v1 header: invalid source %q: want a token %s", value, tokenGrammar)
 			}
-		case keySev:
+		case bitSev:
 			sev, err := ParseSeverity(value)
 			if err != nil {
 				return Finding{}, fmt.Errorf("qa/v1 header: %w", err)
@@ -346,19 +344,19 @@ func parseEnvelope(t string) (Finding, error) {
 				return Finding{}, fmt.Errorf("qa/v1 header: sev %q is only for free-form entries", value)
 			}
 			f.Severity = sev
-		case keySurface:
+		case bitSurface:
 			s, err := ParseSurface(value)
 			if err != nil {
 				return Finding{}, fmt.Errorf("qa/v1 header: %w", err)
 			}
 			f.Surface = s
-		case keyKind:
+		case bitKind:
 			f.Kind = Kind(value)
-		case keyFP:
+		case bitFP:
 			f.Fingerprint = value
-		case keyRun:
+		case bitRun:
 			f.Run = value
-		case keyRef:
+		case bitRef:
 			f.Ref = value
 		default:
 			for _, x := range f.Extra {
@@ -369,9 +367,11 @@ func parseEnvelope(t string) (Finding, error) {
 			f.Extra = append(f.Extra, Field{Key: key, Value: value})
 		}
 	}
-	for _, k := range [...]string{keySource, keySev, keySurface} {
-		if seen&standardKeyBit(k) == 0 {
-			return Finding{}, fmt.Errorf("qa/v1 header: missing required key %q", k)
+	if seen&bitRequired != bitRequired {
+		for _, k := range [...]string{keySource, keySev, keySurface} {
+			if seen&standardKeyBit(k) == 0 {
+				return Finding{}, fmt.Errorf("qa/v1 header: missing required key %q", k)
+			}
 		}
 	}
 
@@ -540,23 +540,37 @@ func checkValue(key, value string) error {
 	return nil
 }
 
-// standardKeyBit returns a distinct bit for each standard key, 0 for others.
+// Bits for the standard keys, to dispatch on and to catch duplicates and
+// missing required keys with one word of state.
+const (
+	bitSource uint8 = 1 << iota
+	bitSev
+	bitSurface
+	bitKind
+	bitFP
+	bitRun
+	bitRef
+
+	bitRequired = bitSource | bitSev | bitSurface
+)
+
+// standardKeyBit returns the bit of a standard key, 0 for others.
 func standardKeyBit(key string) uint8 {
 	switch key {
 	case keySource:
-		return 1 << 0
+		return bitSource
 	case keySev:
-		return 1 << 1
+		return bitSev
 	case keySurface:
-		return 1 << 2
+		return bitSurface
 	case keyKind:
-		return 1 << 3
+		return bitKind
 	case keyFP:
-		return 1 << 4
+		return bitFP
 	case keyRun:
-		return 1 << 5
+		return bitRun
 	case keyRef:
-		return 1 << 6
+		return bitRef
 	}
 	return 0
 }
