@@ -37,8 +37,8 @@ type State struct {
 	Goal       string
 	Persona    string // the persona prompt (system instruction for model planners)
 	Target     Target
-	Dial       Dial    // the dial when this turn started
-	Tools      []Tool  // the tools still enabled, in a stable order
+	Dial       Dial   // the dial when this turn started
+	Tools      []Tool // the tools still enabled, in a stable order
 	History    []Exchange
 	Turn       int
 	// Retry is set when the model's previous output was malformed: what was

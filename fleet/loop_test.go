@@ -34,7 +34,9 @@ func newEnv(t *testing.T) *env {
 		}
 		e.calls[name] = n
 	}
-	add("qa_ok", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) { return fleet.OK(map[string]any{"v": 1}), nil })
+	add("qa_ok", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
+		return fleet.OK(map[string]any{"v": 1}), nil
+	})
 	add("qa_fail", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) { return fleet.Fail("broken"), nil })
 	add("qa_write", fleet.Exercise, func(context.Context, json.RawMessage) (fleet.Result, error) { return fleet.OK(nil), nil })
 	add("qa_report", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
@@ -231,7 +233,10 @@ func TestLoopCancellation(t *testing.T) {
 	paused := false
 	model := &fleettest.Script{Steps: []any{
 		func(*fleet.State) (fleet.Step, error) { return fleettest.Calls("qa_ok", map[string]any{}), nil },
-		func(*fleet.State) (fleet.Step, error) { paused = true; return fleettest.Calls("qa_ok", map[string]any{}), nil },
+		func(*fleet.State) (fleet.Step, error) {
+			paused = true
+			return fleettest.Calls("qa_ok", map[string]any{}), nil
+		},
 		fleettest.Calls("qa_ok", map[string]any{}),
 	}}
 	res, rec := e.run(context.Background(), model, func(c *fleet.LoopConfig) {
@@ -243,7 +248,10 @@ func TestLoopCancellation(t *testing.T) {
 	// Context cancelled (SIGTERM) mid-run.
 	ctx, cancel := context.WithCancel(context.Background())
 	model = &fleettest.Script{Steps: []any{
-		func(*fleet.State) (fleet.Step, error) { cancel(); return fleettest.Calls("qa_ok", map[string]any{}), nil },
+		func(*fleet.State) (fleet.Step, error) {
+			cancel()
+			return fleettest.Calls("qa_ok", map[string]any{}), nil
+		},
 		fleettest.Calls("qa_ok", map[string]any{}),
 	}}
 	res, _ = e.run(ctx, model, nil)
