@@ -52,11 +52,11 @@ func TestReaderTornTail(t *testing.T) {
 	withoutFooter := bytes.Join(ls[:3], nil)
 	footer := ls[3]
 	tests := map[string][]byte{
-		"partial footer":              append(bytes.Clone(withoutFooter), footer[:20]...),
+		"partial footer":               append(bytes.Clone(withoutFooter), footer[:20]...),
 		"complete JSON but no newline": append(bytes.Clone(withoutFooter), footer[:len(footer)-1]...),
-		"garbage with newline":        append(bytes.Clone(withoutFooter), "{\"type\":\"turn\",\"ind\n"...),
-		"zeros after power loss":      append(bytes.Clone(withoutFooter), make([]byte, 300)...),
-		"empty last line":             append(bytes.Clone(withoutFooter), '\n'),
+		"garbage with newline":         append(bytes.Clone(withoutFooter), "{\"type\":\"turn\",\"ind\n"...),
+		"zeros after power loss":       append(bytes.Clone(withoutFooter), make([]byte, 300)...),
+		"empty last line":              append(bytes.Clone(withoutFooter), '\n'),
 	}
 	for name, data := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -339,46 +339,57 @@ func (r rules) redactOnce(s string, c class) (string, bool) {
 	return out, out != s
 }
 
-// scanPatterns appends the spans of every pattern rule that matches s.
+// scanPatterns appends the spans of every pattern rule that matches s. It
+// runs in linear time: after a match it resumes past the span, and a
+// candidate inside a run that already failed is not scanned again.
 func scanPatterns(s string, c class, spans []span) []span {
+	failedRun := 0 // end of the last key-character run that matched nothing
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
 		boundary := i == 0 || !isWord(s[i-1])
+		sp := span{start: -1}
 		switch {
 		case ch == '-' && strings.HasPrefix(s[i:], "-----BEGIN "):
 			if end, ok := pemBlock(s, i); ok {
-				spans = append(spans, span{i, end, "pem_private_key"})
-				i = end - 1
-				continue
+				sp = span{i, end, "pem_private_key"}
 			}
-		case ch == 'A' && strings.HasPrefix(s[i:], "AIza"):
+		case ch == 'A' && i >= failedRun && strings.HasPrefix(s[i:], "AIza"):
 			if n := runLen(s, i+4, isKeyChar); n >= 35 {
-				spans = append(spans, span{i, i + 4 + n, "google_api_key"})
+				sp = span{i, i + 4 + n, "google_api_key"}
+			} else {
+				failedRun = i + 4 + n
 			}
 		case ch == 'A' && boundary && strings.HasPrefix(s[i:], "AKIA"):
 			if n := runLen(s, i+4, isUpperDigit); n == 16 && !isAlnumAt(s, i+20) {
-				spans = append(spans, span{i, i + 20, "aws_access_key"})
+				sp = span{i, i + 20, "aws_access_key"}
 			}
-		case ch == 's' && boundary && strings.HasPrefix(s[i:], "sk-"):
+		case ch == 's' && boundary && i >= failedRun && strings.HasPrefix(s[i:], "sk-"):
 			if n := runLen(s, i+3, isKeyChar); n >= 20 && hasDigit(s[i+3:i+3+n]) {
-				spans = append(spans, span{i, i + 3 + n, "api_key"})
+				sp = span{i, i + 3 + n, "api_key"}
+			} else {
+				failedRun = i + 3 + n
 			}
 		case ch == 'g' && strings.HasPrefix(s[i:], "github_pat_"):
 			if n := runLen(s, i+11, isWord); n >= 22 {
-				spans = append(spans, span{i, i + 11 + n, "github_token"})
+				sp = span{i, i + 11 + n, "github_token"}
 			}
 		case ch == 'g' && len(s) > i+4 && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_':
 			if n := runLen(s, i+4, isAlnum); n >= 36 {
-				spans = append(spans, span{i, i + 4 + n, "github_token"})
+				sp = span{i, i + 4 + n, "github_token"}
 			}
 		case (ch == 'a' || ch == 'A') && boundary && hasPrefixFold(s[i:], "authorization"):
 			if a, b, ok := authCredential(s, i+len("authorization")); ok {
-				spans = append(spans, span{a, b, "authorization"})
+				sp = span{a, b, "authorization"}
 			}
 		case (ch == 'b' || ch == 'B') && boundary && hasPrefixFold(s[i:], "bearer"):
 			if a, b, ok := bearerToken(s, i+len("bearer")); ok {
-				spans = append(spans, span{a, b, "bearer_token"})
+				sp = span{a, b, "bearer_token"}
 			}
+		}
+		if sp.start >= 0 {
+			spans = append(spans, sp)
+			i = sp.end - 1
+			continue
 		}
 		if isHex(ch) && boundary {
 			start, body := i, i
@@ -398,8 +409,8 @@ func scanPatterns(s string, c class, spans []span) []span {
 // END line, or the end of s when the block was cut off.
 func pemBlock(s string, i int) (int, bool) {
 	rest := s[i+len("-----BEGIN "):]
-	le := strings.Index(rest, "-----")
-	if le < 0 || le > 64 || !strings.Contains(rest[:le], "PRIVATE KEY") {
+	le := strings.Index(rest[:min(len(rest), 64)], "-----")
+	if le < 0 || !strings.Contains(rest[:le], "PRIVATE KEY") {
 		return 0, false
 	}
 	after := i + len("-----BEGIN ") + le + 5
@@ -452,41 +463,42 @@ func tokenLike(tok string) bool {
 	return len(tok) >= 24 || len(tok) >= 8 && strings.ContainsAny(tok, "0123456789+/=._~-")
 }
 
+// keyContextBytes bounds how far back keyContext looks.
+const keyContextBytes = 96
+
 // keyContext reports whether the nearest telling word before position end,
-// on the same line and at most 6 words back, names a key rather than a
-// digest. Redaction markers count as one neutral word.
+// on the same line, at most 6 words and keyContextBytes bytes back, names a
+// key rather than a digest. A redaction marker counts as one neutral word.
 func keyContext(s string, end int) bool {
-	p := end
-	for words := 0; words < 6; words++ {
-		for p > 0 && !isAlnum(s[p-1]) && s[p-1] != ']' {
-			if s[p-1] == '\n' {
+	p, stop := end, max(0, end-keyContextBytes)
+	for words := 0; words < 6 && p > stop; {
+		c := s[p-1]
+		switch {
+		case c == '\n':
+			return false
+		case c == ']':
+			if m := strings.LastIndex(s[max(stop, p-40):p], markerPrefix); m >= 0 && isMarker(s[max(stop, p-40)+m:p]) {
+				p = max(stop, p-40) + m
+				words++
+			} else {
+				p--
+			}
+		case !isAlnum(c):
+			p--
+		default:
+			q := p
+			for q > stop && isAlnum(s[q-1]) {
+				q--
+			}
+			switch wordClass(s[q:p]) {
+			case classKey:
+				return true
+			case classHash:
 				return false
 			}
-			p--
+			words++
+			p = q
 		}
-		if p == 0 {
-			return false
-		}
-		if s[p-1] == ']' {
-			if m := strings.LastIndex(s[:p], markerPrefix); m >= 0 && isMarker(s[m:p]) {
-				p = m // a marker counts as one neutral word
-			} else {
-				p-- // a plain bracket is a separator, not a word
-				words--
-			}
-			continue
-		}
-		q := p
-		for q > 0 && isAlnum(s[q-1]) {
-			q--
-		}
-		switch wordClass(s[q:p]) {
-		case classKey:
-			return true
-		case classHash:
-			return false
-		}
-		p = q
 	}
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -215,6 +216,32 @@ func TestClassify(t *testing.T) {
 	} {
 		if got := classify(name); got != want {
 			t.Errorf("classify(%q) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestRedactLinear guards against quadratic scans: each input is 512 KiB of
+// one pattern's near-misses.
+func TestRedactLinear(t *testing.T) {
+	const n = 512 << 10
+	inputs := map[string]string{
+		"brackets before hex": strings.Repeat("]", n) + " 0x" + txHex,
+		"sk runs":             strings.Repeat("sk-", n/3),
+		"AIza runs":           strings.Repeat("AIza", n/4),
+		"pem begins":          strings.Repeat("-----BEGIN ", n/11),
+		"authorization":       strings.Repeat("authorization: ", n/15),
+		"bearer":              strings.Repeat("bearer ", n/7),
+		"hex words":           strings.Repeat(txHex+" ", n/65),
+		"markers":             strings.Repeat("[REDACTED:private_key] ", n/23) + "0x" + txHex,
+	}
+	for name, in := range inputs {
+		start := time.Now()
+		out := Redact(in)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: %v for %d bytes", name, d, len(in))
+		}
+		if Redact(out) != out {
+			t.Errorf("%s: not idempotent", name)
 		}
 	}
 }
