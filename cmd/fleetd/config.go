@@ -25,6 +25,8 @@ type Config struct {
 	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
 	Tools   ToolsConfig   `yaml:"tools"`
 	Report  ReportConfig  `yaml:"report"`
+	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
+	PersonasDir string `yaml:"personas_dir"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string

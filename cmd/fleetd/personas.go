@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/qafleet/fleetd/configs"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/triggers"
+	"github.com/spf13/cobra"
+)
+
+// loadPersonas reads every *.yaml in the config's personas_dir, or the
+// embedded defaults when none is set, and validates each against the tools,
+// the playbooks and the cron parser. Errors name the file and the field.
+func (a *app) loadPersonas() ([]fleet.Persona, error) {
+	var fsys fs.FS = configs.Personas
+	dir := "personas"
+	if a.cfg.PersonasDir != "" {
+		fsys, dir = os.DirFS(a.cfg.resolve(a.cfg.PersonasDir)), "."
+	}
+	return loadPersonasFS(fsys, dir, a.cfg.PersonasDir)
+}
+
+func loadPersonasFS(fsys fs.FS, dir, shownDir string) ([]fleet.Persona, error) {
+	files, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("personas: no *.yaml files in %s", orDefault(shownDir, "the built-in set"))
+	}
+	reg, err := toolsRegistry()
+	if err != nil {
+		return nil, err
+	}
+	var out []fleet.Persona
+	var errs []error
+	names := map[string]string{}
+	for _, f := range files {
+		shown := path.Join(orDefault(shownDir, "configs/personas"), path.Base(f))
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
+			continue
+		}
+		var p fleet.Persona
+		if err := decodeStrict(b, &p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
+			continue
+		}
+		if err := validatePersona(p, path.Base(f), reg); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
+			continue
+		}
+		if other, dup := names[p.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s: name %q is also used by %s", shown, p.Name, other))
+			continue
+		}
+		names[p.Name] = shown
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+func validatePersona(p fleet.Persona, file string, reg *fleet.Registry) error {
+	errs := []error{p.Validate()}
+	if want := strings.TrimSuffix(file, ".yaml"); p.Name != want {
+		errs = append(errs, fmt.Errorf("name: %q must match the file name %q", p.Name, want))
+	}
+	for i, t := range p.Tools {
+		if _, ok := reg.Get(t); !ok {
+			errs = append(errs, fmt.Errorf("tools[%d]: unknown tool %q", i, t))
+		}
+	}
+	if !slices.Contains(p.Tools, "qa_report") {
+		errs = append(errs, errors.New("tools: must include qa_report, or the specialist cannot report anything"))
+	}
+	if p.Planner == fleet.PlannerPlaybook && !slices.Contains(playbookNames(), p.PlaybookName()) {
+		errs = append(errs, fmt.Errorf("playbook: %q is not a playbook (have: %s)", p.PlaybookName(), strings.Join(playbookNames(), ", ")))
+	}
+	if p.Trigger.Cron != "" {
+		if _, err := triggers.ParseCron(p.Trigger.Cron); err != nil {
+			errs = append(errs, fmt.Errorf("trigger.cron: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// persona returns the named specialist.
+func (a *app) persona(name string) (fleet.Persona, error) {
+	ps, err := a.loadPersonas()
+	if err != nil {
+		return fleet.Persona{}, err
+	}
+	var have []string
+	for _, p := range ps {
+		if p.Name == name {
+			return p, nil
+		}
+		have = append(have, p.Name)
+	}
+	return fleet.Persona{}, fmt.Errorf("no specialist %q (have: %s)", name, strings.Join(have, ", "))
+}
+
+// playbookNames lists the deterministic playbooks a persona may name.
+// (Wired to fleet/playbook.Names once that package lands.)
+func playbookNames() []string { return []string{"smoke", "security", "fuzz", "ux", "perf"} }
+
+func (a *app) specialistsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "specialists",
+		Short: "List the specialists (personas) with their planner, trigger and tools",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ps, err := a.loadPersonas()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, triggerString(p.Trigger), strings.Join(p.Tools, ","))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func triggerString(t fleet.Trigger) string {
+	var parts []string
+	switch {
+	case t.Cron != "":
+		parts = append(parts, "cron "+t.Cron)
+	case t.Every > 0:
+		parts = append(parts, "every "+t.Every.String())
+	case t.Continuous:
+		parts = append(parts, "continuous")
+	}
+	for _, e := range t.Events {
+		parts = append(parts, "on "+e)
+	}
+	if len(parts) == 0 {
+		return "manual"
+	}
+	return strings.Join(parts, ", ")
+}
