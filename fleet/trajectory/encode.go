@@ -66,10 +66,17 @@ var (
 // same on every call. Fields tagged "-", unexported fields and empty fields
 // with omitempty/omitzero are skipped, as encoding/json skips them.
 func ValidateEncodable(v any, root string) error {
-	w := walker{root: root}
+	w := walkers.Get().(*walker)
+	*w = walker{root: root, path: w.path[:0], stack: w.stack[:0]}
 	w.walk(reflect.ValueOf(v))
-	return w.err
+	err := w.err
+	w.err = nil
+	walkers.Put(w)
+	return err
 }
+
+// walkers keeps walkers, and the path and stack they grew, between records.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
 
 // Marshal validates v with ValidateEncodable and encodes it as compact JSON
 // without HTML escaping. Map keys are sorted and struct fields keep their
@@ -333,9 +340,17 @@ func (w *walker) walkMap(v reflect.Value) {
 		firstErr error
 		firstKey string
 	)
+	// One key, and where it is safe one value, reused for every entry
+	// instead of a copy each.
+	key := reflect.New(t.Key()).Elem()
+	var val reflect.Value
+	if reuseMapValue(t.Elem()) {
+		val = reflect.New(t.Elem()).Elem()
+	}
 	iter := v.MapRange()
 	for iter.Next() {
-		k, err := mapKey(iter.Key())
+		key.SetIterKey(iter)
+		k, err := mapKey(key)
 		if err != nil {
 			if firstErr == nil || k < firstKey {
 				firstKey = k
@@ -347,7 +362,12 @@ func (w *walker) walkMap(v reflect.Value) {
 			continue
 		}
 		w.push(keyElem(k))
-		w.walk(iter.Value())
+		if val.IsValid() {
+			val.SetIterValue(iter)
+			w.walk(val)
+		} else {
+			w.walk(iter.Value())
+		}
 		w.pop()
 		if w.err != nil {
 			firstKey, firstErr = k, w.err
@@ -356,6 +376,24 @@ func (w *walker) walkMap(v reflect.Value) {
 	}
 	w.err = firstErr
 	w.depth--
+}
+
+// reuseMapValue reports whether map values of type t can be walked through
+// a reused, addressable reflect.Value. encoding/json sees map values as not
+// addressable, so a type that behaves differently when addressable (a
+// pointer-receiver marshaler, here or in a field) must be walked as a copy.
+func reuseMapValue(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		return true // an interface's or pointer's target is the same either way
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		p := reflect.PointerTo(t)
+		return !p.Implements(marshalerType) && !p.Implements(textMarshalerType)
+	}
+	return false
 }
 
 // isNilRef reports whether v is a nil pointer or interface.

@@ -27,6 +27,14 @@ type liarMarshaler struct{}
 
 func (liarMarshaler) MarshalJSON() ([]byte, error) { return []byte(`{"a":`), nil }
 
+// ptrMarshaler fails, but only where encoding/json calls it: on addressable
+// values such as slice elements, not on map values.
+type ptrMarshaler struct {
+	N int `json:"n"`
+}
+
+func (*ptrMarshaler) MarshalJSON() ([]byte, error) { return nil, errors.New("ptr boom") }
+
 type embedded struct {
 	Inner float64 `json:"inner"`
 }
@@ -75,6 +83,7 @@ func TestValidateEncodableFailsLoud(t *testing.T) {
 		{"invalid Number", map[string]any{"n": json.Number("12abc")}, "turn.result.n", `invalid json.Number "12abc"`},
 		{"time out of range", map[string]any{"at": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "turn.result.at", "time year 10000 outside [0,9999]"},
 		{"promoted field", outer{embedded: embedded{Inner: math.NaN()}}, "turn.result.inner", "NaN"},
+		{"pointer marshaler on a slice element", []ptrMarshaler{{1}}, "turn.result[0]", "MarshalJSON"},
 		{"first of many, by key order", map[string]any{"b": math.NaN(), "a": math.Inf(1), "c": func() {}}, "turn.result.a", "+Inf"},
 	}
 	for _, tt := range tests {
@@ -116,6 +125,8 @@ func TestValidateEncodableAccepts(t *testing.T) {
 		{"number", json.Number("-1.5e10")},
 		{"empty number", json.Number("")},
 		{"max float", math.MaxFloat64},
+		{"pointer marshaler not called on map values", map[string]ptrMarshaler{"a": {1}}},
+		{"map of any", map[string]any{"b": []any{1.5, "x", nil}, "a": map[string]string{"k": "v"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

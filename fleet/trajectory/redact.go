@@ -279,8 +279,7 @@ func (r rules) redactOnce(s string, c class) (string, bool) {
 		return s, false
 	}
 	secrets, hexKeys := r.secrets, r.hexKeys
-	var buf [8]span
-	spans := buf[:0]
+	var spans []span // allocated only when something matches
 	for _, sec := range secrets {
 		for off := 0; ; {
 			i := strings.Index(s[off:], sec)
@@ -346,44 +345,65 @@ func scanPatterns(s string, c class, spans []span) []span {
 	failedRun := 0 // end of the last key-character run that matched nothing
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
+		if !patternStart[ch] {
+			continue
+		}
 		boundary := i == 0 || !isWord(s[i-1])
 		sp := span{start: -1}
-		switch {
-		case ch == '-' && strings.HasPrefix(s[i:], "-----BEGIN "):
-			if end, ok := pemBlock(s, i); ok {
-				sp = span{i, end, "pem_private_key"}
+		switch ch {
+		case '-':
+			if strings.HasPrefix(s[i:], "-----BEGIN ") {
+				if end, ok := pemBlock(s, i); ok {
+					sp = span{i, end, "pem_private_key"}
+				}
 			}
-		case ch == 'A' && i >= failedRun && strings.HasPrefix(s[i:], "AIza"):
-			if n := runLen(s, i+4, isKeyChar); n >= 35 {
-				sp = span{i, i + 4 + n, "google_api_key"}
-			} else {
-				failedRun = i + 4 + n
+		case 'A':
+			switch {
+			case i >= failedRun && strings.HasPrefix(s[i:], "AIza"):
+				if n := runLen(s, i+4, isKeyChar); n >= 35 {
+					sp = span{i, i + 4 + n, "google_api_key"}
+				} else {
+					failedRun = i + 4 + n
+				}
+			case boundary && strings.HasPrefix(s[i:], "AKIA"):
+				if n := runLen(s, i+4, isUpperDigit); n == 16 && !isAlnumAt(s, i+20) {
+					sp = span{i, i + 20, "aws_access_key"}
+				}
+			case boundary && hasPrefixFold(s[i:], "authorization"):
+				if a, b, ok := authCredential(s, i+len("authorization")); ok {
+					sp = span{a, b, "authorization"}
+				}
 			}
-		case ch == 'A' && boundary && strings.HasPrefix(s[i:], "AKIA"):
-			if n := runLen(s, i+4, isUpperDigit); n == 16 && !isAlnumAt(s, i+20) {
-				sp = span{i, i + 20, "aws_access_key"}
+		case 'a':
+			if boundary && hasPrefixFold(s[i:], "authorization") {
+				if a, b, ok := authCredential(s, i+len("authorization")); ok {
+					sp = span{a, b, "authorization"}
+				}
 			}
-		case ch == 's' && boundary && i >= failedRun && strings.HasPrefix(s[i:], "sk-"):
-			if n := runLen(s, i+3, isKeyChar); n >= 20 && hasDigit(s[i+3:i+3+n]) {
-				sp = span{i, i + 3 + n, "api_key"}
-			} else {
-				failedRun = i + 3 + n
+		case 'b', 'B':
+			if boundary && hasPrefixFold(s[i:], "bearer") {
+				if a, b, ok := bearerToken(s, i+len("bearer")); ok {
+					sp = span{a, b, "bearer_token"}
+				}
 			}
-		case ch == 'g' && strings.HasPrefix(s[i:], "github_pat_"):
-			if n := runLen(s, i+11, isWord); n >= 22 {
-				sp = span{i, i + 11 + n, "github_token"}
+		case 's':
+			if boundary && i >= failedRun && strings.HasPrefix(s[i:], "sk-") {
+				if n := runLen(s, i+3, isKeyChar); n >= 20 && hasDigit(s[i+3:i+3+n]) {
+					sp = span{i, i + 3 + n, "api_key"}
+				} else {
+					failedRun = i + 3 + n
+				}
 			}
-		case ch == 'g' && len(s) > i+4 && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_':
-			if n := runLen(s, i+4, isAlnum); n >= 36 {
-				sp = span{i, i + 4 + n, "github_token"}
-			}
-		case (ch == 'a' || ch == 'A') && boundary && hasPrefixFold(s[i:], "authorization"):
-			if a, b, ok := authCredential(s, i+len("authorization")); ok {
-				sp = span{a, b, "authorization"}
-			}
-		case (ch == 'b' || ch == 'B') && boundary && hasPrefixFold(s[i:], "bearer"):
-			if a, b, ok := bearerToken(s, i+len("bearer")); ok {
-				sp = span{a, b, "bearer_token"}
+		case 'g':
+			switch {
+			case strings.HasPrefix(s[i:], "github_pat_"):
+				if n := runLen(s, i+11, isWord); n >= 22 {
+					sp = span{i, i + 11 + n, "github_token"}
+				}
+			case len(s) > i+4 && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_':
+				if n := runLen(s, i+4, isAlnum); n >= 36 {
+					sp = span{i, i + 4 + n, "github_token"}
+				}
 			}
 		}
 		if sp.start >= 0 {
@@ -400,10 +420,21 @@ func scanPatterns(s string, c class, spans []span) []span {
 			if n == 64 && !isWordAt(s, body+n) && (c == classKey || keyContext(s, start)) {
 				spans = append(spans, span{start, body + n, "private_key"})
 			}
+			// Inside the run nothing is at a boundary; only its last byte can
+			// start a pattern ("0AIza..."). Resume there.
+			i = max(i, body+n-2)
 		}
 	}
 	return spans
 }
+
+// patternStart marks the bytes a pattern can start with.
+var patternStart = func() (t [256]bool) {
+	for _, c := range []byte("-AabBsg0123456789abcdefABCDEF") {
+		t[c] = true
+	}
+	return t
+}()
 
 // pemBlock returns the end of the PEM private key block starting at i: the
 // END line, or the end of s when the block was cut off.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -281,4 +282,46 @@ func TestReaderOnWriterOutputStreams(t *testing.T) {
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("Next at the end of an open run = %v, want io.EOF", err)
 	}
+}
+
+// TestWriterSyncsWithinInterval checks an idle run is fsynced by the timer,
+// not only at the next write.
+func TestWriterSyncsWithinInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := Create(t.TempDir(), "r-timer", sampleHeader(), WithSyncInterval(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close(Footer{Outcome: OutcomeDone})
+		dirty := func() bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.dirty
+		}
+		if err := w.WriteTurn(sampleTurn(0)); err != nil {
+			t.Fatal(err)
+		}
+		if !dirty() {
+			t.Fatal("a written turn is not pending sync")
+		}
+		time.Sleep(4 * time.Second)
+		synctest.Wait()
+		if !dirty() {
+			t.Fatal("synced before the interval")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if dirty() {
+			t.Fatal("not synced within the interval")
+		}
+		// The next write starts a new interval.
+		if err := w.WriteTurn(sampleTurn(1)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(6 * time.Second)
+		synctest.Wait()
+		if dirty() {
+			t.Fatal("second write not synced")
+		}
+	})
 }
