@@ -1,0 +1,196 @@
+package triage
+
+import (
+	"slices"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// cluster is one group of findings about the same problem.
+type cluster struct {
+	id         string // fleet.Fingerprint of its first finding: stable across runs
+	surface    fleet.Surface
+	parent     int32 // the cluster this one was merged into (duplicate-of), or itself
+	freeForm   bool
+	anchored   bool // holds a repro group: another repro cannot join by similarity
+	needsRepro bool
+	sigs       uint8
+	corr       corr
+	rep        rep
+	counted    [2]stats // [0] trusted senders' findings, [1] the others'
+	merged     []int32  // clusters merged into this one by duplicate-of
+}
+
+// corr is the latest state correction applied to a cluster.
+type corr struct {
+	kind  fleet.Kind // "", KindResolution or KindFalsePositive
+	index uint64     // the correction entry
+}
+
+// rep is what a cluster shows: the first trusted finding's title and the
+// first trusted repro, or an untrusted one's while no trusted finding exists.
+type rep struct {
+	set     bool
+	trusted bool
+	index   uint64
+	title   string
+	repro   *fleet.Repro
+}
+
+// recentEntries is how many of a cluster's latest entry indexes a report lists
+// besides its first.
+const recentEntries = 19
+
+// stats aggregates one trust class of a cluster's findings.
+type stats struct {
+	n           int
+	first, last uint64 // lowest and highest entry index
+	tFirst      int64  // earliest and latest entry time, unix seconds
+	tLast       int64
+	maxSev      int8 // fleet.Severity.Rank of the most severe
+	sources     []int32
+	pairs       pairSet // distinct (source, run) pairs
+	recent      []uint64
+	rpos        int
+}
+
+func (s *stats) add(index uint64, t int64, sev int8, src int32, pair uint64) {
+	if s.n == 0 {
+		s.first, s.last, s.tFirst, s.tLast, s.maxSev = index, index, t, t, sev
+	} else {
+		s.first, s.last = min(s.first, index), max(s.last, index)
+		s.tFirst, s.tLast = min(s.tFirst, t), max(s.tLast, t)
+		s.maxSev = max(s.maxSev, sev)
+	}
+	s.n++
+	if !slices.Contains(s.sources, src) {
+		s.sources = append(s.sources, src)
+	}
+	s.pairs.add(pair)
+	if len(s.recent) < recentEntries {
+		s.recent = append(s.recent, index)
+	} else {
+		s.recent[s.rpos] = index
+		s.rpos = (s.rpos + 1) % recentEntries
+	}
+}
+
+// merge adds o's findings to s.
+func (s *stats) merge(o *stats) {
+	if o.n == 0 {
+		return
+	}
+	if s.n == 0 {
+		*s = *o
+		*o = stats{}
+		return
+	}
+	s.first, s.last = min(s.first, o.first), max(s.last, o.last)
+	s.tFirst, s.tLast = min(s.tFirst, o.tFirst), max(s.tLast, o.tLast)
+	s.maxSev = max(s.maxSev, o.maxSev)
+	s.n += o.n
+	for _, src := range o.sources {
+		if !slices.Contains(s.sources, src) {
+			s.sources = append(s.sources, src)
+		}
+	}
+	s.pairs.union(&o.pairs)
+	all := append(s.entries(), o.entries()...)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all) > recentEntries {
+		all = all[len(all)-recentEntries:]
+	}
+	s.recent, s.rpos = all, 0
+	*o = stats{}
+}
+
+// entries returns the recent indexes in ascending order.
+func (s *stats) entries() []uint64 {
+	out := make([]uint64, 0, len(s.recent))
+	out = append(out, s.recent[s.rpos:]...)
+	out = append(out, s.recent[:s.rpos]...)
+	return out
+}
+
+// pairSet is a set of 64-bit hashes, inline while small.
+type pairSet struct {
+	small [4]uint64
+	n     uint8
+	m     map[uint64]struct{}
+}
+
+func (p *pairSet) add(h uint64) {
+	if p.m != nil {
+		p.m[h] = struct{}{}
+		return
+	}
+	for _, x := range p.small[:p.n] {
+		if x == h {
+			return
+		}
+	}
+	if int(p.n) < len(p.small) {
+		p.small[p.n] = h
+		p.n++
+		return
+	}
+	p.m = make(map[uint64]struct{}, 2*len(p.small))
+	for _, x := range p.small {
+		p.m[x] = struct{}{}
+	}
+	p.m[h] = struct{}{}
+}
+
+func (p *pairSet) len() int {
+	if p.m != nil {
+		return len(p.m)
+	}
+	return int(p.n)
+}
+
+func (p *pairSet) union(o *pairSet) {
+	if o.m != nil {
+		if p.m == nil && int(p.n) <= len(o.m) {
+			small := p.small[:p.n]
+			p.m, o.m = o.m, nil
+			for _, x := range small {
+				p.m[x] = struct{}{}
+			}
+			return
+		}
+		for x := range o.m {
+			p.add(x)
+		}
+		return
+	}
+	for _, x := range o.small[:o.n] {
+		p.add(x)
+	}
+}
+
+// merge folds cluster src into dst (a duplicate-of correction): dst keeps
+// its id and title, gains src's findings, and takes the later of the two
+// state corrections, so that a resolved duplicate of a bug still being
+// reported becomes a regression of it.
+func (e *Engine) merge(src, dst int32) {
+	s, d := &e.clusters[src], &e.clusters[dst]
+	s.parent = dst
+	for k := range d.counted {
+		d.counted[k].merge(&s.counted[k])
+	}
+	if s.corr.index > d.corr.index {
+		d.corr = s.corr
+	}
+	d.needsRepro = d.needsRepro || s.needsRepro
+	d.anchored = d.anchored || s.anchored
+	switch {
+	case !d.rep.set || s.rep.trusted && !d.rep.trusted:
+		d.rep = s.rep
+	case d.rep.repro == nil && s.rep.repro != nil && s.rep.trusted == d.rep.trusted:
+		d.rep.repro = s.rep.repro
+	}
+	d.merged = append(d.merged, src)
+	d.merged = append(d.merged, s.merged...)
+	s.merged = nil
+}

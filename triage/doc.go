@@ -1,0 +1,2 @@
+// Package triage reads the feedback log and ranks it.
+package triage

@@ -1,0 +1,443 @@
+package triage
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Entry is one record of the feedback log, as chain.FeedbackLog.Scan reads it.
+type Entry = chain.Entry
+
+// ErrOrder is wrapped by Engine.Add for an entry whose index is not above
+// every index added before: the log is append-only, so this means the
+// caller is replaying or mixing logs. Rebuild a new Engine instead.
+var ErrOrder = errors.New("entry out of order")
+
+// Engine clusters and ranks feedback entries in memory. Add entries in log
+// order, as often as they arrive; Report is computed from the clusters'
+// running aggregates, so its cost depends on the number of clusters, not
+// entries. Every clustering decision is made when an entry arrives, from the
+// entries before it, so adding a log in one call or in many gives the same
+// clusters, ids and report.
+//
+// An Engine is not safe for concurrent use; Triage serializes access.
+type Engine struct {
+	cfg     Config
+	trusted []fleet.Address
+	seed    maphash.Seed
+
+	started bool
+	base    uint64  // index of the first entry added
+	next    uint64  // index after the last entry added
+	of      []int32 // entry index - base -> cluster, -1 when not a finding
+
+	clusters []cluster
+	keys     map[litKey]int32 // literal keys every sender's entries may use
+	ukeys    map[litKey]int32 // literal keys only untrusted entries may use
+	cache    []cacheSlot      // (surface, body) -> cluster, skipping key work
+	surfaces map[fleet.Surface]uint32
+	sources  map[sourceKey]int32
+	srcs     []sourceInfo
+	sim      *simIndex
+
+	totals Totals
+	buf    []byte
+	toks   []uint64
+}
+
+// litKey is a 128-bit hash of a literal key: the surface, whether the group
+// is keyed by repro, summary or free text, and the normalized text with its
+// literals replaced (appendLiterals). Two independent 64-bit halves keep
+// accidental collisions out of reach (p ≈ 2^-100 over a billion keys) and
+// the per-process random seed keeps crafted ones out of reach.
+type litKey [2]uint64
+
+type cacheSlot struct {
+	h   uint64
+	c   int32
+	pub bool
+}
+
+const cacheSize = 1 << 16
+
+type sourceKey struct {
+	addr  fleet.Address
+	label string
+}
+
+type sourceInfo struct {
+	name    string
+	trusted bool
+}
+
+// NewEngine returns an empty Engine. cfg's zero fields take their defaults;
+// the error reports an invalid cfg.
+func NewEngine(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("triage config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	return &Engine{
+		cfg:      cfg,
+		trusted:  slices.Clone(cfg.Trusted),
+		seed:     maphash.MakeSeed(),
+		keys:     map[litKey]int32{},
+		ukeys:    map[litKey]int32{},
+		cache:    make([]cacheSlot, cacheSize),
+		surfaces: map[fleet.Surface]uint32{},
+		sources:  map[sourceKey]int32{},
+		sim:      newSimIndex(len(cfg.Trusted) == 0),
+	}, nil
+}
+
+// Config returns the configuration in use, defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Next returns the index after the last entry added (0 before any).
+func (e *Engine) Next() uint64 { return e.next }
+
+// Trusted reports whether a is one of the configured trusted senders.
+func (e *Engine) Trusted(a fleet.Address) bool {
+	for _, t := range e.trusted {
+		if t == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Add adds entries, which must come in increasing index order, each above
+// every index added before (gaps are allowed). It stops at the first entry
+// out of order and returns an error wrapping ErrOrder; entries before it
+// were added. Add never fails on an entry's text: malformed, hostile or
+// oversized text is kept as a free-form finding.
+func (e *Engine) Add(entries []Entry) error {
+	for k := range entries {
+		en := &entries[k]
+		if e.started && en.Index < e.next {
+			return fmt.Errorf("add entry %d after %d: %w", en.Index, e.next-1, ErrOrder)
+		}
+		if !e.started {
+			e.started, e.base, e.next = true, en.Index, en.Index
+		}
+		for e.next < en.Index { // a gap: nothing there
+			e.of = append(e.of, -1)
+			e.next++
+		}
+		e.of = append(e.of, e.add(en))
+		e.next++
+	}
+	return nil
+}
+
+// add takes one entry and returns its cluster, or -1.
+func (e *Engine) add(en *Entry) int32 {
+	f, perr := fleet.Parse(en.Text)
+	trusted := e.Trusted(en.Sender)
+	e.totals.Entries++
+	if !trusted {
+		e.totals.Untrusted++
+	}
+	if perr != nil {
+		e.totals.Malformed++
+	}
+	if !f.FreeForm {
+		switch f.Kind {
+		case fleet.KindMeta:
+			e.totals.Meta++
+			return -1
+		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro:
+			e.correct(en, &f, trusted)
+			return -1
+		}
+		if f.Severity == fleet.SeverityMeta {
+			e.totals.Meta++
+			return -1
+		}
+	}
+	e.totals.Findings++
+	if f.FreeForm {
+		e.totals.FreeForm++
+	}
+	c := e.assign(en, &f, trusted)
+	e.count(c, en, &f, trusted)
+	return c
+}
+
+// body returns the part of text that, with the surface, determines a
+// finding's literal key: the text after the header line for an envelope,
+// the whole text for a free-form entry.
+func body(text string, f *fleet.Finding) string {
+	if f.FreeForm {
+		return text
+	}
+	t := strings.TrimSpace(text)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		return t[i+1:]
+	}
+	return ""
+}
+
+// assign returns the cluster a finding belongs to, creating one when needed.
+func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	h.WriteString(string(f.Surface))
+	if f.FreeForm {
+		h.WriteByte(1)
+	} else {
+		h.WriteByte(0)
+	}
+	h.WriteString(body(en.Text, f))
+	sum := h.Sum64()
+	slot := &e.cache[sum&(cacheSize-1)]
+	if slot.h == sum && (slot.pub || !trusted) {
+		return e.find(slot.c)
+	}
+	key, hasRepro := e.literalKey(f)
+	c, pub := int32(-1), true
+	if id, ok := e.keys[key]; ok {
+		c = e.find(id)
+	} else if id, ok := e.ukeys[key]; ok && !trusted {
+		c, pub = e.find(id), false
+	} else {
+		c, pub = e.newGroup(en, f, key, hasRepro, trusted)
+	}
+	*slot = cacheSlot{h: sum, c: c, pub: pub}
+	return c
+}
+
+// literalKey computes a finding's literal key (see litKey).
+func (e *Engine) literalKey(f *fleet.Finding) (litKey, bool) {
+	b := append(e.buf[:0], f.Surface...)
+	hasRepro := f.Repro != nil
+	switch {
+	case f.FreeForm:
+		b = append(b, 0, 'f', 0)
+		b = appendLiterals(b, fleet.NormalizeSummary(f.Summary))
+	case hasRepro:
+		b = append(b, 0, 'r', 0)
+		b = appendLiterals(b, fleet.NormalizeRepro(*f.Repro))
+	default:
+		b = append(b, 0, 's', 0)
+		b = appendLiterals(b, fleet.NormalizeSummary(f.Summary))
+	}
+	e.buf = b
+	return litKey{maphash.Bytes(e.seed, b), maphash.Bytes(e.seed, append(b, 0xff))}, hasRepro
+}
+
+// newGroup places a finding whose literal key no cluster holds yet: into the
+// most similar cluster of its surface when one is similar enough and may take
+// it, else into a new cluster. It returns the cluster and whether the key was
+// registered for every sender.
+func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, trusted bool) (int32, bool) {
+	surface := e.surfaceID(f.Surface)
+	var toks []uint64
+	if !f.FreeForm {
+		e.toks = tokenize(e.toks[:0], f.Summary)
+		toks = e.toks
+	}
+	if len(toks) >= minSimTokens {
+		best, _ := e.sim.query(surface, toks, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
+			cl := &e.clusters[c]
+			// A repro names one bug: a group with a new repro may only join a
+			// cluster that has none yet (its other reports omitted it).
+			return !cl.freeForm && !(hasRepro && cl.anchored)
+		})
+		if best >= 0 {
+			if !trusted {
+				// Untrusted text may join a cluster but never becomes a
+				// bridge: its key and words stay out of what trusted
+				// entries are matched against.
+				e.ukeys[key] = best
+				return best, false
+			}
+			cl := &e.clusters[best]
+			e.keys[key] = best
+			cl.anchored = cl.anchored || hasRepro
+			if cl.sigs < maxSigsPerCluster {
+				cl.sigs++
+				e.sim.add(best, surface, toks, true)
+			}
+			return best, true
+		}
+	}
+	c := e.newCluster(f)
+	cl := &e.clusters[c]
+	cl.anchored = hasRepro
+	e.keys[key] = c
+	if len(toks) >= minSimTokens {
+		cl.sigs = 1
+		e.sim.add(c, surface, toks, trusted)
+	}
+	return c, true
+}
+
+// minSimTokens is the fewest summary tokens a finding needs to be matched by
+// similarity; shorter summaries only merge by literal key.
+const minSimTokens = 2
+
+// maxSigsPerCluster bounds the summaries indexed per cluster.
+const maxSigsPerCluster = 16
+
+func (e *Engine) surfaceID(s fleet.Surface) uint32 {
+	id, ok := e.surfaces[s]
+	if !ok {
+		id = uint32(len(e.surfaces))
+		e.surfaces[fleet.Surface(strings.Clone(string(s)))] = id
+	}
+	return id
+}
+
+func (e *Engine) newCluster(f *fleet.Finding) int32 {
+	id := int32(len(e.clusters))
+	e.clusters = append(e.clusters, cluster{
+		id:       fleet.Fingerprint(*f),
+		surface:  fleet.Surface(strings.Clone(string(f.Surface))),
+		parent:   id,
+		freeForm: f.FreeForm,
+	})
+	return id
+}
+
+// find returns the cluster c was merged into (duplicate-of), or c.
+func (e *Engine) find(c int32) int32 {
+	for e.clusters[c].parent != c {
+		p := e.clusters[c].parent
+		e.clusters[c].parent = e.clusters[p].parent // path halving
+		c = p
+	}
+	return c
+}
+
+// count adds a finding to its cluster's aggregates.
+func (e *Engine) count(c int32, en *Entry, f *fleet.Finding, trusted bool) {
+	cl := &e.clusters[c]
+	src := e.source(en.Sender, f.Source, trusted)
+	t := en.Time.Unix()
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	if f.Run != "" {
+		h.WriteByte('r')
+		h.WriteString(f.Run)
+	} else {
+		// No run id: count a source's reports in one UTC day as one run,
+		// so a burst without run ids cannot pose as many runs.
+		h.WriteByte('d')
+		h.WriteString(strconv.FormatInt(floorDiv(t, 86400), 10))
+	}
+	pair := h.Sum64() ^ (uint64(src)+1)*0x9E3779B97F4A7C15
+	k := 1
+	if trusted {
+		k = 0
+	}
+	cl.counted[k].add(en.Index, t, int8(f.Severity.Rank()), src, pair)
+	if !cl.rep.set || trusted && !cl.rep.trusted {
+		cl.rep = rep{title: title(f), trusted: trusted, set: true, index: en.Index}
+		cl.rep.repro = cloneRepro(f.Repro)
+	} else if cl.rep.repro == nil && f.Repro != nil && trusted == cl.rep.trusted {
+		cl.rep.repro = cloneRepro(f.Repro)
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func cloneRepro(r *fleet.Repro) *fleet.Repro {
+	if r == nil {
+		return nil
+	}
+	return &fleet.Repro{Tool: strings.Clone(r.Tool), Args: slices.Clone(r.Args)}
+}
+
+// maxTitle bounds a cluster title in bytes.
+const maxTitle = 200
+
+// title is the first non-empty line of a finding's summary, at most maxTitle
+// bytes, copied so that the entry text can be freed.
+func title(f *fleet.Finding) string {
+	s := f.Summary
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if line = strings.TrimSpace(line); line != "" {
+			s = line
+			break
+		}
+		s = rest
+	}
+	if len(s) > maxTitle {
+		n := maxTitle
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return strings.Clone(s)
+}
+
+// source interns a reporting source. A trusted sender's source is its
+// source= label (the fleet posts every specialist under one identity); an
+// untrusted sender's is its address alone, since it can write any label.
+func (e *Engine) source(a fleet.Address, label string, trusted bool) int32 {
+	k := sourceKey{addr: a}
+	if trusted {
+		k.label = label
+	}
+	if id, ok := e.sources[k]; ok {
+		return id
+	}
+	id := int32(len(e.srcs))
+	k.label = strings.Clone(k.label)
+	e.sources[k] = id
+	name := a.String()
+	if trusted && label != "" {
+		name = k.label
+	}
+	e.srcs = append(e.srcs, sourceInfo{name: name, trusted: trusted})
+	return id
+}
+
+// ClusterOf returns the id of the cluster that holds the finding at index,
+// after duplicate-of merges. ok is false for an index that is not a finding
+// (a correction, a meta summary, or outside the entries added).
+func (e *Engine) ClusterOf(index uint64) (id string, ok bool) {
+	c, ok := e.clusterAt(index)
+	if !ok {
+		return "", false
+	}
+	return e.clusters[c].id, true
+}
+
+// Surface returns the surface of the cluster holding the finding at index,
+// for correction records that name it. ok is as for ClusterOf.
+func (e *Engine) Surface(index uint64) (s fleet.Surface, ok bool) {
+	c, ok := e.clusterAt(index)
+	if !ok {
+		return "", false
+	}
+	return e.clusters[c].surface, true
+}
+
+func (e *Engine) clusterAt(index uint64) (int32, bool) {
+	if !e.started || index < e.base || index >= e.next {
+		return 0, false
+	}
+	c := e.of[index-e.base]
+	if c < 0 {
+		return 0, false
+	}
+	return e.find(c), true
+}
