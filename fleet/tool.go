@@ -201,7 +201,7 @@ func checkArgs(raw json.RawMessage, s *Schema) error {
 		return &ArgError{Reason: "want a JSON object of arguments: " + err.Error()}
 	}
 	for k := range fields {
-		if _, ok := s.Properties[k]; !ok {
+		if _, ok := s.Properties[k]; !ok && s.AdditionalProperties != nil && !*s.AdditionalProperties {
 			known := make([]string, 0, len(s.Properties))
 			for n := range s.Properties {
 				known = append(known, n)
@@ -216,7 +216,10 @@ func checkArgs(raw json.RawMessage, s *Schema) error {
 		}
 	}
 	for name, v := range fields {
-		p := s.Properties[name]
+		p, ok := s.Properties[name]
+		if !ok {
+			continue // an additional property the schema allows
+		}
 		if err := checkType(bytes.TrimSpace(v), p); err != nil {
 			return &ArgError{Field: name, Reason: err.Error()}
 		}
@@ -315,8 +318,7 @@ func (r *Registry) Add(t Tool) error {
 		return fmt.Errorf("add tool %q: already registered", t.Name)
 	}
 	if t.Schema == nil {
-		no := false
-		t.Schema = &Schema{Type: "object", AdditionalProperties: &no}
+		t.Schema = &Schema{Type: "object"} // untyped: any object of arguments
 	}
 	r.tools[t.Name] = t
 	return nil

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) runsCmd() *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List recorded runs: specialist, outcome, turns, findings, duration",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			files, _ := filepath.Glob(filepath.Join(a.dataDir(), trajectory.RunsDir, "*.jsonl"))
+			var sums []trajectory.RunSummary
+			var bad []string
+			for _, f := range files {
+				s, err := trajectory.Summary(f)
+				if err != nil {
+					bad = append(bad, fmt.Sprintf("%s: %v", filepath.Base(f), err))
+					continue
+				}
+				sums = append(sums, s)
+			}
+			sort.Slice(sums, func(i, j int) bool { return sums[i].StartedAt.After(sums[j].StartedAt) })
+			if limit > 0 && len(sums) > limit {
+				sums = sums[:limit]
+			}
+			if asJSON {
+				for _, s := range sums {
+					if err := a.printJSON(map[string]any{"run_id": s.RunID, "specialist": s.Specialist, "outcome": s.Outcome,
+						"turns": s.Turns, "findings": s.Findings, "duration_ms": s.Duration.Milliseconds(), "started_at": s.StartedAt}); err != nil {
+						return err
+					}
+				}
+			} else {
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tSPECIALIST\tOUTCOME\tTURNS\tFINDINGS\tDURATION\tSTARTED")
+				for _, s := range sums {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.RunID, s.Specialist, s.Outcome, s.Turns, s.Findings,
+						s.Duration.Round(time.Millisecond), s.StartedAt.Local().Format("2006-01-02 15:04:05"))
+				}
+				tw.Flush()
+			}
+			for _, b := range bad {
+				fmt.Fprintln(a.stderr, "unreadable run record:", b)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per run")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show only the N most recent runs")
+	cmd.AddCommand(a.runsShowCmd())
+	return cmd
+}
+
+func (a *app) runsShowCmd() *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Render one run as a readable timeline (--raw prints the JSONL record)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			path := trajectory.Path(a.dataDir(), args[0])
+			run, err := trajectory.ReadAll(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no run %q in %s", args[0], filepath.Dir(path))
+			}
+			if err != nil {
+				return err
+			}
+			if raw {
+				for _, r := range run.Records {
+					b, err := trajectory.MarshalRecord(r)
+					if err != nil {
+						return err
+					}
+					if _, err := fmt.Fprintf(a.stdout, "%s\n", b); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return renderTimeline(a.stdout, run)
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the run record's JSON lines")
+	return cmd
+}
+
+// renderTimeline writes a run for a person: header, one line per turn with
+// the salient fields of its result, disabled tools, and the footer.
+func renderTimeline(w io.Writer, run *trajectory.Run) error {
+	h := run.Header
+	fmt.Fprintf(w, "run %s  specialist %s  model %s  dial %s\n", h.RunID, h.Specialist, dash(h.Model), dash(h.Dial))
+	fmt.Fprintf(w, "goal: %s\n", sanitize(h.Goal))
+	fmt.Fprintf(w, "started %s  budget: turns %d, writes %d, tokens %d, deadline %s\n\n",
+		h.StartedAt.Local().Format(time.RFC3339), h.Budget.MaxTurns, h.Budget.MaxWrites, h.Budget.MaxTokens, time.Duration(h.Budget.DeadlineMS)*time.Millisecond)
+	for _, r := range run.Records {
+		switch r := r.(type) {
+		case trajectory.Turn:
+			fmt.Fprintln(w, turnLine(r))
+		case trajectory.ToolDisabled:
+			fmt.Fprintf(w, "      tool %s disabled from turn %d (%s)\n", r.Tool, r.Turn, r.Reason)
+		}
+	}
+	if run.Torn {
+		fmt.Fprintln(w, "      (the record ends in a torn line)")
+	}
+	if f := run.Footer; f != nil {
+		t := f.Totals
+		fmt.Fprintf(w, "\n%s: %s\n", strings.ToUpper(string(f.Outcome)), sanitize(f.FinalSummary))
+		if f.HarnessError != "" {
+			fmt.Fprintf(w, "harness error: %s\n", sanitize(f.HarnessError))
+		}
+		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, tokens %d in / %d out, %s\n",
+			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
+	} else {
+		fmt.Fprintln(w, "\nno footer: the run crashed or is still running")
+	}
+	return nil
+}
+
+// resultKeys are the result fields worth a place on a timeline line.
+var resultKeys = []string{"outcome", "status", "hint", "name", "entry_id", "reverted", "bytes", "exit_code", "signal", "error"}
+
+func turnLine(t trajectory.Turn) string {
+	tool := "(done)"
+	if t.ProposedAction != nil {
+		tool = t.ProposedAction.Tool
+	}
+	verdict := t.Validation.Result
+	var res map[string]any
+	if raw, ok := t.Result.(json.RawMessage); ok && len(raw) > 0 {
+		json.Unmarshal(raw, &res)
+	}
+	if verdict == trajectory.ValidationOK && res != nil {
+		if ok, _ := res["ok"].(bool); !ok {
+			verdict = "error"
+		}
+	}
+	var parts []string
+	for _, k := range resultKeys {
+		if v, ok := res[k]; ok && v != nil && v != "" {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	if t.Validation.Reason != "" && res == nil {
+		parts = append(parts, "reason="+t.Validation.Reason)
+	}
+	line := fmt.Sprintf("#%-3d %s  %-10s %-8s %5dms  %s", t.Index, t.StartedAt.Local().Format("15:04:05"), tool, verdict, t.LatencyMS, strings.Join(parts, " "))
+	if t.Findings > 0 {
+		line += "  [finding]"
+	}
+	return clip(sanitize(line), 220)
+}
