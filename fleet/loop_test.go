@@ -34,9 +34,14 @@ func newEnv(t *testing.T) *env {
 		}
 		e.calls[name] = n
 	}
-	add("qa_ok", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
+	okCalls := new(int)
+	if err := e.reg.Add(fleet.NewTool("qa_ok", "typed, takes no arguments", fleet.Observe, func(context.Context, struct{}) (fleet.Result, error) {
+		*okCalls++
 		return fleet.OK(map[string]any{"v": 1}), nil
-	})
+	})); err != nil {
+		t.Fatal(err)
+	}
+	e.calls["qa_ok"] = okCalls
 	add("qa_fail", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) { return fleet.Fail("broken"), nil })
 	add("qa_write", fleet.Exercise, func(context.Context, json.RawMessage) (fleet.Result, error) { return fleet.OK(nil), nil })
 	add("qa_report", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
