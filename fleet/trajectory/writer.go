@@ -3,6 +3,7 @@ package trajectory
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -284,12 +285,13 @@ func (w *Writer) WriteToolDisabled(d ToolDisabled) error {
 
 // Close writes the footer, fsyncs and closes the file. A zero f.EndedAt is
 // set from the clock, and zero f.Totals from the turns written (see
-// Writer.Totals). The footer is exempt from the size budget.
+// Writer.Totals). The footer is exempt from the size budget (though not
+// from MaxLineBytes).
 //
 // A footer that breaks the format (an unknown outcome; harness_error set
 // without outcome harness_error or missing with it; a value that cannot be
-// encoded) is refused and the writer stays open, so the caller can correct
-// it. Any other failure closes the file anyway; the run record then has no
+// encoded; a line over MaxLineBytes) is refused and the writer stays open,
+// so the caller can correct it. Any other failure closes the file anyway; the run record then has no
 // footer and Recover completes it. Close after Close returns ErrClosed and
 // writes nothing.
 func (w *Writer) Close(f Footer) error {
@@ -311,12 +313,17 @@ func (w *Writer) Close(f Footer) error {
 		f.Totals = w.totals
 		f.Totals.DurationMS = max(0, f.EndedAt.Sub(w.startedAt).Milliseconds())
 	}
-	if err := ValidateEncodable(f, TypeFooter); err != nil {
+	line, err := w.enc.encode(f)
+	if err != nil {
 		return fmt.Errorf("close run: %w", err)
 	}
-	err := w.err
+	if len(line) > MaxLineBytes {
+		return fmt.Errorf("close run: %w: footer of %d bytes is longer than a reader accepts", ErrSizeBudget, len(line))
+	}
+	// From here on the writer closes whatever happens.
+	err = w.err
 	if err == nil {
-		err = w.append(f, -1)
+		err = w.writeLine(line)
 	}
 	if err == nil {
 		err = w.f.Sync()
@@ -342,23 +349,31 @@ func (w *Writer) usable() error {
 }
 
 // append encodes r and writes it as one line, if the record keeps the file
-// within limit bytes (limit < 0: no limit). A failed write is truncated
-// away so the file stays well formed; if even that fails the writer is
-// broken for good.
+// within limit bytes.
 func (w *Writer) append(r Record, limit int64) error {
 	line, err := w.enc.encode(r)
 	if err != nil {
 		return err
 	}
-	if limit >= 0 && w.size+int64(len(line)) > limit {
+	if w.size+int64(len(line)) > limit {
 		return fmt.Errorf("%w: record of %d bytes, %d of %d used", ErrSizeBudget, len(line), w.size, w.max)
 	}
+	if len(line) > MaxLineBytes {
+		return fmt.Errorf("%w: record of %d bytes is longer than a reader accepts", ErrSizeBudget, len(line))
+	}
+	return w.writeLine(line)
+}
+
+// writeLine writes line with one write(2). A failed write is truncated away
+// so the file stays well formed; if even that fails the writer is broken
+// for good.
+func (w *Writer) writeLine(line []byte) error {
 	if _, err := w.f.Write(line); err != nil {
 		if terr := w.f.Truncate(w.size); terr != nil {
 			w.err = fmt.Errorf("write failed and could not be undone: %w", errors.Join(err, terr))
 			return w.err
 		}
-		if _, serr := w.f.Seek(w.size, 0); serr != nil {
+		if _, serr := w.f.Seek(w.size, io.SeekStart); serr != nil {
 			w.err = fmt.Errorf("write failed and could not be undone: %w", errors.Join(err, serr))
 			return w.err
 		}

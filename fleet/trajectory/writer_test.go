@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -324,4 +325,40 @@ func TestWriterSyncsWithinInterval(t *testing.T) {
 			t.Fatal("second write not synced")
 		}
 	})
+}
+
+// TestWriterWriteFailureIsSticky swaps in a read-only descriptor: the write
+// fails and cannot be undone, so the writer refuses everything after and
+// leaves the file as it was for Recover.
+func TestWriterWriteFailureIsSticky(t *testing.T) {
+	w := mustCreate(t, "r-broken")
+	if err := w.WriteTurn(sampleTurn(0)); err != nil {
+		t.Fatal(err)
+	}
+	before := mustReadFile(t, w.Path())
+	ro, err := os.Open(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	good := w.f
+	w.f = ro
+	w.mu.Unlock()
+	defer good.Close()
+	err1 := w.WriteTurn(sampleTurn(1))
+	if err1 == nil {
+		t.Fatal("write on a read-only descriptor succeeded")
+	}
+	if err2 := w.WriteTurn(sampleTurn(1)); err2 == nil || !strings.Contains(err2.Error(), "could not be undone") {
+		t.Errorf("second write = %v, want the sticky error", err2)
+	}
+	if err := w.Close(Footer{Outcome: OutcomeDone}); err == nil {
+		t.Error("Close on a broken writer = nil")
+	}
+	if after := mustReadFile(t, w.Path()); !bytes.Equal(after, before) {
+		t.Errorf("file changed")
+	}
+	if ok, err := Recover(w.Path(), "write failed"); !ok || err != nil {
+		t.Errorf("Recover = %v, %v", ok, err)
+	}
 }
