@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,14 +53,12 @@ func (r *Redactor) Add(secret string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h, ok := hexBody(secret); ok && len(h) >= MinSecretLen {
-		r.hexKeys = insertSorted(r.hexKeys, asciiLower(h))
-	} else {
-		r.secrets = insertSorted(r.secrets, secret)
-	}
 	n := len(secret)
 	if h, ok := hexBody(secret); ok && len(h) >= MinSecretLen {
+		r.hexKeys = insertSorted(r.hexKeys, asciiLower(h))
 		n = len(h)
+	} else {
+		r.secrets = insertSorted(r.secrets, secret)
 	}
 	if r.minLen == 0 || n < r.minLen {
 		r.minLen = n
@@ -80,16 +79,15 @@ func hexBody(s string) (string, bool) {
 	return s, s != ""
 }
 
-// insertSorted adds s to list, longest first, without duplicates.
+// insertSorted returns a new list with s added, longest first, without
+// duplicates. It never writes to list: snapshots taken by rules share it.
 func insertSorted(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
-	list = append(list, s)
-	sort.SliceStable(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
-	return list
+	out := append(slices.Clip(list), s)
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 var defaultRedactor = &Redactor{}

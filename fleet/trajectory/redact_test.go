@@ -245,3 +245,22 @@ func TestRedactLinear(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactorConcurrentAdd(t *testing.T) {
+	r := &Redactor{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			r.Add(strings.Repeat(string(rune('a'+i%26)), 10+i))
+		}
+	}()
+	for range 200 {
+		r.Redact("some text aaaaaaaaaaaa bbbbbbbbbbbbbbbb")
+		r.RedactJSON([]byte(`{"a":"cccccccccccccccccccc"}`))
+	}
+	<-done
+	if got := r.Redact("x " + strings.Repeat("z", 35) + " y"); got != "x [REDACTED:registered] y" {
+		t.Errorf("Redact = %q", got)
+	}
+}
