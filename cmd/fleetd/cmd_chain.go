@@ -99,9 +99,13 @@ func abs(p string) string {
 // writeDevnetConfig writes a config pointing at the running devnet, replacing
 // any previous one atomically (the chain is in memory, so old ones are stale).
 func writeDevnetConfig(info devnetInfo, dataDir string) error {
-	cfg := Config{DataDir: abs(dataDir), Chain: ChainConfig{
-		RPC: info.RPC, ChainID: info.ChainID, FeedbackLog: info.FeedbackLog,
-		FleetKeyFile: info.FleetKeyFile, SponsorKeyFile: info.SponsorKeyFile,
+	// Only what devnet knows; other sections keep their defaults.
+	cfg := struct {
+		DataDir string         `yaml:"data_dir"`
+		Chain   map[string]any `yaml:"chain"`
+	}{abs(dataDir), map[string]any{
+		"rpc": info.RPC, "chain_id": info.ChainID, "feedback_log": info.FeedbackLog,
+		"fleet_key_file": info.FleetKeyFile, "sponsor_key_file": info.SponsorKeyFile,
 	}}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {

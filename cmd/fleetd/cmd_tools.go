@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -104,7 +103,7 @@ invalid arguments, 3 refused.`,
 				return err
 			}
 			defer env.Close()
-			base := filepath.Join(a.dataDir(), "qa-sandbox")
+			base := a.sandboxDir()
 			if done, err := qatools.Reconcile(ctx, env.Env, base); err != nil {
 				logger.Warn("reconcile crashed runs", "err", err)
 			} else if len(done) > 0 {

@@ -26,7 +26,8 @@ type Config struct {
 	Tools   ToolsConfig   `yaml:"tools"`
 	Report  ReportConfig  `yaml:"report"`
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
-	PersonasDir string `yaml:"personas_dir"`
+	PersonasDir string       `yaml:"personas_dir"`
+	Models      ModelsConfig `yaml:"models"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string

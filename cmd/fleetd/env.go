@@ -17,6 +17,11 @@ import (
 	"github.com/qafleet/fleetd/qatools"
 )
 
+type chainKey = chain.Key
+
+// sandboxDir is where run sandboxes live.
+func (a *app) sandboxDir() string { return filepath.Join(a.dataDir(), "qa-sandbox") }
+
 // control returns the data dir's dial and kill switch.
 func (a *app) control() *fleet.Control { return fleet.NewControl(a.dataDir()) }
 

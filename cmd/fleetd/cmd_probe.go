@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) probeCmd() *cobra.Command {
+	var planner string
+	cmd := &cobra.Command{
+		Use:   "probe SPECIALIST [--planner P]",
+		Short: "Run one specialist now, narrating each turn on stderr; exit 0 when the run is done",
+		Long: `Runs SPECIALIST once in a fresh sandbox under the stored dial: one line per
+turn on stderr (tool, verdict, latency), then the run's id, outcome and
+findings on stdout. Names the run minted are released and its throwaway keys
+swept before it exits. Exit status 0 when the run ends with outcome done,
+1 otherwise. For cron jobs and Kubernetes CronJobs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			p, err := a.persona(args[0])
+			if err != nil {
+				return err
+			}
+			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			env, err := a.buildEnv(ctx, logger)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			if done, err := qatools.Reconcile(ctx, env.Env, a.sandboxDir()); err != nil {
+				logger.Warn("reconcile crashed runs", "err", err)
+			} else if len(done) > 0 {
+				fmt.Fprintf(a.stderr, "reconciled %d crashed run(s): names released, funds swept\n", len(done))
+			}
+			dial, _ := env.control.Dial()
+			fmt.Fprintf(a.stderr, "probe %s (dial %s)\n", p.Name, dial)
+			res, err := a.runSpecialist(ctx, env, p, runOptions{planner: planner, logger: logger, narrate: func(e fleet.TurnEvent) {
+				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
+			}})
+			if err != nil && res.RunID == "" {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "run %s: %s: %s\n", res.RunID, res.Outcome, res.Summary)
+			for _, f := range res.Findings {
+				fmt.Fprintf(a.stdout, "  finding %v fp=%v entry=%v\n", f["status"], f["fp"], f["entry_id"])
+			}
+			fmt.Fprintf(a.stdout, "turns %d, tool calls %d, refusals %d, findings %d, %dms\n",
+				res.Totals.Turns, res.Totals.ToolCalls, res.Totals.Refusals, res.Totals.Findings, res.Totals.DurationMS)
+			if err != nil {
+				return err
+			}
+			if res.Outcome != trajectory.OutcomeDone {
+				return &exitError{code: 1, err: fmt.Errorf("run %s ended %s", res.RunID, res.Outcome)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&planner, "planner", "", "override the persona's planner: playbook, gemini or openai")
+	return cmd
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/gemini"
+	"github.com/qafleet/fleetd/fleet/playbook"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+	"go.yaml.in/yaml/v3"
+)
+
+// ModelsConfig configures the LLM planners.
+type ModelsConfig struct {
+	Gemini GeminiConfig `yaml:"gemini"`
+	OpenAI OpenAIConfig `yaml:"openai"`
+}
+
+// GeminiConfig configures the gemini planner.
+type GeminiConfig struct {
+	APIKey string `yaml:"api_key"`
+	Model  string `yaml:"model"`
+}
+
+// OpenAIConfig configures the openai planner (any OpenAI-compatible server).
+type OpenAIConfig struct {
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+	Model   string `yaml:"model"`
+}
+
+// ErrPaused is returned when the kill switch keeps a run from starting.
+var ErrPaused = errors.New("paused: the kill switch is on (fleetd resume to turn it off)")
+
+// planner builds the model that drives p: its configured planner, or override.
+func (a *app) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, logger *slog.Logger) (fleet.Model, string, error) {
+	kind := p.Planner
+	if override != "" {
+		kind = override
+	}
+	switch kind {
+	case fleet.PlannerPlaybook:
+		corpus, err := playbook.LoadCorpus(target.Corpus)
+		if err != nil {
+			return nil, "", err
+		}
+		m, err := playbook.New(p.PlaybookName(), playbook.Options{Corpus: corpus})
+		return m, "playbook/" + p.PlaybookName(), err
+	case fleet.PlannerGemini:
+		gc := a.cfg.Models.Gemini
+		m, err := gemini.New(ctx, gemini.Config{APIKey: gc.APIKey, Model: gc.Model, Logger: logger})
+		if err != nil {
+			return nil, "", fmt.Errorf("models.gemini: %w", err)
+		}
+		return m, "gemini/" + orDefault(gc.Model, gemini.DefaultModel), nil
+	case fleet.PlannerOpenAI:
+		return a.openaiPlanner(logger)
+	}
+	return nil, "", fmt.Errorf("unknown planner %q (playbook, gemini, openai)", kind)
+}
+
+// runOptions are the knobs of one specialist run.
+type runOptions struct {
+	planner string
+	narrate func(fleet.TurnEvent)
+	logger  *slog.Logger
+}
+
+// runSpecialist runs p once: a fresh sandbox, a run record, the loop, and
+// cleanup (names released, funds swept) however it ends.
+func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
+	if paused, err := env.control.Paused(); paused {
+		return fleet.RunResult{}, errors.Join(ErrPaused, err)
+	}
+	dial, _ := env.control.Dial()
+	budget := a.cfg.budget().Merge(p.Budget)
+	model, modelName, err := a.planner(ctx, p, o.planner, env.Target, o.logger)
+	if err != nil {
+		return fleet.RunResult{}, err
+	}
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(filepath.Join(a.dataDir(), "qa-sandbox"), runID)
+	if err != nil {
+		return fleet.RunResult{}, err
+	}
+	meter := sandbox.NewMeter(budget)
+	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter}
+	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
+	if err != nil {
+		sb.Abandon()
+		return fleet.RunResult{}, err
+	}
+	personaYAML, _ := yaml.Marshal(p)
+	sum := sha256.Sum256(personaYAML)
+	w, err := trajectory.Create(a.dataDir(), runID, trajectory.Header{
+		RunID: runID, Specialist: p.Name, Goal: p.Goal, PersonaSHA256: hex.EncodeToString(sum[:]),
+		Build: versionString(), Model: modelName, HarnessVersion: harnessVersion, Dial: dial.String(),
+		Budget: fleet.TrajectoryBudget(budget), Tools: fleet.ToolManifest(tools.List()),
+		Config: map[string]any{"target": env.Target, "planner": modelName},
+	})
+	if err != nil {
+		sb.Abandon()
+		return fleet.RunResult{}, err
+	}
+	for _, k := range env.secretKeys() {
+		w.AddSecret(k)
+	}
+	cfg := fleet.LoopConfig{
+		RunID: runID, Specialist: p.Name, Goal: p.Goal, Persona: p.Prompt, Target: env.Target,
+		Model: model, Tools: tools, Dial: env.control, Paused: env.control.Paused, Meter: meter, Record: w,
+		Cleanup: func(ctx context.Context) error { return qatools.CleanupRun(ctx, env.Env, run) },
+		Narrate: o.narrate,
+	}
+	if env.Reporter != nil {
+		cfg.Report = func(ctx context.Context, f fleet.Finding) error {
+			_, err := env.Reporter.Report(ctx, f)
+			return err
+		}
+	}
+	return fleet.Run(ctx, cfg)
+}
+
+// harnessVersion is the run record format and loop contract version.
+const harnessVersion = "fleetd-loop/1"
+
+// secretKeys returns the hex private keys the run records must never hold.
+func (e *fleetEnv) secretKeys() []string {
+	var out []string
+	for _, k := range []*chainKey{e.FleetKey, e.Sponsor} {
+		if k != nil {
+			out = append(out, hex.EncodeToString(k.PrivateKey().D.FillBytes(make([]byte, 32))))
+		}
+	}
+	return out
+}
