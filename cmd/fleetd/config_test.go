@@ -99,6 +99,8 @@ func FuzzDecodeConfig(f *testing.F) {
 // it must load, and it must mention every key the Config type declares.
 func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 	const example = "../../configs/fleetd.example.yaml"
+	t.Setenv("GEMINI_API_KEY", "test-gemini-key")
+	t.Setenv("OPENAI_API_KEY", "test-openai-key")
 	if _, err := LoadConfig(example); err != nil {
 		t.Fatal(err)
 	}
