@@ -568,3 +568,30 @@ func TestRegistryAndReads(t *testing.T) {
 		t.Error("non-array params accepted")
 	}
 }
+
+func TestEvents(t *testing.T) {
+	b := mustDevchain(t)
+	c := mustDial(t, b.url)
+	ctx := context.Background()
+	reg, rc, err := c.DeployNameRegistry(ctx, b.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := c.CodeHash(ctx, reg.Address(), rc.Block)
+	if err != nil || h1 == crypto.Keccak256Hash(nil) {
+		t.Fatalf("code hash %x %v", h1, err)
+	}
+	if h0, _ := c.CodeHash(ctx, reg.Address(), rc.Block-1); h0 != crypto.Keccak256Hash(nil) {
+		t.Errorf("code before deploy: %x", h0)
+	}
+	r1, _ := reg.Register(ctx, b.sponsor, "one")
+	reg.Register(ctx, b.sponsor, "two")
+	head, _ := c.BlockNumber(ctx)
+	logs, err := c.FilterLogs(ctx, reg.Address(), TopicRegistered, rc.Block, head)
+	if err != nil || len(logs) != 2 || logs[0].Block != r1.Block || logs[0].TxHash != common.HexToHash(r1.Tx) {
+		t.Fatalf("logs %+v %v", logs, err)
+	}
+	if logs, _ := c.FilterLogs(ctx, reg.Address(), TopicRegistered, r1.Block+1, head); len(logs) != 1 {
+		t.Errorf("range filter returned %d logs", len(logs))
+	}
+}
