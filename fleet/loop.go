@@ -134,6 +134,7 @@ type RunResult struct {
 	Totals   trajectory.Totals
 	Findings []Result // results of successful qa_report calls
 	Err      error    // the harness error, if any
+	WeiSpent uint64   // what the run's throwaway keys were funded with
 }
 
 // Run drives cfg.Model through the tool loop until the model is done, a
@@ -408,6 +409,7 @@ func (l *loop) finish(ctx context.Context) error {
 	}
 	l.totals.DurationMS = time.Since(l.start).Milliseconds()
 	l.res.Totals = l.totals
+	l.res.WeiSpent = l.cfg.Meter.Used(ResWei)
 	f := trajectory.Footer{Outcome: l.res.Outcome, FinalSummary: l.res.Summary, Totals: l.totals}
 	if l.res.Outcome == trajectory.OutcomeHarnessError {
 		msg := "harness error"

@@ -1,0 +1,286 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// RunFunc runs one specialist to completion under ctx. The runner cancels
+// ctx on shutdown; a RunFunc must still clean up (the loop does).
+type RunFunc func(ctx context.Context, specialist, reason string) (RunResult, error)
+
+// RunnerConfig configures NewRunner.
+type RunnerConfig struct {
+	Run RunFunc
+	// Paused is the kill switch; while on, no run starts (nil: never).
+	Paused func() (bool, error)
+	// MaxConcurrent caps runs across the fleet (default 2).
+	MaxConcurrent int
+	// Daily is the fleet-wide per-day budget (nil: none).
+	Daily  *DailyBudget
+	Logger *slog.Logger
+	// OnEvent, if set, hears every start, skip and finish (narration, metrics).
+	OnEvent func(RunnerEvent)
+}
+
+// RunnerEvent is one thing that happened to a run.
+type RunnerEvent struct {
+	Kind       string // "started", "skipped", "finished"
+	Specialist string
+	Reason     string // why it started, or why it was skipped
+	Result     RunResult
+	Err        error
+	At         time.Time
+}
+
+// RunDone is what a started run's channel delivers once.
+type RunDone struct {
+	Result RunResult
+	Err    error
+}
+
+// Runner owns every run goroutine. A specialist never overlaps itself, the
+// fleet never runs more than MaxConcurrent at once, nothing starts while
+// paused or after the day's budget is spent, and Shutdown cancels runs and
+// waits for their cleanup, bounded by its context.
+type Runner struct {
+	cfg    RunnerConfig
+	log    *slog.Logger
+	ctx    context.Context // parent of every run; cancelled by Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	running  map[string]time.Time
+	skipped  map[string]int
+	finished map[string]int
+}
+
+// NewRunner returns a runner; it starts nothing by itself.
+func NewRunner(cfg RunnerConfig) *Runner {
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 2
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{cfg: cfg, log: cfg.Logger.With("component", "runner"), ctx: ctx, cancel: cancel,
+		running: map[string]time.Time{}, skipped: map[string]int{}, finished: map[string]int{}}
+}
+
+// Start begins a run of specialist and returns at once. When it does not
+// start it says why: already running, the concurrency cap, paused, the daily
+// budget, or shutting down. done delivers one RunDone and is then closed.
+func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, started bool, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	skip := func(why string) (<-chan RunDone, bool, string) {
+		r.skipped[specialist]++
+		r.emit(RunnerEvent{Kind: "skipped", Specialist: specialist, Reason: why})
+		return nil, false, why
+	}
+	switch {
+	case r.closed:
+		return skip("shutting down")
+	case !r.running[specialist].IsZero():
+		return skip("already running (started " + r.running[specialist].Format(time.RFC3339) + ")")
+	case len(r.running) >= r.cfg.MaxConcurrent:
+		return skip(fmt.Sprintf("fleet-wide limit of %d concurrent runs reached", r.cfg.MaxConcurrent))
+	}
+	if r.cfg.Paused != nil {
+		if paused, _ := r.cfg.Paused(); paused {
+			return skip("paused")
+		}
+	}
+	if r.cfg.Daily != nil {
+		if err := r.cfg.Daily.Check(); err != nil {
+			return skip(err.Error())
+		}
+	}
+	r.running[specialist] = time.Now()
+	ch := make(chan RunDone, 1)
+	r.wg.Add(1)
+	r.emit(RunnerEvent{Kind: "started", Specialist: specialist, Reason: reason})
+	go func() {
+		defer r.wg.Done()
+		res, err := r.safeRun(specialist, reason)
+		if r.cfg.Daily != nil {
+			r.cfg.Daily.Add(res)
+		}
+		r.mu.Lock()
+		delete(r.running, specialist)
+		r.finished[specialist]++
+		r.emit(RunnerEvent{Kind: "finished", Specialist: specialist, Reason: reason, Result: res, Err: err})
+		r.mu.Unlock()
+		ch <- RunDone{Result: res, Err: err}
+		close(ch)
+	}()
+	return ch, true, ""
+}
+
+// safeRun keeps one run's panic from taking the daemon down.
+func (r *Runner) safeRun(specialist, reason string) (res RunResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("run of %s panicked: %v", specialist, p)
+			r.log.Error("run panicked", "specialist", specialist, "panic", fmt.Sprint(p))
+		}
+	}()
+	return r.cfg.Run(r.ctx, specialist, reason)
+}
+
+// emit calls OnEvent; r.mu is held.
+func (r *Runner) emit(e RunnerEvent) {
+	e.At = time.Now()
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(e)
+	}
+}
+
+// Running returns the specialists running now, sorted.
+func (r *Runner) Running() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.running))
+	for s := range r.running {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Counts returns how many runs of specialist finished and were skipped.
+func (r *Runner) Counts(specialist string) (finished, skipped int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finished[specialist], r.skipped[specialist]
+}
+
+// ErrShutdownTimeout is returned when runs did not finish within Shutdown's context.
+var ErrShutdownTimeout = errors.New("runs still finishing at the shutdown deadline")
+
+// Shutdown stops new runs, cancels the running ones (they stop at their next
+// tool boundary, release their names and write their footers) and waits for
+// them until ctx is done.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrShutdownTimeout, r.Running())
+	}
+}
+
+// DailyBudget is the fleet-wide spend of one UTC day, persisted in
+// <data_dir>/budget/daily.json so a restart does not reset it. A zero limit
+// is unlimited.
+type DailyBudget struct {
+	path   string
+	limits Budget
+	now    func() time.Time
+
+	mu   sync.Mutex
+	day  dailyRecord
+	load error
+}
+
+type dailyRecord struct {
+	Date   string `json:"date"`
+	Writes uint64 `json:"writes"`
+	Tokens uint64 `json:"tokens"`
+	Wei    uint64 `json:"wei"`
+	Runs   int    `json:"runs"`
+}
+
+// NewDailyBudget opens the day's ledger under dataDir.
+func NewDailyBudget(dataDir string, limits Budget) *DailyBudget {
+	d := &DailyBudget{path: filepath.Join(dataDir, "budget", "daily.json"), limits: limits, now: time.Now}
+	if b, err := os.ReadFile(d.path); err == nil {
+		if err := json.Unmarshal(b, &d.day); err != nil {
+			d.load = fmt.Errorf("daily budget %s: %w", d.path, err)
+		}
+	}
+	return d
+}
+
+func (d *DailyBudget) today() string { return d.now().UTC().Format("2006-01-02") }
+
+// roll starts a new day when the date changed; d.mu is held.
+func (d *DailyBudget) roll() {
+	if t := d.today(); d.day.Date != t {
+		d.day = dailyRecord{Date: t}
+	}
+}
+
+// Check returns a *BudgetError when the day's budget is spent.
+func (d *DailyBudget) Check() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll()
+	for _, c := range []struct {
+		r    Resource
+		used uint64
+	}{{ResWrites, d.day.Writes}, {ResTokens, d.day.Tokens}, {ResWei, d.day.Wei}} {
+		if lim := d.limits.Limit(c.r); lim > 0 && c.used >= lim {
+			return fmt.Errorf("daily %w", &BudgetError{Resource: c.r, Limit: lim, Used: c.used})
+		}
+	}
+	return nil
+}
+
+// Remaining caps a run's budget by what is left of the day.
+func (d *DailyBudget) Remaining(run Budget) Budget {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll()
+	capInt := func(runLimit int, r Resource, used uint64) int {
+		lim := d.limits.Limit(r)
+		if lim == 0 {
+			return runLimit
+		}
+		left := int(lim - min(lim, used))
+		if runLimit == 0 || left < runLimit {
+			return max(left, 0)
+		}
+		return runLimit
+	}
+	run.MaxWrites = capInt(run.MaxWrites, ResWrites, d.day.Writes)
+	run.MaxTokens = int64(capInt(int(run.MaxTokens), ResTokens, d.day.Tokens))
+	if lim := d.limits.MaxWei; lim > 0 {
+		left := lim - min(lim, d.day.Wei)
+		if run.MaxWei == 0 || left < run.MaxWei {
+			run.MaxWei = left
+		}
+	}
+	return run
+}
+
+// Add records a finished run's spend and persists the day.
+func (d *DailyBudget) Add(res RunResult) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll()
+	d.day.Writes += uint64(max(res.Totals.Writes, 0))
+	d.day.Tokens += uint64(max(res.Totals.TokensIn+res.Totals.TokensOut, 0))
+	d.day.Wei += res.WeiSpent
+	d.day.Runs++
+	if b, err := json.Marshal(d.day); err == nil {
+		writeAtomic(d.path, b)
+	}
+}

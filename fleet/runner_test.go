@@ -1,0 +1,143 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+)
+
+// slowRun runs for d (or until cancelled) and reports how it ended.
+func slowRun(d time.Duration, cleanups *int, mu *sync.Mutex) fleet.RunFunc {
+	return func(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
+		defer func() { mu.Lock(); *cleanups++; mu.Unlock() }()
+		select {
+		case <-time.After(d):
+			return fleet.RunResult{Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{Writes: 1, TokensIn: 10}}, nil
+		case <-ctx.Done():
+			return fleet.RunResult{Outcome: trajectory.OutcomeCancelled}, nil
+		}
+	}
+}
+
+func TestRunnerNoOverlapAndCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		cleanups := 0
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: slowRun(time.Minute, &cleanups, &mu), MaxConcurrent: 2})
+		done, ok, _ := r.Start("fuzz", "cron")
+		if !ok {
+			t.Fatal("first start refused")
+		}
+		if _, ok, why := r.Start("fuzz", "cron"); ok || !strings.Contains(why, "already running") {
+			t.Errorf("overlapping start: %v %q", ok, why)
+		}
+		if _, ok, _ := r.Start("ux", "cron"); !ok {
+			t.Error("second specialist refused")
+		}
+		if _, ok, why := r.Start("perf", "cron"); ok || !strings.Contains(why, "limit of 2") {
+			t.Errorf("third concurrent start: %v %q", ok, why)
+		}
+		if _, skipped := r.Counts("fuzz"); skipped != 1 {
+			t.Errorf("fuzz skips counted %d", skipped)
+		}
+		d := <-done
+		if d.Result.Outcome != trajectory.OutcomeDone {
+			t.Errorf("fuzz ended %s", d.Result.Outcome)
+		}
+		synctest.Wait()
+		if _, ok, _ := r.Start("fuzz", "cron"); !ok {
+			t.Error("fuzz refused after its run ended")
+		}
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if cleanups != 3 {
+			t.Errorf("%d runs cleaned up, want 3", cleanups)
+		}
+	})
+}
+
+func TestRunnerPausedAndShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		cleanups := 0
+		paused := true
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: slowRun(time.Hour, &cleanups, &mu), Paused: func() (bool, error) { return paused, nil }})
+		if _, ok, why := r.Start("fuzz", "cron"); ok || why != "paused" {
+			t.Errorf("start while paused: %v %q", ok, why)
+		}
+		paused = false
+		done, ok, _ := r.Start("fuzz", "cron")
+		if !ok {
+			t.Fatal("start after resume refused")
+		}
+		// Shutdown cancels the hour-long run and waits for its cleanup.
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d := <-done; d.Result.Outcome != trajectory.OutcomeCancelled || cleanups != 1 || time.Since(start) > time.Second {
+			t.Errorf("after shutdown: %+v cleanups %d in %s", d.Result, cleanups, time.Since(start))
+		}
+		if _, ok, why := r.Start("ux", "cron"); ok || why != "shutting down" {
+			t.Errorf("start after shutdown: %v %q", ok, why)
+		}
+	})
+}
+
+func TestRunnerShutdownDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
+			<-stuck // ignores cancellation
+			return fleet.RunResult{}, nil
+		}})
+		r.Start("fuzz", "cron")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.Shutdown(ctx); !errors.Is(err, fleet.ErrShutdownTimeout) || !strings.Contains(err.Error(), "fuzz") {
+			t.Errorf("stuck run: %v", err)
+		}
+		close(stuck)
+	})
+}
+
+func TestRunnerRecoversPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: func(context.Context, string, string) (fleet.RunResult, error) { panic("boom") }})
+		done, _, _ := r.Start("fuzz", "cron")
+		if d := <-done; d.Err == nil || !strings.Contains(d.Err.Error(), "panicked") {
+			t.Errorf("panicking run: %+v", d)
+		}
+	})
+}
+
+func TestDailyBudget(t *testing.T) {
+	dir := t.TempDir()
+	d := fleet.NewDailyBudget(dir, fleet.Budget{MaxWrites: 5, MaxTokens: 100})
+	if got := d.Remaining(fleet.Budget{MaxWrites: 20, MaxTokens: 50, MaxTurns: 9}); got.MaxWrites != 5 || got.MaxTokens != 50 || got.MaxTurns != 9 {
+		t.Errorf("remaining %+v", got)
+	}
+	d.Add(fleet.RunResult{Totals: trajectory.Totals{Writes: 3, TokensIn: 60, TokensOut: 40}})
+	if err := d.Check(); err == nil || !errors.Is(err, fleet.ErrBudget) {
+		t.Errorf("tokens spent: %v", err)
+	}
+	// Persisted across restarts.
+	d2 := fleet.NewDailyBudget(dir, fleet.Budget{MaxWrites: 5, MaxTokens: 1000})
+	if got := d2.Remaining(fleet.Budget{MaxWrites: 20}); got.MaxWrites != 2 {
+		t.Errorf("after restart remaining writes %d, want 2", got.MaxWrites)
+	}
+	r := fleet.NewRunner(fleet.RunnerConfig{Daily: d, Run: func(context.Context, string, string) (fleet.RunResult, error) { return fleet.RunResult{}, nil }})
+	if _, ok, why := r.Start("fuzz", "cron"); ok || !strings.Contains(why, "daily budget exhausted") {
+		t.Errorf("start past the daily budget: %v %q", ok, why)
+	}
+}
