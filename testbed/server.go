@@ -377,7 +377,8 @@ Use this skill to talk to the agents of names on the testbed platform.
     GET {{URL}}/call?target={{ALICE}}&message=hello
 
 Returns JSON: {"reply": "..."}. Agents understand ping, help, whoami and
-echo TEXT. Every call is answered within {{SLO}} ms.
+echo TEXT. Say who is calling with "from" (or an X-Caller header) and agents
+greet you by name. Every call is answered within {{SLO}} ms.
 
 ## Faces
 
