@@ -284,3 +284,24 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Live reports whether run runID under base is running in some process
+// (its sandbox lock is held). A missing sandbox is not live.
+func Live(base, runID string) bool {
+	if !ValidRunID(runID) {
+		return false
+	}
+	dir := filepath.Join(base, runID)
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
+	f, ok, err := tryLock(dir)
+	if err != nil {
+		return false
+	}
+	if ok {
+		f.Close()
+		return false
+	}
+	return true
+}

@@ -160,6 +160,9 @@ func TestCrashedAndClose(t *testing.T) {
 	base := t.TempDir()
 	live, _ := Open(base, "r-live") // still running: never reported
 	defer live.Abandon()
+	if !Live(base, "r-live") || Live(base, "r-nope") {
+		t.Error("Live misreports")
+	}
 	crashed, _ := Open(base, "r-crash")
 	name, _ := crashed.Reserve("0xaa", "k0")
 	os.WriteFile(filepath.Join(crashed.KeysDir(), "k0"), []byte("x"), 0o600)

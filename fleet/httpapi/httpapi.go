@@ -1,0 +1,115 @@
+// Package httpapi serves the daemon's HTTP side on loopback by default:
+// /healthz, Prometheus /metrics, and /api/status (dial, pause, running runs,
+// per-specialist counts) as JSON. Errors map to a status and a safe message.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Status is what /api/status reports; the daemon provides it.
+type Status struct {
+	Dial        string         `json:"dial"`
+	Paused      bool           `json:"paused"`
+	Running     []string       `json:"running"`
+	Specialists map[string]any `json:"specialists"`
+	Outbox      int            `json:"outbox"`
+	StartedAt   time.Time      `json:"started_at"`
+}
+
+// Metrics are the daemon's Prometheus series.
+type Metrics struct {
+	reg      *prometheus.Registry
+	started  *prometheus.CounterVec
+	skipped  *prometheus.CounterVec
+	finished *prometheus.CounterVec
+	findings *prometheus.CounterVec
+	running  prometheus.Gauge
+}
+
+// NewMetrics registers the series on a fresh registry (no global state).
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.started = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_started_total", Help: "Runs started, by specialist."}, []string{"specialist"})
+	m.skipped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_skipped_total", Help: "Triggers that did not start a run, by specialist."}, []string{"specialist"})
+	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_finished_total", Help: "Runs finished, by specialist and outcome."}, []string{"specialist", "outcome"})
+	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_findings_total", Help: "Findings reported, by specialist."}, []string{"specialist"})
+	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe records a runner event.
+func (m *Metrics) Observe(e fleet.RunnerEvent) {
+	switch e.Kind {
+	case "started":
+		m.started.WithLabelValues(e.Specialist).Inc()
+		m.running.Inc()
+	case "skipped":
+		m.skipped.WithLabelValues(e.Specialist).Inc()
+	case "finished":
+		m.running.Dec()
+		m.finished.WithLabelValues(e.Specialist, string(e.Result.Outcome)).Inc()
+		m.findings.WithLabelValues(e.Specialist).Add(float64(e.Result.Totals.Findings))
+	}
+}
+
+// Server is the daemon's HTTP server.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// Start listens on addr (port 0 picks one) and serves until Shutdown.
+func Start(addr string, m *Metrics, status func() Status, log *slog.Logger) (*Server, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := json.NewEncoder(w).Encode(status()); err != nil {
+			log.Error("encode status", "err", err)
+		}
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
+	go func() {
+		err := s.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Shutdown stops the server, bounded by ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.done; err == nil {
+		err = serr
+	}
+	return err
+}
