@@ -158,7 +158,9 @@ func TestDisabledToolKeepsReplayStable(t *testing.T) {
 	// The loop removes a tool it disabled from State.Tools; a replay must
 	// still take the path it took while the tool was enabled.
 	w := &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
-		"qa_create": func(map[string]any) fleet.Result { return fleet.Result{"ok": false, "error": "fund throwaway key: no funds"} },
+		"qa_create": func(map[string]any) fleet.Result {
+			return fleet.Result{"ok": false, "error": "fund throwaway key: no funds"}
+		},
 	}}
 	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList()}
 	m := mustNew(t, "smoke", Options{})

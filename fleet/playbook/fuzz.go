@@ -1,0 +1,306 @@
+package playbook
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Fuzz limits.
+const (
+	fuzzEmptied       = 10 // bracket pairs emptied per corpus program
+	fuzzConditions    = 4  // conditions made constant per corpus program
+	fuzzCrashes       = 3  // distinct crash signatures minimized and reported
+	fuzzCrashMinimize = 40 // compile calls per crash minimization
+	fuzzHangMinimize  = 12 // compile calls per hang minimization (each hang costs a timeout)
+	fuzzMaxTimeouts   = 5  // timeouts before compile fuzzing stops (each costs the compile timeout)
+	fuzzToolFailures  = 3  // consecutive qa_compile failures before giving up
+)
+
+// tinySeeds are generic seeds every compiler should refuse or accept cleanly.
+var tinySeeds = []string{"", "x", "{}", "()", "1", `"`, "a = 1;"}
+
+// fuzz mutation-fuzzes the compiler and sends malformed bodies to the call
+// endpoint; see the package doc.
+func fuzz(p *probe) {
+	fuzzCallBodies(p)
+	fuzzCompiler(p)
+}
+
+// fuzzer is one compile-fuzzing session.
+type fuzzer struct {
+	p        *probe
+	seen     map[string]bool
+	crashes  []string // signatures, in order found
+	hang     bool
+	timeouts int
+	failures int // consecutive tool failures
+	tries    int
+	stopped  string
+}
+
+func fuzzCompiler(p *probe) {
+	switch {
+	case len(p.t.Compiler) == 0:
+		p.Skip("target.compiler not configured: compiler fuzzing skipped")
+		return
+	case !p.can("qa_compile"):
+		p.Skip("qa_compile unavailable: compiler fuzzing skipped")
+		return
+	}
+	f := &fuzzer{p: p, seen: map[string]bool{}}
+	corpus := p.pb.opts.Corpus
+	if len(corpus) == 0 {
+		p.Skip("no corpus (target.corpus): fuzzing from the generic tiny seeds only")
+	}
+	seeds := append(append([]string(nil), corpus...), tinySeeds...)
+	for _, s := range seeds {
+		f.try(s, "seed")
+	}
+	// Deterministic stage: one structure-aware mutation at a time, at every
+	// bracket pair and condition of every corpus program.
+	for _, s := range corpus {
+		for _, v := range emptiedVariants(s, fuzzEmptied) {
+			f.try(v, "empty-brackets")
+		}
+	}
+	for _, s := range corpus {
+		for _, v := range conditionVariants(s, fuzzConditions) {
+			f.try(v, "condition-true")
+		}
+	}
+	for _, s := range corpus {
+		for _, v := range numberVariants(s, "0", "9223372036854775808") {
+			f.try(v, "boundary-number")
+		}
+	}
+	// Havoc stage: random stacked mutations until the cap.
+	m := newMutator(p.rng, corpus)
+	for i := 0; f.live() && i < 20*p.limit; i++ {
+		seed := seeds[p.rng.IntN(len(seeds))]
+		if len(corpus) > 0 && p.rng.IntN(4) > 0 {
+			seed = corpus[p.rng.IntN(len(corpus))]
+		}
+		mut, ops := m.mutate(seed)
+		f.try(mut, strings.Join(ops, "+"))
+	}
+	p.notef("compiled %d inputs: %d distinct crash(es), %d timeout(s)", f.tries, len(f.crashes), f.timeouts)
+	if f.stopped != "" {
+		p.notef("compile fuzzing stopped: %s", f.stopped)
+	}
+}
+
+// live reports whether fuzzing may go on.
+func (f *fuzzer) live() bool { return f.stopped == "" && f.p.room(1) }
+
+// compile runs one qa_compile and tracks tool failures.
+func (f *fuzzer) compile(src string) fleet.Result {
+	r := f.p.Compile(src)
+	f.tries++
+	if r.IsOK() {
+		f.failures = 0
+		return r
+	}
+	if f.failures++; f.failures >= fuzzToolFailures || !f.p.can("qa_compile") {
+		f.stopped = "qa_compile failed " + fmt.Sprint(f.failures) + " times in a row: " + clip(r.Err(), 120)
+	}
+	return r
+}
+
+// try compiles src once (never the same input twice) and handles a crash
+// or a hang; origin names the mutation that made it.
+func (f *fuzzer) try(src, origin string) {
+	if f.seen[src] || !f.live() || len(src) > maxMutant {
+		return
+	}
+	f.seen[src] = true
+	r := f.compile(src)
+	switch str(r, "outcome") {
+	case "crashed":
+		f.crash(src, origin, r)
+	case "timeout":
+		f.timeouts++
+		if !f.hang {
+			f.hang = true
+			f.hangFound(src, origin, r)
+		}
+		if f.timeouts >= fuzzMaxTimeouts {
+			f.stopped = fmt.Sprintf("%d compile timeouts", f.timeouts)
+		}
+	}
+}
+
+// crash minimizes and reports a crash with a new signature.
+func (f *fuzzer) crash(src, origin string, r fleet.Result) {
+	sig := crashSignature(r)
+	for _, s := range f.crashes {
+		if s == sig {
+			return
+		}
+	}
+	f.crashes = append(f.crashes, sig)
+	if len(f.crashes) > fuzzCrashes {
+		return
+	}
+	small, tests := f.minimize(src, fuzzCrashMinimize, 2, func(res fleet.Result) bool {
+		return str(res, "outcome") == "crashed" && crashSignature(res) == sig
+	})
+	f.p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler,
+		fmt.Sprintf("Compiler crash on a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed): %s, exit %d%s, where a clean error was expected. stderr: %s",
+			len(small), tests, len(src), origin, quote(sig, 160), integer(r, "exit_code"), signalText(r), quote(str(r, "stderr_tail"), 400)),
+		"qa_compile", map[string]any{"source": small})
+}
+
+// hangFound minimizes and reports the first hang.
+func (f *fuzzer) hangFound(src, origin string, r fleet.Result) {
+	small, tests := f.minimize(src, fuzzHangMinimize, 8, func(res fleet.Result) bool {
+		return str(res, "outcome") == "timeout"
+	})
+	f.p.Report(fleet.SeverityMedium, fleet.SurfaceCompiler,
+		fmt.Sprintf("Compiler hang: a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed) does not finish within the compile timeout (killed after %d ms), where a result or a clean error was expected. Input: %s",
+			len(small), tests, len(src), origin, integer(r, "duration_ms"), quote(small, 200)),
+		"qa_compile", map[string]any{"source": small})
+}
+
+// minimize shrinks src by delta debugging, each test one qa_compile that
+// keeps failing the same way. It stops early near the cap, and after
+// maxTimeouts candidates ran into the compile timeout (each costs the
+// whole timeout).
+func (f *fuzzer) minimize(src string, budget, maxTimeouts int, same func(fleet.Result) bool) (string, int) {
+	timeouts, compiles := 0, 0
+	small, _ := Minimize(src, budget, func(c string) bool {
+		if !f.p.room(1) || timeouts >= maxTimeouts || f.stopped != "" {
+			return false
+		}
+		f.seen[c] = true
+		compiles++
+		r := f.compile(c)
+		if str(r, "outcome") == "timeout" {
+			timeouts++
+		}
+		return same(r)
+	})
+	return small, compiles
+}
+
+var (
+	crashLine = regexp.MustCompile(`(?m)^(?:panic: .*|fatal error: .*|thread '.*' panicked at.*|.*Segmentation fault.*|.*AddressSanitizer: \S+|.*[Aa]ssertion .*failed.*|.*internal compiler error.*|Exception in thread .*|Traceback \(most recent call last\):|.*stack overflow.*)$`)
+	sigNoise  = regexp.MustCompile(`0x[0-9a-fA-F]+|\d+`)
+)
+
+// crashSignature names a crash by its first crash line with numbers and
+// addresses blanked, or by its exit status when stderr has none.
+func crashSignature(r fleet.Result) string {
+	if l := crashLine.FindString(str(r, "stderr_tail")); l != "" {
+		return clip(sigNoise.ReplaceAllString(strings.TrimSpace(l), "N"), 120)
+	}
+	if s := str(r, "signal"); s != "" {
+		return "signal " + s
+	}
+	return fmt.Sprintf("exit %d", integer(r, "exit_code"))
+}
+
+// callBody is a malformed request to the call endpoint.
+type callBody struct {
+	what string
+	args callArgs
+}
+
+// malformedCalls are generic malformed requests: raw bodies that are not a
+// JSON object of strings, and messages that look like structured data.
+func malformedCalls(target string) (bodies, messages []callBody) {
+	t := target
+	raw := func(what, b string) callBody {
+		return callBody{what, callArgs{Target: t, Message: "", RawBody: b}}
+	}
+	bodies = []callBody{
+		raw("truncated JSON", `{"target": `),
+		raw("a JSON array", `[]`),
+		raw("JSON null", `null`),
+		raw("an empty object", `{}`),
+		raw("wrong types", `{"target": 7, "message": ["x"]}`),
+		raw("a missing comma", fmt.Sprintf(`{"target": %q "message": "x"}`, t)),
+		raw("trailing garbage", fmt.Sprintf(`{"target":%q,"message":"x"}}}`, t)),
+		raw("a lone surrogate escape", fmt.Sprintf(`{"target":%q,"message":"\ud800"}`, t)),
+		raw("a form-encoded body", "target="+t+"&message=x"),
+		raw("deep nesting", fmt.Sprintf(`{"target":%q,"message":"x","extra":%s%s}`, t, strings.Repeat("[", 2000), strings.Repeat("]", 2000))),
+		raw("a 60 KB string", fmt.Sprintf(`{"target":%q,"message":"%s"}`, t, strings.Repeat("A", 60000))),
+	}
+	msg := func(what, m string) callBody { return callBody{what, callArgs{Target: t, Message: m}} }
+	messages = []callBody{
+		msg("a JSON fragment message", `{"`),
+		msg("a truncated structured message", `{"tool": `),
+		msg("a format-string message", "%s%s%s%n%x"),
+		msg("a NUL message", "\x00"),
+		msg("a 16 KB message", strings.Repeat("A", 16000)),
+	}
+	return bodies, messages
+}
+
+// fuzzCallBodies sends the malformed requests (exercise rung): a 5xx or a
+// stack trace in any answer is a finding, one per group.
+func fuzzCallBodies(p *probe) {
+	if !p.can("qa_call") {
+		p.Skip("qa_call unavailable: malformed call bodies not sent")
+		return
+	}
+	target := firstName(p.t)
+	if target == "" {
+		target = "qa-fuzz"
+	}
+	bodies, messages := malformedCalls(target)
+	for gi, group := range [][]callBody{bodies, messages} {
+		var fails []callBody
+		var failRes []fleet.Result
+		var leaky *callBody
+		var leaks []Leak
+		for i := range group {
+			c := group[i]
+			if !p.room(1) || !p.can("qa_call") {
+				break
+			}
+			ex := p.call("qa_call", c.args)
+			if refusedByDial(ex) {
+				p.Skip("qa_call refused (%s): malformed call bodies not sent", ex.Result.Err())
+				return
+			}
+			r := ex.Result
+			if status(r) >= 500 || strings.HasPrefix(str(r, "hint"), "server_error") {
+				fails = append(fails, c)
+				failRes = append(failRes, r)
+			}
+			if l := ScanLeaks(body(r)); len(l) > 0 && leaky == nil {
+				leaky, leaks = &group[i], l
+			}
+		}
+		kind := []string{"malformed request bodies", "unusual messages"}[gi]
+		switch {
+		case len(fails) > 0:
+			// The repro is the smallest failing request.
+			best := 0
+			for i := range fails {
+				if len(marshal(fails[i].args)) < len(marshal(fails[best].args)) {
+					best = i
+				}
+			}
+			var whats []string
+			for _, c := range fails {
+				whats = append(whats, c.what)
+			}
+			sev, extra := fleet.SeverityMedium, ""
+			if l := ScanLeaks(body(failRes[best])); len(l) > 0 {
+				sev, extra = fleet.SeverityHigh, " The error body leaks internals: "+describeLeaks(l)+"."
+			}
+			p.Report(sev, fleet.SurfaceCall,
+				fmt.Sprintf("The call endpoint answers HTTP %d to %s (%d of %d sent: %s), where a 4xx client error was expected.%s",
+					status(failRes[best]), kind, len(fails), len(group), strings.Join(whats, ", "), extra),
+				"qa_call", fails[best].args)
+		case leaky != nil:
+			p.Report(fleet.SeverityMedium, fleet.SurfaceCall,
+				fmt.Sprintf("The call endpoint's answer to %s leaks internals: %s. Expected a generic error message.", leaky.what, describeLeaks(leaks)),
+				"qa_call", leaky.args)
+		}
+	}
+}
