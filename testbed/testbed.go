@@ -158,11 +158,17 @@ func Serve(ctx context.Context, cfg Config) (*Testbed, error) {
 			return nil, fmt.Errorf("testbed: sponsor key: %w", err)
 		}
 	}
+	// Listen first: a busy port should fail before anything is deployed.
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: listen: %w", err)
+	}
 	t := &Testbed{cfg: cfg, log: cfg.Logger.With("component", "testbed"), done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
 		if !ok {
+			ln.Close()
 			t.cancel()
 			t.closeClients()
 			t.removeCorpusDir()
@@ -177,10 +183,6 @@ func Serve(ctx context.Context, cfg Config) (*Testbed, error) {
 	}
 	if err := t.writeCorpus(); err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)
-	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("testbed: listen: %w", err)
 	}
 	t.host = ln.Addr().String()
 	t.url = "http://" + t.host

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -657,6 +658,12 @@ func equalJSON(tb testing.TB, a, b any) bool {
 func TestServeRefuses(t *testing.T) {
 	ctx := context.Background()
 	k := mustKey(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().String()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -668,6 +675,7 @@ func TestServeRefuses(t *testing.T) {
 		{"bad address", Config{RPC: "http://127.0.0.1:1", Sponsor: k, Addr: "8080"}, "listen address"},
 		{"missing key file", Config{RPC: "http://127.0.0.1:1", SponsorKeyFile: filepath.Join(t.TempDir(), "nope")}, "sponsor key"},
 		{"no node", Config{RPC: "http://127.0.0.1:1", Sponsor: k}, "node unreachable"},
+		{"port in use", Config{RPC: "http://127.0.0.1:1", Sponsor: k, Addr: busy}, "listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
