@@ -47,8 +47,8 @@ const DefaultFacesDir = "/srv/testbed/faces"
 // userFunds is what the sponsor gives the user key that registers Bob.
 var userFunds = new(big.Int).Mul(big.NewInt(10), big.NewInt(1e15)) // 0.01 ether
 
-// closeTimeout bounds Close.
-const closeTimeout = 5 * time.Second
+// closeTimeout bounds the graceful part of Close.
+const closeTimeout = 4 * time.Second
 
 //go:embed compiler/corpus/*.tl
 var corpusFS embed.FS
@@ -401,9 +401,9 @@ func (t *Testbed) Close() error {
 			errs = append(errs, fmt.Errorf("testbed: shutdown: %w", err))
 			t.srv.Close()
 		}
-		select {
+		select { // Serve returns as soon as Shutdown or Close has closed the listener
 		case <-t.done:
-		case <-ctx.Done():
+		case <-time.After(time.Second):
 			errs = append(errs, errors.New("testbed: server goroutine did not stop"))
 		}
 		t.closeClients()
