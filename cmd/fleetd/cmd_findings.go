@@ -182,7 +182,10 @@ must be a well-formed envelope.`,
 				return fmt.Errorf("findings post: %w", err)
 			}
 			if _, err := fleet.Parse(text); err != nil {
-				return fmt.Errorf("findings post: text starts with qa/v1 but is not a valid envelope: %w", err)
+				if strings.HasPrefix(strings.TrimSpace(text), "qa/v1") {
+					return fmt.Errorf("findings post: text starts with qa/v1 but is not a valid envelope: %w", err)
+				}
+				return fmt.Errorf("findings post: %w", err)
 			}
 			c := a.resolve(f)
 			if c.keyFile == "" {
