@@ -1,0 +1,81 @@
+// Package triggers decides when specialists run: cron schedules (robfig/cron
+// v3, seconds optional, descriptors like @hourly and @every 30s), fixed
+// intervals, continuous runs with exponential backoff, and chain events
+// polled by block range. It only decides when: a [Starter] (the daemon's
+// runner) owns the runs, refuses one while the specialist is already running,
+// paused, over budget or at the fleet-wide concurrency cap, and the
+// [Scheduler] counts every refusal as a skip.
+//
+// # Schedules
+//
+// A [Spec] has at most one of Cron, Every and Continuous, plus any chain
+// events. Cron and Every entries share one robfig/cron instance run under
+// cron.Recover and cron.SkipIfStillRunning; Every ticks on a fixed grid from
+// the moment the scheduler starts (no drift, no burst after a suspend). A
+// tick only asks the Starter to begin a run and returns, so a tick during a
+// long run is refused by the Starter (started=false) and counted in
+// [Stats].Skipped with its reason.
+//
+// # Continuous
+//
+// A continuous specialist runs again as soon as its last run ended and the
+// backoff delay passed. The delay after a run that found nothing new (no new
+// findings, no error) is [Backoff].Min: the backoff resets. After a run that
+// found something new or failed, the delay is twice the previous delay (Min
+// the first time), capped at Max, so a probe that keeps producing findings
+// cannot flood the log and one that keeps failing cannot hammer a broken
+// platform. With the defaults (1s..10m) productive runs wait 1s, 2s, 4s, ...
+// 10m, 10m; one quiet run brings the wait back to 1s. A refused start is
+// retried after Min without touching the delay.
+//
+// # Chain events
+//
+// One poller goroutine reads the head every PollInterval and processes, per
+// event kind, the blocks up to head-Confirmations that it has not processed,
+// in chunks of at most 2,000 blocks (16 chunks per poll):
+//
+//   - code_changed: the keccak256 of the code at Config.Registry (the
+//     target's registry, the contract the fleet probes; fleetd's own
+//     FeedbackLog is not watched for code) at the newest block. The first
+//     observation only records the hash; every later difference fires once.
+//   - name_registered: Registered logs of Config.Registry.
+//   - feedback: FeedbackSubmitted logs of Config.FeedbackLog.
+//
+// Events found in one poll are coalesced: each subscribed specialist gets one
+// start attempt with the reason "event:name_registered x 3" (kinds joined by
+// ", "), since its runs never overlap anyway; an attempt refused by the
+// Starter is counted as a skip and not retried.
+//
+// An event fires at most once. A log is identified by sha256 of its
+// transaction hash, topics and data, not by its block or position, so a
+// transaction that a reorg moves to another block is recognised; two
+// byte-identical logs of one transaction count once. Identities of logs in
+// recently processed blocks are kept (bounded) in the persisted state.
+//
+// RPC failures leave the cursor where it was: nothing is skipped, the range
+// is read again at the next poll, and polls back off exponentially from
+// PollInterval up to a minute while the node fails.
+//
+// Reorgs: for each processed range the hash of its last block is kept (the
+// last 64 such checkpoints). Before processing, the poller checks that the
+// newest checkpoint is still canonical; if not it walks back to the newest
+// checkpoint that is, and processes again from there, firing only logs it
+// has not seen. If no remembered checkpoint is canonical (a reorg deeper
+// than the memory, or a chain reset), it rescans the last 64 blocks below
+// the head. Each range is read between two reads of its last block's hash,
+// so a reorg during the read is noticed and the range is read again.
+//
+// Confirmations trades latency for stability: with 0 (right for dev chains,
+// which do not reorg) an event fires as soon as it is in a block, and an
+// event that a reorg later removes has still fired once (a probe run too
+// many, harmless). With N, events fire N blocks late and reorgs shallower
+// than N are never seen at all.
+//
+// The poller state (cursor, checkpoints, seen identities, code hash, per
+// watched address) is written to StateDir/events.json with a temp file and a
+// rename after every poll that changed it, after firing: a crash between the
+// two can repeat the attempts of that one poll, never lose them. A restart
+// with the same StateDir resumes from the cursor; the first start (or a new
+// watched address) begins at the current head and fires nothing from
+// history.
+package triggers

@@ -1,0 +1,527 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/robfig/cron/v3"
+)
+
+// Starter starts a specialist run if it may: not already running, under the
+// fleet-wide concurrency cap, not paused, budget left. The daemon's runner
+// implements it and owns the runs; the scheduler only decides when to ask.
+type Starter interface {
+	// Start begins a run and returns at once; ctx bounds this call only, not
+	// the run. started is false, with why, when the run was skipped; the
+	// scheduler counts skips. When started, done receives exactly one
+	// Outcome when the run ends and is closed after. done must be buffered
+	// (capacity at least one): the scheduler waits on it only for continuous
+	// specialists and otherwise drops it.
+	Start(ctx context.Context, specialist, reason string) (done <-chan Outcome, started bool, why string)
+}
+
+// Outcome is how a started run ended, as continuous backoff needs it.
+type Outcome struct {
+	NewFindings int   // findings not seen before
+	Err         error // the run failed (infrastructure, not a finding)
+}
+
+// Backoff bounds the delay between continuous runs (see the package doc).
+type Backoff struct {
+	Min time.Duration // default 1s
+	Max time.Duration // default 10m
+}
+
+// Default backoff bounds.
+const (
+	DefaultBackoffMin   = time.Second
+	DefaultBackoffMax   = 10 * time.Minute
+	DefaultPollInterval = 2 * time.Second
+)
+
+// next returns the delay after a run with outcome o when the delay before it
+// was prev (zero for the first run).
+func (b Backoff) next(prev time.Duration, o Outcome) time.Duration {
+	if o.Err == nil && o.NewFindings == 0 {
+		return b.Min
+	}
+	if prev < b.Min {
+		return b.Min
+	}
+	if prev > b.Max/2 {
+		return b.Max
+	}
+	return prev * 2
+}
+
+// EventSource is the chain access the event pollers need; *chain.Client
+// implements it.
+type EventSource interface {
+	BlockNumber(ctx context.Context) (uint64, error)
+	BlockHash(ctx context.Context, number uint64) ([32]byte, error)
+	FilterLogs(ctx context.Context, addr fleet.Address, topic0 [32]byte, from, to uint64) ([]chain.Log, error)
+	CodeHash(ctx context.Context, addr fleet.Address, block uint64) ([32]byte, error)
+}
+
+var _ EventSource = (*chain.Client)(nil)
+
+// Config configures a Scheduler.
+type Config struct {
+	Specs   []Spec
+	Starter Starter // required
+
+	// Events is polled for chain events; nil makes any Spec with Events an
+	// error (ErrNoEventSource).
+	Events EventSource
+	// Registry is watched for code_changed (its code hash) and
+	// name_registered (its Registered logs); FeedbackLog for feedback (its
+	// FeedbackSubmitted logs). A Spec listing an event whose address is zero
+	// is an error (ErrNoAddress).
+	Registry, FeedbackLog fleet.Address
+	// StateDir holds the poller state (events.json), written atomically.
+	// Empty keeps it in memory: a restart then starts at the head, so it
+	// never repeats an event but misses those during the downtime.
+	StateDir string
+	// PollInterval is how often the event poller reads the head; default 2s.
+	PollInterval time.Duration
+	// Confirmations: events are processed up to head-Confirmations. Default
+	// 0, right for dev chains; see the package doc for the trade-off.
+	Confirmations uint64
+	Backoff       Backoff
+	// Location is the time zone of cron specs; default time.Local.
+	Location *time.Location
+	Logger   *slog.Logger
+}
+
+// watched returns the address an event kind watches.
+func (c *Config) watched(kind string) fleet.Address {
+	if kind == EventFeedback {
+		return c.FeedbackLog
+	}
+	return c.Registry
+}
+
+// Errors New and Replace wrap.
+var (
+	ErrNoEventSource = errors.New("chain events need an event source (no chain configured)")
+	ErrNoAddress     = errors.New("the watched contract address is not configured")
+)
+
+// Stats counts one specialist's triggers.
+type Stats struct {
+	Fired      int64     // start attempts: ticks, continuous iterations, event polls with news, manual fires
+	Started    int64     // attempts the Starter accepted
+	Skipped    int64     // attempts refused (already running, cap, paused, budget) or ticks dropped while the previous tick was still starting
+	LastSkip   string    // why the latest skip happened
+	LastFired  time.Time // when the latest attempt was made
+	LastReason string    // the reason given to the latest attempt
+	Events     int64     // chain events delivered (a coalesced attempt counts each)
+	NextRun    time.Time // next cron/every tick, or the end of a continuous wait; zero if none
+}
+
+// Log attribute keys.
+const (
+	keySpecialist = "specialist"
+	keyReason     = "reason"
+	keyWhy        = "why"
+	keyEvent      = "event"
+	keyBlock      = "block"
+	keyErr        = "err"
+)
+
+// Scheduler fires specialists on their schedules and on chain events. Its
+// methods are safe for concurrent use; it owns every goroutine it starts
+// (cron's, one per continuous specialist, one event poller) and Stop waits
+// for them.
+type Scheduler struct {
+	cfg    Config
+	log    *slog.Logger
+	cron   *cron.Cron
+	poller *poller // nil without an event source
+
+	mu      sync.Mutex
+	phase   int // phaseNew, phaseStarted, phaseStopped
+	specs   map[string]compiled
+	subs    map[string][]string // event kind -> specialists, sorted; replaced, never mutated
+	entries map[string]cron.EntryID
+	loops   map[string]context.CancelFunc
+	stats   map[string]*Stats
+	bg      context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+const (
+	phaseNew = iota
+	phaseStarted
+	phaseStopped
+)
+
+// New validates cfg and returns a Scheduler that fires nothing until Start.
+// Invalid specs (a bad cron spec, an unknown event, an event without a
+// source or address, two specs for one specialist) are reported together,
+// each naming the specialist and the field. An unreadable poller state in
+// StateDir is an error too (remove the file to start again at the head).
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Starter == nil {
+		return nil, errors.New("triggers: config has no Starter")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Backoff.Min <= 0 {
+		cfg.Backoff.Min = DefaultBackoffMin
+	}
+	if cfg.Backoff.Max <= 0 {
+		cfg.Backoff.Max = DefaultBackoffMax
+	}
+	if cfg.Backoff.Max < cfg.Backoff.Min {
+		return nil, fmt.Errorf("triggers: backoff max %s is below min %s", cfg.Backoff.Max, cfg.Backoff.Min)
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	specs, err := validateSpecs(cfg.Specs, &cfg)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: %w", err)
+	}
+	cfg.Specs = nil // the compiled map is the truth from here on
+	log := cfg.Logger.With("component", "triggers")
+	s := &Scheduler{
+		cfg: cfg, log: log,
+		specs: map[string]compiled{}, subs: map[string][]string{},
+		entries: map[string]cron.EntryID{}, loops: map[string]context.CancelFunc{}, stats: map[string]*Stats{},
+	}
+	cl := cronLogger{log}
+	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl)))
+	if cfg.Events != nil {
+		if s.poller, err = newPoller(&cfg, log); err != nil {
+			return nil, fmt.Errorf("triggers: %w", err)
+		}
+	}
+	s.install(specs)
+	return s, nil
+}
+
+// install makes specs the current set, keeping the cron entries and
+// continuous loops of specialists whose spec did not change. The caller
+// holds s.mu (or owns s exclusively).
+func (s *Scheduler) install(specs map[string]compiled) {
+	for name, old := range s.specs {
+		if nw, ok := specs[name]; ok && nw.equal(old.Spec) {
+			specs[name] = old // keeps an every schedule's grid
+			continue
+		}
+		if id, ok := s.entries[name]; ok {
+			s.cron.Remove(id)
+			delete(s.entries, name)
+		}
+		if cancel, ok := s.loops[name]; ok {
+			cancel()
+			delete(s.loops, name)
+		}
+	}
+	for name, c := range specs {
+		if old, ok := s.specs[name]; ok && old.equal(c.Spec) {
+			continue
+		}
+		if c.sched != nil {
+			s.addEntry(name, c)
+		}
+		if c.Continuous && s.phase == phaseStarted {
+			s.startLoop(name)
+		}
+	}
+	subs := map[string][]string{}
+	for name, c := range specs {
+		for _, e := range c.Events {
+			subs[e] = append(subs[e], name)
+		}
+	}
+	for _, v := range subs {
+		slices.Sort(v)
+	}
+	s.specs, s.subs = specs, subs
+}
+
+// addEntry schedules a cron or every spec. Each entry has its own
+// SkipIfStillRunning whose logger counts the dropped tick.
+func (s *Scheduler) addEntry(name string, c compiled) {
+	reason := "cron"
+	if c.Every != 0 {
+		reason = "every"
+	}
+	job := cron.NewChain(cron.SkipIfStillRunning(skipCounter{s, name})).Then(cron.FuncJob(func() {
+		s.mu.Lock()
+		ctx := s.bg
+		s.mu.Unlock()
+		s.fire(ctx, name, reason, 0)
+	}))
+	s.entries[name] = s.cron.Schedule(c.sched, job)
+}
+
+// Start starts firing: cron and every entries, a loop per continuous
+// specialist, and the event poller. Cancelling ctx stops firing as Stop
+// does, but only Stop waits for the goroutines. Start after Start or Stop
+// does nothing.
+func (s *Scheduler) Start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase != phaseNew {
+		return
+	}
+	s.phase = phaseStarted
+	s.bg, s.cancel = context.WithCancel(ctx)
+	s.cron.Start()
+	for _, name := range slices.Sorted(maps.Keys(s.specs)) {
+		if s.specs[name].Continuous {
+			s.startLoop(name)
+		}
+	}
+	if s.poller != nil {
+		s.wg.Go(func() { s.pollLoop(s.bg) })
+	}
+	s.log.Info("triggers started", "specialists", len(s.specs), "events", s.poller != nil)
+}
+
+// startLoop starts name's continuous loop. The caller holds s.mu.
+func (s *Scheduler) startLoop(name string) {
+	ctx, cancel := context.WithCancel(s.bg)
+	s.loops[name] = cancel
+	s.wg.Go(func() { s.continuous(ctx, name) })
+}
+
+// Stop stops firing and waits, bounded by ctx, for cron's jobs (drained
+// through <-cron.Stop().Done()), the continuous loops and the poller. Runs
+// already started are the Starter's: Stop neither waits for nor cancels
+// them. It returns an error wrapping ctx.Err() when the wait was cut short
+// (a Starter.Start call that does not return); the stragglers then exit on
+// their own. Stop is idempotent; a stopped Scheduler cannot start again.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if s.phase != phaseStarted {
+		s.phase = phaseStopped
+		s.mu.Unlock()
+		return nil
+	}
+	s.phase = phaseStopped
+	s.cancel()
+	s.mu.Unlock()
+	cronDone := s.cron.Stop()
+	all := make(chan struct{})
+	go func() {
+		<-cronDone.Done()
+		s.wg.Wait()
+		close(all)
+	}()
+	select {
+	case <-all:
+		s.log.Info("triggers stopped")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop triggers: %w", ctx.Err())
+	}
+}
+
+// Replace swaps the specs (a SIGHUP reload). It validates all of them first
+// and keeps the current set on any error. Specialists whose spec is
+// unchanged keep their schedule (an every grid, a continuous loop and its
+// backoff); changed and new ones start afresh, removed ones stop. Counters
+// in Stats survive.
+func (s *Scheduler) Replace(specs []Spec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := validateSpecs(specs, &s.cfg)
+	if err != nil {
+		return fmt.Errorf("replace triggers: %w", err)
+	}
+	if s.phase == phaseStopped {
+		s.specs = c
+		return nil
+	}
+	s.install(c)
+	s.log.Info("triggers replaced", "specialists", len(c))
+	return nil
+}
+
+// Fire asks the Starter to start specialist now (a manual run, a SIGHUP
+// path), counted like any trigger, and reports whether it started. It works
+// whether or not the Scheduler is started, for any specialist name.
+func (s *Scheduler) Fire(ctx context.Context, specialist, reason string) (started bool, why string) {
+	_, started, why = s.fire(ctx, specialist, reason, 0)
+	return started, why
+}
+
+// fire makes one start attempt and counts it. A cancelled ctx (stopping)
+// makes no attempt. A started run with a nil done gets a closed channel, so
+// a continuous loop treats it as a failed run rather than waiting forever.
+func (s *Scheduler) fire(ctx context.Context, name, reason string, events int) (<-chan Outcome, bool, string) {
+	if ctx == nil || ctx.Err() != nil {
+		return nil, false, "stopping"
+	}
+	done, started, why := s.cfg.Starter.Start(ctx, name, reason)
+	if started && done == nil {
+		ch := make(chan Outcome)
+		close(ch)
+		done = ch
+	}
+	now := time.Now()
+	s.mu.Lock()
+	st := s.statsFor(name)
+	st.Fired++
+	st.LastFired, st.LastReason = now, reason
+	st.Events += int64(events)
+	if started {
+		st.Started++
+	} else {
+		st.Skipped++
+		st.LastSkip = why
+	}
+	s.mu.Unlock()
+	if started {
+		s.log.Debug("trigger started a run", keySpecialist, name, keyReason, reason)
+	} else {
+		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, why)
+	}
+	return done, started, why
+}
+
+// statsFor returns name's counters, creating them. The caller holds s.mu.
+func (s *Scheduler) statsFor(name string) *Stats {
+	st := s.stats[name]
+	if st == nil {
+		st = &Stats{}
+		s.stats[name] = st
+	}
+	return st
+}
+
+// countSkip counts a tick cron's SkipIfStillRunning dropped.
+func (s *Scheduler) countSkip(name, why string) {
+	s.mu.Lock()
+	st := s.statsFor(name)
+	st.Fired++
+	st.Skipped++
+	st.LastSkip = why
+	s.mu.Unlock()
+	s.log.Debug("trigger skipped", keySpecialist, name, keyWhy, why)
+}
+
+// setNext records when a continuous specialist runs next.
+func (s *Scheduler) setNext(name string, t time.Time) {
+	s.mu.Lock()
+	s.statsFor(name).NextRun = t
+	s.mu.Unlock()
+}
+
+// Stats returns a snapshot of the counters of every current specialist and
+// of any other name fired so far.
+func (s *Scheduler) Stats() map[string]Stats {
+	s.mu.Lock()
+	out := make(map[string]Stats, len(s.stats))
+	for name, st := range s.stats {
+		out[name] = *st
+	}
+	for name, c := range s.specs {
+		st := out[name]
+		if !c.Continuous {
+			st.NextRun = time.Time{}
+		}
+		out[name] = st
+	}
+	ids := maps.Clone(s.entries)
+	running := s.phase == phaseStarted
+	s.mu.Unlock()
+	if running && len(ids) > 0 {
+		next := map[cron.EntryID]time.Time{}
+		for _, e := range s.cron.Entries() {
+			next[e.ID] = e.Next
+		}
+		for name, id := range ids {
+			st := out[name]
+			st.NextRun = next[id]
+			out[name] = st
+		}
+	}
+	return out
+}
+
+// continuous runs name over and over: start, wait for the outcome, wait the
+// backoff delay. A refused start is retried after Backoff.Min.
+func (s *Scheduler) continuous(ctx context.Context, name string) {
+	var prev time.Duration
+	for {
+		done, started, _ := s.fire(ctx, name, "continuous", 0)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := s.cfg.Backoff.Min
+		if started {
+			s.setNext(name, time.Time{})
+			var o Outcome
+			select {
+			case r, ok := <-done:
+				if !ok {
+					r = Outcome{Err: errNoOutcome}
+				}
+				o = r
+			case <-ctx.Done():
+				return
+			}
+			wait = s.cfg.Backoff.next(prev, o)
+			prev = wait
+			if o.Err != nil {
+				s.log.Debug("continuous run failed", keySpecialist, name, keyErr, o.Err, "next_in", wait)
+			}
+		}
+		s.setNext(name, time.Now().Add(wait))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+var errNoOutcome = errors.New("run ended without an outcome")
+
+// cronLogger adapts slog to cron.Logger. cron's Info messages (every wake,
+// every schedule) are dropped; errors (recovered panics) are logged.
+type cronLogger struct{ l *slog.Logger }
+
+func (cronLogger) Info(string, ...any) {}
+
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cron: "+msg, append([]any{keyErr, err}, kv...)...)
+}
+
+// skipCounter is the logger of one entry's SkipIfStillRunning: its "skip"
+// is a tick dropped because the previous tick's Start call had not
+// returned, and is counted.
+type skipCounter struct {
+	s    *Scheduler
+	name string
+}
+
+func (k skipCounter) Info(msg string, _ ...any) {
+	if msg == "skip" {
+		k.s.countSkip(k.name, "previous tick still starting")
+	}
+}
+
+func (k skipCounter) Error(err error, msg string, kv ...any) {
+	cronLogger{k.s.log}.Error(err, msg, kv...)
+}
