@@ -39,6 +39,7 @@ type fuzzer struct {
 	failures int // consecutive tool failures
 	tries    int
 	stopped  string
+	known    []string // minimized reproducers: a candidate holding one is not new
 }
 
 func fuzzCompiler(p *probe) {
@@ -112,7 +113,7 @@ func (f *fuzzer) compile(src string) fleet.Result {
 // try compiles src once (never the same input twice) and handles a crash
 // or a hang; origin names the mutation that made it.
 func (f *fuzzer) try(src, origin string) {
-	if f.seen[src] || !f.live() || len(src) > maxMutant {
+	if f.seen[src] || !f.live() || len(src) > maxMutant || f.holdsKnown(src) {
 		return
 	}
 	f.seen[src] = true
@@ -132,6 +133,25 @@ func (f *fuzzer) try(src, origin string) {
 	}
 }
 
+// holdsKnown reports whether src contains a reproducer already found: it
+// would most likely fail the same way, and a hang costs a whole timeout.
+func (f *fuzzer) holdsKnown(src string) bool {
+	flat := strings.Join(strings.Fields(src), " ")
+	for _, k := range f.known {
+		if strings.Contains(flat, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records a minimized reproducer for holdsKnown.
+func (f *fuzzer) remember(small string) {
+	if k := strings.Join(strings.Fields(small), " "); k != "" {
+		f.known = append(f.known, k)
+	}
+}
+
 // crash minimizes and reports a crash with a new signature.
 func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 	sig := crashSignature(r)
@@ -147,6 +167,7 @@ func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 	small, tests := f.minimize(src, fuzzCrashMinimize, 2, func(res fleet.Result) bool {
 		return str(res, "outcome") == "crashed" && crashSignature(res) == sig
 	})
+	f.remember(small)
 	f.p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compiler crash on a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed): %s, exit %d%s, where a clean error was expected. stderr: %s",
 			len(small), tests, len(src), origin, quote(sig, 160), integer(r, "exit_code"), signalText(r), quote(str(r, "stderr_tail"), 400)),
@@ -155,9 +176,10 @@ func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 
 // hangFound minimizes and reports the first hang.
 func (f *fuzzer) hangFound(src, origin string, r fleet.Result) {
-	small, tests := f.minimize(src, fuzzHangMinimize, 8, func(res fleet.Result) bool {
+	small, tests := f.minimize(src, fuzzHangMinimize, 6, func(res fleet.Result) bool {
 		return str(res, "outcome") == "timeout"
 	})
+	f.remember(small)
 	f.p.Report(fleet.SeverityMedium, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compiler hang: a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed) does not finish within the compile timeout (killed after %d ms), where a result or a clean error was expected. Input: %s",
 			len(small), tests, len(src), origin, integer(r, "duration_ms"), quote(small, 200)),

@@ -29,7 +29,13 @@ var leakRules = []leakRule{
 // ScanLeaks returns the internal details in text, at most three of each
 // kind, in rule order. It is meant for error responses and replies: a docs
 // page that documents a path is not a leak, so callers choose what to scan.
-func ScanLeaks(text string) []Leak {
+//
+// The result is shared with later calls on the same text: do not modify it.
+func ScanLeaks(text string) []Leak { return leakMemo.get(text, scanLeaks) }
+
+var leakMemo memo[[]Leak]
+
+func scanLeaks(text string) []Leak {
 	var out []Leak
 	for _, r := range leakRules {
 		n := 0

@@ -11,7 +11,7 @@ import (
 var (
 	mdLink   = regexp.MustCompile(`\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)`)
 	htmlLink = regexp.MustCompile(`(?i)\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')`)
-	bareURL  = regexp.MustCompile(`https?://[^\s<>"'\x60\]\[(){}|\\^]+(?:\([^\s()<>]*\)[^\s<>"'\x60\]\[(){}|\\^]*)*`)
+	bareURL  = regexp.MustCompile(`https?://[^\s<>"'\x60\]\[()|\\^]+(?:\([^\s()<>]*\)[^\s<>"'\x60\]\[()|\\^]*)*`)
 	// docMethod finds "GET /path", "POST https://…", "`GET https://…`".
 	docMethod = regexp.MustCompile(`(?m)\b(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+\x60?((?:https?://|/)[^\s\x60"'<>]*)`)
 )

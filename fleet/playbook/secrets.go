@@ -97,7 +97,13 @@ var secretRules = []secretRule{
 // tokens, and high-entropy values assigned to credential-like names. A
 // 64-hex value with no such name (a transaction hash, a sha256, a bytes32
 // metadata key) is not a secret.
-func ScanSecrets(text string) []Secret {
+//
+// The result is shared with later calls on the same text: do not modify it.
+func ScanSecrets(text string) []Secret { return secretMemo.get(text, scanSecrets) }
+
+var secretMemo memo[[]Secret]
+
+func scanSecrets(text string) []Secret {
 	var out []Secret
 	for _, rule := range secretRules {
 		for _, m := range rule.re.FindAllStringSubmatchIndex(text, -1) {

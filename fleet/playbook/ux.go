@@ -24,6 +24,9 @@ const (
 // one fingerprint.
 const unknownName = "qa-no-such-name-0"
 
+// missingPage is a path no platform should serve, fixed for the same reason.
+const missingPage = "qa-no-such-page"
+
 // uxRun is one ux session's memory: what was fetched and reported.
 type uxRun struct {
 	p     *probe
@@ -31,15 +34,17 @@ type uxRun struct {
 	dead  map[string]bool
 	leaks int
 	deads int
+	// leakSigs are the leaks reported so far, by kind and normalized text.
+	leakSigs map[string]bool
 }
 
 // ux checks the platform as a user or an agent meets it; see the package doc.
 func ux(p *probe) {
-	u := &uxRun{p: p, cache: map[string]fleet.Result{}, dead: map[string]bool{}}
+	u := &uxRun{p: p, cache: map[string]fleet.Result{}, dead: map[string]bool{}, leakSigs: map[string]bool{}}
 	if p.can("qa_fetch") {
 		docs := u.docs()
-		u.links(docs)
-		u.endpoints(docs)
+		linked := u.links(docs)
+		u.endpoints(append(docs, linked...))
 		u.errorPaths()
 	} else {
 		p.Skip("qa_fetch unavailable: docs, links and error pages not checked")
@@ -70,6 +75,19 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 	if len(found) == 0 || u.leaks == uxLeakFindings {
 		return
 	}
+	// The same leak reached through another URL (a missing path that ends
+	// up in the same handler) is the same problem: report it once.
+	var sig []string
+	for _, l := range found {
+		s := strings.NewReplacer(unknownName, "*", missingPage, "*").Replace(l.Snippet)
+		sig = append(sig, l.Kind+":"+sigNoise.ReplaceAllString(s, "N"))
+	}
+	key := strings.Join(sig, "|")
+	if u.leakSigs[key] {
+		u.p.notef("%s shows a leak already reported", where)
+		return
+	}
+	u.leakSigs[key] = true
 	u.leaks++
 	sev := fleet.SeverityLow
 	if hasStackTrace(found) {
@@ -120,8 +138,11 @@ func isDead(r fleet.Result) bool {
 	return !answered(r) || s == 404 || s == 410 || s >= 500
 }
 
-// links follows the docs' links on allowlisted hosts.
-func (u *uxRun) links(docs []docPage) {
+// links follows the docs' links on allowlisted hosts. It returns the
+// linked pages that are docs themselves (markdown or plain text), whose
+// documented endpoints count too.
+func (u *uxRun) links(docs []docPage) []docPage {
+	var more []docPage
 	type link struct{ url, doc string }
 	var links []link
 	elsewhere := 0
@@ -156,6 +177,9 @@ func (u *uxRun) links(docs []docPage) {
 		}
 		checked++
 		if !isDead(r) {
+			if isTextDoc(l.url, r) && status(r) < 400 {
+				more = append(more, docPage{l.url, r})
+			}
 			continue
 		}
 		u.dead[l.url] = true
@@ -170,6 +194,15 @@ func (u *uxRun) links(docs []docPage) {
 	if checked > 0 {
 		u.p.notef("%d doc links checked", checked)
 	}
+	return more
+}
+
+// isTextDoc reports whether a fetched page is a markdown or plain-text doc.
+func isTextDoc(url string, r fleet.Result) bool {
+	ct := strings.ToLower(str(r, "content_type"))
+	path := strings.ToLower(strings.SplitN(url, "?", 2)[0])
+	return strings.Contains(ct, "markdown") || strings.HasPrefix(ct, "text/plain") ||
+		strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".txt")
 }
 
 // endpoints tries every documented GET endpoint.
@@ -227,7 +260,7 @@ func (u *uxRun) errorPaths() {
 		}
 	}
 	for _, o := range first(targetOrigins(u.p.t), uxHosts) {
-		url := o + "/qa-no-such-page"
+		url := o + "/" + missingPage
 		if r, ok := u.get(url); ok {
 			u.leak(body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, status(r)), "web", "qa_fetch", map[string]any{"url": url})
 		}
