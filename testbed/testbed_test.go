@@ -179,7 +179,15 @@ func (e *env) sendUnguarded(tb testing.TB, key *chain.Key, method string, args .
 	for time.Now().Before(deadline) {
 		r, err := e.eth.TransactionReceipt(ctx, tx.Hash())
 		if err == nil {
-			return r
+			// A receipt can show up before "latest" reaches its block; wait
+			// for the head so the test reads the transaction's effects.
+			for time.Now().Before(deadline) {
+				if n, err := e.eth.BlockNumber(ctx); err == nil && n >= r.BlockNumber.Uint64() {
+					return r
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
