@@ -352,6 +352,7 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 	lock.Lock()
 	defer lock.Unlock()
 	signer := types.LatestSignerForChainID(c.chainID)
+	fundRetries := 0
 	for attempt := 0; ; attempt++ {
 		nonce, err := c.nonce(rctx, msg.From, attempt > 0)
 		if err != nil {
@@ -374,6 +375,18 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 		if attempt == 0 && nonceError(err) {
 			c.log.Debug("nonce out of sync, re-reading from node", "from", msg.From.Hex(), "err", err)
 			continue
+		}
+		// The pool validates against its own view of state, which can trail
+		// the head that just funded this key: retry for up to ~1 s.
+		if fundRetries < 10 && strings.Contains(strings.ToLower(err.Error()), "insufficient funds") {
+			fundRetries++
+			attempt-- // a funding race is not a nonce retry
+			select {
+			case <-time.After(100 * time.Millisecond):
+				continue
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
 		}
 		c.forgetNonce(msg.From)
 		return nil, 0, fmt.Errorf("send transaction: %w", err)
