@@ -17,7 +17,8 @@ const (
 	perfDocs         = 2         // docs pages measured
 	perfCalls        = 2         // public names called
 	perfStartBytes   = 16 << 10  // the smallest generated compile input
-	perfMaxBytes     = 512 << 10 // the largest
+	perfMaxBytes     = 768 << 10 // the largest
+	perfFitPoints    = 3         // the exponent is fitted over the largest sizes
 	perfMaxCompileMS = 2000      // stop growing once a compile takes this long
 	perfMinMS        = 5         // points faster than this are noise
 	perfExponent     = 1.5       // super-linear above this
@@ -266,13 +267,18 @@ func perfCompile(p *probe) {
 			break
 		}
 	}
+	// Growth shows at the largest sizes, where startup and linear terms
+	// no longer dominate: fit over those.
+	if len(xs) > perfFitPoints {
+		xs, ys = xs[len(xs)-perfFitPoints:], ys[len(ys)-perfFitPoints:]
+	}
 	k, r2, ok := FitExponent(xs, ys)
 	if !ok {
 		p.notef("compile growth: too few measurable sizes (%s)", strings.Join(sizes, ", "))
 		return
 	}
 	largest := slices.Max(ys)
-	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over %d sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), ms(base))
+	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over the %d largest of these sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), ms(base))
 	if k <= perfExponent || largest < perfSlowMS {
 		p.notef("compile growth: %s", desc)
 		return

@@ -8,14 +8,18 @@ package playbook
 // fixture platform in e2e_test.go and, end to end, by `fleetd probe`.
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,7 +70,13 @@ func startTestbed(t *testing.T) fleet.Target {
 	if err := json.Unmarshal(raw, &tg); err != nil {
 		t.Fatal(err)
 	}
-	tg.Compiler = nil // no compiler binary in this test
+	// The compiler runs only when a binary is given (this package cannot
+	// build it): PLAYBOOK_TESTBED_COMPILER=/path/to/compiler, a program
+	// that runs testbed/compiler.Main.
+	tg.Compiler = nil
+	if bin := os.Getenv("PLAYBOOK_TESTBED_COMPILER"); bin != "" {
+		tg.Compiler = []string{bin, "{src}"}
+	}
 	return tg
 }
 
@@ -89,7 +99,11 @@ func httpOnlyTools(tg fleet.Target) func(string, *[]map[string]any) *fleet.Regis
 		}
 		add("qa_fetch", fleet.Observe, fetchTool(tg.FetchAllow, client))
 		add("qa_call", fleet.Exercise, callTool(tg.Call, client))
-		add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
+		if len(tg.Compiler) > 0 {
+			add("qa_compile", fleet.Observe, compileTool(tg.Compiler, 10*time.Second))
+		} else {
+			add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
+		}
 		add("qa_chain", fleet.Observe, notConfigured("chain"))
 		add("qa_create", fleet.Exercise, notConfigured("qa_create needs target.registry and chain.sponsor_key_file: chain"))
 		add("qa_publish", fleet.Exercise, notConfigured("chain"))
@@ -104,7 +118,12 @@ func httpOnlyTools(tg fleet.Target) func(string, *[]map[string]any) *fleet.Regis
 func TestTestbedHTTPSurfaces(t *testing.T) {
 	tg := startTestbed(t)
 	tools := httpOnlyTools(tg)
-	opts := Options{Samples: 3}
+	opts, err := OptionsFor(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Samples = 3
+	compiler := len(tg.Compiler) > 0
 
 	t.Run("security", func(t *testing.T) {
 		_, got := runLoop(t, "security", fleet.Exercise, tg, tools, opts)
@@ -127,17 +146,26 @@ func TestTestbedHTTPSurfaces(t *testing.T) {
 	})
 	t.Run("fuzz", func(t *testing.T) {
 		_, got := runLoop(t, "fuzz", fleet.Exercise, tg, tools, opts)
-		wantFindings(t, got, map[string][]string{
+		want := map[string][]string{
 			"F3 malformed body":    {"call", "malformed request bodies", "stack trace"},
 			"F3 malformed message": {"call", "unusual messages"},
-		})
+		}
+		if compiler {
+			want["F1 crash"] = []string{"compiler", "crash", "index out of range"}
+			want["F2 hang"] = []string{"compiler", "hang"}
+		}
+		wantFindings(t, got, want)
 	})
 	t.Run("perf", func(t *testing.T) {
 		_, got := runLoop(t, "perf", fleet.Exercise, tg, tools, opts)
-		wantFindings(t, got, map[string][]string{
+		want := map[string][]string{
 			"P2 slow calls to alice": {"perf", `call to "alice"`, "over the SLO"},
 			"P3 slow face of bob":    {"perf", `face of "bob"`, "over the SLO"},
-		})
+		}
+		if compiler {
+			want["P1 quadratic compile"] = []string{"compiler", "super-linearly"}
+		}
+		wantFindings(t, got, want)
 	})
 	t.Run("smoke", func(t *testing.T) {
 		_, got := runLoop(t, "smoke", fleet.Exercise, tg, tools, opts)
@@ -168,3 +196,52 @@ func wantFindings(t *testing.T, got []map[string]any, want map[string][]string) 
 // leakedValue matches the testbed's secrets: its internal token and a
 // 64-hex private key.
 var leakedValue = regexp.MustCompile(`tbk_[0-9a-f]{8,}|[0-9a-fA-F]{64}`)
+
+// crashStderr marks a compiler that fell over (as qatools classifies).
+var crashStderr = regexp.MustCompile(`(?m)(^panic: |^goroutine \d+ \[|runtime error:|fatal error:|Segmentation fault|stack overflow)`)
+
+// compileTool is qa_compile over a local compiler binary.
+func compileTool(argv []string, timeout time.Duration) func(a map[string]any) fleet.Result {
+	dir, err := os.MkdirTemp("", "playbook-compile-")
+	if err != nil {
+		panic(err)
+	}
+	n := 0
+	return func(a map[string]any) fleet.Result {
+		n++
+		src := filepath.Join(dir, fmt.Sprintf("%d.src", n))
+		source, _ := a["source"].(string)
+		if err := os.WriteFile(src, []byte(source), 0o600); err != nil {
+			return fleet.Fail("%v", err)
+		}
+		defer os.Remove(src)
+		args := make([]string, len(argv))
+		for i, x := range argv {
+			args[i] = strings.ReplaceAll(x, "{src}", src)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start).Milliseconds()
+		code := cmd.ProcessState.ExitCode()
+		outcome := "compiled"
+		switch {
+		case ctx.Err() != nil:
+			outcome = "timeout"
+		case code == 0 && err == nil:
+		case code >= 2 && crashStderr.Match(stderr.Bytes()) || code < 0:
+			outcome = "crashed"
+		default:
+			outcome = "rejected"
+		}
+		tail := stderr.String()
+		if len(tail) > 2048 {
+			tail = tail[:2048]
+		}
+		return fleet.OK(map[string]any{"outcome": outcome, "exit_code": code, "signal": "", "stderr_tail": tail, "bytes": stdout.Len(), "duration_ms": d})
+	}
+}
