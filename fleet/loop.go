@@ -117,8 +117,11 @@ type LoopConfig struct {
 
 // TurnEvent is one turn, for narration.
 type TurnEvent struct {
+	RunID   string
 	Index   int
 	Tool    string
+	Args    json.RawMessage // the call's arguments (untrusted model output)
+	Result  Result
 	Verdict Verdict
 	Error   string
 	Latency time.Duration
@@ -310,7 +313,7 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 	}
 	l.totals.Writes += rec.Writes
 	l.state.History = append(l.state.History, Exchange{Call: call, Verdict: out.Verdict, Result: out.Result})
-	if l.write(rec, started, TurnEvent{Index: turn, Tool: call.Tool, Verdict: out.Verdict, Error: out.Result.Err(), Latency: out.Latency}) {
+	if l.write(rec, started, TurnEvent{Index: turn, Tool: call.Tool, Args: call.Args, Result: out.Result, Verdict: out.Verdict, Error: out.Result.Err(), Latency: out.Latency}) {
 		return true
 	}
 	if herr != nil {
@@ -381,6 +384,7 @@ func (l *loop) write(rec trajectory.Turn, started time.Time, ev TurnEvent) bool 
 		return true
 	}
 	if l.cfg.Narrate != nil {
+		ev.RunID = l.cfg.RunID
 		l.cfg.Narrate(ev)
 	}
 	return false

@@ -27,6 +27,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // app is the state shared by every command of one invocation.
 type app struct {
+	reload         <-chan struct{} // SIGHUP; nil when not wired (tests)
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	configPath     string
@@ -37,7 +38,12 @@ type app struct {
 // Main runs the fleetd CLI with args (without the program name) and returns
 // the process exit status. It never calls os.Exit, so tests can run it.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return mainWithReload(ctx, args, stdin, stdout, stderr, nil)
+}
+
+// mainWithReload is Main with a channel of reload requests (SIGHUP).
+func mainWithReload(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, reload <-chan struct{}) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, reload: reload}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -73,7 +79,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (YAML; see configs/fleetd.example.yaml)")
 	root.PersistentFlags().StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default: the config's data_dir, else ./"+DefaultDataDir+")")
 	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd(),
-		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd())
+		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd())
 	root.AddCommand(a.pauseCmds()...)
 	return root
 }

@@ -28,6 +28,7 @@ type Config struct {
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
 	PersonasDir string       `yaml:"personas_dir"`
 	Models      ModelsConfig `yaml:"models"`
+	Daemon      DaemonConfig `yaml:"daemon"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string
@@ -153,6 +154,12 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if err := c.Daemon.Daily.Validate("daemon.daily_budget"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Daemon.MaxConcurrent < 0 || c.Daemon.ShutdownTimeout < 0 || c.Daemon.PollInterval < 0 {
+		errs = append(errs, errors.New("daemon: max_concurrent, shutdown_timeout and poll_interval must not be negative"))
 	}
 	if c.Report.PerSource < 0 || c.Report.Window < 0 || c.Report.DedupeWindow < 0 {
 		errs = append(errs, errors.New("report: per_source, window and dedupe_window must not be negative"))

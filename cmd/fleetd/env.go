@@ -17,7 +17,12 @@ import (
 	"github.com/qafleet/fleetd/qatools"
 )
 
-type chainKey = chain.Key
+type (
+	chainKey   = chain.Key
+	chainEntry = chain.Entry
+)
+
+var loadKey = chain.LoadKey
 
 // sandboxDir is where run sandboxes live.
 func (a *app) sandboxDir() string { return filepath.Join(a.dataDir(), "qa-sandbox") }

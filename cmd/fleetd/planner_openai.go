@@ -1,12 +1,19 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/openai"
 )
 
+// openaiPlanner builds the OpenAI-compatible planner from models.openai.
 func (a *app) openaiPlanner(logger *slog.Logger) (fleet.Model, string, error) {
-	return nil, "", errors.New("openai planner: not wired yet")
+	oc := a.cfg.Models.OpenAI
+	m, err := openai.New(openai.Config{BaseURL: oc.BaseURL, APIKey: oc.APIKey, Model: oc.Model, Logger: logger})
+	if err != nil {
+		return nil, "", fmt.Errorf("models.openai: %w", err)
+	}
+	return m, "openai/" + oc.Model, nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -73,6 +75,7 @@ type runOptions struct {
 	planner string
 	narrate func(fleet.TurnEvent)
 	logger  *slog.Logger
+	budget  func(fleet.Budget) fleet.Budget // caps the run's budget (the daily budget); nil: none
 }
 
 // runSpecialist runs p once: a fresh sandbox, a run record, the loop, and
@@ -83,6 +86,9 @@ func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona,
 	}
 	dial, _ := env.control.Dial()
 	budget := a.cfg.budget().Merge(p.Budget)
+	if o.budget != nil {
+		budget = o.budget(budget)
+	}
 	model, modelName, err := a.planner(ctx, p, o.planner, env.Target, o.logger)
 	if err != nil {
 		return fleet.RunResult{}, err
@@ -127,6 +133,20 @@ func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona,
 		}
 	}
 	return fleet.Run(ctx, cfg)
+}
+
+// findingLine renders qa_report arguments for narration: severity, surface
+// and the first line of the summary.
+func findingLine(args []byte) string {
+	var a struct{ Severity, Surface, Summary string }
+	if json.Unmarshal(args, &a) != nil {
+		return "(unreadable report arguments)"
+	}
+	summary := a.Summary
+	if i := strings.IndexByte(summary, '\n'); i >= 0 {
+		summary = summary[:i]
+	}
+	return fmt.Sprintf("%s %s: %s", a.Severity, a.Surface, clip(summary, 140))
 }
 
 // harnessVersion is the run record format and loop contract version.

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/configs"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/testbed"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+// demoTriggers make every specialist fire within seconds of the demo start.
+var demoTriggers = map[string]fleet.Trigger{
+	"smoke":    {Every: 20 * time.Second},
+	"security": {Every: 30 * time.Second},
+	"fuzz":     {Continuous: true},
+	"ux":       {Every: 25 * time.Second},
+	"perf":     {Every: 40 * time.Second},
+}
+
+func (a *app) demoCmd() *cobra.Command {
+	var (
+		dur     time.Duration
+		dial    string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo [--for DURATION] [--dial RUNG] [--data-dir DIR]",
+		Short: "One command: embedded dev chain, the flawed testbed, and the fleet probing it",
+		Long: `Starts the embedded dev chain and deploys fleetd's feedback log, starts the
+deliberately flawed testbed platform, writes the full config it runs with to
+<data-dir>/fleetd.yaml (point other commands at it with --config while the
+demo runs), and runs the daemon with every specialist firing every few
+seconds, narrating runs and findings. With --for it stops after that long
+and prints what the fleet found. The chain lives in memory: it ends with
+the demo.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if dur > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, dur)
+				defer cancel()
+			}
+			dataDir, _ := filepath.Abs(a.dataDir())
+			out := a.stdout
+			fmt.Fprintf(out, "fleetd demo: data dir %s\n", dataDir)
+			dn, err := startDevnet(ctx, dataDir, "127.0.0.1:0")
+			if err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
+			defer dn.Close()
+			fmt.Fprintf(out, "  chain    %s (chain id %d), feedback log %s\n", dn.info.RPC, dn.info.ChainID, dn.info.FeedbackLog)
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			tb, err := testbed.Serve(ctx, testbed.Config{
+				RPC: dn.info.RPC, Sponsor: dn.sponsor, Compiler: []string{self, "testbed", "compile", "{src}"},
+				CorpusDir: filepath.Join(dataDir, "testbed", "corpus"),
+				// The testbed logs its planted panics as warnings; the demo shows findings instead.
+				Logger: slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+			})
+			if err != nil {
+				return fmt.Errorf("demo: testbed: %w", err)
+			}
+			defer tb.Close()
+			fmt.Fprintf(out, "  testbed  %s (registry %s; its planted flaws: testbed/README.md)\n", tb.URL(), tb.Registry())
+			cfgPath, err := writeDemoConfig(dataDir, dn.info, tb)
+			if err != nil {
+				return err
+			}
+			if a.cfg, err = LoadConfig(cfgPath); err != nil {
+				return fmt.Errorf("demo config: %w", err)
+			}
+			a.configPath = cfgPath
+			if dial != "" {
+				d, err := fleet.ParseDial(dial)
+				if err != nil {
+					return err
+				}
+				if _, err := a.control().SetDial(d, "fleetd demo --dial "+dial, operator()); err != nil {
+					return err
+				}
+			}
+			current, _ := a.control().Dial()
+			fmt.Fprintf(out, "  config   %s\n  dial     %s", cfgPath, current)
+			if current == fleet.Observe {
+				fmt.Fprint(out, " (read-only probes; --dial exercise lets the fleet mint names, publish and call)")
+			}
+			fmt.Fprintln(out)
+			d, err := a.startDaemon(ctx, daemonOptions{logger: logger, narrate: out, verbose: verbose})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "  status   http://%s/api/status\n\n", d.http.Addr())
+			<-ctx.Done()
+			fmt.Fprintln(out, "\nstopping: runs finish their cleanup…")
+			if err := d.shutdown(30 * time.Second); err != nil {
+				fmt.Fprintln(a.stderr, "fleetd demo: shutdown:", err)
+			}
+			return a.demoSummary(context.WithoutCancel(cmd.Context()))
+		},
+	}
+	cmd.Flags().DurationVar(&dur, "for", 0, "stop after this long and print the findings (default: until interrupted)")
+	cmd.Flags().StringVar(&dial, "dial", "", "set the autonomy dial first: observe, exercise or propose")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "narrate every turn, not only findings and run ends")
+	return cmd
+}
+
+// writeDemoConfig writes the demo's personas (fast triggers) and its full
+// config into dataDir and returns the config's path.
+func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed) (string, error) {
+	pdir := filepath.Join(dataDir, "personas")
+	if err := os.MkdirAll(pdir, 0o700); err != nil {
+		return "", err
+	}
+	entries, err := fs.ReadDir(configs.Personas, "personas")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		b, _ := fs.ReadFile(configs.Personas, "personas/"+e.Name())
+		var p fleet.Persona
+		if err := yaml.Unmarshal(b, &p); err != nil {
+			return "", fmt.Errorf("built-in persona %s: %w", e.Name(), err)
+		}
+		if t, ok := demoTriggers[p.Name]; ok {
+			t.Events = p.Trigger.Events
+			p.Trigger = t
+		}
+		if p.Budget.Deadline == 0 || p.Budget.Deadline > 3*time.Minute {
+			p.Budget.Deadline = 3 * time.Minute
+		}
+		out, err := yaml.Marshal(p)
+		if err != nil {
+			return "", err
+		}
+		if err := writeFileAtomic(filepath.Join(pdir, e.Name()), out, 0o600); err != nil {
+			return "", err
+		}
+	}
+	fleetKey, _ := loadKeyAddress(dn.FleetKeyFile)
+	cfg := map[string]any{
+		"data_dir":     dataDir,
+		"personas_dir": pdir,
+		"chain": map[string]any{
+			"rpc": dn.RPC, "chain_id": dn.ChainID, "feedback_log": dn.FeedbackLog,
+			"fleet_key_file": dn.FleetKeyFile, "sponsor_key_file": dn.SponsorKeyFile,
+			"trusted_senders": []string{fleetKey},
+		},
+		"target": tb.Target(),
+		"daemon": map[string]any{"http_addr": "127.0.0.1:0", "max_concurrent": 2, "poll_interval": "1s"},
+		"tools":  map[string]any{"compile_timeout": "5s", "call_timeout": "5s"},
+		"report": map[string]any{"dedupe_window": "10m"},
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	b = append([]byte("# Written by `fleetd demo`; valid while the demo runs (its chain is in memory).\n"), b...)
+	path := filepath.Join(dataDir, "fleetd.yaml")
+	return path, writeFileAtomic(path, b, 0o600)
+}
+
+// demoSummary prints what the fleet posted to the log.
+func (a *app) demoSummary(ctx context.Context) error {
+	fmt.Fprintln(a.stdout, "\nfindings on the feedback log:")
+	cl, log, err := a.feedbackLog(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rows := 0
+	_, err = log.Scan(ctx, 0, func(page []chainEntry) error {
+		for _, e := range page {
+			r := findingRow(e, nil)
+			if r.FreeForm {
+				continue
+			}
+			rows++
+			fmt.Fprintf(a.stdout, "  #%-3d %-8s %-9s %-10s %s\n", r.Index, r.Severity, r.Surface, r.Source, clip(sanitize(firstLine(r.Summary)), 100))
+		}
+		return nil
+	})
+	if rows == 0 && err == nil {
+		fmt.Fprintln(a.stdout, "  (none yet: run longer, or raise the dial with --dial exercise)")
+	}
+	return err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// loadKeyAddress returns the address of the key in file, "" on error.
+func loadKeyAddress(file string) (string, error) {
+	k, err := loadKey(file)
+	if err != nil {
+		return "", err
+	}
+	return k.Address().String(), nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	var level string
+	cmd := &cobra.Command{
+		Use:   "run --config F",
+		Short: "Run the daemon: schedule the specialists, run them, serve /healthz, /metrics and /api/status",
+		Long: `The fleetd service. On start it reconciles crashed runs (names released,
+funds swept, footers written) and posts the outbox; then it fires each
+specialist on its trigger, never overlapping a specialist with itself and
+never exceeding daemon.max_concurrent runs. SIGHUP reloads the config and the
+specialists (keeping the old set if the new one is invalid). SIGTERM or
+SIGINT stops the triggers, cancels runs at their next tool boundary, lets
+them release their names and write their footers, flushes the outbox and
+exits within daemon.shutdown_timeout; a second signal exits at once.
+Logs are JSON on stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var lv slog.Level
+			if err := lv.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
+			ctx := cmd.Context()
+			d, err := a.startDaemon(ctx, daemonOptions{logger: logger})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "{\"http\":%q}\n", "http://"+d.http.Addr())
+			for {
+				select {
+				case <-a.reload:
+					d.reload()
+					continue
+				case <-ctx.Done():
+				}
+				break
+			}
+			logger.Info("shutting down")
+			err = d.shutdown(a.cfg.Daemon.ShutdownTimeout)
+			logger.Info("stopped", "err", err)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/httpapi"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/triggers"
+)
+
+// DaemonConfig is the `daemon:` section.
+type DaemonConfig struct {
+	HTTPAddr        string        `yaml:"http_addr"`        // default 127.0.0.1:8787; port 0 picks one
+	MaxConcurrent   int           `yaml:"max_concurrent"`   // fleet-wide cap on concurrent runs; default 2
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"` // default 30s
+	Daily           fleet.Budget  `yaml:"daily_budget"`     // fleet-wide per UTC day; zero fields are unlimited
+	PollInterval    time.Duration `yaml:"poll_interval"`    // chain-event polling; default 2s
+	Confirmations   uint64        `yaml:"confirmations"`    // blocks an event must be buried under; default 0
+}
+
+// daemonOptions are how a command runs the daemon.
+type daemonOptions struct {
+	logger  *slog.Logger
+	narrate io.Writer // human-readable narration (the demo); nil: logs only
+	verbose bool      // narrate every turn, not only findings and run ends
+}
+
+// daemon is `fleetd run`: the triggers, the runner and the HTTP side over
+// one tools environment. Teardown runs in reverse start order.
+type daemon struct {
+	a        *app
+	opts     daemonOptions
+	log      *slog.Logger
+	env      *fleetEnv
+	daily    *fleet.DailyBudget
+	runner   *fleet.Runner
+	sched    *triggers.Scheduler
+	metrics  *httpapi.Metrics
+	http     *httpapi.Server
+	personas atomic.Pointer[map[string]fleet.Persona]
+	started  time.Time
+
+	narrateMu sync.Mutex
+}
+
+// startDaemon builds and starts everything; on error it stops what started.
+func (a *app) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
+	d = &daemon{a: a, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
+	personas, err := a.loadPersonas()
+	if err != nil {
+		return nil, err
+	}
+	d.setPersonas(personas)
+	if d.env, err = a.buildEnv(ctx, opts.logger); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.env.Close()
+		}
+	}()
+	d.recoverCrashed(ctx)
+
+	dc := a.cfg.Daemon
+	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily)
+	d.runner = fleet.NewRunner(fleet.RunnerConfig{
+		Run: d.runOne, Paused: d.env.control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
+		Logger: opts.logger, OnEvent: d.onEvent,
+	})
+	tc := triggers.Config{
+		Specs: specsOf(personas), Starter: starter{d.runner}, StateDir: filepath.Join(a.dataDir(), "triggers"),
+		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
+	}
+	if d.env.client != nil {
+		tc.Events = d.env.client
+		tc.Registry = d.env.Registry.Address()
+		if d.env.Log != nil {
+			tc.FeedbackLog = d.env.Log.Address()
+		}
+	}
+	if d.sched, err = triggers.New(tc); err != nil {
+		return nil, err
+	}
+	addr := dc.HTTPAddr
+	if addr == "" {
+		addr = "127.0.0.1:8787"
+	}
+	if d.http, err = httpapi.Start(addr, d.metrics, d.status, opts.logger); err != nil {
+		return nil, fmt.Errorf("daemon.http_addr %s: %w", addr, err)
+	}
+	d.sched.Start(ctx)
+	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
+	return d, nil
+}
+
+// recoverCrashed makes start-up safe after a crash: it finishes the cleanup
+// of every run whose process died (names released, funds swept), closes
+// their run records with a harness_error footer, and posts the outbox.
+func (d *daemon) recoverCrashed(ctx context.Context) {
+	base := d.a.sandboxDir()
+	done, err := qatools.Reconcile(ctx, d.env.Env, base)
+	if err != nil {
+		d.log.Error("reconcile crashed runs", "err", err)
+	}
+	for _, c := range done {
+		d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Names))
+	}
+	files, _ := filepath.Glob(filepath.Join(d.a.dataDir(), trajectory.RunsDir, "*.jsonl"))
+	for _, f := range files {
+		s, err := trajectory.Summary(f)
+		if err != nil || s.Outcome != trajectory.OutcomeCrashed || sandbox.Live(base, s.RunID) {
+			continue
+		}
+		if ok, err := trajectory.Recover(f, "the process running it died; recovered at start"); err != nil {
+			d.log.Error("recover run record", "run_id", s.RunID, "err", err)
+		} else if ok {
+			d.log.Warn("closed a crashed run's record", "run_id", s.RunID)
+		}
+	}
+	if d.env.Reporter != nil {
+		if posted, left, err := d.env.Reporter.Flush(ctx); err != nil {
+			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
+		} else if posted > 0 {
+			d.log.Info("outbox flushed", "posted", posted)
+		}
+	}
+}
+
+func (d *daemon) setPersonas(ps []fleet.Persona) {
+	m := make(map[string]fleet.Persona, len(ps))
+	for _, p := range ps {
+		m[p.Name] = p
+	}
+	d.personas.Store(&m)
+}
+
+// runOne is the runner's RunFunc: one specialist run, its budget capped by
+// what is left of the day.
+func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
+	p, ok := (*d.personas.Load())[specialist]
+	if !ok {
+		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
+	}
+	return d.a.runSpecialist(ctx, d.env, p, runOptions{
+		logger: d.opts.logger, narrate: d.narrateTurn(specialist), budget: d.daily.Remaining,
+	})
+}
+
+// starter adapts the runner to the triggers' Starter.
+type starter struct{ r *fleet.Runner }
+
+func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, bool, string) {
+	done, ok, why := s.r.Start(specialist, reason)
+	if !ok {
+		return nil, false, why
+	}
+	out := make(chan triggers.Outcome, 1)
+	go func() {
+		rd := <-done
+		out <- triggers.Outcome{NewFindings: rd.Result.Totals.Findings, Err: rd.Err}
+		close(out)
+	}()
+	return out, true, ""
+}
+
+func specsOf(ps []fleet.Persona) []triggers.Spec {
+	out := make([]triggers.Spec, 0, len(ps))
+	for _, p := range ps {
+		t := p.Trigger
+		out = append(out, triggers.Spec{Specialist: p.Name, Cron: t.Cron, Every: t.Every, Continuous: t.Continuous, Events: t.Events})
+	}
+	return out
+}
+
+func (d *daemon) status() httpapi.Status {
+	dial, _ := d.env.control.Dial()
+	paused, _ := d.env.control.Paused()
+	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started}
+	for name := range *d.personas.Load() {
+		finished, skipped := d.runner.Counts(name)
+		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
+	}
+	if d.env.Reporter != nil {
+		items, _ := d.env.Reporter.Pending()
+		st.Outbox = len(items)
+	}
+	return st
+}
+
+// reload re-reads the config file and the personas (SIGHUP). An invalid new
+// set is logged with its error and the old one kept.
+func (d *daemon) reload() {
+	cfg, err := LoadConfig(d.a.configPath)
+	if err != nil {
+		d.log.Error("reload: keeping the running configuration", "err", err)
+		return
+	}
+	old := d.a.cfg
+	d.a.cfg = cfg
+	ps, err := d.a.loadPersonas()
+	if err != nil {
+		d.a.cfg = old
+		d.log.Error("reload: keeping the running specialists", "err", err)
+		return
+	}
+	if err := d.sched.Replace(specsOf(ps)); err != nil {
+		d.a.cfg = old
+		d.log.Error("reload: keeping the running schedules", "err", err)
+		return
+	}
+	d.setPersonas(ps)
+	d.log.Info("reloaded", "specialists", len(ps), "note", "chain:, target: and daemon: changes take effect at restart")
+}
+
+// shutdown stops everything in reverse start order within timeout: triggers
+// stop firing, runs are cancelled and finish their cleanup and footers, the
+// outbox is flushed, the HTTP side and the chain connection close.
+func (d *daemon) shutdown(timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var errs []error
+	if err := d.sched.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stop triggers: %w", err))
+	}
+	if err := d.runner.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if d.env.Reporter != nil {
+		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, left, err := d.env.Reporter.Flush(fctx); err != nil && left > 0 {
+			d.log.Warn("outbox left for the next start", "left", left, "err", err)
+		}
+		fcancel()
+	}
+	if err := d.http.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	d.env.Close()
+	return errors.Join(errs...)
+}
+
+// onEvent feeds metrics and narration.
+func (d *daemon) onEvent(e fleet.RunnerEvent) {
+	d.metrics.Observe(e)
+	switch e.Kind {
+	case "started":
+		d.log.Info("run started", "specialist", e.Specialist, "reason", e.Reason)
+		d.say(e.Specialist, "started (%s)", e.Reason)
+	case "skipped":
+		d.log.Debug("run skipped", "specialist", e.Specialist, "reason", e.Reason)
+	case "finished":
+		r := e.Result
+		attrs := []any{"specialist", e.Specialist, "run_id", r.RunID, "outcome", r.Outcome, "turns", r.Totals.Turns, "findings", r.Totals.Findings}
+		if e.Err != nil {
+			d.log.Error("run failed", append(attrs, "err", e.Err)...)
+			d.say(e.Specialist, "failed: %v", e.Err)
+			return
+		}
+		d.log.Info("run finished", attrs...)
+		d.say(e.Specialist, "%s in %s: %d turns, %d findings (fleetd runs show %s)", r.Outcome,
+			(time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.Turns, r.Totals.Findings, r.RunID)
+	}
+}
+
+// narrateTurn returns the loop's narration hook for the human output.
+func (d *daemon) narrateTurn(specialist string) func(fleet.TurnEvent) {
+	if d.opts.narrate == nil {
+		return nil
+	}
+	return func(e fleet.TurnEvent) {
+		switch {
+		case e.Tool == "qa_report" && e.Verdict == fleet.VerdictOK:
+			switch status, _ := e.Result["status"].(string); status {
+			case "posted", "queued":
+				d.say(specialist, "FINDING %s", findingLine(e.Args))
+			default:
+				if d.opts.verbose {
+					d.say(specialist, "finding %s (%s)", findingLine(e.Args), status)
+				}
+			}
+		case d.opts.verbose || e.Verdict == fleet.VerdictRefused:
+			d.say(specialist, "%s", e.SummaryLine())
+		}
+	}
+}
+
+// say writes one narration line: time, specialist, text.
+func (d *daemon) say(specialist, format string, args ...any) {
+	if d.opts.narrate == nil {
+		return
+	}
+	d.narrateMu.Lock()
+	defer d.narrateMu.Unlock()
+	fmt.Fprintf(d.opts.narrate, "%s  %-9s %s\n", time.Now().Format("15:04:05"), specialist, sanitize(fmt.Sprintf(format, args...)))
+}
