@@ -153,6 +153,9 @@ type fakeChain struct {
 	down   bool
 	failAt map[string]int // method -> fail its next call after this many more
 	ranges [][2]uint64    // FilterLogs ranges asked for
+	// duringFilter, when set, runs (once, with the lock held) after
+	// FilterLogs has read its logs: a reorg in the middle of a read.
+	duringFilter func(c *fakeChain)
 	calls  map[string]int
 }
 
@@ -192,6 +195,10 @@ func (c *fakeChain) mineLocked(logs []fakeLog) uint64 {
 func (c *fakeChain) Reorg(depth int, blocks ...[]fakeLog) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.reorgLocked(depth, blocks...)
+}
+
+func (c *fakeChain) reorgLocked(depth int, blocks ...[]fakeLog) {
 	c.blocks = c.blocks[:len(c.blocks)-depth]
 	c.forks++
 	for _, logs := range blocks {
@@ -291,6 +298,10 @@ func (c *fakeChain) FilterLogs(ctx context.Context, addr fleet.Address, topic0 [
 				out = append(out, l.log)
 			}
 		}
+	}
+	if f := c.duringFilter; f != nil {
+		c.duringFilter = nil
+		f(c)
 	}
 	return out, nil
 }
