@@ -156,7 +156,7 @@ type fakeChain struct {
 	// duringFilter, when set, runs (once, with the lock held) after
 	// FilterLogs has read its logs: a reorg in the middle of a read.
 	duringFilter func(c *fakeChain)
-	calls  map[string]int
+	calls        map[string]int
 }
 
 func newFakeChain() *fakeChain {
