@@ -75,7 +75,7 @@ the demo.`,
 			}
 			defer tb.Close()
 			fmt.Fprintf(out, "  testbed  %s (registry %s; its planted flaws: testbed/README.md)\n", tb.URL(), tb.Registry())
-			cfgPath, err := writeDemoConfig(dataDir, dn.info, tb)
+			cfgPath, err := writeDemoConfig(dataDir, dn.info, tb, demoTriggers, nil)
 			if err != nil {
 				return err
 			}
@@ -117,9 +117,10 @@ the demo.`,
 	return cmd
 }
 
-// writeDemoConfig writes the demo's personas (fast triggers) and its full
-// config into dataDir and returns the config's path.
-func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed) (string, error) {
+// writeDemoConfig writes the demo's personas (with the given triggers and
+// budget overrides) and its full config into dataDir and returns the
+// config's path.
+func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig map[string]fleet.Trigger, budgets map[string]fleet.Budget) (string, error) {
 	pdir := filepath.Join(dataDir, "personas")
 	if err := os.MkdirAll(pdir, 0o700); err != nil {
 		return "", err
@@ -134,10 +135,11 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed) (string
 		if err := yaml.Unmarshal(b, &p); err != nil {
 			return "", fmt.Errorf("built-in persona %s: %w", e.Name(), err)
 		}
-		if t, ok := demoTriggers[p.Name]; ok {
+		if t, ok := trig[p.Name]; ok {
 			t.Events = p.Trigger.Events
 			p.Trigger = t
 		}
+		p.Budget = p.Budget.Merge(budgets[p.Name])
 		if p.Budget.Deadline == 0 || p.Budget.Deadline > 3*time.Minute {
 			p.Budget.Deadline = 3 * time.Minute
 		}

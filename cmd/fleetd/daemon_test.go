@@ -67,7 +67,12 @@ func newFleetFixture(t *testing.T, dial fleet.Dial) *fleetFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.tb.Close() })
-	if f.config, err = writeDemoConfig(f.dataDir, f.dn.info, f.tb); err != nil {
+	fast := map[string]fleet.Trigger{
+		"smoke": {Every: 3 * time.Second}, "ux": {Every: 4 * time.Second}, "security": {Every: 5 * time.Second},
+		"perf": {Every: 6 * time.Second}, "fuzz": {Every: 7 * time.Second},
+	}
+	small := map[string]fleet.Budget{"fuzz": {MaxTurns: 40}, "perf": {MaxTurns: 30}}
+	if f.config, err = writeDemoConfig(f.dataDir, f.dn.info, f.tb, fast, small); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fleet.NewControl(f.dataDir).SetDial(dial, "test", "test"); err != nil {
