@@ -1,3 +1,168 @@
-// Package playbook holds the deterministic planners, one per specialist
-// (smoke, security, fuzz, ux, perf): the offline default fleet.Model.
+// Package playbook holds the deterministic planners, one per specialist —
+// smoke, security, fuzz, ux and perf — the offline default fleet.Model.
+// They do real QA work through the same loop, dial gate, validation and run
+// record as a model planner: a playbook never runs a tool itself, it only
+// chooses the next call.
+//
+// # Replay
+//
+// A playbook is straight-line Go code over a small probe API (Fetch,
+// Compile, Chain, Agent, Create, Publish, Report, Skip). It is executed by
+// replay: on every Next the program runs from the start; the i-th call
+// returns the recorded result of State.History[i] (after checking that the
+// recorded call is the same tool with the same arguments — if not, the run
+// diverged and Next returns an error wrapping fleet.ErrMalformed), and the
+// first call beyond the history stops the program and becomes the Step.
+// When the program returns, Next returns Done with a summary of what ran,
+// what was found and what was skipped and why. There are no goroutines and
+// no hidden state: the transcript is the state, so the same history always
+// yields the same next call. Randomness (fuzz mutations, the XSS canary)
+// comes only from a PRNG seeded by the run id (or Options.Seed). Scans of
+// response bodies are memoized across replays; that saves work and cannot
+// change a result.
+//
+// Playbooks adapt to refusals rather than reading the dial, because the dial
+// can change during a run and a replay must take the path it took: a call
+// the dial refuses comes back refused, the refusal names the dial, and
+// every tool needing a higher rung is skipped from then on (one refused
+// qa_create or qa_call at observe, then only observe-level checks). Tools
+// not given to the run (the persona's tool list) are never called. Each
+// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 70,
+// ux 60, perf 80, fuzz 250, each under its persona's max_turns); probing
+// stops a few calls short of it so that findings can still be reported. A
+// playbook cannot see the run's budget, so the cap is its budget awareness.
+//
+// # Reporting
+//
+// Every finding goes through qa_report, once per distinct problem per run,
+// with a one-line summary (what, where, expected and observed; a secret is
+// named by kind, location and at most its first six characters, never
+// repeated) and, wherever one exists, a repro that reproduces in a fresh
+// run through `fleetd tool call`: observe-level qa_fetch, qa_compile and
+// qa_chain calls, or qa_call against a public name. A repro too large for a
+// 2048-byte feedback entry is left out and the summary says so. Findings
+// that need a name the run minted (it is released when the run ends) carry
+// the steps in the summary and no repro. Surfaces are chosen so different
+// problems never share a fingerprint (surface plus repro): face, docs,
+// call, compiler, registry, and web (other paths on the platform's hosts),
+// cors, headers and perf.
+//
+// # Checks
+//
+// smoke walks the main path: qa_create, qa_compile of the smallest
+// known-good corpus programs (Options.Corpus, filled from target.corpus by
+// LoadCorpus or OptionsFor), qa_publish of one that compiled, qa_fetch of the
+// new name's face, qa_call of it; then the faces of target.names, the docs
+// and a call to a public name. A step that should work and does not (a mint
+// that reverts, a known-good program that does not compile, a publish that
+// fails, a page that answers 4xx/5xx or not at all, a call that answers 5xx
+// or times out) is one finding. At observe only the read-only steps run.
+//
+// security:
+//   - Admin functions: qa_chain simulate of every target.admin_functions
+//     signature from a fresh address; one that does not revert is critical.
+//   - Secrets: the docs, the faces of target.names, each host's index page,
+//     same-host links from those, and a short list of commonly exposed paths
+//     on every allowlisted host of the target (/.env, /.git/config,
+//     /.aws/credentials, /config.json, /debug/vars, /server-status,
+//     /backup.zip, /keys) are scanned for private keys (64 hex digits
+//     assigned to a name saying key, secret or private, or following the
+//     words "private key"; PEM blocks), AWS, GitHub, Google, OpenAI, Slack
+//     and Stripe keys by their prefixes, JSON web tokens, and high-entropy
+//     values assigned to credential-like names. Hashes, transaction ids and
+//     bytes32 keys are not secrets. An exposed file recognized by its
+//     content (an env file, git metadata, expvar, server-status, a zip) is a
+//     finding even without a secret in it.
+//   - Stored XSS: a face with active content (script elements, event
+//     handlers, javascript: URLs, frames) is compared with its name's
+//     metadata (qa_chain metadata for face, title, html, content,
+//     description, bio): active content a user stored and the face serves
+//     verbatim is stored XSS (medium instead of high under a CSP that blocks
+//     inline script). At exercise a canary — a run-seeded token inside a
+//     <script> element and an onerror handler, carried in a string literal
+//     of a corpus program — is published to a fresh name and looked for
+//     unescaped in its face, and sent through qa_call (a finding only when
+//     reflected unescaped in an HTML reply).
+//   - Spoofed identity (exercise): the same "whoami" call with and without
+//     a claimed identity ("from": admin, owner, root, the zero address) and
+//     with identity headers (X-Caller, X-User, X-Forwarded-User,
+//     X-Auth-User, X-Remote-User; isolated one by one when the set makes a
+//     difference). A reply that differs materially — a refusal turned into
+//     success, a secret that was not there, or at least three new words
+//     beyond an echo of the claim, when identical calls answer identically
+//     — is a finding; critical when it reveals a secret.
+//   - Headers: per host, HTML pages without Content-Security-Policy,
+//     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
+//     frame-ancestors) are one low finding; Access-Control-Allow-Origin "*"
+//     or "null" with Allow-Credentials true is medium. (qa_fetch sends no
+//     Origin header, so origin reflection itself cannot be seen.)
+//
+// fuzz:
+//   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",
+//     "{}", "()", "1", `"`, "a = 1;") is compiled once; then a deterministic
+//     stage applies one structure-aware mutation at a time to every corpus
+//     program — the contents of each bracket pair emptied, each condition
+//     (if, while, for, ...) made constant true with its block emptied, all
+//     numbers set to 0 and to 2^63 — and a havoc stage stacks one to three
+//     random mutations (character flips, deletions, structural tokens,
+//     duplicated chunks, spliced corpus lines and tokens, emptied brackets,
+//     boundary numbers 0, -1, 2^31, 2^63, 1e309, constant conditions, long
+//     identifiers, deep nesting; at most 32 KiB) until the cap. Rejected and
+//     compiled are fine; crashed and timeout are findings. A crash with a new
+//     stderr signature (the first panic/fatal/assertion line, numbers
+//     blanked; up to three) and the first hang are minimized by delta
+//     debugging (ddmin over lines, then characters; each test a qa_compile
+//     that must fail the same way; at most 40 compiles for a crash, 12 for a
+//     hang) and reported with the minimized source as the repro (crash high,
+//     hang medium). Candidates holding a known reproducer are skipped, and
+//     fuzzing stops after five timeouts (each costs the compile timeout).
+//   - Call endpoint (exercise): malformed bodies through qa_call raw_body
+//     (truncated JSON, an array, null, {}, wrong types, a missing comma,
+//     trailing garbage, a lone surrogate escape, a form-encoded body, deep
+//     nesting, a 60 KB string) and unusual messages (JSON fragments, format
+//     strings, NUL, 16 KB). A 5xx is a finding per group, high when the
+//     error body leaks internals, with the smallest failing request as the
+//     repro; a leak without a 5xx is a medium finding.
+//
+// ux:
+//   - Leaked internals: the face of a name that cannot exist, a missing path
+//     on each host, the call endpoint's answer for an unknown target, and
+//     every error answer met on the way are scanned for OS errors (no such
+//     file or directory, permission denied, (os error N), ENOENT, ...),
+//     absolute server paths (/home, /srv, /var, /usr, /tmp, /opt, ..., C:\),
+//     stack traces (Go, Python, Node, Java, Rust, PHP) and database errors.
+//     One finding per distinct leak, medium for a stack trace, else low.
+//   - Dead links: links in the docs (markdown, href/src, bare URLs, relative
+//     ones resolved against the page; template placeholders such as NAME or
+//     {name} filled with a public name) on allowlisted hosts are fetched; no
+//     answer, 404, 410 or 5xx is a dead link (low).
+//   - Status codes against the docs: "GET /path" and "GET https://..." in
+//     the docs and in linked markdown or text pages are fetched; 405 or 501
+//     is "docs promise GET, endpoint answers 405" and a dead documented
+//     endpoint is a finding too (medium).
+//   - Empty replies (exercise): qa_call "hello" to target.names and to a
+//     fresh name; HTTP 2xx with an empty reply is a finding.
+//
+// perf:
+//   - Latency: each face of target.names and each docs page is fetched
+//     Options.Samples times (default 8), and at exercise each public name is
+//     called as often; p50 and p95 (nearest rank) of latency_ms are computed
+//     and a p95 over target.slo.p95_ms is a finding (surface perf) with the
+//     numbers and the measured call as the repro. Without an SLO the numbers
+//     go to the summary only. Comparing with earlier runs is future work: a
+//     run sees only its own transcript, and playbooks read no files.
+//   - Compile time growth: a corpus line that repeats into a valid program of
+//     any size (a constant declaration with its name made unique per copy,
+//     or a statement with no identifiers but its keyword) is compiled at
+//     doubling sizes from 16 KiB until a compile takes 2 s or the input
+//     passes 768 KiB. The startup time (a tiny instance) is subtracted,
+//     points faster than the startup are dropped, and the exponent of time
+//     against size is fitted by least squares on log-log over the three
+//     largest sizes; above 1.5 with the largest at least 200 ms is a medium
+//     finding. The input is described in the summary (a generated input
+//     that shows the slowdown cannot fit a feedback entry), so there is no
+//     repro.
+//   - Gas (exercise): the smallest corpus program is published to a fresh
+//     name; gas used above the estimate (medium) or an estimate above twice
+//     the gas used (low) is a finding.
 package playbook

@@ -93,6 +93,7 @@ func drive(t *testing.T, m fleet.Model, st fleet.State, w *world, maxTurns int) 
 			t.Fatalf("turn %d: Next is not deterministic: %+v then %+v (%v)", turn, step, again, err)
 		}
 		if step.Done {
+			t.Logf("done after %d calls: %s", len(st.History), step.Summary)
 			return st.History, step.Summary
 		}
 		if step.Call == nil {
