@@ -273,6 +273,7 @@ func fuzzCallBodies(p *probe) {
 		target = "qa-fuzz"
 	}
 	bodies, messages := malformedCalls(target)
+	heard := false // the endpoint has answered at least once
 	for gi, group := range [][]callBody{bodies, messages} {
 		var fails []callBody
 		var failRes []fleet.Result
@@ -289,7 +290,16 @@ func fuzzCallBodies(p *probe) {
 				return
 			}
 			r := ex.Result
-			if status(r) >= 500 || strings.HasPrefix(str(r, "hint"), "server_error") {
+			switch {
+			case answered(r):
+				heard = true
+			case !heard:
+				p.Skip("the call endpoint did not answer (%s): malformed call bodies not sent", clip(r.Err(), 120))
+				return
+			}
+			// A 5xx, or no answer at all from an endpoint that answered
+			// before (the request hung it or brought it down), is a failure.
+			if status(r) >= 500 || strings.HasPrefix(str(r, "hint"), "server_error") || !answered(r) {
 				fails = append(fails, c)
 				failRes = append(failRes, r)
 			}
@@ -300,12 +310,17 @@ func fuzzCallBodies(p *probe) {
 		kind := []string{"malformed request bodies", "unusual messages"}[gi]
 		switch {
 		case len(fails) > 0:
-			// The repro is the smallest failing request.
-			best := 0
+			// The repro is the smallest request answered with a 5xx, else
+			// the first that got no answer (the later ones may only have
+			// met an endpoint it had already brought down).
+			best := -1
 			for i := range fails {
-				if len(marshal(fails[i].args)) < len(marshal(fails[best].args)) {
+				if answered(failRes[i]) && (best < 0 || len(marshal(fails[i].args)) < len(marshal(fails[best].args))) {
 					best = i
 				}
+			}
+			if best < 0 {
+				best = 0
 			}
 			var whats []string
 			for _, c := range fails {
@@ -315,9 +330,13 @@ func fuzzCallBodies(p *probe) {
 			if l := ScanLeaks(body(failRes[best])); len(l) > 0 {
 				sev, extra = fleet.SeverityHigh, " The error body leaks internals: "+describeLeaks(l)+"."
 			}
+			got := fmt.Sprintf("answers HTTP %d", status(failRes[best]))
+			if !answered(failRes[best]) {
+				sev, got = fleet.SeverityHigh, "stops answering ("+clip(oneLine(failRes[best].Err()), 100)+")"
+			}
 			p.Report(sev, fleet.SurfaceCall,
-				fmt.Sprintf("The call endpoint answers HTTP %d to %s (%d of %d sent: %s), where a 4xx client error was expected.%s",
-					status(failRes[best]), kind, len(fails), len(group), strings.Join(whats, ", "), extra),
+				fmt.Sprintf("The call endpoint %s on %s (%d of %d sent: %s), where a 4xx client error was expected.%s",
+					got, kind, len(fails), len(group), strings.Join(whats, ", "), extra),
 				"qa_call", fails[best].args)
 		case leaky != nil:
 			p.Report(fleet.SeverityMedium, fleet.SurfaceCall,

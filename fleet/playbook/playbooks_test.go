@@ -193,3 +193,36 @@ func TestUXStaysOnTheAllowlist(t *testing.T) {
 		t.Errorf("reports:%s\nsummary: %s", summaries(w.reports), summary)
 	}
 }
+
+func TestFuzzCallEndpointThatFallsOver(t *testing.T) {
+	down := false
+	w := &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_call": func(a map[string]any) fleet.Result {
+			if a["raw_body"] == "[]" {
+				down = true
+			}
+			if down {
+				return fleet.Result{"ok": false, "error": "connection refused", "hint": "unreachable"}
+			}
+			return fleet.Result{"status": 400, "hint": "client_error", "reply": `{"error":"bad request"}`}
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_call", "qa_report")}
+	drive(t, mustNew(t, "fuzz", Options{}), st, w, 60)
+	r := findReport(w.reports, "stops answering", "malformed request bodies")
+	if r == nil || r["severity"] != "high" {
+		t.Fatalf("no finding for an endpoint brought down by a body:%s", summaries(w.reports))
+	}
+	if args := r["repro"].(map[string]any)["args"].(map[string]any); args["raw_body"] != "[]" {
+		t.Errorf("repro %v, want the body that brought it down", args)
+	}
+
+	// An endpoint that never answers is not probed further.
+	w = &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_call": func(map[string]any) fleet.Result { return fleet.Result{"ok": false, "error": "target.call is not configured"} },
+	}}
+	h, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 60)
+	if len(h) != 1 || len(w.reports) != 0 || !strings.Contains(summary, "did not answer") {
+		t.Errorf("%d calls, %d reports, summary %q", len(h), len(w.reports), summary)
+	}
+}
