@@ -219,7 +219,9 @@ func TestFuzzCallEndpointThatFallsOver(t *testing.T) {
 
 	// An endpoint that never answers is not probed further.
 	w = &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
-		"qa_call": func(map[string]any) fleet.Result { return fleet.Result{"ok": false, "error": "target.call is not configured"} },
+		"qa_call": func(map[string]any) fleet.Result {
+			return fleet.Result{"ok": false, "error": "target.call is not configured"}
+		},
 	}}
 	h, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 60)
 	if len(h) != 1 || len(w.reports) != 0 || !strings.Contains(summary, "did not answer") {
