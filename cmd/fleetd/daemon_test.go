@@ -46,7 +46,7 @@ type fleetFixture struct {
 	tb      *testbed.Testbed
 }
 
-func newFleetFixture(t *testing.T, dial fleet.Dial) *fleetFixture {
+func newFleetFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Trigger) *fleetFixture {
 	t.Helper()
 	f := &fleetFixture{dataDir: t.TempDir()}
 	ctx := context.Background()
@@ -67,10 +67,6 @@ func newFleetFixture(t *testing.T, dial fleet.Dial) *fleetFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.tb.Close() })
-	fast := map[string]fleet.Trigger{
-		"smoke": {Every: 3 * time.Second}, "ux": {Every: 4 * time.Second}, "security": {Every: 5 * time.Second},
-		"perf": {Every: 6 * time.Second}, "fuzz": {Every: 7 * time.Second},
-	}
 	small := map[string]fleet.Budget{"fuzz": {MaxTurns: 40}, "perf": {MaxTurns: 30}}
 	if f.config, err = writeDemoConfig(f.dataDir, f.dn.info, f.tb, fast, small); err != nil {
 		t.Fatal(err)
@@ -184,7 +180,10 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the daemon for ~25s")
 	}
-	f := newFleetFixture(t, fleet.Exercise)
+	f := newFleetFixture(t, fleet.Exercise, map[string]fleet.Trigger{
+		"smoke": {Every: 3 * time.Second}, "ux": {Every: 4 * time.Second}, "security": {Every: 5 * time.Second},
+		"perf": {Every: 6 * time.Second}, "fuzz": {Every: 7 * time.Second},
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	var out, errb syncBuffer
@@ -208,7 +207,12 @@ func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the daemon 20 times")
 	}
-	f := newFleetFixture(t, fleet.Exercise)
+	// Runs start within a second of a daemon start, so kills land mid-run,
+	// often mid-mint (qa_create is the smoke playbook's first call).
+	f := newFleetFixture(t, fleet.Exercise, map[string]fleet.Trigger{
+		"smoke": {Every: time.Second}, "security": {Every: 1500 * time.Millisecond}, "ux": {Every: 2 * time.Second},
+		"fuzz": {Every: 2 * time.Second}, "perf": {Every: time.Hour},
+	})
 	self, _ := os.Executable()
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := func() (*exec.Cmd, *bufio.Reader) {
@@ -231,7 +235,7 @@ func TestCrashSafety(t *testing.T) {
 	for i := range 20 {
 		cmd, r := start()
 		waitUp(r)
-		time.Sleep(time.Duration(300+rng.IntN(2700)) * time.Millisecond)
+		time.Sleep(time.Duration(1000+rng.IntN(5000)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		kills++
@@ -249,7 +253,17 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}
 	runs, findings := f.checkInvariants(t)
-	t.Logf("%d SIGKILLs; %d runs recorded, %d findings on chain", kills, runs, findings)
+	recovered := 0
+	files, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	for _, file := range files {
+		if s, err := trajectory.Summary(file); err == nil && s.Outcome == trajectory.OutcomeHarnessError {
+			recovered++
+		}
+	}
+	t.Logf("%d SIGKILLs; %d runs recorded (%d killed mid-run and recovered at restart), %d findings on chain", kills, runs, recovered, findings)
+	if recovered < 5 || runs < 20 {
+		t.Errorf("the kills interrupted %d runs of %d; the test did not exercise crash recovery", recovered, runs)
+	}
 }
 
 func tail(s string, n int) string {
