@@ -2,6 +2,8 @@ package playbook
 
 import (
 	"fmt"
+	neturl "net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -26,6 +28,11 @@ const unknownName = "qa-no-such-name-0"
 
 // missingPage is a path no platform should serve, fixed for the same reason.
 const missingPage = "qa-no-such-page"
+
+// probeToken matches the names and paths above as they show up in an
+// error (possibly with an extension added), so one leak reached through
+// several of them is recognized as one.
+var probeToken = regexp.MustCompile(`qa-no-such-[a-z0-9-]+(?:\.[a-z0-9]+)*`)
 
 // uxRun is one ux session's memory: what was fetched and reported.
 type uxRun struct {
@@ -79,7 +86,7 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 	// up in the same handler) is the same problem: report it once.
 	var sig []string
 	for _, l := range found {
-		s := strings.NewReplacer(unknownName, "*", missingPage, "*").Replace(l.Snippet)
+		s := probeToken.ReplaceAllString(l.Snippet, "*")
 		sig = append(sig, l.Kind+":"+sigNoise.ReplaceAllString(s, "N"))
 	}
 	key := strings.Join(sig, "|")
@@ -259,10 +266,19 @@ func (u *uxRun) errorPaths() {
 			u.leak(body(r), fmt.Sprintf("The face of a name that does not exist (%s, HTTP %d)", url, status(r)), fleet.SurfaceFace, "qa_fetch", map[string]any{"url": url})
 		}
 	}
+	var missing []string
 	for _, o := range first(targetOrigins(u.p.t), uxHosts) {
-		url := o + "/" + missingPage
+		missing = append(missing, o+"/"+missingPage)
+	}
+	// A missing page next to the docs, when they live below the root.
+	if len(u.p.t.Docs) > 0 {
+		if b, err := neturl.Parse(u.p.t.Docs[0]); err == nil && strings.Count(b.Path, "/") > 1 {
+			missing = append(missing, resolve(b, missingPage+".md"))
+		}
+	}
+	for _, url := range missing {
 		if r, ok := u.get(url); ok {
-			u.leak(body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, status(r)), "web", "qa_fetch", map[string]any{"url": url})
+			u.leak(body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, status(r)), surfaceOf(u.p.t, url), "qa_fetch", map[string]any{"url": url})
 		}
 	}
 }
