@@ -228,3 +228,42 @@ func TestFuzzCallEndpointThatFallsOver(t *testing.T) {
 		t.Errorf("%d calls, %d reports, summary %q", len(h), len(w.reports), summary)
 	}
 }
+
+func TestSinglePageAppIsNotManyFindings(t *testing.T) {
+	// A single-page app answers 200 with the same index for every path, and
+	// its bundle embeds a browser API key: one exposure, not one per path.
+	spa := `<html><script>const maps = "AIza` + strings.Repeat("Sy9", 11) + `Zq";</script></html>`
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_chain": func(map[string]any) fleet.Result { return fleet.Result{"reverted": true} },
+		"qa_fetch": func(map[string]any) fleet.Result {
+			return fetchOK(spa, map[string]any{"content-type": "text/html", "content-security-policy": "default-src 'self'",
+				"x-content-type-options": "nosniff", "x-frame-options": "DENY"})
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList()}
+	drive(t, mustNew(t, "security", Options{}), st, w, 80)
+	if len(w.reports) != 1 || findReport(w.reports, "Google API key") == nil {
+		t.Errorf("want one secret finding:%s", summaries(w.reports))
+	}
+}
+
+func TestUXEchoedPathIsNotALeak(t *testing.T) {
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_fetch": func(a map[string]any) fleet.Result {
+			u := a["url"].(string)
+			if strings.HasSuffix(u, "llms.txt") {
+				return fetchOK("- [guide](/usr/guide)", map[string]any{"content-type": "text/plain"})
+			}
+			if strings.Contains(u, "/usr/guide") || strings.Contains(u, "qa-no-such") {
+				path := u[strings.Index(u, ":8080")+5:]
+				return fleet.Result{"status": 404, "body": "Cannot GET " + path, "headers": map[string]any{"content-type": "text/html"}}
+			}
+			return fetchOK("<p>ok</p>", nil)
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList()}
+	drive(t, mustNew(t, "ux", Options{}), st, w, 60)
+	if len(w.reports) != 1 || findReport(w.reports, "dead link", "/usr/guide") == nil {
+		t.Errorf("want only the dead link:%s", summaries(w.reports))
+	}
+}

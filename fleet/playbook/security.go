@@ -172,11 +172,31 @@ func secFetchAll(p *probe) []page {
 // page) and exposed files recognized by their content.
 func secSecrets(p *probe, pages []page) {
 	reported := 0
+	known := map[string]bool{} // kind and prefix of secrets already reported
+	repeats := 0
+	defer func() {
+		if repeats > 0 {
+			p.notef("%d more page(s) repeat a secret already reported", repeats)
+		}
+	}()
 	for _, pg := range pages {
 		if !answered(pg.res) {
 			continue
 		}
 		found := ScanSecrets(body(pg.res))
+		fresh := false
+		for _, s := range found {
+			fresh = fresh || !known[s.Kind+s.Prefix]
+		}
+		if len(found) > 0 && !fresh {
+			// The same secrets again (a page served at many paths): one
+			// exposure, reported once.
+			repeats++
+			continue
+		}
+		for _, s := range found {
+			known[s.Kind+s.Prefix] = true
+		}
 		if len(found) > 0 && reported < secSecretFindings {
 			reported++
 			sev := fleet.SeverityHigh

@@ -79,6 +79,15 @@ func (u *uxRun) get(url string) (fleet.Result, bool) {
 // leak reports internals in an error answer, once per URL or call.
 func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, args any) {
 	found := ScanLeaks(text)
+	if a, ok := args.(map[string]any); ok {
+		// An error that echoes the requested path ("Cannot GET /usr/x")
+		// shows the user's own input, not a server path.
+		if url, _ := a["url"].(string); url != "" {
+			found = slices.DeleteFunc(slices.Clone(found), func(l Leak) bool {
+				return l.Kind == "file path" && strings.Contains(url, strings.TrimRight(l.Snippet, ".:,;"))
+			})
+		}
+	}
 	if len(found) == 0 || u.leaks == uxLeakFindings {
 		return
 	}
