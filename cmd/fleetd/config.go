@@ -155,7 +155,7 @@ func (c *Config) validate() error {
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
 	}
-	if err := c.Daemon.Daily.Validate("daemon.daily_budget"); err != nil {
+	if err := c.Daemon.Daily.budget().Validate("daemon.daily_budget"); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Daemon.MaxConcurrent < 0 || c.Daemon.ShutdownTimeout < 0 || c.Daemon.PollInterval < 0 {

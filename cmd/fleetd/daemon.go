@@ -24,9 +24,20 @@ type DaemonConfig struct {
 	HTTPAddr        string        `yaml:"http_addr"`        // default 127.0.0.1:8787; port 0 picks one
 	MaxConcurrent   int           `yaml:"max_concurrent"`   // fleet-wide cap on concurrent runs; default 2
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"` // default 30s
-	Daily           fleet.Budget  `yaml:"daily_budget"`     // fleet-wide per UTC day; zero fields are unlimited
+	Daily           DailyConfig   `yaml:"daily_budget"`     // fleet-wide per UTC day; zero fields are unlimited
 	PollInterval    time.Duration `yaml:"poll_interval"`    // chain-event polling; default 2s
 	Confirmations   uint64        `yaml:"confirmations"`    // blocks an event must be buried under; default 0
+}
+
+// DailyConfig is the fleet-wide spend allowed per UTC day.
+type DailyConfig struct {
+	MaxWrites int    `yaml:"max_writes"`
+	MaxTokens int64  `yaml:"max_tokens"`
+	MaxWei    uint64 `yaml:"max_wei"`
+}
+
+func (c DailyConfig) budget() fleet.Budget {
+	return fleet.Budget{MaxWrites: c.MaxWrites, MaxTokens: c.MaxTokens, MaxWei: c.MaxWei}
 }
 
 // daemonOptions are how a command runs the daemon.
@@ -73,7 +84,7 @@ func (a *app) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, e
 	d.recoverCrashed(ctx)
 
 	dc := a.cfg.Daemon
-	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily)
+	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily.budget())
 	d.runner = fleet.NewRunner(fleet.RunnerConfig{
 		Run: d.runOne, Paused: d.env.control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
 		Logger: opts.logger, OnEvent: d.onEvent,
