@@ -506,11 +506,15 @@ func (c *Client) deploy(ctx context.Context, key *Key, bytecode []byte, a *abi.A
 }
 
 // BlockHash returns the canonical hash of block number, so a reader can tell
-// whether a block it read earlier was reorganised away.
+// whether a block it read earlier was reorganised away. A block the chain
+// does not have (it got shorter) is the zero hash and no error.
 func (c *Client) BlockHash(ctx context.Context, number uint64) ([32]byte, error) {
 	ctx, cancel := c.reqCtx(ctx)
 	defer cancel()
 	h, err := c.eth.HeaderByNumber(ctx, new(big.Int).SetUint64(number))
+	if errors.Is(err, ethereum.NotFound) {
+		return [32]byte{}, nil
+	}
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("block %d: %w", number, err)
 	}
