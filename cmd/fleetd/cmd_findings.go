@@ -87,7 +87,7 @@ chain.trusted_senders are marked when a trusted set is configured.`,
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log")
 	cmd.Flags().Uint64Var(&from, "from", 0, "first entry index to print")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per entry")
-	cmd.AddCommand(a.findingsPostCmd())
+	cmd.AddCommand(a.findingsPostCmd(), a.findingsMarkCmd())
 	return cmd
 }
 

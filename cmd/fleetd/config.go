@@ -29,6 +29,7 @@ type Config struct {
 	PersonasDir string       `yaml:"personas_dir"`
 	Models      ModelsConfig `yaml:"models"`
 	Daemon      DaemonConfig `yaml:"daemon"`
+	Triage      TriageConfig `yaml:"triage"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string
@@ -161,6 +162,9 @@ func (c *Config) validate() error {
 	if c.Daemon.MaxConcurrent < 0 || c.Daemon.ShutdownTimeout < 0 || c.Daemon.PollInterval < 0 {
 		errs = append(errs, errors.New("daemon: max_concurrent, shutdown_timeout and poll_interval must not be negative"))
 	}
+	if err := c.Triage.Config.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("triage: %w", err))
+	}
 	if c.Report.PerSource < 0 || c.Report.Window < 0 || c.Report.DedupeWindow < 0 {
 		errs = append(errs, errors.New("report: per_source, window and dedupe_window must not be negative"))
 	}
@@ -235,14 +239,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	switch {
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
 		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			fields[name] = f.Type
-		}
+		yamlFields(t, fields)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			ft, ok := fields[k.Value]
@@ -272,6 +269,22 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// yamlFields collects a struct's YAML keys, descending into ,inline fields.
+func yamlFields(t reflect.Type, into map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
+			yamlFields(f.Type, into)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		into[name] = f.Type
+	}
 }
 
 func join(prefix, key string) string {

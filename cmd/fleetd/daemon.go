@@ -17,6 +17,7 @@ import (
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/triggers"
+	"github.com/spf13/cobra"
 )
 
 // DaemonConfig is the `daemon:` section.
@@ -90,7 +91,7 @@ func (a *app) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, e
 		Logger: opts.logger, OnEvent: d.onEvent,
 	})
 	tc := triggers.Config{
-		Specs: specsOf(personas), Starter: starter{d.runner}, StateDir: filepath.Join(a.dataDir(), "triggers"),
+		Specs: d.specs(personas), Starter: starter{d.runner}, StateDir: filepath.Join(a.dataDir(), "triggers"),
 		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
 	}
 	if d.env.client != nil {
@@ -156,9 +157,36 @@ func (d *daemon) setPersonas(ps []fleet.Persona) {
 	d.personas.Store(&m)
 }
 
+// triageName is the runner's name for a triage pass (no persona may take it).
+const triageName = "triage"
+
+// specs are the personas' schedules plus triage's: its own interval and
+// every new feedback entry, when there is a feedback log to read.
+func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
+	out := specsOf(ps)
+	if d.env.Log != nil {
+		every := d.a.cfg.Triage.Every
+		if every <= 0 {
+			every = 5 * time.Minute
+		}
+		out = append(out, triggers.Spec{Specialist: triageName, Every: every, Events: []string{"feedback"}})
+	}
+	return out
+}
+
 // runOne is the runner's RunFunc: one specialist run, its budget capped by
-// what is left of the day.
+// what is left of the day, or a triage pass.
 func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
+	if specialist == triageName {
+		start := time.Now()
+		res, err := d.a.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone, Summary: fmt.Sprintf("%d clusters over entries 0..%d", len(res.Report.Clusters), res.Report.Head)}
+		out.Totals.DurationMS = time.Since(start).Milliseconds()
+		if err != nil {
+			out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
+		}
+		return out, err
+	}
 	p, ok := (*d.personas.Load())[specialist]
 	if !ok {
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
@@ -225,7 +253,7 @@ func (d *daemon) reload() {
 		d.log.Error("reload: keeping the running specialists", "err", err)
 		return
 	}
-	if err := d.sched.Replace(specsOf(ps)); err != nil {
+	if err := d.sched.Replace(d.specs(ps)); err != nil {
 		d.a.cfg = old
 		d.log.Error("reload: keeping the running schedules", "err", err)
 		return

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/triage"
+	"github.com/spf13/cobra"
+)
+
+// TriageConfig is the `triage:` section: the engine's settings plus when the
+// daemon runs it (besides after every new feedback entry).
+type TriageConfig struct {
+	triage.Config `yaml:",inline"`
+	Every         time.Duration `yaml:"every"` // default 5m
+}
+
+// triageChain adapts the chain client to triage's reader.
+type triageChain struct {
+	log *chain.FeedbackLog
+	c   *chain.Client
+}
+
+func (t triageChain) Scan(ctx context.Context, from uint64, fn func([]chain.Entry) error) (chain.ScanResult, error) {
+	return t.log.Scan(ctx, from, fn)
+}
+
+func (t triageChain) BlockHash(ctx context.Context, n uint64) ([32]byte, error) {
+	return t.c.BlockHash(ctx, n)
+}
+
+// triagePoster posts meta summaries as the fleet identity, sponsored.
+type triagePoster struct {
+	log               *chain.FeedbackLog
+	identity, sponsor *chain.Key
+}
+
+func (p triagePoster) Post(ctx context.Context, text string) error {
+	if p.identity == nil {
+		return errors.New("no chain.fleet_key_file to post the meta summary with")
+	}
+	var err error
+	if p.sponsor != nil {
+		_, err = p.log.SubmitFor(ctx, p.identity, p.sponsor, text)
+	} else {
+		_, err = p.log.Submit(ctx, p.identity, text)
+	}
+	return err
+}
+
+// triageConfig is the engine config with the trusted senders from chain:
+// (the fleet's own identity is always trusted: it signs corrections).
+func (a *app) triageConfig() (triage.Config, error) {
+	tc := a.cfg.Triage.Config
+	for _, s := range a.cfg.Chain.TrustedSenders {
+		addr, err := fleet.ParseAddress(s)
+		if err != nil {
+			return tc, err
+		}
+		tc.Trusted = append(tc.Trusted, addr)
+	}
+	if f := a.cfg.Chain.FleetKeyFile; f != "" {
+		if k, err := chain.LoadKey(a.cfg.resolve(f)); err == nil {
+			tc.Trusted = append(tc.Trusted, k.Address())
+		}
+	}
+	return tc, tc.Validate()
+}
+
+// runTriage reads the log, updates the report files, and posts a meta
+// summary when the top three changed.
+func (a *app) runTriage(ctx context.Context, c conn) (triage.RunResult, error) {
+	cfg, err := a.triageConfig()
+	if err != nil {
+		return triage.RunResult{}, fmt.Errorf("triage config: %w", err)
+	}
+	cl, log, err := a.feedbackLog(ctx, c)
+	if err != nil {
+		return triage.RunResult{}, err
+	}
+	defer cl.Close()
+	t, err := triage.Open(a.dataDir(), cfg)
+	if err != nil {
+		return triage.RunResult{}, err
+	}
+	defer t.Close()
+	p := triagePoster{log: log}
+	if f := a.cfg.Chain.FleetKeyFile; f != "" {
+		p.identity, _ = chain.LoadKey(a.cfg.resolve(f))
+	}
+	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
+		p.sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
+	}
+	return t.Run(ctx, triageChain{log: log, c: cl}, p, time.Now())
+}
+
+func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }
+
+func (a *app) triageCmd() *cobra.Command {
+	var f *connFlags
+	cmd := &cobra.Command{
+		Use:   "triage",
+		Short: "Read the feedback log now, cluster and rank it, and write reports/latest.{md,json}",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := a.runTriage(cmd.Context(), a.resolve(f))
+			if err != nil {
+				return err
+			}
+			r := res.Report
+			fmt.Fprintf(a.stdout, "triaged entries 0..%d (block %d): %d clusters; report in %s\n", r.Head, r.Block, len(r.Clusters), a.reportsDir())
+			if res.Posted {
+				fmt.Fprintln(a.stdout, "the top 3 changed: posted a meta summary to the log")
+			}
+			return nil
+		},
+	}
+	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log")
+	return cmd
+}
+
+func (a *app) reportCmd() *cobra.Command {
+	var (
+		format string
+		top    int
+		f      *connFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "report [--format md|json|table] [--top N]",
+		Short: "Print the ranked health report (triaging first when the log has moved on)",
+		Long: `Prints the ranked health report. If the chain is reachable and the log has
+entries the saved report has not seen, triage runs first. If the chain
+cannot be reached, the last saved report is printed with its age.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			res, err := a.runTriage(ctx, a.resolve(f))
+			r := res.Report
+			if err != nil {
+				saved, lerr := triage.LoadReport(a.reportsDir())
+				if errors.Is(lerr, fs.ErrNotExist) {
+					return fmt.Errorf("no saved report and the log cannot be read: %w", err)
+				}
+				if lerr != nil {
+					return lerr
+				}
+				r = saved
+				fmt.Fprintf(a.stderr, "fleetd: the log cannot be read (%v); showing the report saved %s ago\n", err, time.Since(r.GeneratedAt).Round(time.Second))
+			}
+			return triage.Render(a.stdout, r, format, top, time.Now())
+		},
+	}
+	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log")
+	cmd.Flags().StringVar(&format, "format", "table", "md, json or table")
+	cmd.Flags().IntVar(&top, "top", 0, "show the N highest-ranked clusters (0: the configured default)")
+	return cmd
+}
+
+func (a *app) findingsMarkCmd() *cobra.Command {
+	var f *connFlags
+	cmd := &cobra.Command{
+		Use:   "mark INDEX false-positive|resolved|duplicate-of=J",
+		Short: "Append an operator's correction about entry INDEX (sponsored, as the fleet identity)",
+		Long: `Appends a qa/v1 correction record: kind=false-positive or kind=resolution
+with ref=INDEX, or kind=duplicate-of with ref=INDEX of=J. Triage applies it to
+the whole cluster holding INDEX, and only from trusted senders (the fleet
+identity is always trusted).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			corr, err := triage.ParseMark(args[0], args[1])
+			if err != nil {
+				return err
+			}
+			text, err := corr.Format()
+			if err != nil {
+				return err
+			}
+			c := a.resolve(f)
+			if c.keyFile == "" {
+				return errors.New("findings mark: pass --key-file or set chain.fleet_key_file (corrections count only from trusted senders)")
+			}
+			identity, err := chain.LoadKey(c.keyFile)
+			if err != nil {
+				return err
+			}
+			cl, log, err := a.feedbackLog(ctx, c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			if n, err := log.Count(ctx); err == nil && corr.Ref >= n {
+				return fmt.Errorf("findings mark: entry %d does not exist (the log has %d)", corr.Ref, n)
+			}
+			var s *chain.Submission
+			if c.sponsorKeyFile != "" {
+				sponsor, err := chain.LoadKey(c.sponsorKeyFile)
+				if err != nil {
+					return err
+				}
+				s, err = log.SubmitFor(ctx, identity, sponsor, text)
+				if err != nil {
+					return err
+				}
+			} else if s, err = log.Submit(ctx, identity, text); err != nil {
+				return err
+			}
+			return a.printJSON(map[string]any{"index": s.Index, "tx": s.Tx, "text": text})
+		},
+	}
+	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log", "key-file", "sponsor-key-file")
+	return cmd
+}
