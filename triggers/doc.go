@@ -46,6 +46,9 @@
 // ", "), since its runs never overlap anyway; an attempt refused by the
 // Starter is counted as a skip and not retried.
 //
+// A kind no specialist subscribes to is not polled; when a Replace subscribes
+// to it again, it resumes from where it stopped.
+//
 // An event fires at most once. A log is identified by sha256 of its
 // transaction hash, topics and data, not by its block or position, so a
 // transaction that a reorg moves to another block is recognised; two

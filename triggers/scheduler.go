@@ -154,9 +154,13 @@ type Scheduler struct {
 	entries map[string]cron.EntryID
 	loops   map[string]context.CancelFunc
 	stats   map[string]*Stats
-	bg      context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	unlink  func() bool // detaches bg from Start's ctx
+
+	// bg is the scheduler's own context, made in New and cancelled by Stop
+	// (or when Start's ctx ends); every job and loop runs under it.
+	bg     context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 const (
@@ -203,6 +207,7 @@ func New(cfg Config) (*Scheduler, error) {
 		specs: map[string]compiled{}, subs: map[string][]string{},
 		entries: map[string]cron.EntryID{}, loops: map[string]context.CancelFunc{}, stats: map[string]*Stats{},
 	}
+	s.bg, s.cancel = context.WithCancel(context.Background())
 	cl := cronLogger{log}
 	s.cron = cron.New(cron.WithLocation(cfg.Location), cron.WithLogger(cl), cron.WithChain(cron.Recover(cl)))
 	if cfg.Events != nil {
@@ -263,10 +268,7 @@ func (s *Scheduler) addEntry(name string, c compiled) {
 		reason = "every"
 	}
 	job := cron.NewChain(cron.SkipIfStillRunning(skipCounter{s, name})).Then(cron.FuncJob(func() {
-		s.mu.Lock()
-		ctx := s.bg
-		s.mu.Unlock()
-		s.fire(ctx, name, reason, 0)
+		s.fire(s.bg, name, reason, 0)
 	}))
 	s.entries[name] = s.cron.Schedule(c.sched, job)
 }
@@ -282,7 +284,7 @@ func (s *Scheduler) Start(ctx context.Context) {
 		return
 	}
 	s.phase = phaseStarted
-	s.bg, s.cancel = context.WithCancel(ctx)
+	s.unlink = context.AfterFunc(ctx, s.cancel)
 	s.cron.Start()
 	for _, name := range slices.Sorted(maps.Keys(s.specs)) {
 		if s.specs[name].Continuous {
@@ -312,11 +314,13 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.phase != phaseStarted {
 		s.phase = phaseStopped
+		s.cancel()
 		s.mu.Unlock()
 		return nil
 	}
 	s.phase = phaseStopped
 	s.cancel()
+	s.unlink()
 	s.mu.Unlock()
 	cronDone := s.cron.Stop()
 	all := make(chan struct{})
@@ -431,14 +435,16 @@ func (s *Scheduler) Stats() map[string]Stats {
 	s.mu.Lock()
 	out := make(map[string]Stats, len(s.stats))
 	for name, st := range s.stats {
-		out[name] = *st
-	}
-	for name, c := range s.specs {
-		st := out[name]
-		if !c.Continuous {
-			st.NextRun = time.Time{}
+		c := *st
+		if !s.specs[name].Continuous {
+			c.NextRun = time.Time{} // only a continuous loop's wait is recorded here
 		}
-		out[name] = st
+		out[name] = c
+	}
+	for name := range s.specs { // every current specialist, fired or not
+		if _, ok := out[name]; !ok {
+			out[name] = Stats{}
+		}
 	}
 	ids := maps.Clone(s.entries)
 	running := s.phase == phaseStarted
