@@ -13,6 +13,7 @@ import (
 	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/testbed"
+	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
@@ -174,30 +175,18 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 	return path, writeFileAtomic(path, b, 0o600)
 }
 
-// demoSummary prints what the fleet posted to the log.
+// demoSummary triages the log and prints the ranked health report.
 func (a *app) demoSummary(ctx context.Context) error {
-	fmt.Fprintln(a.stdout, "\nfindings on the feedback log:")
-	cl, log, err := a.feedbackLog(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
 	if err != nil {
-		return err
+		return fmt.Errorf("triage: %w", err)
 	}
-	defer cl.Close()
-	rows := 0
-	_, err = log.Scan(ctx, 0, func(page []chainEntry) error {
-		for _, e := range page {
-			r := findingRow(e, nil)
-			if r.FreeForm {
-				continue
-			}
-			rows++
-			fmt.Fprintf(a.stdout, "  #%-3d %-8s %-9s %-10s %s\n", r.Index, r.Severity, r.Surface, r.Source, clip(sanitize(firstLine(r.Summary)), 100))
-		}
+	fmt.Fprintf(a.stdout, "\nhealth report (%s; markdown in %s):\n", "fleetd report --config "+a.configPath, filepath.Join(a.reportsDir(), "latest.md"))
+	if len(res.Report.Clusters) == 0 {
+		fmt.Fprintln(a.stdout, "  no findings yet: run longer, or raise the dial with --dial exercise")
 		return nil
-	})
-	if rows == 0 && err == nil {
-		fmt.Fprintln(a.stdout, "  (none yet: run longer, or raise the dial with --dial exercise)")
 	}
-	return err
+	return triage.Render(a.stdout, res.Report, triage.FormatTable, 20, time.Now())
 }
 
 func firstLine(s string) string {
