@@ -11,7 +11,8 @@
 // A [Spec] has at most one of Cron, Every and Continuous, plus any chain
 // events. Cron and Every entries share one robfig/cron instance run under
 // cron.Recover and cron.SkipIfStillRunning; Every ticks on a fixed grid from
-// the moment the scheduler starts (no drift, no burst after a suspend). A
+// the moment the entry is scheduled (Start, or the Replace that added or
+// changed it), so it neither drifts nor bursts after a suspend. A
 // tick only asks the Starter to begin a run and returns, so a tick during a
 // long run is refused by the Starter (started=false) and counted in
 // [Stats].Skipped with its reason.
@@ -42,9 +43,10 @@
 //   - feedback: FeedbackSubmitted logs of Config.FeedbackLog.
 //
 // Events found in one poll are coalesced: each subscribed specialist gets one
-// start attempt with the reason "event:name_registered x 3" (kinds joined by
-// ", "), since its runs never overlap anyway; an attempt refused by the
-// Starter is counted as a skip and not retried.
+// start attempt, with a reason such as "event:name_registered x 3" or
+// "event:name_registered x 2, feedback x 1", since its runs never overlap
+// anyway. An attempt the Starter refuses is counted as a skip and not
+// retried: like a tick during a run, it is absorbed by the run in progress.
 //
 // A kind no specialist subscribes to is not polled; when a Replace subscribes
 // to it again, it resumes from where it stopped.
@@ -64,8 +66,8 @@
 // newest checkpoint is still canonical; if not it walks back to the newest
 // checkpoint that is, and processes again from there, firing only logs it
 // has not seen. If no remembered checkpoint is canonical (a reorg deeper
-// than the memory, or a chain reset), it rescans the last 64 blocks below
-// the head. Each range is read between two reads of its last block's hash,
+// than the memory, or a chain reset), it rescans from 64 blocks below the
+// cursor (or below head-Confirmations, when that is lower). Each range is read between two reads of its last block's hash,
 // so a reorg during the read is noticed and the range is read again.
 //
 // Confirmations trades latency for stability: with 0 (right for dev chains,
