@@ -411,6 +411,14 @@ func TestNewValidates(t *testing.T) {
 			}
 		})
 	}
+	_, err := New(Config{Starter: f, Specs: []Spec{{Specialist: "sec", Events: []string{EventNameRegistered}}}})
+	if !errors.Is(err, ErrNoEventSource) {
+		t.Errorf("no source: %v, want ErrNoEventSource", err)
+	}
+	_, err = New(Config{Starter: f, Events: src, Specs: []Spec{{Specialist: "sec", Events: []string{EventCodeChanged}}}})
+	if !errors.Is(err, ErrNoAddress) {
+		t.Errorf("no registry: %v, want ErrNoAddress", err)
+	}
 	if _, err := New(Config{}); err == nil {
 		t.Error("no error without a Starter")
 	}
