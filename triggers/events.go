@@ -56,6 +56,11 @@ func (h *hash32) UnmarshalText(b []byte) error {
 	return err
 }
 
+// noBlock is the hash EventSource.BlockHash returns for a block the chain
+// does not have (it got shorter since the head was read), as chain.Client
+// does.
+var noBlock [32]byte
+
 // checkpoint is the hash of the last block of a processed range.
 type checkpoint struct {
 	N uint64 `json:"n"`
@@ -247,8 +252,8 @@ func (p *poller) poll(ctx context.Context, subs map[string][]string) (map[string
 func (p *poller) pollCode(ctx context.Context, target uint64) (int, error) {
 	st := p.state(EventCodeChanged)
 	h1, err := p.src.BlockHash(ctx, target)
-	if err != nil {
-		return 0, err
+	if err != nil || h1 == noBlock {
+		return 0, err // no block: the chain got shorter since the head was read
 	}
 	if len(st.Checkpoints) > 0 && st.Last == target && st.Checkpoints[0].H == h1 {
 		return 0, nil // nothing new
@@ -284,7 +289,7 @@ func (p *poller) pollLogs(ctx context.Context, kind string, head, target uint64)
 	st := p.state(kind)
 	if len(st.Checkpoints) == 0 {
 		h, err := p.src.BlockHash(ctx, target)
-		if err != nil {
+		if err != nil || h == noBlock {
 			return 0, err
 		}
 		st.Last, st.Checkpoints = target, []checkpoint{{target, h}}
@@ -303,7 +308,7 @@ func (p *poller) pollLogs(ctx context.Context, kind string, head, target uint64)
 		from := st.Last + 1
 		to := min(target, from+chunkBlocks-1)
 		h1, err := p.src.BlockHash(ctx, to)
-		if err != nil {
+		if err != nil || h1 == noBlock {
 			return n, err
 		}
 		logs, err := p.src.FilterLogs(ctx, st.Address, topics[kind], from, to)
@@ -376,6 +381,9 @@ func (p *poller) rewind(ctx context.Context, kind string, st *kindState, head, t
 	h, err := p.src.BlockHash(ctx, floor)
 	if err != nil {
 		return err
+	}
+	if h == noBlock {
+		return fmt.Errorf("block %d: not found below head %d", floor, head)
 	}
 	p.log.Warn("reorg deeper than remembered, or a new chain: reading again", keyEvent, kind, "from", floor+1, "was_at", st.Last)
 	st.Last, st.Checkpoints = floor, []checkpoint{{floor, h}}

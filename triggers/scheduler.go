@@ -63,7 +63,8 @@ func (b Backoff) next(prev time.Duration, o Outcome) time.Duration {
 }
 
 // EventSource is the chain access the event pollers need; *chain.Client
-// implements it.
+// implements it. BlockHash of a block the chain does not have returns the
+// zero hash and no error; any error is taken as an RPC failure, retried.
 type EventSource interface {
 	BlockNumber(ctx context.Context) (uint64, error)
 	BlockHash(ctx context.Context, number uint64) ([32]byte, error)
