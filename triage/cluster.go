@@ -113,59 +113,75 @@ func (s *stats) entries() []uint64 {
 	return out
 }
 
-// pairSet is a set of 64-bit hashes, inline while small.
+// pairSet is a set of nonzero-mapped 64-bit hashes: inline while small,
+// then an open-addressing table (half full at most), which costs a third of
+// a Go map per insert on triage's hot path.
 type pairSet struct {
 	small [4]uint64
-	n     uint8
-	m     map[uint64]struct{}
+	n     int
+	table []uint64 // 0 marks an empty slot; hashes are stored |1
 }
 
 func (p *pairSet) add(h uint64) {
-	if p.m != nil {
-		p.m[h] = struct{}{}
-		return
-	}
-	for _, x := range p.small[:p.n] {
-		if x == h {
+	h |= 1 // never 0; halves the hash space, which 2^63 still covers
+	if p.table == nil {
+		for _, x := range p.small[:min(p.n, len(p.small))] {
+			if x == h {
+				return
+			}
+		}
+		if p.n < len(p.small) {
+			p.small[p.n] = h
+			p.n++
 			return
 		}
+		p.table = make([]uint64, 16)
+		for _, x := range p.small {
+			p.insert(x)
+		}
+		p.n = len(p.small)
 	}
-	if int(p.n) < len(p.small) {
-		p.small[p.n] = h
+	if p.insert(h) {
 		p.n++
-		return
+		if 2*p.n > len(p.table) {
+			old := p.table
+			p.table = make([]uint64, 2*len(old))
+			for _, x := range old {
+				if x != 0 {
+					p.insert(x)
+				}
+			}
+		}
 	}
-	p.m = make(map[uint64]struct{}, 2*len(p.small))
-	for _, x := range p.small {
-		p.m[x] = struct{}{}
-	}
-	p.m[h] = struct{}{}
 }
 
-func (p *pairSet) len() int {
-	if p.m != nil {
-		return len(p.m)
+// insert puts h in the table and reports whether it was new.
+func (p *pairSet) insert(h uint64) bool {
+	mask := uint64(len(p.table) - 1)
+	for i := (h * 0x9E3779B97F4A7C15) >> 7 & mask; ; i = (i + 1) & mask {
+		switch p.table[i] {
+		case h:
+			return false
+		case 0:
+			p.table[i] = h
+			return true
+		}
 	}
-	return int(p.n)
 }
+
+func (p *pairSet) len() int { return p.n }
 
 func (p *pairSet) union(o *pairSet) {
-	if o.m != nil {
-		if p.m == nil && int(p.n) <= len(o.m) {
-			small := p.small[:p.n]
-			p.m, o.m = o.m, nil
-			for _, x := range small {
-				p.m[x] = struct{}{}
-			}
-			return
-		}
-		for x := range o.m {
+	if o.table == nil {
+		for _, x := range o.small[:o.n] {
 			p.add(x)
 		}
 		return
 	}
-	for _, x := range o.small[:o.n] {
-		p.add(x)
+	for _, x := range o.table {
+		if x != 0 {
+			p.add(x)
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ type Config struct {
 
 // Defaults for Config.
 const (
-	DefaultMergeThreshold = 0.6
+	DefaultMergeThreshold = 0.55
 	DefaultMetaEvery      = time.Hour
 	DefaultTop            = 25
 	DefaultHistory        = 500

@@ -51,6 +51,7 @@ type Engine struct {
 	totals Totals
 	buf    []byte
 	toks   []uint64
+	seq    []uint64
 }
 
 // litKey is a 128-bit hash of a literal key: the surface, whether the group
@@ -66,7 +67,7 @@ type cacheSlot struct {
 	pub bool
 }
 
-const cacheSize = 1 << 16
+const cacheSize = 1 << 18
 
 type sourceKey struct {
 	addr  fleet.Address
@@ -188,16 +189,18 @@ func body(text string, f *fleet.Finding) string {
 
 // assign returns the cluster a finding belongs to, creating one when needed.
 func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
-	var h maphash.Hash
-	h.SetSeed(e.seed)
-	h.WriteString(string(f.Surface))
+	// The cache is keyed by the body with its literals replaced, so the
+	// next run's report of a known bug (new sandbox names, new numbers)
+	// skips canonicalizing its repro.
+	b := append(e.buf[:0], f.Surface...)
 	if f.FreeForm {
-		h.WriteByte(1)
+		b = append(b, 0, 1)
 	} else {
-		h.WriteByte(0)
+		b = append(b, 0, 0)
 	}
-	h.WriteString(body(en.Text, f))
-	sum := h.Sum64()
+	b = appendLiterals(b, body(en.Text, f))
+	e.buf = b
+	sum := maphash.Bytes(e.seed, b)
 	slot := &e.cache[sum&(cacheSize-1)]
 	if slot.h == sum && (slot.pub || !trusted) {
 		return e.find(slot.c)
@@ -240,13 +243,14 @@ func (e *Engine) literalKey(f *fleet.Finding) (litKey, bool) {
 // registered for every sender.
 func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, trusted bool) (int32, bool) {
 	surface := e.surfaceID(f.Surface)
-	var toks []uint64
+	var toks, seq []uint64
 	if !f.FreeForm {
-		e.toks = tokenize(e.toks[:0], f.Summary)
-		toks = e.toks
+		e.seq = tokenize(e.seq[:0], headline(f.Summary))
+		e.toks = tokenSet(e.toks[:0], e.seq)
+		toks, seq = e.toks, e.seq
 	}
 	if len(toks) >= minSimTokens {
-		best, _ := e.sim.query(surface, toks, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
+		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
 			// cluster that has none yet (its other reports omitted it).
@@ -265,7 +269,7 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 			cl.anchored = cl.anchored || hasRepro
 			if cl.sigs < maxSigsPerCluster {
 				cl.sigs++
-				e.sim.add(best, surface, toks, true)
+				e.sim.add(best, surface, toks, seq, true)
 			}
 			return best, true
 		}
@@ -276,9 +280,24 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 	e.keys[key] = c
 	if len(toks) >= minSimTokens {
 		cl.sigs = 1
-		e.sim.add(c, surface, toks, trusted)
+		e.sim.add(c, surface, toks, seq, trusted)
 	}
 	return c, true
+}
+
+// headline is the first non-empty line of a summary: what similarity
+// compares. Later lines are details (expected and actual output, "found by
+// qa-ux during r-...", a trace) that vary between reports of one bug and
+// repeat across reports of different ones.
+func headline(s string) string {
+	for s != "" {
+		line, rest, _ := strings.Cut(s, "\n")
+		if strings.TrimSpace(line) != "" {
+			return line
+		}
+		s = rest
+	}
+	return ""
 }
 
 // minSimTokens is the fewest summary tokens a finding needs to be matched by

@@ -20,20 +20,33 @@ import (
 func appendLiterals(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
-		if !isWordByte(c) {
+		if !wordByte[c] {
 			dst = append(dst, c)
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(s) && isWordByte(s[j]) {
+		j, digits := i, false
+		for j < len(s) && wordByte[s[j]] {
+			digits = digits || isDigit(s[j])
 			j++
 		}
-		dst = appendLiteralWord(dst, s[i:j])
+		if digits {
+			dst = appendLiteralWord(dst, s[i:j])
+		} else {
+			dst = append(dst, s[i:j]...) // most words: nothing to replace
+		}
 		i = j
 	}
 	return dst
 }
+
+// wordByte marks the bytes words are made of.
+var wordByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = isWordByte(byte(c))
+	}
+	return t
+}()
 
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf || 'A' <= c && c <= 'Z'
@@ -111,11 +124,12 @@ func appendLiteralWord[S ~string | ~[]byte](dst []byte, w S) []byte {
 // maxTokens bounds the tokens taken from one summary.
 const maxTokens = 48
 
-// tokenize appends the similarity tokens of a summary to dst, sorted and
-// without repeats, as 64-bit FNV-1a hashes. Words are lowercased, literals
-// are replaced as in appendLiterals (and a word that is only a literal is
-// dropped), stopwords are dropped, a small table maps common QA synonyms to
-// one word (panics, crashed -> crash), and a light suffix stemmer folds
+// tokenize appends the similarity tokens of a summary to dst in the order
+// they appear, as 64-bit FNV-1a hashes (tokenSet makes a set of them).
+// Words are lowercased, literals are replaced as in appendLiterals (and a
+// word that is only a literal is dropped), stopwords are dropped, a small
+// table maps common QA synonyms to one word (panics, crashed -> crash;
+// outdated, "out of date" -> stale), and a light suffix stemmer folds
 // inflections (compiler, compiles, compiled -> compil).
 func tokenize(dst []uint64, summary string) []uint64 {
 	start := len(dst)
@@ -156,9 +170,60 @@ func tokenize(dst []uint64, summary string) []uint64 {
 		}
 		prev2, prev = prev, h
 	}
+	return dst
+}
+
+// tokenSet appends the tokens of seq to dst sorted and without repeats.
+func tokenSet(dst, seq []uint64) []uint64 {
+	start := len(dst)
+	dst = append(dst, seq...)
 	toks := dst[start:]
 	slices.Sort(toks)
 	return dst[:start+len(slices.Compact(toks))]
+}
+
+// substitution reports whether token sequences a and b are one template
+// filled in with different specifics: they share a prefix and a suffix (at
+// least one token between them) and differ only in the spans between,
+// which have no token in common, and each span holds a word at least as
+// rare as the shared words are on average (weight gives a token's weight).
+// "p95 latency of POST /call above the SLO" and "... POST /publish ..." are
+// two bugs however similar they look; "the quickstart link in README" and
+// "the quickstart referenced in README" differ in a common word and may be
+// one.
+func substitution(a, b []uint64, weight func(uint64) float64) bool {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	x, y := a[p:len(a)-s], b[p:len(b)-s]
+	if p+s == 0 || len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	for _, t := range x {
+		if slices.Contains(y, t) {
+			return false
+		}
+	}
+	var shared, mx, my float64
+	for _, t := range a[:p] {
+		shared += weight(t)
+	}
+	for _, t := range a[len(a)-s:] {
+		shared += weight(t)
+	}
+	shared /= float64(p + s)
+	for _, t := range x {
+		mx = max(mx, weight(t))
+	}
+	for _, t := range y {
+		my = max(my, weight(t))
+	}
+	return min(mx, my) >= shared
 }
 
 var hashOut, hashOf, hashDate = fnv("out"), fnv("of"), fnv("date")

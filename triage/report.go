@@ -30,9 +30,10 @@ type Report struct {
 	BlockHash string  `json:"block_hash,omitempty"`
 	Totals    Totals  `json:"totals"`
 	Weights   Weights `json:"weights"`
-	// Clusters holds every cluster, ranked: open and regressed first, then
-	// resolved, then false positives; by score within each, ties broken by
-	// the most recent report.
+	// Clusters holds every cluster, ranked: open and regressed clusters a
+	// trusted sender reported, then open ones only untrusted senders
+	// reported, then resolved, then false positives; by score within each,
+	// ties broken by the most recent report.
 	Clusters []Row `json:"clusters"`
 }
 
@@ -147,7 +148,7 @@ func (e *Engine) Report(now time.Time) Report {
 	slices.SortFunc(order, func(a, b int) int {
 		x, y := &rows[a], &rows[b]
 		return cmp.Or(
-			cmp.Compare(bucket(x.State), bucket(y.State)),
+			cmp.Compare(bucket(x), bucket(y)),
 			cmp.Compare(y.Score, x.Score),
 			y.LastSeen.Compare(x.LastSeen),
 			cmp.Compare(first[a], first[b]),
@@ -161,14 +162,20 @@ func (e *Engine) Report(now time.Time) Report {
 	return r
 }
 
-func bucket(s State) int {
-	switch s {
-	case StateOpen, StateRegressed:
+// bucket orders rows before their score does: active findings from trusted
+// senders, then active ones only untrusted senders reported (so a flood of
+// fake criticals can never push a real finding down), then resolved, then
+// false positives.
+func bucket(r *Row) int {
+	switch {
+	case r.State.Active() && r.Trusted:
 		return 0
-	case StateResolved:
+	case r.State.Active():
 		return 1
+	case r.State == StateResolved:
+		return 2
 	}
-	return 2
+	return 3
 }
 
 // row builds a cluster's row and returns its first counted entry index.

@@ -28,25 +28,69 @@ type simIndex struct {
 	df       map[uint64]int32   // (surface, token) -> trusted sigs holding it
 	n        map[uint32]int32   // surface -> trusted sigs
 	stamp    []uint32           // per sig: query generation that saw it
+	acc      []float64          // per sig: query weight it shares, this generation
+	trusted  []bool             // per sig: from a trusted sender
 	gen      uint32
-	allDF    bool            // count every sig in df (no trusted senders configured)
-	lead     map[int32]int32 // cluster -> its leader sig
+	allDF    bool              // count every sig in df (no trusted senders configured)
+	lead     map[int32]int32   // cluster -> its leader sig
+	members  map[int32][]int32 // cluster -> its sigs
 
 	qw    []float64 // scratch: query token weights
 	order []int     // scratch: query token order
+	cands []int32   // scratch: candidate sigs
+	top   []int32   // scratch: the candidates verified (a min-heap by shared weight)
+}
+
+// less orders candidates by shared weight, then newer before older, so the
+// heap's root is the one to drop first.
+func (s *simIndex) less(a, b int32) bool {
+	if s.acc[a] != s.acc[b] {
+		return s.acc[a] < s.acc[b]
+	}
+	return a > b
+}
+
+func (s *simIndex) heapify(h []int32) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		s.down(h, i)
+	}
+}
+
+func (s *simIndex) down(h []int32, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && s.less(h[r], h[l]) {
+			m = r
+		}
+		if !s.less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 type sig struct {
 	cluster int32
 	surface uint32
 	trusted bool
-	toks    []uint64
+	toks    []uint64 // sorted set
+	seq     []uint64 // in order of appearance
 }
 
-const maxPostingScan = 2048
+// maxPostingScan bounds the postings scanned per probed token (the newest
+// ones), maxVerify the candidates whose similarity is computed per query.
+const (
+	maxPostingScan = 1024
+	maxVerify      = 32
+)
 
 func newSimIndex(allDF bool) *simIndex {
-	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, allDF: allDF}
+	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF}
 }
 
 // key combines a surface id and a token hash.
@@ -59,13 +103,16 @@ func (s *simIndex) key(surface uint32, tok uint64) uint64 {
 // chains of small rewordings cannot drift from one bug to another.
 const leadFactor = 0.5
 
-func (s *simIndex) add(cluster int32, surface uint32, toks []uint64, trusted bool) {
+func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool) {
 	id := int32(len(s.sigs))
 	if _, ok := s.lead[cluster]; !ok && (trusted || s.allDF) {
 		s.lead[cluster] = id
 	}
-	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks)})
+	s.members[cluster] = append(s.members[cluster], id)
+	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), seq: slices.Clone(seq)})
 	s.stamp = append(s.stamp, 0)
+	s.acc = append(s.acc, 0)
+	s.trusted = append(s.trusted, trusted)
 	counted := trusted || s.allDF
 	if counted {
 		s.n[surface]++
@@ -80,14 +127,33 @@ func (s *simIndex) add(cluster int32, surface uint32, toks []uint64, trusted boo
 }
 
 func (s *simIndex) weight(n int32, k uint64) float64 {
-	return 1 + math.Log(float64(n+1)/float64(s.df[k]+1))
+	return 1 + logInt(n+1) - logInt(s.df[k]+1)
+}
+
+// logTable holds ln(i) for small i: weights are computed for every token of
+// every candidate, and math.Log showed in profiles.
+var logTable = func() []float64 {
+	t := make([]float64, 1<<14)
+	for i := 1; i < len(t); i++ {
+		t[i] = math.Log(float64(i))
+	}
+	return t
+}()
+
+func logInt(i int32) float64 {
+	if int(i) < len(logTable) {
+		return logTable[i]
+	}
+	return math.Log(float64(i))
 }
 
 // query returns the cluster of the most similar indexed summary with
 // similarity at least t whose cluster accept allows (after mapping through
-// root), or -1. trustedOnly limits candidates to trusted summaries. Ties go to
-// the oldest cluster.
-func (s *simIndex) query(surface uint32, q []uint64, t float64, trustedOnly bool, root func(int32) int32, accept func(int32) bool) (best int32, bestSim float64) {
+// root), or -1. q is the query's token set, qseq its token sequence: a
+// candidate that is the same template with other words filled in
+// (substitution) is no match. trustedOnly limits candidates to trusted
+// summaries. Ties go to the oldest cluster.
+func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnly bool, root func(int32) int32, accept func(int32) bool) (best int32, bestSim float64) {
 	best = -1
 	if len(q) == 0 || t > 1 {
 		return best, 0
@@ -116,9 +182,16 @@ func (s *simIndex) query(surface uint32, q []uint64, t float64, trustedOnly bool
 		clear(s.stamp)
 		s.gen = 1
 	}
+	// Probe the heaviest tokens first, adding each candidate's shared
+	// weight. A candidate needs shared weight at least t·total to reach
+	// similarity t, so once the unprobed rest weighs less than that no new
+	// candidate can qualify, and a candidate whose shared weight plus the
+	// unprobed rest stays below it cannot either.
+	need := t * total
 	remaining := total
+	s.cands = s.cands[:0]
 	for _, i := range s.order {
-		if remaining < t*total {
+		if remaining < need {
 			break
 		}
 		remaining -= s.qw[i]
@@ -126,33 +199,78 @@ func (s *simIndex) query(surface uint32, q []uint64, t float64, trustedOnly bool
 		if len(list) > maxPostingScan {
 			list = list[len(list)-maxPostingScan:]
 		}
+		w := s.qw[i]
 		for _, id := range list {
-			if s.stamp[id] == s.gen {
-				continue
+			if s.stamp[id] != s.gen {
+				if trustedOnly && !s.trusted[id] {
+					continue
+				}
+				s.stamp[id], s.acc[id] = s.gen, 0
+				s.cands = append(s.cands, id)
 			}
-			s.stamp[id] = s.gen
-			sg := &s.sigs[id]
-			if sg.surface != surface || trustedOnly && !sg.trusted {
-				continue
-			}
-			sim := s.similarity(n, surface, q, total, sg.toks)
-			if sim < t || sim < bestSim {
-				continue
-			}
-			c := root(sg.cluster)
-			if sim == bestSim && best >= 0 && c >= best {
-				continue
-			}
-			if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, surface, q, total, s.sigs[lead].toks) < t*leadFactor {
-				continue // close to a member, too far from what the cluster is about
-			}
-			if !accept(c) {
-				continue
-			}
-			best, bestSim = c, sim
+			s.acc[id] += w
 		}
 	}
+	// Verify the candidates that share the most weight first, at most
+	// maxVerify of them: near-identical templates can make hundreds of
+	// candidates, and the best match shares the most with the query.
+	kept := s.top[:0]
+	for _, id := range s.cands {
+		if s.acc[id]+remaining < need {
+			continue
+		}
+		if len(kept) < maxVerify {
+			kept = append(kept, id)
+			if len(kept) == maxVerify {
+				s.heapify(kept)
+			}
+			continue
+		}
+		if s.less(kept[0], id) { // beats the weakest kept: replace it
+			kept[0] = id
+			s.down(kept, 0)
+		}
+	}
+	s.top = kept
+	slices.Sort(kept) // oldest first, so that ties go to the oldest
+	for _, id := range kept {
+		sg := &s.sigs[id]
+		if sg.surface != surface { // a key collision across surfaces
+			continue
+		}
+		sim := s.similarity(n, surface, q, total, sg.toks)
+		if sim < t || sim < bestSim {
+			continue
+		}
+		c := root(sg.cluster)
+		if sim == bestSim && best >= 0 && c >= best {
+			continue
+		}
+		if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, surface, q, total, s.sigs[lead].toks) < t*leadFactor {
+			continue // close to a member, too far from what the cluster is about
+		}
+		if s.substitutes(c, qseq, n, surface) {
+			continue // the cluster holds this report with other specifics
+		}
+		if !accept(c) {
+			continue
+		}
+		best, bestSim = c, sim
+	}
 	return best, bestSim
+}
+
+// substitutes reports whether qseq is the same template as one of cluster
+// c's summaries with other words filled in: then it names another thing
+// than that summary, and so than the cluster.
+func (s *simIndex) substitutes(c int32, qseq []uint64, n int32, surface uint32) bool {
+	w := func(tok uint64) float64 { return s.weight(n, s.key(surface, tok)) }
+	for _, id := range s.members[c] {
+		if substitution(qseq, s.sigs[id].seq, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // similarity is the weighted Jaccard of the query (weights in s.qw, summing

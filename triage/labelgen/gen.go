@@ -176,9 +176,12 @@ func (g *gen) makeBugs() {
 		if round := i / len(combos); round > 0 {
 			// Past the base combinations every further bug is the same
 			// kind of bug somewhere else: a new module, page or path.
-			b.codename = codenames[(round-1)%len(codenames)]
-			if round > len(codenames) {
-				b.codename += strconv.Itoa(round / len(codenames))
+			// Words, not numbers: a number would be a literal, and bugs
+			// that differ only in a literal are one bug by definition.
+			k := round - 1
+			b.codename = codenames[k%len(codenames)]
+			if k >= len(codenames) {
+				b.codename = codenames[(k/len(codenames)-1)%len(codenames)] + "-" + b.codename
 			}
 		}
 		b.sev = b.prob.sev
