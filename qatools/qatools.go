@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"math/big"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
@@ -77,7 +76,6 @@ type Run struct {
 	Source  string // the specialist's reporting source, e.g. "qa-fuzz"
 	Sandbox *sandbox.Sandbox
 	Meter   *sandbox.Meter
-	seq     atomic.Int64 // names jail files
 }
 
 // Tools returns the seven tools bound to env and run.

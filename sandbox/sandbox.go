@@ -116,16 +116,24 @@ func (s *Sandbox) WriteFile(name string, data []byte) error {
 	if len(data) > MaxFileBytes {
 		return fmt.Errorf("jail write %s: %w (%d bytes, max %d)", name, ErrTooLarge, len(data), MaxFileBytes)
 	}
-	if dir := filepath.Dir(name); dir != "." {
-		if err := s.root.MkdirAll(dir, 0o700); err != nil {
+	// No O_TRUNC: ext4 flushes a file truncated to zero when it is closed
+	// (auto_da_alloc); writing over it and trimming to length avoids that.
+	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && filepath.Dir(name) != "." {
+		// Create parents only when missing: a failing mkdir on every write
+		// costs more than the write itself.
+		if err := s.root.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 			return fmt.Errorf("jail write %s: %w", name, err)
 		}
+		f, err = s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
 	}
-	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("jail write %s: %w", name, err)
 	}
 	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Truncate(int64(len(data)))
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

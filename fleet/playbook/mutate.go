@@ -178,7 +178,7 @@ func (m *mutator) emptyBrackets(s string) string {
 }
 
 func (m *mutator) boundaryNumber(s string) string {
-	locs := numberRE.FindAllStringIndex(s, -1)
+	locs := numberLocs(s)
 	v := boundaries[m.rng.IntN(len(boundaries))]
 	if len(locs) == 0 {
 		i := m.pos(s)
@@ -215,7 +215,7 @@ func (m *mutator) deepNesting(s string) string {
 	depth := 64 << m.rng.IntN(5) // 64 .. 1024
 	i := m.pos(s)
 	if m.rng.IntN(2) == 0 {
-		if locs := numberRE.FindAllStringIndex(s, -1); len(locs) > 0 {
+		if locs := numberLocs(s); len(locs) > 0 {
 			l := locs[m.rng.IntN(len(locs))]
 			return s[:l[0]] + strings.Repeat("(", depth) + s[l[0]:l[1]] + strings.Repeat(")", depth) + s[l[1]:]
 		}
@@ -234,7 +234,24 @@ func replaceWord(s, old, new string) string {
 // offsets of the opening and closing bracket, ordered by the opening one.
 // Brackets inside double-quoted strings do not count; a mismatch discards
 // the open brackets so far.
-func bracketPairs(s string) [][2]int {
+// Analyses of a program text, memoized: a replay recomputes the same
+// mutants in the same order, so without the cache every turn would redo the
+// analyses of all earlier turns. Callers must not modify the results.
+var (
+	bracketMemo memo[[][2]int]
+	condMemo    memo[[]condition]
+	numberMemo  memo[[][]int]
+)
+
+func bracketPairs(s string) [][2]int { return bracketMemo.get(s, bracketPairsOf) }
+
+func conditions(s string) []condition { return condMemo.get(s, conditionsOf) }
+
+func numberLocs(s string) [][]int {
+	return numberMemo.get(s, func(s string) [][]int { return numberRE.FindAllStringIndex(s, -1) })
+}
+
+func bracketPairsOf(s string) [][2]int {
 	var pairs [][2]int
 	var stack []int
 	inStr := false
@@ -280,7 +297,7 @@ type condition struct {
 }
 
 // conditions finds "if|while|for|... EXPR {" and "KEYWORD (EXPR) {" in s.
-func conditions(s string) []condition {
+func conditionsOf(s string) []condition {
 	pairs := bracketPairs(s)
 	pairAt := func(open int) (int, bool) {
 		for _, pr := range pairs {
