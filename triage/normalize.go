@@ -18,26 +18,25 @@ import (
 // of the bug. Everything else is copied, so the code inside a repro
 // (enum E{} vs struct S{}) still tells bugs apart.
 func appendLiterals(dst []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if !wordByte[c] {
-			dst = append(dst, c)
-			i++
+	// Only words with a digit change: look for digits and copy the text
+	// between such words in bulk.
+	last := 0 // s[last:] is not yet copied
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
 			continue
 		}
-		j, digits := i, false
-		for j < len(s) && wordByte[s[j]] {
-			digits = digits || isDigit(s[j])
-			j++
+		ws, we := i, i+1
+		for ws > last && wordByte[s[ws-1]] {
+			ws--
 		}
-		if digits {
-			dst = appendLiteralWord(dst, s[i:j])
-		} else {
-			dst = append(dst, s[i:j]...) // most words: nothing to replace
+		for we < len(s) && wordByte[s[we]] {
+			we++
 		}
-		i = j
+		dst = append(dst, s[last:ws]...)
+		dst = appendLiteralWord(dst, s[ws:we])
+		last, i = we, we-1
 	}
-	return dst
+	return append(dst, s[last:]...)
 }
 
 // wordByte marks the bytes words are made of.
