@@ -122,10 +122,10 @@ func TestMarkdownText(t *testing.T) {
 		t.Errorf("clipped: %q", got)
 	}
 	for in, want := range map[string]string{
-		"a`b":   "``a`b``",
-		"`x`":   "`` `x` ``",
-		"a|b":   "`a\\|b`",
-		"<i>":   "`<i>`",
+		"a`b":    "``a`b``",
+		"`x`":    "`` `x` ``",
+		"a|b":    "`a\\|b`",
+		"<i>":    "`<i>`",
 		"x\n\ny": "`x y`",
 	} {
 		if got := MarkdownCode(in, 0); got != want {
