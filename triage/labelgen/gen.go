@@ -233,7 +233,12 @@ func twinOf(s subject) subject {
 	case "qa_fetch":
 		t.tool, t.args = "qa_call", []arg{{key: "target", value: "{name}"}, {key: "message", value: "fetch " + s.args[0].value}}
 	default:
-		t.tool, t.args = "qa_call", []arg{{key: "target", value: "{name}"}, {key: "message", value: "replay " + s.tool}}
+		// The twin must name its bug: replay the original call, args and all.
+		msg := "replay " + s.tool
+		for _, a := range s.args {
+			msg += " " + a.key + "=" + a.value
+		}
+		t.tool, t.args = "qa_call", []arg{{key: "target", value: "{name}"}, {key: "message", value: msg}}
 	}
 	return t
 }
