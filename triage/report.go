@@ -102,8 +102,8 @@ type Row struct {
 	// Correction is the entry whose resolution or false-positive record set
 	// State, when one did.
 	Correction *uint64  `json:"correction,omitempty"`
-	NeedsRepro bool     `json:"needs_repro,omitempty"`
-	Merged     []string `json:"merged,omitempty"` // ids folded in by duplicate-of
+	NeedsRepro bool     `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
+	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of
 }
 
 // maxSources bounds the sources listed per row.
@@ -229,7 +229,7 @@ func (e *Engine) row(cl *cluster) (Row, uint64) {
 		Entries:        entries,
 		EntriesOmitted: st.n - len(entries),
 		Correction:     correction,
-		NeedsRepro:     cl.needsRepro,
+		NeedsRepro:     cl.needsRepro && cl.rep.repro == nil,
 	}
 	if trusted {
 		row.Untrusted = cl.counted[1].n

@@ -27,9 +27,7 @@ type simIndex struct {
 	postings map[uint64][]int32 // (surface, token) -> sigs, oldest first
 	df       map[uint64]int32   // (surface, token) -> trusted sigs holding it
 	n        map[uint32]int32   // surface -> trusted sigs
-	stamp    []uint32           // per sig: query generation that saw it
-	acc      []float64          // per sig: query weight it shares, this generation
-	trusted  []bool             // per sig: from a trusted sender
+	state    []sigState         // per sig, what queries touch, kept together
 	gen      uint32
 	allDF    bool              // count every sig in df (no trusted senders configured)
 	lead     map[int32]int32   // cluster -> its leader sig
@@ -44,8 +42,8 @@ type simIndex struct {
 // less orders candidates by shared weight, then newer before older, so the
 // heap's root is the one to drop first.
 func (s *simIndex) less(a, b int32) bool {
-	if s.acc[a] != s.acc[b] {
-		return s.acc[a] < s.acc[b]
+	if x, y := s.state[a].acc, s.state[b].acc; x != y {
+		return x < y
 	}
 	return a > b
 }
@@ -72,6 +70,13 @@ func (s *simIndex) down(h []int32, i int) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
+}
+
+// sigState is the part of a sig every query touches, packed for locality.
+type sigState struct {
+	stamp   uint32  // the query generation that last saw it
+	acc     float32 // query weight it shares, in that generation
+	trusted bool    // from a trusted sender
 }
 
 type sig struct {
@@ -110,9 +115,7 @@ func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, truste
 	}
 	s.members[cluster] = append(s.members[cluster], id)
 	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), seq: slices.Clone(seq)})
-	s.stamp = append(s.stamp, 0)
-	s.acc = append(s.acc, 0)
-	s.trusted = append(s.trusted, trusted)
+	s.state = append(s.state, sigState{trusted: trusted})
 	counted := trusted || s.allDF
 	if counted {
 		s.n[surface]++
@@ -179,7 +182,9 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 	})
 	s.gen++
 	if s.gen == 0 { // wrapped: clear stale stamps
-		clear(s.stamp)
+		for i := range s.state {
+			s.state[i].stamp = 0
+		}
 		s.gen = 1
 	}
 	// Probe the heaviest tokens first, adding each candidate's shared
@@ -199,16 +204,17 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if len(list) > maxPostingScan {
 			list = list[len(list)-maxPostingScan:]
 		}
-		w := s.qw[i]
+		w := float32(s.qw[i])
 		for _, id := range list {
-			if s.stamp[id] != s.gen {
-				if trustedOnly && !s.trusted[id] {
+			st := &s.state[id]
+			if st.stamp != s.gen {
+				if trustedOnly && !st.trusted {
 					continue
 				}
-				s.stamp[id], s.acc[id] = s.gen, 0
+				st.stamp, st.acc = s.gen, 0
 				s.cands = append(s.cands, id)
 			}
-			s.acc[id] += w
+			st.acc += w
 		}
 	}
 	// Verify the candidates that share the most weight first, at most
@@ -216,7 +222,7 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 	// candidates, and the best match shares the most with the query.
 	kept := s.top[:0]
 	for _, id := range s.cands {
-		if s.acc[id]+remaining < need {
+		if float64(s.state[id].acc)+remaining < need*(1-1e-6) {
 			continue
 		}
 		if len(kept) < maxVerify {
