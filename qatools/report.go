@@ -155,7 +155,7 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 		r.forget(f)
 		return res, err
 	default:
-		r.log.Warn("finding queued: chain unreachable", "fp", f.Fingerprint, "err", err)
+		r.log.Warn("finding queued in the outbox: posting failed, it will be retried", "fp", f.Fingerprint, "err", err)
 		res.Status = "queued"
 	}
 	return res, nil
@@ -179,10 +179,18 @@ func (r *Reporter) post(ctx context.Context, item outboxItem) (*chain.Submission
 	defer cancel()
 	var sub *chain.Submission
 	var err error
-	if r.cfg.Sponsor != nil {
-		sub, err = r.cfg.Log.SubmitFor(ctx, r.cfg.Identity, r.cfg.Sponsor, item.Text)
-	} else {
-		sub, err = r.cfg.Log.Submit(ctx, r.cfg.Identity, item.Text)
+	// A signed submission can revert when something else consumed the
+	// identity's EIP-712 nonce in the same block; one retry signs afresh.
+	for attempt := 0; attempt < 2; attempt++ {
+		if r.cfg.Sponsor != nil {
+			sub, err = r.cfg.Log.SubmitFor(ctx, r.cfg.Identity, r.cfg.Sponsor, item.Text)
+		} else {
+			sub, err = r.cfg.Log.Submit(ctx, r.cfg.Identity, item.Text)
+		}
+		if err == nil || !chain.IsRevert(err, "") || chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") {
+			break
+		}
+		r.log.Warn("finding post reverted; retrying once", "fp", item.FP, "err", err)
 	}
 	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
 		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
