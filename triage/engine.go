@@ -16,9 +16,9 @@ import (
 // Entry is one record of the feedback log, as chain.FeedbackLog.Scan reads it.
 type Entry = chain.Entry
 
-// ErrOrder is wrapped by Engine.Add for an entry whose index is not above
-// every index added before: the log is append-only, so this means the
-// caller is replaying or mixing logs. Rebuild a new Engine instead.
+// ErrOrder is wrapped by Engine.Add and Store.Append for an entry whose index
+// does not follow the last one added: the log is append-only and gapless, so
+// this means the caller is replaying, skipping or mixing logs.
 var ErrOrder = errors.New("entry out of order")
 
 // Engine clusters and ranks feedback entries in memory. Add entries in log
@@ -117,23 +117,20 @@ func (e *Engine) Trusted(a fleet.Address) bool {
 	return false
 }
 
-// Add adds entries, which must come in increasing index order, each above
-// every index added before (gaps are allowed). It stops at the first entry
-// out of order and returns an error wrapping ErrOrder; entries before it
-// were added. Add never fails on an entry's text: malformed, hostile or
+// Add adds entries in log order: the first entry ever added may have any
+// index, every later one must have the index after the one before (the log
+// is append-only and has no holes). Add stops at the first entry that does
+// not and returns an error wrapping ErrOrder; the entries before it were
+// added. Add never fails on an entry's text: malformed, hostile or
 // oversized text is kept as a free-form finding.
 func (e *Engine) Add(entries []Entry) error {
 	for k := range entries {
 		en := &entries[k]
-		if e.started && en.Index < e.next {
-			return fmt.Errorf("add entry %d after %d: %w", en.Index, e.next-1, ErrOrder)
-		}
 		if !e.started {
 			e.started, e.base, e.next = true, en.Index, en.Index
 		}
-		for e.next < en.Index { // a gap: nothing there
-			e.of = append(e.of, -1)
-			e.next++
+		if en.Index != e.next {
+			return fmt.Errorf("add entry %d where %d was expected: %w", en.Index, e.next, ErrOrder)
 		}
 		e.of = append(e.of, e.add(en))
 		e.next++

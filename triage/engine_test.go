@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -378,16 +379,19 @@ func TestRankTiesByRecency(t *testing.T) {
 
 func TestAddOrder(t *testing.T) {
 	e := MustEngine(t, Config{})
-	mustAdd(t, e, entries(5, fleetAddr, "a", "b"))
-	if err := e.Add(entries(6, fleetAddr, "c")); err == nil || !strings.Contains(err.Error(), "out of order") {
+	mustAdd(t, e, entries(5, fleetAddr, "a", "b")) // a log read from index 5 on
+	if err := e.Add(entries(6, fleetAddr, "c")); !errors.Is(err, ErrOrder) {
 		t.Errorf("re-adding index 6: %v, want ErrOrder", err)
 	}
-	mustAdd(t, e, entries(9, fleetAddr, "d")) // a gap is fine
-	if e.Next() != 10 {
-		t.Errorf("Next %d, want 10", e.Next())
+	if err := e.Add(entries(1<<40, fleetAddr, "far")); !errors.Is(err, ErrOrder) {
+		t.Errorf("a hole: %v, want ErrOrder", err)
 	}
-	if _, ok := e.ClusterOf(7); ok {
-		t.Error("a gap has a cluster")
+	mustAdd(t, e, entries(7, fleetAddr, "d"))
+	if e.Next() != 8 {
+		t.Errorf("Next %d, want 8", e.Next())
+	}
+	if _, ok := e.ClusterOf(4); ok {
+		t.Error("an index before the first has a cluster")
 	}
 }
 

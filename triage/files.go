@@ -22,18 +22,26 @@ const (
 // historyLayout names dated copies: reports/history/2026-11-22T04-12-00Z.json.
 const historyLayout = "2006-01-02T15-04-05Z"
 
+// historyClusters is how many clusters a dated JSON copy keeps at least:
+// the latest report holds them all, history only needs the top of each.
+const historyClusters = 100
+
 // WriteReport writes r to dir: latest.json (every cluster), latest.md (the
 // first top clusters; all when top <= 0) and dated copies of both under
-// history/, keeping the newest keep pairs (all when keep <= 0). Each file
-// is written to a temporary file, synced and renamed into place, so a
-// reader sees the old report or the new one, never half of one.
+// history/ (the JSON copy cut to the first max(top, 100) clusters), keeping
+// the newest keep pairs (all when keep <= 0). Each file is written to a
+// temporary file, synced and renamed into place, so a reader sees the old
+// report or the new one, never half of one.
 func WriteReport(dir string, r Report, top, keep int) error {
 	hist := filepath.Join(dir, HistoryDir)
 	if err := os.MkdirAll(hist, 0o755); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	var js, md bytes.Buffer
+	var js, hjs, md bytes.Buffer
 	if err := RenderJSON(&js, r, 0); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := RenderJSON(&hjs, r, max(top, historyClusters)); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	if err := RenderMarkdown(&md, r, top, r.GeneratedAt); err != nil {
@@ -44,7 +52,7 @@ func WriteReport(dir string, r Report, top, keep int) error {
 		path string
 		data []byte
 	}{
-		{filepath.Join(hist, stamp+".json"), js.Bytes()},
+		{filepath.Join(hist, stamp+".json"), hjs.Bytes()},
 		{filepath.Join(hist, stamp+".md"), md.Bytes()},
 		{filepath.Join(dir, LatestJSON), js.Bytes()},
 		{filepath.Join(dir, LatestMD), md.Bytes()},

@@ -26,6 +26,32 @@ type Chain interface {
 	BlockHash(ctx context.Context, number uint64) ([32]byte, error)
 }
 
+// ChainOf makes a Chain of a log reader (*chain.FeedbackLog) and a block
+// hash source (*chain.Client): triage.ChainOf{Log: log, Blocks: client}.
+type ChainOf struct {
+	Log interface {
+		Scan(ctx context.Context, from uint64, fn func([]chain.Entry) error) (chain.ScanResult, error)
+	}
+	Blocks interface {
+		BlockHash(ctx context.Context, number uint64) ([32]byte, error)
+	}
+}
+
+// Scan calls c.Log.Scan.
+func (c ChainOf) Scan(ctx context.Context, from uint64, fn func([]chain.Entry) error) (chain.ScanResult, error) {
+	return c.Log.Scan(ctx, from, fn)
+}
+
+// BlockHash calls c.Blocks.BlockHash.
+func (c ChainOf) BlockHash(ctx context.Context, number uint64) ([32]byte, error) {
+	return c.Blocks.BlockHash(ctx, number)
+}
+
+var (
+	_ Chain = ChainOf{}
+	_ Chain = ChainOf{Log: (*chain.FeedbackLog)(nil), Blocks: (*chain.Client)(nil)}
+)
+
 // Poster appends a text to the feedback log (sponsored, as the fleet).
 type Poster interface {
 	Post(ctx context.Context, text string) error
