@@ -41,7 +41,6 @@ type Engine struct {
 
 	clusters []cluster
 	keys     map[litKey]int32 // literal keys every sender's entries may use
-	memo     map[uint64]int32 // (surface, token set) of trusted groups -> cluster
 	ukeys    map[litKey]int32 // literal keys only untrusted entries may use
 	cache    []cacheSlot      // (surface, body) -> cluster, skipping key work
 	surfaces map[fleet.Surface]uint32
@@ -92,7 +91,6 @@ func NewEngine(cfg Config) (*Engine, error) {
 		trusted:  slices.Clone(cfg.Trusted),
 		seed:     maphash.MakeSeed(),
 		keys:     map[litKey]int32{},
-		memo:     map[uint64]int32{},
 		ukeys:    map[litKey]int32{},
 		cache:    make([]cacheSlot, cacheSize),
 		surfaces: map[fleet.Surface]uint32{},
@@ -248,24 +246,13 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		e.toks = tokenSet(e.toks[:0], e.seq)
 		toks, seq = e.toks, e.seq
 	}
-	var memo uint64
 	if len(toks) >= minSimTokens {
-		accept := func(c int32) bool {
+		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
 			// cluster that has none yet (its other reports omitted it).
 			return !cl.freeForm && !(hasRepro && cl.anchored)
-		}
-		// A summary whose words a trusted group already had (it differs
-		// in case, punctuation, stopwords or literals) goes where that one
-		// went, without a query.
-		memo = e.memoKey(surface, toks)
-		best := int32(-1)
-		if c, ok := e.memo[memo]; ok && accept(e.find(c)) {
-			best = e.find(c)
-		} else {
-			best, _ = e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, accept)
-		}
+		})
 		if best >= 0 {
 			if !trusted {
 				// Untrusted text may join a cluster but never becomes a
@@ -276,7 +263,6 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 			}
 			cl := &e.clusters[best]
 			e.keys[key] = best
-			e.rememberWords(memo, best)
 			cl.anchored = cl.anchored || hasRepro
 			if cl.sigs < maxSigsPerCluster {
 				cl.sigs++
@@ -292,27 +278,8 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 	if len(toks) >= minSimTokens {
 		cl.sigs = 1
 		e.sim.add(c, surface, toks, seq, trusted)
-		if trusted {
-			e.rememberWords(memo, c)
-		}
 	}
 	return c, true
-}
-
-// memoKey hashes a surface and a token set.
-func (e *Engine) memoKey(surface uint32, toks []uint64) uint64 {
-	h := uint64(surface+1) * 0x9E3779B97F4A7C15
-	for _, t := range toks {
-		h = (h ^ t) * 0x100000001b3
-		h ^= h >> 29
-	}
-	return h
-}
-
-func (e *Engine) rememberWords(memo uint64, c int32) {
-	if _, ok := e.memo[memo]; !ok {
-		e.memo[memo] = c
-	}
 }
 
 // headline is the first non-empty line of a summary: what similarity

@@ -15,6 +15,9 @@ import (
 // generator, and the import rule lets a subpackage import its parent, not
 // the reverse.
 
+// millionOptions generate the benchmarks' log.
+var millionOptions = labelgen.Options{Seed: 42, Days: 365, RunsPerDay: 24, Findings: 1_000_000, Bugs: 5000, SpamBursts: 40, Quiet: true}
+
 var (
 	millionOnce sync.Once
 	million     []triage.Entry
@@ -27,7 +30,7 @@ var (
 func millionEntries(tb testing.TB) []triage.Entry {
 	tb.Helper()
 	millionOnce.Do(func() {
-		millionLog = labelgen.Generate(labelgen.Options{Seed: 42, Days: 365, RunsPerDay: 24, Findings: 1_000_000, Bugs: 5000, SpamBursts: 40, Quiet: true})
+		millionLog = labelgen.Generate(millionOptions)
 		million = millionLog.TriageEntries()
 		millionLog.Entries = nil
 	})

@@ -111,6 +111,17 @@ func TestEvalSeeds(t *testing.T) {
 	}
 }
 
+// TestEvalMillion scores the benchmarks' million-entry log (5,000 bugs, most
+// of them the same kinds of bug in different modules, which is what makes
+// precision hard): TRIAGE_EVAL_1M=1 go test ./triage/labelgen -run Million -v
+func TestEvalMillion(t *testing.T) {
+	if os.Getenv("TRIAGE_EVAL_1M") == "" {
+		t.Skip("set TRIAGE_EVAL_1M=1 (takes a minute)")
+	}
+	log := labelgen.Generate(millionOptions)
+	logScores(t, "1M", len(log.Entries), evaluate(t, log))
+}
+
 // TestEvalExternal scores any log in the labelled format:
 // TRIAGE_EVAL_LOG=path/to/log.jsonl go test ./triage/labelgen -run External -v
 func TestEvalExternal(t *testing.T) {
