@@ -170,32 +170,27 @@ func (e *Engine) add(en *Entry) int32 {
 	return c
 }
 
-// body returns the part of text that, with the surface, determines a
-// finding's literal key: the text after the header line for an envelope,
-// the whole text for a free-form entry.
-func body(text string, f *fleet.Finding) string {
-	if f.FreeForm {
-		return text
-	}
-	t := strings.TrimSpace(text)
-	if i := strings.IndexByte(t, '\n'); i >= 0 {
-		return t[i+1:]
-	}
-	return ""
-}
-
 // assign returns the cluster a finding belongs to, creating one when needed.
 func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
-	// The cache is keyed by the body with its literals replaced, so the
-	// next run's report of a known bug (new sandbox names, new numbers)
-	// skips canonicalizing its repro.
+	// The cache is keyed by what the literal key is made of, as written,
+	// with its literals replaced: the repro when there is one (its summary
+	// may be worded any way), else the summary. So the next run's report of
+	// a known bug (new sandbox names, new numbers, other words) skips
+	// canonicalizing it.
 	b := append(e.buf[:0], f.Surface...)
-	if f.FreeForm {
-		b = append(b, 0, 1)
-	} else {
-		b = append(b, 0, 0)
+	switch {
+	case f.FreeForm:
+		b = append(b, 0, 'f')
+		b = appendLiterals(b, f.Summary)
+	case f.Repro != nil:
+		b = append(b, 0, 'r')
+		b = appendLiterals(b, f.Repro.Tool)
+		b = append(b, 0)
+		b = appendLiterals(b, string(f.Repro.Args))
+	default:
+		b = append(b, 0, 's')
+		b = appendLiterals(b, f.Summary)
 	}
-	b = appendLiterals(b, body(en.Text, f))
 	e.buf = b
 	sum := maphash.Bytes(e.seed, b)
 	slot := &e.cache[sum&(cacheSize-1)]
