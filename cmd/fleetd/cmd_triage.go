@@ -151,7 +151,12 @@ cannot be reached, the last saved report is printed with its age.`,
 					return lerr
 				}
 				r = saved
-				fmt.Fprintf(a.stderr, "fleetd: the log cannot be read (%v); showing the report saved %s ago\n", err, time.Since(r.GeneratedAt).Round(time.Second))
+				age := time.Since(r.GeneratedAt).Round(time.Second)
+				if errors.Is(err, triage.ErrLocked) {
+					fmt.Fprintf(a.stderr, "fleetd: triage is running in another process (the daemon); showing the report saved %s ago\n", age)
+				} else {
+					fmt.Fprintf(a.stderr, "fleetd: the log cannot be read (%v); showing the report saved %s ago\n", err, age)
+				}
 			}
 			return triage.Render(a.stdout, r, format, top, time.Now())
 		},

@@ -60,3 +60,21 @@ func TestToolCallAtEveryRung(t *testing.T) {
 	}
 	f.checkInvariants(t)
 }
+
+// TestReportOffline: with the chain gone, report prints the saved report and its age.
+func TestReportOffline(t *testing.T) {
+	f := newFleetFixture(t, fleet.Observe, map[string]fleet.Trigger{})
+	if _, stderr, code := run(t, "", "findings", "post", "--config", f.config, "--text",
+		"qa/v1 source=qa-test sev=high surface=compiler\ncompiler crash on an empty enum\nrepro: qa_compile {\"source\":\"enum E{}\"}"); code != 0 {
+		t.Fatal(stderr)
+	}
+	out, stderr, code := run(t, "", "report", "--config", f.config, "--format", "table")
+	if code != 0 || !strings.Contains(out, "compiler crash on an empty enum") {
+		t.Fatalf("report: %d %s %s", code, out, stderr)
+	}
+	f.dn.Close() // the chain goes away
+	out, stderr, code = run(t, "", "report", "--config", f.config, "--format", "json")
+	if code != 0 || !strings.Contains(out, "compiler crash on an empty enum") || !strings.Contains(stderr, "showing the report saved") {
+		t.Errorf("offline report: %d\n%s\n%s", code, out, stderr)
+	}
+}
