@@ -21,20 +21,6 @@ type TriageConfig struct {
 	Every         time.Duration `yaml:"every"` // default 5m
 }
 
-// triageChain adapts the chain client to triage's reader.
-type triageChain struct {
-	log *chain.FeedbackLog
-	c   *chain.Client
-}
-
-func (t triageChain) Scan(ctx context.Context, from uint64, fn func([]chain.Entry) error) (chain.ScanResult, error) {
-	return t.log.Scan(ctx, from, fn)
-}
-
-func (t triageChain) BlockHash(ctx context.Context, n uint64) ([32]byte, error) {
-	return t.c.BlockHash(ctx, n)
-}
-
 // triagePoster posts meta summaries as the fleet identity, sponsored.
 type triagePoster struct {
 	log               *chain.FeedbackLog
@@ -97,7 +83,7 @@ func (a *app) runTriage(ctx context.Context, c conn) (triage.RunResult, error) {
 	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
 		p.sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
 	}
-	return t.Run(ctx, triageChain{log: log, c: cl}, p, time.Now())
+	return t.Run(ctx, triage.ChainOf{Log: log, Blocks: cl}, p, time.Now())
 }
 
 func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }

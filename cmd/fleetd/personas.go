@@ -12,6 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/playbook"
 	"github.com/qafleet/fleetd/triggers"
 	"github.com/spf13/cobra"
 )
@@ -123,8 +124,7 @@ func (a *app) persona(name string) (fleet.Persona, error) {
 }
 
 // playbookNames lists the deterministic playbooks a persona may name.
-// (Wired to fleet/playbook.Names once that package lands.)
-func playbookNames() []string { return []string{"smoke", "security", "fuzz", "ux", "perf"} }
+func playbookNames() []string { return playbook.Names() }
 
 func (a *app) specialistsCmd() *cobra.Command {
 	return &cobra.Command{
