@@ -53,7 +53,11 @@ func fill(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen, wr
 // BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
 // embedded dev chain through feedbackRange pages (target: < 2 s per scan).
 func BenchmarkScan10k(b *testing.B) {
-	const n = 10_000
+	benchScan(b, 10_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fill(b, c, l, sponsor, 10_000, 200, 32) })
+}
+
+// benchScan fills a fresh log with n entries and times full scans of it.
+func benchScan(b *testing.B, n int, fillLog func(c *Client, l *FeedbackLog, sponsor *Key)) {
 	be := mustDevchain(b)
 	c := mustDial(b, be.url)
 	l, _, err := c.DeployFeedbackLog(context.Background(), be.sponsor)
@@ -61,7 +65,10 @@ func BenchmarkScan10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	fill(b, c, l, be.sponsor, n, 200, 32)
+	fillLog(c, l, be.sponsor)
+	if got, _ := l.Count(context.Background()); got != uint64(n) {
+		b.Fatalf("filled %d entries, want %d", got, n)
+	}
 	b.Logf("filled %d entries in %s", n, time.Since(start).Round(time.Millisecond))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -190,28 +197,5 @@ func fillFast(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen
 // BenchmarkScan100k reads a 100,000-entry log of ~200-byte entries from the
 // embedded dev chain through feedbackRange pages.
 func BenchmarkScan100k(b *testing.B) {
-	const n = 100_000
-	be := mustDevchain(b)
-	c := mustDial(b, be.url)
-	l, _, err := c.DeployFeedbackLog(context.Background(), be.sponsor)
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	fillFast(b, c, l, be.sponsor, n, 200, 128)
-	if got, _ := l.Count(context.Background()); got != n {
-		b.Fatalf("filled %d entries, want %d", got, n)
-	}
-	b.Logf("filled %d entries in %s", n, time.Since(start).Round(time.Millisecond))
-	b.ReportAllocs()
-	for b.Loop() {
-		got := 0
-		if _, err := l.Scan(context.Background(), 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
-			b.Fatal(err)
-		}
-		if got != n {
-			b.Fatalf("scanned %d entries, want %d", got, n)
-		}
-	}
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+	benchScan(b, 100_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fillFast(b, c, l, sponsor, 100_000, 200, 128) })
 }

@@ -24,7 +24,7 @@ const fastCompiler = "#!/bin/sh\nexec cat \"$1\"\n"
 
 var benchCorpus = []string{"let x = 1 + 2;\nprint x;\n", "fn f(a) { return a * 2; }\nprint f(21);\n", "enum Color { Red, Green }\n"}
 
-// compilers are the two compilers the fuzz benchmarks run: a trivial one
+// benchCompiler returns one of the two compilers the fuzz benchmark runs: a trivial one
 // (the fleet's overhead per execution dominates) and the testbed's real one,
 // this test binary acting as `fleetd testbed compile`.
 func benchCompiler(b *testing.B, kind string) string {
@@ -37,62 +37,6 @@ func benchCompiler(b *testing.B, kind string) string {
 	}
 	os.WriteFile(cc, []byte(script), 0o755)
 	return cc
-}
-
-// BenchmarkFuzzThroughput runs the fuzz playbook through the real loop with
-// the real qa_compile (jail, bounded exec, classification, run record) and
-// reports compiler executions per second.
-func BenchmarkFuzzThroughput(b *testing.B) {
-	for _, kind := range []string{"trivial", "testbed"} {
-		b.Run(kind, func(b *testing.B) { fuzzThroughput(b, benchCompiler(b, kind)) })
-	}
-}
-
-func fuzzThroughput(b *testing.B, cc string) {
-	dir := b.TempDir()
-	env := &qatools.Env{Target: fleet.Target{Compiler: []string{"/bin/sh", cc, "{src}"}}}
-	execs := 0
-	n := 0
-	for b.Loop() {
-		n++
-		id := fmt.Sprintf("r-bench-%d", n)
-		sb, err := sandbox.Open(filepath.Join(dir, "sb"), id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		run := &qatools.Run{ID: id, Source: "qa-fuzz", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{})}
-		reg, _ := qatools.NewRegistry(env, run, "qa_compile", "qa_report")
-		model, _ := playbook.New("fuzz", playbook.Options{Corpus: benchCorpus, Caps: map[string]int{"fuzz": 200}})
-		w, _ := trajectory.Create(dir, id, trajectory.Header{RunID: id, Specialist: "fuzz"})
-		res, err := fleet.Run(context.Background(), fleet.LoopConfig{RunID: id, Specialist: "fuzz", Model: model, Tools: reg, Target: env.Target,
-			Dial: fleettest.Dial(fleet.Observe), Meter: run.Meter, Record: w})
-		if err != nil {
-			b.Fatal(err)
-		}
-		execs += res.Totals.ToolCalls
-		if n == 1 {
-			b.Logf("%s: %s", res.Outcome, res.Summary)
-		}
-		sb.Abandon()
-	}
-	b.ReportMetric(float64(execs)/b.Elapsed().Seconds(), "execs/s")
-}
-
-// BenchmarkCompilerPlainLoop runs the same compilers on a file in a loop.
-func BenchmarkCompilerPlainLoop(b *testing.B) {
-	for _, kind := range []string{"trivial", "testbed"} {
-		b.Run(kind, func(b *testing.B) {
-			cc := benchCompiler(b, kind)
-			src := filepath.Join(b.TempDir(), "a.src")
-			os.WriteFile(src, []byte(benchCorpus[0]), 0o600)
-			for b.Loop() {
-				if err := exec.Command("/bin/sh", cc, src).Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "execs/s")
-		})
-	}
 }
 
 // BenchmarkFuzzVsPlainLoop compares like with like: it runs the fuzz
