@@ -69,7 +69,7 @@ func (c *Control) SetDial(to Dial, reason, user string) (Dial, error) {
 		return Observe, errors.New("set dial: a reason is required")
 	}
 	from, _ := c.Dial()
-	if err := writeAtomic(filepath.Join(c.dir, "autonomy"), []byte(to.String()+"\n")); err != nil {
+	if err := WriteFileAtomic(filepath.Join(c.dir, "autonomy"), []byte(to.String()+"\n"), 0o600); err != nil {
 		return from, fmt.Errorf("set dial: %w", err)
 	}
 	return from, c.audit(AuditRecord{User: user, Action: "dial", From: from.String(), To: to.String(), Reason: reason})
@@ -91,7 +91,7 @@ func (c *Control) Paused() (bool, error) {
 // Pause turns the kill switch on: no run starts, running runs stop at their
 // next tool boundary (their names are still released).
 func (c *Control) Pause(reason, user string) error {
-	if err := writeAtomic(filepath.Join(c.dir, "paused"), []byte(c.now().UTC().Format(time.RFC3339)+" "+oneLine(reason)+"\n")); err != nil {
+	if err := WriteFileAtomic(filepath.Join(c.dir, "paused"), []byte(c.now().UTC().Format(time.RFC3339)+" "+oneLine(reason)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("pause: %w", err)
 	}
 	return c.audit(AuditRecord{User: user, Action: "pause", Reason: reason})
@@ -153,30 +153,3 @@ func (c *Control) audit(r AuditRecord) error {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// writeAtomic replaces path with b via a synced temp file and a rename.
-func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(b)
-	if werr == nil {
-		werr = tmp.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return werr
-	}
-	return os.Rename(tmp.Name(), path)
-}

@@ -281,6 +281,6 @@ func (d *DailyBudget) Add(res RunResult) {
 	d.day.Wei += res.WeiSpent
 	d.day.Runs++
 	if b, err := json.Marshal(d.day); err == nil {
-		writeAtomic(d.path, b)
+		WriteFileAtomic(d.path, b, 0o600)
 	}
 }

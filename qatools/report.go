@@ -206,26 +206,8 @@ func (r *Reporter) enqueue(item *outboxItem) error {
 		return err
 	}
 	item.file = filepath.Join(r.cfg.OutboxDir, fmt.Sprintf("%s-%s.json", item.Queued.Format("20060102T150405.000000000"), item.FP))
-	tmp, err := os.CreateTemp(r.cfg.OutboxDir, ".tmp-*")
-	if err != nil {
+	if err := fleet.WriteFileAtomic(item.file, b, 0o600); err != nil {
 		return fmt.Errorf("outbox: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(b)
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), item.file)
-	}
-	if werr == nil {
-		werr = syncDir(r.cfg.OutboxDir)
-	}
-	if werr != nil {
-		return fmt.Errorf("outbox: %w", werr)
 	}
 	return nil
 }
@@ -234,7 +216,7 @@ func (r *Reporter) dequeue(item outboxItem) {
 	if err := os.Remove(item.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.log.Error("outbox: remove posted finding", "file", item.file, "err", err)
 	}
-	syncDir(r.cfg.OutboxDir)
+	fleet.SyncDir(r.cfg.OutboxDir)
 }
 
 // Pending lists the queued findings, oldest first.
@@ -373,13 +355,4 @@ func (t *tools) report(ctx context.Context, a reportArgs) (fleet.Result, error) 
 		return r, nil
 	}
 	return fleet.OK(out), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

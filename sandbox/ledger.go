@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // Name states in the ledger.
@@ -145,27 +146,8 @@ func (l *Ledger) saveLocked() error {
 	if l.entries == nil {
 		b = []byte("[]")
 	}
-	dir := filepath.Dir(l.path)
-	tmp, err := os.CreateTemp(dir, ".ledger-*")
-	if err != nil {
+	if err := fleet.WriteFileAtomic(l.path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("ledger: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(append(b, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), l.path)
-	}
-	if werr == nil {
-		werr = syncDir(dir)
-	}
-	if werr != nil {
-		return fmt.Errorf("ledger: %w", werr)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // Sandbox is one run's jail. Methods are safe for concurrent use.
@@ -214,7 +216,7 @@ func MarkClosed(dir string) error {
 	if werr != nil {
 		return fmt.Errorf("sandbox close: %w", werr)
 	}
-	return syncDir(dir)
+	return fleet.SyncDir(dir)
 }
 
 // Crashed is a sandbox left without its closed marker by a process that is
@@ -282,15 +284,6 @@ func FindCrashed(base string) ([]Crashed, error) {
 		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Live reports whether run runID under base is running in some process

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // Report file names under the reports directory (<data_dir>/reports).
@@ -115,45 +117,6 @@ func LoadReport(dir string) (Report, error) {
 	return r, nil
 }
 
-// writeFileAtomic writes data to path through a synced temporary file in
-// the same directory and a rename, then syncs the directory.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename this is a no-op
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
+// writeFileAtomic is fleet.WriteFileAtomic: temp file, fsync, rename, fsync
+// of the directory.
+var writeFileAtomic = fleet.WriteFileAtomic

@@ -179,33 +179,11 @@ func (p *poller) save() error {
 	if err != nil {
 		return fmt.Errorf("save trigger state: %w", err)
 	}
-	if err := writeAtomic(p.path, b); err != nil {
+	if err := fleet.WriteFileAtomic(p.path, b, 0o600); err != nil {
 		return fmt.Errorf("save trigger state: %w", err)
 	}
 	p.dirty = false
 	return nil
-}
-
-// writeAtomic replaces path with b so a reader sees the old or the new
-// content, never a mix.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // poll processes every subscribed kind up to head-Confirmations and returns

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
@@ -112,36 +112,7 @@ func writeDevnetConfig(info devnetInfo, dataDir string) error {
 		return err
 	}
 	b = append([]byte("# Written by `fleetd chain devnet`; valid while that process runs.\n"), b...)
-	return writeFileAtomic(info.Config, b, 0o600)
-}
-
-// writeFileAtomic writes via a synced temp file and rename, so readers see the
-// old or the new content, never a torn one.
-func writeFileAtomic(path string, b []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fleet.WriteFileAtomic(info.Config, b, 0o600)
 }
 
 func (a *app) devnetCmd() *cobra.Command {

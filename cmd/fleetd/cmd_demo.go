@@ -148,7 +148,7 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 		if err != nil {
 			return "", err
 		}
-		if err := writeFileAtomic(filepath.Join(pdir, e.Name()), out, 0o600); err != nil {
+		if err := fleet.WriteFileAtomic(filepath.Join(pdir, e.Name()), out, 0o600); err != nil {
 			return "", err
 		}
 	}
@@ -172,7 +172,7 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 	}
 	b = append([]byte("# Written by `fleetd demo`; valid while the demo runs (its chain is in memory).\n"), b...)
 	path := filepath.Join(dataDir, "fleetd.yaml")
-	return path, writeFileAtomic(path, b, 0o600)
+	return path, fleet.WriteFileAtomic(path, b, 0o600)
 }
 
 // demoSummary triages the log and prints the ranked health report.
