@@ -15,45 +15,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// fill appends n entries of about textLen bytes using `writers` funded keys
-// in parallel, so the on-demand dev chain packs many per block.
-func fill(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen, writers int) {
-	tb.Helper()
-	ctx := context.Background()
-	keys := make([]*Key, writers)
-	for i := range keys {
-		keys[i], _ = GenerateKey()
-		if _, err := c.Transfer(ctx, sponsor, keys[i].Address(), new(big.Int).Mul(ether, big.NewInt(100))); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for w, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += writers {
-				text := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain run=r-%d\nentry %d ", w, i)
-				text += strings.Repeat("x", max(0, textLen-len(text)))
-				if _, err := l.Submit(ctx, k, text); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		tb.Fatal(err)
-	}
-}
-
 // BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
 // embedded dev chain through feedbackRange pages (target: < 2 s per scan).
 func BenchmarkScan10k(b *testing.B) {
-	benchScan(b, 10_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fill(b, c, l, sponsor, 10_000, 200, 32) })
+	benchScan(b, 10_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fillFast(b, c, l, sponsor, 10_000, 200, 32) })
 }
 
 // benchScan fills a fresh log with n entries and times full scans of it.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/configs"
@@ -187,13 +186,6 @@ func (a *app) demoSummary(ctx context.Context) error {
 		return nil
 	}
 	return triage.Render(a.stdout, res.Report, triage.FormatTable, 20, time.Now())
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // loadKeyAddress returns the address of the key in file, "" on error.

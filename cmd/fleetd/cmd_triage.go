@@ -41,8 +41,8 @@ func (p triagePoster) Post(ctx context.Context, text string) error {
 }
 
 // triageConfig is the engine config with the trusted senders from chain:
-// (the fleet's own identity is always trusted: it signs corrections).
-func (a *app) triageConfig() (triage.Config, error) {
+// plus identity, the fleet's own (it signs corrections), when known.
+func (a *app) triageConfig(identity *chain.Key) (triage.Config, error) {
 	tc := a.cfg.Triage.Config
 	for _, s := range a.cfg.Chain.TrustedSenders {
 		addr, err := fleet.ParseAddress(s)
@@ -51,10 +51,8 @@ func (a *app) triageConfig() (triage.Config, error) {
 		}
 		tc.Trusted = append(tc.Trusted, addr)
 	}
-	if f := a.cfg.Chain.FleetKeyFile; f != "" {
-		if k, err := chain.LoadKey(a.cfg.resolve(f)); err == nil {
-			tc.Trusted = append(tc.Trusted, k.Address())
-		}
+	if identity != nil {
+		tc.Trusted = append(tc.Trusted, identity.Address())
 	}
 	return tc, tc.Validate()
 }
@@ -62,7 +60,14 @@ func (a *app) triageConfig() (triage.Config, error) {
 // runTriage reads the log, updates the report files, and posts a meta
 // summary when the top three changed.
 func (a *app) runTriage(ctx context.Context, c conn) (triage.RunResult, error) {
-	cfg, err := a.triageConfig()
+	var p triagePoster
+	if f := a.cfg.Chain.FleetKeyFile; f != "" {
+		p.identity, _ = chain.LoadKey(a.cfg.resolve(f))
+	}
+	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
+		p.sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
+	}
+	cfg, err := a.triageConfig(p.identity)
 	if err != nil {
 		return triage.RunResult{}, fmt.Errorf("triage config: %w", err)
 	}
@@ -76,13 +81,7 @@ func (a *app) runTriage(ctx context.Context, c conn) (triage.RunResult, error) {
 		return triage.RunResult{}, err
 	}
 	defer t.Close()
-	p := triagePoster{log: log}
-	if f := a.cfg.Chain.FleetKeyFile; f != "" {
-		p.identity, _ = chain.LoadKey(a.cfg.resolve(f))
-	}
-	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
-		p.sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
-	}
+	p.log = log
 	return t.Run(ctx, triage.ChainOf{Log: log, Blocks: cl}, p, time.Now())
 }
 
