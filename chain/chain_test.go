@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -593,5 +594,48 @@ func TestEvents(t *testing.T) {
 	}
 	if logs, _ := c.FilterLogs(ctx, reg.Address(), TopicRegistered, r1.Block+1, head); len(logs) != 1 {
 		t.Errorf("range filter returned %d logs", len(logs))
+	}
+}
+
+// TestSponsoredAcrossProcesses: two clients (two processes) submit for one
+// identity at once, so their signatures race for the same EIP-712 nonce;
+// every submission must still land exactly once.
+func TestSponsoredAcrossProcesses(t *testing.T) {
+	b := mustDevchain(t)
+	ctx := context.Background()
+	c1, c2 := mustDial(t, b.url), mustDial(t, b.url)
+	l1, _, err := c1.DeployFeedbackLog(ctx, b.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2 := c2.FeedbackLog(l1.Address())
+	sponsor2, _ := GenerateKey() // each process relays with its own sponsor key
+	if _, err := c1.Transfer(ctx, b.sponsor, sponsor2.Address(), ether); err != nil {
+		t.Fatal(err)
+	}
+	identity, _ := GenerateKey()
+	const each = 6
+	errs := make(chan error, 2*each)
+	var wg sync.WaitGroup
+	for p, l := range []*FeedbackLog{l1, l2} {
+		sp := []*Key{b.sponsor, sponsor2}[p]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				_, err := l.SubmitFor(ctx, identity, sp, fmt.Sprintf("process %d entry %d", p, i))
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("submission failed: %v", err)
+		}
+	}
+	if n, _ := l1.Count(ctx); n != 2*each {
+		t.Errorf("%d entries, want %d", n, 2*each)
 	}
 }

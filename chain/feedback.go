@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	mrand "math/rand/v2"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +41,10 @@ func CheckText(text string) error {
 	}
 	return nil
 }
+
+// signRetries bounds the attempts of one sponsored submission whose
+// signature lost its nonce to another process.
+const signRetries = 6
 
 // SignatureTTL is how long a sponsored submission's signature stays valid,
 // counted from the latest block's timestamp (FACTS.md: dev-chain block time
@@ -143,15 +148,35 @@ func (l *FeedbackLog) SubmitFor(ctx context.Context, identity, sponsor *Key, tex
 	lock := l.c.keyLock(identity.addr)
 	lock.Lock()
 	defer lock.Unlock()
-	deadline, err := l.deadline(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	// The lock is per process: another process signing for the same identity
+	// can consume the nonce first, and the relayed transaction then reverts
+	// although its estimate passed. Retries sign afresh with the new nonce,
+	// after a short random pause so two contenders stop colliding.
+	var sub *Submission
+	var err error
+	for attempt := 0; attempt < signRetries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(attempt*10+mrand.IntN(40)) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		var deadline *big.Int
+		if deadline, err = l.deadline(ctx); err != nil {
+			return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+		}
+		var sig []byte
+		if sig, err = l.sign(ctx, identity, text, deadline); err != nil {
+			return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+		}
+		sub, err = l.relay(ctx, identity.addr, sponsor, text, deadline, sig)
+		if err == nil || !IsRevert(err, "") || IsRevert(err, "EmptyText") || IsRevert(err, "TextTooLong") {
+			break
+		}
+		l.c.log.Warn("sponsored submission reverted; signing again", "identity", identity.Address().String(), "err", err)
 	}
-	sig, err := l.sign(ctx, identity, text, deadline)
-	if err != nil {
-		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
-	}
-	return l.relay(ctx, identity.addr, sponsor, text, deadline, sig)
+	return sub, err
 }
 
 func (l *FeedbackLog) relay(ctx context.Context, sender common.Address, sponsor *Key, text string, deadline *big.Int, sig []byte) (*Submission, error) {

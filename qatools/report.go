@@ -179,18 +179,10 @@ func (r *Reporter) post(ctx context.Context, item outboxItem) (*chain.Submission
 	defer cancel()
 	var sub *chain.Submission
 	var err error
-	// A signed submission can revert when something else consumed the
-	// identity's EIP-712 nonce in the same block; one retry signs afresh.
-	for attempt := 0; attempt < 2; attempt++ {
-		if r.cfg.Sponsor != nil {
-			sub, err = r.cfg.Log.SubmitFor(ctx, r.cfg.Identity, r.cfg.Sponsor, item.Text)
-		} else {
-			sub, err = r.cfg.Log.Submit(ctx, r.cfg.Identity, item.Text)
-		}
-		if err == nil || !chain.IsRevert(err, "") || chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") {
-			break
-		}
-		r.log.Warn("finding post reverted; retrying once", "fp", item.FP, "err", err)
+	if r.cfg.Sponsor != nil {
+		sub, err = r.cfg.Log.SubmitFor(ctx, r.cfg.Identity, r.cfg.Sponsor, item.Text) // re-signs once after a revert
+	} else {
+		sub, err = r.cfg.Log.Submit(ctx, r.cfg.Identity, item.Text)
 	}
 	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
 		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
