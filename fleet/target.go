@@ -21,6 +21,104 @@ type Target struct {
 	Names          []string `yaml:"names" json:"names,omitempty"`                     // existing public names, probed read-only
 	Corpus         string   `yaml:"corpus" json:"corpus,omitempty"`                   // directory of known-good sources
 	SLO            SLO      `yaml:"slo" json:"slo,omitzero"`
+	// Repo is the source repository behind the platform's surfaces: what the
+	// fix stage repairs and what coverage-guided fuzzing builds. Optional.
+	Repo *Repo `yaml:"repo" json:"repo,omitempty"`
+}
+
+// Repo is the `target.repo` section: a repository that owns some of the
+// target's surfaces (a compiler finding goes to the compiler's repository).
+type Repo struct {
+	// URL is a git URL (https://, ssh://, git@host:path, file://) or a local
+	// directory holding a git repository (relative to the config file).
+	URL string `yaml:"url" json:"url"`
+	// Base is the branch fixes are made against; default "main".
+	Base string `yaml:"base" json:"base,omitempty"`
+	// Test is the repository's test command (argv, run at the repository
+	// root); default ["go", "test", "./..."].
+	Test []string `yaml:"test" json:"test,omitempty"`
+	// FuzzPackage and FuzzTarget name a Go native fuzz target: the package
+	// directory relative to the repository root (e.g. "./compiler") and the
+	// function (e.g. "FuzzCompile"). Both or neither.
+	FuzzPackage string `yaml:"fuzz_package" json:"fuzz_package,omitempty"`
+	FuzzTarget  string `yaml:"fuzz_target" json:"fuzz_target,omitempty"`
+	// Regression is where a regression test goes when the repository has no
+	// Go fuzz target.
+	Regression Regression `yaml:"regression" json:"regression,omitzero"`
+	// Surfaces lists the surfaces this repository owns (e.g. ["compiler"]);
+	// empty means every surface.
+	Surfaces []string `yaml:"surfaces" json:"surfaces,omitempty"`
+}
+
+// Regression is a repository's layout for regression tests in languages
+// other than Go: Dir (relative to the repository root), File (a file name
+// pattern where {fp} is the finding's fingerprint, e.g. "regress_{fp}.sh")
+// and Test (argv running that one test; {file} is its path).
+type Regression struct {
+	Dir  string   `yaml:"dir" json:"dir,omitempty"`
+	File string   `yaml:"file" json:"file,omitempty"`
+	Test []string `yaml:"test" json:"test,omitempty"`
+}
+
+// Owns reports whether the repository owns findings on surface s.
+func (r *Repo) Owns(s Surface) bool {
+	if r == nil {
+		return false
+	}
+	if len(r.Surfaces) == 0 {
+		return true
+	}
+	for _, x := range r.Surfaces {
+		if strings.EqualFold(x, string(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// BaseBranch returns Base or its default, "main".
+func (r *Repo) BaseBranch() string {
+	if r == nil || r.Base == "" {
+		return "main"
+	}
+	return r.Base
+}
+
+// TestCommand returns Test or its default, go test ./... .
+func (r *Repo) TestCommand() []string {
+	if r == nil || len(r.Test) == 0 {
+		return []string{"go", "test", "./..."}
+	}
+	return r.Test
+}
+
+// Validate checks the section; errors name the field under prefix.
+func (r *Repo) Validate(prefix string) error {
+	var errs []error
+	field := func(f string) string { return prefix + "." + f }
+	if strings.TrimSpace(r.URL) == "" {
+		errs = append(errs, fmt.Errorf("%s: required (a git URL or a local repository path)", field("url")))
+	}
+	if strings.ContainsAny(r.Base, " ~^:?*[\\") || strings.HasPrefix(r.Base, "-") || strings.Contains(r.Base, "..") {
+		errs = append(errs, fmt.Errorf("%s: %q is not a valid branch name", field("base"), r.Base))
+	}
+	if (r.FuzzPackage == "") != (r.FuzzTarget == "") {
+		errs = append(errs, fmt.Errorf("%s: fuzz_package and fuzz_target go together", prefix))
+	}
+	if r.FuzzTarget != "" && !strings.HasPrefix(r.FuzzTarget, "Fuzz") {
+		errs = append(errs, fmt.Errorf("%s: %q is not a Go fuzz target (FuzzXxx)", field("fuzz_target"), r.FuzzTarget))
+	}
+	if r.Regression.Dir != "" || r.Regression.File != "" || len(r.Regression.Test) > 0 {
+		if r.Regression.Dir == "" || r.Regression.File == "" || len(r.Regression.Test) == 0 {
+			errs = append(errs, fmt.Errorf("%s: dir, file and test are all required", field("regression")))
+		}
+	}
+	for i, s := range r.Surfaces {
+		if _, err := ParseSurface(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", field("surfaces"), i, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SLO is the platform's latency objective.
@@ -77,6 +175,11 @@ func (t Target) Validate(prefix string) error {
 	}
 	if t.SLO.P95Ms < 0 {
 		errs = append(errs, fmt.Errorf("%s: must not be negative", field("slo.p95_ms")))
+	}
+	if t.Repo != nil {
+		if err := t.Repo.Validate(field("repo")); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

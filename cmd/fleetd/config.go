@@ -106,7 +106,30 @@ func (c *Config) target() (fleet.Target, error) {
 	if t.Corpus != "" {
 		t.Corpus = c.resolve(t.Corpus)
 	}
+	if t.Repo != nil {
+		r := *t.Repo
+		if isLocalRepo(r.URL) {
+			r.URL = c.resolve(strings.TrimPrefix(r.URL, "file://"))
+		}
+		t.Repo = &r
+	}
 	return t, nil
+}
+
+// isLocalRepo reports whether a target.repo url names a local directory
+// rather than a remote git URL.
+func isLocalRepo(u string) bool {
+	if strings.HasPrefix(u, "file://") {
+		return true
+	}
+	if strings.Contains(u, "://") {
+		return false
+	}
+	// scp-like git@host:path
+	if i := strings.Index(u, ":"); i > 0 && !strings.Contains(u[:i], "/") {
+		return false
+	}
+	return true
 }
 
 // resolve returns p relative to the config file's directory when p is relative
