@@ -143,6 +143,18 @@ func (c *Client) Balance(ctx context.Context, a fleet.Address) (*big.Int, error)
 	return b, nil
 }
 
+// GasPrice returns the node's suggested gas price (base fee plus tip), in
+// wei: what a transaction sent now would pay per gas.
+func (c *Client) GasPrice(ctx context.Context) (*big.Int, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	p, err := c.eth.SuggestGasPrice(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gas price: %w", err)
+	}
+	return p, nil
+}
+
 // Receipt summarises a mined transaction.
 type Receipt struct {
 	Tx           string        `json:"tx"`

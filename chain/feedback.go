@@ -1,11 +1,14 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/big"
 	mrand "math/rand/v2"
+	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -111,6 +114,41 @@ func (l *FeedbackLog) CheckCode(ctx context.Context) error {
 	}
 	if len(code) == 0 {
 		return fmt.Errorf("feedback log %s: %w", l.Address(), ErrNoContract)
+	}
+	return nil
+}
+
+// ErrNotFeedbackLog means the contract at the configured address is not a
+// FeedbackLog: its code lacks the log's functions, or they do not answer.
+var ErrNotFeedbackLog = errors.New("not a FeedbackLog")
+
+// CheckInterface verifies the contract at the log's address is a
+// FeedbackLog: it has code, the code's dispatcher holds the selector of
+// every function of the log's interface (PUSH4 selector, as solc emits), and
+// feedbackCount() answers. It fails with ErrNoContract or a wrapped
+// ErrNotFeedbackLog naming what is missing.
+func (l *FeedbackLog) CheckInterface(ctx context.Context) error {
+	rctx, cancel := l.c.reqCtx(ctx)
+	code, err := l.c.eth.CodeAt(rctx, l.addr, nil)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("feedback log %s: %w", l.addr.Hex(), err)
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("feedback log %s: %w", l.Address(), ErrNoContract)
+	}
+	var missing []string
+	for _, m := range l.abi.Methods {
+		if !bytes.Contains(code, append([]byte{0x63}, m.ID...)) { // PUSH4 selector
+			missing = append(missing, m.Sig)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("feedback log %s: %w: its code has no %s", l.Address(), ErrNotFeedbackLog, strings.Join(missing, ", "))
+	}
+	if _, err := l.Count(ctx); err != nil {
+		return fmt.Errorf("feedback log %s: %w: feedbackCount() fails: %w", l.Address(), ErrNotFeedbackLog, err)
 	}
 	return nil
 }

@@ -337,6 +337,10 @@ func (t *Testbed) writeCorpus() error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("corpus dir: %w", err)
 	}
+	// The target line is read by other programs in other directories.
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
 	t.corpusDir = dir
 	files, err := fs.Glob(corpusFS, "compiler/corpus/*.tl")
 	if err != nil {

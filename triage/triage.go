@@ -287,3 +287,35 @@ func (t *Triage) Run(ctx context.Context, c Chain, p Poster, now time.Time) (Run
 	out.Posted = true
 	return out, nil
 }
+
+// Stored calls fn with every entry the store holds, in log order, and
+// returns the newest checkpoint (ok false when the store holds nothing): the
+// log as triage last read it, for readers whose chain is gone.
+func (t *Triage) Stored(fn func([]Entry) error) (cp Checkpoint, ok bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cps := t.store.Checkpoints()
+	if len(cps) == 0 || t.store.Count() == 0 {
+		return Checkpoint{}, false, nil
+	}
+	if fn != nil {
+		if err := t.store.Load(fn); err != nil {
+			return Checkpoint{}, false, err
+		}
+	}
+	return cps[len(cps)-1], true, nil
+}
+
+// Rank ranks what the store holds, without reading the chain, and rewrites
+// the report files: `fleetd triage` when the node is gone (corrections
+// applied since the last pass are in the store; entries posted since are not).
+func (t *Triage) Rank(now time.Time) (Report, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.report(now)
+	if err := WriteReport(t.reports, r, t.cfg.Top, t.cfg.History); err != nil {
+		return r, fmt.Errorf("triage rank: %w", err)
+	}
+	t.written = t.version
+	return r, nil
+}

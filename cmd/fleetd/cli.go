@@ -33,7 +33,14 @@ type app struct {
 	configPath     string
 	dataDirFlag    string
 	cfg            *Config
+	// cfgErr is the error loading the config, kept for commands marked
+	// lazyConfig (doctor), which report it instead of failing before they run.
+	cfgErr error
 }
+
+// lazyConfig marks a command (in its Annotations) that runs with the default
+// config when --config does not load, and reports the error itself.
+const lazyConfig = "fleetd/lazy-config"
 
 // Main runs the fleetd CLI with args (without the program name) and returns
 // the process exit status. It never calls os.Exit, so tests can run it.
@@ -70,7 +77,10 @@ func (a *app) rootCmd() *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(a.configPath)
 			if err != nil {
-				return err
+				if _, lazy := cmd.Annotations[lazyConfig]; !lazy {
+					return err
+				}
+				a.cfgErr, cfg = err, &Config{}
 			}
 			a.cfg = cfg
 			return nil
@@ -79,20 +89,23 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (YAML; see configs/fleetd.example.yaml)")
 	root.PersistentFlags().StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default: the config's data_dir, else ./"+DefaultDataDir+")")
 	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd(),
-		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd())
+		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd(), a.doctorCmd())
 	root.AddCommand(a.pauseCmds()...)
 	return root
 }
 
-// dataDir is --data-dir, else the config's data_dir, else the default.
+// dataDir is --data-dir, else the config's data_dir, else the default, as
+// an absolute path: every path derived from it may be printed, and a printed
+// path must work from any directory.
 func (a *app) dataDir() string {
+	d := DefaultDataDir
 	switch {
 	case a.dataDirFlag != "":
-		return a.dataDirFlag
+		d = a.dataDirFlag
 	case a.cfg != nil && a.cfg.DataDir != "":
-		return a.cfg.resolve(a.cfg.DataDir)
+		d = a.cfg.resolve(a.cfg.DataDir)
 	}
-	return DefaultDataDir
+	return abs(d)
 }
 
 // printJSON writes v as one JSON line.

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/configs"
@@ -40,8 +42,10 @@ deliberately flawed testbed platform, writes the full config it runs with to
 <data-dir>/fleetd.yaml (point other commands at it with --config while the
 demo runs), and runs the daemon with every specialist firing every few
 seconds, narrating runs and findings. With --for it stops after that long
-and prints what the fleet found. The chain lives in memory: it ends with
-the demo.`,
+and prints what the fleet found. The chain lives in memory and ends with
+the demo, but what it held does not: afterwards, findings, report, triage
+and runs with --config <data-dir>/fleetd.yaml read what triage stored in
+the data dir (saying so on stderr).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -169,7 +173,7 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 	if err != nil {
 		return "", err
 	}
-	b = append([]byte("# Written by `fleetd demo`; valid while the demo runs (its chain is in memory).\n"), b...)
+	b = append([]byte("# Written by `fleetd demo`. Its chain lives in memory: after the demo, findings,\n# report, triage and runs read what triage stored in data_dir.\n"), b...)
 	path := filepath.Join(dataDir, "fleetd.yaml")
 	return path, fleet.WriteFileAtomic(path, b, 0o600)
 }
@@ -180,12 +184,32 @@ func (a *app) demoSummary(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "\nhealth report (%s; markdown in %s):\n", "fleetd report --config "+a.configPath, filepath.Join(a.reportsDir(), "latest.md"))
+	fmt.Fprintf(a.stdout, "\nhealth report (markdown in %s):\n", filepath.Join(a.reportsDir(), "latest.md"))
 	if len(res.Report.Clusters) == 0 {
 		fmt.Fprintln(a.stdout, "  no findings yet: run longer, or raise the dial with --dial exercise")
-		return nil
+	} else if err := triage.Render(a.stdout, res.Report, triage.FormatTable, 20, time.Now()); err != nil {
+		return err
 	}
-	return triage.Render(a.stdout, res.Report, triage.FormatTable, 20, time.Now())
+	self := selfCommand()
+	fmt.Fprintf(a.stdout, "\nlook further (the chain is gone; these read what the demo left in %s):\n", a.dataDir())
+	fmt.Fprintf(a.stdout, "  %s findings --config %s     every entry on the log, parsed\n", self, a.configPath)
+	fmt.Fprintf(a.stdout, "  %s report --config %s       the ranked report (--format md for Markdown)\n", self, a.configPath)
+	fmt.Fprintf(a.stdout, "  %s runs --config %s         the runs; runs show ID for one run's timeline\n", self, a.configPath)
+	return nil
+}
+
+// selfCommand is how the user can run this binary again: "go run
+// ./cmd/fleetd" when it was built by go run (a temporary file), else its path
+// as a bare name when it is the one on PATH.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil || strings.Contains(exe, "go-build") {
+		return "go run ./cmd/fleetd"
+	}
+	if p, err := exec.LookPath(filepath.Base(exe)); err == nil && p == exe {
+		return filepath.Base(exe)
+	}
+	return exe
 }
 
 // loadKeyAddress returns the address of the key in file, "" on error.

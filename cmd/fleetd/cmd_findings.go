@@ -50,11 +50,6 @@ chain.trusted_senders are marked when a trusted set is configured.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			cl, log, err := a.feedbackLog(ctx, a.resolve(f))
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
 			trusted := map[fleet.Address]bool{}
 			for _, s := range a.cfg.Chain.TrustedSenders {
 				addr, _ := fleet.ParseAddress(s) // validated at load
@@ -65,8 +60,11 @@ chain.trusted_senders are marked when a trusted set is configured.`,
 				tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "INDEX\tTIME\tSENDER\tSEV\tSOURCE\tSURFACE\tSUMMARY")
 			}
-			_, err = log.Scan(ctx, from, func(page []chain.Entry) error {
+			print := func(page []chain.Entry) error {
 				for _, e := range page {
+					if e.Index < from {
+						continue
+					}
 					row := findingRow(e, trusted)
 					if asJSON {
 						if err := a.printJSON(row); err != nil {
@@ -77,8 +75,16 @@ chain.trusted_senders are marked when a trusted set is configured.`,
 					writeFindingRow(tw, row)
 				}
 				return nil
-			})
-			if tw != nil {
+			}
+			c := a.resolve(f)
+			cl, log, err := a.feedbackLog(ctx, c)
+			if errors.Is(err, chain.ErrUnreachable) {
+				err = a.fromStore(err, c, print)
+			} else if err == nil {
+				defer cl.Close()
+				_, err = log.Scan(ctx, from, print)
+			}
+			if tw != nil && err == nil {
 				tw.Flush()
 			}
 			return err

@@ -20,7 +20,12 @@ specialists (keeping the old set if the new one is invalid). SIGTERM or
 SIGINT stops the triggers, cancels runs at their next tool boundary, lets
 them release their names and write their footers, flushes the outbox and
 exits within daemon.shutdown_timeout; a second signal exits at once.
-Logs are JSON on stderr.`,
+Before anything starts it runs fleetd doctor's checks and refuses to start,
+naming the check and its fix, when a fatal one fails (no config, a node that
+does not answer or is another chain, no FeedbackLog at chain.feedback_log,
+keys that do not load, an empty sponsor, a target URL outside fetch_allow, a
+missing corpus, a compiler that cannot be run, a data dir that cannot be
+written). Logs are JSON on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lv slog.Level
@@ -29,6 +34,13 @@ Logs are JSON on stderr.`,
 			}
 			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
 			ctx := cmd.Context()
+			if c, bad := firstFatal(a.doctor(ctx, nil)); bad {
+				msg := c.detail
+				if c.fix != "" {
+					msg += " (fix: " + c.fix + ")"
+				}
+				return &exitError{code: 2, err: fmt.Errorf("refusing to start: %s: %s; fleetd doctor --config %s lists every check", c.name, msg, a.configPath)}
+			}
 			d, err := a.startDaemon(ctx, daemonOptions{logger: logger})
 			if err != nil {
 				return err

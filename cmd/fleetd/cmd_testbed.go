@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/testbed"
 	"github.com/qafleet/fleetd/testbed/compiler"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 )
 
 func (a *app) testbedCmd() *cobra.Command {
@@ -21,8 +23,12 @@ func (a *app) testbedCmd() *cobra.Command {
 		Long: `Deploys the testbed's (flawed) name registry with the sponsor key as owner,
 registers its public names, serves faces, the agent-call endpoint, llms.txt and
 skill.md on loopback, and prints one JSON line {"target": {...}} to paste into
-a config's target: section. Its compiler is this binary: fleetd testbed
-compile {src}. Runs until interrupted. testbed/README.md lists the planted flaws.`,
+a config's target: section, and writes <data-dir>/testbed.yaml: the chain
+settings it was given (from --config, e.g. the devnet.yaml that fleetd chain
+devnet writes, or the flags) and that target, a complete config for every
+other command. Every path in both is absolute. Its compiler is this binary:
+fleetd testbed compile {src}. Runs until interrupted. testbed/README.md lists
+the planted flaws.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -48,9 +54,14 @@ compile {src}. Runs until interrupted. testbed/README.md lists the planted flaws
 			if err != nil {
 				return err
 			}
+			cfgPath, err := a.writeTestbedConfig(conn, tb.Target())
+			if err != nil {
+				return err
+			}
 			if _, err := fmt.Fprintf(a.stdout, "%s\n", line); err != nil {
 				return err
 			}
+			fmt.Fprintf(a.stderr, "fleetd: wrote %s: this chain and testbed as one config (check it: fleetd doctor --config %s)\n", cfgPath, cfgPath)
 			<-ctx.Done()
 			return nil
 		},
@@ -70,4 +81,34 @@ compile {src}. Runs until interrupted. testbed/README.md lists the planted flaws
 	}
 	c.AddCommand(serve, compile)
 	return c
+}
+
+// writeTestbedConfig writes <data-dir>/testbed.yaml: the connection it was
+// started with (flags over the config) and the testbed's target, with every
+// path absolute, and returns its path.
+func (a *app) writeTestbedConfig(c conn, target testbed.TargetConfig) (string, error) {
+	ch := map[string]any{"rpc": c.rpc}
+	if c.chainID != 0 {
+		ch["chain_id"] = c.chainID
+	}
+	if c.feedbackLog != "" {
+		ch["feedback_log"] = c.feedbackLog
+	}
+	if c.keyFile != "" {
+		ch["fleet_key_file"] = abs(c.keyFile)
+	}
+	ch["sponsor_key_file"] = abs(c.sponsorKeyFile)
+	if ts := a.cfg.Chain.TrustedSenders; len(ts) > 0 {
+		ch["trusted_senders"] = ts
+	}
+	b, err := yaml.Marshal(map[string]any{"data_dir": a.dataDir(), "chain": ch, "target": target})
+	if err != nil {
+		return "", err
+	}
+	b = append([]byte("# Written by `fleetd testbed serve`; valid while it and its chain run.\n"), b...)
+	path := filepath.Join(a.dataDir(), "testbed.yaml")
+	if err := os.MkdirAll(a.dataDir(), 0o700); err != nil {
+		return "", err
+	}
+	return path, fleet.WriteFileAtomic(path, b, 0o600)
 }

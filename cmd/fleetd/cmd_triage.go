@@ -94,7 +94,11 @@ func (a *app) triageCmd() *cobra.Command {
 		Short: "Read the feedback log now, cluster and rank it, and write reports/latest.{md,json}",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := a.runTriage(cmd.Context(), a.resolve(f))
+			c := a.resolve(f)
+			res, err := a.runTriage(cmd.Context(), c)
+			if errors.Is(err, chain.ErrUnreachable) {
+				res.Report, err = a.rankStored(err, c)
+			}
 			if err != nil {
 				return err
 			}

@@ -83,6 +83,11 @@ func LoadConfig(path string) (*Config, error) {
 		if err := decodeStrict(b, cfg); err != nil {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
+		// Absolute, so every path resolved against it (and every path
+		// fleetd prints) works from any directory.
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		cfg.path = path
 	}
 	if err := cfg.validate(); err != nil {
@@ -105,6 +110,11 @@ func (c *Config) target() (fleet.Target, error) {
 	t := *c.Target
 	if t.Corpus != "" {
 		t.Corpus = c.resolve(t.Corpus)
+	}
+	// A compiler named by a relative path (./bin/tlc) means "next to the
+	// config", like every other path in it; a bare name is looked up in PATH.
+	if len(t.Compiler) > 0 && strings.ContainsRune(t.Compiler[0], filepath.Separator) {
+		t.Compiler = append([]string{c.resolve(t.Compiler[0])}, t.Compiler[1:]...)
 	}
 	if t.Repo != nil {
 		r := *t.Repo

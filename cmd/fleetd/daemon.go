@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
 	"github.com/spf13/cobra"
 )
@@ -62,6 +64,11 @@ type daemon struct {
 	http     *httpapi.Server
 	personas atomic.Pointer[map[string]fleet.Persona]
 	started  time.Time
+
+	// lastReport is the previous triage pass's report, for narrating what
+	// changed; triage passes never overlap (the runner's rule).
+	lastReport   triage.Report
+	lastReportOK bool
 
 	narrateMu sync.Mutex
 }
@@ -178,14 +185,7 @@ func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
 // what is left of the day, or a triage pass.
 func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
 	if specialist == triageName {
-		start := time.Now()
-		res, err := d.a.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
-		out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone, Summary: fmt.Sprintf("%d clusters over entries 0..%d", len(res.Report.Clusters), res.Report.Head)}
-		out.Totals.DurationMS = time.Since(start).Milliseconds()
-		if err != nil {
-			out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
-		}
-		return out, err
+		return d.triagePass(ctx)
 	}
 	p, ok := (*d.personas.Load())[specialist]
 	if !ok {
@@ -194,6 +194,98 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 	return d.a.runSpecialist(ctx, d.env, p, runOptions{
 		logger: d.opts.logger, narrate: d.narrateTurn(specialist), budget: d.daily.Remaining,
 	})
+}
+
+// triagePass is one triage run; its result's Summary is the narration line
+// (what was read and what changed), empty when nothing did.
+func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
+	start := time.Now()
+	if !d.lastReportOK {
+		// The first pass after a start compares with the saved report, so a
+		// restart does not call every cluster new.
+		d.lastReport, _ = triage.LoadReport(d.a.reportsDir())
+		d.lastReportOK = true
+	}
+	res, err := d.a.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
+	out.Totals.DurationMS = time.Since(start).Milliseconds()
+	if err != nil {
+		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
+		return out, err
+	}
+	out.Summary = triageLine(res.Sync.Read, triage.Diff(d.lastReport, res.Report), res.Report)
+	d.lastReport = res.Report
+	return out, nil
+}
+
+// triageLine says what a triage pass did: entries read, clusters, what
+// changed and, when something did, the top three. Empty when it read nothing
+// and nothing changed: silence is better than a line of zeros.
+func triageLine(read int, ch triage.Changes, r triage.Report) string {
+	if read == 0 && ch.Empty() {
+		return ""
+	}
+	var b strings.Builder
+	switch read {
+	case 0:
+		b.WriteString("ranked")
+	case 1:
+		b.WriteString("read 1 new entry;")
+	default:
+		fmt.Fprintf(&b, "read %d new entries;", read)
+	}
+	fmt.Fprintf(&b, " %d clusters", len(r.Clusters))
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{len(ch.New), "new"}, {len(ch.Regressed), "regressed"}, {len(ch.Resolved), "resolved"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if len(parts) == 0 {
+		b.WriteString(", no change")
+		return b.String()
+	}
+	fmt.Fprintf(&b, " (%s); top:", strings.Join(parts, ", "))
+	for i, row := range r.Clusters {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&b, " %d. [%s %s] %s", row.Rank, row.Severity, dash(string(row.Surface)), clip(row.Title, 60))
+		if i < 2 && i < len(r.Clusters)-1 {
+			b.WriteString(";")
+		}
+	}
+	return b.String()
+}
+
+// runLine says how a run ended, with its findings and refusals.
+func runLine(r fleet.RunResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in %s (%d calls)", r.Outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
+	var parts []string
+	if n := r.Totals.Findings; n > 0 {
+		parts = append(parts, plural(n, "finding", "findings"))
+	}
+	if n := r.Totals.Refusals; n > 0 {
+		parts = append(parts, plural(n, "call refused by the dial", "calls refused by the dial"))
+	}
+	if len(parts) == 0 {
+		b.WriteString(", nothing found")
+	} else {
+		b.WriteString(": " + strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, " (fleetd runs show %s)", r.RunID)
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // starter adapts the runner to the triggers' Starter.
@@ -298,7 +390,9 @@ func (d *daemon) onEvent(e fleet.RunnerEvent) {
 	switch e.Kind {
 	case "started":
 		d.log.Info("run started", "specialist", e.Specialist, "reason", e.Reason)
-		d.say(e.Specialist, "started (%s)", e.Reason)
+		if e.Specialist != triageName {
+			d.say(e.Specialist, "started (%s)", e.Reason)
+		}
 	case "skipped":
 		d.log.Debug("run skipped", "specialist", e.Specialist, "reason", e.Reason)
 	case "finished":
@@ -310,8 +404,12 @@ func (d *daemon) onEvent(e fleet.RunnerEvent) {
 			return
 		}
 		d.log.Info("run finished", attrs...)
-		d.say(e.Specialist, "%s in %s: %d turns, %d findings (fleetd runs show %s)", r.Outcome,
-			(time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.Turns, r.Totals.Findings, r.RunID)
+		switch {
+		case e.Specialist != triageName:
+			d.say(e.Specialist, "%s", runLine(r))
+		case r.Summary != "":
+			d.say(e.Specialist, "%s", r.Summary)
+		}
 	}
 }
 

@@ -23,10 +23,12 @@ import (
 func (a *app) loadPersonas() ([]fleet.Persona, error) {
 	var fsys fs.FS = configs.Personas
 	dir := "personas"
-	if a.cfg.PersonasDir != "" {
-		fsys, dir = os.DirFS(a.cfg.resolve(a.cfg.PersonasDir)), "."
+	where := a.cfg.PersonasDir
+	if where != "" {
+		where = a.cfg.resolve(where)
+		fsys, dir = os.DirFS(where), "."
 	}
-	return loadPersonasFS(fsys, dir, a.cfg.PersonasDir)
+	return loadPersonasFS(fsys, dir, where)
 }
 
 func loadPersonasFS(fsys fs.FS, dir, shownDir string) ([]fleet.Persona, error) {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/triage"
+)
+
+// The read commands (findings, triage, report) keep working when the node is
+// gone — after `fleetd demo` ends its in-memory chain, or during an outage —
+// from what triage last stored in the data dir (<data-dir>/triage), with a
+// one-line note on stderr saying so. Only an unreachable node falls back: a
+// wrong chain id or a missing contract is a configuration error and stays one.
+
+// openStoredTriage opens the data dir's triage store, or fails with a message
+// saying there is none.
+func (a *app) openStoredTriage() (*triage.Triage, error) {
+	dir := filepath.Join(a.dataDir(), triage.StoreDir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("no triage store in %s to read instead", a.dataDir())
+	}
+	cfg, err := a.triageConfig(a.fleetIdentity())
+	if err != nil {
+		return nil, fmt.Errorf("triage config: %w", err)
+	}
+	return triage.Open(a.dataDir(), cfg)
+}
+
+// fleetIdentity loads the fleet key named in the config, nil when there is
+// none or it does not load (callers that need it load it themselves and
+// report the error).
+func (a *app) fleetIdentity() *chainKey {
+	if f := a.cfg.Chain.FleetKeyFile; f != "" {
+		if k, err := chain.LoadKey(a.cfg.resolve(f)); err == nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// fromStore feeds fn the entries triage stored, after the node at c.rpc
+// could not be reached (nodeErr), and says so on stderr.
+func (a *app) fromStore(nodeErr error, c conn, fn func([]chain.Entry) error) error {
+	t, err := a.openStoredTriage()
+	if err != nil {
+		return fmt.Errorf("%w (and %v)", nodeErr, err)
+	}
+	defer t.Close()
+	n := 0
+	cp, ok, err := t.Stored(func(page []chain.Entry) error { n += len(page); return fn(page) })
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w (and the triage store in %s is empty)", nodeErr, a.dataDir())
+	}
+	fmt.Fprintf(a.stderr, "fleetd: node %s unreachable: showing the %d entries triage stored when it last read the log (at block %d)\n", c.rpc, n, cp.Block)
+	return nil
+}
+
+// rankStored is `fleetd triage` without a node: rank what the store holds.
+func (a *app) rankStored(nodeErr error, c conn) (triage.Report, error) {
+	t, err := a.openStoredTriage()
+	if err != nil {
+		return triage.Report{}, fmt.Errorf("%w (and %v)", nodeErr, err)
+	}
+	defer t.Close()
+	if _, ok, err := t.Stored(nil); err != nil || !ok {
+		return triage.Report{}, errors.Join(nodeErr, err, fmt.Errorf("the triage store in %s is empty", a.dataDir()))
+	}
+	r, err := t.Rank(time.Now())
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(a.stderr, "fleetd: node %s unreachable: ranked the %d entries triage stored (log read at block %d)\n", c.rpc, r.Head, r.Block)
+	return r, nil
+}

@@ -1,0 +1,36 @@
+package triage
+
+// Changes is what changed between two reports: clusters that appeared, that
+// regressed and that were resolved (or marked false positive) in between.
+type Changes struct {
+	New       []Row
+	Regressed []Row
+	Resolved  []Row
+}
+
+// Empty reports whether nothing changed.
+func (c Changes) Empty() bool {
+	return len(c.New) == 0 && len(c.Regressed) == 0 && len(c.Resolved) == 0
+}
+
+// Diff compares next with prev (which may be the zero Report: everything in
+// next is new). Rows keep next's order, which is rank order.
+func Diff(prev, next Report) Changes {
+	before := make(map[string]State, len(prev.Clusters))
+	for _, r := range prev.Clusters {
+		before[r.ID] = r.State
+	}
+	var c Changes
+	for _, r := range next.Clusters {
+		was, seen := before[r.ID]
+		switch {
+		case !seen:
+			c.New = append(c.New, r)
+		case r.State == StateRegressed && was != StateRegressed:
+			c.Regressed = append(c.Regressed, r)
+		case (r.State == StateResolved || r.State == StateFalsePositive) && was != r.State:
+			c.Resolved = append(c.Resolved, r)
+		}
+	}
+	return c
+}
