@@ -1,0 +1,168 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"go.yaml.in/yaml/v3"
+)
+
+// editConfig writes a copy of the YAML config at path with edit applied to
+// its decoded form, and returns the copy's path.
+func editConfig(t *testing.T, path string, edit func(cfg map[string]any)) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	edit(cfg)
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fleetd.yaml")
+	if err := os.WriteFile(p, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func section(cfg map[string]any, name string) map[string]any { return cfg[name].(map[string]any) }
+
+// doctorLine returns the output line of the named check.
+func doctorLine(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > 4 && strings.HasPrefix(strings.TrimSpace(l[4:]), name+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestDoctor breaks the setup one way at a time and checks that doctor
+// names the broken part with its fix, passes everything else it could check,
+// and exits non-zero; and that a sound setup passes every check.
+func TestDoctor(t *testing.T) {
+	f := newFleetFixture(t, fleet.Observe, nil)
+	out, stderr, code := run(t, "", "doctor", "--config", f.config)
+	if code != 0 {
+		t.Fatalf("doctor on a sound setup exited %d:\n%s%s", code, out, stderr)
+	}
+	for _, name := range []string{"config", "rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "trusted",
+		"url target.faces", "url target.call", "url target.docs[0]", "corpus", "compiler", "data dir", "dial", "kill switch", "outbox"} {
+		if l := doctorLine(out, name); !strings.HasPrefix(l, "✓") {
+			t.Errorf("check %q: %q, want ✓\n%s", name, l, out)
+		}
+	}
+	if strings.Contains(out, "✗") {
+		t.Errorf("a sound setup shows a failure:\n%s", out)
+	}
+
+	// Keys for the broken cases: an unfunded sponsor, a group-readable fleet key.
+	empty := filepath.Join(t.TempDir(), "empty.key")
+	if _, _, err := chain.LoadOrCreateKey(empty); err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(t.TempDir(), "loose.key")
+	b, _ := os.ReadFile(f.dn.info.FleetKeyFile)
+	os.WriteFile(loose, b, 0o644)
+	os.Chmod(loose, 0o644)
+	// A contract that is not a FeedbackLog: the testbed's name registry.
+	registry := f.tb.Registry()
+
+	tests := []struct {
+		name  string
+		edit  func(cfg map[string]any)
+		check string // the failing line
+		want  []string
+	}{
+		{"unreachable rpc", func(c map[string]any) { section(c, "chain")["rpc"] = "http://127.0.0.1:1" },
+			"rpc", []string{"unreachable", "fix: start the node, or fix chain.rpc"}},
+		{"wrong chain id", func(c map[string]any) { section(c, "chain")["chain_id"] = 5 },
+			"rpc", []string{"fix: fix chain.chain_id"}},
+		{"not a feedback log", func(c map[string]any) { section(c, "chain")["feedback_log"] = registry },
+			"feedback log", []string{"not a FeedbackLog", "feedbackCount()", "fix: point chain.feedback_log"}},
+		{"no contract", func(c map[string]any) {
+			section(c, "chain")["feedback_log"] = "0x00000000000000000000000000000000000000aa"
+		}, "feedback log", []string{"no contract at address", "fleetd chain deploy"}},
+		{"empty sponsor", func(c map[string]any) { section(c, "chain")["sponsor_key_file"] = empty },
+			"sponsor funds", []string{"holds 0 ETH", "fix: fund 0x"}},
+		{"key readable by others", func(c map[string]any) { section(c, "chain")["fleet_key_file"] = loose },
+			"fleet key", []string{"readable by other users", "fix: chmod 600 " + loose}},
+		{"url not allowed", func(c map[string]any) { section(c, "target")["fetch_allow"] = []string{"127.0.0.1:1"} },
+			"url target.faces", []string{"not on the fetch allowlist", "fix: add its host:port to target.fetch_allow"}},
+		{"compiler does not run", func(c map[string]any) {
+			section(c, "target")["compiler"] = []string{"/nonexistent/tlc", "{src}"}
+		}, "compiler", []string{"/nonexistent/tlc does not run", "fix: fix target.compiler"}},
+		{"compiler rejects the corpus", func(c map[string]any) {
+			section(c, "target")["compiler"] = []string{"/bin/false", "{src}"}
+		}, "compiler", []string{"failed on the first corpus program (exit 1", "fix: check target.compiler"}},
+		{"no corpus", func(c map[string]any) { section(c, "target")["corpus"] = "/nonexistent/corpus" },
+			"corpus", []string{"/nonexistent/corpus", "fix: set target.corpus"}},
+		{"untrusted identity", func(c map[string]any) {
+			section(c, "chain")["trusted_senders"] = []string{"0x00000000000000000000000000000000000000bb"}
+		}, "trusted", []string{"is not in chain.trusted_senders", "fix: add 0x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := editConfig(t, f.config, tt.edit)
+			out, _, code := run(t, "", "doctor", "--config", cfg)
+			if code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			l := doctorLine(out, tt.check)
+			if !strings.HasPrefix(l, "✗") {
+				t.Fatalf("check %q: %q, want ✗\n%s", tt.check, l, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(l, w) {
+					t.Errorf("check %q: %q does not say %q", tt.check, l, w)
+				}
+			}
+			// One cause: every other failure is a check it made impossible
+			// or the same cause seen again (the same fix).
+			fix := l[strings.Index(l, "fix:"):]
+			for _, other := range strings.Split(out, "\n") {
+				if strings.HasPrefix(other, "✗") && other != l && !strings.Contains(other, "not checked:") && !strings.HasSuffix(other, fix) {
+					t.Errorf("another failure for one misconfiguration: %q\n%s", other, out)
+				}
+			}
+			if strings.Contains(out, strings.TrimSpace(string(b))) {
+				t.Error("doctor printed key material")
+			}
+		})
+	}
+
+	t.Run("bad config", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "bad.yaml")
+		os.WriteFile(cfg, []byte("chain:\n  rpcc: http://x\n"), 0o600)
+		out, _, code := run(t, "", "doctor", "--config", cfg, "--data-dir", t.TempDir())
+		if l := doctorLine(out, "config"); code != 1 || !strings.HasPrefix(l, "✗") || !strings.Contains(l, "rpcc") {
+			t.Errorf("exit %d, config line %q\n%s", code, l, out)
+		}
+	})
+	t.Run("paused", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := editConfig(t, f.config, func(c map[string]any) { c["data_dir"] = dir })
+		fleet.NewControl(dir).Pause("test", "test")
+		out, _, code := run(t, "", "doctor", "--config", cfg)
+		if l := doctorLine(out, "kill switch"); code != 1 || !strings.Contains(l, "✗") || !strings.Contains(l, "fleetd resume") {
+			t.Errorf("exit %d, kill switch line %q", code, l)
+		}
+	})
+	t.Run("run refuses on a fatal check", func(t *testing.T) {
+		cfg := editConfig(t, f.config, func(c map[string]any) { section(c, "chain")["feedback_log"] = registry })
+		_, stderr, code := run(t, "", "run", "--config", cfg)
+		if code != 2 || !strings.Contains(stderr, "refusing to start: feedback log") || !strings.Contains(stderr, "fleetd doctor") {
+			t.Errorf("run exited %d: %s", code, stderr)
+		}
+	})
+}
