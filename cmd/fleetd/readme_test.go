@@ -4,15 +4,46 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// builtFleetd builds fleetd once per test process and returns the binary's
+// path. Tests that need the real binary (not this test binary acting as
+// fleetd) use it: the testbed's compiler is "the running fleetd", so the
+// demo and testbed serve must be fleetd itself.
+func builtFleetd(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fleetd-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "fleetd")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
 
 // readmeBlock returns the command lines of the first sh block under the
 // README heading, without comments.
@@ -86,9 +117,8 @@ func TestReadmeWalkthrough(t *testing.T) {
 		switch {
 		case line == "go install ./cmd/fleetd":
 			// Into the test's own bin, not the machine's GOPATH.
-			out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "fleetd"), ".").CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", line, err, out)
+			if err := os.Symlink(builtFleetd(t), filepath.Join(bin, "fleetd")); err != nil {
+				t.Fatal(err)
 			}
 			continue
 		case line == `export PATH="$(go env GOPATH)/bin:$PATH"`:
@@ -191,4 +221,55 @@ func TestReadmeWalkthrough(t *testing.T) {
 	if probes != 5 {
 		t.Errorf("the walkthrough ran %d probes, want one per specialist (5)", probes)
 	}
+}
+
+// TestDemoResultsOutliveIt runs `fleetd demo --for 1m --dial exercise`, then
+// the commands the demo prints at the end, after its chain is gone: each must
+// work on what it left in the data dir, and findings must list what it found.
+func TestDemoResultsOutliveIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo for a minute")
+	}
+	bin := builtFleetd(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "demo", "--for", "1m", "--dial", "exercise", "--data-dir", data)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, out, stderr.String())
+	}
+	var later [][]string
+	for _, l := range strings.Split(string(out), "\n") {
+		// "  BIN findings --config F     what it shows"
+		if f := strings.Fields(l); len(f) > 3 && f[0] == bin && f[2] == "--config" {
+			later = append(later, f[1:4])
+		}
+	}
+	if len(later) < 3 {
+		t.Fatalf("the demo printed %d commands to look further, want 3:\n%s", len(later), out)
+	}
+	found := 0
+	for _, args := range later {
+		c := exec.Command(bin, args...)
+		c.Dir = t.TempDir() // anywhere
+		var so, se bytes.Buffer
+		c.Stdout, c.Stderr = &so, &se
+		if err := c.Run(); err != nil {
+			t.Errorf("fleetd %s after the demo: %v\n%s%s", strings.Join(args, " "), err, so.String(), se.String())
+			continue
+		}
+		if args[0] == "findings" {
+			found = strings.Count(strings.TrimSpace(so.String()), "\n")
+			if !strings.Contains(se.String(), "unreachable: showing the") {
+				t.Errorf("findings after the demo does not say it reads the stored log: %q", se.String())
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("findings after a one-minute demo at exercise lists nothing; demo output:\n%s", out)
+	}
+	t.Logf("after the demo: findings lists %d entries", found)
 }
