@@ -76,17 +76,17 @@ const DefaultDataDir = ".fleetd"
 func LoadConfig(path string) (*Config, error) {
 	cfg := &Config{}
 	if path != "" {
+		// Absolute, so every path resolved against it (and every path
+		// fleetd prints, errors included) works from any directory.
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 		if err := decodeStrict(b, cfg); err != nil {
 			return nil, fmt.Errorf("config %s: %w", path, err)
-		}
-		// Absolute, so every path resolved against it (and every path
-		// fleetd prints) works from any directory.
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
 		}
 		cfg.path = path
 	}

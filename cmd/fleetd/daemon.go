@@ -234,7 +234,7 @@ func triageLine(read int, ch triage.Changes, r triage.Report) string {
 	default:
 		fmt.Fprintf(&b, "read %d new entries;", read)
 	}
-	fmt.Fprintf(&b, " %d clusters", len(r.Clusters))
+	b.WriteString(" " + plural(len(r.Clusters), "cluster", "clusters"))
 	var parts []string
 	for _, p := range []struct {
 		n    int

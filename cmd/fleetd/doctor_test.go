@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
@@ -165,4 +169,73 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("run exited %d: %s", code, stderr)
 		}
 	})
+}
+
+// TestPrintedPathsWorkElsewhere starts the printers (devnet, testbed serve)
+// in one directory with a relative data dir, then pastes what they printed
+// into a config in another directory and uses it there: every path they
+// print must be absolute and must work.
+func TestPrintedPathsWorkElsewhere(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	t.Chdir(a)
+	info := startDevnetCmd(t, "rel-data")
+	for _, p := range []string{info.SponsorKeyFile, info.FleetKeyFile, info.Config} {
+		if !filepath.IsAbs(p) {
+			t.Errorf("devnet prints %q: not absolute", p)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"testbed", "serve", "--config", "rel-data/devnet.yaml"}, strings.NewReader(""), &out, &errb)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	var line struct{ Target map[string]any }
+	if err := json.Unmarshal([]byte(out.String()), &line); err != nil || line.Target == nil {
+		t.Fatalf("testbed serve printed %q (%v); stderr %s", out.String(), err, errb.String())
+	}
+	if c, _ := line.Target["corpus"].(string); !filepath.IsAbs(c) {
+		t.Errorf("testbed prints corpus %q: not absolute", c)
+	}
+	written := strings.TrimSpace(errb.String())
+	if !strings.Contains(written, filepath.Join(a, "rel-data", "testbed.yaml")) {
+		t.Errorf("testbed serve should name the absolute config it wrote: %q", written)
+	}
+
+	// Elsewhere: a config pasted together from the two printed lines. The
+	// compiler is swapped for a wrapper only because in this test "the
+	// running fleetd" is the test binary.
+	t.Chdir(b)
+	self, _ := os.Executable()
+	wrapper := filepath.Join(b, "tlc")
+	os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nFLEETD_TEST_MAIN=1 exec %q testbed compile \"$@\"\n", self)), 0o755)
+	line.Target["compiler"] = []string{wrapper, "{src}"}
+	cfg := map[string]any{
+		"data_dir": "here",
+		"chain": map[string]any{"rpc": info.RPC, "chain_id": info.ChainID, "feedback_log": info.FeedbackLog,
+			"fleet_key_file": info.FleetKeyFile, "sponsor_key_file": info.SponsorKeyFile},
+		"target": line.Target,
+	}
+	y, _ := yaml.Marshal(cfg)
+	os.WriteFile("pasted.yaml", y, 0o600)
+	dout, derr, code := run(t, "", "doctor", "--config", "pasted.yaml")
+	if code != 0 {
+		t.Fatalf("doctor from another directory with the printed lines: exit %d\n%s%s", code, dout, derr)
+	}
+	if l := doctorLine(dout, "corpus"); !strings.Contains(l, filepath.Join(a, "rel-data")) {
+		t.Errorf("corpus line %q does not name the corpus in the testbed's directory", l)
+	}
+	tout, terr, code := run(t, "", "triage", "--config", "pasted.yaml")
+	if code != 0 || !strings.Contains(tout, "report in "+filepath.Join(b, "here", "reports")) {
+		t.Errorf("triage: exit %d, %q %q: want the absolute reports path", code, tout, terr)
+	}
+	_, terr, code = run(t, "", "probe", "smoke", "--config", "nope.yaml")
+	if code == 0 || !strings.Contains(terr, filepath.Join(b, "nope.yaml")) {
+		t.Errorf("a missing config's error should name its absolute path: exit %d, %q", code, terr)
+	}
 }

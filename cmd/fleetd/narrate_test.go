@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/triage"
+)
+
+func TestTriageLine(t *testing.T) {
+	rows := []triage.Row{
+		{Rank: 1, ID: "a", Severity: fleet.SeverityHigh, Surface: "compiler", Title: "Compiler crash on enum", State: triage.StateOpen},
+		{Rank: 2, ID: "b", Severity: fleet.SeverityMedium, Surface: "docs", Title: "Docs promise GET", State: triage.StateRegressed},
+		{Rank: 3, ID: "c", Severity: fleet.SeverityLow, Surface: "face", Title: "Leak on 404", State: triage.StateOpen},
+		{Rank: 4, ID: "d", Severity: fleet.SeverityLow, Surface: "web", Title: "Fourth", State: triage.StateResolved},
+	}
+	next := triage.Report{Clusters: rows}
+	prev := triage.Report{Clusters: []triage.Row{{ID: "b", State: triage.StateResolved}, {ID: "c", State: triage.StateOpen}, {ID: "d", State: triage.StateOpen}}}
+
+	tests := []struct {
+		name       string
+		read       int
+		prev, next triage.Report
+		want       []string
+		not        []string
+	}{
+		{"nothing", 0, next, next, nil, nil},
+		{"read, no change", 3, next, next, []string{"read 3 new entries; 4 clusters, no change"}, []string{"top"}},
+		{"changes", 5, prev, next, []string{"read 5 new entries; 4 clusters (1 new, 1 regressed, 1 resolved); top:",
+			"1. [high compiler] Compiler crash on enum;", "2. [medium docs] Docs promise GET;", "3. [low face] Leak on 404"}, []string{"Fourth", " 0 "}},
+		{"one entry", 1, triage.Report{}, triage.Report{Clusters: rows[:1]}, []string{"read 1 new entry; 1 cluster (1 new); top: 1. [high compiler]"}, nil},
+		{"correction only", 0, prev, next, []string{"ranked 4 clusters (1 new"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := triageLine(tt.read, triage.Diff(tt.prev, tt.next), tt.next)
+			if tt.want == nil && got != "" {
+				t.Fatalf("triageLine = %q, want silence", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("triageLine = %q, want it to contain %q", got, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("triageLine = %q, must not contain %q", got, n)
+				}
+			}
+		})
+	}
+}
+
+func TestRunLine(t *testing.T) {
+	r := fleet.RunResult{RunID: "r-1", Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{ToolCalls: 12, Findings: 3, Refusals: 1, DurationMS: 971}}
+	if got, want := runLine(r), "done in 1s (12 calls): 3 findings, 1 call refused by the dial (fleetd runs show r-1)"; got != want {
+		t.Errorf("runLine = %q, want %q", got, want)
+	}
+	r.Totals.Findings, r.Totals.Refusals = 0, 0
+	if got := runLine(r); !strings.Contains(got, "nothing found") || strings.Contains(got, " 0 ") {
+		t.Errorf("runLine = %q, want 'nothing found' and no zeros", got)
+	}
+}
