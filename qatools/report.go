@@ -29,6 +29,12 @@ type ReporterConfig struct {
 	Window    time.Duration
 	// DedupeWindow suppresses a fingerprint already posted within it (default 1 h).
 	DedupeWindow time.Duration
+	// StateFile keeps the rate-limit and dedupe state across processes and
+	// restarts (<data_dir>/reporter/state.json); empty: in memory only.
+	StateFile string
+	// Trusted are the senders besides Identity whose findings on the log
+	// count for dedupe (chain.trusted_senders).
+	Trusted []fleet.Address
 	PostTimeout  time.Duration // default 30 s
 	Logger       *slog.Logger
 }
@@ -43,10 +49,9 @@ type Reporter struct {
 	log *slog.Logger
 	now func() time.Time
 
-	mu     sync.Mutex
-	posted map[string][]time.Time // source -> post times within Window
-	seen   map[string]time.Time   // fingerprint -> last accepted
-	flush  sync.Mutex             // one Flush or post at a time touches the outbox
+	mu    sync.Mutex   // guards mem and serializes state updates in this process
+	mem   *reportState // the state when there is no StateFile
+	flush sync.Mutex   // one Flush or post at a time touches the outbox
 }
 
 // NewReporter creates the outbox directory and returns a reporter.
@@ -72,8 +77,12 @@ func NewReporter(cfg ReporterConfig) (*Reporter, error) {
 	if err := os.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
 		return nil, fmt.Errorf("reporter: %w", err)
 	}
-	return &Reporter{cfg: cfg, log: cfg.Logger.With("component", "reporter"), now: time.Now,
-		posted: map[string][]time.Time{}, seen: map[string]time.Time{}}, nil
+	if cfg.StateFile != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
+			return nil, fmt.Errorf("reporter: %w", err)
+		}
+	}
+	return &Reporter{cfg: cfg, log: cfg.Logger.With("component", "reporter"), now: time.Now}, nil
 }
 
 // ReportResult is what happened to one finding.
@@ -108,28 +117,30 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 		return ReportResult{}, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	res := ReportResult{FP: f.Fingerprint, Text: text}
-	r.mu.Lock()
-	now := r.now()
-	if last, ok := r.seen[f.Fingerprint]; ok && now.Sub(last) < r.cfg.DedupeWindow {
-		r.mu.Unlock()
-		res.Status = "deduped"
-		return res, nil
-	}
-	times := r.posted[f.Source][:0]
-	for _, t := range r.posted[f.Source] {
-		if now.Sub(t) < r.cfg.Window {
-			times = append(times, t)
+	now := r.now().Round(0) // wall clock only: it is compared after a JSON round trip
+	// Decide under the state lock: fold in what the log gained since the
+	// last decision, then dedupe and rate-limit, and record the decision
+	// before posting so a process deciding next sees it.
+	if err := r.withState(ctx, func(st *reportState) (bool, error) {
+		folded := r.foldLog(ctx, st, now)
+		r.prune(st, now)
+		if last, ok := st.Seen[f.Fingerprint]; ok && now.Sub(last) < r.cfg.DedupeWindow {
+			res.Status = "deduped"
+			return folded, nil
 		}
+		if len(st.Posted[f.Source]) >= r.cfg.PerSource {
+			res.Status = "rate_limited"
+			return folded, nil
+		}
+		st.Posted[f.Source] = append(st.Posted[f.Source], now)
+		st.Seen[f.Fingerprint] = now
+		return true, nil
+	}); err != nil {
+		return res, err // not acknowledged: the caller must know
 	}
-	if len(times) >= r.cfg.PerSource {
-		r.posted[f.Source] = times
-		r.mu.Unlock()
-		res.Status = "rate_limited"
+	if res.Status != "" {
 		return res, nil
 	}
-	r.posted[f.Source] = append(times, now)
-	r.seen[f.Fingerprint] = now
-	r.mu.Unlock()
 
 	item := outboxItem{Text: text, FP: f.Fingerprint, Source: f.Source, Queued: now.UTC()}
 	if r.cfg.Log != nil {
@@ -142,7 +153,7 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 	r.flush.Lock()
 	defer r.flush.Unlock()
 	if err := r.enqueue(&item); err != nil {
-		r.forget(f)
+		r.forget(ctx, f, now)
 		return res, err // not acknowledged: the caller must know
 	}
 	sub, err := r.post(ctx, item)
@@ -152,7 +163,7 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 		r.dequeue(item)
 	case errors.Is(err, ErrRejected):
 		r.dequeue(item)
-		r.forget(f)
+		r.forget(ctx, f, now)
 		return res, err
 	default:
 		r.log.Warn("finding queued in the outbox: posting failed, it will be retried", "fp", f.Fingerprint, "err", err)
@@ -161,13 +172,24 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 	return res, nil
 }
 
-// forget undoes the bookkeeping of a finding that was not accepted.
-func (r *Reporter) forget(f fleet.Finding) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.seen, f.Fingerprint)
-	if ts := r.posted[f.Source]; len(ts) > 0 {
-		r.posted[f.Source] = ts[:len(ts)-1]
+// forget undoes the bookkeeping of a finding that was not accepted (decided
+// at now).
+func (r *Reporter) forget(ctx context.Context, f fleet.Finding, now time.Time) {
+	err := r.withState(context.WithoutCancel(ctx), func(st *reportState) (bool, error) {
+		if st.Seen[f.Fingerprint].Equal(now) {
+			delete(st.Seen, f.Fingerprint)
+		}
+		ts := st.Posted[f.Source]
+		for i := len(ts) - 1; i >= 0; i-- {
+			if ts[i].Equal(now) {
+				st.Posted[f.Source] = append(ts[:i], ts[i+1:]...)
+				break
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		r.log.Error("reporter: could not undo the bookkeeping of a finding that was not accepted", "fp", f.Fingerprint, "err", err)
 	}
 }
 

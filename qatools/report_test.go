@@ -192,3 +192,95 @@ func TestOutboxCorruptFileKept(t *testing.T) {
 		t.Error("corrupt outbox file was not kept aside")
 	}
 }
+
+// TestReporterRemembersAcrossProcesses: every Reporter here stands for a new
+// process (a cron job's next run). Sharing a data dir, they share the state
+// file; with separate data dirs, the log is what they share.
+func TestReporterRemembersAcrossProcesses(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	ctx := context.Background()
+	data := t.TempDir()
+	newProc := func(dataDir string, cfg ReporterConfig) *Reporter {
+		t.Helper()
+		cfg.Log, cfg.Identity, cfg.Sponsor = h.env.Log, h.fleetKey, h.sponsor
+		cfg.OutboxDir = filepath.Join(dataDir, "outbox")
+		cfg.StateFile = filepath.Join(dataDir, "reporter", "state.json")
+		r, err := NewReporter(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	f := finding("the compiler hangs on a constant-true loop")
+	f.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"while true {}"}`)}
+
+	var statuses []string
+	for range 3 { // for i in 1 2 3; do fleetd probe ...; done
+		res, err := newProc(data, ReporterConfig{}).Report(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, res.Status)
+	}
+	if got := strings.Join(statuses, ","); got != "posted,deduped,deduped" {
+		t.Errorf("three processes on one data dir: %s", got)
+	}
+	// Another data dir (another pod): nothing in its state, the log says it.
+	if res, _ := newProc(t.TempDir(), ReporterConfig{}).Report(ctx, f); res.Status != "deduped" {
+		t.Errorf("a process with its own data dir: %s, want deduped from the log", res.Status)
+	}
+	text, _ := fleet.Format(func() fleet.Finding { g := f; g.Fingerprint = fleet.Fingerprint(f); return g }())
+	if n := countText(t, h.env.Log, text); n != 1 {
+		t.Errorf("the finding is on the log %d times, want 1", n)
+	}
+
+	// A stranger posting a fingerprint first cannot silence it.
+	stranger, _ := chain.GenerateKey()
+	g := finding("a face leaks a key")
+	g.Surface = fleet.SurfaceFace
+	g.Repro = &fleet.Repro{Tool: "qa_fetch", Args: []byte(`{"url":"http://x/.env"}`)}
+	g.Fingerprint = fleet.Fingerprint(g)
+	spoof, _ := fleet.Format(g)
+	if _, err := h.env.Log.SubmitFor(ctx, stranger, h.sponsor, spoof); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := newProc(t.TempDir(), ReporterConfig{}).Report(ctx, g); res.Status != "posted" {
+		t.Errorf("after a stranger posted the fingerprint: %s, want posted", res.Status)
+	}
+	// ... but a trusted sender's post counts.
+	colleague, _ := chain.GenerateKey()
+	k := finding("a page leaks a stack trace")
+	k.Surface = fleet.SurfaceFace
+	k.Fingerprint = fleet.Fingerprint(k)
+	other, _ := fleet.Format(k)
+	if _, err := h.env.Log.SubmitFor(ctx, colleague, h.sponsor, other); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := newProc(t.TempDir(), ReporterConfig{Trusted: []fleet.Address{colleague.Address()}}).Report(ctx, k); res.Status != "deduped" {
+		t.Errorf("after a trusted sender posted the fingerprint: %s, want deduped", res.Status)
+	}
+
+	// The per-source rate limit holds across processes too.
+	rl := t.TempDir()
+	statuses = nil
+	for i := range 4 {
+		res, _ := newProc(rl, ReporterConfig{PerSource: 2}).Report(ctx, finding("distinct "+strings.Repeat("y", i)))
+		statuses = append(statuses, res.Status)
+	}
+	if got := strings.Join(statuses, ","); got != "posted,posted,rate_limited,rate_limited" {
+		t.Errorf("rate limit across processes: %s", got)
+	}
+
+	// A state file that is not ours is moved aside, not overwritten, and
+	// the state is rebuilt from the log.
+	bad := t.TempDir()
+	state := filepath.Join(bad, "reporter", "state.json")
+	os.MkdirAll(filepath.Dir(state), 0o700)
+	os.WriteFile(state, []byte("{not json"), 0o600)
+	if res, _ := newProc(bad, ReporterConfig{}).Report(ctx, f); res.Status != "deduped" {
+		t.Errorf("with a corrupt state file: %s, want deduped (rebuilt from the log)", res.Status)
+	}
+	if b, err := os.ReadFile(state + ".corrupt"); err != nil || string(b) != "{not json" {
+		t.Errorf("the corrupt state was not kept aside: %q, %v", b, err)
+	}
+}

@@ -134,8 +134,14 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 	env.Fetcher = qatools.NewFetcher(allow, fetchTimeout, maxBody)
 	if fleetKey != nil {
 		rc := a.cfg.Report
+		var trusted []fleet.Address
+		for _, s := range cc.TrustedSenders {
+			addr, _ := fleet.ParseAddress(s) // validated at load
+			trusted = append(trusted, addr)
+		}
 		env.Reporter, err = qatools.NewReporter(qatools.ReporterConfig{
 			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: filepath.Join(a.dataDir(), "outbox"),
+			StateFile: filepath.Join(a.dataDir(), "reporter", "state.json"), Trusted: trusted,
 			PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow, Logger: logger,
 		})
 		if err != nil {
