@@ -34,9 +34,9 @@ type ReporterConfig struct {
 	StateFile string
 	// Trusted are the senders besides Identity whose findings on the log
 	// count for dedupe (chain.trusted_senders).
-	Trusted []fleet.Address
-	PostTimeout  time.Duration // default 30 s
-	Logger       *slog.Logger
+	Trusted     []fleet.Address
+	PostTimeout time.Duration // default 30 s
+	Logger      *slog.Logger
 }
 
 // Reporter posts findings to the feedback log and never loses one: each
