@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,8 +224,9 @@ func runSuite(t *testing.T, b backend) {
 		if bal, _ := c.Balance(ctx, identity.Address()); bal.Sign() != 0 {
 			t.Errorf("identity balance %s, want 0: the sponsor pays", bal)
 		}
-		// A second one from the same identity uses the next nonce.
-		if _, err := log.SubmitFor(ctx, identity, b.sponsor, "a second note"); err != nil {
+		// A second one from the same identity, even with the same text, goes
+		// under its own key.
+		if _, err := log.SubmitFor(ctx, identity, b.sponsor, "an operator's note"); err != nil {
 			t.Fatalf("second sponsored submission: %v", err)
 		}
 		t.Logf("submitFeedbackFor: gas used %d", s.GasUsed)
@@ -232,8 +234,9 @@ func runSuite(t *testing.T, b backend) {
 
 	t.Run("DigestMatchesContract", func(t *testing.T) {
 		identity, _ := GenerateKey()
-		nonce, deadline := big.NewInt(7), big.NewInt(1_900_000_000)
-		out, err := c.call(ctx, log.addr, log.b.PackFeedbackDigest(identity.addr, "text", nonce, deadline), nil, log.abi)
+		key, deadline := FingerprintKey("5c1e0a9d"), big.NewInt(1_900_000_000)
+		prev := new(big.Int).Or(new(big.Int).Lsh(big.NewInt(7), 64), big.NewInt(1_800_000_000))
+		out, err := c.call(ctx, log.addr, log.b.PackFeedbackDigest(identity.addr, "text", key, prev, deadline), nil, log.abi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +244,7 @@ func runSuite(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := FeedbackDigest(c.chainID, log.addr, identity.addr, "text", nonce, deadline); got != common.Hash(want) {
+		if got := FeedbackDigest(c.chainID, log.addr, identity.addr, "text", key, prev, deadline); got != common.Hash(want) {
 			t.Errorf("Go digest %s != contract digest %x", got, want)
 		}
 	})
@@ -278,16 +281,61 @@ func runSuite(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sig, err := log.sign(ctx, identity, "once", deadline)
+		key, zero := FingerprintKey("replay"), new(big.Int)
+		sig, err := log.sign(identity, "once", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := log.relay(ctx, identity.addr, b.sponsor, "once", deadline, sig); err != nil {
+		if _, err := log.relay(ctx, identity.addr, b.sponsor, "once", key, zero, deadline, sig); err != nil {
 			t.Fatal(err)
 		}
-		_, err = log.relay(ctx, identity.addr, b.sponsor, "once", deadline, sig)
+		_, err = log.relay(ctx, identity.addr, b.sponsor, "once", key, zero, deadline, sig)
+		if !IsRevert(err, "StaleKey") {
+			t.Errorf("replay = %v, want StaleKey", err)
+		}
+		// Claiming the new stamp with the old signature fails too.
+		st, _ := log.KeyStamp(ctx, identity.Address(), key)
+		if st.Uses != 1 || st.Time.IsZero() {
+			t.Errorf("stamp after one entry = %+v", st)
+		}
+		_, err = log.relay(ctx, identity.addr, b.sponsor, "once", key, st.raw, deadline, sig)
 		if !IsRevert(err, "BadSignature") {
-			t.Errorf("replay = %v, want BadSignature", err)
+			t.Errorf("replay against the new stamp = %v, want BadSignature", err)
+		}
+	})
+
+	t.Run("KeyedDedupe", func(t *testing.T) {
+		identity, _ := GenerateKey()
+		key := FingerprintKey("abcdef0123456789")
+		first, err := log.SubmitKeyed(ctx, identity, b.sponsor, "qa/v1 finding", key, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = log.SubmitKeyed(ctx, identity, b.sponsor, "qa/v1 finding, reworded", key, time.Hour)
+		var dup *DuplicateError
+		if !errors.As(err, &dup) || !errors.Is(err, ErrDuplicate) || dup.Raced || dup.Stamp.Uses != 1 {
+			t.Fatalf("second keyed submission within the window = %v, want a duplicate", err)
+		}
+		// Outside the window (0 here) it goes in again, under the same key.
+		second, err := log.SubmitKeyed(ctx, identity, b.sponsor, "qa/v1 finding, again", key, 0)
+		if err != nil || second.Index <= first.Index {
+			t.Fatalf("keyed submission after the window = %+v, %v", second, err)
+		}
+		// Two contenders that read the same stamp: one lands, the other is
+		// a duplicate (the compare-and-swap), never both.
+		st, _ := log.KeyStamp(ctx, identity.Address(), key)
+		if _, err := log.submitKeyed(ctx, identity, b.sponsor, "contender A", key, st.raw); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := log.submitKeyed(ctx, identity, b.sponsor, "contender B", key, st.raw); !IsRevert(err, "StaleKey") {
+			t.Errorf("the second contender = %v, want StaleKey", err)
+		}
+		// The identity may be the sponsor itself: still keyed.
+		if _, err := log.SubmitKeyed(ctx, b.sponsor, b.sponsor, "self-relayed", key, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := log.SubmitKeyed(ctx, b.sponsor, b.sponsor, "self-relayed again", key, time.Hour); !errors.Is(err, ErrDuplicate) {
+			t.Errorf("self-relayed duplicate = %v", err)
 		}
 	})
 
@@ -298,11 +346,12 @@ func runSuite(t *testing.T, b backend) {
 			t.Fatal(err)
 		}
 		deadline := big.NewInt(head.Unix() - 1)
-		sig, err := log.sign(ctx, identity, "late", deadline)
+		key, zero := FingerprintKey("late"), new(big.Int)
+		sig, err := log.sign(identity, "late", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = log.relay(ctx, identity.addr, b.sponsor, "late", deadline, sig)
+		_, err = log.relay(ctx, identity.addr, b.sponsor, "late", key, zero, deadline, sig)
 		if !IsRevert(err, "Expired") {
 			t.Errorf("expired = %v, want Expired", err)
 		}
@@ -312,11 +361,9 @@ func runSuite(t *testing.T, b backend) {
 		identity, _ := GenerateKey()
 		impostor, _ := GenerateKey()
 		deadline, _ := log.deadline(ctx)
-		nonce, _ := log.Nonce(ctx, identity.Address())
-		digest := FeedbackDigest(c.chainID, log.addr, identity.addr, "spoof", nonce, deadline)
-		sig, _ := crypto.Sign(digest[:], impostor.priv)
-		sig[64] += 27
-		_, err := log.relay(ctx, identity.addr, b.sponsor, "spoof", deadline, sig)
+		key, zero := FingerprintKey("spoof"), new(big.Int)
+		sig, _ := log.sign(impostor, "spoof", key, zero, deadline)
+		_, err := log.relay(ctx, identity.addr, b.sponsor, "spoof", key, zero, deadline, sig)
 		if !IsRevert(err, "BadSignature") {
 			t.Errorf("impostor signature = %v, want BadSignature", err)
 		}
@@ -597,34 +644,42 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-// TestSponsoredAcrossProcesses: two clients (two processes) submit for one
-// identity at once, so their signatures race for the same EIP-712 nonce;
-// every submission must still land exactly once.
+// TestSponsoredAcrossProcesses: four clients (four processes) sign for one
+// identity and relay with one sponsor key at once: nothing is shared but the
+// chain. Every unkeyed submission must land exactly once, none may fail, and
+// of the submissions racing under one finding's key exactly one lands.
 func TestSponsoredAcrossProcesses(t *testing.T) {
 	b := mustDevchain(t)
 	ctx := context.Background()
-	c1, c2 := mustDial(t, b.url), mustDial(t, b.url)
-	l1, _, err := c1.DeployFeedbackLog(ctx, b.sponsor)
+	procs := make([]*FeedbackLog, 4)
+	first, _, err := mustDial(t, b.url).DeployFeedbackLog(ctx, b.sponsor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l2 := c2.FeedbackLog(l1.Address())
-	sponsor2, _ := GenerateKey() // each process relays with its own sponsor key
-	if _, err := c1.Transfer(ctx, b.sponsor, sponsor2.Address(), ether); err != nil {
-		t.Fatal(err)
+	for i := range procs {
+		procs[i] = mustDial(t, b.url).FeedbackLog(first.Address())
 	}
 	identity, _ := GenerateKey()
 	const each = 6
-	errs := make(chan error, 2*each)
+	key := FingerprintKey("0123456789abcdef")
+	errs := make(chan error, len(procs)*each)
+	var landed, dups atomic.Int32
 	var wg sync.WaitGroup
-	for p, l := range []*FeedbackLog{l1, l2} {
-		sp := []*Key{b.sponsor, sponsor2}[p]
+	for p, l := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				_, err := l.SubmitFor(ctx, identity, sp, fmt.Sprintf("process %d entry %d", p, i))
+				_, err := l.SubmitFor(ctx, identity, b.sponsor, fmt.Sprintf("process %d entry %d", p, i))
 				errs <- err
+			}
+			switch _, err := l.SubmitKeyed(ctx, identity, b.sponsor, fmt.Sprintf("the same finding, seen by process %d", p), key, time.Hour); {
+			case err == nil:
+				landed.Add(1)
+			case errors.Is(err, ErrDuplicate):
+				dups.Add(1)
+			default:
+				t.Errorf("keyed submission: %v", err)
 			}
 		}()
 	}
@@ -635,7 +690,10 @@ func TestSponsoredAcrossProcesses(t *testing.T) {
 			t.Errorf("submission failed: %v", err)
 		}
 	}
-	if n, _ := l1.Count(ctx); n != 2*each {
-		t.Errorf("%d entries, want %d", n, 2*each)
+	if landed.Load() != 1 || dups.Load() != int32(len(procs)-1) {
+		t.Errorf("keyed race: %d landed, %d duplicates; want 1 and %d", landed.Load(), dups.Load(), len(procs)-1)
+	}
+	if n, _ := first.Count(ctx); n != uint64(len(procs)*each+1) {
+		t.Errorf("%d entries, want %d", n, len(procs)*each+1)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	mrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -384,8 +385,25 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 			c.mu.Unlock()
 			return tx, est, nil
 		}
-		if attempt == 0 && nonceError(err) {
-			c.log.Debug("nonce out of sync, re-reading from node", "from", msg.From.Hex(), "err", err)
+		if alreadyKnown(err) {
+			// This very transaction (same nonce, same bytes) is in the pool:
+			// an earlier send reached the node after all. Sending another
+			// would run it twice.
+			c.mu.Lock()
+			c.nonces[msg.From] = nonce + 1
+			c.mu.Unlock()
+			return tx, est, nil
+		}
+		if attempt < nonceRetries && nonceError(err) {
+			// Another process sending from the same key took this nonce: the
+			// transaction was refused, never run, so a fresh nonce is safe.
+			// A short random pause keeps two contenders from colliding again.
+			c.log.Debug("nonce taken, re-reading from node", "from", msg.From.Hex(), "attempt", attempt, "err", err)
+			select {
+			case <-time.After(time.Duration(mrand.IntN(10*(attempt+1))) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
 			continue
 		}
 		// The pool validates against its own view of state, which can trail
@@ -405,9 +423,17 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 	}
 }
 
+// nonceRetries bounds the re-reads of a key's nonce for one transaction
+// when other processes sending from the same key keep taking it.
+const nonceRetries = 12
+
 func nonceError(err error) bool {
 	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "nonce") || strings.Contains(s, "replacement transaction underpriced") || strings.Contains(s, "already known")
+	return strings.Contains(s, "nonce") || strings.Contains(s, "replacement transaction underpriced")
+}
+
+func alreadyKnown(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "already known")
 }
 
 // nonce returns the next nonce for a, from the local count unless resync asks

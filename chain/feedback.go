@@ -3,10 +3,10 @@ package chain
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/big"
-	mrand "math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -44,10 +44,6 @@ func CheckText(text string) error {
 	}
 	return nil
 }
-
-// signRetries bounds the attempts of one sponsored submission whose
-// signature lost its nonce to another process.
-const signRetries = 6
 
 // SignatureTTL is how long a sponsored submission's signature stays valid,
 // counted from the latest block's timestamp (FACTS.md: dev-chain block time
@@ -172,53 +168,139 @@ func (l *FeedbackLog) submit(ctx context.Context, from *Key, text string) (*Subm
 
 // SubmitFor appends text recorded as identity's entry: identity signs an
 // EIP-712 message and sponsor relays it and pays the gas, so identity needs no
-// funds. Calls for one identity are serialised, because each consumes the
-// identity's on-chain nonce.
+// funds. The entry goes under a fresh random key, so nothing is deduplicated
+// and nothing races: any number of processes may sign for one identity at
+// once (see SubmitKeyed for entries that must appear once).
 func (l *FeedbackLog) SubmitFor(ctx context.Context, identity, sponsor *Key, text string) (*Submission, error) {
 	if err := CheckText(text); err != nil {
 		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
 	}
 	if identity.addr == sponsor.addr {
-		return l.Submit(ctx, sponsor, text) // same sender either way
+		return l.Submit(ctx, sponsor, text) // same sender either way, and cheaper
 	}
-	// The identity's signature nonce is consumed on chain; hold its lock for
-	// the whole sign-send-wait so two submissions never sign the same nonce.
-	lock := l.c.keyLock(identity.addr)
-	lock.Lock()
-	defer lock.Unlock()
-	// The lock is per process: another process signing for the same identity
-	// can consume the nonce first, and the relayed transaction then reverts
-	// although its estimate passed. Retries sign afresh with the new nonce,
-	// after a short random pause so two contenders stop colliding.
-	var sub *Submission
-	var err error
-	for attempt := 0; attempt < signRetries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-time.After(time.Duration(attempt*10+mrand.IntN(40)) * time.Millisecond):
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+	var key [32]byte
+	if _, err := crand.Read(key[:]); err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	return l.submitKeyed(ctx, identity, sponsor, text, key, new(big.Int))
+}
+
+// ErrDuplicate is wrapped by SubmitKeyed when an entry under the key is
+// already on the log: stamped within the window, or taken by another
+// submission between reading the stamp and landing (StaleKey).
+var ErrDuplicate = errors.New("an entry under this key is already on the log")
+
+// Stamp is what the log records for an identity's key: how many signed
+// entries went under it and the block time of the latest (zero: never).
+type Stamp struct {
+	Uses uint64
+	Time time.Time
+	raw  *big.Int
+}
+
+// KeyStamp returns the stamp of sender's key.
+func (l *FeedbackLog) KeyStamp(ctx context.Context, sender fleet.Address, key [32]byte) (Stamp, error) {
+	out, err := l.c.call(ctx, l.addr, l.b.PackKeyStamp(common.Address(sender), key), nil, l.abi)
+	if err != nil {
+		return Stamp{}, fmt.Errorf("key stamp of %s: %w", sender, err)
+	}
+	raw, err := l.b.UnpackKeyStamp(out)
+	if err != nil {
+		return Stamp{}, fmt.Errorf("key stamp of %s: %w", sender, err)
+	}
+	st := Stamp{raw: raw}
+	if raw.Sign() != 0 {
+		st.Uses = new(big.Int).Rsh(raw, 64).Uint64()
+		low := new(big.Int).And(raw, new(big.Int).SetUint64(1<<64-1)) // the low 64 bits: a block timestamp
+		st.Time = time.Unix(int64(low.Uint64()), 0).UTC()
+	}
+	return st, nil
+}
+
+// FingerprintKey is the log key a finding with fingerprint fp goes under:
+// every fleetd process derives the same key, so the log itself decides which
+// of two processes posting one finding succeeds.
+func FingerprintKey(fp string) [32]byte {
+	return crypto.Keccak256Hash([]byte("fleetd/finding/" + fp))
+}
+
+// SubmitKeyed appends text as identity's entry under key, relayed and paid
+// for by sponsor (which may be identity itself), unless an entry under key
+// was stamped less than window ago by chain time, or another submission takes
+// the key first: both fail with a *DuplicateError wrapping ErrDuplicate. The
+// check and the append are one compare-and-swap in the contract, so two
+// processes racing with the same key never both append.
+func (l *FeedbackLog) SubmitKeyed(ctx context.Context, identity, sponsor *Key, text string, key [32]byte, window time.Duration) (*Submission, error) {
+	if err := CheckText(text); err != nil {
+		return nil, fmt.Errorf("submit keyed feedback: %w", err)
+	}
+	st, err := l.KeyStamp(ctx, identity.Address(), key)
+	if err != nil {
+		return nil, fmt.Errorf("submit keyed feedback: %w", err)
+	}
+	if st.Uses > 0 {
+		_, _, now, err := l.c.Head(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("submit keyed feedback: %w", err)
 		}
-		var deadline *big.Int
-		if deadline, err = l.deadline(ctx); err != nil {
-			return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+		if now.Sub(st.Time) < window {
+			return nil, &DuplicateError{Key: key, Stamp: st}
 		}
-		var sig []byte
-		if sig, err = l.sign(ctx, identity, text, deadline); err != nil {
-			return nil, fmt.Errorf("submit sponsored feedback: %w", err)
-		}
-		sub, err = l.relay(ctx, identity.addr, sponsor, text, deadline, sig)
-		if err == nil || !IsRevert(err, "") || IsRevert(err, "EmptyText") || IsRevert(err, "TextTooLong") {
-			break
-		}
-		l.c.log.Warn("sponsored submission reverted; signing again", "identity", identity.Address().String(), "err", err)
+	}
+	sub, err := l.submitKeyed(ctx, identity, sponsor, text, key, st.raw)
+	if IsRevert(err, "StaleKey") {
+		now, _ := l.KeyStamp(ctx, identity.Address(), key)
+		return nil, &DuplicateError{Key: key, Stamp: now, Raced: true}
 	}
 	return sub, err
 }
 
-func (l *FeedbackLog) relay(ctx context.Context, sender common.Address, sponsor *Key, text string, deadline *big.Int, sig []byte) (*Submission, error) {
-	data := l.b.PackSubmitFeedbackFor(sender, text, deadline, sig)
+// DuplicateError says which key was taken and when.
+type DuplicateError struct {
+	Key   [32]byte
+	Stamp Stamp
+	Raced bool // another submission took the key while this one was in flight
+}
+
+func (e *DuplicateError) Error() string {
+	how := "within the window"
+	if e.Raced {
+		how = "by a concurrent submission"
+	}
+	return fmt.Sprintf("key %x…: %v (stamped %s, %s)", e.Key[:4], ErrDuplicate, e.Stamp.Time.Format(time.RFC3339), how)
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// submitKeyed signs Feedback(sender, text, key, prev, deadline) and relays it.
+func (l *FeedbackLog) submitKeyed(ctx context.Context, identity, sponsor *Key, text string, key [32]byte, prev *big.Int) (*Submission, error) {
+	if prev == nil {
+		prev = new(big.Int)
+	}
+	deadline, err := l.deadline(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	sig, err := l.sign(identity, text, key, prev, deadline)
+	if err != nil {
+		return nil, err
+	}
+	return l.relay(ctx, identity.addr, sponsor, text, key, prev, deadline, sig)
+}
+
+// sign is identity's EIP-712 signature over the entry.
+func (l *FeedbackLog) sign(identity *Key, text string, key [32]byte, prev, deadline *big.Int) ([]byte, error) {
+	digest := FeedbackDigest(l.c.chainID, l.addr, identity.addr, text, key, prev, deadline)
+	sig, err := crypto.Sign(digest[:], identity.priv)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	sig[64] += 27
+	return sig, nil
+}
+
+func (l *FeedbackLog) relay(ctx context.Context, sender common.Address, sponsor *Key, text string, key [32]byte, prev, deadline *big.Int, sig []byte) (*Submission, error) {
+	data := l.b.PackSubmitFeedbackFor(sender, text, key, prev, deadline, sig)
 	r, err := l.c.send(ctx, sendRequest{key: sponsor, to: &l.addr, data: data, method: "submitFeedbackFor", abi: l.abi})
 	if err != nil {
 		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
@@ -235,43 +317,19 @@ func (l *FeedbackLog) deadline(ctx context.Context) (*big.Int, error) {
 	return big.NewInt(t.Add(SignatureTTL).Unix()), nil
 }
 
-// sign produces identity's EIP-712 signature over the entry with its current nonce.
-func (l *FeedbackLog) sign(ctx context.Context, identity *Key, text string, deadline *big.Int) ([]byte, error) {
-	nonce, err := l.Nonce(ctx, identity.Address())
-	if err != nil {
-		return nil, err
-	}
-	digest := FeedbackDigest(l.c.chainID, l.addr, identity.addr, text, nonce, deadline)
-	sig, err := crypto.Sign(digest[:], identity.priv)
-	if err != nil {
-		return nil, fmt.Errorf("sign: %w", err)
-	}
-	sig[64] += 27
-	return sig, nil
-}
-
-// Nonce returns sender's next EIP-712 nonce.
-func (l *FeedbackLog) Nonce(ctx context.Context, sender fleet.Address) (*big.Int, error) {
-	out, err := l.c.call(ctx, l.addr, l.b.PackNonces(common.Address(sender)), nil, l.abi)
-	if err != nil {
-		return nil, fmt.Errorf("nonce of %s: %w", sender, err)
-	}
-	return l.b.UnpackNonces(out)
-}
-
 var (
 	domainTypeHash   = crypto.Keccak256Hash([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
-	feedbackTypeHash = crypto.Keccak256Hash([]byte("Feedback(address sender,string text,uint256 nonce,uint256 deadline)"))
+	feedbackTypeHash = crypto.Keccak256Hash([]byte("Feedback(address sender,string text,bytes32 key,uint256 prev,uint256 deadline)"))
 	nameHash         = crypto.Keccak256Hash([]byte("FeedbackLog"))
 	versionHash      = crypto.Keccak256Hash([]byte("1"))
 )
 
 // FeedbackDigest is the EIP-712 digest a sender signs for submitFeedbackFor:
 // keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(Feedback)).
-func FeedbackDigest(chainID *big.Int, contract, sender common.Address, text string, nonce, deadline *big.Int) common.Hash {
+func FeedbackDigest(chainID *big.Int, contract, sender common.Address, text string, key [32]byte, prev, deadline *big.Int) common.Hash {
 	domain := crypto.Keccak256(domainTypeHash[:], nameHash[:], versionHash[:], math.U256Bytes(new(big.Int).Set(chainID)), common.LeftPadBytes(contract[:], 32))
 	textHash := crypto.Keccak256([]byte(text))
-	structHash := crypto.Keccak256(feedbackTypeHash[:], common.LeftPadBytes(sender[:], 32), textHash, math.U256Bytes(new(big.Int).Set(nonce)), math.U256Bytes(new(big.Int).Set(deadline)))
+	structHash := crypto.Keccak256(feedbackTypeHash[:], common.LeftPadBytes(sender[:], 32), textHash, key[:], math.U256Bytes(new(big.Int).Set(prev)), math.U256Bytes(new(big.Int).Set(deadline)))
 	return crypto.Keccak256Hash([]byte{0x19, 0x01}, domain, structHash)
 }
 

@@ -161,6 +161,11 @@ func (r *Reporter) Report(ctx context.Context, f fleet.Finding) (ReportResult, e
 	case err == nil:
 		res.Status, res.EntryID, res.Tx = "posted", sub.Index, sub.Tx
 		r.dequeue(item)
+	case errors.Is(err, chain.ErrDuplicate):
+		// Another process posted this fingerprint first (the log's
+		// compare-and-swap decided): acknowledged, as a duplicate.
+		res.Status = "deduped"
+		r.dequeue(item)
 	case errors.Is(err, ErrRejected):
 		r.dequeue(item)
 		r.forget(ctx, f, now)
@@ -201,11 +206,13 @@ func (r *Reporter) post(ctx context.Context, item outboxItem) (*chain.Submission
 	defer cancel()
 	var sub *chain.Submission
 	var err error
-	if r.cfg.Sponsor != nil {
-		sub, err = r.cfg.Log.SubmitFor(ctx, r.cfg.Identity, r.cfg.Sponsor, item.Text) // re-signs once after a revert
-	} else {
-		sub, err = r.cfg.Log.Submit(ctx, r.cfg.Identity, item.Text)
+	sponsor := r.cfg.Sponsor
+	if sponsor == nil {
+		sponsor = r.cfg.Identity // pays its own gas, still keyed
 	}
+	// Keyed by fingerprint: of all processes posting this finding within
+	// the window, the log lets exactly one through.
+	sub, err = r.cfg.Log.SubmitKeyed(ctx, r.cfg.Identity, sponsor, item.Text, chain.FingerprintKey(item.FP), r.cfg.DedupeWindow)
 	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
 		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
@@ -303,6 +310,10 @@ func (r *Reporter) Flush(ctx context.Context) (posted, remaining int, err error)
 			continue
 		}
 		if _, err := r.post(ctx, it); err != nil {
+			if errors.Is(err, chain.ErrDuplicate) {
+				r.dequeue(it) // another process posted this fingerprint: once is enough
+				continue
+			}
 			if errors.Is(err, ErrRejected) {
 				os.Rename(it.file, it.file+".rejected")
 				r.log.Error("outbox: finding rejected by the log, moved aside", "file", it.file, "err", err)

@@ -146,11 +146,25 @@ func TestReporterDedupeAndRateLimit(t *testing.T) {
 	if res, _ := r.Report(ctx, g); res.Status != "deduped" || res.FP != first.FP {
 		t.Errorf("duplicate = %+v (fp %s vs %s)", res, res.FP, first.FP)
 	}
-	// The dedupe window passes: reported again.
+	// The dedupe window passes: reported again. (The log checks the window
+	// by chain time, which a fake clock cannot move: a reporter whose window
+	// is a nanosecond stands for "long after".)
 	now = now.Add(2 * time.Hour)
-	if res, _ := r.Report(ctx, g); res.Status != "posted" {
+	later, err := NewReporter(ReporterConfig{Log: h.env.Log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), DedupeWindow: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later.now = func() time.Time { return now }
+	// Chain time moves a block at a time (a second on the dev chain).
+	if _, err := h.env.Log.Submit(ctx, h.sponsor, "a block later"); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := later.Report(ctx, g); res.Status != "posted" {
 		t.Errorf("after the dedupe window = %+v", res)
 	}
+	r.mu.Lock()
+	r.mem.Posted[g.Source] = append(r.mem.Posted[g.Source], now) // as if r had posted it
+	r.mu.Unlock()
 	// Rate limit: 3 per minute per source.
 	var statuses []string
 	for i := range 5 {

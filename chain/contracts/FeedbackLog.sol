@@ -7,6 +7,15 @@ pragma solidity 0.8.37;
 /// @dev An entry is written either directly (the sender is msg.sender) or on
 /// behalf of a sender who signed it with EIP-712 and whose signature a relayer
 /// submits (the relayer pays gas; the entry records the signer).
+///
+/// Replay protection for signed entries is a compare-and-swap on a per-sender
+/// key, not a sequential nonce: the signer names a key and the stamp it last
+/// saw under it (prev); the entry is appended only if the stamp is still prev,
+/// and the stamp then changes. Many processes can sign for one sender at once
+/// without racing for a counter (different keys never conflict), a replayed
+/// signature always fails (the stamp moved), and two processes posting under
+/// the same key (fleetd uses the finding's fingerprint) cannot both succeed:
+/// the loser learns the finding is already there.
 contract FeedbackLog {
     /// @notice One log entry.
     struct Entry {
@@ -21,7 +30,7 @@ contract FeedbackLog {
     bytes32 private constant DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
     bytes32 private constant FEEDBACK_TYPEHASH =
-        keccak256("Feedback(address sender,string text,uint256 nonce,uint256 deadline)");
+        keccak256("Feedback(address sender,string text,bytes32 key,uint256 prev,uint256 deadline)");
     bytes32 private constant NAME_HASH = keccak256("FeedbackLog");
     bytes32 private constant VERSION_HASH = keccak256("1");
 
@@ -33,8 +42,9 @@ contract FeedbackLog {
 
     Entry[] private _entries;
 
-    /// @notice The next EIP-712 nonce of each sender; a successful signed submission consumes it.
-    mapping(address => uint256) public nonces;
+    /// @notice The stamp of each sender's key: 0 until a signed entry is
+    /// appended under it, then (uses << 64) | block timestamp of the latest.
+    mapping(address => mapping(bytes32 => uint256)) public keyStamp;
 
     /// @notice Emitted for every appended entry; id is its index.
     event FeedbackSubmitted(uint256 indexed id, address indexed sender, uint64 timestamp);
@@ -43,6 +53,7 @@ contract FeedbackLog {
     error TextTooLong(uint256 length, uint256 max);
     error Expired(uint256 deadline, uint256 nowTs);
     error BadSignature();
+    error StaleKey(bytes32 key, uint256 expected, uint256 actual);
     error IndexOutOfRange(uint256 index, uint256 count);
 
     constructor() {
@@ -58,20 +69,26 @@ contract FeedbackLog {
     }
 
     /// @notice Appends an entry on behalf of sender, who signed
-    /// Feedback(sender, text, nonces(sender), deadline) with EIP-712.
-    /// msg.sender (the relayer) pays gas; the entry records sender.
+    /// Feedback(sender, text, key, prev, deadline) with EIP-712, if
+    /// keyStamp(sender, key) is still prev (else StaleKey), and moves the stamp
+    /// on. msg.sender (the relayer) pays gas; the entry records sender.
     /// @param sig 65 bytes r, s, v, v in {27, 28} or {0, 1}; s must be in the lower half.
     /// @return id the index of the new entry.
-    function submitFeedbackFor(address sender, string calldata text, uint256 deadline, bytes calldata sig)
-        external
-        returns (uint256 id)
-    {
+    function submitFeedbackFor(
+        address sender,
+        string calldata text,
+        bytes32 key,
+        uint256 prev,
+        uint256 deadline,
+        bytes calldata sig
+    ) external returns (uint256 id) {
         if (deadline < block.timestamp) revert Expired(deadline, block.timestamp);
         _checkText(text);
-        uint256 nonce = nonces[sender];
-        address signer = _recover(_digest(sender, text, nonce, deadline), sig);
+        uint256 actual = keyStamp[sender][key];
+        if (actual != prev) revert StaleKey(key, prev, actual);
+        address signer = _recover(_digest(sender, text, key, prev, deadline), sig);
         if (signer != sender) revert BadSignature();
-        nonces[sender] = nonce + 1;
+        keyStamp[sender][key] = (((prev >> 64) + 1) << 64) | block.timestamp;
         return _append(sender, text);
     }
 
@@ -82,12 +99,12 @@ contract FeedbackLog {
     }
 
     /// @notice The EIP-712 digest a sender signs for submitFeedbackFor, so off-chain code can cross-check its hashing.
-    function feedbackDigest(address sender, string calldata text, uint256 nonce, uint256 deadline)
+    function feedbackDigest(address sender, string calldata text, bytes32 key, uint256 prev, uint256 deadline)
         external
         view
         returns (bytes32)
     {
-        return _digest(sender, text, nonce, deadline);
+        return _digest(sender, text, key, prev, deadline);
     }
 
     /// @notice The number of entries.
@@ -132,12 +149,13 @@ contract FeedbackLog {
         return keccak256(abi.encode(DOMAIN_TYPEHASH, NAME_HASH, VERSION_HASH, block.chainid, address(this)));
     }
 
-    function _digest(address sender, string calldata text, uint256 nonce, uint256 deadline)
+    function _digest(address sender, string calldata text, bytes32 key, uint256 prev, uint256 deadline)
         private
         view
         returns (bytes32)
     {
-        bytes32 structHash = keccak256(abi.encode(FEEDBACK_TYPEHASH, sender, keccak256(bytes(text)), nonce, deadline));
+        bytes32 structHash =
+            keccak256(abi.encode(FEEDBACK_TYPEHASH, sender, keccak256(bytes(text)), key, prev, deadline));
         return keccak256(abi.encodePacked("\x19\x01", domainSeparator(), structHash));
     }
 

@@ -33,9 +33,9 @@ type FeedbackLogEntry struct {
 
 // FeedbackLogMetaData contains all meta data concerning the FeedbackLog contract.
 var FeedbackLogMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadSignature\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"EmptyText\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"nowTs\",\"type\":\"uint256\"}],\"name\":\"Expired\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"index\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"count\",\"type\":\"uint256\"}],\"name\":\"IndexOutOfRange\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"length\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"max\",\"type\":\"uint256\"}],\"name\":\"TextTooLong\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"}],\"name\":\"FeedbackSubmitted\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"MAX_TEXT\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"domainSeparator\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"index\",\"type\":\"uint256\"}],\"name\":\"feedbackAt\",\"outputs\":[{\"components\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"internalType\":\"structFeedbackLog.Entry\",\"name\":\"\",\"type\":\"tuple\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"feedbackCount\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"},{\"internalType\":\"uint256\",\"name\":\"nonce\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"}],\"name\":\"feedbackDigest\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"start\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"count\",\"type\":\"uint256\"}],\"name\":\"feedbackRange\",\"outputs\":[{\"components\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"internalType\":\"structFeedbackLog.Entry[]\",\"name\":\"out\",\"type\":\"tuple[]\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"name\":\"nonces\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"name\":\"submitFeedback\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"bytes\",\"name\":\"sig\",\"type\":\"bytes\"}],\"name\":\"submitFeedbackFor\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadSignature\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"EmptyText\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"nowTs\",\"type\":\"uint256\"}],\"name\":\"Expired\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"index\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"count\",\"type\":\"uint256\"}],\"name\":\"IndexOutOfRange\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"expected\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"actual\",\"type\":\"uint256\"}],\"name\":\"StaleKey\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"length\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"max\",\"type\":\"uint256\"}],\"name\":\"TextTooLong\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"}],\"name\":\"FeedbackSubmitted\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"MAX_TEXT\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"domainSeparator\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"index\",\"type\":\"uint256\"}],\"name\":\"feedbackAt\",\"outputs\":[{\"components\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"internalType\":\"structFeedbackLog.Entry\",\"name\":\"\",\"type\":\"tuple\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"feedbackCount\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"},{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"prev\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"}],\"name\":\"feedbackDigest\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"start\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"count\",\"type\":\"uint256\"}],\"name\":\"feedbackRange\",\"outputs\":[{\"components\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"timestamp\",\"type\":\"uint64\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"internalType\":\"structFeedbackLog.Entry[]\",\"name\":\"out\",\"type\":\"tuple[]\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"},{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"name\":\"keyStamp\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"}],\"name\":\"submitFeedback\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"string\",\"name\":\"text\",\"type\":\"string\"},{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"prev\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"bytes\",\"name\":\"sig\",\"type\":\"bytes\"}],\"name\":\"submitFeedbackFor\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"id\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"}]",
 	ID:  "FeedbackLog",
-	Bin: "0x60c060405234801561000f575f5ffd5b50466080526100bb604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0ebac01e76c3fe10d759137a7aefa050efff5e13f4666fb2b979721c0b1b83d5918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b60a05260805160a051610ee96100df5f395f6105c801525f6105a00152610ee95ff3fe608060405234801561000f575f5ffd5b5060043610610090575f3560e01c8063a401983511610063578063a4019835146100fc578063cd1f730614610105578063e341a62314610125578063f16e4fc614610138578063f698da251461014b575f5ffd5b80632ed3f65b146100945780634d4438d5146100aa5780635274f07a146100bd5780637ecebe00146100dd575b5f5ffd5b5f545b6040519081526020015b60405180910390f35b6100976100b8366004610a97565b610153565b6100d06100cb366004610af6565b61016b565b6040516100a19190610b6a565b6100976100eb366004610b7c565b60016020525f908152604090205481565b61009761080081565b610118610113366004610b95565b6102a8565b6040516100a19190610bb5565b610097610133366004610c18565b6104ac565b610097610146366004610c56565b6104c9565b61009761059d565b5f6101618686868686610696565b9695505050505050565b60408051606080820183525f808352602083018190529282015290548083106101b6576040516394666f0d60e01b815260048101849052602481018290526044015b60405180910390fd5b5f83815481106101c8576101c8610cdd565b5f91825260209182902060408051606081018252600290930290910180546001600160a01b03811684526001600160401b03600160a01b90910416938301939093526001830180549293929184019161022090610cf1565b80601f016020809104026020016040519081016040528092919081815260200182805461024c90610cf1565b80156102975780601f1061026e57610100808354040283529160200191610297565b820191905f5260205f20905b81548152906001019060200180831161027a57829003601f168201915b505050505081525050915050919050565b5f5460609080841061030057604080515f80825260208201909252906102f7565b60408051606080820183525f8083526020830152918101919091528152602001906001900390816102c95790505b509150506104a6565b5f61030b8583610d51565b905080841115610319578093505b836001600160401b0381111561033157610331610d29565b60405190808252806020026020018201604052801561037d57816020015b60408051606080820183525f80835260208301529181019190915281526020019060019003908161034f5790505b5092505f5b848110156104a2575f6103958288610d64565b815481106103a5576103a5610cdd565b5f91825260209182902060408051606081018252600290930290910180546001600160a01b03811684526001600160401b03600160a01b9091041693830193909352600183018054929392918401916103fd90610cf1565b80601f016020809104026020016040519081016040528092919081815260200182805461042990610cf1565b80156104745780601f1061044b57610100808354040283529160200191610474565b820191905f5260205f20905b81548152906001019060200180831161045757829003601f168201915b50505050508152505084828151811061048f5761048f610cdd565b6020908102919091010152600101610382565b5050505b92915050565b5f6104b7838361076e565b6104c23384846107c3565b9392505050565b5f428410156104f45760405163aa2fd92560e01b8152600481018590524260248201526044016101ad565b6104fe868661076e565b6001600160a01b0387165f908152600160205260408120549061052e6105278a8a8a868b610696565b86866108ec565b9050886001600160a01b0316816001600160a01b03161461056257604051635cd5d23360e01b815260040160405180910390fd5b61056d826001610d64565b6001600160a01b038a165f908152600160205260409020556105908989896107c3565b9998505050505050505050565b5f7f000000000000000000000000000000000000000000000000000000000000000046036105ea57507f000000000000000000000000000000000000000000000000000000000000000090565b610691604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0ebac01e76c3fe10d759137a7aefa050efff5e13f4666fb2b979721c0b1b83d5918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b905090565b5f5f7f56fd26550450bff09f70261a088c0803e18babb98556400d737af291d8bd24aa8787876040516106ca929190610d77565b60405190819003812061070c939291889088906020019485526001600160a01b0393909316602085015260408401919091526060830152608082015260a00190565b60405160208183030381529060405280519060200120905061072c61059d565b60405161190160f01b60208201526022810191909152604281018290526062016040516020818303038152906040528051906020012091505095945050505050565b805f8190036107905760405163af943d0360e01b815260040160405180910390fd5b6108008111156107be5760405163f4eb2b2d60e01b81526004810182905261080060248201526044016101ad565b505050565b5f5f8054905090505f4290505f6040518060600160405280876001600160a01b03168152602001836001600160401b0316815260200186868080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92018290525093909452505083546001818101865594825260209182902084516002909202018054928501516001600160401b0316600160a01b026001600160e01b03199093166001600160a01b039092169190911791909117815560408301519293909290830191506108989082610ddc565b50506040516001600160401b03831681526001600160a01b038716915083907f806036b6199ae117015ce399533b13a52858350e3bb4a976faea92756b30de719060200160405180910390a3509392505050565b5f6041821461090e57604051635cd5d23360e01b815260040160405180910390fd5b8235602084013560408501355f1a601b81101561093357610930601b82610e9a565b90505b8060ff16601b1415801561094b57508060ff16601c14155b1561096957604051635cd5d23360e01b815260040160405180910390fd5b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08211156109aa57604051635cd5d23360e01b815260040160405180910390fd5b604080515f81526020810180835289905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa1580156109fa573d5f5f3e3d5ffd5b5050604051601f1901519450506001600160a01b038416610a2e57604051635cd5d23360e01b815260040160405180910390fd5b5050509392505050565b80356001600160a01b0381168114610a4e575f5ffd5b919050565b5f5f83601f840112610a63575f5ffd5b5081356001600160401b03811115610a79575f5ffd5b602083019150836020828501011115610a90575f5ffd5b9250929050565b5f5f5f5f5f60808688031215610aab575f5ffd5b610ab486610a38565b945060208601356001600160401b03811115610ace575f5ffd5b610ada88828901610a53565b9699909850959660408101359660609091013595509350505050565b5f60208284031215610b06575f5ffd5b5035919050565b60018060a01b0381511682526001600160401b0360208201511660208301525f60408201516060604085015280518060608601528060208301608087015e5f608082870101526080601f19601f8301168601019250505092915050565b602081525f6104c26020830184610b0d565b5f60208284031215610b8c575f5ffd5b6104c282610a38565b5f5f60408385031215610ba6575f5ffd5b50508035926020909101359150565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b82811015610c0c57603f19878603018452610bf7858351610b0d565b94506020938401939190910190600101610bdb565b50929695505050505050565b5f5f60208385031215610c29575f5ffd5b82356001600160401b03811115610c3e575f5ffd5b610c4a85828601610a53565b90969095509350505050565b5f5f5f5f5f5f60808789031215610c6b575f5ffd5b610c7487610a38565b955060208701356001600160401b03811115610c8e575f5ffd5b610c9a89828a01610a53565b9096509450506040870135925060608701356001600160401b03811115610cbf575f5ffd5b610ccb89828a01610a53565b979a9699509497509295939492505050565b634e487b7160e01b5f52603260045260245ffd5b600181811c90821680610d0557607f821691505b602082108103610d2357634e487b7160e01b5f52602260045260245ffd5b50919050565b634e487b7160e01b5f52604160045260245ffd5b634e487b7160e01b5f52601160045260245ffd5b818103818111156104a6576104a6610d3d565b808201808211156104a6576104a6610d3d565b818382375f9101908152919050565b601f8211156107be57828211156107be57805f5260205f20601f840160051c6020851015610db157505f5b90810190601f840160051c035f5b81811015610dd4575f83820155600101610dbf565b505050505050565b81516001600160401b03811115610df557610df5610d29565b610e0981610e038454610cf1565b84610d86565b6020601f821160018114610e3b575f8315610e245750848201515b5f19600385901b1c1916600184901b178455610e93565b5f84815260208120601f198516915b82811015610e6a5787850151825560209485019460019092019101610e4a565b5084821015610e8757868401515f19600387901b60f8161c191681555b505060018360011b0184555b5050505050565b60ff81811683821601908111156104a6576104a6610d3d56fea2646970667358221220e35c3526109a6ef47b893117eeb3b8acd4e2b499a61afb10616439ff4beb7ec564736f6c63430008250033",
+	Bin: "0x60c060405234801561000f575f5ffd5b50466080526100bb604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0ebac01e76c3fe10d759137a7aefa050efff5e13f4666fb2b979721c0b1b83d5918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b60a05260805160a051610f7d6100df5f395f61062b01525f6106030152610f7d5ff3fe608060405234801561000f575f5ffd5b5060043610610090575f3560e01c80637195b946116100635780637195b94614610107578063a40198351461011a578063cd1f730614610123578063e341a62314610143578063f698da2514610156575f5ffd5b80632ed3f65b146100945780635274f07a146100aa57806366b8c63e146100ca5780636f1566e6146100dd575b5f5ffd5b5f545b6040519081526020015b60405180910390f35b6100bd6100b8366004610aa3565b61015e565b6040516100a19190610b17565b6100976100d8366004610b88565b61029b565b6100976100eb366004610c21565b600160209081525f928352604080842090915290825290205481565b610097610115366004610c49565b6103c5565b61009761080081565b610136610131366004610cb0565b6103df565b6040516100a19190610cd0565b610097610151366004610d33565b6105e3565b610097610600565b60408051606080820183525f808352602083018190529282015290548083106101a9576040516394666f0d60e01b815260048101849052602481018290526044015b60405180910390fd5b5f83815481106101bb576101bb610d71565b5f91825260209182902060408051606081018252600290930290910180546001600160a01b03811684526001600160401b03600160a01b90910416938301939093526001830180549293929184019161021390610d85565b80601f016020809104026020016040519081016040528092919081815260200182805461023f90610d85565b801561028a5780601f106102615761010080835404028352916020019161028a565b820191905f5260205f20905b81548152906001019060200180831161026d57829003601f168201915b505050505081525050915050919050565b5f428410156102c65760405163aa2fd92560e01b8152600481018590524260248201526044016101a0565b6102d088886106f9565b6001600160a01b0389165f90815260016020908152604080832089845290915290205485811461032457604051630cceaeb160e01b81526004810188905260248101879052604481018290526064016101a0565b5f61033d6103368c8c8c8c8c8c61074e565b868661082e565b90508a6001600160a01b0316816001600160a01b03161461037157604051635cd5d23360e01b815260040160405180910390fd5b42604061038189821c6001610dd1565b6001600160a01b038e165f9081526001602090815260408083208e84529091529020911b9190911790556103b68b8b8b61097a565b9b9a5050505050505050505050565b5f6103d487878787878761074e565b979650505050505050565b5f5460609080841061043757604080515f808252602082019092529061042e565b60408051606080820183525f8083526020830152918101919091528152602001906001900390816104005790505b509150506105dd565b5f6104428583610df8565b905080841115610450578093505b836001600160401b0381111561046857610468610de4565b6040519080825280602002602001820160405280156104b457816020015b60408051606080820183525f8083526020830152918101919091528152602001906001900390816104865790505b5092505f5b848110156105d9575f6104cc8288610dd1565b815481106104dc576104dc610d71565b5f91825260209182902060408051606081018252600290930290910180546001600160a01b03811684526001600160401b03600160a01b90910416938301939093526001830180549293929184019161053490610d85565b80601f016020809104026020016040519081016040528092919081815260200182805461056090610d85565b80156105ab5780601f10610582576101008083540402835291602001916105ab565b820191905f5260205f20905b81548152906001019060200180831161058e57829003601f168201915b5050505050815250508482815181106105c6576105c6610d71565b60209081029190910101526001016104b9565b5050505b92915050565b5f6105ee83836106f9565b6105f933848461097a565b9392505050565b5f7f0000000000000000000000000000000000000000000000000000000000000000460361064d57507f000000000000000000000000000000000000000000000000000000000000000090565b6106f4604080517f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f60208201527f0ebac01e76c3fe10d759137a7aefa050efff5e13f4666fb2b979721c0b1b83d5918101919091527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a08201525f9060c00160405160208183030381529060405280519060200120905090565b905090565b805f81900361071b5760405163af943d0360e01b815260040160405180910390fd5b6108008111156107495760405163f4eb2b2d60e01b81526004810182905261080060248201526044016101a0565b505050565b5f5f7f306d651d22c0d53fb8a49ff8ad43d91881ad65e2bb1927b333363985198c124a888888604051610782929190610e0b565b6040519081900381206107cb9392918990899089906020019586526001600160a01b0394909416602086015260408501929092526060840152608083015260a082015260c00190565b6040516020818303038152906040528051906020012090506107eb610600565b60405161190160f01b6020820152602281019190915260428101829052606201604051602081830303815290604052805190602001209150509695505050505050565b5f6041821461085057604051635cd5d23360e01b815260040160405180910390fd5b8235602084013560408501355f1a601b81101561087557610872601b82610e1a565b90505b8060ff16601b1415801561088d57508060ff16601c14155b156108ab57604051635cd5d23360e01b815260040160405180910390fd5b7f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08211156108ec57604051635cd5d23360e01b815260040160405180910390fd5b604080515f81526020810180835289905260ff831691810191909152606081018490526080810183905260019060a0016020604051602081039080840390855afa15801561093c573d5f5f3e3d5ffd5b5050604051601f1901519450506001600160a01b03841661097057604051635cd5d23360e01b815260040160405180910390fd5b5050509392505050565b5f5f8054905090505f4290505f6040518060600160405280876001600160a01b03168152602001836001600160401b0316815260200186868080601f0160208091040260200160405190810160405280939291908181526020018383808284375f92018290525093909452505083546001818101865594825260209182902084516002909202018054928501516001600160401b0316600160a01b026001600160e01b03199093166001600160a01b03909216919091179190911781556040830151929390929083019150610a4f9082610e89565b50506040516001600160401b03831681526001600160a01b038716915083907f806036b6199ae117015ce399533b13a52858350e3bb4a976faea92756b30de719060200160405180910390a3509392505050565b5f60208284031215610ab3575f5ffd5b5035919050565b60018060a01b0381511682526001600160401b0360208201511660208301525f60408201516060604085015280518060608601528060208301608087015e5f608082870101526080601f19601f8301168601019250505092915050565b602081525f6105f96020830184610aba565b80356001600160a01b0381168114610b3f575f5ffd5b919050565b5f5f83601f840112610b54575f5ffd5b5081356001600160401b03811115610b6a575f5ffd5b602083019150836020828501011115610b81575f5ffd5b9250929050565b5f5f5f5f5f5f5f5f60c0898b031215610b9f575f5ffd5b610ba889610b29565b975060208901356001600160401b03811115610bc2575f5ffd5b610bce8b828c01610b44565b90985096505060408901359450606089013593506080890135925060a08901356001600160401b03811115610c01575f5ffd5b610c0d8b828c01610b44565b999c989b5096995094979396929594505050565b5f5f60408385031215610c32575f5ffd5b610c3b83610b29565b946020939093013593505050565b5f5f5f5f5f5f60a08789031215610c5e575f5ffd5b610c6787610b29565b955060208701356001600160401b03811115610c81575f5ffd5b610c8d89828a01610b44565b979a90995096976040810135976060820135975060809091013595509350505050565b5f5f60408385031215610cc1575f5ffd5b50508035926020909101359150565b5f602082016020835280845180835260408501915060408160051b8601019250602086015f5b82811015610d2757603f19878603018452610d12858351610aba565b94506020938401939190910190600101610cf6565b50929695505050505050565b5f5f60208385031215610d44575f5ffd5b82356001600160401b03811115610d59575f5ffd5b610d6585828601610b44565b90969095509350505050565b634e487b7160e01b5f52603260045260245ffd5b600181811c90821680610d9957607f821691505b602082108103610db757634e487b7160e01b5f52602260045260245ffd5b50919050565b634e487b7160e01b5f52601160045260245ffd5b808201808211156105dd576105dd610dbd565b634e487b7160e01b5f52604160045260245ffd5b818103818111156105dd576105dd610dbd565b818382375f9101908152919050565b60ff81811683821601908111156105dd576105dd610dbd565b601f821115610749578282111561074957805f5260205f20601f840160051c6020851015610e5e57505f5b90810190601f840160051c035f5b81811015610e81575f83820155600101610e6c565b505050505050565b81516001600160401b03811115610ea257610ea2610de4565b610eb681610eb08454610d85565b84610e33565b6020601f821160018114610ee8575f8315610ed15750848201515b5f19600385901b1c1916600184901b178455610f40565b5f84815260208120601f198516915b82811015610f175787850151825560209485019460019092019101610ef7565b5084821015610f3457868401515f19600387901b60f8161c191681555b505060018360011b0184555b505050505056fea2646970667358221220de16c8472c481f10ad6293b6f48257bf7f3a7eb7a66e3f77764c1df229309a9964736f6c63430008250033",
 }
 
 // FeedbackLog is an auto generated Go binding around an Ethereum contract.
@@ -204,12 +204,12 @@ func (feedbackLog *FeedbackLog) UnpackFeedbackCount(data []byte) (*big.Int, erro
 }
 
 // PackFeedbackDigest is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x4d4438d5.  This method will panic if any
+// the contract method with ID 0x7195b946.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function feedbackDigest(address sender, string text, uint256 nonce, uint256 deadline) view returns(bytes32)
-func (feedbackLog *FeedbackLog) PackFeedbackDigest(sender common.Address, text string, nonce *big.Int, deadline *big.Int) []byte {
-	enc, err := feedbackLog.abi.Pack("feedbackDigest", sender, text, nonce, deadline)
+// Solidity: function feedbackDigest(address sender, string text, bytes32 key, uint256 prev, uint256 deadline) view returns(bytes32)
+func (feedbackLog *FeedbackLog) PackFeedbackDigest(sender common.Address, text string, key [32]byte, prev *big.Int, deadline *big.Int) []byte {
+	enc, err := feedbackLog.abi.Pack("feedbackDigest", sender, text, key, prev, deadline)
 	if err != nil {
 		panic(err)
 	}
@@ -217,18 +217,18 @@ func (feedbackLog *FeedbackLog) PackFeedbackDigest(sender common.Address, text s
 }
 
 // TryPackFeedbackDigest is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x4d4438d5.  This method will return an error
+// the contract method with ID 0x7195b946.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function feedbackDigest(address sender, string text, uint256 nonce, uint256 deadline) view returns(bytes32)
-func (feedbackLog *FeedbackLog) TryPackFeedbackDigest(sender common.Address, text string, nonce *big.Int, deadline *big.Int) ([]byte, error) {
-	return feedbackLog.abi.Pack("feedbackDigest", sender, text, nonce, deadline)
+// Solidity: function feedbackDigest(address sender, string text, bytes32 key, uint256 prev, uint256 deadline) view returns(bytes32)
+func (feedbackLog *FeedbackLog) TryPackFeedbackDigest(sender common.Address, text string, key [32]byte, prev *big.Int, deadline *big.Int) ([]byte, error) {
+	return feedbackLog.abi.Pack("feedbackDigest", sender, text, key, prev, deadline)
 }
 
 // UnpackFeedbackDigest is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0x4d4438d5.
+// from invoking the contract method with ID 0x7195b946.
 //
-// Solidity: function feedbackDigest(address sender, string text, uint256 nonce, uint256 deadline) view returns(bytes32)
+// Solidity: function feedbackDigest(address sender, string text, bytes32 key, uint256 prev, uint256 deadline) view returns(bytes32)
 func (feedbackLog *FeedbackLog) UnpackFeedbackDigest(data []byte) ([32]byte, error) {
 	out, err := feedbackLog.abi.Unpack("feedbackDigest", data)
 	if err != nil {
@@ -273,34 +273,34 @@ func (feedbackLog *FeedbackLog) UnpackFeedbackRange(data []byte) ([]FeedbackLogE
 	return out0, nil
 }
 
-// PackNonces is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x7ecebe00.  This method will panic if any
+// PackKeyStamp is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x6f1566e6.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function nonces(address ) view returns(uint256)
-func (feedbackLog *FeedbackLog) PackNonces(arg0 common.Address) []byte {
-	enc, err := feedbackLog.abi.Pack("nonces", arg0)
+// Solidity: function keyStamp(address , bytes32 ) view returns(uint256)
+func (feedbackLog *FeedbackLog) PackKeyStamp(arg0 common.Address, arg1 [32]byte) []byte {
+	enc, err := feedbackLog.abi.Pack("keyStamp", arg0, arg1)
 	if err != nil {
 		panic(err)
 	}
 	return enc
 }
 
-// TryPackNonces is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x7ecebe00.  This method will return an error
+// TryPackKeyStamp is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x6f1566e6.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function nonces(address ) view returns(uint256)
-func (feedbackLog *FeedbackLog) TryPackNonces(arg0 common.Address) ([]byte, error) {
-	return feedbackLog.abi.Pack("nonces", arg0)
+// Solidity: function keyStamp(address , bytes32 ) view returns(uint256)
+func (feedbackLog *FeedbackLog) TryPackKeyStamp(arg0 common.Address, arg1 [32]byte) ([]byte, error) {
+	return feedbackLog.abi.Pack("keyStamp", arg0, arg1)
 }
 
-// UnpackNonces is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0x7ecebe00.
+// UnpackKeyStamp is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x6f1566e6.
 //
-// Solidity: function nonces(address ) view returns(uint256)
-func (feedbackLog *FeedbackLog) UnpackNonces(data []byte) (*big.Int, error) {
-	out, err := feedbackLog.abi.Unpack("nonces", data)
+// Solidity: function keyStamp(address , bytes32 ) view returns(uint256)
+func (feedbackLog *FeedbackLog) UnpackKeyStamp(data []byte) (*big.Int, error) {
+	out, err := feedbackLog.abi.Unpack("keyStamp", data)
 	if err != nil {
 		return new(big.Int), err
 	}
@@ -344,12 +344,12 @@ func (feedbackLog *FeedbackLog) UnpackSubmitFeedback(data []byte) (*big.Int, err
 }
 
 // PackSubmitFeedbackFor is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xf16e4fc6.  This method will panic if any
+// the contract method with ID 0x66b8c63e.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function submitFeedbackFor(address sender, string text, uint256 deadline, bytes sig) returns(uint256 id)
-func (feedbackLog *FeedbackLog) PackSubmitFeedbackFor(sender common.Address, text string, deadline *big.Int, sig []byte) []byte {
-	enc, err := feedbackLog.abi.Pack("submitFeedbackFor", sender, text, deadline, sig)
+// Solidity: function submitFeedbackFor(address sender, string text, bytes32 key, uint256 prev, uint256 deadline, bytes sig) returns(uint256 id)
+func (feedbackLog *FeedbackLog) PackSubmitFeedbackFor(sender common.Address, text string, key [32]byte, prev *big.Int, deadline *big.Int, sig []byte) []byte {
+	enc, err := feedbackLog.abi.Pack("submitFeedbackFor", sender, text, key, prev, deadline, sig)
 	if err != nil {
 		panic(err)
 	}
@@ -357,18 +357,18 @@ func (feedbackLog *FeedbackLog) PackSubmitFeedbackFor(sender common.Address, tex
 }
 
 // TryPackSubmitFeedbackFor is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xf16e4fc6.  This method will return an error
+// the contract method with ID 0x66b8c63e.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function submitFeedbackFor(address sender, string text, uint256 deadline, bytes sig) returns(uint256 id)
-func (feedbackLog *FeedbackLog) TryPackSubmitFeedbackFor(sender common.Address, text string, deadline *big.Int, sig []byte) ([]byte, error) {
-	return feedbackLog.abi.Pack("submitFeedbackFor", sender, text, deadline, sig)
+// Solidity: function submitFeedbackFor(address sender, string text, bytes32 key, uint256 prev, uint256 deadline, bytes sig) returns(uint256 id)
+func (feedbackLog *FeedbackLog) TryPackSubmitFeedbackFor(sender common.Address, text string, key [32]byte, prev *big.Int, deadline *big.Int, sig []byte) ([]byte, error) {
+	return feedbackLog.abi.Pack("submitFeedbackFor", sender, text, key, prev, deadline, sig)
 }
 
 // UnpackSubmitFeedbackFor is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0xf16e4fc6.
+// from invoking the contract method with ID 0x66b8c63e.
 //
-// Solidity: function submitFeedbackFor(address sender, string text, uint256 deadline, bytes sig) returns(uint256 id)
+// Solidity: function submitFeedbackFor(address sender, string text, bytes32 key, uint256 prev, uint256 deadline, bytes sig) returns(uint256 id)
 func (feedbackLog *FeedbackLog) UnpackSubmitFeedbackFor(data []byte) (*big.Int, error) {
 	out, err := feedbackLog.abi.Unpack("submitFeedbackFor", data)
 	if err != nil {
@@ -438,6 +438,9 @@ func (feedbackLog *FeedbackLog) UnpackError(raw []byte) (any, error) {
 	}
 	if bytes.Equal(raw[:4], feedbackLog.abi.Errors["IndexOutOfRange"].ID.Bytes()[:4]) {
 		return feedbackLog.UnpackIndexOutOfRangeError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], feedbackLog.abi.Errors["StaleKey"].ID.Bytes()[:4]) {
+		return feedbackLog.UnpackStaleKeyError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], feedbackLog.abi.Errors["TextTooLong"].ID.Bytes()[:4]) {
 		return feedbackLog.UnpackTextTooLongError(raw[4:])
@@ -536,6 +539,32 @@ func FeedbackLogIndexOutOfRangeErrorID() common.Hash {
 func (feedbackLog *FeedbackLog) UnpackIndexOutOfRangeError(raw []byte) (*FeedbackLogIndexOutOfRange, error) {
 	out := new(FeedbackLogIndexOutOfRange)
 	if err := feedbackLog.abi.UnpackIntoInterface(out, "IndexOutOfRange", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FeedbackLogStaleKey represents a StaleKey error raised by the FeedbackLog contract.
+type FeedbackLogStaleKey struct {
+	Key      [32]byte
+	Expected *big.Int
+	Actual   *big.Int
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error StaleKey(bytes32 key, uint256 expected, uint256 actual)
+func FeedbackLogStaleKeyErrorID() common.Hash {
+	return common.HexToHash("0x0cceaeb16c8ac2153700d56d556d175d34b298d93e463dffe85536422418f674")
+}
+
+// UnpackStaleKeyError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error StaleKey(bytes32 key, uint256 expected, uint256 actual)
+func (feedbackLog *FeedbackLog) UnpackStaleKeyError(raw []byte) (*FeedbackLogStaleKey, error) {
+	out := new(FeedbackLogStaleKey)
+	if err := feedbackLog.abi.UnpackIntoInterface(out, "StaleKey", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -164,7 +164,7 @@ func as[E any](t *testing.T, v any) *E {
 func u(n uint64) *big.Int { return new(big.Int).SetUint64(n) }
 
 // typedFeedback is the EIP-712 typed data a sender signs for submitFeedbackFor.
-func typedFeedback(chainID *big.Int, contract, sender common.Address, text string, nonce, deadline *big.Int) apitypes.TypedData {
+func typedFeedback(chainID *big.Int, contract, sender common.Address, text string, key [32]byte, prev, deadline *big.Int) apitypes.TypedData {
 	return apitypes.TypedData{
 		Types: apitypes.Types{
 			"EIP712Domain": {
@@ -176,7 +176,8 @@ func typedFeedback(chainID *big.Int, contract, sender common.Address, text strin
 			"Feedback": {
 				{Name: "sender", Type: "address"},
 				{Name: "text", Type: "string"},
-				{Name: "nonce", Type: "uint256"},
+				{Name: "key", Type: "bytes32"},
+				{Name: "prev", Type: "uint256"},
 				{Name: "deadline", Type: "uint256"},
 			},
 		},
@@ -190,14 +191,15 @@ func typedFeedback(chainID *big.Int, contract, sender common.Address, text strin
 		Message: apitypes.TypedDataMessage{
 			"sender":   sender.Hex(),
 			"text":     text,
-			"nonce":    nonce,
+			"key":      key[:],
+			"prev":     prev,
 			"deadline": deadline,
 		},
 	}
 }
 
 // manualDigest hashes the same typed data by hand, as the contract does.
-func manualDigest(chainID *big.Int, contract, sender common.Address, text string, nonce, deadline *big.Int) []byte {
+func manualDigest(chainID *big.Int, contract, sender common.Address, text string, key [32]byte, prev, deadline *big.Int) []byte {
 	word := func(b *big.Int) []byte { return common.LeftPadBytes(b.Bytes(), 32) }
 	domain := crypto.Keccak256(
 		crypto.Keccak256([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
@@ -207,10 +209,11 @@ func manualDigest(chainID *big.Int, contract, sender common.Address, text string
 		common.LeftPadBytes(contract.Bytes(), 32),
 	)
 	structHash := crypto.Keccak256(
-		crypto.Keccak256([]byte("Feedback(address sender,string text,uint256 nonce,uint256 deadline)")),
+		crypto.Keccak256([]byte("Feedback(address sender,string text,bytes32 key,uint256 prev,uint256 deadline)")),
 		common.LeftPadBytes(sender.Bytes(), 32),
 		crypto.Keccak256([]byte(text)),
-		word(nonce),
+		key[:],
+		word(prev),
 		word(deadline),
 	)
 	return crypto.Keccak256([]byte("\x19\x01"), domain, structHash)
@@ -336,20 +339,21 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 	}
 
 	const text = `{"v":"qa/v1","title":"signed finding"}`
-	nonce := mustCall(t, c, fl.PackNonces(signerAddr), fl.UnpackNonces)
-	if nonce.Sign() != 0 {
-		t.Fatalf("fresh nonce = %v", nonce)
+	key := crypto.Keccak256Hash([]byte("fleetd/finding/0123456789abcdef"))
+	prev := mustCall(t, c, fl.PackKeyStamp(signerAddr, key), fl.UnpackKeyStamp)
+	if prev.Sign() != 0 {
+		t.Fatalf("fresh key stamp = %v", prev)
 	}
 	deadline := u(s.headTime() + 3600)
-	td := typedFeedback(s.chainID, addr, signerAddr, text, nonce, deadline)
+	td := typedFeedback(s.chainID, addr, signerAddr, text, key, prev, deadline)
 	digest, sig := signFeedback(t, signer, td)
 
 	// The contract, apitypes and a hand-rolled hash agree on the digest.
-	onChain := mustCall(t, c, fl.PackFeedbackDigest(signerAddr, text, nonce, deadline), fl.UnpackFeedbackDigest)
+	onChain := mustCall(t, c, fl.PackFeedbackDigest(signerAddr, text, key, prev, deadline), fl.UnpackFeedbackDigest)
 	if !bytes.Equal(onChain[:], digest) {
 		t.Fatalf("feedbackDigest = %x, apitypes digest = %x", onChain, digest)
 	}
-	if m := manualDigest(s.chainID, addr, signerAddr, text, nonce, deadline); !bytes.Equal(m, digest) {
+	if m := manualDigest(s.chainID, addr, signerAddr, text, key, prev, deadline); !bytes.Equal(m, digest) {
 		t.Fatalf("manual digest %x, apitypes digest %x", m, digest)
 	}
 	domain, err := td.HashStruct("EIP712Domain", td.Domain.Map())
@@ -359,22 +363,25 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 	if got := mustCall(t, c, fl.PackDomainSeparator(), fl.UnpackDomainSeparator); !bytes.Equal(got[:], domain) {
 		t.Errorf("domainSeparator = %x, apitypes %x", got, domain)
 	}
+	submit := func(text string, key [32]byte, prev, deadline *big.Int, sig []byte) []byte {
+		return fl.PackSubmitFeedbackFor(signerAddr, text, key, prev, deadline, sig)
+	}
 
 	// A signature whose s is in the upper half (the malleable twin) is refused.
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, highS(sig)))
+	_, err = s.send(c, relayer, submit(text, key, prev, deadline, highS(sig)))
 	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// A signature by someone else is refused.
 	_, wrong := signFeedback(t, mallory, td)
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, wrong))
+	_, err = s.send(c, relayer, submit(text, key, prev, deadline, wrong))
 	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// A truncated signature is refused.
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig[:64]))
+	_, err = s.send(c, relayer, submit(text, key, prev, deadline, sig[:64]))
 	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
 	// The relayer pays; the entry records the signer.
-	r := s.mustSend(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig))
+	r := s.mustSend(c, relayer, submit(text, key, prev, deadline, sig))
 	t.Logf("submitFeedbackFor (%d bytes): gas used %d", len(text), r.GasUsed)
 	ev, err := fl.UnpackFeedbackSubmittedEvent(r.Logs[0])
 	if err != nil {
@@ -390,39 +397,52 @@ func TestFeedbackLogSignedSubmission(t *testing.T) {
 	if e.Sender == relayerAddr {
 		t.Error("entry records the relayer")
 	}
-	if got := mustCall(t, c, fl.PackNonces(signerAddr), fl.UnpackNonces); got.Cmp(u(1)) != 0 {
-		t.Errorf("nonce after submission = %v, want 1", got)
+	stamp := mustCall(t, c, fl.PackKeyStamp(signerAddr, key), fl.UnpackKeyStamp)
+	if uses, at := new(big.Int).Rsh(stamp, 64), new(big.Int).And(stamp, new(big.Int).SetUint64(1<<64-1)); uses.Cmp(u(1)) != 0 || at.Sign() == 0 {
+		t.Errorf("stamp after one entry = %v, want 1 use and a time", stamp)
 	}
 	if bal, _ := s.client.BalanceAt(context.Background(), signerAddr, nil); bal.Sign() != 0 {
 		t.Errorf("signer balance %v after relayed submission, want 0", bal)
 	}
 
-	// Replaying the same signature fails: the nonce moved, so it signs another digest.
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig))
+	// Replaying the same signature fails: the stamp moved (StaleKey); and
+	// naming the new stamp with the old signature signs another digest.
+	_, err = s.send(c, relayer, submit(text, key, prev, deadline, sig))
+	if e := as[FeedbackLogStaleKey](t, revert(t, err, fl.UnpackError)); e.Expected.Sign() != 0 || e.Actual.Cmp(stamp) != 0 {
+		t.Errorf("replay: %+v, want StaleKey(expected 0, actual %v)", e, stamp)
+	}
+	_, err = s.send(c, relayer, submit(text, key, stamp, deadline, sig))
 	as[FeedbackLogBadSignature](t, revert(t, err, fl.UnpackError))
 
-	// v in {27, 28} is accepted as well as {0, 1}.
-	nonce = u(1)
-	_, sig27 := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "v27", nonce, deadline))
+	// The same key again, signed over the new stamp: accepted, and the use count goes on.
+	_, again := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "again", key, stamp, deadline))
+	s.mustSend(c, relayer, submit("again", key, stamp, deadline, again))
+	if got := new(big.Int).Rsh(mustCall(t, c, fl.PackKeyStamp(signerAddr, key), fl.UnpackKeyStamp), 64); got.Cmp(u(2)) != 0 {
+		t.Errorf("uses after two entries = %v, want 2", got)
+	}
+
+	// v in {27, 28} is accepted as well as {0, 1}; another key is independent.
+	other := crypto.Keccak256Hash([]byte("another key"))
+	_, sig27 := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "v27", other, u(0), deadline))
 	sig27[64] += 27
-	s.mustSend(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, "v27", deadline, sig27))
+	s.mustSend(c, relayer, submit("v27", other, u(0), deadline, sig27))
 
 	// An expired deadline is refused, even with a valid signature.
-	nonce = u(2)
+	late := crypto.Keccak256Hash([]byte("late"))
 	past := u(s.headTime() - 1)
-	_, sigPast := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "late", nonce, past))
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, "late", past, sigPast))
+	_, sigPast := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "late", late, u(0), past))
+	_, err = s.send(c, relayer, submit("late", late, u(0), past, sigPast))
 	if e := as[FeedbackLogExpired](t, revert(t, err, fl.UnpackError)); e.Deadline.Cmp(past) != 0 || e.NowTs.Cmp(past) <= 0 {
 		t.Errorf("expired: %+v, want Expired(%v, later)", e, past)
 	}
 
 	// Text rules apply to signed submissions too.
-	_, sigEmpty := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "", nonce, deadline))
-	_, err = s.send(c, relayer, fl.PackSubmitFeedbackFor(signerAddr, "", deadline, sigEmpty))
+	_, sigEmpty := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, "", late, u(0), deadline))
+	_, err = s.send(c, relayer, submit("", late, u(0), deadline, sigEmpty))
 	as[FeedbackLogEmptyText](t, revert(t, err, fl.UnpackError))
 
-	if got := mustCall(t, c, fl.PackFeedbackCount(), fl.UnpackFeedbackCount); got.Cmp(u(2)) != 0 {
-		t.Errorf("feedbackCount = %v, want 2", got)
+	if got := mustCall(t, c, fl.PackFeedbackCount(), fl.UnpackFeedbackCount); got.Cmp(u(3)) != 0 {
+		t.Errorf("feedbackCount = %v, want 3", got)
 	}
 }
 
@@ -459,11 +479,15 @@ func TestFeedbackLogGas(t *testing.T) {
 			}
 			signerAddr := crypto.PubkeyToAddress(signer.PublicKey)
 			deadline := u(s.headTime() + 3600)
-			for i := range 2 {
+			// A fresh key (a new finding), then the same key again (a repost).
+			key := crypto.Keccak256Hash([]byte("fleetd/finding/0123456789abcdef"))
+			prev := u(0)
+			for i, what := range []string{"fresh key", "same key"} {
 				text := strings.Repeat("z", 13)
-				_, sig := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, text, u(uint64(i)), deadline))
-				r := s.mustSend(c, k, fl.PackSubmitFeedbackFor(signerAddr, text, deadline, sig))
-				t.Logf("submitFeedbackFor #%d (nonce %d) %d bytes: gas used %d", i, i, len(text), r.GasUsed)
+				_, sig := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, text, key, prev, deadline))
+				r := s.mustSend(c, k, fl.PackSubmitFeedbackFor(signerAddr, text, key, prev, deadline, sig))
+				t.Logf("submitFeedbackFor #%d (%s) %d bytes: gas used %d", i, what, len(text), r.GasUsed)
+				prev = mustCall(t, c, fl.PackKeyStamp(signerAddr, key), fl.UnpackKeyStamp)
 			}
 		})
 	}
