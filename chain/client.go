@@ -578,8 +578,12 @@ func (c *Client) SweepAll(ctx context.Context, from *Key, to fleet.Address) (*Re
 	if err != nil {
 		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
 	}
-	// A plain transfer costs exactly 21000 gas; the fee cap covers a doubled base fee.
+	// A plain transfer costs exactly 21000 gas. The tip cap equals the fee
+	// cap, so the price paid is exactly the cap (the miner keeps what the
+	// base fee leaves) and the key ends at zero, not at dust; the cap covers
+	// a doubled base fee.
 	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	tip = feeCap
 	cost := new(big.Int).Mul(feeCap, big.NewInt(21_000))
 	value := new(big.Int).Sub(bal, cost)
 	if value.Sign() <= 0 {

@@ -13,7 +13,7 @@ import (
 
 type createArgs struct{}
 
-// create mints the next sandbox name under a fresh throwaway key. Order
+// create mints the next sandbox name under the run's next throwaway key. Order
 // matters for crash safety: key file, then ledger (durable), then funding,
 // then the mint; cleanup can undo every step that happened.
 func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) {
@@ -37,12 +37,15 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 		t.run.Meter.Refund(fleet.ResWei, fund)
 		return nil, err
 	}
-	key, err := chain.GenerateKey()
+	sb := t.run.Sandbox
+	n := len(sb.Entries())
+	// Derived from the sponsor's secret, so any fleetd holding the sponsor
+	// key can recompute and sweep it if this process dies with its disk.
+	key, err := chain.DeriveThrowawayKey(t.env.Sponsor, t.run.ID, n)
 	if err != nil {
 		return nil, err
 	}
-	sb := t.run.Sandbox
-	keyFile := fmt.Sprintf("k%d.key", len(sb.Entries()))
+	keyFile := fmt.Sprintf("k%d.key", n)
 	if err := chain.WriteKeyFile(filepath.Join(sb.KeysDir(), keyFile), key); err != nil {
 		return nil, fmt.Errorf("qa_create: %w", err) // the sandbox is broken: end the run
 	}
@@ -50,7 +53,9 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("qa_create: %w", err)
 	}
-	if _, err := t.env.Chain.Transfer(ctx, t.env.Sponsor, key.Address(), weiBig(fund)); err != nil {
+	// The funding names the run and the key's index in its calldata, so the
+	// chain alone says which keys a sponsor funded (ReconcileChain).
+	if _, err := t.env.Chain.SendRaw(ctx, t.env.Sponsor, key.Address(), chain.ThrowawayMarker(t.run.ID, n), weiBig(fund)); err != nil {
 		sb.SetState(name, sandbox.StateFailed)
 		t.run.Meter.Refund(fleet.ResWei, fund)
 		t.run.Meter.Refund(fleet.ResWrites, 1)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
@@ -18,19 +21,29 @@ func (a *app) probeCmd() *cobra.Command {
 		Long: `Runs SPECIALIST once in a fresh sandbox under the stored dial: one line per
 turn on stderr (tool, verdict, latency), then the run's id, outcome and
 findings on stdout. Names the run minted are released and its throwaway keys
-swept before it exits. Exit status 0 when the run ends with outcome done,
-1 otherwise. For cron jobs and Kubernetes CronJobs.`,
+swept before it exits. For cron jobs and Kubernetes CronJobs, the exit status
+says whether to retry:
+  0  the run ran (done, budget exhausted or deadline reached)
+  1  infrastructure: the node or the platform failed the run; retry later
+  2  configuration: the config, the specialist or the target is wrong; do not retry
+  3  paused (the kill switch) or cancelled by it; retry after fleetd resume`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			p, err := a.persona(args[0])
 			if err != nil {
-				return err
+				return &exitError{code: exitConfig, err: err}
 			}
 			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			env, err := a.buildEnv(ctx, logger)
 			if err != nil {
-				return err
+				if errors.Is(err, chain.ErrUnreachable) {
+					return &exitError{code: exitInfra, err: err}
+				}
+				return &exitError{code: exitConfig, err: err}
+			}
+			if paused, _ := env.control.Paused(); paused {
+				return &exitError{code: exitPaused, err: ErrPaused}
 			}
 			defer env.Close()
 			if done, err := qatools.Reconcile(ctx, env.Env, a.sandboxDir()); err != nil {
@@ -44,7 +57,13 @@ swept before it exits. Exit status 0 when the run ends with outcome done,
 				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 			}})
 			if err != nil && res.RunID == "" {
-				return err
+				switch {
+				case errors.Is(err, ErrPaused):
+					return &exitError{code: exitPaused, err: err}
+				case errors.Is(err, chain.ErrUnreachable), errors.Is(err, context.Canceled):
+					return &exitError{code: exitInfra, err: err}
+				}
+				return &exitError{code: exitConfig, err: err}
 			}
 			fmt.Fprintf(a.stdout, "run %s: %s: %s\n", res.RunID, res.Outcome, res.Summary)
 			for _, f := range res.Findings {
@@ -52,15 +71,27 @@ swept before it exits. Exit status 0 when the run ends with outcome done,
 			}
 			fmt.Fprintf(a.stdout, "turns %d, tool calls %d, refusals %d, findings %d, %dms\n",
 				res.Totals.Turns, res.Totals.ToolCalls, res.Totals.Refusals, res.Totals.Findings, res.Totals.DurationMS)
-			if err != nil {
-				return err
+			switch res.Outcome {
+			case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
+				return nil
+			case trajectory.OutcomeCancelled:
+				if paused, _ := env.control.Paused(); paused {
+					return &exitError{code: exitPaused, err: fmt.Errorf("run %s cancelled: %w", res.RunID, ErrPaused)}
+				}
 			}
-			if res.Outcome != trajectory.OutcomeDone {
-				return &exitError{code: 1, err: fmt.Errorf("run %s ended %s", res.RunID, res.Outcome)}
+			if err == nil {
+				err = fmt.Errorf("run %s ended %s", res.RunID, res.Outcome)
 			}
-			return nil
+			return &exitError{code: exitInfra, err: err}
 		},
 	}
 	cmd.Flags().StringVar(&planner, "planner", "", "override the persona's planner: playbook, gemini or openai")
 	return cmd
 }
+
+// Exit statuses a Job controller can act on (fleetd probe documents them).
+const (
+	exitInfra  = 1 // retry later
+	exitConfig = 2 // do not retry
+	exitPaused = 3 // retry after fleetd resume
+)
