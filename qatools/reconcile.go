@@ -123,4 +123,3 @@ func ReconcileChain(ctx context.Context, env *Env, from, to uint64, minAge time.
 
 // Stranded reports whether the run held anything when reconciled.
 func (s Stranded) Stranded() bool { return len(s.Released) > 0 || s.Swept.Sign() > 0 }
-
