@@ -155,3 +155,38 @@ func (k *Key) PrivateKey() *ecdsa.PrivateKey { return k.priv }
 
 // KeyFromECDSA wraps an existing private key.
 func KeyFromECDSA(priv *ecdsa.PrivateKey, source string) *Key { return newKey(priv, source) }
+
+// ImportKey reads the key at src, which may be group-readable (a Kubernetes
+// secret volume under an fsGroup is delivered 0440, and a non-root pod can
+// read it no other way) but never world-accessible nor group-writable, and
+// stores it at dst with mode 0600 for LoadKey, which accepts nothing looser.
+// It refuses to overwrite dst. Errors wrap ErrKeyFile and never echo the key.
+func ImportKey(src, dst string) (*Key, error) {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrKeyFile, src, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w %s: not a regular file", ErrKeyFile, src)
+	}
+	if perm := fi.Mode().Perm(); perm&0o027 != 0 {
+		return nil, fmt.Errorf("%w %s: mode %04o: group-writable or accessible to other users", ErrKeyFile, src, perm)
+	}
+	if fi.Size() > 4096 {
+		return nil, fmt.Errorf("%w %s: %d bytes is too large for a key file", ErrKeyFile, src, fi.Size())
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrKeyFile, src, err)
+	}
+	priv, err := parseKey(string(b))
+	clear(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %s", ErrKeyFile, src, err)
+	}
+	k := newKey(priv, dst)
+	if err := WriteKeyFile(dst, k); err != nil {
+		return nil, err
+	}
+	return k, nil
+}

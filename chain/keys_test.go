@@ -89,3 +89,37 @@ func TestLoadKeyRefusesBadFiles(t *testing.T) {
 		t.Errorf("good key: %v %v", k, err)
 	}
 }
+
+func TestImportKey(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := GenerateKey()
+	src := filepath.Join(dir, "secret.key")
+	if err := WriteKeyFile(src, k); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(src, 0o440) // a secret volume under an fsGroup
+	dst := filepath.Join(dir, "run", "fleet.key")
+	got, err := ImportKey(src, dst)
+	if err != nil || got.Address() != k.Address() {
+		t.Fatalf("ImportKey = %v, %v", got, err)
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o600 {
+		t.Errorf("imported key mode %04o, want 0600", fi.Mode().Perm())
+	}
+	if loaded, err := LoadKey(dst); err != nil || loaded.Address() != k.Address() {
+		t.Errorf("LoadKey(imported) = %v, %v", loaded, err)
+	}
+	if _, err := ImportKey(src, dst); err == nil || !strings.Contains(err.Error(), "refusing to overwrite") {
+		t.Errorf("second import over the first = %v", err)
+	}
+	for _, mode := range []os.FileMode{0o444, 0o460, 0o404, 0o640 | 0o002} {
+		os.Chmod(src, mode)
+		if _, err := ImportKey(src, filepath.Join(dir, "x"+mode.String())); !errors.Is(err, ErrKeyFile) {
+			t.Errorf("mode %04o: %v, want refused", mode, err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "junk"), []byte("not a key"), 0o400)
+	if _, err := ImportKey(filepath.Join(dir, "junk"), filepath.Join(dir, "y")); !errors.Is(err, ErrKeyFile) || strings.Contains(err.Error(), "not a key") {
+		t.Errorf("junk: %v", err)
+	}
+}
