@@ -30,6 +30,10 @@ type DaemonConfig struct {
 	Daily           DailyConfig   `yaml:"daily_budget"`     // fleet-wide per UTC day; zero fields are unlimited
 	PollInterval    time.Duration `yaml:"poll_interval"`    // chain-event polling; default 2s
 	Confirmations   uint64        `yaml:"confirmations"`    // blocks an event must be buried under; default 0
+	// Specialists false: the daemon schedules no specialist (they run
+	// elsewhere, e.g. as Kubernetes CronJobs) and only triages and serves
+	// HTTP. Default true.
+	Specialists *bool `yaml:"specialists"`
 }
 
 // DailyConfig is the fleet-wide spend allowed per UTC day.
@@ -170,7 +174,10 @@ const triageName = "triage"
 // specs are the personas' schedules plus triage's: its own interval and
 // every new feedback entry, when there is a feedback log to read.
 func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
-	out := specsOf(ps)
+	var out []triggers.Spec
+	if sp := d.a.cfg.Daemon.Specialists; sp == nil || *sp {
+		out = specsOf(ps)
+	}
 	if d.env.Log != nil {
 		every := d.a.cfg.Triage.Every
 		if every <= 0 {
