@@ -20,10 +20,11 @@ func (a *app) reconcileCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "reconcile [--from-chain [--blocks N] [--older-than D]]",
-		Short: "Release the names and sweep the funds of crashed runs: from this data dir, or from the chain alone",
+		Short: "Release the names and sweep the funds of crashed runs, and post the outbox: from this data dir, or from the chain alone",
 		Long: `Finishes the cleanup of runs whose process died. Always: every sandbox in
 this data dir without a closed marker and not held by a live process (what
-fleetd run and fleetd probe also do at start). With --from-chain, also the
+fleetd run and fleetd probe also do at start), and the findings waiting in
+the outbox are posted (exactly once). With --from-chain, also the
 runs no disk here knows about (a pod that died with its data dir): every
 throwaway key the sponsor funded in the last --blocks blocks is found from
 the marker its funding transaction carries, derived again from the sponsor's
@@ -41,6 +42,18 @@ and sweeps, at any dial.`,
 			}
 			defer env.Close()
 			done, lerr := qatools.Reconcile(ctx, env.Env, a.sandboxDir())
+			if env.Reporter != nil {
+				posted, left, ferr := env.Reporter.Flush(ctx)
+				if ferr != nil {
+					lerr = errors.Join(lerr, ferr)
+				}
+				if posted > 0 || left > 0 {
+					if err := a.emit(asJSON, map[string]any{"outbox_posted": posted, "outbox_left": left},
+						"outbox: %d findings posted, %d left", posted, left); err != nil {
+						return err
+					}
+				}
+			}
 			for _, c := range done {
 				if err := a.emit(asJSON, map[string]any{"run": c.RunID, "from": "data dir", "names": len(c.Names), "keys": len(c.KeyFiles)},
 					"%s  data dir: %d names released, %d keys swept", c.RunID, len(c.Names), len(c.KeyFiles)); err != nil {
