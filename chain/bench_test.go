@@ -164,3 +164,84 @@ func fillFast(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen
 func BenchmarkScan100k(b *testing.B) {
 	benchScan(b, 100_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fillFast(b, c, l, sponsor, 100_000, 200, 128) })
 }
+
+// BenchmarkWriters measures findings per second through one log with 1, 4
+// and 8 writers, each its own client (its own connection and nonce state: a
+// process), all signing for one fleet identity and posting keyed findings
+// with distinct fingerprints. "sponsor=shared" relays with one sponsor key
+// (writers contend for its account nonce); "sponsor=own" gives each writer
+// its own sponsor key, the deployment docs/architecture.md recommends under
+// heavy load.
+func BenchmarkWriters(b *testing.B) {
+	be := mustDevchain(b)
+	ctx := context.Background()
+	c0 := mustDial(b, be.url)
+	l0, _, err := c0.DeployFeedbackLog(ctx, be.sponsor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	identity, _ := GenerateKey()
+	var seq atomicCounter
+	for _, sponsorMode := range []string{"shared", "own"} {
+		for _, writers := range []int{1, 4, 8} {
+			b.Run(fmt.Sprintf("sponsor=%s/writers=%d", sponsorMode, writers), func(b *testing.B) {
+				logs := make([]*FeedbackLog, writers)
+				sponsors := make([]*Key, writers)
+				for i := range logs {
+					logs[i] = mustDial(b, be.url).FeedbackLog(l0.Address())
+					sponsors[i] = be.sponsor
+					if sponsorMode == "own" {
+						sponsors[i], _ = GenerateKey()
+						if _, err := c0.Transfer(ctx, be.sponsor, sponsors[i].Address(), new(big.Int).Mul(ether, big.NewInt(10))); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				work := make(chan int)
+				var wg sync.WaitGroup
+				var failed atomicCounter
+				for w := range writers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range work {
+							n := seq.next()
+							text := fmt.Sprintf("qa/v1 source=qa-bench sev=info surface=chain fp=%016x\nwriter %d finding %d", n, w, n)
+							if _, err := logs[w].SubmitKeyed(ctx, identity, sponsors[w], text, FingerprintKey(fmt.Sprintf("%016x", n)), time.Hour); err != nil {
+								failed.next()
+								b.Error(err)
+							}
+						}
+					}()
+				}
+				for b.Loop() {
+					work <- 0
+				}
+				close(work)
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "findings/s")
+				if f := failed.load(); f > 0 {
+					b.Errorf("%d posts failed", f)
+				}
+			})
+		}
+	}
+}
+
+type atomicCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (a *atomicCounter) next() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	return a.n
+}
+
+func (a *atomicCounter) load() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
