@@ -482,8 +482,12 @@ func TestFeedbackLogGas(t *testing.T) {
 			// A fresh key (a new finding), then the same key again (a repost).
 			key := crypto.Keccak256Hash([]byte("fleetd/finding/0123456789abcdef"))
 			prev := u(0)
-			for i, what := range []string{"fresh key", "same key"} {
+			for i, what := range []string{"fresh key", "same key", "fresh key, 300 bytes"} {
 				text := strings.Repeat("z", 13)
+				if i == 2 {
+					key, prev = crypto.Keccak256Hash([]byte("fleetd/finding/fedcba9876543210")), u(0)
+					text = strings.Repeat("z", 300)
+				}
 				_, sig := signFeedback(t, signer, typedFeedback(s.chainID, addr, signerAddr, text, key, prev, deadline))
 				r := s.mustSend(c, k, fl.PackSubmitFeedbackFor(signerAddr, text, key, prev, deadline, sig))
 				t.Logf("submitFeedbackFor #%d (%s) %d bytes: gas used %d", i, what, len(text), r.GasUsed)
