@@ -248,9 +248,14 @@ func (l *FeedbackLog) SubmitKeyed(ctx context.Context, identity, sponsor *Key, t
 		}
 	}
 	sub, err := l.submitKeyed(ctx, identity, sponsor, text, key, st.raw)
-	if IsRevert(err, "StaleKey") {
-		now, _ := l.KeyStamp(ctx, identity.Address(), key)
-		return nil, &DuplicateError{Key: key, Stamp: now, Raced: true}
+	if IsRevert(err, "") {
+		// StaleKey, when the estimate already saw the other submission. When
+		// both landed in one block, the failed one replays cleanly at the
+		// parent block and its reason is lost: the moved stamp says it.
+		now, serr := l.KeyStamp(ctx, identity.Address(), key)
+		if IsRevert(err, "StaleKey") || (serr == nil && now.raw.Cmp(st.raw) != 0) {
+			return nil, &DuplicateError{Key: key, Stamp: now, Raced: true}
+		}
 	}
 	return sub, err
 }

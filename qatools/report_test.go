@@ -2,6 +2,7 @@ package qatools
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -296,5 +298,68 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 	}
 	if b, err := os.ReadFile(state + ".corrupt"); err != nil || string(b) != "{not json" {
 		t.Errorf("the corrupt state was not kept aside: %q, %v", b, err)
+	}
+}
+
+// TestOutboxFlushOnceAcrossProcesses: two processes, each with its own data
+// dir, queued the same finding while the chain was down; both flush when it
+// is back. The log takes it once; both outboxes end empty.
+func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	ctx := context.Background()
+	node := newFlakyNode(t, h.chainURL)
+	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaProxy.Close()
+	f := finding("the same finding, found by two pods")
+	f.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"PANIC"}`)}
+	node.down.Store(true)
+	var reps []*Reporter
+	for i := range 2 {
+		dir := t.TempDir()
+		r, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor,
+			OutboxDir: filepath.Join(dir, "outbox"), StateFile: filepath.Join(dir, "reporter", "state.json"), PostTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := f
+		g.Run = fmt.Sprintf("r-%d", i) // each pod's own run: the texts differ, the fingerprint does not
+		if res, err := r.Report(ctx, g); err != nil || res.Status != "queued" {
+			t.Fatalf("pod %d with the chain down: %+v %v", i, res, err)
+		}
+		reps = append(reps, r)
+	}
+	node.down.Store(false)
+	var wg sync.WaitGroup
+	for _, r := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, left, err := r.Flush(ctx); err != nil || left != 0 {
+				t.Errorf("flush: %d left, %v", left, err)
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	if _, err := h.env.Log.Scan(ctx, 0, func(p []chain.Entry) error {
+		for _, e := range p {
+			if fd, err := fleet.Parse(e.Text); err == nil && fd.Fingerprint == fleet.Fingerprint(f) {
+				n++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("the finding is on the log %d times after two flushes, want 1", n)
+	}
+	for i, r := range reps {
+		if items, _ := r.Pending(); len(items) != 0 {
+			t.Errorf("pod %d's outbox still holds %d items", i, len(items))
+		}
 	}
 }
