@@ -361,6 +361,7 @@ func TestCompile(t *testing.T) {
 		{"ERR", Rejected},
 		{"PANIC", Crashed},
 		{"HANG", TimedOut},
+		{"OOM", Resource},
 		{"BIN", Rejected},
 	} {
 		out, err := h.call(reg, "qa_compile", map[string]any{"source": tc.source})
@@ -374,8 +375,20 @@ func TestCompile(t *testing.T) {
 			t.Errorf("%s: result is not valid JSON", tc.source)
 		}
 	}
+	// A crash carries its normalized crash state: literals masked, the
+	// target's frames.
+	out, _ := h.call(reg, "qa_compile", map[string]any{"source": "PANIC 1"})
+	if got, want := out.Result["crash_state"], "panic: runtime error: index out of range [N] with length N @ main.parse"; got != want {
+		t.Errorf("crash_state %q, want %q", got, want)
+	}
+	// timeout_ms only shortens the configured timeout (minimizing hangs).
 	start := time.Now()
-	out, _ := h.call(reg, "qa_compile", map[string]any{"source": "FORK"})
+	out, _ = h.call(reg, "qa_compile", map[string]any{"source": "HANG", "timeout_ms": 300})
+	if out.Result["outcome"] != TimedOut || time.Since(start) > 3*time.Second || out.Result["timeout_ms"] != int64(300) {
+		t.Errorf("HANG with timeout_ms 300: %v after %s", out.Result, time.Since(start))
+	}
+	start = time.Now()
+	out, _ = h.call(reg, "qa_compile", map[string]any{"source": "FORK"})
 	if out.Result["outcome"] != TimedOut || time.Since(start) > 10*time.Second {
 		t.Fatalf("FORK: %v after %s", out.Result, time.Since(start))
 	}

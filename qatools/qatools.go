@@ -87,7 +87,7 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 	t := &tools{env: env, run: run}
 	return []fleet.Tool{
 		fleet.NewTool("qa_create", "Mint the next sandbox name qa-<run>-<n> under a fresh throwaway key (funded by the sponsor, released when the run ends). Returns name, owner, tx, gas_used, owner_verified.", fleet.Exercise, t.create),
-		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed or timeout), exit_code, signal, stderr_tail, bytes, sha256, duration_ms.", fleet.Observe, t.compile),
+		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed, timeout for a hang, or resource for memory exhaustion), exit_code, signal, stderr_tail (and stderr_head when long), crash_state (a crash's normalized message and top frames), bytes, sha256, duration_ms.", fleet.Observe, t.compile),
 		fleet.NewTool("qa_publish", "Compile source and write the artifact to the metadata of a name this run minted. Returns tx, gas_estimated, gas_used, revert_reason.", fleet.Exercise, t.publish),
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
 		fleet.NewTool("qa_fetch", "GET an allowlisted public URL. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
