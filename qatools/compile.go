@@ -119,7 +119,12 @@ func (t *tools) runCompilerFor(ctx context.Context, source string, timeout time.
 		head := res.Stderr[:min(len(res.Stderr), stderrHeadBytes)]
 		fields["stderr_head"], _ = sandbox.Text(head, stderrHeadBytes)
 	}
-	if outcome == Crashed || outcome == Resource {
+	switch outcome {
+	case TimedOut:
+		// A hang has no stack to read: its state is the input's shape, so
+		// minimizations of one hang that differ in spacing share it.
+		fields["crash_state"] = "hang: " + fuzzing.Shape(source)
+	case Crashed, Resource:
 		st := fuzzing.ParseCrash(res.Stderr)
 		if st.IsZero() {
 			st = fuzzing.FallbackState(res.Signal, res.ExitCode)
