@@ -178,7 +178,7 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 			return nil, err
 		}
 	}
-	seen := map[string]bool{}  // behaviour signatures met in this session
+	seen := map[string]bool{}   // behaviour signatures met in this session
 	states := map[string]bool{} // crash states reported
 	hang := false
 	start := time.Now()
