@@ -23,7 +23,7 @@ import (
 	"github.com/qafleet/fleetd/sandbox"
 )
 
-// TestEveryToolAtEveryRung exercises the seven tools at each dial setting.
+// TestEveryToolAtEveryRung exercises every tool at each dial setting.
 func TestEveryToolAtEveryRung(t *testing.T) {
 	h := newHarness(t, fleet.Observe)
 	calls := map[string]any{
@@ -34,13 +34,14 @@ func TestEveryToolAtEveryRung(t *testing.T) {
 		"qa_fetch":   map[string]any{"url": h.web.URL + "/alice/"},
 		"qa_chain":   map[string]any{"method": "eth_blockNumber"},
 		"qa_report":  map[string]any{"severity": "info", "surface": "fleet", "summary": "rung test finding"},
+		"qa_fuzz":    map[string]any{"engine": "builtin", "seconds": 1},
 	}
 	writes := map[string]bool{"qa_create": true, "qa_publish": true, "qa_call": true}
 	for _, d := range []fleet.Dial{fleet.Observe, fleet.Exercise, fleet.Propose} {
 		h.setDial(d)
 		run, reg := h.newRun("r-rung-"+d.String(), fleet.Budget{})
 		name := ""
-		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report"} {
+		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report", "qa_fuzz"} {
 			args := calls[tool]
 			if tool == "qa_publish" && name != "" {
 				args = map[string]any{"name": name, "source": "let x = 1;"}
