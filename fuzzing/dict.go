@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Dictionary holds the tokens harvested from a seed corpus: what a
@@ -12,7 +13,8 @@ import (
 // their keywords and brackets; blind byte mutation rarely builds either.
 type Dictionary struct {
 	Words  []string // identifiers and keywords: let, while, href
-	Tags   []string // markup tags as written: <template>, </b>, <br/>
+	Tags   []string // markup tags as written: <a href="/">, </b>, <br/>
+	Names  []string // markup element names: template, object, b
 	Puncts []string // operator and punctuation runs: ==, ->, ]]
 	Pairs  []string // bracket and quote pairs, empty: (), [], {}, <>, "", ''
 	Frags  []string // balanced fragments: a bracket pair or an element with its contents
@@ -36,7 +38,7 @@ var (
 // frequent first.
 func Harvest(seeds [][]byte) *Dictionary {
 	count := func() map[string]int { return map[string]int{} }
-	words, tags, puncts, pairs, frags := count(), count(), count(), count(), count()
+	words, tags, names, puncts, pairs, frags := count(), count(), count(), count(), count(), count()
 	for _, s := range seeds {
 		text := string(s)
 		for _, w := range wordRE.FindAllString(text, -1) {
@@ -48,6 +50,7 @@ func Harvest(seeds [][]byte) *Dictionary {
 			// open tag can be spliced.
 			if m := tagName.FindStringSubmatch(t); m != nil {
 				tags["<"+m[1]+m[2]+">"]++
+				names[strings.ToLower(m[2])]++
 			}
 		}
 		for _, p := range punctRE.FindAllString(text, -1) {
@@ -69,7 +72,7 @@ func Harvest(seeds [][]byte) *Dictionary {
 			frags[e]++
 		}
 	}
-	return &Dictionary{Words: top(words), Tags: top(tags), Puncts: top(puncts), Pairs: top(pairs), Frags: top(frags)}
+	return &Dictionary{Words: top(words), Tags: top(tags), Names: top(names), Puncts: top(puncts), Pairs: top(pairs), Frags: top(frags)}
 }
 
 var tagName = regexp.MustCompile(`^<(/?)([A-Za-z][A-Za-z0-9:-]*)`)
@@ -98,7 +101,7 @@ func (d *Dictionary) Len() int {
 	if d == nil {
 		return 0
 	}
-	return len(d.Words) + len(d.Tags) + len(d.Puncts) + len(d.Pairs) + len(d.Frags)
+	return len(d.Words) + len(d.Tags) + len(d.Names) + len(d.Puncts) + len(d.Pairs) + len(d.Frags)
 }
 
 // Tokens returns every entry of the dictionary but fragments, for an

@@ -244,15 +244,22 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 		}
 		return nil
 	}
+	// Seeds and queued inputs run first; those that fail are not mutated
+	// (their mutants would mostly fail the same way, a hang at full cost).
+	var ok [][]byte
 	for _, in := range append(append([][]byte(nil), pool...), queued...) {
 		if done() {
 			break
 		}
+		n := len(rep.Crashers) + rep.Timeouts
 		if err := handle(in, true); err != nil {
 			return rep, err
 		}
+		if len(rep.Crashers)+rep.Timeouts == n {
+			ok = append(ok, in)
+		}
 	}
-	pool = append(pool, queued...)
+	pool = ok
 	if len(pool) == 0 {
 		pool = [][]byte{{}}
 	}

@@ -193,26 +193,35 @@ func (m *Mutator) insertPair(b []byte, _ [][]byte) []byte {
 	return insert(b, m.pos(b), []byte(m.pick(m.dict.Pairs)))
 }
 
+// tag returns a tag to insert: mostly a bare open tag of a known element
+// (each element equally likely, however often the corpus uses it), now and
+// then a closing one or a tag as the corpus wrote it, attributes and all.
+func (m *Mutator) tag() string {
+	switch r := m.rng.IntN(8); {
+	case len(m.dict.Names) > 0 && r < 5:
+		return "<" + m.pick(m.dict.Names) + ">"
+	case len(m.dict.Names) > 0 && r < 6:
+		return "</" + m.pick(m.dict.Names) + ">"
+	}
+	return m.pick(m.dict.Tags)
+}
+
 func (m *Mutator) insertTag(b []byte, _ [][]byte) []byte {
 	if len(m.dict.Tags) == 0 {
 		return m.insertFrag(b, nil)
 	}
-	return insert(b, m.pos(b), []byte(m.pick(m.dict.Tags)))
+	return insert(b, m.pos(b), []byte(m.tag()))
 }
 
-// tagSoup inserts two to six tags in a row, mostly opening ones: unusual
-// nestings of known elements are where markup parsers' state machines break.
+// tagSoup inserts two to six tags in a row: unusual nestings of known
+// elements are where markup parsers' state machines break.
 func (m *Mutator) tagSoup(b []byte, _ [][]byte) []byte {
 	if len(m.dict.Tags) == 0 {
 		return m.insertFrag(b, nil)
 	}
 	var s strings.Builder
 	for range 2 + m.rng.IntN(5) {
-		t := m.pick(m.dict.Tags)
-		if strings.HasPrefix(t, "</") && m.rng.IntN(3) > 0 {
-			t = "<" + t[2:]
-		}
-		s.WriteString(t)
+		s.WriteString(m.tag())
 	}
 	return insert(b, m.pos(b), []byte(s.String()))
 }

@@ -133,3 +133,83 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestFuzzEngineStage: qa_fuzz sessions run (auto, then the built-in
+// engine after an AFL++ one) and their crashers are replayed, minimized
+// and reported through qa_compile like any other input.
+func TestFuzzEngineStage(t *testing.T) {
+	var calls []map[string]any
+	var sessions []string
+	cc := fakeCompile(func(src string, _ int) fleet.Result {
+		if strings.Contains(src, "@@") {
+			return fleet.Result{"outcome": "crashed", "exit_code": -1, "signal": "aborted", "crash_state": "panic: at-at @ c.lex"}
+		}
+		return fleet.Result{"outcome": "rejected", "exit_code": 1}
+	})
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_compile": cc.handler(&calls),
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			sessions = append(sessions, a["engine"].(string))
+			if a["engine"] == "auto" {
+				return fleet.Result{"engine": "aflpp", "execs": 900, "crashers": []map[string]any{
+					{"input": "let x = 1; @@ print x;", "outcome": "crashed", "crash_state": "panic: at-at @ c.lex"},
+					{"input": "cut", "input_truncated": true},
+				}}
+			}
+			return fleet.Result{"engine": "builtin", "execs": 1200, "crashers": []any{}}
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let x = 1;\nprint x;\n"}, Caps: map[string]int{"fuzz": 60}}), st, w, 70)
+	if strings.Join(sessions, ",") != "auto,builtin" {
+		t.Errorf("sessions %v, want auto then builtin", sessions)
+	}
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding:%s", summaries(w.reports))
+	}
+	r := w.reports[0]
+	if src := r["repro"].(map[string]any)["args"].(map[string]any)["source"]; src != "@@" || r["severity"] != "high" || !strings.Contains(r["summary"].(string), "engine aflpp") {
+		t.Errorf("finding %v", r)
+	}
+	if !strings.Contains(summary, "qa_fuzz engine aflpp ran 900 inputs") {
+		t.Errorf("summary %q does not say which engine ran", summary)
+	}
+}
+
+// TestFuzzRepoGoTarget: a crasher of Go's fuzzer is replayed through
+// qa_fuzz replay and reported with that replay as the repro: high when it
+// reproduces, low and flaky when it does not.
+func TestFuzzRepoGoTarget(t *testing.T) {
+	for _, reproduces := range []bool{true, false} {
+		input := "go test fuzz v1\n[]byte(\"<template><object>\")\n"
+		state := "panic: runtime error: invalid memory address or nil pointer dereference @ html.(*parser).parseCurrentToken"
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_fuzz": func(a map[string]any) fleet.Result {
+				if a["replay"] != nil {
+					if a["replay"] != input {
+						t.Errorf("replayed %q", a["replay"])
+					}
+					if reproduces {
+						return fleet.Result{"outcome": "crashed", "crash_state": state}
+					}
+					return fleet.Result{"outcome": "compiled"}
+				}
+				return fleet.Result{"engine": "go", "execs": 5000, "crashers": []any{map[string]any{"input": input, "input_bytes": 48, "outcome": "crashed", "crash_state": state}}}
+			},
+		}}
+		tg := testTarget()
+		tg.Compiler = nil
+		tg.Repo = &fleet.Repo{URL: "/src/parser", FuzzPackage: "./html", FuzzTarget: "FuzzParse", Surfaces: []string{"parser"}}
+		st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+		drive(t, mustNew(t, "fuzz", Options{}), st, w, 20)
+		if len(w.reports) != 1 {
+			t.Fatalf("reproduces=%v: want one finding:%s", reproduces, summaries(w.reports))
+		}
+		r := w.reports[0]
+		repro := r["repro"].(map[string]any)
+		wantSev := map[bool]string{true: "high", false: "low"}[reproduces]
+		if r["severity"] != wantSev || r["surface"] != "parser" || repro["tool"] != "qa_fuzz" || repro["args"].(map[string]any)["replay"] != input || (r["flaky"] == true) == reproduces {
+			t.Errorf("reproduces=%v: finding %v", reproduces, r)
+		}
+	}
+}
