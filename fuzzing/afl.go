@@ -142,6 +142,9 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		return rep, fmt.Errorf("aflpp: afl-fuzz exited %d: %s", res.ExitCode, stripANSI(tail))
 	}
 	if rep.Execs == 0 {
+		rep.Execs = aflPlotExecs(filepath.Join(outDir, "plot_data"))
+	}
+	if rep.Execs == 0 {
 		rep.Execs = aflExecsFromNames(append(append(aflFiles(filepath.Join(outDir, "queue")), crashes...), hangs...))
 	}
 	states := map[string]bool{}
@@ -267,3 +270,23 @@ func aflExecsFromNames(files []string) int {
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+// aflPlotExecs reads total_execs from the last line of plot_data (written
+// even when fuzzer_stats is not, as in the non-instrumented mode).
+func aflPlotExecs(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	last := lines[len(lines)-1]
+	if strings.HasPrefix(last, "#") {
+		return 0
+	}
+	f := strings.Split(last, ",")
+	if len(f) < 12 {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(f[11]))
+	return n
+}

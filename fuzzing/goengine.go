@@ -58,7 +58,7 @@ func (g GoTarget) build(ctx context.Context) (string, error) {
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
 		Argv: []string{g.Go, "test", "-c", "-fuzz=^" + g.Func + "$", "-o", bin, "./" + filepath.ToSlash(filepath.Clean(g.Package))},
-		Dir:  g.Dir, Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2,
+		Dir:  g.Dir, Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2, FileBytes: 1 << 30,
 	})
 	if err != nil {
 		return "", fmt.Errorf("go fuzz build: %w", err)
@@ -115,7 +115,7 @@ func RunGo(ctx context.Context, g GoTarget, d time.Duration) (*Report, error) {
 	}
 	start := time.Now()
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: dir, Env: g.Env, Timeout: d + minimize + 30*time.Second,
-		MemoryBytes: g.memory(), CPUSeconds: uint64((d+minimize).Seconds()+30) * uint64(par+1), OutputCap: 1 << 20})
+		MemoryBytes: g.memory(), CPUSeconds: uint64((d+minimize).Seconds()+30) * uint64(par+1), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return nil, fmt.Errorf("go fuzz: %w", err)
 	}
@@ -197,7 +197,7 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 		timeout = 30 * time.Second
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-test.run=^" + g.Func + "/fleetd-replay$", "-test.v"},
-		Dir: g.pkgDir(), Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20})
+		Dir: g.pkgDir(), Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return Crasher{}, fmt.Errorf("go fuzz replay: %w", err)
 	}

@@ -32,6 +32,10 @@ type ExecSpec struct {
 	// CPU than wall time, so this limit may end a spinning program before the
 	// timeout does: ExecResult.CPULimited says when it did.
 	CPUSeconds uint64
+	// FileBytes caps the size of any file the program writes
+	// (RLIMIT_FSIZE); 0 = 64 MiB. (Go's fuzzer sizes a shared-memory file
+	// past that.)
+	FileBytes uint64
 }
 
 // ExecResult is what happened. A program that ran and failed is not an error.
@@ -70,6 +74,9 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	}
 	if spec.MemoryBytes == 0 {
 		spec.MemoryBytes = 2 << 30
+	}
+	if spec.FileBytes == 0 {
+		spec.FileBytes = 64 << 20
 	}
 	if spec.CPUSeconds == 0 {
 		spec.CPUSeconds = uint64(spec.Timeout.Seconds()) + 1

@@ -19,7 +19,7 @@ func setRlimits(pid int, spec ExecSpec) {
 	}{
 		{syscall.RLIMIT_AS, spec.MemoryBytes, spec.MemoryBytes},
 		{syscall.RLIMIT_CPU, spec.CPUSeconds, spec.CPUSeconds + 1},
-		{syscall.RLIMIT_FSIZE, 64 << 20, 64 << 20},
+		{syscall.RLIMIT_FSIZE, spec.FileBytes, spec.FileBytes},
 		{syscall.RLIMIT_CORE, 0, 0},
 	} {
 		lim := syscall.Rlimit{Cur: l.cur, Max: l.max}
