@@ -73,6 +73,8 @@ func FallbackState(signal string, exitCode int) State {
 
 var crashLine = regexp.MustCompile(`(?m)^.*(?:panic: .*|fatal error: .*|panicked at.*|Segmentation fault.*|AddressSanitizer: \S+|[Aa]ssertion .*failed.*|internal compiler error.*|Exception in thread .*|stack overflow.*|Unhandled exception.*)$`)
 
+var recovered = regexp.MustCompile(`\s*\[recovered[^\]]*\]\s*$`)
+
 // goFrame is a Go stack frame's function line: "pkg/path.Func(args)".
 var goFrame = regexp.MustCompile(`^(\S+?)\((?:[^()]*)\)$`)
 
@@ -98,7 +100,7 @@ func parseGo(lines []string) (State, bool) {
 	if j := strings.Index(m, "panic: "); j > 0 && !strings.HasPrefix(m, "fatal error: ") {
 		m = m[j:]
 	}
-	m = strings.TrimSuffix(m, " [recovered]")
+	m = recovered.ReplaceAllString(m, "") // "[recovered]", Go 1.23+ "[recovered, repanicked]"
 	st := State{Kind: "go", Message: mask(m)}
 	// Frames: after the first "goroutine N [...]:" line following the
 	// message, function lines each followed by a "file.go:line" line.
