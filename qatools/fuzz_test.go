@@ -1,11 +1,14 @@
 package qatools
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
 )
@@ -63,4 +66,59 @@ func TestFuzzTool(t *testing.T) {
 	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "more than 600") {
 		t.Errorf("seconds 601: %v", out.Result)
 	}
+}
+
+// TestReportStateAndFlaky: qa_report's state makes the fingerprint the
+// crash state's (two inputs, one fingerprint: the second is deduplicated),
+// and flaky caps the severity at low and marks the envelope.
+func TestReportStateAndFlaky(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	_, reg := h.newRun("r-state", fleet.Budget{})
+	state := "crashed: panic: runtime error: index out of range [N] with length N @ compiler.(*compiler).enum"
+	report := func(src string, flaky bool) fleet.Result {
+		t.Helper()
+		out, err := h.call(reg, "qa_report", map[string]any{"severity": "high", "surface": "compiler", "summary": "Compiler crash on " + src,
+			"repro": map[string]any{"tool": "qa_compile", "args": map[string]any{"source": src}}, "state": state, "flaky": flaky})
+		if err != nil || out.Verdict != fleet.VerdictOK {
+			t.Fatalf("qa_report: %v %v", err, out.Result)
+		}
+		return out.Result
+	}
+	first := report("enum E {}", false)
+	second := report("enum E {}\n", false)
+	if first["status"] != "posted" || second["status"] != "deduped" || first["fp"] != second["fp"] {
+		t.Errorf("two inputs of one crash state: %v / %v", first, second)
+	}
+	f := fleet.Finding{Surface: fleet.SurfaceCompiler, Extra: []fleet.Field{{Key: fleet.KeyState, Value: fleet.StateID(state)}}}
+	if first["fp"] != fleet.Fingerprint(f) {
+		t.Errorf("fp %v, want the state's %s", first["fp"], fleet.Fingerprint(f))
+	}
+	h.env.Reporter.cfg.DedupeWindow = time.Nanosecond // post the flaky one too
+	flaky := report("enum F {}", true)
+	if flaky["status"] != "posted" {
+		t.Fatalf("flaky: %v", flaky)
+	}
+	var got *fleet.Finding
+	if _, err := h.env.Log.Scan(context.Background(), 0, func(p []chain.Entry) error {
+		for _, e := range p {
+			if pf, err := fleet.Parse(e.Text); err == nil && strings.Contains(e.Text, "enum F") {
+				got = &pf
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Severity != fleet.SeverityLow || got.State() != fleet.StateID(state) || !hasExtra(*got, "flaky", "true") {
+		t.Errorf("flaky finding on the log: %+v", got)
+	}
+}
+
+func hasExtra(f fleet.Finding, k, v string) bool {
+	for _, x := range f.Extra {
+		if x.Key == k && x.Value == v {
+			return true
+		}
+	}
+	return false
 }

@@ -143,7 +143,8 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 			case syscall.SIGXCPU:
 				res.CPULimited = true
 			case syscall.SIGKILL:
-				res.CPULimited = !res.TimedOut && res.CPUTime >= soft-50*time.Millisecond
+				// Accounting lags the limit's own tick by up to ~10%.
+				res.CPULimited = !res.TimedOut && res.CPUTime >= soft*3/4
 			}
 		}
 	}

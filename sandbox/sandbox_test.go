@@ -304,7 +304,7 @@ func TestExec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !r.CPULimited || r.TimedOut || r.CPUTime < 900*time.Millisecond {
+			if !r.CPULimited || r.TimedOut || r.CPUTime < 500*time.Millisecond {
 				t.Errorf("%q: cpu_limited=%v timed_out=%v signal=%q cpu=%s", script, r.CPULimited, r.TimedOut, r.Signal, r.CPUTime)
 			}
 		}
