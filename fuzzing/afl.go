@@ -172,6 +172,9 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 			ms, _ := strconv.Atoi(m[1])
 			c.At = time.Duration(ms) * time.Millisecond
 		}
+		if m := aflExecsRE.FindStringSubmatch(filepath.Base(f)); m != nil {
+			c.Execs, _ = strconv.Atoi(m[1])
+		}
 		rep.Crashers = append(rep.Crashers, c)
 		if c.Outcome != TimedOut && (rep.FirstCrash == 0 || c.At < rep.FirstCrash) {
 			rep.FirstCrash = max(c.At, time.Millisecond)
