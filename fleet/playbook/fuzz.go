@@ -35,8 +35,10 @@ var tinySeeds = []string{"", "x", "{}", "()", "1", `"`, "a = 1;"}
 // endpoint; see the package doc.
 func fuzz(p *probe) {
 	fuzzCallBodies(p)
-	fuzzCompiler(p)
+	// The Go fuzz target first: compiler fuzzing's havoc stage runs until
+	// the cap.
 	fuzzRepo(p)
+	fuzzCompiler(p)
 }
 
 // fuzzer is one compile-fuzzing session.

@@ -213,3 +213,27 @@ func TestFuzzRepoGoTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzRepoAndCompilerShareTheCap: with both a compiler and a Go fuzz
+// target, the Go target still gets its session (compiler havoc runs to
+// the cap).
+func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
+	var calls []map[string]any
+	goSessions := 0
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_compile": fakeCompile(func(string, int) fleet.Result { return fleet.Result{"outcome": "rejected", "exit_code": 1} }).handler(&calls),
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			if a["engine"] == "go" {
+				goSessions++
+			}
+			return fleet.Result{"engine": a["engine"], "crashers": []any{}}
+		},
+	}}
+	tg := testTarget()
+	tg.Repo = &fleet.Repo{URL: "/src/c", FuzzPackage: "./c", FuzzTarget: "FuzzCompile"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+	drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let a = 1;\n"}, Caps: map[string]int{"fuzz": 40}}), st, w, 50)
+	if goSessions != 1 || len(calls) < 20 {
+		t.Errorf("go sessions %d, compiles %d", goSessions, len(calls))
+	}
+}
