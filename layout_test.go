@@ -32,6 +32,7 @@ var leaves = map[string][]string{
 	"chain":            {"chain/contracts", "fleet"},
 	"chain/contracts":  nil,
 	"chain/devchain":   nil,
+	"fuzzing":          {"sandbox"}, // fuzz engines and crash states: bounded exec only
 }
 
 // testOnly are packages any test may import but no production package except cmd.

@@ -11,13 +11,17 @@ import (
 // Fingerprint returns the identity triage groups findings by: 16 lowercase
 // hex digits, the first 64 bits of a SHA-256 over
 //
-//	surface 0x00 "repro" 0x00 NormalizeRepro(*f.Repro)    when f has a repro
+//	surface 0x00 "state" 0x00 f.State()                   when f has a state= (KeyState)
+//	surface 0x00 "repro" 0x00 NormalizeRepro(*f.Repro)    else when f has a repro
 //	surface 0x00 "summary" 0x00 NormalizeSummary(f.Summary) otherwise
 //
 // so the same bug reported twice, with its repro JSON written with other
 // spacing, case or key order, gets the same fingerprint, and the same repro
-// against another surface does not. The definition is fixed: a change would
-// split every existing group in the log, so tests pin known values.
+// against another surface does not. A crash state names the bug rather
+// than one input that shows it, so two inputs crashing the same way have one
+// fingerprint (docs/architecture.md, fuzzing). The definition is fixed: a
+// change would split every existing group in the log, so tests pin known
+// values (findings without state= hash exactly as before it existed).
 //
 // SHA-256 rather than a faster non-cryptographic hash because the log is
 // permissionless and fingerprints drive deduplication: with FNV anyone could
@@ -29,7 +33,10 @@ import (
 func Fingerprint(f Finding) string {
 	bp := hashInputPool.Get().(*[]byte)
 	b := append((*bp)[:0], f.Surface...)
-	if f.Repro != nil {
+	if st := f.State(); st != "" && !f.FreeForm {
+		b = append(b, "\x00state\x00"...)
+		b = append(b, st...)
+	} else if f.Repro != nil {
 		b = append(b, "\x00repro\x00"...)
 		b = appendNormalizedRepro(b, f.Repro.Tool, f.Repro.Args)
 	} else {

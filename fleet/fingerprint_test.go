@@ -87,6 +87,11 @@ func TestFingerprintStable(t *testing.T) {
 			{Surface: SurfaceFace, Summary: "Stack trace leaked in face of qa-r1-0."},
 			{Surface: SurfaceFace, Summary: "  stack   trace leaked\nin face of QA-R1-0 !!"},
 		}},
+		{"state: one crash state, any input, repro or summary", []Finding{
+			{Surface: SurfaceCompiler, Summary: "crash A", Repro: repro("qa_compile", `{"source":"enum E {}"}`), Extra: []Field{{KeyState, "5c1e0a9d3b7f2a10"}}},
+			{Surface: SurfaceCompiler, Summary: "crash B", Repro: repro("qa_compile", `{"source":"enum E {}\n"}`), Extra: []Field{{"flaky", "true"}, {KeyState, "5C1E0A9D3B7F2A10"}}},
+			{Surface: SurfaceCompiler, Summary: "no repro", Extra: []Field{{KeyState, "5c1e0a9d3b7f2a10"}}},
+		}},
 		{"free-form entries group by summary", []Finding{
 			{FreeForm: true, Severity: SeverityUnknown, Summary: "The docs link is dead"},
 			{FreeForm: true, Severity: SeverityUnknown, Summary: "the docs link is dead."},
@@ -123,6 +128,8 @@ func TestFingerprintDiffers(t *testing.T) {
 		"string vs number":       func(f *Finding) { f.Repro = &Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"1"}`)} },
 		"no repro":               func(f *Finding) { f.Repro = nil },
 		"summary equal to repro": func(f *Finding) { f.Repro = nil; f.Summary = NormalizeRepro(*base.Repro) },
+		"a crash state":          func(f *Finding) { *f = f.WithState(StateID("panic: x @ p.f")) },
+		"state equal to repro":   func(f *Finding) { *f = f.WithState(NormalizeRepro(*base.Repro)) },
 	}
 	want := Fingerprint(base)
 	for name, edit := range variants {

@@ -6,29 +6,37 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
 	"github.com/qafleet/fleetd/sandbox"
 )
 
 type compileArgs struct {
 	Source string `json:"source" desc:"program source text" maxlen:"1048576"`
+	// TimeoutMS lets a caller minimizing a hang spend less than the
+	// configured timeout per candidate; it can only shorten it.
+	TimeoutMS int `json:"timeout_ms,omitempty" desc:"optional: a timeout in milliseconds shorter than the configured compile timeout (e.g. while minimizing a hang); ignored when 0 or longer"`
 }
 
-// Compile outcomes.
+// Compile outcomes (DESIGN.md §5, plus resource): see fuzzing.Classify.
 const (
-	Compiled = "compiled" // exit 0
-	Rejected = "rejected" // a clean error: non-zero exit, no crash signature
-	Crashed  = "crashed"  // killed by a signal, or a crash signature on stderr
-	TimedOut = "timeout"  // killed at the timeout
+	Compiled = fuzzing.Compiled // exit 0
+	Rejected = fuzzing.Rejected // a clean error: non-zero exit, no crash signature
+	Crashed  = fuzzing.Crashed  // a panic, a fatal signal or a sanitizer report
+	TimedOut = fuzzing.TimedOut // a hang: killed at the timeout or by the CPU rlimit
+	Resource = fuzzing.Resource // out of memory under the address-space limit
 )
 
-// crashSignatures mark a compiler that fell over rather than refusing the
-// input: runtime panics, sanitizer reports, uncaught exceptions and internal
-// errors of the common toolchains. A clean "error: ..." matches none.
-var crashSignatures = regexp.MustCompile(`(?m)(^panic: |^goroutine \d+ \[|runtime error:|fatal error: (stack overflow|runtime|all goroutines)|thread '.*' panicked at|^Traceback \(most recent call last\)|Segmentation fault|core dumped|AddressSanitizer|UndefinedBehaviorSanitizer|Exception in thread "|Unhandled exception|internal compiler error|Assertion .* failed|assertion failed|SIGSEGV|SIGABRT|SIGBUS|stack overflow)`)
+// Output sizes in a qa_compile result. A Go panic's message and top frames
+// come first on stderr and a deep stack can be long, so the result keeps
+// the head as well as the tail; the crash state is read from all of it.
+const (
+	stderrHeadBytes = 4096
+	stderrTailBytes = 2048
+)
 
 // compiled is what one compiler run produced.
 type compiled struct {
@@ -41,12 +49,21 @@ type compiled struct {
 // it: {src} in the argv becomes the source's absolute path in the jail, {out}
 // (optional) an output path there; without {out} the artifact is stdout.
 func (t *tools) runCompiler(ctx context.Context, source string) (*compiled, error) {
+	return t.runCompilerFor(ctx, source, 0)
+}
+
+// runCompilerFor is runCompiler with a timeout, which only shortens the
+// configured one (0: the configured one).
+func (t *tools) runCompilerFor(ctx context.Context, source string, timeout time.Duration) (*compiled, error) {
 	argv := t.env.Target.Compiler
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("target.compiler is not configured")
 	}
 	if len(source) > t.env.Limits.MaxSource {
 		return nil, fmt.Errorf("source is %d bytes, more than the %d-byte limit", len(source), t.env.Limits.MaxSource)
+	}
+	if timeout <= 0 || timeout > t.env.Limits.CompileTimeout {
+		timeout = t.env.Limits.CompileTimeout
 	}
 	sb := t.run.Sandbox
 	// One path per run, rewritten in place: a run's tool calls are
@@ -69,7 +86,7 @@ func (t *tools) runCompiler(ctx context.Context, source string) (*compiled, erro
 		}
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
-		Argv: args, Dir: sb.JailDir(), Timeout: t.env.Limits.CompileTimeout, OutputCap: sandbox.MaxFileBytes,
+		Argv: args, Dir: sb.JailDir(), Timeout: timeout, OutputCap: sandbox.MaxFileBytes,
 	})
 	if err != nil {
 		return nil, err
@@ -80,10 +97,10 @@ func (t *tools) runCompiler(ctx context.Context, source string) (*compiled, erro
 			artifact = nil
 		}
 	}
-	stderrTail, stderrCut := sandbox.Text(res.Stderr, 2048)
-	outcome := classify(res)
+	stderrTail, tailCut := sandbox.Text(res.Stderr, stderrTailBytes)
+	outcome := fuzzing.Classify(res)
 	sum := sha256.Sum256(artifact)
-	c := &compiled{outcome: outcome, artifact: artifact, fields: map[string]any{
+	fields := map[string]any{
 		"outcome":      outcome,
 		"exit_code":    res.ExitCode,
 		"signal":       res.Signal,
@@ -91,32 +108,36 @@ func (t *tools) runCompiler(ctx context.Context, source string) (*compiled, erro
 		"bytes":        len(artifact),
 		"sha256":       hex.EncodeToString(sum[:]),
 		"duration_ms":  res.Duration.Milliseconds(),
-		"truncated":    res.Truncated || stderrCut,
+		"truncated":    res.Truncated || tailCut,
 		"source_bytes": len(source),
-	}}
-	return c, nil
-}
-
-func classify(r *sandbox.ExecResult) string {
-	switch {
-	case r.TimedOut:
-		return TimedOut
-	case r.Signal != "":
-		return Crashed
-	case r.ExitCode == 0:
-		return Compiled
-	case r.ExitCode >= 128 || r.ExitCode < 0:
-		return Crashed // a shell reporting a signal, or no status at all
-	case crashSignatures.Match(r.Stderr):
-		return Crashed
+		"timeout_ms":   timeout.Milliseconds(),
 	}
-	return Rejected
+	if res.CPULimited {
+		fields["cpu_limited"] = true
+	}
+	if len(res.Stderr) > stderrTailBytes {
+		head := res.Stderr[:min(len(res.Stderr), stderrHeadBytes)]
+		fields["stderr_head"], _ = sandbox.Text(head, stderrHeadBytes)
+	}
+	switch outcome {
+	case TimedOut:
+		// A hang has no stack to read: its state is the input's shape, so
+		// minimizations of one hang that differ in spacing share it.
+		fields["crash_state"] = "hang: " + fuzzing.Shape(source)
+	case Crashed, Resource:
+		st := fuzzing.ParseCrash(res.Stderr)
+		if st.IsZero() {
+			st = fuzzing.FallbackState(res.Signal, res.ExitCode)
+		}
+		fields["crash_state"] = st.String()
+	}
+	return &compiled{outcome: outcome, artifact: artifact, fields: fields}, nil
 }
 
 // compile: qa_compile. A crash or timeout is a successful probe (ok: true):
 // the tool worked, the compiler did not.
 func (t *tools) compile(ctx context.Context, a compileArgs) (fleet.Result, error) {
-	c, err := t.runCompiler(ctx, a.Source)
+	c, err := t.runCompilerFor(ctx, a.Source, time.Duration(a.TimeoutMS)*time.Millisecond)
 	if err != nil {
 		if cerr := ctxErr(ctx); cerr != nil {
 			return nil, cerr
@@ -128,3 +149,6 @@ func (t *tools) compile(ctx context.Context, a compileArgs) (fleet.Result, error
 	}
 	return fleet.OK(c.fields), nil
 }
+
+// crashSignatures is what qa_call's hint looks for in a 5xx body.
+var crashSignatures = fuzzing.CrashSignatures

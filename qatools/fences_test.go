@@ -23,7 +23,7 @@ import (
 	"github.com/qafleet/fleetd/sandbox"
 )
 
-// TestEveryToolAtEveryRung exercises the seven tools at each dial setting.
+// TestEveryToolAtEveryRung exercises every tool at each dial setting.
 func TestEveryToolAtEveryRung(t *testing.T) {
 	h := newHarness(t, fleet.Observe)
 	calls := map[string]any{
@@ -34,13 +34,14 @@ func TestEveryToolAtEveryRung(t *testing.T) {
 		"qa_fetch":   map[string]any{"url": h.web.URL + "/alice/"},
 		"qa_chain":   map[string]any{"method": "eth_blockNumber"},
 		"qa_report":  map[string]any{"severity": "info", "surface": "fleet", "summary": "rung test finding"},
+		"qa_fuzz":    map[string]any{"engine": "builtin", "seconds": 1},
 	}
 	writes := map[string]bool{"qa_create": true, "qa_publish": true, "qa_call": true}
 	for _, d := range []fleet.Dial{fleet.Observe, fleet.Exercise, fleet.Propose} {
 		h.setDial(d)
 		run, reg := h.newRun("r-rung-"+d.String(), fleet.Budget{})
 		name := ""
-		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report"} {
+		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report", "qa_fuzz"} {
 			args := calls[tool]
 			if tool == "qa_publish" && name != "" {
 				args = map[string]any{"name": name, "source": "let x = 1;"}
@@ -361,6 +362,7 @@ func TestCompile(t *testing.T) {
 		{"ERR", Rejected},
 		{"PANIC", Crashed},
 		{"HANG", TimedOut},
+		{"OOM", Resource},
 		{"BIN", Rejected},
 	} {
 		out, err := h.call(reg, "qa_compile", map[string]any{"source": tc.source})
@@ -374,8 +376,20 @@ func TestCompile(t *testing.T) {
 			t.Errorf("%s: result is not valid JSON", tc.source)
 		}
 	}
+	// A crash carries its normalized crash state: literals masked, the
+	// target's frames.
+	out, _ := h.call(reg, "qa_compile", map[string]any{"source": "PANIC 1"})
+	if got, want := out.Result["crash_state"], "panic: runtime error: index out of range [N] with length N @ main.parse"; got != want {
+		t.Errorf("crash_state %q, want %q", got, want)
+	}
+	// timeout_ms only shortens the configured timeout (minimizing hangs).
 	start := time.Now()
-	out, _ := h.call(reg, "qa_compile", map[string]any{"source": "FORK"})
+	out, _ = h.call(reg, "qa_compile", map[string]any{"source": "HANG", "timeout_ms": 300})
+	if out.Result["outcome"] != TimedOut || time.Since(start) > 3*time.Second || out.Result["timeout_ms"] != int64(300) {
+		t.Errorf("HANG with timeout_ms 300: %v after %s", out.Result, time.Since(start))
+	}
+	start = time.Now()
+	out, _ = h.call(reg, "qa_compile", map[string]any{"source": "FORK"})
 	if out.Result["outcome"] != TimedOut || time.Since(start) > 10*time.Second {
 		t.Fatalf("FORK: %v after %s", out.Result, time.Since(start))
 	}

@@ -37,12 +37,13 @@ type harness struct {
 }
 
 // fakeCompiler behaves by the markers in its input: PANIC crashes like a Go
-// panic, HANG never ends, FORK leaves a sleeping child behind, ERR is a clean
+// panic, HANG never ends, OOM runs out of memory like a Go program, FORK leaves a sleeping child behind, ERR is a clean
 // rejection, BIN prints non-UTF-8; anything else compiles to itself.
 const fakeCompiler = `#!/bin/sh
 src="$1"
 if grep -q PANIC "$src"; then printf 'panic: runtime error: index out of range [0] with length 0\n\ngoroutine 1 [running]:\nmain.parse()\n\t/src/parse.go:42\n' >&2; exit 2; fi
 if grep -q HANG "$src"; then while :; do :; done; fi
+if grep -q OOM "$src"; then printf 'runtime: out of memory: cannot allocate 4294967296-byte block\nfatal error: out of memory\n' >&2; exit 2; fi
 if grep -q FORK "$src"; then sleep 300 & echo $! > "$HOME/child.pid"; wait; fi
 if grep -q BIN "$src"; then printf 'bad \377\376 byte\n' >&2; exit 1; fi
 if grep -q ERR "$src"; then echo "1:5: unexpected token" >&2; exit 1; fi

@@ -1,5 +1,6 @@
-// Package qatools builds the seven qa_* tools of DESIGN.md §5 — qa_create,
-// qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — for one
+// Package qatools builds the qa_* tools of DESIGN.md §5 — qa_create,
+// qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — plus
+// qa_fuzz (bounded fuzz-engine sessions; docs/architecture.md) for one
 // run, over a shared Env (the chain, the target, the reporter) and the run's
 // own sandbox and meter.
 //
@@ -40,6 +41,10 @@ type Env struct {
 	Call     *http.Client       // qa_call's client (the call URL is fixed by the target)
 	Limits   Limits
 	Logger   *slog.Logger
+	// FuzzDir is <data_dir>/fuzz: qa_fuzz's persistent corpora (one
+	// directory per target key) and the Go build and module caches. Empty:
+	// nothing persists across runs.
+	FuzzDir string
 }
 
 // Limits are the tools' own bounds.
@@ -49,6 +54,7 @@ type Limits struct {
 	MaxSource      int           // bytes of source qa_compile/qa_publish accept; default 1 MiB
 	MaxReply       int           // bytes of a reply/body kept in a result; default 16 KiB
 	FundWei        uint64        // what each throwaway key is funded with; default 0.01 ETH
+	FuzzParallel   int           // qa_fuzz engine go: fuzzing workers; default 1
 }
 
 func (l Limits) withDefaults() Limits {
@@ -78,7 +84,7 @@ type Run struct {
 	Meter   *sandbox.Meter
 }
 
-// Tools returns the seven tools bound to env and run.
+// Tools returns the tools bound to env and run.
 func Tools(env *Env, run *Run) []fleet.Tool {
 	env.Limits = env.Limits.withDefaults()
 	if env.Logger == nil {
@@ -87,11 +93,12 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 	t := &tools{env: env, run: run}
 	return []fleet.Tool{
 		fleet.NewTool("qa_create", "Mint the next sandbox name qa-<run>-<n> under a fresh throwaway key (funded by the sponsor, released when the run ends). Returns name, owner, tx, gas_used, owner_verified.", fleet.Exercise, t.create),
-		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed or timeout), exit_code, signal, stderr_tail, bytes, sha256, duration_ms.", fleet.Observe, t.compile),
+		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed, timeout for a hang, or resource for memory exhaustion), exit_code, signal, stderr_tail (and stderr_head when long), crash_state (a crash's normalized message and top frames), bytes, sha256, duration_ms.", fleet.Observe, t.compile),
 		fleet.NewTool("qa_publish", "Compile source and write the artifact to the metadata of a name this run minted. Returns tx, gas_estimated, gas_used, revert_reason.", fleet.Exercise, t.publish),
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
 		fleet.NewTool("qa_fetch", "GET an allowlisted public URL. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
 		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field], feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
+		fleet.NewTool("qa_fuzz", "Run one bounded fuzzing session inside the jail: engine auto (AFL++ when installed, else the built-in engine, on target.compiler; Go's coverage-guided go test -fuzz on target.repo's fuzz target), builtin, blind, go or aflpp, for seconds (default 20). Returns engine, execs, and the distinct crashers (input, outcome, crash_state, stderr_head) to replay and minimize with qa_compile; with replay (engine go), runs one go test fuzz v1 input through the fuzz target.", fleet.Observe, t.fuzzTool),
 		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
 	}
 }

@@ -333,6 +333,9 @@ type reportArgs struct {
 	Surface  string     `json:"surface" desc:"what part of the platform: chain, registry, compiler, face, call, docs, fleet, or another lowercase token" maxlen:"32"`
 	Summary  string     `json:"summary" desc:"what is wrong and what was expected, without secrets" maxlen:"1800"`
 	Repro    *reproArgs `json:"repro,omitempty" desc:"a machine-runnable reproduction: a qa_* tool call"`
+	// State and Flaky: see fuzzState in report_crash.go.
+	State string `json:"state,omitempty" desc:"a crash state naming the bug independently of the input (qa_compile's crash_state); findings with one state are one fingerprint" maxlen:"512"`
+	Flaky bool   `json:"flaky,omitempty" desc:"the crash did not reproduce when its repro was replayed"`
 }
 
 type reproArgs struct {
@@ -359,6 +362,7 @@ func (t *tools) report(ctx context.Context, a reportArgs) (fleet.Result, error) 
 		}
 		f.Repro = &fleet.Repro{Tool: a.Repro.Tool, Args: a.Repro.Args}
 	}
+	f = fuzzState(f, a)
 	res, err := t.env.Reporter.Report(ctx, f)
 	if err != nil {
 		if errors.Is(err, ErrRejected) {

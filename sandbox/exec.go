@@ -24,9 +24,18 @@ type ExecSpec struct {
 	// Env is the complete environment (scrubbed: nothing is inherited).
 	// Default: PATH=/usr/local/bin:/usr/bin:/bin, HOME=Dir, LANG=C.UTF-8.
 	Env []string
-	// MemoryBytes caps the address space (RLIMIT_AS); 0 = 2 GiB. CPU time is
-	// capped at the timeout plus one second (RLIMIT_CPU).
+	// MemoryBytes caps the address space (RLIMIT_AS); 0 = 2 GiB.
 	MemoryBytes uint64
+	// CPUSeconds caps the CPU time of the process (RLIMIT_CPU, soft; the
+	// hard limit is one second more); 0 = the timeout plus one second. A
+	// multi-threaded program (a Go runtime with its GC workers) can use more
+	// CPU than wall time, so this limit may end a spinning program before the
+	// timeout does: ExecResult.CPULimited says when it did.
+	CPUSeconds uint64
+	// FileBytes caps the size of any file the program writes
+	// (RLIMIT_FSIZE); 0 = 64 MiB. (Go's fuzzer sizes a shared-memory file
+	// past that.)
+	FileBytes uint64
 }
 
 // ExecResult is what happened. A program that ran and failed is not an error.
@@ -38,6 +47,14 @@ type ExecResult struct {
 	Stderr    []byte        `json:"-"`
 	Truncated bool          `json:"truncated"` // some output beyond OutputCap was dropped
 	Duration  time.Duration `json:"-"`
+	// CPUTime is the user plus system CPU time of the program (not of
+	// children it did not wait for).
+	CPUTime time.Duration `json:"-"`
+	// CPULimited is set when the CPU rlimit ended the program: killed by
+	// SIGXCPU, or by SIGKILL (the hard limit, or a runtime that ignores
+	// SIGXCPU) after using at least the soft limit. Like TimedOut, it means
+	// the program did not finish in its time, not that it crashed.
+	CPULimited bool `json:"cpu_limited,omitempty"`
 }
 
 // Exec runs spec to completion or timeout. The program runs in its own
@@ -57,6 +74,12 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	}
 	if spec.MemoryBytes == 0 {
 		spec.MemoryBytes = 2 << 30
+	}
+	if spec.FileBytes == 0 {
+		spec.FileBytes = 64 << 20
+	}
+	if spec.CPUSeconds == 0 {
+		spec.CPUSeconds = uint64(spec.Timeout.Seconds()) + 1
 	}
 	if spec.Env == nil {
 		spec.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + spec.Dir, "LANG=C.UTF-8", "TMPDIR=" + spec.Dir}
@@ -109,8 +132,20 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	res.ExitCode = -1
 	if ps := cmd.ProcessState; ps != nil {
 		res.ExitCode = ps.ExitCode()
+		res.CPUTime = ps.UserTime() + ps.SystemTime()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal().String()
+			// The kernel sends SIGXCPU at the soft CPU limit and SIGKILL at
+			// the hard one; a SIGKILL we did not send (no timeout) after the
+			// soft limit's worth of CPU is the rlimit's too.
+			soft := time.Duration(spec.CPUSeconds) * time.Second
+			switch ws.Signal() {
+			case syscall.SIGXCPU:
+				res.CPULimited = true
+			case syscall.SIGKILL:
+				// Accounting lags the limit's own tick by up to ~10%.
+				res.CPULimited = !res.TimedOut && res.CPUTime >= soft*3/4
+			}
 		}
 	}
 	var ee *exec.ExitError

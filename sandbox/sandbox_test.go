@@ -295,6 +295,24 @@ func TestExec(t *testing.T) {
 			t.Errorf("signal %q exit %d", r.Signal, r.ExitCode)
 		}
 	})
+	t.Run("CPU rlimit is told apart from a crash", func(t *testing.T) {
+		// A spinning program ends by SIGXCPU at the soft limit; one that
+		// ignores SIGXCPU (as the Go runtime does) by SIGKILL at the hard
+		// limit. Neither is a timeout, and neither may read as a crash.
+		for _, script := range []string{"while :; do :; done", `trap "" XCPU; while :; do :; done`} {
+			r, err := Exec(ctx, ExecSpec{Argv: []string{"sh", "-c", script}, Dir: dir, Timeout: 20 * time.Second, CPUSeconds: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.CPULimited || r.TimedOut || r.CPUTime < 500*time.Millisecond {
+				t.Errorf("%q: cpu_limited=%v timed_out=%v signal=%q cpu=%s", script, r.CPULimited, r.TimedOut, r.Signal, r.CPUTime)
+			}
+		}
+		r, _ := Exec(ctx, ExecSpec{Argv: []string{"sh", "-c", "kill -KILL $$"}, Dir: dir, CPUSeconds: 1})
+		if r.CPULimited || r.Signal != "killed" {
+			t.Errorf("an instant SIGKILL read as the CPU limit: %+v", r)
+		}
+	})
 	t.Run("forked child dies with the timeout", func(t *testing.T) {
 		pidFile := filepath.Join(dir, "child.pid")
 		start := time.Now()

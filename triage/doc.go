@@ -40,8 +40,9 @@
 //
 // # Clustering
 //
-// Every finding gets a literal key: its surface plus, with a repro, the
-// normalized repro (fleet.NormalizeRepro: tool, JSON args with keys sorted,
+// Every finding gets a literal key: its surface plus, with a crash state
+// (state=, fleet.KeyState: the bug rather than the input that showed it),
+// that state verbatim; else, with a repro, the normalized repro (fleet.NormalizeRepro: tool, JSON args with keys sorted,
 // whitespace removed, lowercased), else the normalized summary
 // (fleet.NormalizeSummary), with literals replaced by '#': a number, an
 // 0x-hex word (an address or hash), a word of four or more hex digits with

@@ -182,6 +182,9 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 	case f.FreeForm:
 		b = append(b, 0, 'f')
 		b = appendLiterals(b, f.Summary)
+	case f.State() != "":
+		b = append(b, 0, 'c')
+		b = append(b, f.State()...)
 	case f.Repro != nil:
 		b = append(b, 0, 'r')
 		b = appendLiterals(b, f.Repro.Tool)
@@ -218,6 +221,12 @@ func (e *Engine) literalKey(f *fleet.Finding) (litKey, bool) {
 	case f.FreeForm:
 		b = append(b, 0, 'f', 0)
 		b = appendLiterals(b, fleet.NormalizeSummary(f.Summary))
+	case f.State() != "":
+		// A crash state names the bug whatever input showed it (see
+		// fleet.KeyState): it anchors the cluster like a repro does.
+		b = append(b, 0, 'c', 0)
+		b = append(b, f.State()...)
+		hasRepro = true
 	case hasRepro:
 		b = append(b, 0, 'r', 0)
 		b = appendLiterals(b, fleet.NormalizeRepro(*f.Repro))

@@ -118,6 +118,16 @@ func TestEngineClustering(t *testing.T) {
 			want: [][]uint64{{0}, {1}, {2}, {3}},
 		},
 		{
+			name: "a crash state is one bug whatever the input; another state is another bug",
+			texts: []string{
+				env("source=qa-fuzz sev=high surface=compiler state=5c1e0a9d3b7f2a10 run=r-1", "Compiler crash on a 13-byte input: panic\nrepro: qa_compile {\"source\":\"enum E {}\"}"),
+				env("source=qa-fuzz sev=high surface=compiler state=5c1e0a9d3b7f2a10 run=r-2", "Compiler crash on a 14-byte input: panic\nrepro: qa_compile {\"source\":\"enum E {}\\n\"}"),
+				env("source=qa-fuzz sev=low surface=compiler state=5c1e0a9d3b7f2a10 flaky=true run=r-3", "Compiler crash did not reproduce\nrepro: qa_compile {\"source\":\"enum F { }\"}"),
+				env("source=qa-fuzz sev=high surface=compiler state=0000000000000001 run=r-4", "Compiler crash on a 13-byte input: panic\nrepro: qa_compile {\"source\":\"enum E {}\"}"),
+			},
+			want: [][]uint64{{0, 1, 2}, {3}},
+		},
+		{
 			name: "function selectors are not literals, addresses are",
 			texts: []string{
 				env("source=qa-security sev=critical surface=chain", "admin call does not revert\nrepro: qa_chain {\"method\":\"eth_call\",\"params\":{\"to\":\"0x00000000000000000000000000000000000000aa\",\"data\":\"0x8f1c2a3b\"}}"),

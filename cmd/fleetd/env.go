@@ -113,8 +113,9 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 	env := &qatools.Env{
 		Target: target, Chain: client, Registry: client.Registry(regAddr),
 		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger,
-		Call:   &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
-		Limits: qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei},
+		Call:    &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
+		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei},
+		FuzzDir: filepath.Join(a.dataDir(), "fuzz"),
 	}
 	if !logAddr.IsZero() {
 		env.Log = client.FeedbackLog(logAddr)

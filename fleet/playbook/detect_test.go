@@ -241,6 +241,14 @@ func TestMinimize(t *testing.T) {
 			t.Errorf("over budget: %d calls, %d tests, %q", calls, tests, got)
 		}
 	})
+	t.Run("surrounding whitespace goes even when ddmin ran out", func(t *testing.T) {
+		// The demo's hang: a long mutant, a small budget, a trailing newline left.
+		prog := strings.Repeat("let a = 1;\n", 20) + "while true {}\n" + strings.Repeat("print a;\n", 5)
+		got, tests := Minimize(prog, 30, func(s string) bool { return strings.Contains(s, "while true {}") })
+		if got != "while true {}" || tests > 30 {
+			t.Errorf("Minimize = %q after %d tests", got, tests)
+		}
+	})
 	t.Run("never the same candidate twice", func(t *testing.T) {
 		seen := map[string]bool{}
 		Minimize("aaaa\naaaa\nbbbb\n", 100, func(s string) bool {

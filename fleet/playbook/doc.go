@@ -103,19 +103,36 @@
 //     stage applies one structure-aware mutation at a time to every corpus
 //     program — the contents of each bracket pair emptied, each condition
 //     (if, while, for, ...) made constant true with its block emptied, all
-//     numbers set to 0 and to 2^63 — and a havoc stage stacks one to three
+//     numbers set to 0 and to 2^63; then up to two qa_fuzz sessions of 20 s
+//     (engine auto: AFL++ when installed, else the built-in engine; after
+//     AFL++, the built-in engine with its corpus dictionary) whose crashers
+//     are replayed through qa_compile; and a havoc stage stacks one to three
 //     random mutations (character flips, deletions, structural tokens,
 //     duplicated chunks, spliced corpus lines and tokens, emptied brackets,
 //     boundary numbers 0, -1, 2^31, 2^63, 1e309, constant conditions, long
 //     identifiers, deep nesting; at most 32 KiB) until the cap. Rejected and
-//     compiled are fine; crashed and timeout are findings. A crash with a new
-//     stderr signature (the first panic/fatal/assertion line, numbers
-//     blanked; up to three) and the first hang are minimized by delta
-//     debugging (ddmin over lines, then characters; each test a qa_compile
-//     that must fail the same way; at most 40 compiles for a crash, 12 for a
-//     hang) and reported with the minimized source as the repro (crash high,
-//     hang medium). Candidates holding a known reproducer are skipped, and
-//     fuzzing stops after five timeouts (each costs the compile timeout).
+//     compiled are fine; crashed, resource (out of memory) and timeout (a
+//     hang, also when the CPU limit ended it) are findings. Findings are
+//     one per crash state (qa_compile's crash_state: the message with
+//     literals masked and the target's top frames; a hang's is its input's
+//     shape), up to three crash states and the first hang per run. Each is
+//     minimized by delta debugging (ddmin over lines, then characters; each
+//     test a qa_compile that must fail the same way; at most 40 compiles for
+//     a crash, 30 for a hang, whose steps run at a shortened timeout_ms: 20x
+//     the slowest clean compile, at least 1 s, at most half the timeout),
+//     then replayed once exactly as the repro will say. It is reported with
+//     the minimized source as the repro and state= (crash high, resource
+//     and hang medium); one whose replay did not fail the same way is low
+//     with flaky=true. Candidates holding a known reproducer are skipped,
+//     and fuzzing stops after five timeouts (each costs the compile
+//     timeout).
+//   - Go fuzz target (target.repo fuzz_package and fuzz_target): one
+//     qa_fuzz engine go session of 60 s (go test -fuzz, coverage-guided);
+//     each crasher (up to three, minimized by Go) is replayed through
+//     qa_fuzz replay and reported with that call as the repro, on the
+//     repository's first surface (else "code"): high for a crash, medium
+//     for a hang or resource exhaustion, low and flaky when the replay
+//     does not fail the same way.
 //   - Call endpoint (exercise): malformed bodies through qa_call raw_body
 //     (truncated JSON, an array, null, {}, wrong types, a missing comma,
 //     trailing garbage, a lone surrogate escape, a form-encoded body, deep

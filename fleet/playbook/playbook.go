@@ -397,7 +397,11 @@ const (
 // this run. reproTool "" means no repro. A repro too large for a feedback
 // entry is left out and the summary says so. It returns whether the finding
 // was accepted (posted, queued or deduped by the reporter).
-func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any) bool {
+//
+// extra, at most one, adds qa_report's crash-state arguments (state, flaky;
+// see fuzz_report.go): a finding with a state is one per state and run,
+// whatever its repro.
+func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...stateArgs) bool {
 	summary = oneLine(redactSecrets(summary))
 	var repro map[string]any
 	key := string(surface) + "\x00" + summary
@@ -411,6 +415,9 @@ func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, repro
 			key = string(surface) + "\x00" + reproTool + "\x00" + string(canonical(args))
 		}
 	}
+	if len(extra) > 0 && extra[0].State != "" {
+		key = string(surface) + "\x00state\x00" + extra[0].State
+	}
 	if p.seen[key] {
 		return true
 	}
@@ -422,6 +429,9 @@ func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, repro
 	args := map[string]any{"severity": string(sev), "surface": string(surface), "summary": clip(summary, maxSummary)}
 	if repro != nil {
 		args["repro"] = repro
+	}
+	if len(extra) > 0 {
+		extra[0].addTo(args)
 	}
 	ex := p.call("qa_report", args)
 	status := str(ex.Result, "status")

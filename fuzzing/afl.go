@@ -1,0 +1,295 @@
+package fuzzing
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// AFLPath returns the afl-fuzz binary when AFL++ is installed ("" when
+// not). Debian's afl++ 4.04c ships afl-fuzz without QEMU mode
+// (afl-qemu-trace), so a binary that was not compiled with afl-cc runs in
+// the non-instrumented mode (-n): AFL++'s havoc and splicing without
+// coverage feedback.
+func AFLPath() string {
+	p, err := exec.LookPath("afl-fuzz")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// aflQEMU reports whether QEMU mode is available next to afl-fuzz.
+func aflQEMU(aflFuzz string) bool {
+	for _, dir := range []string{filepath.Dir(aflFuzz), "/usr/lib/afl", "/usr/local/lib/afl"} {
+		if _, err := os.Stat(filepath.Join(dir, "afl-qemu-trace")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// AFLOptions tune RunAFL.
+type AFLOptions struct {
+	Dictionary *Dictionary // written as an AFL++ dictionary (-x) when non-empty
+}
+
+var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
+
+// RunAFL runs one AFL++ session on t for s.Duration (-V), from s.Seeds and
+// the persistent corpus, in a work directory under t.Dir. Go targets get
+// GOTRACEBACK=crash, so a panic aborts with SIGABRT (AFL++ only sees
+// signals). Each crash and hang AFL++ saved is run once more through
+// Describe to read its crash state; the first of each state is a Crasher.
+// Inputs AFL++ queued are added to s.Corpus. Errors: afl-fuzz missing or
+// failing to start (its output's tail is in the error).
+func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, error) {
+	afl := AFLPath()
+	if afl == "" {
+		return nil, errors.New("aflpp: afl-fuzz is not installed (apt-get install afl++)")
+	}
+	dur := s.Duration
+	if dur <= 0 {
+		dur = 20 * time.Second
+	}
+	work, err := os.MkdirTemp(t.Dir, "afl-")
+	if err != nil {
+		return nil, fmt.Errorf("aflpp: %w", err)
+	}
+	in, out := filepath.Join(work, "in"), filepath.Join(work, "out")
+	if err := os.MkdirAll(in, 0o700); err != nil {
+		return nil, fmt.Errorf("aflpp: %w", err)
+	}
+	seeds := append([][]byte(nil), s.Seeds...)
+	if s.Corpus != nil {
+		q, err := s.Corpus.Load(256)
+		if err != nil {
+			return nil, err
+		}
+		seeds = append(seeds, q...)
+	}
+	n := 0
+	for _, sd := range seeds {
+		if len(sd) == 0 || len(sd) > 1<<20 {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("seed-%04d", n)), sd, 0o600); err != nil {
+			return nil, fmt.Errorf("aflpp: %w", err)
+		}
+		n++
+	}
+	if n == 0 {
+		if err := os.WriteFile(filepath.Join(in, "seed-0000"), []byte("x"), 0o600); err != nil {
+			return nil, fmt.Errorf("aflpp: %w", err)
+		}
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
+	note := "non-instrumented mode (-n): no QEMU mode in this AFL++ install"
+	if aflQEMU(afl) {
+		args = append(args, "-Q")
+		note = "QEMU mode (-Q)"
+	} else {
+		args = append(args, "-n")
+	}
+	if toks := o.Dictionary.Tokens(); len(toks) > 0 {
+		dict := filepath.Join(work, "dict.txt")
+		if err := writeAFLDict(dict, toks); err != nil {
+			return nil, err
+		}
+		args = append(args, "-x", dict)
+	}
+	args = append(args, "--")
+	for _, a := range t.Argv {
+		args = append(args, strings.ReplaceAll(a, "{src}", "@@"))
+	}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + work,
+		"AFL_SKIP_CPUFREQ=1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1", "AFL_NO_UI=1", "AFL_NO_AFFINITY=1",
+		"AFL_SKIP_BIN_CHECK=1", "AFL_NO_WARN_INSTABILITY=1", "GOTRACEBACK=crash"}
+	if s.StopAtFirst {
+		env = append(env, "AFL_BENCH_UNTIL_CRASH=1")
+	}
+	start := time.Now()
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: work, Env: env, Timeout: dur + 60*time.Second,
+		CPUSeconds: uint64(dur.Seconds()+60) * 2, OutputCap: 256 << 10, MemoryBytes: 16 << 30})
+	if err != nil {
+		return nil, fmt.Errorf("aflpp: %w", err)
+	}
+	rep := &Report{Engine: EngineAFL, Note: note, Elapsed: time.Since(start), DictEntries: len(o.Dictionary.Tokens())}
+	outDir := out
+	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
+		outDir = filepath.Join(out, "default")
+	}
+	rep.Execs = aflStat(filepath.Join(outDir, "fuzzer_stats"), "execs_done")
+	crashes := aflFiles(filepath.Join(outDir, "crashes"))
+	hangs := aflFiles(filepath.Join(outDir, "hangs"))
+	if len(crashes)+len(hangs) == 0 && res.ExitCode != 0 {
+		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 800)
+		return rep, fmt.Errorf("aflpp: afl-fuzz exited %d: %s", res.ExitCode, stripANSI(tail))
+	}
+	if rep.Execs == 0 {
+		rep.Execs = aflPlotExecs(filepath.Join(outDir, "plot_data"))
+	}
+	if rep.Execs == 0 {
+		rep.Execs = aflExecsFromNames(append(append(aflFiles(filepath.Join(outDir, "queue")), crashes...), hangs...))
+	}
+	states := map[string]bool{}
+	for _, f := range append(crashes, hangs...) {
+		input, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		c, err := Describe(ctx, t, input)
+		if err != nil {
+			return rep, err
+		}
+		if !Finding(c.Outcome) {
+			continue // did not fail again when run alone: AFL++ keeps flaky ones too
+		}
+		key := c.Outcome + "|" + c.State
+		if c.Outcome == TimedOut {
+			key = TimedOut
+		}
+		if states[key] {
+			continue
+		}
+		states[key] = true
+		if m := aflCrashTime.FindStringSubmatch(filepath.Base(f)); m != nil {
+			ms, _ := strconv.Atoi(m[1])
+			c.At = time.Duration(ms) * time.Millisecond
+		}
+		if m := aflExecsRE.FindStringSubmatch(filepath.Base(f)); m != nil {
+			c.Execs, _ = strconv.Atoi(m[1])
+		}
+		rep.Crashers = append(rep.Crashers, c)
+		if c.Outcome != TimedOut && (rep.FirstCrash == 0 || c.At < rep.FirstCrash) {
+			rep.FirstCrash = max(c.At, time.Millisecond)
+		}
+		if s.Corpus != nil {
+			if err := s.Corpus.AddCrash(input); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if s.Corpus != nil {
+		for _, f := range aflFiles(filepath.Join(outDir, "queue")) {
+			if strings.Contains(filepath.Base(f), "orig:") {
+				continue
+			}
+			if b, err := os.ReadFile(f); err == nil {
+				if added, err := s.Corpus.Add(b, "aflpp|"+contentName(b)); err == nil && added {
+					rep.NewInputs++
+				}
+			}
+		}
+	}
+	sort.Slice(rep.Crashers, func(i, j int) bool { return rep.Crashers[i].At < rep.Crashers[j].At })
+	return rep, nil
+}
+
+func writeAFLDict(path string, toks []string) error {
+	var b strings.Builder
+	for i, t := range toks {
+		if len(t) == 0 || len(t) > 128 {
+			continue
+		}
+		fmt.Fprintf(&b, "t%d=\"", i)
+		for _, c := range []byte(t) {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		b.WriteString("\"\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("aflpp dictionary: %w", err)
+	}
+	return nil
+}
+
+// aflFiles lists AFL++'s saved inputs in dir (id:... files), by name.
+func aflFiles(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), "id:") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// aflStat reads one numeric field of fuzzer_stats (0 when absent).
+func aflStat(path, key string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+var aflExecsRE = regexp.MustCompile(`(?:^|,)execs:(\d+)`)
+
+// aflExecsFromNames is the most executions any saved input's name records:
+// a lower bound when fuzzer_stats was not written (a session that ended at
+// its first crash).
+func aflExecsFromNames(files []string) int {
+	n := 0
+	for _, f := range files {
+		if m := aflExecsRE.FindStringSubmatch(filepath.Base(f)); m != nil {
+			v, _ := strconv.Atoi(m[1])
+			n = max(n, v)
+		}
+	}
+	return n
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+// aflPlotExecs reads total_execs from the last line of plot_data (written
+// even when fuzzer_stats is not, as in the non-instrumented mode).
+func aflPlotExecs(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	last := lines[len(lines)-1]
+	if strings.HasPrefix(last, "#") {
+		return 0
+	}
+	f := strings.Split(last, ",")
+	if len(f) < 12 {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(f[11]))
+	return n
+}

@@ -1,0 +1,25 @@
+// Package fuzzing finds and describes the ways a program falls over on its
+// input: it classifies one run of a target (compiled, rejected, crashed, a
+// hang, resource exhaustion), reads a crash's output into a normalized
+// crash state (the message with literals masked and the top frames that
+// belong to the target) so one bug is one finding, and runs bounded fuzzing
+// sessions with one of three engines:
+//
+//   - builtin: a mutation engine for programs given as argv with {src},
+//     with a dictionary harvested from the seed corpus (tokens, tags,
+//     keywords, punctuation pairs), splicing and nesting of corpus
+//     fragments, and a persistent corpus of interesting inputs (a new
+//     behaviour signature) kept across sessions;
+//   - go: Go's coverage-guided `go test -fuzz` on a native fuzz target of a
+//     repository, its crashers read from testdata/fuzz in the
+//     `go test fuzz v1` format;
+//   - aflpp: AFL++'s afl-fuzz on the same argv, in its non-instrumented mode
+//     (or QEMU mode when the install has it), when afl-fuzz is installed.
+//
+// It is a leaf beside sandbox: it imports sandbox (bounded exec) and the
+// standard library only, so qatools (the qa_compile and qa_fuzz tools) and
+// tests can use it; nothing here knows a tool, a finding or a chain.
+// Every program it runs goes through sandbox.Exec (timeout, rlimits,
+// process-group kill, scrubbed environment) in a directory the caller
+// gives it, normally the run's jail.
+package fuzzing

@@ -1,0 +1,275 @@
+package fuzzing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// Engine names, as qa_fuzz and the run record say them.
+const (
+	EngineBuiltin = "builtin"
+	EngineGo      = "go"
+	EngineAFL     = "aflpp"
+)
+
+// Target is a program that reads one input from a file: Argv holds {src}
+// where the input's path goes (the target's compiler argv; AFL++ gets @@
+// there). Every run goes through sandbox.Exec in Dir.
+type Target struct {
+	Argv        []string
+	Dir         string        // working directory (the jail); the input file is written here
+	Timeout     time.Duration // per run; default 2 s
+	MemoryBytes uint64        // RLIMIT_AS per run; 0 = sandbox default
+	Env         []string      // nil: sandbox default (scrubbed)
+}
+
+// Session bounds one fuzzing session and gives it its material.
+type Session struct {
+	Seeds    [][]byte      // the seed corpus (target.corpus)
+	Corpus   *Corpus       // persistent interesting inputs; nil: none kept
+	Duration time.Duration // wall-clock budget; default 20 s
+	MaxExecs int           // 0: no limit but the duration
+	Seed     uint64        // PRNG seed; 0: from the clock
+	Blind    bool          // builtin: no dictionary (byte-level havoc and splicing only)
+	// StopAtFirst ends the session at the first crash (or hang, with
+	// StopAtHang): for time-to-first-crash measurements.
+	StopAtFirst bool
+	StopAtHang  bool
+	MaxCrashers int // distinct crash states kept; default 8
+}
+
+// Crasher is one distinct failure a session found.
+type Crasher struct {
+	Input    []byte        `json:"-"`
+	Outcome  string        `json:"outcome"` // crashed, timeout or resource
+	State    string        `json:"crash_state"`
+	ExitCode int           `json:"exit_code"`
+	Signal   string        `json:"signal,omitempty"`
+	Stderr   string        `json:"stderr_head,omitempty"` // the first 2 KiB
+	At       time.Duration `json:"-"`                     // since the session started
+	Execs    int           `json:"execs"`                 // runs before it, this one included
+}
+
+// Report is what a session did.
+type Report struct {
+	Engine      string        `json:"engine"`
+	Note        string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
+	Execs       int           `json:"execs"`
+	Elapsed     time.Duration `json:"-"`
+	Crashers    []Crasher     `json:"crashers"`
+	Timeouts    int           `json:"timeouts"`
+	NewInputs   int           `json:"new_inputs"`  // interesting inputs added to the persistent corpus
+	CorpusSize  int           `json:"corpus_size"` // inputs mutated from at the end
+	DictEntries int           `json:"dict_entries"`
+	FirstCrash  time.Duration `json:"-"` // 0: none
+}
+
+// runInput writes input to the target's input file and runs the target.
+func runInput(ctx context.Context, t Target, input []byte) (*sandbox.ExecResult, error) {
+	path := filepath.Join(t.Dir, "fuzz-input")
+	if err := os.WriteFile(path, input, 0o600); err != nil {
+		return nil, fmt.Errorf("fuzz input: %w", err)
+	}
+	argv := make([]string, len(t.Argv))
+	for i, a := range t.Argv {
+		argv[i] = strings.ReplaceAll(a, "{src}", path)
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	return sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: t.Dir, Timeout: timeout, MemoryBytes: t.MemoryBytes, Env: t.Env, OutputCap: 256 << 10})
+}
+
+// Describe runs the target once on input and returns its outcome and, for
+// a failure, its state: what qa_fuzz uses to describe another engine's
+// crasher. A hang's state is "hang: " and the input's Shape.
+func Describe(ctx context.Context, t Target, input []byte) (Crasher, error) {
+	res, err := runInput(ctx, t, input)
+	if err != nil {
+		return Crasher{}, err
+	}
+	return describe(res, input), nil
+}
+
+func describe(res *sandbox.ExecResult, input []byte) Crasher {
+	c := Crasher{Input: input, Outcome: Classify(res), ExitCode: res.ExitCode, Signal: res.Signal}
+	switch c.Outcome {
+	case TimedOut:
+		c.State = "hang: " + Shape(string(input))
+	case Crashed, Resource:
+		st := ParseCrash(res.Stderr)
+		if st.IsZero() {
+			st = FallbackState(res.Signal, res.ExitCode)
+		}
+		c.State = st.String()
+	}
+	head := res.Stderr[:min(len(res.Stderr), 2048)]
+	c.Stderr, _ = sandbox.Text(head, 2048)
+	return c
+}
+
+// signature is an input's behaviour, what "interesting" means without
+// coverage: the outcome, exit status, signal and the first stderr line
+// with its literals masked (a new diagnostic is a new path through the
+// target's checks).
+func signature(res *sandbox.ExecResult, outcome string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr[:min(len(res.Stderr), 512)])), "\n")
+	first = locRE.ReplaceAllString(first, "")
+	return fmt.Sprintf("%s|%d|%s|%s", outcome, res.ExitCode, res.Signal, mask(first))
+}
+
+// locRE strips a diagnostic's "file:line:col:" prefix: the message, not the
+// position, is the behaviour.
+var locRE = regexp.MustCompile(`^\S*?:\d+(?::\d+)?:\s*`)
+
+// RunBuiltin runs a session of the built-in engine: seeds and the
+// persistent corpus are run first (each new behaviour recorded), then
+// mutants of the growing corpus until the duration or MaxExecs. Each
+// distinct crash state (and the first hang) becomes a Crasher; interesting
+// inputs are added to s.Corpus as they are found, so a cancelled session
+// keeps what it learned. Errors are infrastructure failures (the target
+// cannot be started, the corpus cannot be written); ctx's cancellation
+// ends the session early without error.
+func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
+	if len(t.Argv) == 0 {
+		return nil, errors.New("builtin fuzz: empty argv")
+	}
+	dur := s.Duration
+	if dur <= 0 {
+		dur = 20 * time.Second
+	}
+	seed := s.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rep := &Report{Engine: EngineBuiltin}
+	var dict *Dictionary
+	if !s.Blind {
+		dict = Harvest(s.Seeds)
+		rep.DictEntries = dict.Len()
+	}
+	mut := NewMutator(rng, dict)
+	maxCrashers := s.MaxCrashers
+	if maxCrashers <= 0 {
+		maxCrashers = 8
+	}
+
+	pool := make([][]byte, 0, len(s.Seeds))
+	for _, sd := range s.Seeds {
+		if len(sd) <= maxInput {
+			pool = append(pool, sd)
+		}
+	}
+	var queued [][]byte
+	if s.Corpus != nil {
+		var err error
+		if queued, err = s.Corpus.Load(maxQueue); err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}   // behaviour signatures met in this session
+	states := map[string]bool{} // crash states reported
+	hang := false
+	start := time.Now()
+	deadline := start.Add(dur)
+	done := func() bool {
+		return ctx.Err() != nil || time.Now().After(deadline) || s.MaxExecs > 0 && rep.Execs >= s.MaxExecs ||
+			s.StopAtFirst && rep.FirstCrash > 0 || len(states) >= maxCrashers && hang
+	}
+	handle := func(input []byte, isSeed bool) error {
+		res, err := runInput(ctx, t, input)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil // cancelled mid-run: not a hang of the target
+		}
+		rep.Execs++
+		c := describe(res, input)
+		sig := signature(res, c.Outcome)
+		if c.Outcome == TimedOut {
+			rep.Timeouts++
+		}
+		if Finding(c.Outcome) {
+			key := c.Outcome + "|" + c.State
+			if c.Outcome == TimedOut {
+				key = TimedOut // one hang per session: each costs a timeout
+			}
+			if !states[key] && (c.Outcome != TimedOut || !hang) {
+				c.At, c.Execs = time.Since(start), rep.Execs
+				if c.Outcome == TimedOut {
+					hang = true
+				} else {
+					states[key] = true
+				}
+				if len(rep.Crashers) < maxCrashers+1 {
+					rep.Crashers = append(rep.Crashers, c)
+				}
+				if rep.FirstCrash == 0 && (c.Outcome != TimedOut || s.StopAtHang) {
+					rep.FirstCrash = c.At
+				}
+				if s.Corpus != nil {
+					if err := s.Corpus.AddCrash(input); err != nil {
+						return err
+					}
+				}
+			}
+			return nil // crashers are not mutated further
+		}
+		if !seen[sig] {
+			seen[sig] = true
+			if !isSeed {
+				pool = append(pool, input)
+			}
+			if s.Corpus != nil && !s.Corpus.Known(sig) {
+				added, err := s.Corpus.Add(input, sig)
+				if err != nil {
+					return err
+				}
+				if added {
+					rep.NewInputs++
+				}
+			}
+		}
+		return nil
+	}
+	// Seeds and queued inputs run first; those that fail are not mutated
+	// (their mutants would mostly fail the same way, a hang at full cost).
+	var ok [][]byte
+	for _, in := range append(append([][]byte(nil), pool...), queued...) {
+		if done() {
+			break
+		}
+		n := len(rep.Crashers) + rep.Timeouts
+		if err := handle(in, true); err != nil {
+			return rep, err
+		}
+		if len(rep.Crashers)+rep.Timeouts == n {
+			ok = append(ok, in)
+		}
+	}
+	pool = ok
+	if len(pool) == 0 {
+		pool = [][]byte{{}}
+	}
+	for !done() {
+		base := pool[rng.IntN(len(pool))]
+		if err := handle(mut.Mutate(base, pool), false); err != nil {
+			return rep, err
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	rep.CorpusSize = len(pool)
+	return rep, nil
+}

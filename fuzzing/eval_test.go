@@ -1,0 +1,197 @@
+//go:build fuzzeval
+
+package fuzzing
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// The FuzzBench-style evaluation: every engine fuzzes every evaluation
+// target (evaltarget/parsers: real parsers pinned at versions with known
+// public crashers) from the same benign seeds, several trials each, each
+// trial ending at its first crash or its time budget. It reports time to
+// first crash per engine and the crashers that did not reproduce when
+// replayed (what the fuzz playbook would post at low with flaky=true
+// instead of high). Run it with the command in BENCHMARKS.md:
+//
+//	FLEETD_EVAL_TRIALS=3 FLEETD_EVAL_SECONDS=60 go test -tags fuzzeval -run TestEval -timeout 3h -v ./fuzzing/
+//
+// The control (evaltarget/controls: the HTML parser fixed) is fuzzed the
+// same way; a crash there counts as a false positive in its row.
+type evalTarget struct {
+	module, name, pkg, cmd, fuzz, seeds string
+	control                             bool // a fixed version: any crash is a false positive (or a new bug)
+}
+
+var evalTargets = []evalTarget{
+	{"parsers", "x/net/html@2018-07-24", "./htmlparse", "./htmlparse/cmd/htmlparse", "FuzzParse", "htmlparse/seeds", false},
+	{"parsers", "blackfriday/v2@v2.1.0", "./mdparse", "./mdparse/cmd/mdparse", "FuzzRender", "mdparse/seeds", false},
+	{"controls", "x/net/html@v0.62.0 (control)", "./htmlfixed", "./htmlfixed/cmd/htmlfixed", "FuzzParse", "htmlfixed/seeds", true},
+}
+
+type trial struct {
+	found    bool
+	ttfc     time.Duration
+	execs    int
+	state    string
+	replayed bool // the crasher crashed again when run alone
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func TestEval(t *testing.T) {
+	trials := envInt("FLEETD_EVAL_TRIALS", 3)
+	budget := time.Duration(envInt("FLEETD_EVAL_SECONDS", 60)) * time.Second
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheRoot, _ := os.UserCacheDir()
+	shared := filepath.Join(cacheRoot, "fleetd-fuzzeval") // build and module caches only
+	engines := []string{"blind", EngineBuiltin, EngineGo}
+	if AFLPath() != "" {
+		engines = append(engines, EngineAFL)
+	}
+	if only := os.Getenv("FLEETD_EVAL_ENGINES"); only != "" {
+		engines = strings.Split(only, ",")
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "| target | engine | found | time to first crash (median; each trial) | execs to first crash (median) | crash state | replayed |\n|---|---|---|---|---|---|---|\n")
+	ctx := context.Background()
+	for _, et := range evalTargets {
+		if only := os.Getenv("FLEETD_EVAL_TARGETS"); only != "" && !slices.Contains(strings.Split(only, ","), et.module+"/"+et.pkg[2:]) {
+			continue // e.g. FLEETD_EVAL_TARGETS=controls/htmlfixed
+		}
+		mod, err := filepath.Abs(filepath.Join("..", "evaltarget", et.module))
+		if err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		bin := filepath.Join(work, "target")
+		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{goCmd, "build", "-o", bin, et.cmd}, Dir: mod,
+			Env: GoEnv(goCmd, work, shared, 2<<30), Timeout: 10 * time.Minute, MemoryBytes: 8 << 30, CPUSeconds: 1200})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("build %s: %v %s", et.cmd, err, res.Stderr)
+		}
+		seeds, err := LoadSeeds(filepath.Join(mod, et.seeds), 64, 64<<10)
+		if err != nil || len(seeds) == 0 {
+			t.Fatalf("seeds: %v", err)
+		}
+		for _, eng := range engines {
+			var ts []trial
+			for i := range trials {
+				tr, err := runTrial(ctx, t, eng, et, mod, bin, goCmd, shared, seeds, budget, uint64(i+1))
+				if err != nil {
+					t.Fatalf("%s %s trial %d: %v", et.name, eng, i, err)
+				}
+				t.Logf("%s %s trial %d: found=%v ttfc=%s execs=%d state=%q replayed=%v", et.name, eng, i+1, tr.found, tr.ttfc, tr.execs, tr.state, tr.replayed)
+				ts = append(ts, tr)
+			}
+			table.WriteString(evalRow(et.name, eng, ts, budget))
+		}
+	}
+	t.Logf("\n%s", table.String())
+	if out := os.Getenv("FLEETD_EVAL_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(table.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (trial, error) {
+	work := t.TempDir()
+	tg := Target{Argv: []string{bin, "{src}"}, Dir: work, Timeout: 2 * time.Second}
+	var rep *Report
+	var err error
+	switch eng {
+	case "blind", EngineBuiltin:
+		rep, err = RunBuiltin(ctx, tg, Session{Seeds: seeds, Duration: budget, Seed: seed, Blind: eng == "blind", StopAtFirst: true})
+	case EngineAFL:
+		rep, err = RunAFL(ctx, tg, Session{Seeds: seeds, Duration: budget, StopAtFirst: true}, AFLOptions{Dictionary: Harvest(seeds)})
+	case EngineGo:
+		src := filepath.Join(work, "repo")
+		if err := CheckoutRepo(ctx, mod, src); err != nil {
+			return trial{}, err
+		}
+		// A fresh coverage corpus per trial (independent trials); shared
+		// build caches (the build is not part of the measurement).
+		g := GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30),
+			CacheDir: filepath.Join(work, "gocache"), Parallel: 1}
+		rep, err = RunGo(ctx, g, budget)
+		if err == nil && len(rep.Crashers) > 0 {
+			// Replay the go crasher through the fuzz target alone.
+			c, rerr := ReplayGo(ctx, g, rep.Crashers[0].Input, 30*time.Second)
+			if rerr != nil {
+				return trial{}, rerr
+			}
+			tr := trial{found: true, ttfc: rep.FirstCrash, execs: rep.Crashers[0].Execs, state: rep.Crashers[0].State}
+			tr.replayed = Finding(c.Outcome) && c.State == rep.Crashers[0].State
+			return tr, nil
+		}
+	default:
+		return trial{}, fmt.Errorf("unknown engine %s", eng)
+	}
+	if err != nil {
+		return trial{}, err
+	}
+	for _, c := range rep.Crashers {
+		if c.Outcome == TimedOut {
+			continue // the measure is time to first crash
+		}
+		again, err := Describe(ctx, tg, c.Input)
+		if err != nil {
+			return trial{}, err
+		}
+		return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
+	}
+	return trial{execs: rep.Execs}, nil
+}
+
+func evalRow(target, eng string, ts []trial, budget time.Duration) string {
+	var times []time.Duration
+	var execs []int
+	var each []string
+	states := map[string]bool{}
+	replayed := 0
+	for _, tr := range ts {
+		if tr.found {
+			times = append(times, tr.ttfc)
+			execs = append(execs, tr.execs)
+			each = append(each, tr.ttfc.Round(10*time.Millisecond).String())
+			states[tr.state] = true
+			if tr.replayed {
+				replayed++
+			}
+		} else {
+			each = append(each, ">"+budget.String())
+		}
+	}
+	med, medExecs := "-", "-"
+	if len(times)*2 > len(ts) { // a median exists only when most trials found it
+		slices.Sort(times)
+		slices.Sort(execs)
+		med = times[len(times)/2].Round(10 * time.Millisecond).String()
+		medExecs = strconv.Itoa(execs[len(execs)/2])
+	}
+	var st []string
+	for s := range states {
+		st = append(st, "`"+s+"`")
+	}
+	slices.Sort(st)
+	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, strings.Join(st, "<br>"), replayed, len(times))
+}

@@ -1,0 +1,242 @@
+package qatools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
+)
+
+type fuzzArgs struct {
+	Engine  string `json:"engine,omitempty" enum:"auto,builtin,blind,go,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; go for target.repo's Go fuzz target. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only"`
+	Seconds int    `json:"seconds,omitempty" desc:"session length in seconds, 1-600 (default 20)"`
+	Replay  string `json:"replay,omitempty" desc:"engine go only: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go crasher's repro)" maxlen:"1048576"`
+}
+
+// Fuzz session bounds.
+const (
+	fuzzDefaultSeconds = 20
+	fuzzMaxSeconds     = 600
+	fuzzMaxCrashers    = 8
+	fuzzInputInResult  = 16 << 10 // bytes of a crasher's input returned (a longer one is cut and marked)
+)
+
+// fuzzTool: qa_fuzz. One bounded session of a fuzz engine in the jail; it
+// returns the distinct crashers (input, outcome, crash state, output head)
+// for the caller to replay, minimize and report. Like a crash in
+// qa_compile, crashers are a successful probe.
+func (t *tools) fuzzTool(ctx context.Context, a fuzzArgs) (fleet.Result, error) {
+	res, err := t.fuzzSession(ctx, a)
+	if cerr := ctxErr(ctx); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return fleet.Fail("qa_fuzz: %v", err), nil
+	}
+	return fleet.OK(res), nil
+}
+
+func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, error) {
+	secs := a.Seconds
+	if secs <= 0 {
+		secs = fuzzDefaultSeconds
+	}
+	if secs > fuzzMaxSeconds {
+		return nil, fmt.Errorf("seconds %d is more than %d", secs, fuzzMaxSeconds)
+	}
+	repo := t.env.Target.Repo
+	hasGo := repo != nil && repo.FuzzTarget != ""
+	hasCompiler := len(t.env.Target.Compiler) > 0
+	engine, note := a.Engine, ""
+	switch {
+	case a.Replay != "":
+		if engine != "" && engine != "auto" && engine != fuzzing.EngineGo {
+			return nil, fmt.Errorf("replay is for engine go, not %s (replay a compiler input with qa_compile)", engine)
+		}
+		engine = fuzzing.EngineGo
+	case engine == "" || engine == "auto":
+		switch {
+		case hasCompiler && fuzzing.AFLPath() != "":
+			engine = fuzzing.EngineAFL
+		case hasCompiler:
+			engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran"
+		case hasGo:
+			engine = fuzzing.EngineGo
+		default:
+			return nil, errors.New("nothing to fuzz: neither target.compiler nor target.repo.fuzz_target is configured")
+		}
+	case engine == fuzzing.EngineAFL && fuzzing.AFLPath() == "":
+		engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran instead"
+	}
+	if engine == fuzzing.EngineGo {
+		if !hasGo {
+			return nil, errors.New("engine go needs target.repo with fuzz_package and fuzz_target")
+		}
+		return t.fuzzGo(ctx, a, time.Duration(secs)*time.Second)
+	}
+	if !hasCompiler {
+		return nil, fmt.Errorf("engine %s needs target.compiler", engine)
+	}
+	return t.fuzzCompiler(ctx, engine, note, time.Duration(secs)*time.Second)
+}
+
+// fuzzCompiler runs a builtin, blind or AFL++ session on target.compiler.
+func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Duration) (map[string]any, error) {
+	work, err := t.fuzzWorkDir("fuzz-" + engine)
+	if err != nil {
+		return nil, err
+	}
+	argv := make([]string, len(t.env.Target.Compiler))
+	for i, a := range t.env.Target.Compiler {
+		argv[i] = strings.ReplaceAll(a, "{out}", filepath.Join(work, "output.bin"))
+	}
+	// Each run gets at most 2 s (the configured timeout when shorter): a
+	// hang is found here and confirmed by replaying it through qa_compile
+	// at the configured timeout.
+	tg := fuzzing.Target{Argv: argv, Dir: work, Timeout: min(t.env.Limits.CompileTimeout, 2*time.Second)}
+	seeds, err := fuzzing.LoadSeeds(t.env.Target.Corpus, 32, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	s := fuzzing.Session{Seeds: seeds, Duration: d, MaxCrashers: fuzzMaxCrashers, Blind: engine == "blind"}
+	key := fuzzing.TargetKey("compiler", t.env.Target.Compiler...)
+	if s.Corpus, err = t.fuzzCorpus(key); err != nil {
+		return nil, err
+	}
+	var rep *fuzzing.Report
+	if engine == fuzzing.EngineAFL {
+		rep, err = fuzzing.RunAFL(ctx, tg, s, fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)})
+	} else {
+		rep, err = fuzzing.RunBuiltin(ctx, tg, s)
+		if engine == "blind" {
+			rep.Engine = "blind"
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := reportFields(rep, note)
+	out["target"] = "compiler"
+	out["corpus_key"] = key
+	return out, nil
+}
+
+// fuzzGo runs Go's coverage-guided fuzzer on target.repo's fuzz target in
+// a copy of the repository inside the jail, or replays one input.
+func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[string]any, error) {
+	repo := t.env.Target.Repo
+	work, err := t.fuzzWorkDir("fuzz-go")
+	if err != nil {
+		return nil, err
+	}
+	src := filepath.Join(work, "repo")
+	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
+		return nil, err
+	}
+	goCmd, err := fuzzing.GoCommand()
+	if err != nil {
+		return nil, err
+	}
+	key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget)
+	shared := t.env.FuzzDir
+	if shared == "" {
+		shared = work // no data dir: a throwaway cache
+	}
+	const memLimit = 1 << 30
+	g := fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
+		Env:      fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit),
+		CacheDir: filepath.Join(shared, key, "gocache"), Parallel: t.env.Limits.FuzzParallel}
+	if t.env.FuzzDir == "" {
+		g.CacheDir = filepath.Join(work, "gocache")
+	}
+	if a.Replay != "" {
+		c, err := fuzzing.ReplayGo(ctx, g, []byte(a.Replay), t.env.Limits.CompileTimeout*3)
+		if err != nil {
+			return nil, err
+		}
+		out := crasherFields(c)
+		out["engine"], out["target"], out["replayed"] = fuzzing.EngineGo, repo.FuzzTarget, true
+		return out, nil
+	}
+	rep, err := fuzzing.RunGo(ctx, g, d)
+	if err != nil {
+		return nil, err
+	}
+	out := reportFields(rep, "")
+	out["target"] = repo.FuzzTarget
+	out["corpus_key"] = key
+	return out, nil
+}
+
+// fuzzWorkDir makes a fresh directory in the jail for one session.
+func (t *tools) fuzzWorkDir(prefix string) (string, error) {
+	if err := t.run.Sandbox.Root().MkdirAll("fuzz", 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(filepath.Join(t.run.Sandbox.JailDir(), "fuzz"), prefix+"-")
+}
+
+// fuzzCorpus opens the target's persistent corpus under Env.FuzzDir (nil
+// without one).
+func (t *tools) fuzzCorpus(key string) (*fuzzing.Corpus, error) {
+	if t.env.FuzzDir == "" {
+		return nil, nil
+	}
+	return fuzzing.OpenCorpus(filepath.Join(t.env.FuzzDir, key))
+}
+
+func reportFields(rep *fuzzing.Report, note string) map[string]any {
+	crashers := make([]map[string]any, 0, len(rep.Crashers))
+	for _, c := range rep.Crashers {
+		m := crasherFields(c)
+		m["found_after_ms"] = c.At.Milliseconds()
+		crashers = append(crashers, m)
+	}
+	out := map[string]any{
+		"engine": rep.Engine, "execs": rep.Execs, "elapsed_ms": rep.Elapsed.Milliseconds(),
+		"crashers": crashers, "timeouts": rep.Timeouts, "new_inputs": rep.NewInputs,
+		"corpus_size": rep.CorpusSize, "dict_entries": rep.DictEntries,
+	}
+	if rep.FirstCrash > 0 {
+		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()
+	}
+	if n := strings.TrimSpace(strings.Join(nonEmpty(note, rep.Note), "; ")); n != "" {
+		out["note"] = n
+	}
+	return out
+}
+
+func crasherFields(c fuzzing.Crasher) map[string]any {
+	in, cut := c.Input, false
+	if len(in) > fuzzInputInResult {
+		in, cut = in[:fuzzInputInResult], true
+	}
+	m := map[string]any{
+		"outcome": c.Outcome, "crash_state": c.State, "exit_code": c.ExitCode, "signal": c.Signal,
+		"stderr_head": c.Stderr, "input": strings.ToValidUTF8(string(in), "\uFFFD"), "input_bytes": len(c.Input),
+	}
+	if cut {
+		m["input_truncated"] = true
+	}
+	if !utf8.Valid(in) {
+		m["input_lossy"] = true // invalid UTF-8 replaced: a replay may not reproduce
+	}
+	return m
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
