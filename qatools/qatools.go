@@ -90,7 +90,7 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed or timeout), exit_code, signal, stderr_tail, bytes, sha256, duration_ms.", fleet.Observe, t.compile),
 		fleet.NewTool("qa_publish", "Compile source and write the artifact to the metadata of a name this run minted. Returns tx, gas_estimated, gas_used, revert_reason.", fleet.Exercise, t.publish),
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
-		fleet.NewTool("qa_fetch", "GET an allowlisted public URL. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
+		fleet.NewTool("qa_fetch", "GET (or HEAD, or OPTIONS with an origin: a CORS preflight) an allowlisted public URL, optionally with an Origin header. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
 		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field], feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
 		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
 	}
