@@ -36,6 +36,9 @@ var leaves = map[string][]string{
 	// leaf so the playbooks may import it: the crawler's parsers are fuzzed
 	// and benchmarked on their own, away from the replay machinery.
 	"crawl": nil,
+	// contract reads what docs promise (pure, fuzzed), over crawl's
+	// HTML-to-text and URL helpers.
+	"contract": {"crawl"},
 }
 
 // testOnly are packages any test may import but no production package except cmd.

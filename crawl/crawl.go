@@ -9,9 +9,10 @@ import (
 // Link is one reference found in a body.
 type Link struct {
 	URL string // absolute http(s), without fragment
-	// Kind says where it was found: a, area, link, script, img, media,
-	// iframe, embed, form, meta-refresh, markdown, text, js, json, css,
-	// sitemap, robots.
+	// Kind says where it was found: a, area, link, stylesheet, script,
+	// img, media, iframe, embed, form, meta-refresh (HTML); markdown (a markdown link or
+	// an HTML attribute in text), url (a bare URL in text), code (a path in
+	// a code span or after GET or HEAD); js, json, css, sitemap, robots.
 	Kind string
 	// Method is the HTTP method the reference implies: GET, or a form's
 	// method (POST, ...).

@@ -33,7 +33,7 @@ func TestLinks(t *testing.T) {
 </body></html>`,
 			want: []Link{
 				{"http://h.test/app.manifest", "link", "GET"},
-				{"http://h.test/dir/style.css", "link", "GET"},
+				{"http://h.test/dir/style.css", "stylesheet", "GET"},
 				{"http://h.test/sitemap.xml", "link", "GET"},
 				{"http://h.test/static/app.js", "script", "GET"},
 				{"http://h.test/refreshed", "meta-refresh", "GET"},
@@ -70,13 +70,13 @@ func TestLinks(t *testing.T) {
 				{"https://docs.test/start", "markdown", "GET"},
 				{"https://docs.test/img/logo.svg", "markdown", "GET"},
 				{"https://docs.test/auto", "markdown", "GET"},
-				{"https://docs.test/bare/page", "text", "GET"},
-				{"https://docs.test/paren", "text", "GET"},
+				{"https://docs.test/bare/page", "url", "GET"},
+				{"https://docs.test/paren", "url", "GET"},
 				{"https://docs.test/reference/defs", "markdown", "GET"},
-				{"https://docs.test/api/status", "text", "GET"},
-				{"https://docs.test/api/health", "text", "GET"},
-				{"https://docs.test/code/block", "text", "GET"},
-				{"https://other.test/x", "text", "GET"},
+				{"https://docs.test/api/status", "code", "GET"},
+				{"https://docs.test/api/health", "code", "GET"},
+				{"https://docs.test/code/block", "code", "GET"},
+				{"https://other.test/x", "url", "GET"},
 				{"https://docs.test/raw-html", "markdown", "GET"},
 			},
 		},
@@ -180,13 +180,13 @@ func TestFrontier(t *testing.T) {
 		it   Item
 		want bool
 	}{
-		{Item{URL: "http://h.test/", Kind: "seed"}, true},
+		{Item{URL: "http://h.test/", Kind: "index", Seed: true}, true},
 		{Item{URL: "HTTP://H.TEST:80/#x", Kind: "a"}, false}, // the same URL normalized
 		{Item{URL: "http://other.test/", Kind: "a"}, false},  // out of scope
 		{Item{URL: "http://h.test/items/1", Kind: "a", Depth: 1}, true},
 		{Item{URL: "http://h.test/items/2", Kind: "a", Depth: 1}, true},
-		{Item{URL: "http://h.test/items/3", Kind: "a", Depth: 1}, false}, // template full
-		{Item{URL: "http://h.test/items/4", Kind: "seed"}, true},         // seeds always fit
+		{Item{URL: "http://h.test/items/3", Kind: "a", Depth: 1}, false},      // template full
+		{Item{URL: "http://h.test/items/4", Kind: "index", Seed: true}, true}, // seeds always fit
 		{Item{URL: "http://h.test/docs/a", Kind: "a", Depth: 1}, true},
 		{Item{URL: "http://h.test/docs/b", Kind: "a", Depth: 1}, true},
 		{Item{URL: "http://h.test/docs/c", Kind: "a", Depth: 1}, true},
@@ -258,5 +258,17 @@ func TestFill(t *testing.T) {
 	}
 	if !HasPlaceholder("http://h/u/{name}") || HasPlaceholder("http://h/u/alice") {
 		t.Error("HasPlaceholder")
+	}
+}
+
+func TestText(t *testing.T) {
+	got := Text(`<html><head><style>x{}</style><script>var a="GET /no"</script></head><body>
+<h2>Items</h2><p>Send a <code>GET</code> request to <code>/api/items</code>. It returns JSON &amp; more.</p>
+<table><tr><th>Method</th><th>Path</th></tr><tr><td>GET</td><td>/api/status</td></tr></table>
+<pre>curl https://h.test/api/items
+{"items": []}</pre><ul><li>one</li><li>two</li></ul></body></html>`)
+	want := "## Items\nSend a GET request to /api/items. It returns JSON & more.\n| Method | Path |\n| GET | /api/status |\ncurl https://h.test/api/items\n{\"items\": []}\n- one\n- two\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Text (-want +got):\n%s", diff)
 	}
 }

@@ -11,8 +11,11 @@ import (
 type Item struct {
 	URL   string
 	From  string // the page that linked it; "" for a seed
-	Kind  string // the link kind, or "seed"
+	Kind  string // the link kind, or what the seed is
 	Depth int
+	// Seed marks a starting point: it counts toward its template but is
+	// never refused for a full one.
+	Seed bool
 }
 
 // Frontier is a breadth-first crawl queue. It admits each normalized URL
@@ -56,7 +59,7 @@ func (f *Frontier) Add(it Item) bool {
 		return false
 	}
 	t := Template(n)
-	if f.templates[t] >= f.perTemplate && it.Kind != "seed" {
+	if f.templates[t] >= f.perTemplate && !it.Seed {
 		f.dropped++
 		return false
 	}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -130,6 +131,10 @@ func (c *collector) element(tag string, attrs map[string]string, baseSet *bool) 
 			method = "GET"
 		}
 	}
+	kind := spec.kind
+	if tag == "link" && slices.Contains(strings.Fields(strings.ToLower(attrs["rel"])), "stylesheet") {
+		kind = "stylesheet"
+	}
 	for _, a := range spec.attrs {
 		v, ok := attrs[a]
 		if !ok {
@@ -138,7 +143,7 @@ func (c *collector) element(tag string, attrs map[string]string, baseSet *bool) 
 		if a == "srcset" {
 			for _, cand := range strings.Split(v, ",") {
 				if f := strings.Fields(cand); len(f) > 0 {
-					c.add(f[0], spec.kind, "")
+					c.add(f[0], kind, "")
 				}
 			}
 			continue
@@ -147,7 +152,7 @@ func (c *collector) element(tag string, attrs map[string]string, baseSet *bool) 
 			c.add(v, "img", "")
 			continue
 		}
-		c.add(v, spec.kind, method)
+		c.add(v, kind, method)
 	}
 }
 
@@ -165,4 +170,84 @@ func refreshURL(content string) string {
 		}
 	}
 	return ""
+}
+
+// blockTags end a line when they close (or, for br and hr, when they open).
+var blockTags = map[string]bool{
+	"p": true, "div": true, "li": true, "tr": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"pre": true, "br": true, "hr": true, "table": true, "ul": true, "ol": true, "section": true, "article": true,
+	"header": true, "footer": true, "dd": true, "dt": true, "blockquote": true, "main": true, "nav": true, "thead": true, "tbody": true,
+}
+
+// Text renders an HTML document as the plain text a reader sees, for
+// reading docs written as HTML: one line per block element, table rows as
+// "| a | b |", headings prefixed with #, code and pre text kept as is;
+// scripts, styles and comments dropped, entities decoded.
+func Text(body string) string {
+	z := html.NewTokenizer(strings.NewReader(body))
+	z.SetMaxBuf(4 << 20)
+	var b strings.Builder
+	skip := 0 // inside script or style
+	newline := func() {
+		s := b.String()
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return tidyLines(b.String())
+		case html.TextToken:
+			if skip == 0 {
+				b.Write(z.Text())
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			tag := string(name)
+			switch {
+			case tag == "script" || tag == "style":
+				skip++
+			case tag == "tr":
+				newline()
+				b.WriteString("|")
+			case tag == "td" || tag == "th":
+				b.WriteString(" ")
+			case len(tag) == 2 && tag[0] == 'h' && tag[1] >= '1' && tag[1] <= '6':
+				newline()
+				b.WriteString(strings.Repeat("#", int(tag[1]-'0')) + " ")
+			case tag == "br" || tag == "hr" || tag == "li" || tag == "pre" || tag == "p":
+				newline()
+				if tag == "li" {
+					b.WriteString("- ")
+				}
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			tag := string(name)
+			switch {
+			case tag == "script" || tag == "style":
+				if skip > 0 {
+					skip--
+				}
+			case tag == "td" || tag == "th":
+				b.WriteString(" |")
+			case blockTags[tag]:
+				newline()
+			}
+		}
+	}
+}
+
+// tidyLines trims trailing space from each line and drops blank lines.
+func tidyLines(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		line = strings.TrimRight(line, " \t\r\n")
+		if strings.TrimSpace(line) != "" {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }

@@ -23,7 +23,7 @@ var (
 	// codePath is a root-relative path alone in a code span: `/api/items`.
 	codePath = regexp.MustCompile("`(/[^\\s`<>\"']*)`")
 	// safeMethodPath is "GET /path" or "HEAD /path" anywhere in text.
-	safeMethodPath = regexp.MustCompile(`\b(?:GET|HEAD)\s+\x60?(/[^\s\x60"'<>]*)`)
+	safeMethodPath = regexp.MustCompile(`\b(?:GET|HEAD)\s+\x60?((?:https?://|/)[^\s\x60"'<>]*)`)
 )
 
 // markdown collects links from markdown or plain text: inline links and
@@ -54,10 +54,10 @@ func (c *collector) markdown(text string) {
 	sub(mdRefDef, "markdown", false)
 	sub(mdAutolink, "markdown", false)
 	sub(htmlAttr, "markdown", false)
-	sub(codePath, "text", true)
-	sub(safeMethodPath, "text", true)
+	sub(codePath, "code", true)
+	sub(safeMethodPath, "code", true)
 	for _, m := range bareURL.FindAllStringIndex(text, -1) {
-		hits = append(hits, hit{m[0], TrimURL(text[m[0]:m[1]]), "text"})
+		hits = append(hits, hit{m[0], TrimURL(text[m[0]:m[1]]), "url"})
 	}
 	// Stable by position: the first mention of a URL decides its kind.
 	slices.SortStableFunc(hits, func(x, y hit) int { return x.at - y.at })

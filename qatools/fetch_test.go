@@ -2,6 +2,7 @@ package qatools
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,4 +126,28 @@ func TestCallRawBodyAndContentType(t *testing.T) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// TestReportFlaky: a finding marked flaky (its repro did not reproduce
+// when replayed) is posted at most low, with flaky=true in its header.
+func TestReportFlaky(t *testing.T) {
+	h := newHarness(t, fleet.Observe)
+	_, reg := h.newRun("r-flaky", fleet.Budget{})
+	out, err := h.call(reg, "qa_report", map[string]any{"severity": "high", "surface": "call", "summary": "the endpoint answered 500 once", "flaky": true,
+		"repro": map[string]any{"tool": "qa_call", "args": map[string]any{"target": "alice", "message": ""}}})
+	if err != nil || out.Verdict != fleet.VerdictOK || out.Result["status"] != "posted" {
+		t.Fatalf("qa_report: %v %s %v", err, out.Verdict, out.Result)
+	}
+	id, _ := out.Result["entry_id"].(uint64)
+	e, err := h.env.Log.At(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.Parse(e.Text)
+	if err != nil {
+		t.Fatalf("parse %q: %v", e.Text, err)
+	}
+	if f.Severity != fleet.SeverityLow || !slices.Contains(f.Extra, fleet.Field{Key: "flaky", Value: "true"}) {
+		t.Errorf("flaky finding posted as %q:\n%s", f.Severity, e.Text)
+	}
 }

@@ -300,6 +300,9 @@ type reportArgs struct {
 	Surface  string     `json:"surface" desc:"what part of the platform: chain, registry, compiler, face, call, docs, fleet, or another lowercase token" maxlen:"32"`
 	Summary  string     `json:"summary" desc:"what is wrong and what was expected, without secrets" maxlen:"1800"`
 	Repro    *reproArgs `json:"repro,omitempty" desc:"a machine-runnable reproduction: a qa_* tool call"`
+	// Flaky marks a finding whose repro did not reproduce when replayed:
+	// its severity is capped at low and the header carries flaky=true.
+	Flaky bool `json:"flaky,omitempty" desc:"the repro did not reproduce when replayed: posted at most low, with flaky=true in the header"`
 }
 
 type reproArgs struct {
@@ -320,6 +323,12 @@ func (t *tools) report(ctx context.Context, a reportArgs) (fleet.Result, error) 
 		return fleet.Fail("%v", err), nil
 	}
 	f := fleet.Finding{Source: t.run.Source, Severity: sev, Surface: surface, Run: t.run.ID, Summary: strings.TrimSpace(a.Summary)}
+	if a.Flaky {
+		if f.Severity.Rank() > fleet.SeverityLow.Rank() {
+			f.Severity = fleet.SeverityLow
+		}
+		f.Extra = append(f.Extra, fleet.Field{Key: "flaky", Value: "true"})
+	}
 	if a.Repro != nil {
 		if !strings.HasPrefix(a.Repro.Tool, "qa_") {
 			return fleet.Fail("repro.tool %q is not a qa_* tool", a.Repro.Tool), nil
