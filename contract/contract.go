@@ -57,7 +57,7 @@ var (
 	typePhrase  = regexp.MustCompile(`(?i)\b(json|html|xml)\s+(?:response|object|document|array|reply|page|list)\b`)
 	ctHeader    = regexp.MustCompile(`(?i)content-type:\s*([\w.+-]+/[\w.+-]+)`)
 	statusCode  = regexp.MustCompile(`(?i)(?:\b(?:returns?|responds?(?: with)?|answers?(?: with)?|status(?: code)?|HTTP(?:/[\d.]+)?)\s*:?\s*\x60?(2\d\d)\b|\b(2\d\d)\s+(?:OK|Created|Accepted|No Content)\b)`)
-	fieldList   = regexp.MustCompile("(?i)\\b(?:fields?|keys?|properties|attributes|contains?|containing|includes?|including|with)\\b:?\\s+((?:\x60[A-Za-z_][\\w.-]*\x60(?:\\s*,\\s*(?:and\\s+|or\\s+)?|\\s+and\\s+|\\s+or\\s+)?)+)")
+	fieldList   = regexp.MustCompile("(?i)\\b(?:fields?|keys?|properties|attributes|contains?|containing|includes?|including|with)\\b:?\\s+(?:(?:an?|the)\\s+)?((?:\x60[A-Za-z_][\\w.-]*\x60(?:\\s*,\\s*(?:and\\s+|or\\s+)?|\\s+and\\s+|\\s+or\\s+)?)+)")
 	backticked  = regexp.MustCompile("\x60([A-Za-z_][\\w.-]*)\x60")
 	successCode = regexp.MustCompile(`\b(2\d\d)\b`)
 	identifier  = regexp.MustCompile(`^[A-Za-z_][\w.-]*$`)
@@ -139,6 +139,7 @@ func lowerAll(s []string) []string {
 // after it that belongs to it (up to the next mention on the line).
 type endpointAt struct {
 	method, ref string
+	pathAt      int // where the path starts on the line
 	line        int // index into lines
 	start, end  int // the span of the line read for promises on that line
 	row         bool
@@ -185,11 +186,12 @@ func Claims(docURL, contentType, text string) []Claim {
 			continue // most lines mention no endpoint: skip the regexps
 		}
 		for _, m := range mention.FindAllStringSubmatchIndex(l.text, -1) {
-			onLine = append(onLine, endpointAt{method: l.text[m[2]:m[3]], ref: l.text[m[4]:m[5]], line: i, start: m[0]})
+			onLine = append(onLine, endpointAt{method: l.text[m[2]:m[3]], ref: l.text[m[4]:m[5]], pathAt: m[4], line: i, start: m[0]})
 		}
 		for _, m := range impliedGet.FindAllStringSubmatchIndex(l.text, -1) {
-			if !slices.ContainsFunc(onLine, func(e endpointAt) bool { return e.start <= m[2] && m[2] < e.start+80 }) {
-				onLine = append(onLine, endpointAt{method: "GET", ref: l.text[m[2]:m[3]], line: i, start: m[0]})
+			// "GET `/x` returns ..." is one mention, not two.
+			if !slices.ContainsFunc(onLine, func(e endpointAt) bool { return e.pathAt == m[2] }) {
+				onLine = append(onLine, endpointAt{method: "GET", ref: l.text[m[2]:m[3]], pathAt: m[2], line: i, start: m[0]})
 			}
 		}
 		slices.SortStableFunc(onLine, func(a, b endpointAt) int { return a.start - b.start })

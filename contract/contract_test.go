@@ -59,9 +59,10 @@ func TestClaims(t *testing.T) {
 		},
 		{
 			name: "html docs page", ct: "text/html",
-			text: "<html><body><h2>Search</h2><p>Use <code>GET /v1/search?q=TERM</code>; the response is an HTML page.</p><table><tr><th>Verb</th><th>Endpoint</th><th>Content type</th></tr><tr><td>GET</td><td>/v1/feed.xml</td><td>application/xml</td></tr></table></body></html>",
+			text: "<html><body><h2>Search</h2><p>Use <code>GET /v1/search?q=TERM</code>; the response is an HTML page. The <code>/v1/ping</code> endpoint returns JSON with a <code>pong</code> field.</p><table><tr><th>Verb</th><th>Endpoint</th><th>Content type</th></tr><tr><td>GET</td><td>/v1/feed.xml</td><td>application/xml</td></tr></table></body></html>",
 			want: []Claim{
-				{Method: "GET", URL: "https://api.test/v1/search?q=TERM", Line: 2, Quote: "Use GET /v1/search?q=TERM; the response is an HTML page.", Type: "html", TypeLine: 2},
+				{Method: "GET", URL: "https://api.test/v1/search?q=TERM", Line: 2, Quote: "Use `GET /v1/search?q=TERM`; the response is an HTML page. The `/v1/ping` endpoint returns JSON with a `pong` field.", Type: "html", TypeLine: 2},
+				{Method: "GET", URL: "https://api.test/v1/ping", Line: 2, Quote: "Use `GET /v1/search?q=TERM`; the response is an HTML page. The `/v1/ping` endpoint returns JSON with a `pong` field.", Type: "json", TypeLine: 2, Fields: []string{"pong"}, FieldsLine: 2},
 				{Method: "GET", URL: "https://api.test/v1/feed.xml", Line: 4, Quote: "| GET | /v1/feed.xml | application/xml |", Type: "xml", TypeLine: 4},
 			},
 		},

@@ -191,6 +191,8 @@ func TestFrontier(t *testing.T) {
 		{Item{URL: "http://h.test/docs/b", Kind: "a", Depth: 1}, true},
 		{Item{URL: "http://h.test/docs/c", Kind: "a", Depth: 1}, true},
 		{Item{URL: "::bad", Kind: "a"}, false},
+		{Item{URL: "http://h.test/style.css", Kind: "stylesheet", Later: true}, true},
+		{Item{URL: "http://h.test/late-page", Kind: "a", Depth: 2}, true},
 	}
 	for _, a := range adds {
 		if got := f.Add(a.it); got != a.want {
@@ -201,7 +203,7 @@ func TestFrontier(t *testing.T) {
 	for it, ok := f.Next(); ok; it, ok = f.Next() {
 		order = append(order, it.URL)
 	}
-	want := []string{"http://h.test/", "http://h.test/items/1", "http://h.test/items/2", "http://h.test/items/4", "http://h.test/docs/a", "http://h.test/docs/b", "http://h.test/docs/c"}
+	want := []string{"http://h.test/", "http://h.test/items/1", "http://h.test/items/2", "http://h.test/items/4", "http://h.test/docs/a", "http://h.test/docs/b", "http://h.test/docs/c", "http://h.test/late-page", "http://h.test/style.css"}
 	if diff := cmp.Diff(want, order); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
@@ -267,7 +269,7 @@ func TestText(t *testing.T) {
 <table><tr><th>Method</th><th>Path</th></tr><tr><td>GET</td><td>/api/status</td></tr></table>
 <pre>curl https://h.test/api/items
 {"items": []}</pre><ul><li>one</li><li>two</li></ul></body></html>`)
-	want := "## Items\nSend a GET request to /api/items. It returns JSON & more.\n| Method | Path |\n| GET | /api/status |\ncurl https://h.test/api/items\n{\"items\": []}\n- one\n- two\n"
+	want := "## Items\nSend a `GET` request to `/api/items`. It returns JSON & more.\n| Method | Path |\n| GET | /api/status |\ncurl https://h.test/api/items\n{\"items\": []}\n- one\n- two\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Text (-want +got):\n%s", diff)
 	}

@@ -16,6 +16,9 @@ type Item struct {
 	// Seed marks a starting point: it counts toward its template but is
 	// never refused for a full one.
 	Seed bool
+	// Later queues the item behind every item without it (stylesheets,
+	// images: worth a look for dead links, seldom a source of new ones).
+	Later bool
 }
 
 // Frontier is a breadth-first crawl queue. It admits each normalized URL
@@ -28,6 +31,8 @@ type Frontier struct {
 	templates   map[string]int
 	queue       []Item
 	next        int
+	later       []Item // Later items, after queue
+	nextLater   int
 	dropped     int // admitted by scope but over their template's cap
 	outside     int // refused by scope
 }
@@ -65,23 +70,33 @@ func (f *Frontier) Add(it Item) bool {
 	}
 	f.templates[t]++
 	it.URL = n
-	f.queue = append(f.queue, it)
+	if it.Later {
+		f.later = append(f.later, it)
+	} else {
+		f.queue = append(f.queue, it)
+	}
 	return true
 }
 
 // Next returns the next queued item, breadth first (items are queued in
-// the order found, and a page's links are found after the page).
+// the order found, and a page's links are found after the page), items
+// marked Later only when no other is left.
 func (f *Frontier) Next() (Item, bool) {
-	if f.next >= len(f.queue) {
-		return Item{}, false
+	if f.next < len(f.queue) {
+		it := f.queue[f.next]
+		f.next++
+		return it, true
 	}
-	it := f.queue[f.next]
-	f.next++
-	return it, true
+	if f.nextLater < len(f.later) {
+		it := f.later[f.nextLater]
+		f.nextLater++
+		return it, true
+	}
+	return Item{}, false
 }
 
 // Pending is how many queued items Next has not returned yet.
-func (f *Frontier) Pending() int { return len(f.queue) - f.next }
+func (f *Frontier) Pending() int { return len(f.queue) - f.next + len(f.later) - f.nextLater }
 
 // Seen reports whether a URL (normalized) was offered before.
 func (f *Frontier) Seen(raw string) bool {

@@ -181,13 +181,15 @@ var blockTags = map[string]bool{
 
 // Text renders an HTML document as the plain text a reader sees, for
 // reading docs written as HTML: one line per block element, table rows as
-// "| a | b |", headings prefixed with #, code and pre text kept as is;
+// "| a | b |", headings prefixed with #, inline code in backquotes as
+// markdown writes it, pre text kept as is;
 // scripts, styles and comments dropped, entities decoded.
 func Text(body string) string {
 	z := html.NewTokenizer(strings.NewReader(body))
 	z.SetMaxBuf(4 << 20)
 	var b strings.Builder
 	skip := 0 // inside script or style
+	pre := 0  // inside pre: code keeps no backquotes
 	newline := func() {
 		s := b.String()
 		if s != "" && !strings.HasSuffix(s, "\n") {
@@ -208,6 +210,8 @@ func Text(body string) string {
 			switch {
 			case tag == "script" || tag == "style":
 				skip++
+			case tag == "code" && pre == 0:
+				b.WriteString("`")
 			case tag == "tr":
 				newline()
 				b.WriteString("|")
@@ -217,6 +221,9 @@ func Text(body string) string {
 				newline()
 				b.WriteString(strings.Repeat("#", int(tag[1]-'0')) + " ")
 			case tag == "br" || tag == "hr" || tag == "li" || tag == "pre" || tag == "p":
+				if tag == "pre" {
+					pre++
+				}
 				newline()
 				if tag == "li" {
 					b.WriteString("- ")
@@ -232,7 +239,12 @@ func Text(body string) string {
 				}
 			case tag == "td" || tag == "th":
 				b.WriteString(" |")
+			case tag == "code" && pre == 0:
+				b.WriteString("`")
 			case blockTags[tag]:
+				if tag == "pre" && pre > 0 {
+					pre--
+				}
 				newline()
 			}
 		}

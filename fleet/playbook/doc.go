@@ -66,7 +66,8 @@
 // links (absolute, root-relative, relative, reference-style), bare URLs and
 // paths in code spans; URLs and paths in JS and JSON bodies; sitemaps and
 // robots.txt — with template placeholders filled with a public name, at
-// most three URLs of a template (ids and numbers blanked) and 30 pages.
+// most three URLs of a template (ids and numbers blanked), stylesheets,
+// images and media after every page, and 40 pages.
 //
 // # Checks
 //

@@ -16,7 +16,15 @@ const (
 type grammarCase struct {
 	what string
 	args callArgs
+	// size, for a case made of one repeated unit (a long message, deep
+	// nesting), rebuilds it at n units; n is the size sent.
+	size func(n int) callArgs
+	n    int
 }
+
+// grammarShrinks bounds the halvings tried to fit a size case's repro into
+// a feedback entry (each a call; for a hang each costs the call timeout).
+const grammarShrinks = 4
 
 // rawBody returns a pointer for callArgs.RawBody.
 func rawBody(s string) *string { return &s }
@@ -39,18 +47,30 @@ func rawBody(s string) *string { return &s }
 //     XML body.
 func callGrammar(target string) []grammarCase {
 	t := target
-	msg := func(what, m string) grammarCase { return grammarCase{what, callArgs{Target: t, Message: m}} }
+	msg := func(what, m string) grammarCase {
+		return grammarCase{what: what, args: callArgs{Target: t, Message: m}}
+	}
 	raw := func(what, b string) grammarCase {
-		return grammarCase{what, callArgs{Target: t, Message: "", RawBody: rawBody(b)}}
+		return grammarCase{what: what, args: callArgs{Target: t, Message: "", RawBody: rawBody(b)}}
 	}
 	typed := func(what, b, ct string) grammarCase {
-		return grammarCase{what, callArgs{Target: t, Message: "", RawBody: rawBody(b), ContentType: ct}}
+		return grammarCase{what: what, args: callArgs{Target: t, Message: "", RawBody: rawBody(b), ContentType: ct}}
 	}
 	q := func(s string) string { return string(marshal(s)) }
+	sized := func(what string, n int, build func(n int) callArgs) grammarCase {
+		return grammarCase{what: what, args: build(n), size: build, n: n}
+	}
+	longMessage := func(n int) callArgs { return callArgs{Target: t, Message: strings.Repeat("A", n)} }
+	nested := func(n int) callArgs {
+		return callArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"hi","x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)}
+	}
+	longBody := func(n int) callArgs {
+		return callArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"` + strings.Repeat("A", n) + `"}`)}
+	}
 	cases := []grammarCase{
 		msg("an empty message", ""),
 		msg("a whitespace-only message", " \t\n "),
-		msg("a 16 KB message", strings.Repeat("A", 16000)),
+		sized("a 16 KB message", 16000, longMessage),
 		msg("an emoji message", "\U0001F600\U0001F4A5 héllo"),
 		msg("right-to-left and combining marks", "\u202eolleh\u0301\u200d"),
 		msg("a byte-order mark", "\ufeffhello"),
@@ -81,8 +101,8 @@ func callGrammar(target string) []grammarCase {
 		raw("a lone surrogate escape", `{"target":`+q(t)+`,"message":"\ud800"}`),
 		raw("a JSON array", `[]`),
 		raw("JSON null", `null`),
-		raw("deep nesting", `{"target":`+q(t)+`,"message":"hi","x":`+strings.Repeat("[", 2000)+strings.Repeat("]", 2000)+`}`),
-		raw("a 60 KB string", `{"target":`+q(t)+`,"message":"`+strings.Repeat("A", 60000)+`"}`),
+		sized("deep nesting", 2000, nested),
+		sized("a 60 KB string", 60000, longBody),
 		typed("a JSON body declared text/plain", `{"target":`+q(t)+`,"message":"hi"}`, "text/plain"),
 		typed("a form-encoded body", "target="+t+"&message=hi", "application/x-www-form-urlencoded"),
 		typed("an XML body", "<call><target>"+t+"</target><message>hi</message></call>", "application/xml"),
@@ -130,10 +150,11 @@ func classifyCall(r fleet.Result) callClass {
 // behaviour is one distinct answer of the grammar and the requests that
 // got it.
 type behaviour struct {
-	class callClass
-	whats []string
-	best  grammarCase // the smallest request showing it
-	res   fleet.Result
+	class  callClass
+	whats  []string
+	best   grammarCase // the smallest request showing it
+	res    fleet.Result
+	shrunk string // how shrink changed best, for the summary
 }
 
 // fuzzCallGrammar sends the call grammar (exercise rung), classifies each
@@ -203,7 +224,34 @@ func fuzzCallGrammar(p *probe) {
 	}
 	for _, k := range order {
 		b := seen[k]
+		shrink(p, b)
 		reportBehaviour(p, b, len(cases))
+	}
+}
+
+// shrink halves a size case that is a behaviour's repro while its repro
+// does not fit a feedback entry and the smaller request still shows the
+// same behaviour, so the finding carries a runnable repro.
+func shrink(p *probe, b *behaviour) {
+	c := b.best
+	if c.size == nil {
+		return
+	}
+	key := b.class.key()
+	for range grammarShrinks {
+		if reproFits(p.st.RunID, fleet.SurfaceCall, "qa_call", marshal(c.args)) || c.n < 16 || !p.room(2) || !p.can("qa_call") {
+			break
+		}
+		smaller := grammarCase{what: c.what, size: c.size, n: c.n / 2}
+		smaller.args = c.size(smaller.n)
+		r := p.Agent(smaller.args)
+		if classifyCall(r).key() != key {
+			break
+		}
+		c = smaller
+	}
+	if c.n != b.best.n {
+		b.best, b.shrunk = c, fmt.Sprintf(" (shrunk to %d units, the same behaviour)", c.n)
 	}
 }
 
@@ -235,8 +283,8 @@ func reportBehaviour(p *probe, b *behaviour, total int) {
 	}
 	key := cl.key()
 	p.reportChecked(sev, fleet.SurfaceCall,
-		fmt.Sprintf("The call endpoint %s on %d of %d grammar requests (%s), where %s was expected. Smallest: %s.",
-			got, len(b.whats), total, list, want, b.best.what),
+		fmt.Sprintf("The call endpoint %s on %d of %d grammar requests (%s), where %s was expected. Smallest: %s%s.",
+			got, len(b.whats), total, list, want, b.best.what, b.shrunk),
 		"qa_call", b.best.args,
 		func(r fleet.Result) bool { return classifyCall(r).key() == key })
 }

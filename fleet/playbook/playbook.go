@@ -102,9 +102,9 @@ var plays = map[string]play{
 // final turn.
 var defaultCaps = map[string]int{
 	"smoke":    30,
-	"security": 100, // crawl (30 pages), exposed paths, CORS probes, replays of high findings
+	"security": 100, // crawl (40 pages), exposed paths, CORS probes, replays of high findings
 	"fuzz":     250,
-	"ux":       90, // crawl (30 pages), docs-contract checks, error probes, replies
+	"ux":       90, // crawl (40 pages), docs-contract checks, error probes, replies
 	"perf":     80,
 }
 

@@ -2,6 +2,7 @@ package playbook
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
@@ -16,7 +17,11 @@ const (
 
 // crawlBudget is how many pages each playbook's crawl fetches, seeds
 // included. It is part of the playbook's call cap (see defaultCaps).
-var crawlBudget = map[string]int{"security": 30, "ux": 30}
+var crawlBudget = map[string]int{"security": 40, "ux": 40}
+
+// leafKinds are links to resources that seldom link anywhere (stylesheets,
+// images, media): fetched after every page, for dead links and secrets.
+var leafKinds = []string{"img", "media", "stylesheet", "css", "embed"}
 
 // page is one fetched URL of the platform's surface.
 type page struct {
@@ -192,7 +197,7 @@ func (p *probe) crawl() []page {
 			if !ok {
 				continue
 			}
-			fr.Add(crawl.Item{URL: u, From: it.URL, Kind: l.Kind, Depth: it.Depth + 1})
+			fr.Add(crawl.Item{URL: u, From: it.URL, Kind: l.Kind, Depth: it.Depth + 1, Later: slices.Contains(leafKinds, l.Kind)})
 		}
 	}
 	if left := fr.Pending(); left > 0 {

@@ -252,7 +252,7 @@ func leakSnippets(ls []Leak) []string {
 func (u *uxRun) contentTypes(pages []page) {
 	seen := map[string]bool{}
 	for _, pg := range pages {
-		if !pg.ok() || flag(pg.res, "truncated") || strings.TrimSpace(body(pg.res)) == "" || str(pg.res, "method") == "HEAD" {
+		if !pg.ok() || flag(pg.res, "truncated") || strings.TrimSpace(body(pg.res)) == "" || str(pg.res, "method") == "HEAD" || u.dead[pg.url] {
 			continue
 		}
 		why := typeMismatch(pg)
