@@ -50,15 +50,19 @@ func NewFrontier(scope func(string) bool, perTemplate int) *Frontier {
 // is full. It reports whether the item was queued. The URL is normalized
 // first; an unusable URL is refused.
 func (f *Frontier) Add(it Item) bool {
+	if f.seen[it.URL] {
+		return false // the common case: a link offered again, already normal
+	}
 	u, err := url.Parse(it.URL)
 	if err != nil {
 		return false
 	}
 	n := Normalize(u)
 	if n == "" || f.seen[n] {
+		f.seen[it.URL] = true
 		return false
 	}
-	f.seen[n] = true
+	f.seen[n], f.seen[it.URL] = true, true
 	if !f.scope(n) {
 		f.outside++
 		return false

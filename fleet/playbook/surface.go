@@ -103,6 +103,10 @@ func (p *probe) freshName() string {
 	return name
 }
 
+// fillMemo caches crawl.Fill of a link with a name ("" when it cannot be
+// filled): every replay offers every link to the frontier again.
+var fillMemo memo[string]
+
 // linksMemo caches crawl.Links over response bodies across replays.
 var linksMemo memo[[]crawl.Link]
 
@@ -193,8 +197,13 @@ func (p *probe) crawl() []page {
 				w.forms = append(w.forms, l)
 				continue
 			}
-			u, ok := crawl.Fill(l.URL, name)
-			if !ok {
+			u := fillMemo.get(l.URL+"\x00"+name, func(string) string {
+				if u, ok := crawl.Fill(l.URL, name); ok {
+					return u
+				}
+				return ""
+			})
+			if u == "" {
 				continue
 			}
 			fr.Add(crawl.Item{URL: u, From: it.URL, Kind: l.Kind, Depth: it.Depth + 1, Later: slices.Contains(leafKinds, l.Kind)})
