@@ -67,6 +67,14 @@ func TestClaims(t *testing.T) {
 			},
 		},
 		{
+			name: "endpoints as headings, errors and bodies", ct: "text/markdown",
+			text: "## Models\n\n### `GET /v2/models`\n\nResponse model: a map (with `models` and `count`).\n\nErrors:\n- Unhandled exceptions return `HTTP 500`.\n\n### `POST /v2/models`\n\nBody: `{\"name\": \"x\"}`\n",
+			want: []Claim{
+				{Method: "GET", URL: "https://api.test/v2/models", Line: 3, Quote: "### `GET /v2/models`", Fields: []string{"models", "count"}, FieldsLine: 5},
+				{Method: "POST", URL: "https://api.test/v2/models", Line: 10, Quote: "### `POST /v2/models`"},
+			},
+		},
+		{
 			name: "a request body is no promise about the answer", ct: "text/markdown",
 			text: "Send `POST /v1/echo` with the JSON body {\"text\": \"hi\"}.\n",
 			want: []Claim{
