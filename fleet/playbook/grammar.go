@@ -238,7 +238,11 @@ func shrink(p *probe, b *behaviour) {
 		return
 	}
 	key := b.class.key()
-	for range grammarShrinks {
+	tries := grammarShrinks
+	if b.class.name == "hang" {
+		tries = 2 // each try of a hang waits out the call timeout
+	}
+	for range tries {
 		if reproFits(p.st.RunID, fleet.SurfaceCall, "qa_call", marshal(c.args)) || c.n < 16 || !p.room(2) || !p.can("qa_call") {
 			break
 		}
