@@ -91,7 +91,9 @@ func TestFlawsAndTwin(t *testing.T) {
 		{"health is plain text", func(a *App) bool {
 			return strings.HasPrefix(get(a, "/api/v2/health").header.Get("Content-Type"), "text/plain")
 		}},
-		{"stats labelled HTML", func(a *App) bool { return strings.HasPrefix(get(a, "/api/v2/stats").header.Get("Content-Type"), "text/html") }},
+		{"stats labelled HTML", func(a *App) bool {
+			return strings.HasPrefix(get(a, "/api/v2/stats").header.Get("Content-Type"), "text/html")
+		}},
 		{"500 with a trace for a non-string message", func(a *App) bool {
 			r := call(a, `{"target":"acme","message":7}`)
 			return r.status == 500 && strings.Contains(r.body, "agents.js")
