@@ -33,10 +33,17 @@ var leaves = map[string][]string{
 	"chain/contracts":  nil,
 	"chain/devchain":   nil,
 	"fuzzing":          {"sandbox"}, // fuzz engines and crash states: bounded exec only
+	// crawl is pure link discovery (stdlib and golang.org/x/net/html), a
+	// leaf so the playbooks may import it: the crawler's parsers are fuzzed
+	// and benchmarked on their own, away from the replay machinery.
+	"crawl": nil,
+	// contract reads what docs promise (pure, fuzzed), over crawl's
+	// HTML-to-text and URL helpers.
+	"contract": {"crawl"},
 }
 
 // testOnly are packages any test may import but no production package except cmd.
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed"}
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp"}
 
 // sdks maps a third-party SDK import prefix to the packages allowed to import it.
 // A package listed here may also be imported by its own subpackages' tests.

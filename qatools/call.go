@@ -15,11 +15,13 @@ import (
 )
 
 type callArgs struct {
-	Target  string            `json:"target" desc:"the name to call" maxlen:"256"`
-	Message string            `json:"message" desc:"the message" maxlen:"16384"`
-	From    string            `json:"from,omitempty" desc:"an identity to claim in the request body (probes whether the endpoint trusts it)" maxlen:"256"`
-	RawBody string            `json:"raw_body,omitempty" desc:"send exactly this body instead of the JSON request (malformed-body probes)" maxlen:"65536"`
-	Headers map[string]string `json:"headers,omitempty" desc:"extra request headers"`
+	Target  string  `json:"target" desc:"the name to call" maxlen:"256"`
+	Message string  `json:"message" desc:"the message" maxlen:"16384"`
+	From    string  `json:"from,omitempty" desc:"an identity to claim in the request body (probes whether the endpoint trusts it)" maxlen:"256"`
+	RawBody *string `json:"raw_body,omitempty" desc:"send exactly this body instead of the JSON request (malformed-body probes); \"\" sends an empty body" maxlen:"65536"`
+	// ContentType replaces application/json (wrong-content-type probes).
+	ContentType string            `json:"content_type,omitempty" desc:"the request's Content-Type instead of application/json" maxlen:"256"`
+	Headers     map[string]string `json:"headers,omitempty" desc:"extra request headers"`
 }
 
 // forbiddenHeaders cannot be set through qa_call: they would change where or
@@ -33,8 +35,10 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 	if url == "" {
 		return fleet.Fail("target.call is not configured"), nil
 	}
-	body := []byte(a.RawBody)
-	if a.RawBody == "" {
+	var body []byte
+	if a.RawBody != nil {
+		body = []byte(*a.RawBody)
+	} else {
 		req := map[string]string{"target": a.Target, "message": a.Message}
 		if a.From != "" {
 			req["from"] = a.From
@@ -47,7 +51,14 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 	if err != nil {
 		return fleet.Fail("qa_call: %v", err), nil
 	}
-	req.Header.Set("Content-Type", "application/json")
+	ct := "application/json"
+	if a.ContentType != "" {
+		if strings.ContainsAny(a.ContentType, "\r\n") {
+			return fleet.Fail("qa_call: content_type %q cannot be sent", a.ContentType), nil
+		}
+		ct = a.ContentType
+	}
+	req.Header.Set("Content-Type", ct)
 	req.Header.Set("User-Agent", "fleetd-qa/1")
 	for k, v := range a.Headers {
 		if forbiddenHeaders[strings.ToLower(k)] || strings.ContainsAny(k+v, "\r\n") {

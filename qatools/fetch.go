@@ -174,23 +174,83 @@ func NewFetcher(allow *Allowlist, timeout time.Duration, maxBody int) *Fetcher {
 var headersKept = []string{
 	"Content-Type", "Content-Length", "Server", "X-Powered-By", "Location", "Allow",
 	"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Strict-Transport-Security",
-	"Referrer-Policy", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Set-Cookie", "Cache-Control",
+	"Referrer-Policy", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials",
+	"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Vary", "Set-Cookie", "Cache-Control",
 }
 
-// Get fetches rawURL and returns the qa_fetch result fields.
-func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) {
-	u, err := url.Parse(rawURL)
+// fetchArgs are qa_fetch's arguments. Every method offered is safe (RFC
+// 9110 §9.2.1: it asks for nothing to change), so qa_fetch stays at the
+// observe rung whatever the arguments.
+type fetchArgs struct {
+	URL    string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
+	Method string `json:"method,omitempty" enum:"GET,HEAD,OPTIONS" desc:"GET (default), HEAD, or OPTIONS; OPTIONS with an origin is a CORS preflight for a JSON POST"`
+	Origin string `json:"origin,omitempty" desc:"send this Origin header (CORS probes): scheme://host[:port] or null" maxlen:"256"`
+}
+
+func (t *tools) fetch(ctx context.Context, a fetchArgs) (fleet.Result, error) {
+	if t.env.Fetcher == nil {
+		return fleet.Fail("qa_fetch: target.fetch_allow is not configured"), nil
+	}
+	res, err := t.env.Fetcher.Do(ctx, Request{URL: a.URL, Method: a.Method, Origin: a.Origin})
 	if err != nil {
-		return fleet.Fail("bad url %q: %v", rawURL, err), nil
+		return nil, ctxErr(ctx)
+	}
+	return res, nil
+}
+
+// Request is one qa_fetch request.
+type Request struct {
+	URL string
+	// Method is GET (the default when empty), HEAD or OPTIONS.
+	Method string
+	// Origin, when set, is sent as the Origin header: an http(s) origin
+	// (scheme://host[:port], nothing after it) or "null". An OPTIONS request
+	// with an Origin is a CORS preflight for a JSON POST: it also carries
+	// Access-Control-Request-Method: POST and Access-Control-Request-Headers:
+	// content-type.
+	Origin string
+}
+
+// Get fetches rawURL with GET; see Do.
+func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) {
+	return f.Do(ctx, Request{URL: rawURL})
+}
+
+// Do sends one safe request and returns the qa_fetch result fields. Every
+// refusal (a URL off the allowlist, a special address, an unsafe method, a
+// malformed origin) and every network failure is a failed result naming
+// what was wrong; the error is non-nil only when ctx was cancelled.
+func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
+	method := strings.ToUpper(in.Method)
+	switch method {
+	case "":
+		method = http.MethodGet
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		return fleet.Fail("method %q: qa_fetch sends only GET, HEAD and OPTIONS", in.Method), nil
+	}
+	if err := checkOrigin(in.Origin); err != nil {
+		return fleet.Fail("%v", err), nil
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil {
+		return fleet.Fail("bad url %q: %v", in.URL, err), nil
 	}
 	if _, _, err := f.allow.match(u); err != nil {
 		return fleet.Fail("%v", err), nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
-		return fleet.Fail("bad url %q: %v", rawURL, err), nil
+		return fleet.Fail("bad url %q: %v", in.URL, err), nil
 	}
 	req.Header.Set("User-Agent", "fleetd-qa/1")
+	if in.Origin != "" {
+		req.Header.Set("Origin", in.Origin)
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+			req.Header.Set("Access-Control-Request-Headers", "content-type")
+		}
+	}
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -216,6 +276,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 	}
 	text, _ := sandbox.Text(body, f.maxBody)
 	return fleet.OK(map[string]any{
+		"method":       method,
 		"status":       resp.StatusCode,
 		"content_type": resp.Header.Get("Content-Type"),
 		"bytes":        len(body),
@@ -225,6 +286,21 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 		"headers":      headers,
 		"final_url":    resp.Request.URL.String(),
 	}), nil
+}
+
+// checkOrigin accepts "" (no Origin header), "null", or an http(s) origin
+// with a host and nothing after it. The header cannot redirect the request,
+// but a malformed one would make a CORS probe meaningless.
+func checkOrigin(o string) error {
+	if o == "" || o == "null" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.ContainsAny(o, " \t\r\n") {
+		return fmt.Errorf("origin %q: want scheme://host[:port] (http or https) or null", o)
+	}
+	return nil
 }
 
 func unwrapURLError(err error) error {

@@ -139,6 +139,10 @@ func platformHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /call", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Target, Message string }
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			http.Error(w, "unsupported content type "+ct, http.StatusUnsupportedMediaType)
+			return
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, "panic: bad body\n\ngoroutine 7 [running]:\nmain.call()\n\t/srv/call.go:12", 500)
 			return
@@ -152,6 +156,29 @@ func platformHandler() http.Handler {
 	mux.HandleFunc("GET /redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 	})
+	redirect307 := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
+	}
+	// /cors reflects what a CORS probe sends, so a test can see it arrived.
+	cors := func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		if o := r.Header.Get("Origin"); o != "" {
+			h.Set("Access-Control-Allow-Origin", o)
+			h.Set("Access-Control-Allow-Credentials", "true")
+			h.Set("Vary", "Origin")
+		}
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", r.Header.Get("Access-Control-Request-Method"))
+			h.Set("Access-Control-Allow-Headers", r.Header.Get("Access-Control-Request-Headers"))
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Write([]byte("method " + r.Method))
+	}
+	for _, m := range []string{"GET", "OPTIONS"} { // GET covers HEAD
+		mux.HandleFunc(m+" /redirect307", redirect307)
+		mux.HandleFunc(m+" /cors", cors)
+	}
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<h1>face of " + r.URL.Path + "</h1>"))

@@ -10,21 +10,6 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 )
 
-type fetchArgs struct {
-	URL string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
-}
-
-func (t *tools) fetch(ctx context.Context, a fetchArgs) (fleet.Result, error) {
-	if t.env.Fetcher == nil {
-		return fleet.Fail("qa_fetch: target.fetch_allow is not configured"), nil
-	}
-	res, err := t.env.Fetcher.Get(ctx, a.URL)
-	if err != nil {
-		return nil, ctxErr(ctx)
-	}
-	return res, nil
-}
-
 type chainArgs struct {
 	Method string          `json:"method" desc:"a read-only JSON-RPC method or a named read: owner_of, metadata, feedback_count, feedback_range, simulate" maxlen:"64"`
 	Params json.RawMessage `json:"params,omitempty" jsontype:"array" desc:"the method's parameters as a JSON array"`

@@ -335,7 +335,7 @@ type reportArgs struct {
 	Repro    *reproArgs `json:"repro,omitempty" desc:"a machine-runnable reproduction: a qa_* tool call"`
 	// State and Flaky: see fuzzState in report_crash.go.
 	State string `json:"state,omitempty" desc:"a crash state naming the bug independently of the input (qa_compile's crash_state); findings with one state are one fingerprint" maxlen:"512"`
-	Flaky bool   `json:"flaky,omitempty" desc:"the crash did not reproduce when its repro was replayed"`
+	Flaky bool   `json:"flaky,omitempty" desc:"the repro did not reproduce when replayed: posted at most low, with flaky=true in the header"`
 }
 
 type reproArgs struct {

@@ -92,64 +92,6 @@ func TestScanLeaks(t *testing.T) {
 	}
 }
 
-func TestExtractLinks(t *testing.T) {
-	base := "http://h.test:8080/docs/llms.txt"
-	text := "# Title\n- [Skill](http://h.test:8080/skill.md): how\n- [Start](getting-started) and [abs](/x/y \"t\")\n" +
-		"Bare: https://other.test/a/b), (see http://h.test:8080/p.).\n<a href='/html#frag'>x</a> <img src=\"img.png\">\n" +
-		"[mail](mailto:a@b) [js](javascript:alert(1)) [frag](#top) [dup](http://h.test:8080/skill.md)"
-	want := []string{
-		"http://h.test:8080/skill.md",
-		"http://h.test:8080/docs/getting-started",
-		"http://h.test:8080/x/y",
-		"https://other.test/a/b",
-		"http://h.test:8080/p",
-		"http://h.test:8080/html",
-		"http://h.test:8080/docs/img.png",
-	}
-	if got := ExtractLinks(base, text); !slices.Equal(got, want) {
-		t.Errorf("ExtractLinks =\n %q\nwant\n %q", got, want)
-	}
-	if got := ExtractLinks(base, "no links here, just text: a.b"); len(got) != 0 {
-		t.Errorf("links in plain text: %q", got)
-	}
-}
-
-func TestDocEndpoints(t *testing.T) {
-	text := "## Call\n\n    GET http://h.test/call?target=alice&message=hello\n\nor `POST /call` with JSON.\n" +
-		"Faces: `GET https://h.test/NAME/`. Forget about GETting things. GET / is the index.\nPOST /call again"
-	got := DocEndpoints("https://h.test/skill.md", text)
-	want := []Endpoint{
-		{"GET", "http://h.test/call?target=alice&message=hello", 3},
-		{"POST", "https://h.test/call", 5},
-		{"GET", "https://h.test/NAME/", 6},
-		{"GET", "https://h.test/", 6},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("DocEndpoints =\n %+v\nwant\n %+v", got, want)
-	}
-}
-
-func TestFillPlaceholders(t *testing.T) {
-	for _, tc := range []struct {
-		in, name, want string
-		ok             bool
-	}{
-		{"http://h/NAME/", "alice", "http://h/alice/", true},
-		{"http://h/{name}/face", "alice", "http://h/alice/face", true},
-		{"http://h/u/:id", "alice", "http://h/u/alice", true},
-		{"http://h/u/<name>", "alice", "http://h/u/alice", true},
-		{"http://h/call?target=NAME&message=hi", "alice", "http://h/call?message=hi&target=alice", true},
-		{"http://h/plain/path", "alice", "http://h/plain/path", true},
-		{"http://h/NAME/", "", "http://h/NAME/", false},
-		{"http://h/plain", "", "http://h/plain", true},
-	} {
-		got, ok := fillPlaceholders(tc.in, tc.name)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("fillPlaceholders(%q, %q) = %q, %v; want %q, %v", tc.in, tc.name, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestAllowedURL(t *testing.T) {
 	pats := []string{"127.0.0.1:8080", "*.example.com", "docs.test"}
 	for url, want := range map[string]bool{

@@ -27,8 +27,8 @@
 // every tool needing a higher rung is skipped from then on (one refused
 // qa_create or qa_call at observe, then only observe-level checks). Tools
 // not given to the run (the persona's tool list) are never called. Each
-// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 70,
-// ux 60, perf 80, fuzz 250, each under its persona's max_turns); probing
+// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 100,
+// ux 90, perf 80, fuzz 250, each under its persona's max_turns); probing
 // stops a few calls short of it so that findings can still be reported. A
 // playbook cannot see the run's budget, so the cap is its budget awareness.
 //
@@ -45,7 +45,29 @@
 // the steps in the summary and no repro. Surfaces are chosen so different
 // problems never share a fingerprint (surface plus repro): face, docs,
 // call, compiler, registry, and web (other paths on the platform's hosts),
-// cors, headers and perf.
+// links, cors, headers, mixed-content, content-type and perf.
+//
+// Quality bar: a finding at high or critical is filed only after its repro
+// reproduces — the playbook makes the repro call again and checks the same
+// thing shows (the secret is still there, the CORS verdict, the answer
+// class, the revert that did not happen). One that does not reproduce is
+// filed at low with qa_report's flaky flag (flaky=true in the qa/v1
+// header); one that could not be replayed (no call left) is filed at
+// medium and says so.
+//
+// # The crawl
+//
+// security and ux start from one crawl of the platform's web surface
+// (probe.crawl, memoized for the replay so any rule can use its pages):
+// breadth first from the docs, the faces of target.names, each allowlisted
+// origin's index and robots.txt, then (when the run may mint) the face of a
+// fresh name; every same-scope link package crawl finds is followed — HTML
+// a, link, script, img and srcset, iframe, form, meta refresh; markdown
+// links (absolute, root-relative, relative, reference-style), bare URLs and
+// paths in code spans; URLs and paths in JS and JSON bodies; sitemaps and
+// robots.txt — with template placeholders filled with a public name, at
+// most three URLs of a template (ids and numbers blanked), stylesheets,
+// images and media after every page, and 40 pages.
 //
 // # Checks
 //
@@ -61,9 +83,9 @@
 // security:
 //   - Admin functions: qa_chain simulate of every target.admin_functions
 //     signature from a fresh address; one that does not revert is critical.
-//   - Secrets: the docs, the faces of target.names, each host's index page,
-//     same-host links from those, and a short list of commonly exposed paths
-//     on every allowlisted host of the target (/.env, /.git/config,
+//   - Secrets: every crawled page (JS bundles and JSON answers included) and
+//     a short list of commonly exposed paths on the first two allowlisted
+//     hosts of the target (/.env, /.git/config,
 //     /.aws/credentials, /config.json, /debug/vars, /server-status,
 //     /backup.zip, /keys) are scanned for private keys (64 hex digits
 //     assigned to a name saying key, secret or private, or following the
@@ -91,11 +113,21 @@
 //     success, a secret that was not there, or at least three new words
 //     beyond an echo of the claim, when identical calls answer identically
 //     — is a finding; critical when it reveals a secret.
-//   - Headers: per host, HTML pages without Content-Security-Policy,
+//   - Headers: per host, crawled HTML pages without Content-Security-Policy,
 //     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
-//     frame-ancestors) are one low finding; Access-Control-Allow-Origin "*"
-//     or "null" with Allow-Credentials true is medium. (qa_fetch sends no
-//     Origin header, so origin reflection itself cannot be seen.)
+//     frame-ancestors) are one low finding.
+//   - CORS: every crawled response, plus per host a credentialed GET of the
+//     index with the foreign Origin https://qa-origin.example and with
+//     Origin null, and on the call endpoint's host a GET and an OPTIONS
+//     preflight (for a JSON POST) of the call endpoint with the foreign
+//     Origin. With Access-Control-Allow-Credentials: true, a reflected
+//     foreign origin is high, null medium, a wildcard low (browsers refuse
+//     it); a wildcard without credentials is public data, no finding. One
+//     finding per host at the worst verdict, the request that showed it as
+//     the repro.
+//   - Mixed content: HTTPS pages that load scripts, frames, stylesheets or
+//     submit forms over plain HTTP (medium), or only images and media (low),
+//     one finding per host.
 //
 // fuzz:
 //   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",
@@ -133,30 +165,50 @@
 //     repository's first surface (else "code"): high for a crash, medium
 //     for a hang or resource exhaustion, low and flaky when the replay
 //     does not fail the same way.
-//   - Call endpoint (exercise): malformed bodies through qa_call raw_body
-//     (truncated JSON, an array, null, {}, wrong types, a missing comma,
-//     trailing garbage, a lone surrogate escape, a form-encoded body, deep
-//     nesting, a 60 KB string) and unusual messages (JSON fragments, format
-//     strings, NUL, 16 KB). A 5xx is a finding per group, high when the
-//     error body leaks internals, with the smallest failing request as the
-//     repro; a leak without a 5xx is a medium finding.
+//   - Call endpoint (exercise): a grammar of 39 requests, each departing
+//     from POST {"target","message"} one way — empty, whitespace-only, 16 KB,
+//     unicode, control-character, JSON-fragment and format-string messages;
+//     target and message as a number, boolean, null, array and object;
+//     missing and extra fields and a duplicated key; empty, truncated,
+//     trailing-garbage, comma-less, lone-surrogate, array, null, deeply
+//     nested and 60 KB bodies; a JSON body declared text/plain, a
+//     form-encoded and an XML body. Each answer is classified: a hang (the
+//     call timeout), an endpoint that stops answering, 5xx, leaked
+//     internals, an empty 2xx, or fine (a clean 4xx or a reply). One finding
+//     per distinct behaviour (class, status, kinds of internals leaked) with
+//     the smallest request as the repro (for an endpoint that went down, the
+//     request that brought it down, after which the grammar stops): hang,
+//     down and a 5xx that leaks internals high, a 5xx medium, a leak medium,
+//     an empty 2xx low.
 //
 // ux:
+//   - Docs as a contract: every crawled docs, markdown, text or HTML page
+//     (faces excepted: user content) is read for claims (package contract:
+//     method, URL, promised content type, success status and response
+//     fields, from bullets, tables, code blocks, prose, curl examples and
+//     HTML). Each documented endpoint (12 at most, placeholders filled) is
+//     requested as documented where a tool can: GET and HEAD with qa_fetch;
+//     POST to the call endpoint with qa_call (exercise); other methods
+//     elsewhere by a GET whose 405 Allow header lacks them. No answer, 404,
+//     410, 5xx, 405/501, another status, content type or missing fields than
+//     promised are one medium finding per endpoint quoting the doc lines.
 //   - Leaked internals: the face of a name that cannot exist, a missing path
-//     on each host, the call endpoint's answer for an unknown target, and
-//     every error answer met on the way are scanned for OS errors (no such
-//     file or directory, permission denied, (os error N), ENOENT, ...),
-//     absolute server paths (/home, /srv, /var, /usr, /tmp, /opt, ..., C:\),
-//     stack traces (Go, Python, Node, Java, Rust, PHP) and database errors.
-//     One finding per distinct leak, medium for a stack trace, else low.
-//   - Dead links: links in the docs (markdown, href/src, bare URLs, relative
-//     ones resolved against the page; template placeholders such as NAME or
-//     {name} filled with a public name) on allowlisted hosts are fetched; no
-//     answer, 404, 410 or 5xx is a dead link (low).
-//   - Status codes against the docs: "GET /path" and "GET https://..." in
-//     the docs and in linked markdown or text pages are fetched; 405 or 501
-//     is "docs promise GET, endpoint answers 405" and a dead documented
-//     endpoint is a finding too (medium).
+//     on each host, the call endpoint's answer for an unknown target, every
+//     crawled error answer, and stack traces or database errors in any other
+//     crawled page (docs, scripts and stylesheets excepted) are scanned for OS
+//     errors (no such file or directory, permission denied, (os error N),
+//     ENOENT, ...), absolute server paths (/home, /srv, /var, /usr, /tmp,
+//     /opt, ..., C:\), stack traces (Go, Python, Node, Java, Rust, PHP) and
+//     database errors. One finding per distinct leak (a path leak counts by
+//     its directory), medium for a stack trace, else low.
+//   - Dead links: every link an author wrote (markup, markdown, bare URLs,
+//     sitemaps; not paths guessed from scripts, JSON or robots.txt) on a
+//     crawled page but a face (user content) whose target answers 404, 410,
+//     5xx or not at all (low; surface docs when the page is documentation,
+//     links otherwise).
+//   - Content types: a body declared JSON that does not parse, a JSON
+//     document served as HTML, a script served as HTML, a body without a
+//     Content-Type (low, one per host and kind).
 //   - Empty replies (exercise): qa_call "hello" to target.names and to a
 //     fresh name; HTTP 2xx with an empty reply is a finding.
 //

@@ -11,9 +11,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -245,19 +247,34 @@ func fetchTool(allow []string, client *http.Client) func(a map[string]any) fleet
 		if !allowedURL(allow, u) {
 			return fleet.Fail("not on the fetch allowlist: %s", u)
 		}
-		resp, err := client.Get(u)
+		method, _ := a["method"].(string)
+		if method == "" {
+			method = http.MethodGet
+		}
+		req, err := http.NewRequest(method, u, nil)
+		if err != nil {
+			return fleet.Fail("bad url %q: %v", u, err)
+		}
+		if o, _ := a["origin"].(string); o != "" {
+			req.Header.Set("Origin", o)
+			if method == http.MethodOptions {
+				req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+				req.Header.Set("Access-Control-Request-Headers", "content-type")
+			}
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return fleet.Fail("fetch %s: %v", u, err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 		hd := map[string]any{}
-		for _, k := range []string{"Content-Type", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Allow"} {
+		for _, k := range []string{"Content-Type", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Allow-Methods", "Allow"} {
 			if v := resp.Header.Get(k); v != "" {
 				hd[strings.ToLower(k)] = v
 			}
 		}
-		return fleet.OK(map[string]any{"status": resp.StatusCode, "content_type": resp.Header.Get("Content-Type"), "body": string(b), "headers": hd, "bytes": len(b), "final_url": resp.Request.URL.String()})
+		return fleet.OK(map[string]any{"method": method, "status": resp.StatusCode, "content_type": resp.Header.Get("Content-Type"), "body": string(b), "headers": hd, "bytes": len(b), "final_url": resp.Request.URL.String()})
 	}
 }
 
@@ -274,6 +291,9 @@ func callTool(callURL string, client *http.Client) func(a map[string]any) fleet.
 		}
 		req, _ := http.NewRequest(http.MethodPost, callURL, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if ct, _ := a["content_type"].(string); ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
 		if h, ok := a["headers"].(map[string]any); ok {
 			for k, v := range h {
 				req.Header.Set(k, fmt.Sprint(v))
@@ -281,6 +301,10 @@ func callTool(callURL string, client *http.Client) func(a map[string]any) fleet.
 		}
 		resp, err := client.Do(req)
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fleet.Result{"ok": false, "error": err.Error(), "hint": "timeout"}
+			}
 			return fleet.Result{"ok": false, "error": err.Error(), "hint": "unreachable"}
 		}
 		defer resp.Body.Close()
@@ -409,7 +433,7 @@ func TestEndToEndFuzz(t *testing.T) {
 	expect(t, got, map[string][]string{
 		"crash":          {"compiler", "crash", "index out of bounds"},
 		"hang":           {"compiler", "hang"},
-		"malformed body": {"call", "HTTP 500", "malformed request bodies", "stack trace"},
+		"malformed body": {"call", "HTTP 500", "grammar requests", "stack trace"},
 	})
 	for _, f := range got {
 		rp, _ := f["repro"].(map[string]any)

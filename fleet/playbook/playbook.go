@@ -102,9 +102,9 @@ var plays = map[string]play{
 // final turn.
 var defaultCaps = map[string]int{
 	"smoke":    30,
-	"security": 70,
+	"security": 100, // crawl (40 pages), exposed paths, CORS probes, replays of high findings
 	"fuzz":     250,
-	"ux":       60,
+	"ux":       90, // crawl (40 pages), docs-contract checks, error probes, replies
 	"perf":     80,
 }
 
@@ -226,6 +226,8 @@ type probe struct {
 
 	reports     map[string]int // qa_report statuses
 	rateLimited bool
+
+	web *webState // the crawl, the fresh name and fetches (surface.go)
 }
 
 func newProbe(pb *Playbook, s *fleet.State) *probe {
@@ -343,11 +345,12 @@ func (p *probe) Publish(name, src string) fleet.Result {
 
 // callArgs are qa_call's arguments.
 type callArgs struct {
-	Target  string            `json:"target"`
-	Message string            `json:"message"`
-	From    string            `json:"from,omitempty"`
-	RawBody string            `json:"raw_body,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
+	Target      string            `json:"target"`
+	Message     string            `json:"message"`
+	From        string            `json:"from,omitempty"`
+	RawBody     *string           `json:"raw_body,omitempty"` // "" sends an empty body
+	ContentType string            `json:"content_type,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
 }
 
 // Agent is qa_call with the given arguments.
@@ -400,19 +403,22 @@ const (
 //
 // extra, at most one, adds qa_report's crash-state arguments (state, flaky;
 // see fuzz_report.go): a finding with a state is one per state and run,
-// whatever its repro.
+// whatever its repro; a flaky one (its repro did not reproduce when
+// replayed, see reportChecked) is posted at most low.
 func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...stateArgs) bool {
+	return p.report(sev, surface, summary, reproTool, reproArgs, extra...)
+}
+
+func (p *probe) report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...stateArgs) bool {
 	summary = oneLine(redactSecrets(summary))
 	var repro map[string]any
-	key := string(surface) + "\x00" + summary
+	key := reportKey(p.st.RunID, surface, summary, reproTool, reproArgs)
 	if reproTool != "" {
 		args := marshal(reproArgs)
-		line := len("repro: ") + len(reproTool) + 1 + len(args)
-		if headerAllowance+len(p.st.RunID)+len(surface)+line+minSummaryRoom > fleet.MaxEnvelopeBytes {
+		if !reproFits(p.st.RunID, surface, reproTool, args) {
 			summary += fmt.Sprintf(" (repro left out: a %s call of %d bytes does not fit a feedback entry)", reproTool, len(args))
 		} else {
 			repro = map[string]any{"tool": reproTool, "args": json.RawMessage(args)}
-			key = string(surface) + "\x00" + reproTool + "\x00" + string(canonical(args))
 		}
 	}
 	if len(extra) > 0 && extra[0].State != "" {
@@ -445,6 +451,25 @@ func (p *probe) Report(sev fleet.Severity, surface fleet.Surface, summary, repro
 	}
 	p.reports[status]++
 	return ex.Result.IsOK()
+}
+
+// reproFits reports whether a repro line leaves a feedback entry room for
+// its header and a summary.
+func reproFits(runID string, surface fleet.Surface, tool string, args json.RawMessage) bool {
+	line := len("repro: ") + len(tool) + 1 + len(args)
+	return headerAllowance+len(runID)+len(surface)+line+minSummaryRoom <= fleet.MaxEnvelopeBytes
+}
+
+// reportKey is what makes two findings of a run the same: surface and
+// repro, or surface and (one-line) summary when there is no repro that fits.
+func reportKey(runID string, surface fleet.Surface, summary, tool string, args any) string {
+	if tool != "" {
+		raw := marshal(args)
+		if reproFits(runID, surface, tool, raw) {
+			return string(surface) + "\x00" + tool + "\x00" + string(canonical(raw))
+		}
+	}
+	return string(surface) + "\x00" + summary
 }
 
 // summary is the run's closing summary: calls, findings, skips and notes.

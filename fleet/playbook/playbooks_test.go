@@ -18,12 +18,19 @@ func TestSecurityScriptedHistory(t *testing.T) {
 		string(step.Call.Args) != `{"method":"simulate","params":["adminBurn(string[])"]}` {
 		t.Fatalf("first step %+v, %v; want the admin simulation", step, err)
 	}
-	// The stranger's call went through: the next step reports it.
-	st.History = append(st.History, fleet.Exchange{Call: *step.Call, Verdict: fleet.VerdictOK,
-		Result: fleet.Result{"ok": true, "reverted": false, "from": "0xabc", "latency_ms": 4}})
+	// The stranger's call went through: the next step replays it (a
+	// critical finding must reproduce before it is filed), then reports it.
+	went := fleet.Exchange{Call: *step.Call, Verdict: fleet.VerdictOK,
+		Result: fleet.Result{"ok": true, "reverted": false, "from": "0xabc", "latency_ms": 4}}
+	st.History = append(st.History, went)
+	step, err = m.Next(context.Background(), &st)
+	if err != nil || step.Call == nil || step.Call.Tool != "qa_chain" || string(step.Call.Args) != string(went.Call.Args) {
+		t.Fatalf("after a non-reverting admin call: %+v, %v; want the same simulation replayed", step, err)
+	}
+	st.History = append(st.History, went)
 	step, err = m.Next(context.Background(), &st)
 	if err != nil || step.Call == nil || step.Call.Tool != "qa_report" {
-		t.Fatalf("after a non-reverting admin call: %+v, %v; want qa_report", step, err)
+		t.Fatalf("after the replay reproduced: %+v, %v; want qa_report", step, err)
 	}
 	a := argsOf(t, *step.Call)
 	rp, _ := json.Marshal(a["repro"])
@@ -31,7 +38,17 @@ func TestSecurityScriptedHistory(t *testing.T) {
 		string(rp) != `{"args":{"method":"simulate","params":["adminBurn(string[])"]},"tool":"qa_chain"}` {
 		t.Errorf("report %v repro %s", a, rp)
 	}
+	// Reverted on the replay: filed at low, marked flaky.
+	st.History[1].Result = fleet.Result{"ok": true, "reverted": true, "revert_reason": "NotAdmin()"}
+	step, err = m.Next(context.Background(), &st)
+	if err != nil || step.Call == nil || step.Call.Tool != "qa_report" {
+		t.Fatalf("after the replay did not reproduce: %+v, %v; want qa_report", step, err)
+	}
+	if a := argsOf(t, *step.Call); a["severity"] != "low" || a["flaky"] != true {
+		t.Errorf("a finding that did not reproduce filed as %v", a)
+	}
 	// Reverted: no report, the playbook moves on to the docs.
+	st.History = st.History[:1]
 	st.History[0].Result = fleet.Result{"ok": true, "reverted": true, "revert_reason": "NotAdmin()"}
 	step, err = m.Next(context.Background(), &st)
 	if err != nil || step.Call == nil || step.Call.Tool != "qa_fetch" || argsOf(t, *step.Call)["url"] != testTarget().Docs[0] {
@@ -215,7 +232,7 @@ func TestFuzzCallEndpointThatFallsOver(t *testing.T) {
 	}}
 	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_call", "qa_report")}
 	drive(t, mustNew(t, "fuzz", Options{}), st, w, 60)
-	r := findReport(w.reports, "stops answering", "malformed request bodies")
+	r := findReport(w.reports, "stops answering", "grammar requests")
 	if r == nil || r["severity"] != "high" {
 		t.Fatalf("no finding for an endpoint brought down by a body:%s", summaries(w.reports))
 	}

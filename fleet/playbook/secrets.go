@@ -188,3 +188,14 @@ func (s Secret) describe() string {
 	}
 	return d
 }
+
+// holdsSecret reports whether text still holds a secret of want's kind
+// with want's prefix (a replay of the page that exposed it).
+func holdsSecret(text string, want Secret) bool {
+	for _, s := range ScanSecrets(text) {
+		if s.Kind == want.Kind && s.Prefix == want.Prefix {
+			return true
+		}
+	}
+	return false
+}

@@ -1,24 +1,25 @@
 package playbook
 
 import (
+	"encoding/json"
 	"fmt"
 	neturl "net/url"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 )
 
 // UX limits.
 const (
-	uxDocs         = 4  // docs pages read
-	uxLinks        = 15 // links followed
-	uxEndpoints    = 6  // documented GET endpoints tried
 	uxHosts        = 2  // hosts probed with a bogus path
 	uxNames        = 4  // public names called
+	uxClaims       = 12 // documented endpoints checked against their docs
 	uxDeadFindings = 5
 	uxLeakFindings = 4
+	uxTypeFindings = 3
 )
 
 // unknownName is a name no platform should have. It is fixed rather than
@@ -34,46 +35,51 @@ const missingPage = "qa-no-such-page"
 // several of them is recognized as one.
 var probeToken = regexp.MustCompile(`qa-no-such-[a-z0-9-]+(?:\.[a-z0-9]+)*`)
 
-// uxRun is one ux session's memory: what was fetched and reported.
+// uxRun is one ux session's memory: what was reported.
 type uxRun struct {
 	p     *probe
-	cache map[string]fleet.Result
-	dead  map[string]bool
+	dead  map[string]bool // URLs already reported as dead or broken
 	leaks int
 	deads int
+	types int
 	// leakSigs are the leaks reported so far, by kind and normalized text.
 	leakSigs map[string]bool
+	calls    map[string]fleet.Result // qa_call results by canonical args
 }
 
-// ux checks the platform as a user or an agent meets it; see the package doc.
+// ux checks the platform as a user or an agent meets it; see the package
+// doc. Every check that reads pages runs on every page the crawl found.
 func ux(p *probe) {
-	u := &uxRun{p: p, cache: map[string]fleet.Result{}, dead: map[string]bool{}, leakSigs: map[string]bool{}}
+	u := &uxRun{p: p, dead: map[string]bool{}, leakSigs: map[string]bool{}, calls: map[string]fleet.Result{}}
 	if p.can("qa_fetch") {
-		docs := u.docs()
-		linked := u.links(docs)
-		u.endpoints(append(docs, linked...))
-		u.errorPaths()
+		pages := p.crawl()
+		u.docs(pages)
+		u.contract(pages)
+		u.deadLinks(pages)
+		u.contentTypes(pages)
+		u.errorPaths() // before pageLeaks: a leak both show is named by its probe
+		u.pageLeaks(pages)
 	} else {
 		p.Skip("qa_fetch unavailable: docs, links and error pages not checked")
 	}
-	u.calls()
+	u.replies()
 }
 
-// get fetches url once per run; ok is false when it was not fetched.
-func (u *uxRun) get(url string) (fleet.Result, bool) {
-	if r, ok := u.cache[url]; ok {
-		return r, true
+// get fetches url once per run (see probe.get).
+func (u *uxRun) get(url string) (fleet.Result, bool) { return u.p.get(url) }
+
+// agent is qa_call, once per distinct request in this run.
+func (u *uxRun) agent(a callArgs) (fleet.Exchange, bool) {
+	key := string(canonical(marshal(a)))
+	if r, ok := u.calls[key]; ok {
+		return fleet.Exchange{Result: r}, true
 	}
-	if !allowedURL(u.p.t.FetchAllow, url) || !u.p.room(1) || !u.p.can("qa_fetch") {
-		return nil, false
+	if !u.p.can("qa_call") || !u.p.room(1) {
+		return fleet.Exchange{}, false
 	}
-	r := u.p.Fetch(url)
-	if notAllowed(r) {
-		u.p.Skip("%s is not fetchable (%s)", url, clip(r.Err(), 100))
-		return nil, false
-	}
-	u.cache[url] = r
-	return r, true
+	ex := u.p.call("qa_call", a)
+	u.calls[key] = ex.Result
+	return ex, true
 }
 
 // leak reports internals in an error answer, once per URL or call.
@@ -96,6 +102,13 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 	var sig []string
 	for _, l := range found {
 		s := probeToken.ReplaceAllString(l.Snippet, "*")
+		if l.Kind == "file path" {
+			// The same handler leaks the same directory whatever file was
+			// asked for (a missing page, robots.txt, a bogus name).
+			if i := strings.LastIndexAny(s, "/\\"); i >= 0 {
+				s = s[:i+1]
+			}
+		}
 		sig = append(sig, l.Kind+":"+sigNoise.ReplaceAllString(s, "N"))
 	}
 	key := strings.Join(sig, "|")
@@ -114,30 +127,18 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 		tool, args)
 }
 
-type docPage struct {
-	url string
-	res fleet.Result
-}
-
-// docs reads the configured docs pages.
-func (u *uxRun) docs() []docPage {
-	var out []docPage
-	for _, d := range first(u.p.t.Docs, uxDocs) {
-		r, ok := u.get(d)
-		if !ok {
+// docs reports configured docs pages that do not answer.
+func (u *uxRun) docs(pages []page) {
+	for _, pg := range pages {
+		if pg.kind != "docs" || pg.ok() {
 			continue
 		}
-		if !answered(r) || status(r) >= 400 {
-			u.dead[d] = true
-			u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
-				fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", d, deadWhy(r)),
-				"qa_fetch", map[string]any{"url": d})
-			u.leak(body(r), "The error page of "+d, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": d})
-			continue
-		}
-		out = append(out, docPage{d, r})
+		u.dead[pg.url] = true
+		u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.url, deadWhy(pg.res)),
+			"qa_fetch", map[string]any{"url": pg.url})
+		u.leak(body(pg.res), "The error page of "+pg.url, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.url})
 	}
-	return out
 }
 
 // deadWhy says how a fetch failed.
@@ -154,116 +155,151 @@ func isDead(r fleet.Result) bool {
 	return !answered(r) || s == 404 || s == 410 || s >= 500
 }
 
-// links follows the docs' links on allowlisted hosts. It returns the
-// linked pages that are docs themselves (markdown or plain text), whose
-// documented endpoints count too.
-func (u *uxRun) links(docs []docPage) []docPage {
-	var more []docPage
-	type link struct{ url, doc string }
-	var links []link
-	elsewhere := 0
-	name := firstName(u.p.t)
-	for _, d := range docs {
-		for _, l := range ExtractLinks(d.url, body(d.res)) {
-			filled, ok := fillPlaceholders(l, name)
-			if !ok {
-				continue
-			}
-			if !allowedURL(u.p.t.FetchAllow, filled) {
-				elsewhere++
-				continue
-			}
-			if !slices.ContainsFunc(links, func(x link) bool { return x.url == filled }) {
-				links = append(links, link{filled, d.url})
-			}
-		}
+// linkKinds are the link kinds an author wrote as links (markup, markdown,
+// bare URLs, sitemaps): a dead one is a broken page. Paths guessed from
+// scripts, JSON, code spans or robots.txt are not links a user follows.
+var linkKinds = []string{"a", "area", "link", "stylesheet", "script", "img", "media", "iframe", "embed", "meta-refresh", "markdown", "url", "css", "sitemap"}
+
+// isDocPage reports whether a crawled page is documentation: a configured
+// docs page, or a markdown or plain-text page.
+func (u *uxRun) isDocPage(url string) bool {
+	if slices.Contains(u.p.t.Docs, url) {
+		return true
 	}
-	if elsewhere > 0 {
-		u.p.notef("%d doc links to hosts off the allowlist not checked", elsewhere)
+	r, ok := u.p.pageAt(url)
+	if !ok {
+		return false
 	}
-	checked := 0
-	for _, l := range links {
-		if checked == uxLinks {
-			u.p.notef("%d more doc links not checked", len(links)-checked)
-			break
-		}
-		r, ok := u.get(l.url)
-		if !ok {
-			continue
-		}
-		checked++
-		if !isDead(r) {
-			if isTextDoc(l.url, r) && status(r) < 400 {
-				more = append(more, docPage{l.url, r})
-			}
-			continue
-		}
-		u.dead[l.url] = true
-		if u.deads < uxDeadFindings {
-			u.deads++
-			u.p.Report(fleet.SeverityLow, fleet.SurfaceDocs,
-				fmt.Sprintf("Dead link in %s: %s %s. Expected every link in the docs to resolve.", l.doc, l.url, deadWhy(r)),
-				"qa_fetch", map[string]any{"url": l.url})
-		}
-		u.leak(body(r), "The error page of "+l.url, surfaceOf(u.p.t, l.url), "qa_fetch", map[string]any{"url": l.url})
-	}
-	if checked > 0 {
-		u.p.notef("%d doc links checked", checked)
-	}
-	return more
+	k := crawl.Sniff(url, str(r, "content_type"), body(r))
+	return k == crawl.KindMarkdown || k == crawl.KindText
 }
 
-// isTextDoc reports whether a fetched page is a markdown or plain-text doc.
-func isTextDoc(url string, r fleet.Result) bool {
-	ct := strings.ToLower(str(r, "content_type"))
-	path := strings.ToLower(strings.SplitN(url, "?", 2)[0])
-	return strings.Contains(ct, "markdown") || strings.HasPrefix(ct, "text/plain") ||
-		strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".txt")
+// onFace reports whether url is the face of a public or fresh name: user
+// content, whose broken links are its author's, not the platform's.
+func (u *uxRun) onFace(url string) bool {
+	if nameOfFace(u.p.t, url) != "" {
+		return true
+	}
+	w := u.p.webState()
+	return w.fresh != nil && *w.fresh != "" && u.p.t.FaceURL(*w.fresh) == url
 }
 
-// endpoints tries every documented GET endpoint.
-func (u *uxRun) endpoints(docs []docPage) {
-	tried, other := 0, 0
-	name := firstName(u.p.t)
-	for _, d := range docs {
-		for _, e := range DocEndpoints(d.url, body(d.res)) {
-			if e.Method != "GET" {
-				other++
-				continue
-			}
-			url, ok := fillPlaceholders(e.URL, name)
-			if !ok || tried == uxEndpoints {
-				continue
-			}
-			r, ok := u.get(url)
-			if !ok {
-				continue
-			}
-			tried++
-			where := fmt.Sprintf("%s (line %d)", d.url, e.Line)
-			switch s := status(r); {
-			case s == 405 || s == 501:
-				allow := headers(r)["allow"]
-				if allow != "" {
-					allow = " (Allow: " + allow + ")"
-				}
-				u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
-					fmt.Sprintf("The docs promise GET %s in %s, but the endpoint answers HTTP %d%s. Expected the documented method to work, or the docs to show the method that does.", url, where, s, allow),
-					"qa_fetch", map[string]any{"url": url})
-			case isDead(r) && !u.dead[url]:
-				u.dead[url] = true
-				u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
-					fmt.Sprintf("The docs promise GET %s in %s, but it %s. Expected the documented endpoint to answer.", url, where, deadWhy(r)),
-					"qa_fetch", map[string]any{"url": url})
-			}
-			if status(r) >= 400 {
-				u.leak(body(r), "The error answer of documented GET "+url, surfaceOf(u.p.t, url), "qa_fetch", map[string]any{"url": url})
+// deadLinks reports links on crawled pages whose targets are gone.
+func (u *uxRun) deadLinks(pages []page) {
+	for _, pg := range pages {
+		if pg.from == "" || !slices.Contains(linkKinds, pg.kind) || !isDead(pg.res) || u.dead[pg.url] || u.onFace(pg.from) {
+			continue
+		}
+		u.dead[pg.url] = true
+		if u.deads == uxDeadFindings {
+			u.p.notef("more dead links not reported (%s)", pg.url)
+			continue
+		}
+		u.deads++
+		surface := fleet.Surface("links")
+		if u.isDocPage(pg.from) {
+			surface = fleet.SurfaceDocs
+		}
+		u.p.Report(fleet.SeverityLow, surface,
+			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", pg.from, pg.url, deadWhy(pg.res)),
+			"qa_fetch", map[string]any{"url": pg.url})
+	}
+}
+
+// pageLeaks scans every crawled answer for internals: all kinds on error
+// answers, stack traces and database errors on pages that answered below
+// 400 (docs, scripts and stylesheets excepted: they may quote either).
+func (u *uxRun) pageLeaks(pages []page) {
+	for _, pg := range pages {
+		if !answered(pg.res) {
+			continue
+		}
+		if status(pg.res) >= 400 {
+			u.leak(body(pg.res), fmt.Sprintf("The error answer of %s (HTTP %d)", describePage(pg), status(pg.res)), surfaceOf(u.p.t, pg.url), "qa_fetch", map[string]any{"url": pg.url})
+			continue
+		}
+		switch crawl.Sniff(pg.url, str(pg.res, "content_type"), body(pg.res)) {
+		case crawl.KindMarkdown, crawl.KindText, crawl.KindJS, crawl.KindCSS, crawl.KindBinary:
+			continue
+		}
+		if pg.kind == "docs" {
+			continue
+		}
+		var serious []Leak
+		for _, l := range ScanLeaks(body(pg.res)) {
+			if l.Kind == "stack trace" || l.Kind == "database error" {
+				serious = append(serious, l)
 			}
 		}
+		if len(serious) > 0 {
+			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s (HTTP %d)", describePage(pg), status(pg.res)), surfaceOf(u.p.t, pg.url), "qa_fetch", map[string]any{"url": pg.url})
+		}
 	}
-	if other > 0 {
-		u.p.notef("%d documented non-GET endpoints not checked with qa_fetch", other)
+}
+
+func leakSnippets(ls []Leak) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Snippet)
 	}
+	return out
+}
+
+// contentTypes reports answers whose Content-Type contradicts them: a
+// declared JSON body that does not parse, a JSON document served as HTML,
+// a script served as HTML (an app shell answering for a missing file), a
+// body without any Content-Type. One finding per host and kind of mismatch.
+func (u *uxRun) contentTypes(pages []page) {
+	seen := map[string]bool{}
+	for _, pg := range pages {
+		if !pg.ok() || flag(pg.res, "truncated") || strings.TrimSpace(body(pg.res)) == "" || str(pg.res, "method") == "HEAD" || u.dead[pg.url] {
+			continue
+		}
+		why := typeMismatch(pg)
+		if why == "" {
+			continue
+		}
+		key := hostOf(pg.url) + "\x00" + why
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if u.types == uxTypeFindings {
+			u.p.notef("more content-type mismatches not reported (%s)", pg.url)
+			continue
+		}
+		u.types++
+		u.p.Report(fleet.SeverityLow, "content-type",
+			fmt.Sprintf("%s is %s. Expected the Content-Type to describe the body, so clients and browsers treat it right.", describePage(pg), why),
+			"qa_fetch", map[string]any{"url": pg.url})
+	}
+}
+
+// typeMismatch describes how a page's Content-Type contradicts its body,
+// "" if it does not.
+func typeMismatch(pg page) string {
+	ct := strings.ToLower(str(pg.res, "content_type"))
+	if ct == "" {
+		ct = strings.ToLower(headers(pg.res)["content-type"])
+	}
+	b := body(pg.res)
+	switch {
+	case ct == "":
+		return "served without a Content-Type"
+	case strings.Contains(ct, "json") && !json.Valid([]byte(b)):
+		return fmt.Sprintf("declared %s but its body is not JSON (starts %s)", clip(ct, 60), quote(b, 40))
+	case strings.Contains(ct, "html") && looksJSONDoc(b):
+		return fmt.Sprintf("a JSON document served as %s", clip(ct, 60))
+	case pg.kind == "script" && strings.Contains(ct, "html"):
+		return fmt.Sprintf("loaded as a script but served as %s (starts %s)", clip(ct, 60), quote(b, 40))
+	}
+	return ""
+}
+
+// looksJSONDoc reports whether b is a JSON object or array.
+func looksJSONDoc(b string) bool {
+	t := strings.TrimSpace(b)
+	return (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t))
 }
 
 // errorPaths provokes error pages: the face of a name that does not exist
@@ -282,7 +318,7 @@ func (u *uxRun) errorPaths() {
 	// A missing page next to the docs, when they live below the root.
 	if len(u.p.t.Docs) > 0 {
 		if b, err := neturl.Parse(u.p.t.Docs[0]); err == nil && strings.Count(b.Path, "/") > 1 {
-			missing = append(missing, resolve(b, missingPage+".md"))
+			missing = append(missing, crawl.Resolve(b, missingPage+".md"))
 		}
 	}
 	for _, url := range missing {
@@ -292,30 +328,31 @@ func (u *uxRun) errorPaths() {
 	}
 }
 
-// calls checks replies (exercise rung): internals in the error for an
+// replies checks replies (exercise rung): internals in the error for an
 // unknown target, and empty replies from public names and a fresh one.
-func (u *uxRun) calls() {
+func (u *uxRun) replies() {
 	p := u.p
 	if !p.can("qa_call") {
 		p.Skip("qa_call unavailable: replies not checked")
 		return
 	}
-	if !p.room(1) {
+	a := callArgs{Target: unknownName, Message: "hello"}
+	ex, ok := u.agent(a)
+	if !ok {
 		return
 	}
-	a := callArgs{Target: unknownName, Message: "hello"}
-	ex := p.call("qa_call", a)
 	if refusedByDial(ex) {
 		p.Skip("qa_call refused (%s): replies not checked", ex.Result.Err())
 		return
 	}
 	u.leak(body(ex.Result), fmt.Sprintf("The call endpoint's answer for an unknown target (HTTP %d)", status(ex.Result)), fleet.SurfaceCall, "qa_call", a)
 	for _, n := range first(p.t.Names, uxNames) {
-		if !p.room(1) {
+		a := callArgs{Target: n, Message: "hello"}
+		ex, ok := u.agent(a)
+		if !ok {
 			return
 		}
-		a := callArgs{Target: n, Message: "hello"}
-		r := p.Agent(a)
+		r := ex.Result
 		switch {
 		case str(r, "hint") == "empty_reply":
 			p.Report(fleet.SeverityMedium, fleet.SurfaceCall,
@@ -325,16 +362,15 @@ func (u *uxRun) calls() {
 			u.leak(body(r), fmt.Sprintf("The call endpoint's error for %q (HTTP %d)", n, status(r)), fleet.SurfaceCall, "qa_call", a)
 		}
 	}
-	if !p.can("qa_create") || !p.room(2) {
+	name := p.freshName()
+	if name == "" {
 		return
 	}
-	ex = p.call("qa_create", map[string]any{})
-	name := str(ex.Result, "name")
-	if refusedByDial(ex) || !ex.Result.IsOK() || name == "" {
-		p.Skip("no fresh name to call (%s)", clip(ex.Result.Err(), 120))
+	ex, ok = u.agent(callArgs{Target: name, Message: "hello"})
+	if !ok {
 		return
 	}
-	r := p.Agent(callArgs{Target: name, Message: "hello"})
+	r := ex.Result
 	if str(r, "hint") == "empty_reply" {
 		p.Report(fleet.SeverityLow, fleet.SurfaceCall,
 			fmt.Sprintf("The agent of a freshly minted name answers \"hello\" with HTTP %d and an empty reply. Expected a default reply or an error that says the name has no agent. Steps: qa_create, then qa_call the new name.", status(r)),
