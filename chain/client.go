@@ -564,6 +564,24 @@ func (c *Client) BlockHash(ctx context.Context, number uint64) ([32]byte, error)
 // balance does not cover the fee). What stays behind is at most the
 // difference between the fee cap and the fee actually charged.
 func (c *Client) SweepAll(ctx context.Context, from *Key, to fleet.Address) (*Receipt, *big.Int, error) {
+	for attempt := 0; ; attempt++ {
+		r, v, err := c.sweepOnce(ctx, from, to)
+		// The pool validates against its own view of state, which can trail
+		// the head that just mined this key's last transaction (a release):
+		// it then counts that transaction's cost twice. Re-read and retry
+		// for up to ~1 s.
+		if err == nil || attempt >= 10 || !strings.Contains(strings.ToLower(err.Error()), "insufficient funds") {
+			return r, v, err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*Receipt, *big.Int, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
 	bal, err := c.eth.BalanceAt(rctx, from.addr, nil)

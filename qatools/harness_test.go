@@ -23,7 +23,7 @@ var ether = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 // harness is a dev chain with fleetd's log and a reference name registry,
 // a web server standing in for the platform, a fake compiler, and an Env.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	dataDir  string
 	ctl      *fleet.Control
 	chainURL string
@@ -50,7 +50,7 @@ if grep -q ERR "$src"; then echo "1:5: unexpected token" >&2; exit 1; fi
 cat "$src"
 `
 
-func newHarness(t *testing.T, dial fleet.Dial) *harness {
+func newHarness(t testing.TB, dial fleet.Dial) *harness {
 	t.Helper()
 	h := &harness{t: t, dataDir: t.TempDir()}
 	h.ctl = fleet.NewControl(h.dataDir)

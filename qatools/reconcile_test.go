@@ -2,6 +2,7 @@ package qatools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -84,5 +85,43 @@ func TestRunStarted(t *testing.T) {
 		if _, ok := RunStarted(bad); ok {
 			t.Errorf("RunStarted(%q) ok", bad)
 		}
+	}
+}
+
+// BenchmarkReconcileChain100 times `fleetd reconcile --from-chain` over 100
+// crashed runs, each of which funded one throwaway key and minted one name:
+// reading the blocks, deriving the keys, releasing the names and sweeping.
+func BenchmarkReconcileChain100(b *testing.B) {
+	h := newHarness(b, fleet.Exercise)
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for r := range 100 {
+			id := fmt.Sprintf("r-20200101-000000-%06x", i*100+r)
+			run, reg := h.newRun(id, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+			if out, err := h.call(reg, "qa_create", map[string]any{}); err != nil || !out.Result.IsOK() {
+				b.Fatalf("qa_create: %v %v", out.Result, err)
+			}
+			run.Sandbox.Abandon() // crashed: nothing cleaned up
+		}
+		head, _ := h.client.BlockNumber(ctx)
+		b.StartTimer()
+		got, err := ReconcileChain(ctx, h.env, 0, head, time.Hour, now, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		swept := 0
+		for _, s := range got {
+			if s.Stranded() {
+				swept++
+			}
+		}
+		if swept != 100 {
+			b.Fatalf("reconciled %d runs, want 100", swept)
+		}
+		b.StartTimer()
 	}
 }
