@@ -1,9 +1,10 @@
-package main
+package multiproc
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"math/rand/v2"
 	"os"
@@ -17,9 +18,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/cmd/fleetd/e2e/e2etest"
+	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/triage"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestManyProcessesOneLog runs eight fleetd processes against one chain and
@@ -38,8 +42,25 @@ func TestManyProcessesOneLog(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("FLEETD_MULTIPROC_DURATION")); err == nil {
 		dur = d
 	}
-	base := newFleetFixture(t, fleet.Exercise, nil)
-	self, _ := os.Executable()
+	bin := e2etest.Fleetd(t)
+	baseDir := t.TempDir()
+	var info struct{ RPC, FeedbackLog, SponsorKeyFile, FleetKeyFile string }
+	line := e2etest.Background(t, exec.Command(bin, "chain", "devnet", "--data-dir", baseDir), nil)
+	var dn map[string]any
+	if err := json.Unmarshal([]byte(line), &dn); err != nil {
+		t.Fatalf("devnet printed %q: %v", line, err)
+	}
+	info.RPC, info.FeedbackLog = dn["rpc"].(string), dn["feedback_log"].(string)
+	info.SponsorKeyFile, info.FleetKeyFile = dn["sponsor_key_file"].(string), dn["fleet_key_file"].(string)
+	tbLine := e2etest.Background(t, exec.Command(bin, "testbed", "serve", "--config", dn["config"].(string)), nil)
+	var tb struct{ Target map[string]any }
+	if err := json.Unmarshal([]byte(tbLine), &tb); err != nil || tb.Target == nil {
+		t.Fatalf("testbed printed %q: %v", tbLine, err)
+	}
+	fleetKey, err := chain.LoadKey(info.FleetKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type proc struct {
 		name, config, data string
 		args               []string
@@ -48,36 +69,81 @@ func TestManyProcessesOneLog(t *testing.T) {
 		cmd                *exec.Cmd
 		log                *os.File
 	}
+	// mk writes a data dir with the built-in personas (specialist firing
+	// every 4 s, the others hourly; a daemon keeps only its own) and a config
+	// for the shared chain and testbed, at dial exercise.
 	mk := func(i int, name string, daemon bool, specialist string) *proc {
 		data := filepath.Join(t.TempDir(), fmt.Sprintf("p%d", i))
-		trig := map[string]fleet.Trigger{}
-		for _, s := range []string{"smoke", "security", "ux", "perf", "fuzz"} {
-			trig[s] = fleet.Trigger{Every: time.Hour}
-		}
-		trig[specialist] = fleet.Trigger{Every: 4 * time.Second}
-		cfg, err := writeDemoConfig(data, base.dn.info, base.tb, trig, map[string]fleet.Budget{"fuzz": {MaxTurns: 30}, "perf": {MaxTurns: 25}})
-		if err != nil {
+		pdir := filepath.Join(data, "personas")
+		if err := os.MkdirAll(pdir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if daemon { // one specialist per daemon
-			files, _ := filepath.Glob(filepath.Join(data, "personas", "*.yaml"))
-			for _, f := range files {
-				if filepath.Base(f) != specialist+".yaml" {
-					os.Remove(f)
-				}
+		files, _ := fs.Glob(configs.Personas, "personas/*.yaml")
+		for _, f := range files {
+			b, _ := fs.ReadFile(configs.Personas, f)
+			var p fleet.Persona
+			if err := yaml.Unmarshal(b, &p); err != nil {
+				t.Fatal(err)
 			}
+			if daemon && p.Name != specialist {
+				continue
+			}
+			p.Trigger = fleet.Trigger{Every: time.Hour}
+			if p.Name == specialist {
+				p.Trigger = fleet.Trigger{Every: 4 * time.Second}
+			}
+			p.Budget.Deadline = 2 * time.Minute
+			switch p.Name {
+			case "fuzz":
+				p.Budget.MaxTurns = 30
+			case "perf":
+				p.Budget.MaxTurns = 25
+			}
+			out, _ := yaml.Marshal(p)
+			if err := os.WriteFile(filepath.Join(pdir, filepath.Base(f)), out, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := map[string]any{
+			"data_dir": data, "personas_dir": pdir,
+			"chain": map[string]any{"rpc": info.RPC, "chain_id": 1337, "feedback_log": info.FeedbackLog,
+				"fleet_key_file": info.FleetKeyFile, "sponsor_key_file": info.SponsorKeyFile,
+				"trusted_senders": []string{fleetKey.Address().String()}},
+			"target": tb.Target,
+			"daemon": map[string]any{"http_addr": "127.0.0.1:0", "max_concurrent": 2, "poll_interval": "1s"},
+			"tools":  map[string]any{"compile_timeout": "5s", "call_timeout": "5s"},
+			"report": map[string]any{"dedupe_window": "1h"},
+		}
+		b, _ := yaml.Marshal(cfg)
+		path := filepath.Join(data, "fleetd.yaml")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := fleet.NewControl(data).SetDial(fleet.Exercise, "test", "test"); err != nil {
 			t.Fatal(err)
 		}
 		logf, _ := os.Create(filepath.Join(t.TempDir(), name+".log"))
-		p := &proc{name: name, config: cfg, data: data, daemon: daemon, log: logf}
+		p := &proc{name: name, config: path, data: data, daemon: daemon, log: logf}
 		if daemon {
-			p.args = []string{"run", "--config", cfg, "--log-level", "warn"}
+			p.args = []string{"run", "--config", path, "--log-level", "warn"}
 		} else {
-			p.args = []string{"probe", specialist, "--config", cfg}
+			p.args = []string{"probe", specialist, "--config", path}
 		}
 		return p
+	}
+	// fleetd runs the CLI once with the built binary.
+	fleetdCmd := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
 	}
 	procs := []*proc{
 		mk(0, "daemon-smoke", true, "smoke"), mk(1, "daemon-security", true, "security"),
@@ -86,8 +152,7 @@ func TestManyProcessesOneLog(t *testing.T) {
 		mk(6, "probe-smoke", false, "smoke"), mk(7, "probe-fuzz", false, "fuzz"),
 	}
 	start := func(p *proc) {
-		cmd := exec.Command(self, p.args...)
-		cmd.Env = append(os.Environ(), "FLEETD_TEST_MAIN=1")
+		cmd := exec.Command(bin, p.args...)
 		cmd.Stdout, cmd.Stderr = p.log, p.log
 		if err := cmd.Start(); err != nil {
 			t.Error(err)
@@ -143,27 +208,26 @@ func TestManyProcessesOneLog(t *testing.T) {
 
 	// Every data dir finishes what its killed runs left: names, funds, outbox.
 	for _, p := range procs {
-		if _, stderr, code := run(t, "", "reconcile", "--config", p.config); code != 0 {
+		if _, stderr, code := fleetdCmd("reconcile", "--config", p.config); code != 0 {
 			t.Errorf("%s: reconcile: %s", p.name, stderr)
 		}
 	}
 	// And the chain alone catches the rest (as if the disks were gone).
-	if out, stderr, code := run(t, "", "reconcile", "--from-chain", "--older-than", "0s", "--config", procs[0].config); code != 0 {
+	if out, stderr, code := fleetdCmd("reconcile", "--from-chain", "--older-than", "0s", "--config", procs[0].config); code != 0 {
 		t.Errorf("reconcile --from-chain: %s\n%s", stderr, out)
 	}
 
 	ctx := context.Background()
-	cl, err := chain.Dial(ctx, base.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	fleetKey, _ := chain.LoadKey(base.dn.info.FleetKeyFile)
-	sponsor, _ := chain.LoadKey(base.dn.info.SponsorKeyFile)
+	sponsor, _ := chain.LoadKey(info.SponsorKeyFile)
 
 	// No fingerprint twice on the log (the test is shorter than the window).
 	perFP := map[string]int{}
-	if _, err := cl.FeedbackLog(mustParseAddr(t, base.dn.info.FeedbackLog)).Scan(ctx, 0, func(page []chain.Entry) error {
+	if _, err := cl.FeedbackLog(mustParseAddr(t, info.FeedbackLog)).Scan(ctx, 0, func(page []chain.Entry) error {
 		for _, e := range page {
 			if fd, err := fleet.Parse(e.Text); err == nil && e.Sender == fleetKey.Address() && fd.Fingerprint != "" && fd.Kind.OrDefault() == fleet.KindFinding {
 				perFP[fd.Fingerprint]++
@@ -236,7 +300,7 @@ func TestManyProcessesOneLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := cl.Registry(mustParseAddr(t, base.tb.Registry()))
+	reg := cl.Registry(mustParseAddr(t, tb.Target["registry"].(string)))
 	stranded := new(big.Int)
 	for _, f := range fundings {
 		if bal, _ := cl.Balance(ctx, f.To); bal.Sign() != 0 {
@@ -257,7 +321,7 @@ func TestManyProcessesOneLog(t *testing.T) {
 	fresh := mk(8, "fresh", false, "smoke")
 	var reports []triage.Report
 	for i, p := range []*proc{procs[0], fresh, procs[0], fresh} {
-		if _, stderr, code := run(t, "", "triage", "--config", p.config); code != 0 {
+		if _, stderr, code := fleetdCmd("triage", "--config", p.config); code != 0 {
 			t.Fatalf("triage: %s", stderr)
 		}
 		if i < 2 {
@@ -281,4 +345,13 @@ func TestManyProcessesOneLog(t *testing.T) {
 	if acked == 0 || len(fundings) == 0 {
 		t.Errorf("the processes acknowledged %d findings and funded %d keys: the test did not exercise posting and cleanup", acked, len(fundings))
 	}
+}
+
+func mustParseAddr(t *testing.T, s string) fleet.Address {
+	t.Helper()
+	a, err := fleet.ParseAddress(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -1,55 +1,26 @@
-package main
+package e2e
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
+	"github.com/qafleet/fleetd/cmd/fleetd/e2e/e2etest"
 )
-
-// builtFleetd builds fleetd once per test process and returns the binary's
-// path. Tests that need the real binary (not this test binary acting as
-// fleetd) use it: the testbed's compiler is "the running fleetd", so the
-// demo and testbed serve must be fleetd itself.
-func builtFleetd(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fleetd-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "fleetd")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
 
 // readmeBlock returns the command lines of the first sh block under the
 // README heading, without comments.
 func readmeBlock(t *testing.T, heading string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +88,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		switch {
 		case line == "go install ./cmd/fleetd":
 			// Into the test's own bin, not the machine's GOPATH.
-			if err := os.Symlink(builtFleetd(t), filepath.Join(bin, "fleetd")); err != nil {
+			if err := os.Symlink(e2etest.Fleetd(t), filepath.Join(bin, "fleetd")); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -230,7 +201,7 @@ func TestDemoResultsOutliveIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo for a minute")
 	}
-	bin := builtFleetd(t)
+	bin := e2etest.Fleetd(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(bin, "demo", "--for", "1m", "--dial", "exercise", "--data-dir", data)
