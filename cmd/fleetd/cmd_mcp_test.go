@@ -206,8 +206,8 @@ func TestMCPProbeEndToEnd(t *testing.T) {
 	}
 	rep, isErr := callTool(t, cs, "qa_report", map[string]any{
 		"severity": "low", "surface": "face",
-		"summary":  "pages are served without " + strings.Join(missing, ", ") + "; expected browser hardening headers on user content",
-		"repro":    map[string]any{"tool": "qa_fetch", "args": map[string]any{"url": face}},
+		"summary": "pages are served without " + strings.Join(missing, ", ") + "; expected browser hardening headers on user content",
+		"repro":   map[string]any{"tool": "qa_fetch", "args": map[string]any{"url": face}},
 	})
 	if isErr || rep["status"] != "posted" {
 		t.Fatalf("qa_report: %v", rep)
