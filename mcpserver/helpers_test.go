@@ -24,7 +24,7 @@ import (
 // real agent loop (fleet.Run) with real run records: the RunFunc below is
 // what cmd/fleetd's does, minus the chain.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	reg     *fleet.Registry
 	srv     *mcpserver.Server
@@ -46,7 +46,7 @@ func (r *rig) Dial() (fleet.Dial, error) { return r.dial.Load().(fleet.Dial), ni
 
 type rigOption func(*rig, *mcpserver.Config)
 
-func newRig(t *testing.T, opts ...rigOption) *rig {
+func newRig(t testing.TB, opts ...rigOption) *rig {
 	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), reg: fleet.NewRegistry(), ran: map[string]*int{}, ended: make(chan fleet.RunResult, 16)}
 	r.dial.Store(fleet.Observe)
