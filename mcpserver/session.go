@@ -26,10 +26,12 @@ type session struct {
 // attempt is one try at running the session's run. done is closed when
 // RunFunc has returned; res and err are set before.
 type attempt struct {
-	done  chan struct{}
-	res   fleet.RunResult
-	err   error
-	runID string // set once the run's first Next tells it
+	done chan struct{}
+	res  fleet.RunResult
+	err  error
+
+	mu    sync.Mutex
+	runID string // set once the run's first Next tells it; handlers read it
 }
 
 // pending is one tools/call handed to the run. reply receives its recorded
@@ -147,26 +149,26 @@ func (s *session) log(ctx context.Context, level mcp.LoggingLevel, line string) 
 }
 
 func (a *attempt) setID(id string) {
-	idMu.Lock()
+	a.mu.Lock()
 	a.runID = id
-	idMu.Unlock()
+	a.mu.Unlock()
 }
 
 func (a *attempt) id() string {
-	idMu.Lock()
-	defer idMu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	return a.runID
 }
-
-// idMu guards attempt.runID, which the run goroutine sets while handlers read it.
-var idMu sync.Mutex
 
 // model is the session as a fleet.Model: Next returns the client's next
 // tools/call. It is used by the run's goroutine only.
 type model struct {
-	sess    *session
-	a       *attempt
-	current *pending // the call taken by the last Next, until its turn is recorded
+	sess *session
+	a    *attempt
+	// current is the call the last Next took, until its turn is narrated.
+	// A turn the loop could not record ends the run; the handler then
+	// answers from the run's end.
+	current *pending
 }
 
 var _ fleet.Model = (*model)(nil)
@@ -178,7 +180,6 @@ func (m *model) Next(ctx context.Context, st *fleet.State) (fleet.Step, error) {
 		m.a.setID(st.RunID)
 		m.sess.log(ctx, "info", fmt.Sprintf("run %s started for %s %s at dial %s", st.RunID, m.sess.client.Name, m.sess.client.Version, st.Dial))
 	}
-	m.answerDropped()
 	select {
 	case <-ctx.Done():
 		return fleet.Step{}, ctx.Err()
@@ -194,18 +195,6 @@ func (m *model) Next(ctx context.Context, st *fleet.State) (fleet.Step, error) {
 		m.current = p
 		return fleet.Step{Call: &p.call}, nil
 	}
-}
-
-// answerDropped covers a taken call whose turn the loop did not narrate
-// (it cannot happen today: every path that takes a step records it); the
-// handler would otherwise wait for the run's end.
-func (m *model) answerDropped() {
-	if m.current == nil {
-		return
-	}
-	res := fleet.Result{"ok": false, "error": "the call was not run", "latency_ms": 0}
-	m.current.reply <- fleet.TurnEvent{Tool: m.current.call.Tool, Verdict: fleet.VerdictError, Result: res}
-	m.current = nil
 }
 
 // narrate is the run's Narrate hook: a recorded turn answers the call it
