@@ -53,6 +53,14 @@ var sdks = map[string][]string{
 	"github.com/openai/openai-go":     {"fleet/openai"},
 	"github.com/google/go-github":     {"fixer/github"},
 	"github.com/spf13/cobra":          {"cmd/fleetd"},
+	// The MCP SDK stays in mcpserver; cmd/fleetd only composes mcpserver.
+	"github.com/modelcontextprotocol/go-sdk": {"mcpserver"},
+}
+
+// sdkTests lets a package's tests (never its code) import an SDK: cmd/fleetd's
+// tests drive a real `fleetd mcp` process with the SDK's own client.
+var sdkTests = map[string][]string{
+	"github.com/modelcontextprotocol/go-sdk": {"cmd/fleetd"},
 }
 
 // within reports whether pkg is dir or below it.
@@ -73,6 +81,9 @@ func checkImport(from, imp string, test bool) string {
 				if within(from, a) {
 					return ""
 				}
+			}
+			if test && slices.Contains(sdkTests[prefix], from) {
+				return ""
 			}
 			return fmt.Sprintf("SDK %s may only be imported by %v", prefix, allowed)
 		}
@@ -203,13 +214,15 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 		b.WriteString(")\n")
 		return b.String()
 	}
-	write("fleet/f.go", imp("fleet", module+"/chain"))                                                   // leaf importing a leaf sibling
-	write("triage/t.go", imp("triage", module+"/fixer", module+"/fleet"))                                // sibling feature; fleet is fine
-	write("fixer/github/g.go", imp("github", module+"/fixer", "github.com/google/go-github/v62/github")) // fine
-	write("fixer/f.go", imp("fixer", module+"/fixer/github"))                                            // parent importing child
-	write("qatools/q.go", imp("qatools", "github.com/ethereum/go-ethereum/common"))                      // SDK outside its adapter
-	write("qatools/q_test.go", "package qatools\n\nimport _ \""+module+"/chain/devchain\"\n")            // test-only import from a test: fine
-	write("sandbox/s.go", imp("sandbox", module+"/fleet/fleettest"))                                     // test helper in production code
+	write("fleet/f.go", imp("fleet", module+"/chain"))                                                         // leaf importing a leaf sibling
+	write("triage/t.go", imp("triage", module+"/fixer", module+"/fleet"))                                      // sibling feature; fleet is fine
+	write("fixer/github/g.go", imp("github", module+"/fixer", "github.com/google/go-github/v62/github"))       // fine
+	write("fixer/f.go", imp("fixer", module+"/fixer/github"))                                                  // parent importing child
+	write("qatools/q.go", imp("qatools", "github.com/ethereum/go-ethereum/common"))                            // SDK outside its adapter
+	write("qatools/q_test.go", "package qatools\n\nimport _ \""+module+"/chain/devchain\"\n")                  // test-only import from a test: fine
+	write("sandbox/s.go", imp("sandbox", module+"/fleet/fleettest"))                                           // test helper in production code
+	write("cmd/fleetd/m_test.go", "package main\n\nimport _ \"github.com/modelcontextprotocol/go-sdk/mcp\"\n") // an SDK client in cmd's tests: fine
+	write("cmd/fleetd/m.go", imp("main", "github.com/modelcontextprotocol/go-sdk/mcp"))                        // the SDK in cmd's code
 
 	got := violations(t, root)
 	wantSubstrings := []string{
@@ -218,6 +231,7 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 		"fixer imports " + module + "/fixer/github: a parent never imports",
 		"qatools imports github.com/ethereum/go-ethereum/common: SDK",
 		"sandbox imports " + module + "/fleet/fleettest",
+		"cmd/fleetd imports github.com/modelcontextprotocol/go-sdk/mcp: SDK",
 	}
 	for _, w := range wantSubstrings {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, w) }) {

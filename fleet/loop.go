@@ -278,6 +278,18 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 	call := *step.Call
 	action := &trajectory.Action{Tool: call.Tool, Args: validJSON(call.Args)}
 	rec.ProposedAction = action
+	// The model may have taken minutes to answer (an LLM, or an MCP client
+	// whose agent was thinking, or idle): the kill switch, the deadline and
+	// ctx are checked again so its call never runs after any of them stopped
+	// the run. The call is recorded as proposed and refused.
+	if l.boundary(ctx) {
+		why := l.res.Summary
+		res := Result{"ok": false, "error": why, "latency_ms": 0}
+		rec.Result = res
+		rec.Validation = trajectory.Validation{Result: trajectory.ValidationRefused, Reason: why}
+		l.write(rec, started, TurnEvent{Index: turn, Tool: call.Tool, Args: call.Args, Result: res, Verdict: VerdictRefused, Error: why})
+		return true
+	}
 	if tokenErr != nil {
 		// The model's answer overspent the token budget: its call does not run.
 		rec.Validation = trajectory.Validation{Result: trajectory.ValidationRefused, Reason: tokenErr.Error()}

@@ -232,6 +232,7 @@ func (d *DailyBudget) roll() {
 func (d *DailyBudget) Check() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.sync()
 	d.roll()
 	for _, c := range []struct {
 		r    Resource
@@ -248,6 +249,7 @@ func (d *DailyBudget) Check() error {
 func (d *DailyBudget) Remaining(run Budget) Budget {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.sync()
 	d.roll()
 	capInt := func(runLimit int, r Resource, used uint64) int {
 		lim := d.limits.Limit(r)
@@ -275,6 +277,8 @@ func (d *DailyBudget) Remaining(run Budget) Budget {
 func (d *DailyBudget) Add(res RunResult) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.lockFile()()
+	d.sync()
 	d.roll()
 	d.day.Writes += uint64(max(res.Totals.Writes, 0))
 	d.day.Tokens += uint64(max(res.Totals.TokensIn+res.Totals.TokensOut, 0))

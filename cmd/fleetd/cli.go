@@ -89,7 +89,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (YAML; see configs/fleetd.example.yaml)")
 	root.PersistentFlags().StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default: the config's data_dir, else ./"+DefaultDataDir+")")
 	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd(),
-		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd(), a.doctorCmd(), a.httpTokenCmd(), a.reconcileCmd())
+		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd(), a.doctorCmd(), a.httpTokenCmd(), a.reconcileCmd(), a.mcpCmd())
 	root.AddCommand(a.pauseCmds()...)
 	return root
 }

@@ -76,6 +76,12 @@ type runOptions struct {
 	narrate func(fleet.TurnEvent)
 	logger  *slog.Logger
 	budget  func(fleet.Budget) fleet.Budget // caps the run's budget (the daily budget); nil: none
+	// model, when set, drives the run instead of the persona's planner (an
+	// MCP session); modelName names it in the run record, and config adds
+	// to the header's config.
+	model     fleet.Model
+	modelName string
+	config    map[string]any
 }
 
 // runSpecialist runs p once: a fresh sandbox, a run record, the loop, and
@@ -89,9 +95,12 @@ func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona,
 	if o.budget != nil {
 		budget = o.budget(budget)
 	}
-	model, modelName, err := a.planner(ctx, p, o.planner, env.Target, o.logger)
-	if err != nil {
-		return fleet.RunResult{}, err
+	model, modelName := o.model, o.modelName
+	if model == nil {
+		var err error
+		if model, modelName, err = a.planner(ctx, p, o.planner, env.Target, o.logger); err != nil {
+			return fleet.RunResult{}, err
+		}
 	}
 	runID := sandbox.NewRunID(time.Now())
 	sb, err := sandbox.Open(filepath.Join(a.dataDir(), "qa-sandbox"), runID)
@@ -111,7 +120,7 @@ func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona,
 		RunID: runID, Specialist: p.Name, Goal: p.Goal, PersonaSHA256: hex.EncodeToString(sum[:]),
 		Build: versionString(), Model: modelName, HarnessVersion: harnessVersion, Dial: dial.String(),
 		Budget: fleet.TrajectoryBudget(budget), Tools: fleet.ToolManifest(tools.List()),
-		Config: map[string]any{"target": env.Target, "planner": modelName},
+		Config: runConfig(env.Target, modelName, o.config),
 	})
 	if err != nil {
 		sb.Abandon()
@@ -161,4 +170,14 @@ func (e *fleetEnv) secretKeys() []string {
 		}
 	}
 	return out
+}
+
+// runConfig is a run record header's config: the target and the planner,
+// plus what the caller adds (an MCP session's client).
+func runConfig(target fleet.Target, planner string, extra map[string]any) map[string]any {
+	c := map[string]any{"target": target, "planner": planner}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
 }

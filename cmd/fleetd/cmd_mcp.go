@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/triage"
+	"github.com/spf13/cobra"
+)
+
+// mcpOptions are `fleetd mcp`'s flags.
+type mcpOptions struct {
+	transport    string
+	specialist   string
+	addr         string
+	idle         time.Duration
+	maxRuns      int
+	requireToken bool
+	level        string
+}
+
+// defaultMCPAddr is where the HTTP transport listens by default: loopback,
+// next to the daemon's 8787.
+const defaultMCPAddr = "127.0.0.1:8790"
+
+func (a *app) mcpCmd() *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp [--transport stdio|http] [--specialist NAME] [--addr HOST:PORT]",
+		Short: "Serve the qa_* tools to any MCP client, under the dial, budgets and kill switch",
+		Long: `Serves fleetd's jailed qa_* tools over the Model Context Protocol, so an MCP
+client (a coding agent, an IDE assistant) can probe the target as a fleetd
+specialist. Tools have the schemas and results ` + "`fleetd tools`" + ` shows; every call
+passes the same dial gate as a planner's, and a call above the dial comes
+back as a tool error ("refused: needs dial exercise, dial is observe").
+
+One MCP session is one fleetd run: its first tool call opens a sandbox and a
+run record (the header names the client), each call is a recorded turn, and
+the run ends, releasing its names, sweeping its keys and writing its footer,
+when the session closes, its budget (the specialist's, capped by the day's
+daemon.daily_budget) or deadline is spent, fleetd is paused (at the next
+call), or this process is stopped.
+
+Resources: fleetd://report/latest (Markdown and JSON), fleetd://cluster/{id},
+fleetd://run/{id}, fleetd://runs; a prompt per specialist.
+
+--transport stdio (default) serves one session on stdin/stdout, for a client
+that starts fleetd itself; logs go to stderr. --transport http serves
+streamable HTTP at http://ADDR/mcp and prints {"mcp":URL,...} on stdout; it
+binds 127.0.0.1 by default, and on any non-loopback address (or with
+--require-token) every request needs "Authorization: Bearer TOKEN" from
+` + "`fleetd http-token`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serveMCP(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.transport, "transport", "stdio", "stdio or http")
+	f.StringVar(&o.specialist, "specialist", "", "act as this specialist: its tools, budget and reporting source (default: every tool, source qa-mcp)")
+	f.StringVar(&o.addr, "addr", defaultMCPAddr, "HTTP listen address (--transport http)")
+	f.DurationVar(&o.idle, "idle-timeout", 10*time.Minute, "close an HTTP session idle this long; a client that vanished holds its run until then")
+	f.IntVar(&o.maxRuns, "max-runs", 4, "sessions that may run a run at once")
+	f.BoolVar(&o.requireToken, "require-token", false, "require the bearer token on loopback too (always required elsewhere)")
+	f.StringVar(&o.level, "log-level", "warn", "debug, info, warn or error (logs are JSON on stderr)")
+	return cmd
+}
+
+// mcpPersona is the specialist an MCP session acts as: the named one, or
+// "mcp" with every tool (a personas file named mcp.yaml replaces it).
+func (a *app) mcpPersona(name string) (fleet.Persona, error) {
+	if name != "" {
+		return a.persona(name)
+	}
+	if p, err := a.persona("mcp"); err == nil {
+		return p, nil
+	}
+	reg, err := toolsRegistry()
+	if err != nil {
+		return fleet.Persona{}, err
+	}
+	p := fleet.Persona{Name: "mcp", Source: "qa-mcp", Planner: fleet.PlannerPlaybook,
+		Goal: "Probe the target platform through fleetd's tools as an outside agent's MCP session."}
+	for _, t := range reg.List() {
+		p.Tools = append(p.Tools, t.Name)
+	}
+	return p, nil
+}
+
+func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
+	if o.transport != "stdio" && o.transport != "http" {
+		return fmt.Errorf("--transport: %q is not stdio or http", o.transport)
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(o.level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
+	p, err := a.mcpPersona(o.specialist)
+	if err != nil {
+		return err
+	}
+	personas, err := a.loadPersonas()
+	if err != nil {
+		return err
+	}
+	reg, err := toolsRegistry()
+	if err != nil {
+		return err
+	}
+	if reg, err = reg.Subset(p.Tools); err != nil {
+		return fmt.Errorf("specialist %s: %w", p.Name, err)
+	}
+	env, err := a.buildEnv(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	(&daemon{a: a, env: env, log: logger.With("component", "mcp")}).recoverCrashed(ctx)
+
+	daily := fleet.NewDailyBudget(a.dataDir(), a.cfg.Daemon.Daily.budget())
+	run := func(ctx context.Context, s *mcpserver.Session) (fleet.RunResult, error) {
+		if err := daily.Check(); err != nil {
+			return fleet.RunResult{}, err
+		}
+		res, err := a.runSpecialist(ctx, env, p, runOptions{
+			model: s.Model, modelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, narrate: s.Narrate,
+			logger: logger, budget: daily.Remaining, config: map[string]any{"mcp_client": s.Client},
+		})
+		if res.RunID != "" {
+			daily.Add(res)
+		}
+		return res, err
+	}
+	srv, err := mcpserver.New(mcpserver.Config{
+		Name: "fleetd", Version: versionString(), Specialist: p.Name, Tools: reg.List(), Run: run,
+		Library: reportLibrary{dir: a.reportsDir()}, RunsDir: filepath.Join(a.dataDir(), trajectory.RunsDir),
+		Personas: personas, MaxRuns: o.maxRuns, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.flushOutbox(env, logger)
+	dial, _ := env.control.Dial()
+	if o.transport == "stdio" {
+		fmt.Fprintf(a.stderr, "fleetd mcp: serving the %s specialist's %d tools on stdio (dial %s, data dir %s)\n", p.Name, len(reg.List()), dial, a.dataDir())
+		return srv.ServeIO(ctx, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
+	}
+	return a.serveMCPHTTP(ctx, srv, o, logger)
+}
+
+// serveMCPHTTP serves streamable HTTP at /mcp until ctx is done, then ends
+// every session's run and stops.
+func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", o.addr, err)
+	}
+	loopback := isLoopback(ln.Addr())
+	var h http.Handler = srv.Handler(mcpserver.HTTPOptions{IdleTimeout: o.idle})
+	needToken := o.requireToken || !loopback
+	if needToken {
+		want, err := a.httpToken(true)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		h = mcpserver.RequireBearer(func(tok string) bool { return tokenMatches(tok, want) }, h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	line, _ := json.Marshal(map[string]any{"mcp": url, "token_required": needToken})
+	fmt.Fprintf(a.stdout, "%s\n", line)
+	if needToken {
+		fmt.Fprintf(a.stderr, "fleetd mcp: requests need \"Authorization: Bearer TOKEN\" (fleetd http-token --data-dir %s prints it)\n", a.dataDir())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		srv.Close(context.Background())
+		return fmt.Errorf("mcp http: %w", err)
+	}
+	timeout := a.cfg.Daemon.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	// Runs first (they end cancelled, release names, sweep keys, write
+	// footers), which also ends the sessions' event streams; then HTTP.
+	cerr := srv.Close(sctx)
+	return errors.Join(cerr, hs.Shutdown(sctx))
+}
+
+// flushOutbox posts findings queued while the chain was away, as the daemon
+// does when it stops.
+func (a *app) flushOutbox(env *fleetEnv, logger *slog.Logger) {
+	if env.Reporter == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, left, err := env.Reporter.Flush(ctx); err != nil && left > 0 {
+		logger.Warn("outbox not flushed; it is posted at the next start", "left", left, "err", err)
+	}
+}
+
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// reportLibrary serves the saved health report to MCP clients.
+type reportLibrary struct{ dir string }
+
+// LatestReport reads <data_dir>/reports/latest.{md,json} as triage wrote
+// them; an error wrapping fs.ErrNotExist when triage has not written one.
+func (l reportLibrary) LatestReport(context.Context) ([]byte, []byte, error) {
+	md, err := os.ReadFile(filepath.Join(l.dir, triage.LatestMD))
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := os.ReadFile(filepath.Join(l.dir, triage.LatestJSON))
+	if err != nil {
+		return nil, nil, err
+	}
+	return md, js, nil
+}
+
+// Cluster returns the latest report's cluster id (or one merged into it) as
+// JSON; an error wrapping fs.ErrNotExist when there is none.
+func (l reportLibrary) Cluster(_ context.Context, id string) ([]byte, error) {
+	r, err := triage.LoadReport(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range r.Clusters {
+		if row.ID == id || slices.Contains(row.Merged, id) {
+			return json.MarshalIndent(row, "", "  ")
+		}
+	}
+	return nil, fmt.Errorf("cluster %s: %w", id, fs.ErrNotExist)
+}
