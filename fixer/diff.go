@@ -58,12 +58,19 @@ func DiffFiles(diff string) ([]string, error) {
 			if strings.Contains(rest, `"`) {
 				return nil, fmt.Errorf("%w: quoted path in %q", ErrBadDiff, clipText(line, 120))
 			}
-			// "a/X b/X": X may contain spaces only if both halves agree.
+			// "a/X b/X": X may hold spaces when both halves agree; two
+			// different names must be split at the one " b/".
 			n := len(rest)
-			if n < 7 || n%2 == 0 || rest[n/2] != ' ' {
+			var a, b string
+			switch {
+			case n >= 7 && n%2 == 1 && rest[n/2] == ' ' && rest[2:n/2] == rest[n/2+3:]:
+				a, b = rest[:n/2], rest[n/2+1:]
+			case strings.Count(rest, " b/") == 1:
+				i := strings.Index(rest, " b/")
+				a, b = rest[:i], rest[i+1:]
+			default:
 				return nil, fmt.Errorf("%w: cannot read %q (want diff --git a/PATH b/PATH)", ErrBadDiff, clipText(line, 120))
 			}
-			a, b := rest[:n/2], rest[n/2+1:]
 			pa, err := diffPath(a, "a/")
 			if err != nil {
 				return nil, err

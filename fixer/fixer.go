@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -401,4 +403,24 @@ func (f *Fixer) run(ctx context.Context, dir string, argv []string, timeout time
 // logOf turns a command result into a trimmed log.
 func logOf(argv []string, r CommandResult) *CommandLog {
 	return &CommandLog{Argv: argv, ExitCode: r.ExitCode, TimedOut: r.TimedOut, Duration: r.Duration, Output: tailText(string(r.Output), 6000)}
+}
+
+// TestEnv returns an environment for a repository's test commands: this
+// process's PATH, HOME and TMPDIR set to home, the Go toolchain's caches
+// (GOCACHE, GOMODCACHE, GOPATH as `go env` reports them, so tests do not
+// rebuild the world), GOTOOLCHAIN=local (no toolchain downloads), and
+// extra. Nothing else of this process's environment is passed on: no
+// tokens, no keys.
+func TestEnv(ctx context.Context, home string, extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "GOTOOLCHAIN=local"}
+	cmd := exec.CommandContext(ctx, "go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS")
+	if out, err := cmd.Output(); err == nil {
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS"} {
+			if i < len(lines) && lines[i] != "" {
+				env = append(env, k+"="+lines[i])
+			}
+		}
+	}
+	return append(env, extra...)
 }
