@@ -207,14 +207,19 @@ func (s PatchStage) verify(ctx context.Context, j *Job, a *Attempt) {
 		fail("apply-failed", "git apply: "+tailText(err.Error(), 800))
 		return
 	}
-	changed, err := Git(ctx, wt, nil, "status", "--porcelain", "--untracked-files=all")
+	changed, err := Git(ctx, wt, nil, "diff", "--name-only", "HEAD")
 	if err != nil {
 		fail("apply-failed", err.Error())
 		return
 	}
-	for _, line := range strings.Split(changed, "\n") {
-		if len(line) > 3 && !slices.Contains(a.Files, strings.TrimSpace(line[3:])) {
-			fail("refused", (&RefusedError{Path: line[3:], Reason: "changed by applying the patch, which did not name it"}).Error())
+	untracked, err := Git(ctx, wt, nil, "ls-files", "--others")
+	if err != nil {
+		fail("apply-failed", err.Error())
+		return
+	}
+	for _, p := range strings.Fields(changed + "\n" + untracked) {
+		if !slices.Contains(a.Files, p) {
+			fail("refused", (&RefusedError{Path: p, Reason: "changed by applying the patch, which did not name it"}).Error())
 			return
 		}
 	}
