@@ -315,7 +315,9 @@ func (f *Fixer) Fix(ctx context.Context, item Item, p Pipeline, o JobOptions) (*
 	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("fix: %w", err)
 	}
-	err = p.Run(ctx, j)
+	if j.Outcome, err = f.gate(item.ID, o.DryRun); err == nil && j.Outcome == "" {
+		err = p.Run(ctx, j)
+	}
 	f.removeWorktree(context.WithoutCancel(ctx), j)
 	if err != nil {
 		j.Outcome, j.Error = OutcomeFailed, err.Error()
@@ -331,6 +333,28 @@ func (f *Fixer) Fix(ctx context.Context, item Item, p Pipeline, o JobOptions) (*
 	}
 	f.log.Info("fix job ended", "fingerprint", item.ID, "job", j.ID, "outcome", j.Outcome, "err", j.Error)
 	return j, err
+}
+
+// gate ends a job before it starts when its PR's state says so: closed
+// unmerged within Cooldown (not reopened), or merged and not yet
+// re-checked (Poll's turn). A dry run always runs.
+func (f *Fixer) gate(fp string, dryRun bool) (string, error) {
+	if dryRun {
+		return "", nil
+	}
+	recs, err := LoadRecords(f.cfg.StateDir)
+	if err != nil {
+		return "", err
+	}
+	rec, ok := findRecord(recs, fp)
+	switch {
+	case !ok:
+	case rec.State == StateClosed && f.cfg.Now().Sub(rec.ClosedAt) < f.cfg.Cooldown:
+		return OutcomeCooldown, nil
+	case rec.State == StateMerged && rec.Recheck == "":
+		return OutcomeMerged, nil
+	}
+	return "", nil
 }
 
 func fillRecord(r *Record, it Item) {

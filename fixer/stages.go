@@ -205,6 +205,11 @@ func (s PublishStage) Run(ctx context.Context, j *Job) error {
 	}
 	now := f.cfg.Now()
 	req := PRRequest{Branch: branch, Base: f.cfg.Repo.BaseBranch(), Title: prTitle(j), Body: prBody(j, f.cfg.ModelName), Draft: !j.Verified, Labels: labels(j.Item.Severity)}
+	if pr != nil && pr.State == StateMerged && rec.Recheck != "" {
+		// Merged and re-checked, and handed over again (regressed, or the
+		// merge did not fix it): a new PR on the same branch.
+		pr = nil
+	}
 	if pr != nil && pr.State == StateMerged {
 		j.PR, j.Outcome = pr, OutcomeMerged
 		_, err := updateRecord(f.cfg.StateDir, j.Item.ID, func(r *Record) { r.applyPR(pr) })
