@@ -324,7 +324,7 @@ func (f *Fixer) Fix(ctx context.Context, item Item, p Pipeline, o JobOptions) (*
 	}
 	if _, uerr := updateRecord(f.cfg.StateDir, item.ID, func(r *Record) {
 		fillRecord(r, item)
-		r.LastJob, r.LastOutcome, r.LastError = j.ID, j.Outcome, j.Error
+		r.LastJob, r.LastOutcome, r.LastError, r.LastRunAt = j.ID, j.Outcome, j.Error, f.cfg.Now().UTC()
 	}); uerr != nil {
 		err = errors.Join(err, uerr)
 	}

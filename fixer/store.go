@@ -47,11 +47,12 @@ type Record struct {
 	// NeedsRepro is the newest cluster entry when fleetd posted
 	// kind=needs-repro for it (NeedsReproEntry is that record): it is
 	// posted again only after the cluster gets a newer entry.
-	NeedsRepro      *uint64 `json:"needs_repro,omitempty"`
-	NeedsReproEntry *uint64 `json:"needs_repro_entry,omitempty"`
-	LastJob         string  `json:"last_job,omitempty"`
-	LastOutcome     string  `json:"last_outcome,omitempty"`
-	LastError       string  `json:"last_error,omitempty"`
+	NeedsRepro      *uint64   `json:"needs_repro,omitempty"`
+	NeedsReproEntry *uint64   `json:"needs_repro_entry,omitempty"`
+	LastJob         string    `json:"last_job,omitempty"`
+	LastRunAt       time.Time `json:"last_run_at,omitzero"`
+	LastOutcome     string    `json:"last_outcome,omitempty"`
+	LastError       string    `json:"last_error,omitempty"`
 }
 
 // Active reports whether the record's PR is open (draft or ready).

@@ -171,7 +171,7 @@ func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
 		}
 		out = append(out, triggers.Spec{Specialist: triageName, Every: every, Events: []string{"feedback"}})
 	}
-	return out
+	return append(out, d.fixSpecs()...) // the fix stage: cmd_fix_daemon.go
 }
 
 // runOne is the runner's RunFunc: one specialist run, its budget capped by
@@ -186,6 +186,9 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 			out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		}
 		return out, err
+	}
+	if specialist == fixName {
+		return d.fixPass(ctx) // cmd_fix_daemon.go
 	}
 	p, ok := (*d.personas.Load())[specialist]
 	if !ok {
