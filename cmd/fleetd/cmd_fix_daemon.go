@@ -37,9 +37,9 @@ func (d *daemon) fixSpecs() []triggers.Spec {
 // PRs (re-check merged ones, post resolutions), then run one job on the
 // highest-ranked work item that has no PR in flight, within the caps.
 // Work items come from the report the daemon's triage keeps current.
-func (d *daemon) fixPass(ctx context.Context) (fleet.RunResult, error) {
+func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 	start := time.Now()
-	out := fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
+	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
 	defer func() { out.Totals.DurationMS = time.Since(start).Milliseconds() }()
 	if dial, _ := d.env.control.Dial(); dial < fleet.Propose {
 		out.Summary = "dial is " + dial.String() + ": the fix stage runs at propose"

@@ -50,6 +50,11 @@ func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath 
 	target["repo"] = fleet.Repo{URL: repo, Base: "main", Test: demoRepoTest, FuzzPackage: ".", FuzzTarget: "FuzzCompile", Surfaces: []string{"compiler"}}
 	cfg["forge"] = map[string]any{"kind": forgeGitLocal}
 	cfg["fixer"] = map[string]any{"every": "20s", "max_prs_per_hour": 10, "deadline": "3m"}
+	if daemon, ok := cfg["daemon"].(map[string]any); ok {
+		// A slot of its own, so the fix pass is not skipped while the
+		// continuous fuzz run and another probe hold the usual two.
+		daemon["max_concurrent"] = 3
+	}
 	nb, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", err
