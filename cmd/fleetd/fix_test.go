@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
@@ -157,3 +158,112 @@ func TestFixClosedLoop(t *testing.T) {
 }
 
 func itoaEntry(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestFixCommandGitlocal drives fleetd fix and fleetd prs against a local
+// repository: refused below propose, a dry run pushes nothing, a draft PR
+// without a model, the report shows it, an unknown id and a repro that no
+// longer reproduces (one kind=needs-repro record).
+func TestFixCommandGitlocal(t *testing.T) {
+	fixertest.HaveGo(t)
+	f := newFleetFixture(t, fleet.Exercise, nil)
+	repo := fixertest.CompilerRepo(t)
+	patchConfig(t, f.config, func(cfg map[string]any) {
+		cfg["target"].(map[string]any)["repo"] = fixertest.CompilerRepoConfig(repo)
+		cfg["forge"] = map[string]any{"kind": "gitlocal"}
+	})
+	c := []string{"--config", f.config}
+	post := func(text string) {
+		t.Helper()
+		if out, errOut, code := run(t, "", append(c, "findings", "post", "--text", text)...); code != 0 {
+			t.Fatalf("findings post: %d %s %s", code, out, errOut)
+		}
+	}
+	post("qa/v1 source=qa-fuzz sev=high surface=compiler run=r-1\ncompile panic on enum E {}\nrepro: qa_compile {\"source\":\"enum E {}\"}")
+	post("qa/v1 source=qa-fuzz sev=medium surface=compiler run=r-1\ncompile panic on a let statement, fixed since\nrepro: qa_compile {\"source\":\"let x = 1;\"}")
+	if _, errOut, code := run(t, "", append(c, "triage")...); code != 0 {
+		t.Fatal(errOut)
+	}
+	rep, _ := triage.LoadReport(filepath.Join(f.dataDir, "reports"))
+	ids := map[string]string{}
+	for _, wi := range triage.WorkItems(rep) {
+		ids[wi.Title] = wi.ID
+	}
+	crash, stale := ids["compile panic on enum E {}"], ids["compile panic on a let statement, fixed since"]
+	if crash == "" || stale == "" {
+		t.Fatalf("work items %v", ids)
+	}
+	if _, errOut, code := run(t, "", append(c, "fix", crash)...); code != exitRefused || !strings.Contains(errOut, "dial propose") {
+		t.Errorf("fix at exercise: exit %d %s", code, errOut)
+	}
+	out, errOut, code := run(t, "", append(c, "fix", "--dry-run", crash)...)
+	if code != 0 || !strings.Contains(out, "outcome: dry-run") || strings.Contains(fixertest.Git(t, repo, "branch"), "fleetd/fix-") {
+		t.Errorf("dry run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "", append(c, "dial", "set", "propose", "--reason", "test")...); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, errOut, code = run(t, "", append(c, "fix", crash[:8])...)
+	if code != 0 || !strings.Contains(out, "outcome: opened") || !strings.Contains(out, "PR          #1 draft") {
+		t.Fatalf("fix: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "", append(c, "fix", "ffffffffffff")...); code == 0 || !strings.Contains(errOut, "no cluster") {
+		t.Errorf("fix of an unknown id: %d %s", code, errOut)
+	}
+	out, _, code = run(t, "", append(c, "fix", stale)...)
+	if code != 0 || !strings.Contains(out, "outcome: needs-repro") {
+		t.Errorf("fix of a stale repro: %d %s", code, out)
+	}
+	out, _, _ = run(t, "", append(c, "prs")...)
+	if !strings.Contains(out, crash) || !strings.Contains(out, "draft: regression test only") || strings.Contains(out, stale) {
+		t.Errorf("fleetd prs:\n%s", out)
+	}
+	out, _, _ = run(t, "", append(c, "report")...)
+	if !strings.Contains(out, "open, PR #1 draft") {
+		t.Errorf("fleetd report does not show the PR:\n%s", out)
+	}
+	if _, errOut, code := run(t, "", append(c, "triage")...); code != 0 {
+		t.Fatal(errOut)
+	}
+	rep, _ = triage.LoadReport(filepath.Join(f.dataDir, "reports"))
+	if rep.Totals.CorrectionsApplied != 1 {
+		t.Errorf("corrections applied %d, want the one needs-repro", rep.Totals.CorrectionsApplied)
+	}
+}
+
+func TestNextWorkItem(t *testing.T) {
+	repo := fixertest.CompilerRepoConfig("x")
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	wi := func(id string, surface fleet.Surface, entries ...uint64) triage.WorkItem {
+		return triage.WorkItem{ID: id, Surface: surface, Entries: entries}
+	}
+	u := func(n uint64) *uint64 { return &n }
+	items := []triage.WorkItem{wi("call1", fleet.SurfaceCall, 1), wi("open", "compiler", 2), wi("merged", "compiler", 3), wi("closed", "compiler", 4),
+		wi("asked", "compiler", 5), wi("tried", "compiler", 6), wi("next", "compiler", 7), wi("last", "compiler", 8)}
+	recs := []fixer.Record{
+		{Fingerprint: "open", State: fixer.StateDraft},
+		{Fingerprint: "merged", State: fixer.StateMerged},
+		{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-time.Hour)},
+		{Fingerprint: "asked", NeedsRepro: u(5)},
+		{Fingerprint: "tried", LastRunAt: now.Add(-time.Hour), LastOutcome: fixer.OutcomeFailed},
+	}
+	tests := []struct {
+		name string
+		recs []fixer.Record
+		want string
+	}{
+		{"skips what is in flight", recs, "next"},
+		{"a closed PR after its cooldown", append(recs[:2:2], fixer.Record{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-8 * 24 * time.Hour)}), "closed"},
+		{"a merged, resolved PR that regressed", []fixer.Record{{Fingerprint: "open", State: fixer.StateOpen}, {Fingerprint: "merged", State: fixer.StateMerged, Recheck: fixer.RecheckResolved}}, "merged"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := nextWorkItem(items, tc.recs, repo, fixer.DefaultCooldown, now)
+			if !ok || got.ID != tc.want {
+				t.Errorf("next = %q %v, want %q", got.ID, ok, tc.want)
+			}
+		})
+	}
+	if _, ok := nextWorkItem(items[:1], nil, repo, fixer.DefaultCooldown, now); ok {
+		t.Error("took a work item on a surface the repository does not own")
+	}
+}
