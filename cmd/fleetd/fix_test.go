@@ -17,7 +17,7 @@ import (
 )
 
 // patchConfig adds keys to a config file written by writeDemoConfig.
-func patchConfig(t *testing.T, path string, fn func(cfg map[string]any)) {
+func patchConfig(t testing.TB, path string, fn func(cfg map[string]any)) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
