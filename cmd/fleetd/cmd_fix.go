@@ -363,7 +363,9 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 				return err
 			}
 			it := a.itemOf(ctx, env, wi)
-			fmt.Fprintf(a.stdout, "fix %s: %s %s %q (repro %s)\n", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 100), it.Repro.Tool)
+			if !asJSON {
+				fmt.Fprintf(a.stdout, "fix %s: %s %s %q (repro %s)\n", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 100), it.Repro.Tool)
+			}
 			j, err := a.runFixJob(ctx, env, st, it, dryRun)
 			if j != nil {
 				if asJSON {
