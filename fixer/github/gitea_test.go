@@ -10,14 +10,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
 	"github.com/qafleet/fleetd/fixer/github"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/openai"
 )
 
 // TestForgeCannotMerge: the GitHub forge has no merge method.
@@ -146,8 +144,7 @@ func TestGitea(t *testing.T) {
 
 	// Update instead of duplicate, with a verified patch now: ready.
 	good := fixertest.CorrectPatch(t)
-	m := chatModel(t, good)
-	fm := e.fixer(t, m, nil)
+	fm := e.fixer(t, patchModel(good), nil)
 	j, err = run(t, fm, item(fpA, "enum E {}"))
 	if err != nil || j.Outcome != fixer.OutcomeUpdated || !j.Verified || j.PR.State != fixer.StateOpen || j.PR.Number != prs[0].Number {
 		t.Fatalf("update: %v %s verified %v %+v attempts %+v", err, j.Outcome, j.Verified, j.PR, j.Attempts)
@@ -287,15 +284,11 @@ func TestStillReproducesAfterMerge(t *testing.T) {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// chatModel is the real OpenAI adapter on a fake server proposing diff.
-func chatModel(t *testing.T, diff string) fleet.Model {
-	t.Helper()
-	srv := fleettest.NewChatServer(t, func(int, fleettest.ChatRequest) fleettest.ChatReply {
-		return fleettest.ChatReply{Tool: fixer.ProposePatch, Args: map[string]string{"diff": diff}}
-	})
-	m, err := openai.New(openai.Config{BaseURL: srv.URL(), Model: "fake-coder", MaxRetries: -1, RequestTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+// patchModel is a fleet.Model proposing the same patch on every call (the
+// forge suite is about the forge; cmd/fleetd's TestFixClosedLoop drives the
+// OpenAI adapter against a wire-true fake and this Gitea).
+type patchModel string
+
+func (m patchModel) Next(context.Context, *fleet.State) (fleet.Step, error) {
+	return fleettest.Calls(fixer.ProposePatch, map[string]string{"diff": string(m)}), nil
 }

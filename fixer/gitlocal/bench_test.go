@@ -12,14 +12,14 @@ import (
 	"github.com/qafleet/fleetd/fixer/gitlocal"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/openai"
 )
 
 // BenchmarkFixJob times a fix job on the testbed compiler's panic, from
 // the start of the job to an open PR on the local forge, split into
 // reproduce / regression / patch / verify / forge (ms per job):
-//   - verified: a scripted model (the OpenAI adapter against a wire-true
-//     fake) proposes the right patch; the PR is ready;
+//   - verified: a scripted model proposes the right patch; the PR is ready
+//     (cmd/fleetd's BenchmarkFixCommand drives the OpenAI adapter against
+//     a wire-true fake instead);
 //   - draft: no model; the PR is a draft with the regression test.
 //
 // Every job opens a new PR (a new fingerprint each time).
@@ -34,13 +34,7 @@ func BenchmarkFixJob(b *testing.B) {
 			}
 			var model fleet.Model
 			if mode == "verified" {
-				good := fixertest.CorrectPatch(b)
-				srv := fleettest.NewChatServer(b, func(int, fleettest.ChatRequest) fleettest.ChatReply {
-					return fleettest.ChatReply{Tool: fixer.ProposePatch, Args: map[string]string{"diff": good}}
-				})
-				if model, err = openai.New(openai.Config{BaseURL: srv.URL(), Model: "fake-coder", MaxRetries: -1}); err != nil {
-					b.Fatal(err)
-				}
+				model = patchModel(fixertest.CorrectPatch(b))
 			}
 			f, err := fixer.New(fixer.Config{
 				Repo: fixertest.CompilerRepoConfig(repo), StateDir: filepath.Join(b.TempDir(), "fixer"), Forge: forge,
@@ -70,4 +64,11 @@ func BenchmarkFixJob(b *testing.B) {
 			}
 		})
 	}
+}
+
+// patchModel is a fleet.Model that proposes the same patch on every call.
+type patchModel string
+
+func (m patchModel) Next(context.Context, *fleet.State) (fleet.Step, error) {
+	return fleettest.Calls(fixer.ProposePatch, map[string]string{"diff": string(m)}), nil
 }
