@@ -20,7 +20,7 @@ var demoRepoTest = []string{"go", "test", "-count=1", "-skip", "TestPlantedFlaws
 
 // demoFixStage is `fleetd demo --dial propose`'s fix stage: it makes a git
 // repository of the testbed compiler's source under the data dir (once),
-// and adds target.repo, a gitlocal forge and a fix pass every 20 s to the
+// and adds target.repo, a gitlocal forge and a fix pass every 15 s to the
 // demo's config file. Without a model the PRs are drafts carrying the
 // failing regression test. It returns the repository's directory.
 func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath string) (string, error) {
@@ -49,11 +49,13 @@ func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath 
 	}
 	target["repo"] = fleet.Repo{URL: repo, Base: "main", Test: demoRepoTest, FuzzPackage: ".", FuzzTarget: "FuzzCompile", Surfaces: []string{"compiler"}}
 	cfg["forge"] = map[string]any{"kind": forgeGitLocal}
-	cfg["fixer"] = map[string]any{"every": "20s", "max_prs_per_hour": 10, "deadline": "3m"}
+	// Every 15 s: off the 20/25/30/40 s grids the demo's probes fire on, so
+	// the pass does not race them for a slot.
+	cfg["fixer"] = map[string]any{"every": "15s", "max_prs_per_hour": 10, "deadline": "3m"}
 	if daemon, ok := cfg["daemon"].(map[string]any); ok {
-		// A slot of its own, so the fix pass is not skipped while the
-		// continuous fuzz run and another probe hold the usual two.
-		daemon["max_concurrent"] = 3
+		// Slots of its own, so the fix pass is not skipped while the
+		// continuous fuzz run and the probes hold the usual two.
+		daemon["max_concurrent"] = 4
 	}
 	nb, err := yaml.Marshal(cfg)
 	if err != nil {
