@@ -18,6 +18,7 @@ import (
 	"github.com/qafleet/fleetd/fixer/gitlocal"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/sandbox"
 )
 
 // crashItem is the work item of the compiler's panic on an enum without
@@ -241,5 +242,27 @@ func TestCapsCooldownAndDial(t *testing.T) {
 	j, err := low.Fix(context.Background(), b, nil, fixer.JobOptions{Dir: t.TempDir()})
 	if !errors.Is(err, fixer.ErrDial) || j.PR != nil {
 		t.Errorf("at dial exercise: %v, PR %+v", err, j.PR)
+	}
+}
+
+// TestTokenBudget: a model that spends past the job's token budget ends
+// the attempts; the PR is a draft and the attempt says why.
+func TestTokenBudget(t *testing.T) {
+	e := newEnv(t)
+	model := &fleettest.Script{Usage: fleet.Usage{TokensIn: 900, TokensOut: 200}}
+	for range 3 {
+		model.Steps = append(model.Steps, fleettest.Calls(fixer.ProposePatch, map[string]string{"diff": "not a diff"}))
+	}
+	f := e.fixer(t, model, func(c *fixer.Config) { c.Attempts = 3 })
+	j, err := f.Fix(context.Background(), crashItem(fpA, "compile panic", "enum E {}"), nil,
+		fixer.JobOptions{Dir: filepath.Join(t.TempDir(), "job"), Meter: sandbox.NewMeter(fleet.Budget{MaxTokens: 1000})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Attempts) != 1 || j.Attempts[0].Result != "budget" || !strings.Contains(j.Attempts[0].Detail, "tokens") {
+		t.Fatalf("attempts %+v, want one ended by the token budget", j.Attempts)
+	}
+	if j.PR == nil || j.PR.State != fixer.StateDraft || len(model.States) != 1 {
+		t.Errorf("PR %+v after %d model calls, want a draft after one", j.PR, len(model.States))
 	}
 }
