@@ -43,7 +43,14 @@ var leaves = map[string][]string{
 }
 
 // testOnly are packages any test may import but no production package except cmd.
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp"}
+// They may import each other and each other's subpackages (fixer/fixertest
+// builds a repository from the testbed compiler's source).
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp", "fixer/fixertest"}
+
+// isTestOnly reports whether pkg is a test-only package or below one.
+func isTestOnly(pkg string) bool {
+	return slices.ContainsFunc(testOnly, func(t string) bool { return within(pkg, t) })
+}
 
 // sdks maps a third-party SDK import prefix to the packages allowed to import it.
 // A package listed here may also be imported by its own subpackages' tests.
@@ -94,6 +101,9 @@ func checkImport(from, imp string, test bool) string {
 		return ""
 	}
 	if test && slices.Contains(testOnly, to) {
+		return ""
+	}
+	if slices.Contains(testOnly, from) && isTestOnly(to) {
 		return ""
 	}
 	if allowed, ok := leaves[from]; ok {

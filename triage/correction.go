@@ -19,6 +19,11 @@ import (
 //	qa/v1 source=qa-operator sev=info surface=fleet kind=duplicate-of ref=12 of=7
 //	qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref=12
 //
+// ref= may also be a cluster id (the fingerprint of the cluster's first
+// finding, 16 hex digits), as the fix stage writes it:
+//
+//	qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref=5c1e0a9d2b3f4a10
+//
 // A correction applies to the whole cluster holding entry ref at the time
 // the correction is read, and only when its sender is trusted; sev, surface
 // and source are ignored by triage (they are required by qa/v1).
@@ -139,11 +144,42 @@ func (e *Engine) correct(en *Entry, f *fleet.Finding, trusted bool) {
 	e.totals.CorrectionsApplied++
 }
 
-// refCluster resolves a ref= value to the cluster of an earlier finding.
+// refCluster resolves a ref= value to the cluster of an earlier finding:
+// an entry index, or a cluster id (refByID).
 func (e *Engine) refCluster(ref string, at uint64) (int32, bool) {
+	if isClusterID(ref) {
+		return e.refByID(ref)
+	}
 	i, err := parseIndex(ref)
 	if err != nil || i >= at {
 		return 0, false
 	}
 	return e.clusterAt(i)
+}
+
+// isClusterID reports whether ref has the shape of a cluster id, a
+// fleet.Fingerprint: 16 lowercase hex digits. An entry index that long
+// (10^15 and up) cannot occur, so the two never collide.
+func isClusterID(ref string) bool {
+	if len(ref) != 16 {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		if c := ref[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// refByID resolves a cluster id, as the fix stage writes it (kind=resolution
+// ref=<fp>, kind=needs-repro ref=<fp>), to that cluster after duplicate-of
+// merges. Only clusters created by entries before the correction exist
+// when it is read, so a ref can never name a later finding.
+func (e *Engine) refByID(id string) (int32, bool) {
+	c, ok := e.byID[id]
+	if !ok {
+		return 0, false
+	}
+	return e.find(c), true
 }

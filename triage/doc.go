@@ -85,13 +85,15 @@
 //
 // # Corrections
 //
-// A correction is a qa/v1 record whose ref= names an earlier entry by index
-// and applies to the cluster holding that entry (Correction, ParseMark):
+// A correction is a qa/v1 record whose ref= names an earlier entry by index,
+// or a cluster by its id (16 hex digits, as the fix stage writes it), and
+// applies to the cluster holding that entry (Correction, ParseMark):
 //
 //	qa/v1 source=qa-operator sev=info surface=fleet kind=false-positive ref=12
 //	qa/v1 source=qa-operator sev=info surface=fleet kind=resolution ref=12
 //	qa/v1 source=qa-operator sev=info surface=fleet kind=duplicate-of ref=12 of=7
-//	qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref=12
+//	qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref=5c1e0a9d2b3f4a10
+//	qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref=5c1e0a9d2b3f4a10
 //
 // duplicate-of folds the cluster of entry 12 into the cluster of entry 7.
 // Of resolution and false-positive the latest applies: a false positive

@@ -40,6 +40,7 @@ type Engine struct {
 	of      []int32 // entry index - base -> cluster, -1 when not a finding
 
 	clusters []cluster
+	byID     map[string]int32 // cluster id -> its first cluster: a ref= may name a cluster (refByID)
 	keys     map[litKey]int32 // literal keys every sender's entries may use
 	ukeys    map[litKey]int32 // literal keys only untrusted entries may use
 	cache    []cacheSlot      // (surface, body) -> cluster, skipping key work
@@ -90,6 +91,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg:      cfg,
 		trusted:  slices.Clone(cfg.Trusted),
 		seed:     maphash.MakeSeed(),
+		byID:     map[string]int32{},
 		keys:     map[litKey]int32{},
 		ukeys:    map[litKey]int32{},
 		cache:    make([]cacheSlot, cacheSize),
@@ -325,6 +327,9 @@ func (e *Engine) newCluster(f *fleet.Finding) int32 {
 		parent:   id,
 		freeForm: f.FreeForm,
 	})
+	if _, ok := e.byID[e.clusters[id].id]; !ok {
+		e.byID[e.clusters[id].id] = id
+	}
 	return id
 }
 

@@ -421,3 +421,47 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("WithDefaults kept %v, want critical overridden and the rest default", w.Severity)
 	}
 }
+
+// TestCorrectionByClusterID checks ref= may name a cluster by its id (the
+// fix stage's kind=needs-repro and kind=resolution records), only from a
+// trusted sender, only for a cluster that exists when the record is read.
+func TestCorrectionByClusterID(t *testing.T) {
+	e := MustEngine(t, Config{})
+	mustAdd(t, e, entries(0, fleetAddr, fmt.Sprintf(crashA, 1), fmt.Sprintf(crashB, 1)))
+	a, b := mustCluster(t, e, 0), mustCluster(t, e, 1)
+	// A stranger's resolution by id is ignored; an id no cluster has is invalid.
+	mustAdd(t, e, entries(2, strangerAddr, "qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref="+a))
+	mustAdd(t, e, entries(3, fleetAddr,
+		"qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref=00000000deadbeef",
+		"qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref="+b))
+	r := e.Report(t0)
+	if got := rowOf(t, r, a).State; got != StateOpen {
+		t.Fatalf("after an untrusted resolution by id: %s, want open", got)
+	}
+	if got := rowOf(t, r, b).State; got != StateOpen {
+		t.Errorf("needs-repro changed the state of %s to %s", b, got)
+	}
+	if r.Totals.CorrectionsIgnored != 1 || r.Totals.CorrectionsInvalid != 1 || r.Totals.CorrectionsApplied != 1 {
+		t.Errorf("totals %+v, want 1 ignored, 1 invalid, 1 applied", r.Totals)
+	}
+	mustAdd(t, e, entries(5, fleetAddr, "qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref="+a))
+	if got := rowOf(t, e.Report(t0), a); got.State != StateResolved || got.Correction == nil || *got.Correction != 5 {
+		t.Errorf("after resolution by id: %s by %v, want resolved by 5", got.State, got.Correction)
+	}
+	// An id that only appears later cannot be resolved in advance.
+	later := MustEngine(t, Config{})
+	c := fleet.Fingerprint(mustParse(t, fmt.Sprintf(crashA, 1)))
+	mustAdd(t, later, entries(0, fleetAddr, "qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref="+c, fmt.Sprintf(crashA, 1)))
+	if got := later.Report(t0); got.Clusters[0].State != StateOpen || got.Totals.CorrectionsInvalid != 1 {
+		t.Errorf("a resolution before its cluster existed applied: %+v", got.Totals)
+	}
+}
+
+func mustParse(t *testing.T, text string) fleet.Finding {
+	t.Helper()
+	f, err := fleet.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

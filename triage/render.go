@@ -95,6 +95,18 @@ func RenderMarkdown(w io.Writer, r Report, top int, now time.Time) error {
 	if len(rows) < len(r.Clusters) {
 		fmt.Fprintf(&b, "\n%d more clusters are in latest.json.\n", len(r.Clusters)-len(rows))
 	}
+	var prs []Row
+	for _, row := range rows {
+		if row.PR != nil {
+			prs = append(prs, row)
+		}
+	}
+	if len(prs) > 0 {
+		b.WriteString("\n## Pull requests\n\n")
+		for _, row := range prs {
+			fmt.Fprintf(&b, "- #%d %s: PR %d, %s: %s\n", row.Rank, MarkdownCode(row.ID, 16), row.PR.Number, MarkdownText(row.PR.State, 10), MarkdownCode(row.PR.URL, 300))
+		}
+	}
 	b.WriteString("\n## Repros\n\n")
 	for _, row := range rows {
 		if row.Repro == nil {
@@ -111,6 +123,7 @@ func stateLabel(row Row) string {
 	if row.NeedsRepro {
 		s += ", needs repro"
 	}
+	s += prLabel(row.PR)
 	return s
 }
 

@@ -231,3 +231,23 @@ func TestCorrectionFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderShowsPRs(t *testing.T) {
+	r := Report{GeneratedAt: time.Unix(0, 0), Clusters: []Row{{Rank: 1, ID: "0123456789abcdef", State: StateOpen, Trusted: true}, {Rank: 2, ID: "fedcba9876543210", State: StateOpen, Trusted: true}}}
+	AttachPRs(&r, map[string]PRLink{"0123456789abcdef": {Number: 3, State: "draft", URL: "file:///repo/.git/fleetd/pulls/3.json"}})
+	var md, table strings.Builder
+	if err := RenderMarkdown(&md, r, 0, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderTable(&table, r, 0, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{md.String(), table.String()} {
+		if !strings.Contains(out, "open, PR #3 draft") || strings.Contains(out, "PR #0") {
+			t.Errorf("report does not show the PR of one cluster only:\n%s", out)
+		}
+	}
+	if !strings.Contains(md.String(), "## Pull requests") || !strings.Contains(md.String(), "pulls/3.json") {
+		t.Errorf("markdown lacks the PR list:\n%s", md.String())
+	}
+}

@@ -104,6 +104,9 @@ type Row struct {
 	Correction *uint64  `json:"correction,omitempty"`
 	NeedsRepro bool     `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
 	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of
+	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
+	// attached one (AttachPRs).
+	PR *PRLink `json:"pr,omitempty"`
 }
 
 // maxSources bounds the sources listed per row.

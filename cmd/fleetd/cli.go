@@ -91,6 +91,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd(),
 		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd(), a.doctorCmd(), a.httpTokenCmd(), a.reconcileCmd(), a.mcpCmd())
 	root.AddCommand(a.pauseCmds()...)
+	root.AddCommand(a.fixCmd(), a.prsCmd()) // the fix stage: cmd_fix.go
 	return root
 }
 

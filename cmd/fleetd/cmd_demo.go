@@ -83,6 +83,11 @@ the data dir (saying so on stderr).`,
 			if err != nil {
 				return err
 			}
+			if d, _ := fleet.ParseDial(dial); dial != "" && d == fleet.Propose {
+				if _, err := a.demoFixStage(ctx, out, dataDir, cfgPath); err != nil { // cmd_fix_demo.go
+					return err
+				}
+			}
 			if a.cfg, err = LoadConfig(cfgPath); err != nil {
 				return fmt.Errorf("demo config: %w", err)
 			}
@@ -112,7 +117,9 @@ the data dir (saying so on stderr).`,
 			if err := d.shutdown(30 * time.Second); err != nil {
 				fmt.Fprintln(a.stderr, "fleetd demo: shutdown:", err)
 			}
-			return a.demoSummary(context.WithoutCancel(cmd.Context()))
+			err = a.demoSummary(context.WithoutCancel(cmd.Context()))
+			a.demoFixSummary() // cmd_fix_demo.go
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&dur, "for", 0, "stop after this long and print the findings (default: until interrupted)")
@@ -184,6 +191,7 @@ func (a *app) demoSummary(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}
+	triage.AttachPRs(&res.Report, a.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
 	fmt.Fprintf(a.stdout, "\nhealth report (markdown in %s):\n", filepath.Join(a.reportsDir(), "latest.md"))
 	if len(res.Report.Clusters) == 0 {
 		fmt.Fprintln(a.stdout, "  no findings yet: run longer, or raise the dial with --dial exercise")

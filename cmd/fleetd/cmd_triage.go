@@ -147,6 +147,7 @@ cannot be reached, the last saved report is printed with its age.`,
 					fmt.Fprintf(a.stderr, "fleetd: the log cannot be read (%v); showing the report saved %s ago\n", err, age)
 				}
 			}
+			triage.AttachPRs(&r, a.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
 			return triage.Render(a.stdout, r, format, top, time.Now())
 		},
 	}

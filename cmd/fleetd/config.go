@@ -30,6 +30,8 @@ type Config struct {
 	Models      ModelsConfig `yaml:"models"`
 	Daemon      DaemonConfig `yaml:"daemon"`
 	Triage      TriageConfig `yaml:"triage"`
+	Forge       ForgeConfig  `yaml:"forge"` // the fix stage's forge (cmd_fix_config.go)
+	Fixer       FixerConfig  `yaml:"fixer"`
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string
@@ -201,6 +203,7 @@ func (c *Config) validate() error {
 	if c.Report.PerSource < 0 || c.Report.Window < 0 || c.Report.DedupeWindow < 0 {
 		errs = append(errs, errors.New("report: per_source, window and dedupe_window must not be negative"))
 	}
+	errs = append(errs, c.validateFixStage()...)
 	return errors.Join(errs...)
 }
 

@@ -185,7 +185,7 @@ func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
 		}
 		out = append(out, triggers.Spec{Specialist: triageName, Every: every, Events: []string{"feedback"}})
 	}
-	return out
+	return append(out, d.fixSpecs()...) // the fix stage: cmd_fix_daemon.go
 }
 
 // runOne is the runner's RunFunc: one specialist run, its budget capped by
@@ -193,6 +193,9 @@ func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
 func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
 	if specialist == triageName {
 		return d.triagePass(ctx)
+	}
+	if specialist == fixName {
+		return d.fixPass(ctx) // cmd_fix_daemon.go
 	}
 	p, ok := (*d.personas.Load())[specialist]
 	if !ok {
@@ -397,7 +400,7 @@ func (d *daemon) onEvent(e fleet.RunnerEvent) {
 	switch e.Kind {
 	case "started":
 		d.log.Info("run started", "specialist", e.Specialist, "reason", e.Reason)
-		if e.Specialist != triageName {
+		if e.Specialist != triageName && e.Specialist != fixName {
 			d.say(e.Specialist, "started (%s)", e.Reason)
 		}
 	case "skipped":
@@ -412,6 +415,8 @@ func (d *daemon) onEvent(e fleet.RunnerEvent) {
 		}
 		d.log.Info("run finished", attrs...)
 		switch {
+		case e.Specialist == fixName:
+			// fixPass narrates what it takes and opens itself; an idle pass is silent.
 		case e.Specialist != triageName:
 			d.say(e.Specialist, "%s", runLine(r))
 		case r.Summary != "":

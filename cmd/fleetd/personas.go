@@ -77,8 +77,8 @@ func loadPersonasFS(fsys fs.FS, dir, shownDir string) ([]fleet.Persona, error) {
 
 func validatePersona(p fleet.Persona, file string, reg *fleet.Registry) error {
 	errs := []error{p.Validate()}
-	if p.Name == triageName {
-		errs = append(errs, fmt.Errorf("name: %q is reserved for the triage stage", p.Name))
+	if p.Name == triageName || p.Name == fixName {
+		errs = append(errs, fmt.Errorf("name: %q is reserved for the %s stage", p.Name, p.Name))
 	}
 	if want := strings.TrimSuffix(file, ".yaml"); p.Name != want {
 		errs = append(errs, fmt.Errorf("name: %q must match the file name %q", p.Name, want))

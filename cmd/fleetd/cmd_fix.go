@@ -1,0 +1,563 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fixer/github"
+	"github.com/qafleet/fleetd/fixer/gitlocal"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/gemini"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/triage"
+	"github.com/spf13/cobra"
+)
+
+// fixerDir is the fix stage's state under the data dir.
+func (a *app) fixerDir() string { return filepath.Join(a.dataDir(), "fixer") }
+
+// fixStage is a fixer wired to the tools environment.
+type fixStage struct {
+	f     *fixer.Fixer
+	repo  fleet.Repo
+	model string
+}
+
+// newFixStage builds the fix stage from forge:, fixer:, target.repo and
+// the tools environment: the forge backend, the reproducer (qa_* tools in
+// a fresh sandbox), the poster (sponsored, as the fleet identity), the
+// patch model (fixer.planner) and the test environment.
+func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*fixStage, error) {
+	if a.cfg.Forge.Kind == "" {
+		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
+	}
+	target, err := a.cfg.target()
+	if err != nil {
+		return nil, err
+	}
+	if target.Repo == nil {
+		return nil, errors.New("no target.repo in the config: the fix stage needs the repository to repair")
+	}
+	repo := *target.Repo
+	var forge fixer.Forge
+	switch a.cfg.Forge.Kind {
+	case forgeGitLocal:
+		if forge, err = gitlocal.New(ctx, repo.URL); err != nil {
+			return nil, fmt.Errorf("forge: %w", err)
+		}
+	case forgeGitHub:
+		tok, err := a.cfg.forgeToken()
+		if err != nil {
+			return nil, err
+		}
+		fc := a.cfg.Forge
+		if forge, err = github.New(github.Config{BaseURL: fc.BaseURL, Owner: fc.Owner, Repo: fc.Repo, RepoURL: repo.URL, Token: tok, Logger: logger}); err != nil {
+			return nil, fmt.Errorf("forge: %w", err)
+		}
+	}
+	var model fleet.Model
+	modelName := ""
+	switch a.cfg.Fixer.Planner {
+	case "gemini":
+		gc := a.cfg.Models.Gemini
+		if model, err = gemini.New(ctx, gemini.Config{APIKey: gc.APIKey, Model: gc.Model, Logger: logger}); err != nil {
+			return nil, fmt.Errorf("fixer.planner gemini: models.gemini: %w", err)
+		}
+		modelName = "gemini/" + orDefault(gc.Model, gemini.DefaultModel)
+	case "openai":
+		if model, modelName, err = a.openaiPlanner(logger); err != nil {
+			return nil, fmt.Errorf("fixer.planner: %w", err)
+		}
+	}
+	home := filepath.Join(a.fixerDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	fc := a.cfg.Fixer
+	var poster fixer.Poster
+	if env.Log != nil && env.FleetKey != nil {
+		poster = logPoster{log: env.Log, identity: env.FleetKey, sponsor: env.Sponsor}
+	}
+	f, err := fixer.New(fixer.Config{
+		Repo: repo, StateDir: a.fixerDir(), Forge: forge, Reproducer: &toolReproducer{a: a, env: env}, Poster: poster,
+		Model: model, ModelName: modelName, Dial: env.control,
+		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
+		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout,
+		TestEnv: fixer.TestEnv(ctx, home), Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &fixStage{f: f, repo: repo, model: modelName}, nil
+}
+
+// logPoster posts the fix stage's records as the fleet identity.
+type logPoster struct {
+	log               *chain.FeedbackLog
+	identity, sponsor *chain.Key
+}
+
+func (p logPoster) Post(ctx context.Context, f fleet.Finding) (uint64, error) {
+	text, err := fleet.Format(f)
+	if err != nil {
+		return 0, err
+	}
+	var s *chain.Submission
+	if p.sponsor != nil {
+		s, err = p.log.SubmitFor(ctx, p.identity, p.sponsor, text)
+	} else {
+		s, err = p.log.Submit(ctx, p.identity, text)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.Index, nil
+}
+
+// reproTools are the repros the fix stage can replay: the tool, the
+// argument that is the input a regression test holds, and the outcomes
+// that mean "still broken".
+var reproTools = map[string]struct {
+	input    string
+	outcomes []string
+}{
+	"qa_compile": {input: "source", outcomes: []string{qatools.Crashed, qatools.TimedOut}},
+}
+
+// toolReproducer replays a repro the way `fleetd tool call` does: a fresh
+// sandbox run, the same registry, dial gate and fences as a probe, cleanup
+// after.
+type toolReproducer struct {
+	a   *app
+	env *fleetEnv
+}
+
+func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixer.Reproduction, error) {
+	spec, ok := reproTools[repro.Tool]
+	if !ok {
+		return fixer.Reproduction{}, fmt.Errorf("the fix stage replays %s repros only, not %s", strings.Join(mapKeys(reproTools), ", "), repro.Tool)
+	}
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(r.a.sandboxDir(), runID)
+	if err != nil {
+		return fixer.Reproduction{}, err
+	}
+	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(r.a.cfg.budget())}
+	reg, err := qatools.NewRegistry(r.env.Env, run, repro.Tool)
+	if err != nil {
+		sb.Abandon()
+		return fixer.Reproduction{}, err
+	}
+	out, derr := reg.Dispatch(ctx, r.env.control, repro.Tool, repro.Args)
+	cerr := qatools.CleanupRun(context.WithoutCancel(ctx), r.env.Env, run)
+	if derr != nil || cerr != nil {
+		return fixer.Reproduction{}, errors.Join(derr, cerr)
+	}
+	if out.Verdict == fleet.VerdictRefused || out.Verdict == fleet.VerdictInvalid || out.Verdict == fleet.VerdictUnknown {
+		return fixer.Reproduction{}, fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, out.Result.Err())
+	}
+	res := fixer.Reproduction{RunID: runID}
+	res.Outcome, _ = out.Result["outcome"].(string)
+	res.Detail, _ = out.Result["stderr_tail"].(string)
+	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
+	var args map[string]any
+	if json.Unmarshal(repro.Args, &args) == nil {
+		if s, ok := args[spec.input].(string); ok {
+			res.Input, res.HasInput = []byte(s), true
+		}
+	}
+	return res, nil
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// workItems returns triage's work items with the report: a fresh triage
+// pass when the store is free, else the saved report (the daemon holds it).
+func (a *app) workItems(ctx context.Context) ([]triage.WorkItem, triage.Report, error) {
+	res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	r := res.Report
+	if err != nil {
+		saved, lerr := triage.LoadReport(a.reportsDir())
+		if lerr != nil {
+			return nil, r, fmt.Errorf("triage: %w", err)
+		}
+		r = saved
+	}
+	return triage.WorkItems(r), r, nil
+}
+
+// itemOf turns a work item into the fixer's, with its on-chain entries:
+// sender and block time from the log, the tx hash from the
+// FeedbackSubmitted event (txCache keeps what was found).
+func (a *app) itemOf(ctx context.Context, env *fleetEnv, wi triage.WorkItem) fixer.Item {
+	it := fixer.Item{ID: wi.ID, Title: wi.Title, Severity: wi.Severity, Surface: wi.Surface, Repro: wi.Repro, Sources: wi.Sources}
+	for _, i := range wi.Entries {
+		it.Latest = max(it.Latest, i)
+	}
+	if env.Log == nil {
+		for _, i := range wi.Entries {
+			it.Entries = append(it.Entries, fixer.Entry{Index: i})
+		}
+		return it
+	}
+	txs := a.entryTxs(ctx, env, wi.Entries)
+	for _, i := range wi.Entries {
+		e := fixer.Entry{Index: i, Tx: txs[i]}
+		if en, err := env.Log.At(ctx, i); err == nil {
+			e.Sender, e.Time = en.Sender, en.Time
+		}
+		it.Entries = append(it.Entries, e)
+	}
+	return it
+}
+
+// txScanChunk and txScanChunks bound the search for entries' transactions:
+// eth_getLogs over at most 200 chunks of 5,000 blocks, newest first.
+const (
+	txScanChunk  = 5000
+	txScanChunks = 200
+)
+
+// entryTxs finds the transaction of each entry from its FeedbackSubmitted
+// event (triage's store keeps index, sender, time and text, not the tx).
+// Found hashes are cached in <data_dir>/fixer/txs.json; an entry older than
+// the search window gets none.
+func (a *app) entryTxs(ctx context.Context, env *fleetEnv, idx []uint64) map[uint64]string {
+	cachePath := filepath.Join(a.fixerDir(), "txs.json")
+	cache := map[uint64]string{}
+	if b, err := os.ReadFile(cachePath); err == nil {
+		_ = json.Unmarshal(b, &cache)
+	}
+	want := map[uint64]bool{}
+	for _, i := range idx {
+		if cache[i] == "" {
+			want[i] = true
+		}
+	}
+	if len(want) > 0 && env.client != nil {
+		head, err := env.client.BlockNumber(ctx)
+		for n := 0; err == nil && len(want) > 0 && n < txScanChunks; n++ {
+			hi := int64(head) - int64(n*txScanChunk)
+			if hi < 0 {
+				break
+			}
+			lo := max(0, hi-txScanChunk+1)
+			logs, ferr := env.client.FilterLogs(ctx, env.Log.Address(), chain.TopicFeedbackSubmitted, uint64(lo), uint64(hi))
+			if ferr != nil {
+				break
+			}
+			for _, l := range logs {
+				if len(l.Topics) < 2 || l.Removed {
+					continue
+				}
+				id := new(big.Int).SetBytes(l.Topics[1][:])
+				if !id.IsUint64() || !want[id.Uint64()] {
+					continue
+				}
+				cache[id.Uint64()] = fmt.Sprintf("0x%x", l.TxHash)
+				delete(want, id.Uint64())
+			}
+		}
+		if b, err := json.Marshal(cache); err == nil {
+			_ = os.MkdirAll(a.fixerDir(), 0o700)
+			_ = fleet.WriteFileAtomic(cachePath, b, 0o600)
+		}
+	}
+	return cache
+}
+
+// runFixJob runs one job on a work item in a sandbox of its own, within
+// fixer.max_tokens and fixer.deadline.
+func (a *app) runFixJob(ctx context.Context, env *fleetEnv, st *fixStage, it fixer.Item, dryRun bool) (*fixer.Job, error) {
+	fc := a.cfg.Fixer
+	b := fleet.Budget{MaxTokens: fc.MaxTokens, Deadline: fc.Deadline}
+	if b.MaxTokens == 0 {
+		b.MaxTokens = a.cfg.budget().MaxTokens
+	}
+	if b.Deadline == 0 {
+		b.Deadline = 20 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.Deadline)
+	defer cancel()
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(a.sandboxDir(), runID)
+	if err != nil {
+		return nil, err
+	}
+	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(b)}
+	j, err := st.f.Fix(ctx, it, nil, fixer.JobOptions{Dir: filepath.Join(sb.JailDir(), "fix"), Meter: run.Meter, DryRun: dryRun})
+	if cerr := qatools.CleanupRun(context.WithoutCancel(ctx), env.Env, run); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return j, err
+}
+
+func (a *app) fixCmd() *cobra.Command {
+	var dryRun, poll, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "fix FP | fix --poll",
+		Short: "Run the fix stage on one work item now: reproduce, regression test, patch, verify, PR",
+		Long: `Runs the fix stage on the cluster FP (its id in fleetd report; a unique
+prefix will do): the repro is replayed in a fresh sandbox (no repro: one
+kind=needs-repro record and stop), a regression test is committed and must
+fail on the base branch, the model (fixer.planner) proposes patches that are
+verified, and branch fleetd/fix-FP is pushed and its PR opened or updated:
+ready when verified, a draft with the failing regression test otherwise.
+Pushing needs dial propose (--dry-run does everything else at any dial).
+fleetd never merges. --poll instead refreshes open PRs from the forge,
+re-checks merged ones and posts kind=resolution when they hold.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if poll {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			env, err := a.buildEnv(ctx, logger)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			st, err := a.newFixStage(ctx, env, logger)
+			if err != nil {
+				return err
+			}
+			if poll {
+				res, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll"))
+				for _, r := range res {
+					fmt.Fprintf(a.stdout, "PR %d (%s): %s -> %s %s\n", r.Number, r.Fingerprint, r.From, r.To, r.Recheck)
+				}
+				return err
+			}
+			if d, _ := env.control.Dial(); d < fleet.Propose && !dryRun {
+				return &exitError{code: exitRefused, err: fmt.Errorf("%w (it is %s): fleetd dial set propose --reason ..., or fleetd fix --dry-run", fixer.ErrDial, d)}
+			}
+			items, rep, err := a.workItems(ctx)
+			if err != nil {
+				return err
+			}
+			wi, err := pickItem(items, rep, args[0])
+			if err != nil {
+				return err
+			}
+			it := a.itemOf(ctx, env, wi)
+			if !asJSON {
+				fmt.Fprintf(a.stdout, "fix %s: %s %s %q (repro %s)\n", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 100), it.Repro.Tool)
+			}
+			j, err := a.runFixJob(ctx, env, st, it, dryRun)
+			if j != nil {
+				if asJSON {
+					if perr := a.printJSON(j); perr != nil {
+						return perr
+					}
+				} else {
+					a.printJob(j)
+				}
+			}
+			if errors.Is(err, fixer.ErrDial) {
+				return &exitError{code: exitRefused, err: err}
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "reproduce, write and check the regression test, patch and verify, but push nothing and open no PR")
+	cmd.Flags().BoolVar(&poll, "poll", false, "poll the open PRs instead: re-check merged ones and post kind=resolution")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job record as JSON")
+	return cmd
+}
+
+// pickItem finds the work item fp names (an id or a unique prefix), or
+// says why the cluster is not one.
+func pickItem(items []triage.WorkItem, r triage.Report, fp string) (triage.WorkItem, error) {
+	var found []triage.WorkItem
+	for _, wi := range items {
+		if wi.ID == fp || len(fp) >= 4 && strings.HasPrefix(wi.ID, fp) {
+			found = append(found, wi)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		for _, row := range r.Clusters {
+			if row.ID == fp || len(fp) >= 4 && strings.HasPrefix(row.ID, fp) {
+				why := "it is " + string(row.State)
+				switch {
+				case !row.Trusted:
+					why = "only untrusted senders reported it"
+				case row.FreeForm:
+					why = "it is free-form text"
+				case row.Repro == nil:
+					why = "it has no repro"
+				}
+				return triage.WorkItem{}, fmt.Errorf("cluster %s is not a work item: %s", row.ID, why)
+			}
+		}
+		return triage.WorkItem{}, fmt.Errorf("no cluster %q in the report (fleetd report lists them)", fp)
+	}
+	return triage.WorkItem{}, fmt.Errorf("%q names %d clusters: give more of the id", fp, len(found))
+}
+
+// printJob narrates a finished job.
+func (a *app) printJob(j *fixer.Job) {
+	out := a.stdout
+	if r := j.Repro; r != nil {
+		fmt.Fprintf(out, "  reproduce   %s in run %s (%s)\n", r.Outcome, r.RunID, j.Timings["reproduce"].Round(time.Millisecond))
+	}
+	if rt := j.Regression; rt != nil && j.Before != nil {
+		fmt.Fprintf(out, "  regression  %s: exit %d on base %.12s (%s)\n", rt.Path, j.Before.ExitCode, j.Base, j.Timings["regression"].Round(time.Millisecond))
+	}
+	for _, at := range j.Attempts {
+		fmt.Fprintf(out, "  patch %d     %s %s\n", at.N, at.Result, clip(sanitize(firstLineOf(at.Detail)), 120))
+	}
+	if len(j.Attempts) > 0 {
+		fmt.Fprintf(out, "  model %s, verification %s\n", j.Timings["patch"].Round(time.Millisecond), j.Timings["verify"].Round(time.Millisecond))
+	}
+	if j.PR != nil {
+		fmt.Fprintf(out, "  PR          #%d %s %s (%s)\n", j.PR.Number, j.PR.State, j.PR.URL, j.Timings["forge"].Round(time.Millisecond))
+	}
+	fmt.Fprintf(out, "outcome: %s", j.Outcome)
+	if j.Verified {
+		fmt.Fprint(out, " (verified)")
+	}
+	if j.Error != "" {
+		fmt.Fprintf(out, ": %s", clip(sanitize(j.Error), 300))
+	}
+	fmt.Fprintln(out)
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func (a *app) prsCmd() *cobra.Command {
+	var asJSON, refresh bool
+	cmd := &cobra.Command{
+		Use:   "prs [--json] [--refresh]",
+		Short: "List the pull requests the fix stage opened: fingerprint, state, verification, URL, age",
+		Long: `Lists what <data-dir>/fixer/prs.json records about the fix stage's pull
+requests. --refresh first polls the forge (as fleetd fix --poll does: merged
+PRs are re-checked and kind=resolution posted).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if refresh {
+				logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				env, err := a.buildEnv(ctx, logger)
+				if err != nil {
+					return err
+				}
+				defer env.Close()
+				st, err := a.newFixStage(ctx, env, logger)
+				if err != nil {
+					return err
+				}
+				if _, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll")); err != nil {
+					fmt.Fprintln(a.stderr, "fleetd prs: refresh:", err)
+				}
+			}
+			recs, err := fixer.LoadRecords(a.fixerDir())
+			if err != nil {
+				return err
+			}
+			var withPR []fixer.Record
+			for _, r := range recs {
+				if r.Number > 0 {
+					withPR = append(withPR, r)
+				}
+			}
+			slices.SortFunc(withPR, func(x, y fixer.Record) int { return y.OpenedAt.Compare(x.OpenedAt) })
+			if asJSON {
+				for _, r := range withPR {
+					if err := a.printJSON(prLine(r, time.Now())); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if len(withPR) == 0 {
+				_, err := fmt.Fprintf(a.stdout, "no pull requests yet (%s)\n", filepath.Join(a.fixerDir(), "prs.json"))
+				return err
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "FINGERPRINT\tSTATE\tVERIFICATION\tAGE\tURL\tTITLE")
+			for _, r := range withPR {
+				l := prLine(r, time.Now())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Fingerprint, l.State, l.Verification, l.Age, l.URL, clip(sanitize(r.Title), 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per PR")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "poll the forge first")
+	return cmd
+}
+
+// prRow is one line of fleetd prs.
+type prRow struct {
+	Fingerprint  string    `json:"fingerprint"`
+	Number       int       `json:"number"`
+	State        string    `json:"state"`
+	Verified     bool      `json:"verified"`
+	Verification string    `json:"verification"`
+	URL          string    `json:"url"`
+	Branch       string    `json:"branch"`
+	OpenedAt     time.Time `json:"opened_at"`
+	Age          string    `json:"age"`
+	Recheck      string    `json:"recheck,omitempty"`
+	Title        string    `json:"title"`
+}
+
+func prLine(r fixer.Record, now time.Time) prRow {
+	v := "draft: regression test only"
+	if r.Verified {
+		v = "verified"
+	} else if r.Attempts > 0 {
+		v = fmt.Sprintf("unverified (%d attempts)", r.Attempts)
+	}
+	state := r.State
+	if r.Recheck != "" {
+		state += ", " + r.Recheck
+	}
+	return prRow{Fingerprint: r.Fingerprint, Number: r.Number, State: state, Verified: r.Verified, Verification: v, URL: r.URL,
+		Branch: r.Branch, OpenedAt: r.OpenedAt, Age: now.Sub(r.OpenedAt).Round(time.Second).String(), Recheck: r.Recheck, Title: r.Title}
+}
+
+// prLinks maps cluster ids to their PRs for the report (nil when there
+// are none or the state cannot be read).
+func (a *app) prLinks() map[string]triage.PRLink {
+	recs, err := fixer.LoadRecords(a.fixerDir())
+	if err != nil || len(recs) == 0 {
+		return nil
+	}
+	out := map[string]triage.PRLink{}
+	for _, r := range recs {
+		if r.Number > 0 {
+			out[r.Fingerprint] = triage.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
+		}
+	}
+	return out
+}
