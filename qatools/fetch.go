@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,9 +106,10 @@ func special(ip netip.Addr) bool {
 
 // Fetcher performs qa_fetch GETs under an Allowlist.
 type Fetcher struct {
-	allow   *Allowlist
-	client  *http.Client
-	maxBody int
+	allow    *Allowlist
+	client   *http.Client
+	noFollow *http.Client // the same transport; returns a redirect instead of following it
+	maxBody  int
 	// lookup resolves a host name; tests replace it to simulate hostile DNS.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
@@ -166,8 +169,27 @@ func NewFetcher(allow *Allowlist, timeout time.Duration, maxBody int) *Fetcher {
 			return err
 		},
 	}
+	f.noFollow = &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	return f
 }
+
+// FetchOptions change how one fetch is made.
+type FetchOptions struct {
+	// NoFollow returns a redirect answer itself (its status, Location and
+	// every response header) instead of following it. Probes for open
+	// redirects and header injection need the answer the server gave.
+	NoFollow bool
+}
+
+// Limits of the every-header view of a NoFollow fetch.
+const (
+	maxHeadersAll  = 64
+	maxHeaderValue = 512
+)
 
 // headersKept are the response headers a fetch result reports: the ones
 // security and ux probes reason about.
@@ -175,10 +197,20 @@ var headersKept = []string{
 	"Content-Type", "Content-Length", "Server", "X-Powered-By", "Location", "Allow",
 	"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Strict-Transport-Security",
 	"Referrer-Policy", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Set-Cookie", "Cache-Control",
+	"Retry-After",
 }
 
-// Get fetches rawURL and returns the qa_fetch result fields.
+// Get fetches rawURL, following redirects, and returns the qa_fetch result
+// fields.
 func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) {
+	return f.GetWith(ctx, rawURL, FetchOptions{})
+}
+
+// GetWith fetches rawURL as o says and returns the qa_fetch result fields.
+// Every fence of Get holds: the allowlist, the dial-time address check, and
+// (when following) the re-check of every redirect hop. The error is only
+// ctx's cancellation; everything else is a failed result.
+func (f *Fetcher) GetWith(ctx context.Context, rawURL string, o FetchOptions) (fleet.Result, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return fleet.Fail("bad url %q: %v", rawURL, err), nil
@@ -191,7 +223,11 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 		return fleet.Fail("bad url %q: %v", rawURL, err), nil
 	}
 	req.Header.Set("User-Agent", "fleetd-qa/1")
-	resp, err := f.client.Do(req)
+	client := f.client
+	if o.NoFollow {
+		client = f.noFollow
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err()
@@ -214,6 +250,16 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 			headers[strings.ToLower(h)] = strings.Join(v, ", ")
 		}
 	}
+	if o.NoFollow {
+		// Every header, clipped: an injected header has a name no list holds.
+		for _, name := range slices.Sorted(maps.Keys(resp.Header)) {
+			if len(headers) == maxHeadersAll {
+				break
+			}
+			v, _ := sandbox.Text([]byte(strings.Join(resp.Header[name], ", ")), maxHeaderValue)
+			headers[strings.ToLower(name)] = v
+		}
+	}
 	text, _ := sandbox.Text(body, f.maxBody)
 	return fleet.OK(map[string]any{
 		"status":       resp.StatusCode,
@@ -224,6 +270,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 		"truncated":    truncated,
 		"headers":      headers,
 		"final_url":    resp.Request.URL.String(),
+		"redirected":   resp.Request.URL.String() != u.String(),
 	}), nil
 }
 

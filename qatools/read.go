@@ -11,22 +11,26 @@ import (
 )
 
 type fetchArgs struct {
-	URL string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
+	URL             string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
+	FollowRedirects *bool  `json:"follow_redirects,omitempty" desc:"default true; false returns a redirect itself (status, location and every response header) instead of following it"`
 }
 
 func (t *tools) fetch(ctx context.Context, a fetchArgs) (fleet.Result, error) {
 	if t.env.Fetcher == nil {
 		return fleet.Fail("qa_fetch: target.fetch_allow is not configured"), nil
 	}
-	res, err := t.env.Fetcher.Get(ctx, a.URL)
-	if err != nil {
-		return nil, ctxErr(ctx)
-	}
-	return res, nil
+	o := FetchOptions{NoFollow: a.FollowRedirects != nil && !*a.FollowRedirects}
+	return t.paced(ctx, a.URL, func() (fleet.Result, error) {
+		res, err := t.env.Fetcher.GetWith(ctx, a.URL, o)
+		if err != nil {
+			return nil, ctxErr(ctx)
+		}
+		return res, nil
+	})
 }
 
 type chainArgs struct {
-	Method string          `json:"method" desc:"a read-only JSON-RPC method or a named read: owner_of, metadata, feedback_count, feedback_range, simulate" maxlen:"64"`
+	Method string          `json:"method" desc:"a read-only JSON-RPC method or a named read: owner_of, metadata, metadata_events, feedback_count, feedback_range, simulate" maxlen:"64"`
 	Params json.RawMessage `json:"params,omitempty" jsontype:"array" desc:"the method's parameters as a JSON array"`
 }
 
@@ -94,12 +98,18 @@ func (t *tools) chainRead(ctx context.Context, a chainArgs) (fleet.Result, error
 		if t.env.Registry == nil {
 			return fleet.Fail("target.registry is not configured"), nil
 		}
-		v, err := t.env.Registry.Metadata(ctx, name, chain.MetadataKey(field))
+		mkey, err := MetadataKey(field)
+		if err != nil {
+			return fail(err)
+		}
+		v, err := t.env.Registry.Metadata(ctx, name, mkey)
 		if err != nil {
 			return fail(err)
 		}
 		text, _ := truncText(v, t.env.Limits.MaxReply)
 		return fleet.OK(map[string]any{"result": text, "bytes": len(v)}), nil
+	case "metadata_events":
+		return t.metadataEvents(ctx, params, fail)
 	case "feedback_count":
 		if t.env.Log == nil {
 			return fleet.Fail("chain.feedback_log is not configured"), nil
