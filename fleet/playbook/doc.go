@@ -27,7 +27,7 @@
 // every tool needing a higher rung is skipped from then on (one refused
 // qa_create or qa_call at observe, then only observe-level checks). Tools
 // not given to the run (the persona's tool list) are never called. Each
-// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 70,
+// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 320,
 // ux 60, perf 80, fuzz 250, each under its persona's max_turns); probing
 // stops a few calls short of it so that findings can still be reported. A
 // playbook cannot see the run's budget, so the cap is its budget awareness.
