@@ -35,7 +35,7 @@ var leaves = map[string][]string{
 }
 
 // testOnly are packages any test may import but no production package except cmd.
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed"}
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/injection"}
 
 // sdks maps a third-party SDK import prefix to the packages allowed to import it.
 // A package listed here may also be imported by its own subpackages' tests.

@@ -11,7 +11,7 @@ import (
 
 // Agent red-team limits.
 const (
-	agentTargets = 5 // agents probed: target.names first, then the run's own name
+	agentTargets = 8 // agents probed: target.names first, then the run's own name
 	agentProbes  = 2 // messages of one family tried on one agent
 )
 
@@ -110,19 +110,26 @@ func agentRedTeam(p *probe) {
 		probed++
 		vars := p.agentVars(target)
 		for _, fam := range fams {
-			control := fleet.Result(nil)
+			famControl := fleet.Result(nil)
 			if fam.Control != "" {
 				if !p.room(1) {
 					break
 				}
-				control = p.Agent(callArgs{Target: target, Message: vars.expand(fam.Control)})
-				if p.hostBusy(host, control) {
+				famControl = p.Agent(callArgs{Target: target, Message: vars.expand(fam.Control)})
+				if p.hostBusy(host, famControl) {
 					return
 				}
 			}
 			for _, pr := range first(fam.Probes, agentProbes) {
 				if !p.room(1) {
 					break
+				}
+				control := famControl
+				if pr.Control != "" {
+					control = p.Agent(callArgs{Target: target, Message: vars.expand(pr.Control)})
+					if p.hostBusy(host, control) || !p.room(1) {
+						return
+					}
 				}
 				msg := vars.expand(pr.Message)
 				a := callArgs{Target: target, Message: msg}

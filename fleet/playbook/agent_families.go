@@ -42,6 +42,10 @@ type Probe struct {
 	// Expect, for the expect detector: text the reply holds only if the
 	// agent did what the message asked (it must not occur in the message).
 	Expect string `yaml:"expect"`
+	// Control is the same request without the attack's framing; its reply
+	// joins the baseline (what it already reveals does not count). It
+	// overrides the family's control.
+	Control string `yaml:"control"`
 }
 
 // Detectors a family may name:
@@ -143,6 +147,7 @@ func ParseFamily(file string, data []byte) (Family, error) {
 		}
 		ids[pr.ID] = true
 		checkText(field+".message", pr.Message)
+		checkText(field+".control", pr.Control)
 		if pr.Expect != "" {
 			checkText(field+".expect", pr.Expect)
 			if e := sample.expand(pr.Expect); strings.Contains(strings.ToLower(sample.expand(pr.Message)), strings.ToLower(e)) {

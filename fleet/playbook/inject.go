@@ -15,7 +15,7 @@ import (
 
 // Injection limits.
 const (
-	injFields     = 18 // metadata fields probed with canaries per run
+	injFields     = 24 // metadata fields probed with canaries per run
 	injLiveNames  = 6  // existing names whose stored values are checked
 	injLiveReads  = 24 // metadata reads for that check
 	injPages      = 6  // pages fetched per round (the face first)
@@ -204,14 +204,34 @@ type shown struct {
 }
 
 // liveFinding is a stored value of an existing name that is live
-// injection on some page.
+// injection on some page. A value can be stored in several fields of the
+// name; the page does not say which of them rendered it, so all are
+// candidates (the exercise probes tell them apart).
 type liveFinding struct {
-	f     field
-	name  string
-	page  string
-	value string
-	hit   liveHit
-	csp   string
+	fields []field
+	name   string
+	page   string
+	value  string
+	hit    liveHit
+	csp    string
+	merged bool // reported with an exercise finding
+}
+
+// fieldsLabel names a live finding's candidate fields.
+func (lf *liveFinding) fieldsLabel() string {
+	var parts []string
+	for _, f := range lf.fields {
+		parts = append(parts, f.label())
+	}
+	if len(parts) == 1 {
+		return "field " + parts[0]
+	}
+	return "field " + strings.Join(parts, " or ") + " (they hold the same value: the page does not tell which renders it)"
+}
+
+// has reports whether f is one of the candidate fields.
+func (lf *liveFinding) has(f field) bool {
+	return slices.ContainsFunc(lf.fields, func(x field) bool { return x.Key == f.Key })
 }
 
 // injectStored runs the stored-injection rules: at every rung, the values
@@ -230,23 +250,27 @@ func injectStored(p *probe, pages []page) {
 		return
 	}
 	live := injectLive(p, pages, fields, names)
-	merged := injectExercise(p, pages, fields, live)
-	for _, k := range sortedKeys(live) {
-		if merged[k] {
+	injectExercise(p, pages, fields, live)
+	for _, lf := range live {
+		if lf.merged {
 			continue
 		}
-		lf := live[k]
 		sev := fleet.SeverityHigh
 		csp := ""
 		if blocksInlineScript(lf.csp) {
 			sev, csp = fleet.SeverityMedium, " A Content-Security-Policy without 'unsafe-inline' limits the impact."
 		}
-		u := lf.page + "#field=" + url.QueryEscape(lf.f.arg())
 		p.Report(sev, surfaceOf(p.t, lf.page),
-			fmt.Sprintf("Stored XSS (CWE-79), already live: the %s metadata of %q (field %s) arrives unescaped in %s on %s: %s became %s. Expected the field to be escaped for that context.%s",
-				lf.hit.Ctx, lf.name, lf.f.label(), lf.hit.Where, lf.page, quote(lf.value, 120), became(lf.hit), csp),
-			"qa_fetch", map[string]any{"url": u})
+			fmt.Sprintf("Stored XSS (CWE-79), already live: metadata of %q (%s) arrives unescaped in %s (%s) on %s: %s became %s. Expected the field to be escaped for that context.%s",
+				lf.name, lf.fieldsLabel(), lf.hit.Where, lf.hit.Ctx, lf.page, quote(lf.value, 120), became(lf.hit), csp),
+			"qa_fetch", map[string]any{"url": lf.repro()})
 	}
+}
+
+// repro is the live finding's page with the field in the fragment (not
+// sent): findings on different fields of one page keep apart fingerprints.
+func (lf *liveFinding) repro() string {
+	return lf.page + "#field=" + url.QueryEscape(lf.fields[0].arg())
 }
 
 func became(h liveHit) string {
@@ -267,15 +291,6 @@ func became(h liveHit) string {
 	return "script code"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // storedXSSKey is the dedupe key secStoredXSS's finding for a face has.
 func storedXSSKey(pageURL string) string {
 	return string(fleet.SurfaceFace) + "\x00qa_fetch\x00" + string(canonical(marshal(map[string]any{"url": pageURL})))
@@ -284,10 +299,11 @@ func storedXSSKey(pageURL string) string {
 // injectLive reads the fields existing names set and judges each value on
 // the pages that show the name (its face, and the index and listing pages
 // already fetched). Only active breakouts count; inert markup (a field
-// rendered as HTML by design, holding no script) is noted. It returns one
-// live finding per (field, context), keyed field|context.
-func injectLive(p *probe, pages []page, fields []field, names []string) map[string]*liveFinding {
-	out := map[string]*liveFinding{}
+// rendered as HTML by design, holding no script) is noted. It returns the
+// live findings in the order found: one per (name, value, page, context),
+// with every field holding that value as a candidate.
+func injectLive(p *probe, pages []page, fields []field, names []string) []*liveFinding {
+	var out []*liveFinding
 	if !p.can("qa_chain") {
 		return out
 	}
@@ -335,9 +351,15 @@ func injectLive(p *probe, pages []page, fields []field, names []string) map[stri
 					if u == face && p.seen[storedXSSKey(u)] && servedVerbatim(value, body(res)) != "" {
 						continue // the stored-XSS check already reported this face
 					}
-					k := f.arg() + "|" + h.Ctx.String()
-					if out[k] == nil {
-						out[k] = &liveFinding{f: f, name: name, page: u, value: value, hit: h, csp: headers(res)["content-security-policy"]}
+					i := slices.IndexFunc(out, func(lf *liveFinding) bool {
+						return lf.name == name && lf.value == value && lf.page == u && lf.hit.Ctx.String() == h.Ctx.String()
+					})
+					if i < 0 {
+						out = append(out, &liveFinding{name: name, page: u, value: value, hit: h, csp: headers(res)["content-security-policy"]})
+						i = len(out) - 1
+					}
+					if !out[i].has(f) {
+						out[i].fields = append(out[i].fields, f)
 					}
 				}
 			}
@@ -381,28 +403,26 @@ type storedTask struct {
 
 // injectExercise probes each field of a fresh name with canaries; it
 // reports one finding per (field, context) it confirms, merged with the
-// live finding of the same field and context, and returns the live keys it
-// merged.
-func injectExercise(p *probe, pages []page, fields []field, live map[string]*liveFinding) map[string]bool {
-	merged := map[string]bool{}
+// live findings for that field and context (marked merged).
+func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding) {
 	if !p.can("qa_create") || !p.can("qa_publish") {
 		if p.has("qa_create") {
 			p.Skip("qa_create or qa_publish not allowed: stored-injection canaries not written")
 		}
-		return merged
+		return
 	}
 	if !p.room(4) {
-		return merged
+		return
 	}
 	ex := p.call("qa_create", map[string]any{})
 	if refusedByDial(ex) {
 		p.Skip("qa_create refused (%s): stored-injection canaries not written", ex.Result.Err())
-		return merged
+		return
 	}
 	name := str(ex.Result, "name")
 	if !ex.Result.IsOK() || name == "" {
 		p.Skip("no fresh name for stored-injection canaries (%s)", clip(ex.Result.Err(), 120))
-		return merged
+		return
 	}
 	p.own = name
 	left, limited := writesLeft(ex.Result)
@@ -428,7 +448,7 @@ func injectExercise(p *probe, pages []page, fields []field, live map[string]*liv
 	}
 	if len(probed) == 0 {
 		p.Skip("no canary could be written (writes left %d)", left)
-		return merged
+		return
 	}
 	if len(probed) < min(len(fields), injFields) {
 		p.notef("canaries went to %d of %d fields (write budget or call cap)", len(probed), len(fields))
@@ -491,7 +511,7 @@ func injectExercise(p *probe, pages []page, fields []field, live map[string]*liv
 	}
 	if len(tasks) == 0 {
 		p.notef("no canary appeared on the fresh name's pages (%s)", strings.Join(candidates, ", "))
-		return merged
+		return
 	}
 	planRounds(tasks)
 	confirmed := map[string][]confirmation{} // field|context -> what broke
@@ -562,10 +582,16 @@ func injectExercise(p *probe, pages []page, fields []field, live map[string]*liv
 		summary := fmt.Sprintf("Stored XSS (CWE-79) in metadata field %s: written to a fresh name, it is rendered into %s on %s without escaping for it: the payload %s became %s. Expected the field to be escaped for that context.",
 			c.t.f.label(), contextPhrase(c.t.l), page, quote(c.payload, 80), strings.Join(what, " and "))
 		reproTool, reproArgs := "", any(nil)
-		if lf := live[k]; lf != nil {
-			merged[k] = true
-			summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, quote(lf.value, 100))
-			reproTool, reproArgs = "qa_fetch", map[string]any{"url": lf.page + "#field=" + url.QueryEscape(lf.f.arg())}
+		for _, lf := range live {
+			if lf.merged || !lf.has(c.t.f) || lf.hit.Ctx.String() != c.t.l.Ctx.String() {
+				continue
+			}
+			lf.merged = true
+			if reproTool == "" {
+				summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, quote(lf.value, 100))
+				lf.fields = []field{c.t.f}
+				reproTool, reproArgs = "qa_fetch", map[string]any{"url": lf.repro()}
+			}
 		}
 		if reproTool == "" {
 			summary += " " + steps
@@ -576,8 +602,20 @@ func injectExercise(p *probe, pages []page, fields []field, live map[string]*liv
 		}
 		p.Report(sev, surface, summary, reproTool, reproArgs)
 	}
+	// A live value the canaries attribute to a confirmed field is that
+	// field's; its escaped twins (same value, no breakout) are not findings.
+	for _, lf := range live {
+		if lf.merged || len(lf.fields) < 2 {
+			continue
+		}
+		for _, k := range order {
+			c := confirmed[k][0]
+			if lf.has(c.t.f) && lf.hit.Ctx.String() == c.t.l.Ctx.String() {
+				lf.merged = true
+			}
+		}
+	}
 	p.notef("stored injection: %d field(s) probed, %d place(s) found, %d confirmed", len(probed), len(tasks), len(order))
-	return merged
 }
 
 // confirmation is one breakout a payload caused.

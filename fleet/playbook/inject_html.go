@@ -295,7 +295,7 @@ func scanAttrs(raw string, base int) []attrSpan {
 				}
 			}
 		}()
-		a.Key = strings.ToLower(raw[ks:ke])
+		a.Key = attrKey(raw[ks:ke])
 		if ke > ks && !seen[a.Key] {
 			seen[a.Key] = true
 			a.Val = raw[a.ValStart-base : a.ValEnd-base]
@@ -304,6 +304,18 @@ func scanAttrs(raw string, base int) []attrSpan {
 		skip()
 	}
 	return out
+}
+
+// attrKey normalizes an attribute name as the tokenizer does: ASCII
+// letters lowercased, NUL replaced by U+FFFD.
+func attrKey(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return strings.ReplaceAll(string(b), "\x00", "\uFFFD")
 }
 
 // containsFold reports whether s holds token, ignoring ASCII case (tokens
