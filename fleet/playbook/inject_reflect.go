@@ -1,6 +1,7 @@
 package playbook
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -75,11 +76,25 @@ func (p *probe) fetchRaw(u string) fleet.Result {
 	return p.Call("qa_fetch", map[string]any{"url": u, "follow_redirects": false})
 }
 
-// hostBusy reports whether host answered 429 often enough that the active
-// rules leave it alone; it counts r's answer first.
+// hostBusy reports whether host has answered 429 Too Many Requests often
+// enough in this run (to any rule, passive fetches included) that the
+// active rules leave it alone. r is unused: the answer it is, is already in
+// the history.
 func (p *probe) hostBusy(host string, r fleet.Result) bool {
-	if r != nil && status(r) == 429 {
-		p.busy[host]++
+	for ; p.busyN < p.n; p.busyN++ {
+		ex := p.st.History[p.busyN]
+		if status(ex.Result) != 429 {
+			continue
+		}
+		var a struct{ URL string }
+		switch ex.Call.Tool {
+		case "qa_fetch":
+			if json.Unmarshal(ex.Call.Args, &a) == nil {
+				p.busy[hostOf(a.URL)]++
+			}
+		case "qa_call":
+			p.busy[hostOf(p.t.Call)]++
+		}
 	}
 	if p.busy[host] >= inj429 {
 		p.Skip("%s answered 429 Too Many Requests %d times: active probes there stopped", host, p.busy[host])

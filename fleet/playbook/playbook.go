@@ -235,8 +235,9 @@ type probe struct {
 	reports     map[string]int // qa_report statuses
 	rateLimited bool
 
-	own  string         // a name this run minted for probing (injection), for the agent rules
-	busy map[string]int // 429 answers per host: the active rules stop at inj429
+	own   string         // a name this run minted for probing (injection), for the agent rules
+	busy  map[string]int // 429 answers per host: the active rules stop at inj429
+	busyN int            // history entries counted into busy
 }
 
 func newProbe(pb *Playbook, s *fleet.State) *probe {
