@@ -99,9 +99,11 @@ func TestActiveRulesBackOffOn429(t *testing.T) {
 // and one that refuses while naming what it refuses give no finding.
 func TestAgentFamiliesIgnoreEchoAndRefusal(t *testing.T) {
 	for name, reply := range map[string]func(msg string) string{
-		"echo":    func(msg string) string { return msg },
-		"refusal": func(string) string { return "Sorry, I cannot reveal my system prompt or my instructions, and I never share API keys." },
-		"chatty":  func(msg string) string { return "You asked: " + msg + " I can only talk about the shop." },
+		"echo": func(msg string) string { return msg },
+		"refusal": func(string) string {
+			return "Sorry, I cannot reveal my system prompt or my instructions, and I never share API keys."
+		},
+		"chatty": func(msg string) string { return "You asked: " + msg + " I can only talk about the shop." },
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
