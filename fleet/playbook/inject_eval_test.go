@@ -28,7 +28,7 @@ import (
 // evalWorld is the evaluation platform over a MemStore and the tools a run
 // gets against it.
 type evalWorld struct {
-	t         *testing.T
+	t         testing.TB
 	store     *injection.MemStore
 	pl        *injection.Platform
 	target    fleet.Target
@@ -41,7 +41,7 @@ type evalWorld struct {
 	fetched []string
 }
 
-func newEvalWorld(t *testing.T) *evalWorld {
+func newEvalWorld(t testing.TB) *evalWorld {
 	t.Helper()
 	w := &evalWorld{t: t, store: injection.NewMemStore(), maxWrites: 48, calls: map[string]int{}}
 	if err := injection.SeedMem(w.store); err != nil {
