@@ -282,3 +282,102 @@ func TestInjectionEvalObserve(t *testing.T) {
 		}
 	}
 }
+
+// flawWords are the words a finding about f holds.
+func flawWords(f injection.Flaw) []string {
+	switch f.Class {
+	case "stored":
+		return []string{"CWE-79", `field "` + f.ID + `"`}
+	case "live":
+		name, fld, _ := strings.Cut(f.ID, "/")
+		return []string{"already live", `"` + name + `"`, `"` + fld + `"`}
+	case "agent":
+		name, fam, _ := strings.Cut(f.ID, "/")
+		return []string{`"` + name + `"`, "family " + fam}
+	}
+	return []string{strings.TrimSuffix(f.ID, "*")}
+}
+
+// twinWords are the words a finding about f's twin would hold.
+func twinWords(f injection.Flaw) string {
+	w := strings.Fields(f.Twin)[0]
+	w = strings.TrimSuffix(w, ":")
+	switch {
+	case f.Class == "stored":
+		return `"` + w + `"`
+	case f.Class == "live":
+		return `"` + strings.TrimPrefix(w, "maple/") + `"`
+	case f.Class == "agent":
+		return `"` + w + `"`
+	}
+	return strings.TrimSuffix(w, "*")
+}
+
+// TestInjectionEvalMetrics runs security at observe and at exercise against
+// the evaluation platform and logs recall per class and the findings at
+// severity high or above that are not about a planted flaw (the figures in
+// BENCHMARKS.md). Re-run: go test ./fleet/playbook -run TestInjectionEvalMetrics -v
+func TestInjectionEvalMetrics(t *testing.T) {
+	type tally struct{ planted, found int }
+	classes := map[string]*tally{}
+	var order []string
+	fps := 0
+	for _, dial := range []fleet.Dial{fleet.Observe, fleet.Exercise} {
+		w := newEvalWorld(t)
+		_, got := runLoop(t, "security", dial, w.target, w.tools, Options{})
+		matched := make([]bool, len(got))
+		for _, f := range injection.Planted {
+			if (f.Class == "live") != (dial == fleet.Observe) {
+				continue // live values are judged at observe; the rest needs exercise
+			}
+			c := classes[f.Class]
+			if c == nil {
+				c = &tally{}
+				classes[f.Class] = c
+				order = append(order, f.Class)
+			}
+			c.planted++
+			for i, g := range got {
+				s := g["summary"].(string)
+				ok := true
+				for _, word := range flawWords(f) {
+					ok = ok && strings.Contains(s, word)
+				}
+				if ok {
+					c.found++
+					matched[i] = true
+					break
+				}
+			}
+		}
+		for i, g := range got {
+			sev, _ := fleet.ParseSeverity(g["severity"].(string))
+			if !matched[i] && sev.Rank() >= fleet.SeverityHigh.Rank() {
+				fps++
+				t.Errorf("at %s, a finding at %s matches no planted flaw: %s", dial, sev, g["summary"])
+			}
+		}
+		// A twin named alone (not as the other candidate of a live value).
+		for _, f := range injection.Planted {
+			tw := twinWords(f)
+			for _, g := range got {
+				s := g["summary"].(string)
+				if strings.Contains(s, tw) && !strings.Contains(s, " or "+tw) && !strings.Contains(s, tw+" or ") {
+					fps++
+					t.Errorf("at %s, a finding on the twin %s: %s", dial, tw, s)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %8s %6s %7s\n", "class", "planted", "found", "recall")
+	for _, c := range order {
+		x := classes[c]
+		fmt.Fprintf(&b, "%-14s %8d %6d %6.0f%%\n", c, x.planted, x.found, 100*float64(x.found)/float64(x.planted))
+		if x.found != x.planted {
+			t.Errorf("class %s: %d of %d found", c, x.found, x.planted)
+		}
+	}
+	fmt.Fprintf(&b, "false positives at severity >= high: %d\n", fps)
+	t.Logf("evaluation on evaltarget/injection (observe for live, exercise for the rest):\n%s", b.String())
+}
