@@ -147,6 +147,7 @@ var evalWant = map[string][]string{
 	"stored greeting (script)":     {"face", "CWE-79", `field "greeting"`, "<script> element"},
 	"stored theme (style)":         {"face", "CWE-79", `field "theme"`, "<style> element"},
 	"reflected xss /search":        {"web", "Reflected XSS (CWE-79)", "/search?q="},
+	"reflected xss /lookup (form)": {"web", "Reflected XSS (CWE-79)", "/lookup?term=", "double-quoted value attribute"},
 	"open redirect /go":            {"web", "CWE-601", "/go?next="},
 	"crlf /lang":                   {"web", "CWE-113", "/lang?set="},
 	"traversal /files (encoded)":   {"web", "CWE-22", "/files/*", "encoded"},

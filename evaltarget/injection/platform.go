@@ -138,6 +138,8 @@ func (p *Platform) Handler() http.Handler {
 			p.search(w, r, false)
 		case raw == "/find":
 			p.search(w, r, true)
+		case raw == "/lookup":
+			p.lookup(w, r)
 		case raw == "/go":
 			p.redirect(w, r, false)
 		case raw == "/out":
@@ -286,8 +288,15 @@ func (p *Platform) people(w http.ResponseWriter, r *http.Request) {
 		note, _ := p.store.Get(r.Context(), n, Key("note"))
 		fmt.Fprintf(&b, "<li><a href=\"/p/%s\">%s</a>: %s <em>%s</em></li>\n", url.PathEscape(n), html.EscapeString(n), status, html.EscapeString(string(note)))
 	}
-	b.WriteString("</ul>\n</body></html>\n")
+	b.WriteString("</ul>\n<form action=\"/lookup\"><input name=term placeholder=\"find a shop\"><button>look up</button></form>\n</body></html>\n")
 	writeHTML(w, 200, b.String())
+}
+
+// lookup reflects term raw into a double-quoted value attribute; only the
+// form on /people leads here.
+func (p *Platform) lookup(w http.ResponseWriter, r *http.Request) {
+	term := r.URL.Query().Get("term")
+	writeHTML(w, 200, `<!doctype html><html><body><form action="/lookup"><input name=term value="`+term+`"></form><p>No shop matches.</p></body></html>`)
 }
 
 // search reflects q: raw into element text (flawed), or escaped into text

@@ -81,6 +81,7 @@ var Planted = []Flaw{
 	{"live", "maple/nickname", "LiveQuote stored and served raw (observe)", "maple/motto: same value, escaped"},
 	{"live", "maple/status", "LiveImg stored and served raw on /people (observe)", "maple/note: same value, escaped"},
 	{"reflected-xss", "/search?q=", "q in element text, raw", "/find?q=: escaped in text and in a value attribute"},
+	{"reflected-xss", "/lookup?term=", "term in a double-quoted value attribute, raw; linked only by a GET form on /people", "/find?q=: escaped in text and in a value attribute"},
 	{"open-redirect", "/go?next=", "Location: next, unchecked", "/out?next=: same-site paths only"},
 	{"crlf", "/lang?set=", "Set-Cookie written raw with the decoded value", "/theme?set=: CR and LF removed"},
 	{"traversal", "/files/*", "checks for .. before decoding %2f, then joins", "/docs/*: decoded, cleaned, confined"},

@@ -73,3 +73,58 @@ func FuzzHTMLContext(f *testing.F) {
 		_ = html.UnescapeString(page)
 	})
 }
+
+// FuzzParseFamily: a probe family file is input an operator may supply;
+// parsing never panics, and a family it accepts is complete.
+func FuzzParseFamily(f *testing.F) {
+	entries, _ := familyFS.ReadDir("families")
+	for _, e := range entries {
+		b, _ := familyFS.ReadFile("families/" + e.Name())
+		f.Add(b)
+	}
+	f.Add([]byte("family: x\nversion: 1\ntitle: t\ncwe: CWE-1\nseverity: low\ndetect: [secrets]\nprobes: [{id: a, message: m}]"))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fam, err := ParseFamily("f.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if fam.Name == "" || fam.Version < 1 || len(fam.Probes) == 0 || len(fam.Detect) == 0 {
+			t.Fatalf("accepted an incomplete family: %+v", fam)
+		}
+		v := familyVars{target: "t", other: "o", canaryA: "qa1", canaryB: "ok2", numA: 1000, numB: 10000}
+		for _, p := range fam.Probes {
+			if strings.TrimSpace(v.expand(p.Message)) == "" {
+				t.Fatalf("accepted an empty message: %+v", p)
+			}
+		}
+	})
+}
+
+// FuzzLexJS: the JavaScript lexer never panics and its runs are ordered,
+// in bounds and alternate state.
+func FuzzLexJS(f *testing.F) {
+	for _, s := range []string{`a = "x\"y"; b = 'z'`, "t = `a ${ {b: `c ${d}`} } e`", "x = a / b / c; r = /[/]\\//g", "<!-- c\n--> d\n/* e */ f // g"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		segs := lexJS(src)
+		if len(segs) == 0 || segs[0].Start != 0 {
+			t.Fatalf("runs %+v", segs)
+		}
+		for i := 1; i < len(segs); i++ {
+			if segs[i].Start <= segs[i-1].Start || segs[i].Start > len(src) || segs[i].State == segs[i-1].State || segs[i].State > jsRegex {
+				t.Fatalf("runs out of order at %d: %+v", i, segs)
+			}
+		}
+		for off := range len(src) + 1 {
+			jsStateAt(segs, off)
+		}
+		if len(src) > 0 {
+			escapesJS(src, len(src)/2, len(src)-len(src)/2)
+		}
+	})
+}

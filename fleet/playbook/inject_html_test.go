@@ -223,3 +223,15 @@ func TestLiveInjection(t *testing.T) {
 		})
 	}
 }
+
+func TestGetForms(t *testing.T) {
+	page := `<form action="/search"><input name=q value=tea><input type=password name=pw><input type=submit name=go></form>
+<form method=post action=/login><input name=user></form>
+<form><select name="lang"></select><textarea name=note></textarea></form>
+<form method=GET action="https://other.example/find?x=1"><input name=w></form>`
+	got := getForms("http://h/p/page?a=b", page)
+	want := []string{"http://h/search?q=tea", "http://h/p/page?lang=x&note=x", "https://other.example/find?w=x"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("forms (-want +got):\n%s", diff)
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // Reflection limits.
 const (
-	refURLs     = 12 // URL patterns probed
+	refURLs     = 20 // URL patterns probed
 	refParams   = 3  // parameters per URL
 	refLandings = 3  // places per parameter tried with a payload
 	inj429      = 3  // 429 answers from a host before the active rules leave it alone
@@ -130,6 +130,11 @@ func reflectTargets(p *probe, pages []page) []reflTarget {
 		for _, e := range DocEndpoints(pg.url, b) {
 			if filled, ok := fillPlaceholders(e.URL, firstName(p.t)); ok && e.Method == "GET" {
 				add(filled)
+			}
+		}
+		if isHTML(pg.res) {
+			for _, f := range getForms(pg.url, b) {
+				add(f)
 			}
 		}
 	}
@@ -487,4 +492,69 @@ func paramPhrase(prm reflParam) string {
 		return fmt.Sprintf("parameter %q", prm.Name)
 	}
 	return "the " + prm.Name
+}
+
+// getForms returns a URL per GET form of an HTML page: its action resolved
+// against the page, with each named field (value or "x"), so a form's
+// parameters are probed like a link's. Password and file fields are left
+// out; POST forms are not submitted.
+func getForms(base, body string) []string {
+	b, err := url.Parse(base)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	in, get := false, false
+	var action string
+	var q []string
+	for _, t := range tokenize(body) {
+		switch {
+		case t.Type == html.StartTagToken && t.Name == "form":
+			in, get, action, q = true, true, "", nil
+			for _, a := range t.Attrs {
+				switch a.Key {
+				case "method":
+					get = strings.EqualFold(strings.TrimSpace(a.Val), "get") || strings.TrimSpace(a.Val) == ""
+				case "action":
+					action = a.Val
+				}
+			}
+		case in && (t.Type == html.StartTagToken || t.Type == html.SelfClosingTagToken) && (t.Name == "input" || t.Name == "select" || t.Name == "textarea"):
+			name, value, typ := "", "x", ""
+			for _, a := range t.Attrs {
+				switch a.Key {
+				case "name":
+					name = a.Val
+				case "value":
+					if a.Val != "" {
+						value = a.Val
+					}
+				case "type":
+					typ = strings.ToLower(a.Val)
+				}
+			}
+			if name != "" && typ != "password" && typ != "file" && typ != "submit" && typ != "button" && typ != "image" && len(q) < 8 {
+				q = append(q, url.QueryEscape(name)+"="+url.QueryEscape(value))
+			}
+		case in && t.Type == html.EndTagToken && t.Name == "form":
+			in = false
+			if !get || len(q) == 0 {
+				continue
+			}
+			u := resolve(b, action)
+			if action == "" {
+				u = resolve(b, b.Path)
+			}
+			if u == "" {
+				continue
+			}
+			ru, err := url.Parse(u)
+			if err != nil {
+				continue
+			}
+			ru.RawQuery = strings.Join(q, "&")
+			out = append(out, ru.String())
+		}
+	}
+	return out
 }
