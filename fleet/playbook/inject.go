@@ -461,6 +461,7 @@ func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding)
 		}
 	}
 	bodies := map[string]string{}
+	csp := map[string]string{}
 	fetchAll := func(urls []string) {
 		for _, u := range first(urls, injPages) {
 			if !p.room(1) {
@@ -468,7 +469,7 @@ func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding)
 			}
 			r := p.Fetch(u)
 			if answered(r) && isHTML(r) {
-				bodies[u] = body(r)
+				bodies[u], csp[u] = body(r), headers(r)["content-security-policy"]
 				if u == face {
 					for _, l := range ExtractLinks(u, body(r)) {
 						if sameOrigin(l, face) && allowedURL(p.t.FetchAllow, l) && !slices.Contains(candidates, l) && len(candidates) < injPages {
@@ -516,6 +517,48 @@ func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding)
 	planRounds(tasks)
 	confirmed := map[string][]confirmation{} // field|context -> what broke
 	var order []string
+	reported := 0
+	report := func() {
+		for _, k := range order[reported:] {
+			cs := confirmed[k]
+			c := cs[0]
+			var what []string
+			for _, x := range cs {
+				if s := x.b.What; !slices.Contains(what, s) {
+					what = append(what, s)
+				}
+			}
+			page := strings.ReplaceAll(c.page, url.PathEscape(name), "NAME")
+			steps := fmt.Sprintf(`Steps: qa_create; qa_publish {"name":"NAME","key":%q,"text":%q}; qa_fetch %s.`, c.t.f.arg(), c.payload, page)
+			sev := fleet.SeverityHigh
+			if blocksInlineScript(csp[c.page]) {
+				sev = fleet.SeverityMedium
+			}
+			summary := fmt.Sprintf("Stored XSS (CWE-79) in metadata field %s: written to a fresh name, it is rendered into %s on %s without escaping for it: the payload %s became %s. Expected the field to be escaped for that context.",
+				c.t.f.label(), contextPhrase(c.t.l), page, quote(c.payload, 80), strings.Join(what, " and "))
+			reproTool, reproArgs := "", any(nil)
+			for _, lf := range live {
+				if lf.merged || !lf.has(c.t.f) || lf.hit.Ctx.String() != c.t.l.Ctx.String() {
+					continue
+				}
+				lf.merged = true
+				if reproTool == "" {
+					summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, quote(lf.value, 100))
+					lf.fields = []field{c.t.f}
+					reproTool, reproArgs = "qa_fetch", map[string]any{"url": lf.repro()}
+				}
+			}
+			if reproTool == "" {
+				summary += " " + steps
+			}
+			surface := surfaceOf(p.t, c.page)
+			if c.page == face {
+				surface = fleet.SurfaceFace
+			}
+			p.Report(sev, surface, summary, reproTool, reproArgs)
+		}
+		reported = len(order)
+	}
 	for round := 1; round <= injRounds; round++ {
 		var batch []*storedTask
 		for _, t := range tasks {
@@ -566,41 +609,7 @@ func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding)
 				}
 			}
 		}
-	}
-	for _, k := range order {
-		cs := confirmed[k]
-		c := cs[0]
-		var what []string
-		for _, x := range cs {
-			if s := x.b.What; !slices.Contains(what, s) {
-				what = append(what, s)
-			}
-		}
-		page := strings.ReplaceAll(c.page, url.PathEscape(name), "NAME")
-		steps := fmt.Sprintf(`Steps: qa_create; qa_publish {"name":"NAME","key":%q,"text":%q}; qa_fetch %s.`, c.t.f.arg(), c.payload, page)
-		sev := fleet.SeverityHigh
-		summary := fmt.Sprintf("Stored XSS (CWE-79) in metadata field %s: written to a fresh name, it is rendered into %s on %s without escaping for it: the payload %s became %s. Expected the field to be escaped for that context.",
-			c.t.f.label(), contextPhrase(c.t.l), page, quote(c.payload, 80), strings.Join(what, " and "))
-		reproTool, reproArgs := "", any(nil)
-		for _, lf := range live {
-			if lf.merged || !lf.has(c.t.f) || lf.hit.Ctx.String() != c.t.l.Ctx.String() {
-				continue
-			}
-			lf.merged = true
-			if reproTool == "" {
-				summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, quote(lf.value, 100))
-				lf.fields = []field{c.t.f}
-				reproTool, reproArgs = "qa_fetch", map[string]any{"url": lf.repro()}
-			}
-		}
-		if reproTool == "" {
-			summary += " " + steps
-		}
-		surface := surfaceOf(p.t, c.page)
-		if c.page == face {
-			surface = fleet.SurfaceFace
-		}
-		p.Report(sev, surface, summary, reproTool, reproArgs)
+		report() // each round's findings now: the run's deadline may end it before the next
 	}
 	// A live value the canaries attribute to a confirmed field is that
 	// field's; its escaped twins (same value, no breakout) are not findings.
