@@ -77,27 +77,41 @@ var docWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_-]{1,31}`)
 var fleetName = regexp.MustCompile(`^qa-r-[0-9]{8}-`)
 
 // fieldKeys maps key -> name for the dictionary and every word of the docs,
-// and says which names the docs hold.
+// and says which names the docs hold. The table is memoized on the docs'
+// text: a replay hashes no word twice.
 func fieldKeys(p *probe, pages []page) (map[string]string, map[string]bool) {
-	keys := map[string]string{}
-	docs := map[string]bool{}
+	var text strings.Builder
 	for _, pg := range pages {
-		if pg.kind != "docs" || !answered(pg.res) {
-			continue
+		if pg.kind == "docs" && answered(pg.res) {
+			text.WriteString(clip(body(pg.res), 64<<10))
+			text.WriteString("\n")
 		}
-		for _, w := range docWord.FindAllString(clip(body(pg.res), 64<<10), -1) {
-			if !docs[w] {
-				docs[w] = true
-				keys[keccakHex(w)] = w
-			}
+	}
+	t := keyTableMemo.get(text.String(), buildKeyTable)
+	return t.keys, t.docs
+}
+
+type keyTable struct {
+	keys map[string]string
+	docs map[string]bool
+}
+
+var keyTableMemo memo[keyTable]
+
+func buildKeyTable(text string) keyTable {
+	t := keyTable{keys: map[string]string{}, docs: map[string]bool{}}
+	for _, w := range docWord.FindAllString(text, -1) {
+		if !t.docs[w] {
+			t.docs[w] = true
+			t.keys[keccakHex(w)] = w
 		}
 	}
 	for _, w := range metadataDictionary {
-		if k := keccakHex(w); keys[k] == "" {
-			keys[k] = w
+		if k := keccakHex(w); t.keys[k] == "" {
+			t.keys[k] = w
 		}
 	}
-	return keys, docs
+	return t
 }
 
 // discoverFields learns the platform's fields from the registry's

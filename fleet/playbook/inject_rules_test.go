@@ -2,6 +2,7 @@ package playbook
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/qafleet/fleetd/evaltarget/injection"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -253,4 +255,17 @@ func TestFamiliesComeThroughOptions(t *testing.T) {
 		}
 	}
 	_ = context.Background()
+}
+
+// TestKeccakHex: field keys are keccak256 (not SHA3-256) of the name.
+func TestKeccakHex(t *testing.T) {
+	face := injection.Key("face")
+	for in, want := range map[string]string{
+		"":     "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470",
+		"face": "0x" + hex.EncodeToString(face[:]),
+	} {
+		if got := keccakHex(in); got != want {
+			t.Errorf("keccakHex(%q) = %s, want %s", in, got, want)
+		}
+	}
 }
