@@ -12,7 +12,7 @@ import (
 // Agent red-team limits.
 const (
 	agentTargets = 8 // agents probed: target.names first, then the run's own name
-	agentProbes  = 2 // messages of one family tried on one agent
+	agentProbes  = 4 // messages of one family tried on one agent (the shipped files have 2–3)
 )
 
 var (
