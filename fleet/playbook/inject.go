@@ -332,7 +332,7 @@ func injectLive(p *probe, pages []page, fields []field, names []string) []*liveF
 	}
 	var listings []string
 	for _, pg := range pages {
-		if (pg.kind == "index" || pg.kind == "link") && isHTML(pg.res) {
+		if listingPage(pg) {
 			listings = append(listings, pg.url)
 		}
 	}
@@ -388,6 +388,20 @@ func injectLive(p *probe, pages []page, fields []field, names []string) []*liveF
 		p.notef("%d stored value(s) render as inert markup (no script): fields rendered as HTML by design, or injectable; the exercise probes tell", inert)
 	}
 	return out
+}
+
+// listingPage reports whether pg is an HTML page of the site that may show
+// names and their fields: any page fetched that answered with HTML, except
+// the docs, the faces of target.names (each is read for its own name) and
+// probes of commonly exposed paths. Kinds differ between page sources (the
+// crawler's link kinds, secFetchAll's index and link), so only these are
+// told apart.
+func listingPage(pg page) bool {
+	switch pg.kind {
+	case "docs", "exposed", "face":
+		return false
+	}
+	return answered(pg.res) && status(pg.res) < 400 && isHTML(pg.res)
 }
 
 func isHTML(r fleet.Result) bool {
@@ -475,7 +489,7 @@ func injectExercise(p *probe, pages []page, fields []field, live []*liveFinding)
 	face := p.t.FaceURL(name)
 	candidates := []string{face}
 	for _, pg := range pages {
-		if (pg.kind == "index" || pg.kind == "link") && isHTML(pg.res) && sameOrigin(pg.url, face) && !slices.Contains(candidates, pg.url) {
+		if listingPage(pg) && sameOrigin(pg.url, face) && !slices.Contains(candidates, pg.url) {
 			candidates = append(candidates, pg.url)
 		}
 	}
