@@ -45,7 +45,7 @@ var leaves = map[string][]string{
 // testOnly are packages any test may import but no production package except cmd.
 // They may import each other and each other's subpackages (fixer/fixertest
 // builds a repository from the testbed compiler's source).
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp", "fixer/fixertest"}
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp", "evaltarget/injection", "fixer/fixertest"}
 
 // isTestOnly reports whether pkg is a test-only package or below one.
 func isTestOnly(pkg string) bool {

@@ -199,3 +199,77 @@ func zeroValue(t abi.Type) any {
 }
 
 func reflectZero(t abi.Type) any { return reflect.New(t.GetType()).Elem().Interface() }
+
+// TopicMetadataSet is topic0 of INameRegistry's MetadataSet(string,bytes32):
+// the name is in the data, the key is topic1.
+var TopicMetadataSet = EventTopic("MetadataSet(string,bytes32)")
+
+// MetadataSet is one MetadataSet event: name's metadata under Key was
+// written in Block.
+type MetadataSet struct {
+	Name  string   `json:"name"`
+	Key   [32]byte `json:"key"`
+	Block uint64   `json:"block"`
+}
+
+// maxSplit bounds how often MetadataEvents halves a block range a node
+// refused (nodes cap the blocks or results of one eth_getLogs).
+const maxSplit = 12
+
+// MetadataEvents returns the registry's MetadataSet events in blocks
+// [from, to], in chain order, at most limit of them (0: no limit; the
+// earliest are kept and truncated is true when more exist). A log that does
+// not decode as INameRegistry's event (two topics, an ABI-encoded string) is
+// skipped: the registry is any implementation and its events are input. A
+// range the node refuses is split in halves, up to 12 times; the error names
+// the range that still failed.
+func (r *Registry) MetadataEvents(ctx context.Context, from, to uint64, limit int) (events []MetadataSet, truncated bool, err error) {
+	if from > to {
+		return nil, false, nil
+	}
+	ev, ok := r.abi.Events["MetadataSet"]
+	if !ok {
+		return nil, false, fmt.Errorf("metadata events: the registry ABI has no MetadataSet event")
+	}
+	var walk func(from, to uint64, depth int) error
+	walk = func(from, to uint64, depth int) error {
+		if limit > 0 && len(events) >= limit {
+			truncated = true
+			return nil
+		}
+		logs, err := r.c.FilterLogs(ctx, r.Address(), TopicMetadataSet, from, to)
+		if err != nil {
+			if ctx.Err() != nil || from == to || depth >= maxSplit {
+				return fmt.Errorf("metadata events: %w", err)
+			}
+			mid := from + (to-from)/2
+			if err := walk(from, mid, depth+1); err != nil {
+				return err
+			}
+			return walk(mid+1, to, depth+1)
+		}
+		for _, l := range logs {
+			if l.Removed || len(l.Topics) != 2 {
+				continue
+			}
+			vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
+			if err != nil || len(vals) != 1 {
+				continue
+			}
+			name, ok := vals[0].(string)
+			if !ok {
+				continue
+			}
+			if limit > 0 && len(events) >= limit {
+				truncated = true
+				return nil
+			}
+			events = append(events, MetadataSet{Name: name, Key: l.Topics[1], Block: l.Block})
+		}
+		return nil
+	}
+	if err := walk(from, to, 0); err != nil {
+		return events, truncated, err
+	}
+	return events, truncated, nil
+}

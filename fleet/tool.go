@@ -381,7 +381,8 @@ type Outcome struct {
 // Dispatch is the one path every tool call takes, from the agent loop and
 // from `fleetd tool call` alike: look the tool up, read the dial (fresh, on
 // every call) and refuse a call above it before anything runs, validate the
-// arguments, run the handler, and stamp ok and latency_ms. The returned
+// arguments, run the handler, and stamp ok and latency_ms (unless the
+// handler measured its own). The returned
 // error is only a handler's infrastructure failure.
 func (r *Registry) Dispatch(ctx context.Context, dial DialSource, name string, args json.RawMessage) (Outcome, error) {
 	start := time.Now()
@@ -390,7 +391,12 @@ func (r *Registry) Dispatch(ctx context.Context, dial DialSource, name string, a
 		if _, ok := res["ok"]; !ok {
 			res["ok"] = v == VerdictOK
 		}
-		res["latency_ms"] = lat.Milliseconds()
+		if _, own := res["latency_ms"]; !own {
+			// A tool that waits for its turn before a request (request
+			// pacing) reports the request's own time; the Outcome keeps
+			// the whole call's.
+			res["latency_ms"] = lat.Milliseconds()
+		}
 		return Outcome{Verdict: v, Result: res, Latency: lat}
 	}
 	t, ok := r.tools[name]

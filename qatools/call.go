@@ -45,12 +45,6 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		}
 		body, _ = json.Marshal(req)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.env.Limits.CallTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return fleet.Fail("qa_call: %v", err), nil
-	}
 	ct := "application/json"
 	if a.ContentType != "" {
 		if strings.ContainsAny(a.ContentType, "\r\n") {
@@ -58,18 +52,34 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		}
 		ct = a.ContentType
 	}
-	req.Header.Set("Content-Type", ct)
-	req.Header.Set("User-Agent", "fleetd-qa/1")
 	for k, v := range a.Headers {
 		if forbiddenHeaders[strings.ToLower(k)] || strings.ContainsAny(k+v, "\r\n") {
 			return fleet.Fail("qa_call: header %q cannot be set", k), nil
 		}
-		req.Header.Set(k, v)
 	}
 	client := t.env.Call
 	if client == nil {
 		client = http.DefaultClient
 	}
+	return t.paced(ctx, url, func() (fleet.Result, error) {
+		// The timeout covers the request, not the wait for its turn.
+		ctx, cancel := context.WithTimeout(ctx, t.env.Limits.CallTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return fleet.Fail("qa_call: %v", err), nil
+		}
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("User-Agent", "fleetd-qa/1")
+		for k, v := range a.Headers {
+			req.Header.Set(k, v)
+		}
+		return t.send(ctx, client, req, url)
+	})
+}
+
+// send sends a qa_call request and reads the answer.
+func (t *tools) send(ctx context.Context, client *http.Client, req *http.Request, url string) (fleet.Result, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		if cerr := ctxErr(ctx); cerr != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -96,7 +106,7 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 	}
 	reply, isJSON := replyText(raw)
 	text, _ := sandbox.Text([]byte(reply), t.env.Limits.MaxReply)
-	return fleet.OK(map[string]any{
+	res := fleet.OK(map[string]any{
 		"status":       resp.StatusCode,
 		"reply":        text,
 		"json":         isJSON,
@@ -104,7 +114,11 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		"truncated":    truncated,
 		"content_type": resp.Header.Get("Content-Type"),
 		"hint":         hint(resp.StatusCode, reply, isJSON, raw),
-	}), nil
+	})
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		res["retry_after"] = ra
+	}
+	return res, nil
 }
 
 // replyText extracts {"reply": ...} when the body is that JSON shape, else

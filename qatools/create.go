@@ -82,10 +82,12 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 	if err := sb.SetState(name, sandbox.StateMinted); err != nil {
 		return nil, fmt.Errorf("qa_create: %w", err)
 	}
-	return fleet.OK(map[string]any{
+	res := fleet.OK(map[string]any{
 		"name": name, "owner": key.Address().String(), "tx": r.Tx, "gas_used": r.GasUsed,
 		"owner_verified": verified, "funded_wei": weiString(fund),
-	}), nil
+	})
+	t.writesLeft(res)
+	return res, nil
 }
 
 // cleanupKey marks a context as the run's cleanup, which DialHook lets

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,9 +106,10 @@ func special(ip netip.Addr) bool {
 
 // Fetcher performs qa_fetch GETs under an Allowlist.
 type Fetcher struct {
-	allow   *Allowlist
-	client  *http.Client
-	maxBody int
+	allow    *Allowlist
+	client   *http.Client
+	noFollow *http.Client // the same transport; returns a redirect instead of following it
+	maxBody  int
 	// lookup resolves a host name; tests replace it to simulate hostile DNS.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
@@ -166,8 +169,19 @@ func NewFetcher(allow *Allowlist, timeout time.Duration, maxBody int) *Fetcher {
 			return err
 		},
 	}
+	f.noFollow = &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	return f
 }
+
+// Limits of the every-header view of a NoFollow fetch.
+const (
+	maxHeadersAll  = 64
+	maxHeaderValue = 512
+)
 
 // headersKept are the response headers a fetch result reports: the ones
 // security and ux probes reason about.
@@ -176,26 +190,31 @@ var headersKept = []string{
 	"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Strict-Transport-Security",
 	"Referrer-Policy", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials",
 	"Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Vary", "Set-Cookie", "Cache-Control",
+	"Retry-After",
 }
 
 // fetchArgs are qa_fetch's arguments. Every method offered is safe (RFC
 // 9110 §9.2.1: it asks for nothing to change), so qa_fetch stays at the
 // observe rung whatever the arguments.
 type fetchArgs struct {
-	URL    string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
-	Method string `json:"method,omitempty" enum:"GET,HEAD,OPTIONS" desc:"GET (default), HEAD, or OPTIONS; OPTIONS with an origin is a CORS preflight for a JSON POST"`
-	Origin string `json:"origin,omitempty" desc:"send this Origin header (CORS probes): scheme://host[:port] or null" maxlen:"256"`
+	URL             string `json:"url" desc:"an http(s) URL on target.fetch_allow" maxlen:"2048"`
+	Method          string `json:"method,omitempty" enum:"GET,HEAD,OPTIONS" desc:"GET (default), HEAD, or OPTIONS; OPTIONS with an origin is a CORS preflight for a JSON POST"`
+	Origin          string `json:"origin,omitempty" desc:"send this Origin header (CORS probes): scheme://host[:port] or null" maxlen:"256"`
+	FollowRedirects *bool  `json:"follow_redirects,omitempty" desc:"default true; false returns a redirect itself (status, location and every response header) instead of following it"`
 }
 
 func (t *tools) fetch(ctx context.Context, a fetchArgs) (fleet.Result, error) {
 	if t.env.Fetcher == nil {
 		return fleet.Fail("qa_fetch: target.fetch_allow is not configured"), nil
 	}
-	res, err := t.env.Fetcher.Do(ctx, Request{URL: a.URL, Method: a.Method, Origin: a.Origin})
-	if err != nil {
-		return nil, ctxErr(ctx)
-	}
-	return res, nil
+	in := Request{URL: a.URL, Method: a.Method, Origin: a.Origin, NoFollow: a.FollowRedirects != nil && !*a.FollowRedirects}
+	return t.paced(ctx, a.URL, func() (fleet.Result, error) {
+		res, err := t.env.Fetcher.Do(ctx, in)
+		if err != nil {
+			return nil, ctxErr(ctx)
+		}
+		return res, nil
+	})
 }
 
 // Request is one qa_fetch request.
@@ -209,6 +228,10 @@ type Request struct {
 	// Access-Control-Request-Method: POST and Access-Control-Request-Headers:
 	// content-type.
 	Origin string
+	// NoFollow returns a redirect answer itself (its status, Location and
+	// every response header) instead of following it: probes for open
+	// redirects and header injection need the answer the server gave.
+	NoFollow bool
 }
 
 // Get fetches rawURL with GET; see Do.
@@ -251,7 +274,11 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 			req.Header.Set("Access-Control-Request-Headers", "content-type")
 		}
 	}
-	resp, err := f.client.Do(req)
+	client := f.client
+	if in.NoFollow {
+		client = f.noFollow
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err()
@@ -274,6 +301,16 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 			headers[strings.ToLower(h)] = strings.Join(v, ", ")
 		}
 	}
+	if in.NoFollow {
+		// Every header, clipped: an injected header has a name no list holds.
+		for _, name := range slices.Sorted(maps.Keys(resp.Header)) {
+			if len(headers) == maxHeadersAll {
+				break
+			}
+			v, _ := sandbox.Text([]byte(strings.Join(resp.Header[name], ", ")), maxHeaderValue)
+			headers[strings.ToLower(name)] = v
+		}
+	}
 	text, _ := sandbox.Text(body, f.maxBody)
 	return fleet.OK(map[string]any{
 		"method":       method,
@@ -285,6 +322,7 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 		"truncated":    truncated,
 		"headers":      headers,
 		"final_url":    resp.Request.URL.String(),
+		"redirected":   resp.Request.URL.String() != u.String(),
 	}), nil
 }
 

@@ -19,8 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/big"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
@@ -39,6 +41,7 @@ type Env struct {
 	Reporter *Reporter          // qa_report's rate limit, dedupe and outbox
 	Fetcher  *Fetcher           // qa_fetch under target.fetch_allow
 	Call     *http.Client       // qa_call's client (the call URL is fixed by the target)
+	Pacer    *Pacer             // spaces qa_fetch and qa_call per host; nil: one from Limits
 	Limits   Limits
 	Logger   *slog.Logger
 	// FuzzDir is <data_dir>/fuzz: qa_fuzz's persistent corpora (one
@@ -55,6 +58,11 @@ type Limits struct {
 	MaxReply       int           // bytes of a reply/body kept in a result; default 16 KiB
 	FundWei        uint64        // what each throwaway key is funded with; default 0.01 ETH
 	FuzzParallel   int           // qa_fuzz engine go: fuzzing workers; default 1
+	// RequestRate is how many requests per second qa_fetch and qa_call send
+	// to one host; default DefaultRequestRate, negative: unpaced (a 429 is
+	// still backed off). RequestBurst is the burst allowed (default the rate).
+	RequestRate  float64
+	RequestBurst int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -73,7 +81,27 @@ func (l Limits) withDefaults() Limits {
 	if l.FundWei == 0 {
 		l.FundWei = 10_000_000_000_000_000 // 0.01 ETH
 	}
+	if l.RequestRate == 0 {
+		l.RequestRate = DefaultRequestRate
+	}
+	if l.RequestBurst <= 0 {
+		l.RequestBurst = max(1, int(math.Ceil(l.RequestRate)))
+	}
 	return l
+}
+
+// pacerMu guards the lazy Pacer of an Env shared by concurrent runs.
+var pacerMu sync.Mutex
+
+// pacer returns env's Pacer, making one from Limits on first use.
+func (env *Env) pacer() *Pacer {
+	pacerMu.Lock()
+	defer pacerMu.Unlock()
+	if env.Pacer == nil {
+		l := env.Limits.withDefaults()
+		env.Pacer = NewPacer(l.RequestRate, l.RequestBurst)
+	}
+	return env.Pacer
 }
 
 // Run is one run's private state.
@@ -94,10 +122,10 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 	return []fleet.Tool{
 		fleet.NewTool("qa_create", "Mint the next sandbox name qa-<run>-<n> under a fresh throwaway key (funded by the sponsor, released when the run ends). Returns name, owner, tx, gas_used, owner_verified.", fleet.Exercise, t.create),
 		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed, timeout for a hang, or resource for memory exhaustion), exit_code, signal, stderr_tail (and stderr_head when long), crash_state (a crash's normalized message and top frames), bytes, sha256, duration_ms.", fleet.Observe, t.compile),
-		fleet.NewTool("qa_publish", "Compile source and write the artifact to the metadata of a name this run minted. Returns tx, gas_estimated, gas_used, revert_reason.", fleet.Exercise, t.publish),
+		fleet.NewTool("qa_publish", "Write to the metadata of a name this run minted: {name, source[, field]} compiles source and writes the artifact (default field face); {name, key, text} writes text as is under key (a field name, hashed like the registry's keys, or an explicit 0x bytes32). Returns key, tx, gas_estimated, gas_used, revert_reason, writes_left.", fleet.Exercise, t.publish),
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
-		fleet.NewTool("qa_fetch", "GET (or HEAD, or OPTIONS with an origin: a CORS preflight) an allowlisted public URL, optionally with an Origin header. Returns status, content_type, bytes, sha256, body (capped), headers.", fleet.Observe, t.fetch),
-		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field], feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
+		fleet.NewTool("qa_fetch", "GET (or HEAD, or OPTIONS with an origin: a CORS preflight) an allowlisted public URL, optionally with an Origin header, following redirects (each hop re-checked) unless follow_redirects is false, which returns the redirect itself with every response header. Returns status, content_type, bytes, sha256, body (capped), headers, final_url.", fleet.Observe, t.fetch),
+		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field or 0x key], metadata_events [name?] (the MetadataSet events of the target registry: which names set which keys), feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
 		fleet.NewTool("qa_fuzz", "Run one bounded fuzzing session inside the jail: engine auto (AFL++ when installed, else the built-in engine, on target.compiler; Go's coverage-guided go test -fuzz on target.repo's fuzz target), builtin, blind, go or aflpp, for seconds (default 20). Returns engine, execs, and the distinct crashers (input, outcome, crash_state, stderr_head) to replay and minimize with qa_compile; with replay (engine go), runs one go test fuzz v1 input through the fuzz target.", fleet.Observe, t.fuzzTool),
 		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 type chainArgs struct {
-	Method string          `json:"method" desc:"a read-only JSON-RPC method or a named read: owner_of, metadata, feedback_count, feedback_range, simulate" maxlen:"64"`
+	Method string          `json:"method" desc:"a read-only JSON-RPC method or a named read: owner_of, metadata, metadata_events, feedback_count, feedback_range, simulate" maxlen:"64"`
 	Params json.RawMessage `json:"params,omitempty" jsontype:"array" desc:"the method's parameters as a JSON array"`
 }
 
@@ -79,12 +79,18 @@ func (t *tools) chainRead(ctx context.Context, a chainArgs) (fleet.Result, error
 		if t.env.Registry == nil {
 			return fleet.Fail("target.registry is not configured"), nil
 		}
-		v, err := t.env.Registry.Metadata(ctx, name, chain.MetadataKey(field))
+		mkey, err := MetadataKey(field)
+		if err != nil {
+			return fail(err)
+		}
+		v, err := t.env.Registry.Metadata(ctx, name, mkey)
 		if err != nil {
 			return fail(err)
 		}
 		text, _ := truncText(v, t.env.Limits.MaxReply)
 		return fleet.OK(map[string]any{"result": text, "bytes": len(v)}), nil
+	case "metadata_events":
+		return t.metadataEvents(ctx, params, fail)
 	case "feedback_count":
 		if t.env.Log == nil {
 			return fleet.Fail("chain.feedback_log is not configured"), nil

@@ -58,6 +58,8 @@ type ToolsConfig struct {
 	FetchTimeout   time.Duration `yaml:"fetch_timeout"`
 	MaxBodyBytes   int           `yaml:"max_body_bytes"`
 	FundWei        uint64        `yaml:"fund_wei"`
+	RequestRate    float64       `yaml:"request_rate"`  // per host; negative: unpaced
+	RequestBurst   int           `yaml:"request_burst"` // 0: the rate
 }
 
 // ReportConfig tunes qa_report's flood protection.
@@ -190,6 +192,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if c.Tools.RequestBurst < 0 {
+		errs = append(errs, fmt.Errorf("tools.request_burst: must not be negative, got %d", c.Tools.RequestBurst))
 	}
 	if err := c.Daemon.Daily.budget().Validate("daemon.daily_budget"); err != nil {
 		errs = append(errs, err)

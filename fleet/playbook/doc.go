@@ -17,7 +17,9 @@
 // what was found and what was skipped and why. There are no goroutines and
 // no hidden state: the transcript is the state, so the same history always
 // yields the same next call. Randomness (fuzz mutations, the XSS canary)
-// comes only from a PRNG seeded by the run id (or Options.Seed). Scans of
+// comes only from a PRNG seeded by the run id (or Options.Seed); the
+// injection and agent canaries are seeded by the target instead, so the same
+// flaw gives the same payload, summary and fingerprint every run. Scans of
 // response bodies are memoized across replays; that saves work and cannot
 // change a result.
 //
@@ -27,7 +29,7 @@
 // every tool needing a higher rung is skipped from then on (one refused
 // qa_create or qa_call at observe, then only observe-level checks). Tools
 // not given to the run (the persona's tool list) are never called. Each
-// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 100,
+// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 380,
 // ux 90, perf 80, fuzz 250, each under its persona's max_turns); probing
 // stops a few calls short of it so that findings can still be reported. A
 // playbook cannot see the run's budget, so the cap is its budget awareness.
@@ -103,8 +105,60 @@
 //     inline script). At exercise a canary — a run-seeded token inside a
 //     <script> element and an onerror handler, carried in a string literal
 //     of a corpus program — is published to a fresh name and looked for
-//     unescaped in its face, and sent through qa_call (a finding only when
-//     reflected unescaped in an HTML reply).
+//     unescaped in its face (unless the stored-injection probes below
+//     minted a name: they cover every field), and sent through qa_call (a
+//     finding only when reflected unescaped in an HTML reply).
+//   - Stored injection, per field and HTML context (CWE-79). Fields come
+//     from the registry's MetadataSet events (qa_chain metadata_events),
+//     named by keccak256 against the words of the docs and a dictionary of
+//     common field names; an unnamed key is written by its 0x key. At every
+//     rung the values existing names store are read and judged on the pages
+//     that show them (the face, index and listing pages): a value whose <,
+//     " or ' (or a javascript: URL) escapes its place with active content is
+//     already-live stored injection (high; inert markup is only noted). When
+//     one value sits in several fields, all are named: the page cannot tell
+//     them apart. At exercise a fresh name gets a plain canary in each field
+//     (qa_publish {name, key, text}); the face, same-origin index and
+//     listing pages and the pages the face links to are read with the
+//     x/net/html tokenizer to find where each canary lands: element text,
+//     title or textarea, comment, quoted or unquoted attribute, URL
+//     attribute, event handler, script (a string, template, code, comment
+//     or regular expression) or style. A payload for each place, carrying a
+//     fresh canary, is written and judged: did it become markup, an
+//     attribute, a javascript: URL or code? Fields sharing a script, style,
+//     title or comment are tested in separate rounds. One finding per
+//     (field, context) with the payload and the steps (the name is released
+//     when the run ends), merged with the live finding of the same field
+//     and context, whose page is then the repro. Writes stop while one of
+//     the budget is left (writes_left in the tools' results).
+//   - Reflected injection and path handling, only after an exercise-rung
+//     call went through (they send attack payloads, even if through
+//     qa_fetch): every discovered URL with a query parameter or a path
+//     parameter (a file-like or numeric last segment, the faces' name
+//     segment), from the links and documented GET endpoints of the fetched
+//     pages, gets a canary (qa_fetch follow_redirects false). In HTML: a
+//     payload per place (reflected XSS, CWE-79, high); in Location, or a
+//     redirect-like parameter: an outside .invalid host, absolute,
+//     scheme-relative and with a backslash (open redirect, CWE-601, medium);
+//     in any header: CR LF or LF and a header of ours (CWE-113, medium);
+//     a file-like parameter: ../ steps to /etc/passwd plain, %2f-encoded and
+//     %252f-double-encoded, and ..%5c to win.ini (path traversal, CWE-22,
+//     high). One finding per (URL pattern, class); the repro is the fetch.
+//   - Agents (exercise): the probe families (families/*.yaml, embedded, or
+//     Options.Families) go to every agent target.names lists and the run's
+//     own name: direct prompt injection (LLM01:2025), disclosure of
+//     instructions (LLM07:2025), of credentials and internal endpoints
+//     (LLM02:2025), cross-agent access on a claim in the message
+//     (LLM06:2025), and messages shaped like tool calls (LLM06:2025). A
+//     reply is judged against the agent's reply to "hello" and to the
+//     message's control (the same request without the attack's framing) by
+//     the family's detectors: a text only compliance produces, credentials
+//     (ScanSecrets), internal details (ScanLeaks), internal URLs,
+//     instruction-like phrases outside a refusal, /etc/passwd. One finding
+//     per (agent, family), quoting the first message that worked and the
+//     reply (secrets redacted); critical when a credential shows.
+//   - The active rules leave a host alone after three 429 answers in the
+//     run (the tools themselves pace requests per host and back off a 429).
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
 //     with identity headers (X-Caller, X-User, X-Forwarded-User,

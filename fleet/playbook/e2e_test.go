@@ -220,6 +220,16 @@ func (pl *platform) tools(runID string, findings *[]map[string]any) *fleet.Regis
 		return fleet.OK(map[string]any{"name": name, "owner": "0x2222222222222222222222222222222222222222", "tx": "0xabc", "owner_verified": true})
 	})
 	add("qa_publish", fleet.Exercise, func(a map[string]any) fleet.Result {
+		if key, ok := a["key"].(string); ok { // {name, key, text}
+			pl.mu.Lock()
+			defer pl.mu.Unlock()
+			m, ok := pl.meta[fmt.Sprint(a["name"])]
+			if !ok {
+				return fleet.Fail("refused: not minted by this run")
+			}
+			m[key] = fmt.Sprint(a["text"])
+			return fleet.OK(map[string]any{"tx": "0xdef", "gas_used": 40000})
+		}
 		src := fmt.Sprint(a["source"])
 		if c := compile(src); c["outcome"] != "compiled" {
 			return fleet.Fail("qa_publish: source did not compile (%v)", c["outcome"])
@@ -393,8 +403,11 @@ func TestEndToEndSecurity(t *testing.T) {
 		"admin function":   {"registry", "grantRole(bytes32,address)", "does not revert"},
 		"secret in config": {"web", "/config.json", "Stripe live key"},
 		"exposed git":      {"web", "git repository metadata"},
-		"stored xss (bio)": {"face", "stored xss", `"dave"`, `"bio"`},
-		"canary xss":       {"face", "canary"},
+		// One bug, one finding: the bio field renders unescaped; the canary
+		// proves it and the existing name "dave" already serving a live
+		// payload there is named in the same finding.
+		"stored xss face": {"face", "CWE-79", `field "face"`, "element text", "became an element"},
+		"stored xss bio":  {"face", "CWE-79", `field "bio"`, "element text", "became an element", `"dave"`},
 		"spoofed header":   {"call", "X-User", "Stripe live key"},
 		"cors":             {"cors", "Access-Control-Allow-Credentials"},
 		"security headers": {"headers", "Content-Security-Policy", "X-Content-Type-Options"},

@@ -35,6 +35,10 @@ type Options struct {
 	Seed uint64
 	// Samples is how many times perf measures each endpoint (default 8).
 	Samples int
+	// Families are security's probe families for the agents behind the call
+	// endpoint; nil means the embedded ones (DefaultFamilies). Load more
+	// with LoadFamilies.
+	Families []Family
 }
 
 // Corpus limits for LoadCorpus.
@@ -99,10 +103,13 @@ var plays = map[string]play{
 
 // defaultCaps bound each playbook's calls per run (findings included); each
 // stays under the max_turns of the shipped persona, which also counts the
-// final turn.
+// final turn. security's is large because its active rules probe every
+// metadata field (a canary and a payload per place it lands), every
+// discovered URL parameter and every agent with each probe family; on a
+// platform with few of those it stops far below the cap.
 var defaultCaps = map[string]int{
 	"smoke":    30,
-	"security": 100, // crawl (40 pages), exposed paths, CORS probes, replays of high findings
+	"security": 380, // crawl (40 pages), exposed paths, CORS probes, replays of high findings, then the injection and agent probes
 	"fuzz":     250,
 	"ux":       90, // crawl (40 pages), docs-contract checks, error probes, replies
 	"perf":     80,
@@ -156,6 +163,7 @@ func New(name string, opts Options) (fleet.Model, error) {
 		opts.Samples = 8
 	}
 	opts.Corpus = slices.Clone(opts.Corpus)
+	opts.Families = slices.Clone(opts.Families)
 	return &Playbook{name: name, play: pl, opts: opts, cap: limit}, nil
 }
 
@@ -228,6 +236,10 @@ type probe struct {
 	rateLimited bool
 
 	web *webState // the crawl, the fresh name and fetches (surface.go)
+
+	own   string         // a name this run minted for probing (injection), for the agent rules
+	busy  map[string]int // 429 answers per host: the active rules stop at inj429
+	busyN int            // history entries counted into busy
 }
 
 func newProbe(pb *Playbook, s *fleet.State) *probe {
@@ -238,7 +250,7 @@ func newProbe(pb *Playbook, s *fleet.State) *probe {
 	p := &probe{
 		pb: pb, st: s, t: s.Target, limit: pb.cap, seed: seed,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		refused: map[string]bool{}, seen: map[string]bool{}, reports: map[string]int{},
+		refused: map[string]bool{}, seen: map[string]bool{}, reports: map[string]int{}, busy: map[string]int{},
 	}
 	// The tools a run started with: the ones still enabled plus any the
 	// history shows (the loop removes a tool it disabled from s.Tools, and

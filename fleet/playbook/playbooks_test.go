@@ -90,7 +90,7 @@ func TestSecurityNoFalsePositivesOnACleanPlatform(t *testing.T) {
 		"qa_publish": func(map[string]any) fleet.Result { return fleet.Result{"tx": "0x1"} },
 	}}
 	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList()}
-	_, summary := drive(t, mustNew(t, "security", Options{Corpus: []string{`print "hi";`}}), st, w, 80)
+	_, summary := drive(t, mustNew(t, "security", Options{Corpus: []string{`print "hi";`}}), st, w, 400)
 	if len(w.reports) != 0 {
 		t.Errorf("findings on a clean platform:%s", summaries(w.reports))
 	}

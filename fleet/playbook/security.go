@@ -64,11 +64,13 @@ func security(p *probe) {
 	secAdminFunctions(p)
 	pages := secPages(p)
 	secSecrets(p, pages)
-	secStoredXSS(p, pages)
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
+	injectStored(p, pages) // stored injection per field and context (inject.go)
 	secExercise(p)
+	injectReflected(p, pages) // reflected injection and path handling (inject_reflect.go)
+	agentRedTeam(p)           // the agent endpoint's own attack class (agent.go)
 }
 
 // secAdminFunctions simulates every admin function from a fresh address:
@@ -300,6 +302,9 @@ func secExercise(p *probe) {
 			p.Skip("qa_create not allowed: published-canary check skipped")
 		}
 		return
+	}
+	if p.own != "" {
+		return // the stored-injection probes covered every field of a fresh name
 	}
 	src := ""
 	for _, s := range bySize(p.pb.opts.Corpus) {
