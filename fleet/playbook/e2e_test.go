@@ -406,8 +406,8 @@ func TestEndToEndSecurity(t *testing.T) {
 		// One bug, one finding: the bio field renders unescaped; the canary
 		// proves it and the existing name "dave" already serving a live
 		// payload there is named in the same finding.
-		"stored xss face": {"face", "CWE-79", `field "face"`, "element text", "became an element"},
-		"stored xss bio":  {"face", "CWE-79", `field "bio"`, "element text", "became an element", `"dave"`},
+		"stored xss face":  {"face", "CWE-79", `field "face"`, "element text", "became an element"},
+		"stored xss bio":   {"face", "CWE-79", `field "bio"`, "element text", "became an element", `"dave"`},
 		"spoofed header":   {"call", "X-User", "Stripe live key"},
 		"cors":             {"cors", "Access-Control-Allow-Credentials"},
 		"security headers": {"headers", "Content-Security-Policy", "X-Content-Type-Options"},
