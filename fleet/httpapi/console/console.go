@@ -292,7 +292,7 @@ func readParams(r *http.Request) (params, error) {
 	case "application/json":
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
-			return nil, fmt.Errorf("%w: read body: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: read body: %w", ErrBadRequest, err)
 		}
 		if len(strings.TrimSpace(string(b))) == 0 {
 			return p, nil
@@ -318,7 +318,7 @@ func readParams(r *http.Request) (params, error) {
 		}
 	case "application/x-www-form-urlencoded", "":
 		if err := r.ParseForm(); err != nil {
-			return nil, fmt.Errorf("%w: form: %v", ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: form: %w", ErrBadRequest, err)
 		}
 		for k, vs := range r.PostForm {
 			if len(vs) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -65,7 +66,8 @@ func RenderReport(w io.Writer, rep *Report, hist *History, top int, now time.Tim
 	return nil
 }
 
-func reportTemplate() (*template.Template, error) {
+// reportTemplate parses the report's templates once.
+var reportTemplate = sync.OnceValues(func() (*template.Template, error) {
 	f := funcs()
 	f["details"] = func(rows []healthRow) []healthRow { return rows[:min(len(rows), maxReportDetails)] }
 	t, err := template.New("report").Funcs(f).ParseFS(templateFS, "templates/partials.html", "templates/report.html")
@@ -73,4 +75,4 @@ func reportTemplate() (*template.Template, error) {
 		return nil, fmt.Errorf("console templates: %w", err)
 	}
 	return t, nil
-}
+})
