@@ -98,6 +98,22 @@ func New(cfg Config) (*Console, error) {
 // Hub is where the daemon publishes events.
 func (c *Console) Hub() *Hub { return c.hub }
 
+// Publish puts an event on the live feed and keeps track of runs in
+// flight: a turn marks its run live, its run_finished event ends that.
+func (c *Console) Publish(e Event) {
+	switch e.Kind {
+	case KindTurn:
+		if e.RunID != "" {
+			c.runs.setLive(e.RunID, true, c.cfg.Now())
+		}
+	case KindRunFinished:
+		if e.RunID != "" {
+			c.runs.setLive(e.RunID, false, c.cfg.Now())
+		}
+	}
+	c.hub.Publish(e)
+}
+
 // Close ends every SSE stream; pages keep working.
 func (c *Console) Close() { c.hub.Close() }
 

@@ -36,7 +36,9 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 
 func TestPagesRenderUntrustedTextAsText(t *testing.T) {
 	f := newFixture(t)
-	for _, p := range []string{"/", "/clusters/bbbb2222", "/runs/" + f.runID} {
+	f.c.Publish(Event{Kind: KindFinding, Specialist: "security", RunID: f.runID, Severity: "high", Surface: "face", Text: xss})
+	f.c.Publish(Event{Kind: KindCluster, Cluster: "bbbb2222", State: "new", Severity: "bogus", Text: xss})
+	for _, p := range []string{"/", "/feed", "/clusters/bbbb2222", "/runs/" + f.runID} {
 		w := f.do("GET", p, "", nil)
 		if w.Code != 200 {
 			t.Fatalf("%s: %d", p, w.Code)

@@ -37,9 +37,10 @@ const (
 	KindResync      = "resync"  // sent to a subscriber that fell behind the ring
 )
 
-// feedKind reports whether an event belongs on the live feed (turns are
-// for run pages only: there are too many).
-func feedKind(k string) bool { return k != KindTurn }
+// feedKind reports whether an event belongs on the live feed by default:
+// turns are for run pages (there are too many) and skipped starts are
+// noise (a continuous specialist retries); ?kinds= asks for them.
+func feedKind(k string) bool { return k != KindTurn && k != KindRunSkipped }
 
 // Hub fans events out to subscribers. Publish never blocks: events go into
 // a ring of the newest ones, and subscribers are woken to read what they

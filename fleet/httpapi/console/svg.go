@@ -190,8 +190,10 @@ func sparkline(counts []int) *Spark {
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// sevClass is the CSS class of a severity.
-func sevClass(s fleet.Severity) string {
+// sevClass is the CSS class of a severity (a fleet.Severity or the string
+// of one, as events carry it).
+func sevClass(v any) string {
+	s := fleet.Severity(fmt.Sprint(v))
 	switch s {
 	case fleet.SeverityCritical, fleet.SeverityHigh, fleet.SeverityMedium, fleet.SeverityLow, fleet.SeverityInfo, fleet.SeverityMeta:
 		return "sev-" + string(s)
