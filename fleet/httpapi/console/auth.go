@@ -136,18 +136,22 @@ func bearer(r *http.Request) (string, bool) {
 
 // crossSite reports why a state-changing request looks cross-site, or "".
 // Browsers send Sec-Fetch-Site on every request (Chromium, Firefox, Safari
-// since 2023); older ones send Origin on POST. A request with neither is a
-// program, which authenticates with the bearer header or a cookie it
-// obtained itself.
+// since 2023) and it settles the question. Without it, an Origin naming
+// another host is refused; "null" (what a browser sends under a strict
+// referrer policy) is left to the CSRF token and the SameSite cookie. A
+// request with neither header is a program, which authenticates with the
+// bearer header or a cookie it obtained itself.
 func crossSite(r *http.Request) string {
 	switch sfs := r.Header.Get("Sec-Fetch-Site"); sfs {
-	case "", "same-origin", "none":
+	case "same-origin", "none":
+		return ""
+	case "":
 	default:
 		return "cross-site request refused (Sec-Fetch-Site: " + clip(sfs, 20) + ")"
 	}
-	if o := r.Header.Get("Origin"); o != "" {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
-		if o == "null" || err != nil || !strings.EqualFold(u.Host, r.Host) {
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return "cross-site request refused (Origin " + clip(o, 80) + " is not " + clip(r.Host, 80) + ")"
 		}
 	}

@@ -129,6 +129,7 @@ func (c *Console) routes() {
 	m.HandleFunc("/login", c.post(c.login))
 	m.HandleFunc("/logout", c.post(c.logout))
 	m.Handle("GET /static/", c.static())
+	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 
 	m.HandleFunc("GET /api/report", c.apiReport)
 	m.HandleFunc("GET /api/report/history", c.apiHistory)
@@ -165,7 +166,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")

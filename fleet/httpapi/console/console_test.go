@@ -25,7 +25,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		if got := h.Get("Content-Security-Policy"); got != contentSecurityPolicy {
 			t.Errorf("%s: CSP %q", p, got)
 		}
-		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Frame-Options") != "DENY" {
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" || h.Get("X-Frame-Options") != "DENY" {
 			t.Errorf("%s: headers %v", p, h)
 		}
 	}
@@ -235,6 +235,7 @@ func TestControlsRefusals(t *testing.T) {
 		{"cookie with a wrong csrf", "POST", "/api/pause", form("csrf", "00"+csrf[2:]), map[string]string{"Cookie": cookie}, 403, "CSRF"},
 		{"cross-site with cookie", "POST", "/api/pause", form("csrf", csrf), map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403, "cross-site request refused"},
 		{"foreign origin", "POST", "/api/pause", form("csrf", csrf), map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403, "Origin http://evil.example"},
+		{"same-origin wins over a foreign Origin", "POST", "/api/findings/3/mark", form("csrf", csrf, "what", "wontfix"), map[string]string{"Cookie": cookie, "Origin": "http://evil.example", "Sec-Fetch-Site": "same-site"}, 403, "Sec-Fetch-Site: same-site"},
 		{"bad json", "POST", "/api/dial", "{nope", map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json"}, 400, "not a JSON object"},
 		{"json array field", "POST", "/api/dial", `{"rung":["observe"]}`, map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "application/json"}, 400, `field "rung"`},
 		{"multipart", "POST", "/api/pause", "x", map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "multipart/form-data; boundary=x"}, 400, "Content-Type"},

@@ -29,7 +29,8 @@
 // (static/console.js, served as a file: no inline script) writes text with
 // textContent only. Every response carries a strict Content-Security-Policy
 // (script-src 'self', no inline script or style, no framing),
-// X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer. The
+// X-Content-Type-Options: nosniff and Referrer-Policy: same-origin (no
+// referrer leaves the console; under no-referrer browsers send Origin: null). The
 // HTML report file has no script at all and a CSP meta tag that allows only
 // its own inline stylesheet, by hash.
 //
