@@ -150,7 +150,7 @@ func (b *browser) screenshots(t *testing.T, base, dir string) {
 			if _, err := chromedp.Navigate(base+p)(ctx, tg); err != nil {
 				return nil, err
 			}
-			return chromedp.FullScreenshot(90)(ctx, tg)
+			return chromedp.FullScreenshot(100)(ctx, tg)
 		})
 		cancel()
 		if err != nil {
