@@ -84,6 +84,11 @@ type Reports struct {
 	latest  *Report
 	latestK fileKey
 	hist    map[string]histEntry
+	// histDir is the history directory's modification time when histAll
+	// was built: dated copies are written once and renamed into place, so
+	// an unchanged directory means an unchanged history.
+	histDir time.Time
+	histAll *History
 }
 
 type fileKey struct {
@@ -167,6 +172,17 @@ func DecodeReport(b []byte) (*Report, error) {
 // (the error lists them; the rest is still returned).
 func (r *Reports) History() (*History, error) {
 	dir := filepath.Join(r.dir, historyDir)
+	var dirMod time.Time
+	if fi, err := os.Stat(dir); err == nil {
+		dirMod = fi.ModTime()
+		r.mu.Lock()
+		h := r.histAll
+		same := h != nil && r.histDir.Equal(dirMod)
+		r.mu.Unlock()
+		if same {
+			return h, nil
+		}
+	}
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &History{}, nil
@@ -225,6 +241,9 @@ func (r *Reports) History() (*History, error) {
 		if !seen[name] {
 			delete(r.hist, name)
 		}
+	}
+	if len(errs) == 0 && !dirMod.IsZero() {
+		r.histAll, r.histDir = h, dirMod
 	}
 	return h, errors.Join(errs...)
 }

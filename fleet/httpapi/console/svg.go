@@ -44,9 +44,37 @@ const (
 	chartP = 4 // padding
 )
 
+// maxTrendPoints and maxSparkPoints bound what a chart draws: more points
+// than pixels only cost bytes. Longer histories are sampled evenly, the
+// newest report always kept.
+const (
+	maxTrendPoints = 240
+	maxSparkPoints = 50
+)
+
+// sample returns n evenly spaced indexes of a series of length total (all
+// when total <= n), first and last included.
+func sample(total, n int) []int {
+	if total <= n || n < 2 {
+		out := make([]int, total)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i * (total - 1) / (n - 1)
+	}
+	return out
+}
+
 // trendChart draws h; nil when there are fewer than one point.
 func trendChart(h *History) *Chart {
-	pts := h.Points
+	var pts []TrendPoint
+	for _, i := range sample(len(h.Points), maxTrendPoints) {
+		pts = append(pts, h.Points[i])
+	}
 	if len(pts) == 0 {
 		return nil
 	}
@@ -139,7 +167,11 @@ const (
 )
 
 // sparkline draws counts (-1: not kept); nil when nothing was kept.
-func sparkline(counts []int) *Spark {
+func sparkline(all []int) *Spark {
+	counts := make([]int, 0, min(len(all), maxSparkPoints))
+	for _, i := range sample(len(all), maxSparkPoints) {
+		counts = append(counts, all[i])
+	}
 	top, first, last := 0, -1, -1
 	for _, v := range counts {
 		if v < 0 {
@@ -184,7 +216,7 @@ func sparkline(counts []int) *Spark {
 		seg = append(seg, x(i)+","+y(v))
 	}
 	flush()
-	s.Title = fmt.Sprintf("%d → %d occurrences over %d reports", first, last, n)
+	s.Title = fmt.Sprintf("%d → %d occurrences over %d reports", first, last, len(all))
 	return s
 }
 
