@@ -46,7 +46,7 @@ type fleetFixture struct {
 	tb      *testbed.Testbed
 }
 
-func newFleetFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Trigger) *fleetFixture {
+func newFleetFixture(t testing.TB, dial fleet.Dial, fast map[string]fleet.Trigger) *fleetFixture {
 	t.Helper()
 	f := &fleetFixture{dataDir: t.TempDir()}
 	ctx := context.Background()
