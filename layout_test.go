@@ -45,6 +45,8 @@ var sdks = map[string][]string{
 	"github.com/openai/openai-go":     {"fleet/openai"},
 	"github.com/google/go-github":     {"fixer/github"},
 	"github.com/spf13/cobra":          {"cmd/fleetd"},
+	// chromedp drives the console's browser tests; no production code uses it.
+	"github.com/chromedp": {"cmd/fleetd"},
 }
 
 // within reports whether pkg is dir or below it.
