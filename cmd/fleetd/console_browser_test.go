@@ -160,6 +160,20 @@ func (b *browser) screenshots(t *testing.T, base, dir string) {
 		name := filepath.Join(dir, "console-"+map[bool]string{true: "health", false: p}[p == ""]+".png")
 		os.WriteFile(name, png, 0o644)
 	}
+	// The Health page at a phone's width.
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if png, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) ([]byte, error) {
+		if _, err := chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))(ctx, tg); err != nil {
+			return nil, err
+		}
+		if _, err := chromedp.Navigate(base)(ctx, tg); err != nil {
+			return nil, err
+		}
+		return chromedp.CaptureScreenshot()(ctx, tg)
+	}); err == nil {
+		os.WriteFile(filepath.Join(dir, "console-health-phone.png"), png, 0o644)
+	}
 	t.Logf("screenshots of every page in %s", dir)
 }
 
@@ -349,6 +363,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		if st.Skipped <= skippedBefore || st.LastSkip != "paused" {
 			t.Errorf("smoke's trigger did not fire and get refused while paused: %+v", st)
 		}
+		// Run now is refused while paused, with the runner's reason.
+		b.run(t, "run now while paused", chromedp.Click(`tr[data-specialist="smoke"] button.run-now`), chromedp.WaitVisible("#flash"))
+		if got := b.text(t, "#flash"); !strings.Contains(got, "smoke not started: paused") {
+			t.Errorf("run now while paused: flash %q", got)
+		}
 		b.run(t, "resume", chromedp.Click("#resume"), chromedp.WaitVisible("#pause"))
 		if p, _ := fleet.NewControl(f.dataDir).Paused(); p {
 			t.Error("still paused after resume")
@@ -356,6 +375,70 @@ func TestConsoleInBrowser(t *testing.T) {
 		audit, _ := fleet.NewControl(f.dataDir).Audit()
 		if n := len(audit); n < 2 || audit[n-2].Action != "pause" || audit[n-1].Action != "resume" {
 			t.Errorf("audit tail %+v", audit[max(0, n-2):])
+		}
+	})
+
+	t.Run("run now, mark a finding and triage from the page", func(t *testing.T) {
+		// smoke fires every 2s and triage on every new entry, so the
+		// fleet-wide cap of 2 may refuse a start: try again then.
+		for try := 0; ; try++ {
+			b.run(t, "run now", chromedp.Navigate(base+"fleet"), chromedp.WaitVisible("#pause"),
+				chromedp.Click(`tr[data-specialist="ux"] button.run-now`), chromedp.WaitVisible("#flash"))
+			got := b.text(t, "#flash")
+			if strings.Contains(got, "ux started") {
+				break
+			}
+			if !strings.Contains(got, "concurrent runs reached") || try == 10 {
+				t.Fatalf("run now: flash %q", got)
+			}
+			time.Sleep(time.Second)
+		}
+		rep, _ := readReport(t, base)
+		var id string
+		for _, c := range rep.Clusters {
+			if strings.HasPrefix(c.Title, "Dead link in llms.txt") {
+				id = c.ID
+			}
+		}
+		if id == "" {
+			t.Fatalf("no dead-link cluster in %+v", rep.Clusters)
+		}
+		b.run(t, "mark false positive", chromedp.Navigate(base+"clusters/"+id), chromedp.WaitVisible("#mark"),
+			chromedp.Click(`input[name="what"][value="false-positive"]`), chromedp.Click("#mark"), chromedp.WaitVisible("#flash"))
+		if got := b.text(t, "#flash"); !strings.Contains(got, "correction posted as entry") {
+			t.Fatalf("mark: flash %q", got)
+		}
+		b.run(t, "triage now", chromedp.Navigate(base), chromedp.WaitVisible("#triage-now"), chromedp.Click("#triage-now"), chromedp.WaitVisible("#flash"))
+		if got := b.text(t, "#flash"); !strings.Contains(got, "triage started") && !strings.Contains(got, "already running") {
+			t.Errorf("triage now: flash %q", got)
+		}
+		deadline := time.Now().Add(40 * time.Second)
+		for {
+			rep, _ := readReport(t, base)
+			state := ""
+			for _, c := range rep.Clusters {
+				if c.ID == id {
+					state = c.State
+				}
+			}
+			if state == "false-positive" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the marked cluster is %q after triage", state)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		audit, _ := fleet.NewControl(f.dataDir).Audit()
+		var actions []string
+		for _, r := range audit {
+			actions = append(actions, r.Action)
+		}
+		got := strings.Join(actions, ",")
+		for _, want := range []string{"run", "mark", "triage"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("audit actions %s lack %s", got, want)
+			}
 		}
 	})
 
@@ -391,4 +474,20 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("/api/fleet: %+v %v", fl, err)
 		}
 	})
+}
+
+// readReport reads /api/report.
+func readReport(t *testing.T, base string) (struct {
+	Clusters []struct{ ID, Title, State string }
+}, error) {
+	t.Helper()
+	var rep struct {
+		Clusters []struct{ ID, Title, State string }
+	}
+	resp, err := http.Get(base + "api/report")
+	if err != nil {
+		return rep, err
+	}
+	defer resp.Body.Close()
+	return rep, json.NewDecoder(resp.Body).Decode(&rep)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package console
 
 import (
@@ -10,11 +12,26 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 )
+
+// cpuNow is the process's user+system CPU time. Reported per op next to
+// the wall time: on a shared machine it moves much less with the load.
+func cpuNow(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64((cpuNow(b)-since).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
 
 // bigReport is a report of n clusters with realistic text lengths.
 func bigReport(n int, now time.Time) Report {
@@ -62,6 +79,7 @@ func BenchmarkHealthPage10k(b *testing.B) {
 		b.Run(strings.NewReplacer("/", "", "?", "", "&", ",").Replace(q), func(b *testing.B) {
 			b.ReportAllocs()
 			var n int
+			c0 := cpuNow(b)
 			for b.Loop() {
 				w := f.do("GET", q, "", nil)
 				if w.Code != 200 {
@@ -69,6 +87,7 @@ func BenchmarkHealthPage10k(b *testing.B) {
 				}
 				n = w.Body.Len()
 			}
+			reportCPU(b, c0)
 			b.ReportMetric(float64(n), "page-bytes")
 		})
 	}
@@ -82,12 +101,14 @@ func BenchmarkHealthAll10k(b *testing.B) {
 	hist, _ := f.c.reports.History()
 	b.ReportAllocs()
 	var buf bytes.Buffer
+	c0 := cpuNow(b)
 	for b.Loop() {
 		buf.Reset()
 		if err := RenderReport(&buf, rep, hist, 0, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, c0)
 	b.ReportMetric(float64(buf.Len()), "file-bytes")
 }
 
@@ -147,12 +168,14 @@ func BenchmarkSSEFanout100(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	b.ReportAllocs()
+	c0 := cpuNow(b)
 	for b.Loop() {
 		f.c.Publish(Event{Kind: KindFinding, Severity: "high", Surface: "compiler", Text: "compile panic on enum E{} with no variants, expected a clean error"})
 		for range clients {
 			<-got
 		}
 	}
+	reportCPU(b, c0) // server and the 100 clients: one process
 	b.ReportMetric(float64(clients), "clients")
 }
 
