@@ -281,9 +281,17 @@ func remoteIP(r *http.Request) string {
 }
 
 // safeBack returns a local path to redirect to: back if it is one, else "/".
+// Browsers drop tabs and newlines from URLs and read a backslash as a
+// slash, so "/\t/evil" and "/\\evil" would leave the site: any control byte
+// or backslash sends the user home instead.
 func safeBack(back string) string {
-	if back == "" || back[0] != '/' || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n\x00") {
+	if back == "" || back[0] != '/' || strings.HasPrefix(back, "//") || strings.ContainsRune(back, '\\') {
 		return "/"
+	}
+	for i := 0; i < len(back); i++ {
+		if back[i] < 0x20 || back[i] == 0x7f {
+			return "/"
+		}
 	}
 	return back
 }

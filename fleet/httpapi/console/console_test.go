@@ -566,3 +566,14 @@ func TestRunsPage(t *testing.T) {
 		t.Errorf("bad page %d", w.Code)
 	}
 }
+
+func TestSafeBack(t *testing.T) {
+	for in, want := range map[string]string{
+		"/fleet": "/fleet", "/?state=open": "/?state=open", "": "/", "fleet": "/", "//evil.example": "/",
+		"/\t/evil.example": "/", "/\\evil.example": "/", "/\n/x": "/", "https://evil.example": "/", "/\x7f": "/",
+	} {
+		if got := safeBack(in); got != want {
+			t.Errorf("safeBack(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
