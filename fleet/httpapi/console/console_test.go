@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/trajectory"
 )
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
@@ -575,5 +576,41 @@ func TestSafeBack(t *testing.T) {
 		if got := safeBack(in); got != want {
 			t.Errorf("safeBack(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestRunLiveWhileInFlight(t *testing.T) {
+	f := newFixture(t)
+	w, err := trajectory.Create(f.dir, "r-live", trajectory.Header{RunID: "r-live", Specialist: "smoke", StartedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(trajectory.Footer{Outcome: trajectory.OutcomeDone})
+	w.WriteTurn(trajectory.Turn{Index: 0, ProposedAction: &trajectory.Action{Tool: "qa_fetch"}, Validation: trajectory.Validation{Result: "ok"}, StartedAt: time.Now()})
+	live := func() (bool, string) {
+		runs, _ := f.c.runs.List()
+		for _, r := range runs {
+			if r.RunID == "r-live" {
+				d, _ := f.c.runs.Get("r-live")
+				return r.Live && d.Summary.Live, r.Outcome
+			}
+		}
+		t.Fatal("run not listed")
+		return false, ""
+	}
+	if l, _ := live(); l {
+		t.Error("live before any turn event")
+	}
+	f.c.Publish(Event{Kind: KindTurn, RunID: "r-live", Turn: 0})
+	if l, _ := live(); !l {
+		t.Error("not live after a turn event")
+	}
+	page := f.do("GET", "/runs/r-live", "", nil).Body.String()
+	if !strings.Contains(page, `data-live="run"`) || !strings.Contains(page, `data-run="r-live"`) || !strings.Contains(page, ">running<") {
+		t.Error("the run page does not ask for live updates")
+	}
+	f.c.Publish(Event{Kind: KindRunFinished, RunID: "r-live"})
+	if l, _ := live(); l {
+		t.Error("live after run_finished")
 	}
 }
