@@ -22,6 +22,7 @@ import (
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )
 
@@ -379,20 +380,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("run now, mark a finding and triage from the page", func(t *testing.T) {
-		// smoke fires every 2s and triage on every new entry, so the
-		// fleet-wide cap of 2 may refuse a start: try again then.
-		for try := 0; ; try++ {
-			b.run(t, "run now", chromedp.Navigate(base+"fleet"), chromedp.WaitVisible("#pause"),
-				chromedp.Click(`tr[data-specialist="ux"] button.run-now`), chromedp.WaitVisible("#flash"))
-			got := b.text(t, "#flash")
-			if strings.Contains(got, "ux started") {
-				break
-			}
-			if !strings.Contains(got, "concurrent runs reached") || try == 10 {
-				t.Fatalf("run now: flash %q", got)
-			}
-			time.Sleep(time.Second)
-		}
+		startFrom(t, b, base+"fleet", `tr[data-specialist="ux"] button.run-now`, "ux started")
 		rep, _ := readReport(t, base)
 		var id string
 		for _, c := range rep.Clusters {
@@ -408,10 +396,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := b.text(t, "#flash"); !strings.Contains(got, "correction posted as entry") {
 			t.Fatalf("mark: flash %q", got)
 		}
-		b.run(t, "triage now", chromedp.Navigate(base), chromedp.WaitVisible("#triage-now"), chromedp.Click("#triage-now"), chromedp.WaitVisible("#flash"))
-		if got := b.text(t, "#flash"); !strings.Contains(got, "triage started") && !strings.Contains(got, "already running") {
-			t.Errorf("triage now: flash %q", got)
-		}
+		startFrom(t, b, base, "#triage-now", "triage started")
 		deadline := time.Now().Add(40 * time.Second)
 		for {
 			rep, _ := readReport(t, base)
@@ -439,6 +424,30 @@ func TestConsoleInBrowser(t *testing.T) {
 			if !strings.Contains(got, want) {
 				t.Errorf("audit actions %s lack %s", got, want)
 			}
+		}
+	})
+
+	t.Run("the HTML report file is styled under its own CSP", func(t *testing.T) {
+		res, err := a.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		if err != nil && !strings.Contains(err.Error(), "in use") {
+			t.Fatal(err)
+		}
+		rep := res.Report
+		if err != nil { // the daemon's triage holds the store: read the saved report
+			if rep, err = triage.LoadReport(a.reportsDir()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path, err := a.writeHTMLReport(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.run(t, "open the file", chromedp.Navigate("file://"+path), chromedp.WaitVisible("table.clusters"))
+		if bg := eval[string](t, b, `getComputedStyle(document.querySelector("header.top")).backgroundColor`); bg != "rgb(29, 35, 48)" {
+			t.Errorf("the inline stylesheet was not applied (header background %q): its CSP hash is wrong", bg)
+		}
+		if !strings.Contains(b.text(t, "table.clusters"), xssSummary) || eval[int](t, b, `document.images.length`) != 0 {
+			t.Error("the payload is not text in the file")
 		}
 	})
 
@@ -490,4 +499,23 @@ func readReport(t *testing.T, base string) (struct {
 	}
 	defer resp.Body.Close()
 	return rep, json.NewDecoder(resp.Body).Decode(&rep)
+}
+
+// startFrom clicks a run-now or triage-now button on page until the flash
+// says want. smoke fires every 2s and triage on every new entry, so the
+// fleet-wide cap of 2 concurrent runs, or the same run already going, may
+// refuse a start for a while: that is the runner's rule, so try again.
+func startFrom(t *testing.T, b *browser, page, button, want string) {
+	t.Helper()
+	for try := 0; ; try++ {
+		b.run(t, "click "+button, chromedp.Navigate(page), chromedp.WaitVisible(button), chromedp.Click(button), chromedp.WaitVisible("#flash"))
+		got := b.text(t, "#flash")
+		if strings.Contains(got, want) {
+			return
+		}
+		if (!strings.Contains(got, "concurrent runs reached") && !strings.Contains(got, "already running")) || try == 20 {
+			t.Fatalf("%s: flash %q", button, got)
+		}
+		time.Sleep(time.Second)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"html"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -58,8 +59,11 @@ func TestRenderReportFile(t *testing.T) {
 		t.Fatal("no inline stylesheet")
 	}
 	sum := sha256.Sum256([]byte(m[1]))
-	want := "style-src &#39;sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "&#39;"
-	if !strings.Contains(out, want) || !strings.Contains(out, "default-src &#39;none&#39;") {
+	// Attribute values are entity-escaped (' and + among them); the browser
+	// reads them unescaped.
+	unescaped := html.UnescapeString(out)
+	want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if !strings.Contains(unescaped, want) || !strings.Contains(unescaped, "default-src 'none'") {
 		t.Errorf("the CSP meta does not pin the inline stylesheet (%s)", want)
 	}
 	buf.Reset()
