@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,7 +102,7 @@ func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]consol
 	}
 	n, err := env.Log.Count(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the log cannot be read: %v", console.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: the log cannot be read: %s", console.ErrUnavailable, s.hideRPC(err.Error()))
 	}
 	var want []uint64
 	for _, i := range indexes {
@@ -114,7 +115,7 @@ func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]consol
 	for _, i := range want {
 		e, err := env.Log.At(ctx, i)
 		if err != nil {
-			return out, fmt.Errorf("%w: entry %d: %v", console.ErrUnavailable, i, err)
+			return out, fmt.Errorf("%w: entry %d: %s", console.ErrUnavailable, i, s.hideRPC(err.Error()))
 		}
 		ce := console.Entry{Index: e.Index, Sender: e.Sender.String(), Trusted: slices.Contains(s.trusted, e.Sender), Time: e.Time, Text: e.Text}
 		if r, ok := refs[i]; ok {
@@ -234,7 +235,7 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 		return s.head
 	}
 	cl := s.d.env.client
-	h := console.ChainHealth{RPC: s.d.a.cfg.Chain.RPC, CheckedAt: time.Now()}
+	h := console.ChainHealth{RPC: publicURL(s.d.a.cfg.Chain.RPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
 		s.head = h
@@ -246,12 +247,36 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 	n, _, t, err := cl.Head(ctx)
 	h.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
-		h.Error = err.Error()
+		h.Error = s.hideRPC(err.Error())
 	} else {
 		h.OK, h.Head, h.HeadTime = true, n, t
 	}
 	s.head = h
 	return h
+}
+
+// publicURL is an RPC URL as anyone reading the console may see it: scheme
+// and host only. Hosted nodes put API keys in the path, the query or the
+// user info, and the console's pages need no token.
+func publicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(hidden)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		out += "/…"
+	}
+	return out
+}
+
+// hideRPC replaces the configured RPC URL in an error message with its
+// public form.
+func (s *consoleSource) hideRPC(msg string) string {
+	if rpc := s.d.a.cfg.Chain.RPC; rpc != "" {
+		msg = strings.ReplaceAll(msg, rpc, publicURL(rpc))
+	}
+	return msg
 }
 
 // triggerWords says how a specialist fires.
