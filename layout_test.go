@@ -62,6 +62,8 @@ var sdks = map[string][]string{
 	"github.com/spf13/cobra":          {"cmd/fleetd"},
 	// The MCP SDK stays in mcpserver; cmd/fleetd only composes mcpserver.
 	"github.com/modelcontextprotocol/go-sdk": {"mcpserver"},
+	// chromedp drives the console's browser tests; no production code uses it.
+	"github.com/chromedp": {"cmd/fleetd"},
 }
 
 // sdkTests lets a package's tests (never its code) import an SDK: cmd/fleetd's

@@ -84,3 +84,17 @@ func TestControlPause(t *testing.T) {
 		t.Errorf("audit with torn tail = %d records, %v", len(recs), err)
 	}
 }
+
+func TestControlRecord(t *testing.T) {
+	c := NewControl(t.TempDir())
+	if err := c.Record("", "x", "u"); err == nil {
+		t.Error("an empty action was recorded")
+	}
+	if err := c.Record("run", "smoke now", "alice via console from 127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := c.Audit()
+	if err != nil || len(recs) != 1 || recs[0].Action != "run" || recs[0].User != "alice via console from 127.0.0.1" || recs[0].Reason != "smoke now" {
+		t.Errorf("audit %+v %v", recs, err)
+	}
+}

@@ -131,6 +131,9 @@ func TestDailyBudget(t *testing.T) {
 	if err := d.Check(); err == nil || !errors.Is(err, fleet.ErrBudget) {
 		t.Errorf("tokens spent: %v", err)
 	}
+	if u := d.Usage(); u.Writes != 3 || u.Tokens != 100 || u.Runs != 1 || u.Limits.MaxWrites != 5 || u.Date == "" {
+		t.Errorf("usage %+v", u)
+	}
 	// Persisted across restarts.
 	d2 := fleet.NewDailyBudget(dir, fleet.Budget{MaxWrites: 5, MaxTokens: 1000})
 	if got := d2.Remaining(fleet.Budget{MaxWrites: 20}); got.MaxWrites != 2 {

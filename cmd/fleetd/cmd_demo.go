@@ -111,6 +111,7 @@ the data dir (saying so on stderr).`,
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(out, "  console  %s (pages are read-only; log in with the token from: %s http-token --config %s)\n", d.consoleURL(), selfCommand(), cfgPath)
 			fmt.Fprintf(out, "  status   http://%s/api/status\n\n", d.http.Addr())
 			<-ctx.Done()
 			fmt.Fprintln(out, "\nstopping: runs finish their cleanup…")
@@ -199,6 +200,11 @@ func (a *app) demoSummary(ctx context.Context) error {
 		return err
 	}
 	self := selfCommand()
+	if path, err := a.writeHTMLReport(res.Report); err != nil {
+		fmt.Fprintln(a.stderr, "fleetd demo: html report:", err)
+	} else {
+		fmt.Fprintf(a.stdout, "\nthe same report as one HTML file (open it in a browser, send it to anyone): %s\n", path)
+	}
 	fmt.Fprintf(a.stdout, "\nlook further (the chain is gone; these read what the demo left in %s):\n", a.dataDir())
 	fmt.Fprintf(a.stdout, "  %s findings --config %s     every entry on the log, parsed\n", self, a.configPath)
 	fmt.Fprintf(a.stdout, "  %s report --config %s       the ranked report (--format md for Markdown)\n", self, a.configPath)

@@ -118,10 +118,11 @@ func (a *app) reportCmd() *cobra.Command {
 	var (
 		format string
 		top    int
+		out    string
 		f      *connFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "report [--format md|json|table] [--top N]",
+		Use:   "report [--format md|json|table|html] [--top N] [--out FILE]",
 		Short: "Print the ranked health report (triaging first when the log has moved on)",
 		Long: `Prints the ranked health report. If the chain is reachable and the log has
 entries the saved report has not seen, triage runs first. If the chain
@@ -148,11 +149,12 @@ cannot be reached, the last saved report is printed with its age.`,
 				}
 			}
 			triage.AttachPRs(&r, a.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
-			return triage.Render(a.stdout, r, format, top, time.Now())
+			return a.writeReport(r, format, top, out)
 		},
 	}
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log")
-	cmd.Flags().StringVar(&format, "format", "table", "md, json or table")
+	cmd.Flags().StringVar(&format, "format", "table", "md, json, table or html (one self-contained file: inline CSS and SVG, no script)")
+	cmd.Flags().StringVar(&out, "out", "", "write the report to FILE (atomically) instead of stdout")
 	cmd.Flags().IntVar(&top, "top", 0, "show the N highest-ranked clusters (0: the configured default)")
 	return cmd
 }
@@ -168,42 +170,8 @@ the whole cluster holding INDEX, and only from trusted senders (the fleet
 identity is always trusted).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			corr, err := triage.ParseMark(args[0], args[1])
+			s, text, err := a.markEntry(cmd.Context(), a.resolve(f), args[0], args[1], operator())
 			if err != nil {
-				return err
-			}
-			text, err := corr.Format()
-			if err != nil {
-				return err
-			}
-			c := a.resolve(f)
-			if c.keyFile == "" {
-				return errors.New("findings mark: pass --key-file or set chain.fleet_key_file (corrections count only from trusted senders)")
-			}
-			identity, err := chain.LoadKey(c.keyFile)
-			if err != nil {
-				return err
-			}
-			cl, log, err := a.feedbackLog(ctx, c)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			if n, err := log.Count(ctx); err == nil && corr.Ref >= n {
-				return fmt.Errorf("findings mark: entry %d does not exist (the log has %d)", corr.Ref, n)
-			}
-			var s *chain.Submission
-			if c.sponsorKeyFile != "" {
-				sponsor, err := chain.LoadKey(c.sponsorKeyFile)
-				if err != nil {
-					return err
-				}
-				s, err = log.SubmitFor(ctx, identity, sponsor, text)
-				if err != nil {
-					return err
-				}
-			} else if s, err = log.Submit(ctx, identity, text); err != nil {
 				return err
 			}
 			return a.printJSON(map[string]any{"index": s.Index, "tx": s.Tx, "text": text})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/httpapi"
+	"github.com/qafleet/fleetd/fleet/httpapi/console"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
@@ -66,6 +67,7 @@ type daemon struct {
 	sched    *triggers.Scheduler
 	metrics  *httpapi.Metrics
 	http     *httpapi.Server
+	console  *console.Console // the operator's console (console.go)
 	personas atomic.Pointer[map[string]fleet.Persona]
 	started  time.Time
 
@@ -119,8 +121,8 @@ func (a *app) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, e
 	if addr == "" {
 		addr = "127.0.0.1:8787"
 	}
-	if d.http, err = httpapi.Start(addr, d.metrics, d.status, opts.logger); err != nil {
-		return nil, fmt.Errorf("daemon.http_addr %s: %w", addr, err)
+	if err := d.startHTTP(addr); err != nil {
+		return nil, err
 	}
 	d.sched.Start(ctx)
 	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
@@ -202,7 +204,7 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
 	return d.a.runSpecialist(ctx, d.env, p, runOptions{
-		logger: d.opts.logger, narrate: d.narrateTurn(specialist), budget: d.daily.Remaining,
+		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
 	})
 }
 
@@ -223,7 +225,9 @@ func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	out.Summary = triageLine(res.Sync.Read, triage.Diff(d.lastReport, res.Report), res.Report)
+	changes := triage.Diff(d.lastReport, res.Report)
+	d.publishChanges(changes)
+	out.Summary = triageLine(res.Sync.Read, changes, res.Report)
 	d.lastReport = res.Report
 	return out, nil
 }
@@ -397,6 +401,7 @@ func (d *daemon) shutdown(timeout time.Duration) error {
 // onEvent feeds metrics and narration.
 func (d *daemon) onEvent(e fleet.RunnerEvent) {
 	d.metrics.Observe(e)
+	d.publishRunner(e)
 	switch e.Kind {
 	case "started":
 		d.log.Info("run started", "specialist", e.Specialist, "reason", e.Reason)

@@ -1,6 +1,8 @@
 // Package httpapi serves the daemon's HTTP side on loopback by default:
 // /healthz, Prometheus /metrics, and /api/status (dial, pause, running runs,
-// per-specialist counts) as JSON. Errors map to a status and a safe message.
+// per-specialist counts) as JSON, with every other path handed to the
+// operator's console (subpackage console) when one is given. Errors map to
+// a status and a safe message.
 package httpapi
 
 import (
@@ -74,6 +76,26 @@ type Server struct {
 
 // Start listens on addr (port 0 picks one) and serves until Shutdown.
 func Start(addr string, m *Metrics, status func() Status, log *slog.Logger) (*Server, error) {
+	return StartWith(Options{Addr: addr, Metrics: m, Status: status, Logger: log})
+}
+
+// Options configure StartWith.
+type Options struct {
+	Addr    string // port 0 picks one
+	Metrics *Metrics
+	Status  func() Status
+	// Console serves every path the server does not (the operator's
+	// console); nil: those paths are 404.
+	Console http.Handler
+	// OnShutdown runs when Shutdown begins, before the server waits for
+	// handlers: it must end long-lived ones (the console's SSE streams).
+	OnShutdown func()
+	Logger     *slog.Logger
+}
+
+// StartWith listens on o.Addr and serves until Shutdown.
+func StartWith(o Options) (*Server, error) {
+	addr, m, status, log := o.Addr, o.Metrics, o.Status, o.Logger
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -87,11 +109,17 @@ func Start(addr string, m *Metrics, status func() Status, log *slog.Logger) (*Se
 			log.Error("encode status", "err", err)
 		}
 	})
+	if o.Console != nil {
+		mux.Handle("/", o.Console)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
+	if o.OnShutdown != nil {
+		s.srv.RegisterOnShutdown(o.OnShutdown)
+	}
 	go func() {
 		err := s.srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {

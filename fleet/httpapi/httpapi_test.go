@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
@@ -48,5 +49,41 @@ func TestServer(t *testing.T) {
 	}
 	if code, _ := get("/nope"); code != 404 {
 		t.Errorf("unknown path %d", code)
+	}
+}
+
+func TestStartWithConsole(t *testing.T) {
+	closed := make(chan struct{})
+	console := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("console " + r.URL.Path)) })
+	s, err := StartWith(Options{Addr: "127.0.0.1:0", Metrics: NewMetrics(), Status: func() Status { return Status{Dial: "observe"} },
+		Console: console, OnShutdown: func() { close(closed) }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := get("/healthz"); got != "ok\n" {
+		t.Errorf("healthz went to %q", got)
+	}
+	if got := get("/api/status"); !strings.Contains(got, `"dial":"observe"`) {
+		t.Errorf("status %q", got)
+	}
+	if got := get("/runs"); got != "console /runs" {
+		t.Errorf("other paths: %q", got)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Error("OnShutdown did not run")
 	}
 }

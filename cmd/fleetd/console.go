@@ -1,0 +1,440 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/httpapi"
+	"github.com/qafleet/fleetd/fleet/httpapi/console"
+	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/triage"
+	"github.com/spf13/cobra"
+)
+
+// The daemon's console (fleet/httpapi/console) reads the report files and
+// run records itself; this file gives it the rest (log entries with their
+// transactions, the fleet's schedules, budget, outbox and chain health) and
+// the controls, each through the code path the CLI uses, and feeds its
+// live feed from the runner, the loop and triage.
+
+// startHTTP starts the HTTP side with the console on addr. The console's
+// controls need the data dir's bearer token (made on first use); when the
+// token cannot be had the console is read-only on a loopback address, and
+// the daemon refuses to start on any other.
+func (d *daemon) startHTTP(addr string) error {
+	tok, err := consoleToken(addr, d.a.httpToken, d.log)
+	if err != nil {
+		return err
+	}
+	src := &consoleSource{d: d}
+	if cfg, err := d.a.triageConfig(d.env.FleetKey); err == nil {
+		src.trusted = cfg.Trusted
+	}
+	c, err := console.New(console.Config{
+		ReportsDir: d.a.reportsDir(), RunsDir: filepath.Join(d.a.dataDir(), trajectory.RunsDir),
+		Control: d.env.control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
+		Logger: d.opts.logger,
+	})
+	if err != nil {
+		return err
+	}
+	d.console = c
+	if d.http, err = httpapi.StartWith(httpapi.Options{Addr: addr, Metrics: d.metrics, Status: d.status, Console: c, OnShutdown: c.Close, Logger: d.opts.logger}); err != nil {
+		return fmt.Errorf("daemon.http_addr %s: %w", addr, err)
+	}
+	return nil
+}
+
+// consoleToken returns the bearer token for the console's controls. Without
+// one the console is read-only, which is acceptable on loopback only:
+// anywhere else the daemon would expose the fleet's state with no way to
+// tell operators from strangers, so it refuses to start.
+func consoleToken(addr string, token func(create bool) (string, error), log *slog.Logger) (string, error) {
+	tok, err := token(true)
+	if err == nil {
+		return tok, nil
+	}
+	if console.LoopbackAddr(addr) {
+		log.Warn("console controls disabled: no usable HTTP token", "err", err)
+		return "", nil
+	}
+	return "", fmt.Errorf("daemon.http_addr %s is not a loopback address and the console has no usable bearer token (%w): fix the token (fleetd http-token) or bind 127.0.0.1", addr, err)
+}
+
+// consoleURL is the console's address for people.
+func (d *daemon) consoleURL() string { return "http://" + d.http.Addr() + "/" }
+
+// consoleSource is the console's view of the daemon.
+type consoleSource struct {
+	d       *daemon
+	trusted []fleet.Address
+	tx      txIndex
+
+	headMu  sync.Mutex
+	head    console.ChainHealth
+	headErr error
+}
+
+var (
+	_ console.Source   = (*consoleSource)(nil)
+	_ console.Controls = (*consoleSource)(nil)
+)
+
+// Entries reads entries from the chain (the log is the source of truth) and
+// finds their transactions in the FeedbackSubmitted events.
+func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]console.Entry, error) {
+	env := s.d.env
+	if env.Log == nil || env.client == nil {
+		return nil, fmt.Errorf("%w: no feedback log configured (chain.feedback_log)", console.ErrUnavailable)
+	}
+	n, err := env.Log.Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the log cannot be read: %s", console.ErrUnavailable, s.hideRPC(err.Error()))
+	}
+	var want []uint64
+	for _, i := range indexes {
+		if i < n && !slices.Contains(want, i) {
+			want = append(want, i)
+		}
+	}
+	refs := s.tx.find(ctx, env.client, env.Log.Address(), want)
+	out := make([]console.Entry, 0, len(want))
+	for _, i := range want {
+		e, err := env.Log.At(ctx, i)
+		if err != nil {
+			return out, fmt.Errorf("%w: entry %d: %s", console.ErrUnavailable, i, s.hideRPC(err.Error()))
+		}
+		ce := console.Entry{Index: e.Index, Sender: e.Sender.String(), Trusted: slices.Contains(s.trusted, e.Sender), Time: e.Time, Text: e.Text}
+		if r, ok := refs[i]; ok {
+			ce.Tx, ce.Block = r.tx, r.block
+		}
+		out = append(out, ce)
+	}
+	return out, nil
+}
+
+// txRef is where an entry was appended.
+type txRef struct {
+	tx    string
+	block uint64
+}
+
+// txIndex maps entry indexes to their transactions from the log's
+// FeedbackSubmitted events (id is the first indexed topic). It scans
+// forward from block 0 on demand, a bounded time per request, and keeps
+// what it found: triage's store does not record transactions. A reorg
+// after an entry was indexed is not noticed (the dev chain has none; on a
+// real chain the entry's tx may point at the block it first landed in).
+type txIndex struct {
+	mu   sync.Mutex
+	next uint64 // first block not scanned yet
+	refs map[uint64]txRef
+}
+
+// consoleTxChunk is how many blocks one eth_getLogs of the console's index covers.
+const consoleTxChunk = 10_000
+
+// txScanBudget bounds the scanning one request may do.
+const txScanBudget = 3 * time.Second
+
+func (x *txIndex) find(ctx context.Context, cl *chain.Client, addr fleet.Address, want []uint64) map[uint64]txRef {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.refs == nil {
+		x.refs = map[uint64]txRef{}
+	}
+	missing := func() bool {
+		for _, i := range want {
+			if _, ok := x.refs[i]; !ok {
+				return true
+			}
+		}
+		return false
+	}
+	if missing() {
+		if head, err := cl.BlockNumber(ctx); err == nil {
+			stop := time.Now().Add(txScanBudget)
+			for x.next <= head && missing() && time.Now().Before(stop) {
+				to := min(head, x.next+consoleTxChunk-1)
+				logs, err := cl.FilterLogs(ctx, addr, chain.TopicFeedbackSubmitted, x.next, to)
+				if err != nil {
+					break
+				}
+				for _, l := range logs {
+					if l.Removed || len(l.Topics) < 2 {
+						continue
+					}
+					id := new(big.Int).SetBytes(l.Topics[1][:])
+					if id.IsUint64() {
+						x.refs[id.Uint64()] = txRef{tx: "0x" + hex.EncodeToString(l.TxHash[:]), block: l.Block}
+					}
+				}
+				x.next = to + 1
+			}
+		}
+	}
+	out := make(map[uint64]txRef, len(want))
+	for _, i := range want {
+		if r, ok := x.refs[i]; ok {
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// Fleet reports the specialists and their triggers, today's budget, the
+// outbox and the node's health.
+func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
+	d := s.d
+	f := console.Fleet{Running: d.runner.Running(), StartedAt: d.started, Triage: d.env.Log != nil}
+	stats := d.sched.Stats()
+	personas := *d.personas.Load()
+	names := make([]string, 0, len(personas))
+	for n := range personas {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := personas[n]
+		st := stats[n]
+		f.Specialists = append(f.Specialists, console.Specialist{
+			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
+			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
+			LastFired: st.LastFired, LastReason: st.LastReason,
+		})
+	}
+	u := d.daily.Usage()
+	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
+		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
+	if d.env.Reporter != nil {
+		items, _ := d.env.Reporter.Pending()
+		f.Outbox = len(items)
+	}
+	f.Chain = s.chainHealth(ctx)
+	return f, nil
+}
+
+// chainHealth asks the node for its head, at most every two seconds.
+func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
+	s.headMu.Lock()
+	defer s.headMu.Unlock()
+	if time.Since(s.head.CheckedAt) < 2*time.Second {
+		return s.head
+	}
+	cl := s.d.env.client
+	h := console.ChainHealth{RPC: publicURL(s.d.a.cfg.Chain.RPC), CheckedAt: time.Now()}
+	if cl == nil {
+		h.Error = "no chain configured"
+		s.head = h
+		return h
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	n, _, t, err := cl.Head(ctx)
+	h.LatencyMS = time.Since(start).Milliseconds()
+	if err != nil {
+		h.Error = s.hideRPC(err.Error())
+	} else {
+		h.OK, h.Head, h.HeadTime = true, n, t
+	}
+	s.head = h
+	return h
+}
+
+// publicURL is an RPC URL as anyone reading the console may see it: scheme
+// and host only. Hosted nodes put API keys in the path, the query or the
+// user info, and the console's pages need no token.
+func publicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(hidden)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		out += "/…"
+	}
+	return out
+}
+
+// hideRPC replaces the configured RPC URL in an error message with its
+// public form.
+func (s *consoleSource) hideRPC(msg string) string {
+	if rpc := s.d.a.cfg.Chain.RPC; rpc != "" {
+		msg = strings.ReplaceAll(msg, rpc, publicURL(rpc))
+	}
+	return msg
+}
+
+// triggerWords says how a specialist fires.
+func triggerWords(t fleet.Trigger) string {
+	var parts []string
+	switch {
+	case t.Cron != "":
+		parts = append(parts, "cron "+t.Cron)
+	case t.Every > 0:
+		parts = append(parts, "every "+t.Every.String())
+	case t.Continuous:
+		parts = append(parts, "continuous")
+	}
+	if len(t.Events) > 0 {
+		parts = append(parts, "on "+strings.Join(t.Events, ", "))
+	}
+	if len(parts) == 0 {
+		return "manual only"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// RunNow starts a specialist through the triggers' manual fire, which asks
+// the runner (the runner's rules apply: never overlapping, the cap, the
+// kill switch, the daily budget).
+func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) error {
+	d := s.d
+	if _, ok := (*d.personas.Load())[specialist]; !ok || specialist == triageName {
+		return fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
+	}
+	started, why := d.sched.Fire(ctx, specialist, "console: "+user)
+	if !started {
+		return fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
+	}
+	return d.env.control.Record("run", "run "+specialist+" now", user)
+}
+
+// TriageNow starts a triage pass through the runner, as the daemon's own
+// schedule does, so it never overlaps one.
+func (s *consoleSource) TriageNow(_ context.Context, user string) error {
+	d := s.d
+	if d.env.Log == nil {
+		return fmt.Errorf("%w: no feedback log configured to triage", console.ErrUnavailable)
+	}
+	if _, ok, why := d.runner.Start(triageName, "console: "+user); !ok {
+		return fmt.Errorf("%w: triage not started: %s", console.ErrNotStarted, why)
+	}
+	return d.env.control.Record("triage", "triage now", user)
+}
+
+// Mark posts a correction through the `fleetd findings mark` path.
+func (s *consoleSource) Mark(ctx context.Context, index, what, user string) (console.MarkResult, error) {
+	d := s.d
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	sub, text, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
+	switch {
+	case errors.Is(err, errBadMark):
+		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
+	case err != nil:
+		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrUnavailable, err)
+	}
+	return console.MarkResult{Index: sub.Index, Tx: sub.Tx, Text: text}, nil
+}
+
+// publishRunner feeds the live feed from the runner's events.
+func (d *daemon) publishRunner(e fleet.RunnerEvent) {
+	if d.console == nil {
+		return
+	}
+	ev := console.Event{Specialist: e.Specialist, Reason: e.Reason, Time: e.At.UTC()}
+	switch e.Kind {
+	case "started":
+		ev.Kind = console.KindRunStarted
+	case "skipped":
+		ev.Kind = console.KindRunSkipped
+	case "finished":
+		r := e.Result
+		ev.Kind, ev.RunID, ev.Outcome, ev.Findings = console.KindRunFinished, r.RunID, string(r.Outcome), r.Totals.Findings
+		switch {
+		case e.Err != nil:
+			ev.Text = "failed: " + e.Err.Error()
+		case e.Specialist == triageName:
+			ev.RunID, ev.Text = "", r.Summary
+		default:
+			ev.Text = runLine(r)
+		}
+	default:
+		return
+	}
+	d.console.Publish(ev)
+}
+
+// turnHook is the loop's per-turn hook: narration (when narrating) and the
+// console's run pages and live feed.
+func (d *daemon) turnHook(specialist string) func(fleet.TurnEvent) {
+	narrate := d.narrateTurn(specialist)
+	return func(e fleet.TurnEvent) {
+		if narrate != nil {
+			narrate(e)
+		}
+		if d.console == nil {
+			return
+		}
+		d.console.Publish(console.Event{Kind: console.KindTurn, Specialist: specialist, RunID: e.RunID, Turn: e.Index,
+			Tool: e.Tool, Verdict: string(e.Verdict), Text: e.SummaryLine()})
+		if e.Tool != "qa_report" || e.Verdict != fleet.VerdictOK {
+			return
+		}
+		status, _ := e.Result["status"].(string)
+		if status != "posted" && status != "queued" {
+			return
+		}
+		var a struct{ Severity, Surface, Summary string }
+		json.Unmarshal(e.Args, &a)
+		summary, _, _ := strings.Cut(a.Summary, "\n")
+		d.console.Publish(console.Event{Kind: console.KindFinding, Specialist: specialist, RunID: e.RunID,
+			Severity: a.Severity, Surface: a.Surface, State: status, Text: clip(summary, 300)})
+	}
+}
+
+// maxClusterEvents bounds the cluster events one triage pass publishes
+// (the first pass over a big log makes every cluster new).
+const maxClusterEvents = 50
+
+// publishChanges puts what a triage pass changed on the live feed.
+func (d *daemon) publishChanges(ch triage.Changes) {
+	if d.console == nil {
+		return
+	}
+	n := 0
+	for _, set := range []struct {
+		rows  []triage.Row
+		state string
+	}{{ch.Regressed, "regressed"}, {ch.New, "new"}, {ch.Resolved, ""}} {
+		for _, r := range set.rows {
+			if n == maxClusterEvents {
+				more := len(ch.New) + len(ch.Regressed) + len(ch.Resolved) - n
+				d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: triageName, Text: fmt.Sprintf("and %d more changed clusters: see the Health page", more)})
+				return
+			}
+			state := set.state
+			if state == "" {
+				state = string(r.State)
+			}
+			d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: triageName, Cluster: r.ID, State: state,
+				Severity: string(r.Severity), Surface: string(r.Surface), Text: r.Title})
+			n++
+		}
+	}
+}
+
+// consoleReport converts triage's report to the console's mirror of its
+// JSON schema, through that JSON.
+func consoleReport(r triage.Report) (*console.Report, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	return console.DecodeReport(b)
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/httpapi/console"
+	"github.com/qafleet/fleetd/triage"
+)
+
+// formatHTML is `fleetd report --format html`: the console's Health page as
+// one self-contained file.
+const formatHTML = "html"
+
+// writeReport renders r in format (triage's formats, or html) to out, or to
+// stdout when out is empty. A file is written atomically and its absolute
+// path printed.
+func (a *app) writeReport(r triage.Report, format string, top int, out string) error {
+	var buf bytes.Buffer
+	var w io.Writer = a.stdout
+	if out != "" {
+		w = &buf
+	}
+	if err := a.renderReport(w, r, format, top); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	path, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("report --out: %w", err)
+	}
+	if err := fleet.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report --out: %w", err)
+	}
+	_, err = fmt.Fprintf(a.stdout, "wrote %s\n", path)
+	return err
+}
+
+func (a *app) renderReport(w io.Writer, r triage.Report, format string, top int) error {
+	if format != formatHTML {
+		return triage.Render(w, r, format, top, time.Now())
+	}
+	cr, err := consoleReport(r)
+	if err != nil {
+		return err
+	}
+	// A history that cannot be read only costs the trend picture.
+	hist, _ := console.NewReports(a.reportsDir()).History()
+	return console.RenderReport(w, cr, hist, top, time.Now())
+}
+
+// writeHTMLReport writes the report as <data_dir>/reports/latest.html and
+// returns its path (the demo's parting file).
+func (a *app) writeHTMLReport(r triage.Report) (string, error) {
+	path := filepath.Join(a.reportsDir(), "latest.html")
+	var buf bytes.Buffer
+	if err := a.renderReport(&buf, r, formatHTML, 0); err != nil {
+		return "", err
+	}
+	return path, fleet.WriteFileAtomic(path, buf.Bytes(), 0o644)
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/httpapi/console"
+	"github.com/qafleet/fleetd/triage"
+)
+
+func TestConsoleTokenRefusesOpenBindWithoutToken(t *testing.T) {
+	broken := func(bool) (string, error) { return "", errors.New("http token: readable by other users") }
+	good := func(bool) (string, error) { return "tok", nil }
+	log := slog.New(slog.DiscardHandler)
+	tests := []struct {
+		addr    string
+		token   func(bool) (string, error)
+		want    string
+		wantErr string
+	}{
+		{"127.0.0.1:8787", good, "tok", ""},
+		{"0.0.0.0:8787", good, "tok", ""},
+		{"127.0.0.1:8787", broken, "", ""}, // read-only on loopback
+		{"[::1]:0", broken, "", ""},
+		{"0.0.0.0:8787", broken, "", "is not a loopback address"},
+		{":8787", broken, "", "is not a loopback address"},
+		{"10.1.2.3:80", broken, "", "fleetd http-token"},
+	}
+	for _, tt := range tests {
+		got, err := consoleToken(tt.addr, tt.token, log)
+		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: %q, %v; want %q, error with %q", tt.addr, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// fill sets every field of v, recursively, to a non-zero value, so a JSON
+// round trip shows every field a mirror type lacks.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 24, 1, 2, 3, 0, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			v.SetBytes([]byte(`{"a":1}`))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fill(s.Index(0))
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k)
+		fill(e)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("x"))
+	}
+}
+
+// TestConsoleReportMirrorsTriage fails when triage's report gains a field
+// the console's mirror (console.Report) does not carry: the report JSON is
+// the contract between the two packages.
+func TestConsoleReportMirrorsTriage(t *testing.T) {
+	var r triage.Report
+	fill(reflect.ValueOf(&r).Elem())
+	r.Schema = triage.SchemaVersion
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := consoleReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	json.Unmarshal(want, &a)
+	json.Unmarshal(got, &b)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("console.Report loses or changes triage.Report fields (-triage +console):\n%s", diff)
+	}
+}
+
+func TestReportFormatHTML(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	rep := triage.Report{Schema: triage.SchemaVersion, GeneratedAt: now, Head: 3, Totals: triage.Totals{Clusters: 1, Open: 1},
+		Clusters: []triage.Row{{Rank: 1, ID: "abc", Score: 16, Severity: fleet.SeverityHigh, Surface: fleet.SurfaceFace,
+			Title: `<img src=x onerror=alert(1)>`, State: triage.StateOpen, Trusted: true, Count: 2, Runs: 2, Sources: []string{"qa-security"},
+			FirstSeen: now, LastSeen: now, Entries: []uint64{0, 2}}}}
+	if err := triage.WriteReport(filepath.Join(dir, "reports"), rep, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "health.html")
+	var stdout, stderr strings.Builder
+	code := Main(context.Background(), []string{"report", "--data-dir", dir, "--format", "html", "--out", out}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wrote "+out) {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"<!doctype html>", "&lt;img src=x onerror=alert(1)&gt;", "<svg", "Content-Security-Policy"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the file lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<img") || strings.Contains(html, "<script") {
+		t.Error("markup in the file")
+	}
+	// Without --out it goes to stdout.
+	stdout.Reset()
+	if code := Main(context.Background(), []string{"report", "--data-dir", dir, "--format", "html"}, strings.NewReader(""), &stdout, io.Discard); code != 0 || !strings.HasPrefix(stdout.String(), "<!doctype html>") {
+		t.Errorf("stdout: exit %d, %.40q", code, stdout.String())
+	}
+}
+
+// TestConsolePublishesClusterChanges checks that a triage pass's changes
+// reach the live feed, capped so a first pass over a big log does not flood it.
+func TestConsolePublishesClusterChanges(t *testing.T) {
+	c, err := console.New(console.Config{Control: fleet.NewControl(t.TempDir()), Source: nopSource{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{console: c}
+	var ch triage.Changes
+	for i := range 70 {
+		ch.New = append(ch.New, triage.Row{ID: string(rune('a' + i%26)), Title: "t", Severity: fleet.SeverityHigh})
+	}
+	ch.Regressed = []triage.Row{{ID: "reg", Title: "came back", State: triage.StateRegressed}}
+	d.publishChanges(ch)
+	ev := c.Hub().Recent(1000, nil)
+	if len(ev) != maxClusterEvents+1 {
+		t.Fatalf("%d events, want %d", len(ev), maxClusterEvents+1)
+	}
+	if last := ev[0]; !strings.Contains(last.Text, "and 21 more") {
+		t.Errorf("last event %+v", last)
+	}
+	if first := ev[len(ev)-1]; first.Cluster != "reg" || first.State != "regressed" {
+		t.Errorf("regressions first: %+v", first)
+	}
+}
+
+type nopSource struct{}
+
+func (nopSource) Entries(context.Context, []uint64) ([]console.Entry, error) { return nil, nil }
+func (nopSource) Fleet(context.Context) (console.Fleet, error)               { return console.Fleet{}, nil }
+
+func TestPublicURLHidesKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8545":                      "http://127.0.0.1:8545",
+		"https://mainnet.infura.io/v3/0123456789abc": "https://mainnet.infura.io/…",
+		"https://user:secret@node.example/":          "https://node.example/…",
+		"https://node.example/?apikey=secret":        "https://node.example/…",
+		"not a url":                                  "(hidden)",
+	} {
+		if got := publicURL(in); got != want {
+			t.Errorf("publicURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

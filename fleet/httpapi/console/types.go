@@ -1,0 +1,205 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Report mirrors the JSON form of triage's ranked report (schema 1), which
+// is what reports/latest.json holds. Strings from the log are untrusted.
+type Report struct {
+	Schema      int       `json:"schema"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Head        uint64    `json:"head"`
+	Block       uint64    `json:"block,omitempty"`
+	BlockHash   string    `json:"block_hash,omitempty"`
+	Totals      Totals    `json:"totals"`
+	Weights     any       `json:"weights,omitempty"`
+	Clusters    []Row     `json:"clusters"`
+}
+
+// Totals mirrors triage.Totals.
+type Totals struct {
+	Entries            int `json:"entries"`
+	Findings           int `json:"findings"`
+	FreeForm           int `json:"free_form"`
+	Malformed          int `json:"malformed"`
+	Untrusted          int `json:"untrusted"`
+	Meta               int `json:"meta"`
+	Corrections        int `json:"corrections"`
+	CorrectionsApplied int `json:"corrections_applied"`
+	CorrectionsIgnored int `json:"corrections_ignored"`
+	CorrectionsInvalid int `json:"corrections_invalid"`
+	Clusters           int `json:"clusters"`
+	Open               int `json:"open"`
+	Regressed          int `json:"regressed"`
+	Resolved           int `json:"resolved"`
+	FalsePositive      int `json:"false_positive"`
+}
+
+// Row mirrors triage.Row: one ranked cluster.
+type Row struct {
+	Rank           int            `json:"rank"`
+	ID             string         `json:"id"`
+	Score          float64        `json:"score"`
+	Severity       fleet.Severity `json:"severity"`
+	Surface        fleet.Surface  `json:"surface,omitempty"`
+	Title          string         `json:"title"`
+	State          string         `json:"state"`
+	Trusted        bool           `json:"trusted"`
+	FreeForm       bool           `json:"free_form,omitempty"`
+	Count          int            `json:"count"`
+	Runs           int            `json:"runs"`
+	Sources        []string       `json:"sources"`
+	Untrusted      int            `json:"untrusted,omitempty"`
+	FirstSeen      time.Time      `json:"first_seen"`
+	LastSeen       time.Time      `json:"last_seen"`
+	Repro          *fleet.Repro   `json:"repro,omitempty"`
+	Entries        []uint64       `json:"entries"`
+	EntriesOmitted int            `json:"entries_omitted,omitempty"`
+	Correction     *uint64        `json:"correction,omitempty"`
+	NeedsRepro     bool           `json:"needs_repro,omitempty"`
+	Merged         []string       `json:"merged,omitempty"`
+	PR             *PRLink        `json:"pr,omitempty"`
+}
+
+// PRLink mirrors the fix stage's pull request attached to a row.
+type PRLink struct {
+	Number   int    `json:"number"`
+	State    string `json:"state"`
+	URL      string `json:"url"`
+	Verified bool   `json:"verified"`
+}
+
+// The cluster states of the report.
+const (
+	StateOpen          = "open"
+	StateRegressed     = "regressed"
+	StateResolved      = "resolved"
+	StateFalsePositive = "false-positive"
+)
+
+// Active reports whether the row needs work: open or regressed.
+func (r *Row) Active() bool { return r.State == StateOpen || r.State == StateRegressed }
+
+// Entry is one feedback-log entry as the cluster page shows it.
+type Entry struct {
+	Index   uint64    `json:"index"`
+	Sender  string    `json:"sender"`
+	Trusted bool      `json:"trusted"`
+	Time    time.Time `json:"time"` // the block's timestamp
+	Text    string    `json:"text"` // untrusted
+	// Tx and Block locate the transaction that appended the entry; empty
+	// and zero when not known (yet).
+	Tx    string `json:"tx,omitempty"`
+	Block uint64 `json:"block,omitempty"`
+}
+
+// Fleet is the fleet's state as the Fleet page shows it.
+type Fleet struct {
+	Dial        string       `json:"dial"`
+	DialError   string       `json:"dial_error,omitempty"`
+	Paused      bool         `json:"paused"`
+	Running     []string     `json:"running"`
+	Specialists []Specialist `json:"specialists"`
+	Triage      bool         `json:"triage"` // a triage pass can be started
+	Budget      DailyBudget  `json:"budget"`
+	Outbox      int          `json:"outbox"`
+	Chain       ChainHealth  `json:"chain"`
+	StartedAt   time.Time    `json:"started_at"`
+}
+
+// Specialist is one specialist's schedule and record.
+type Specialist struct {
+	Name    string   `json:"name"`
+	Planner string   `json:"planner,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
+	Trigger string   `json:"trigger"` // how it fires, in words
+	Running bool     `json:"running"`
+	// From the triggers.
+	NextRun    time.Time `json:"next_run,omitzero"`
+	Fired      int64     `json:"fired"`
+	Started    int64     `json:"started"`
+	Skipped    int64     `json:"skipped"`
+	LastSkip   string    `json:"last_skip,omitempty"`
+	LastFired  time.Time `json:"last_fired,omitzero"`
+	LastReason string    `json:"last_reason,omitempty"`
+	// From the run records: its latest run.
+	LastRunID   string    `json:"last_run_id,omitempty"`
+	LastOutcome string    `json:"last_outcome,omitempty"`
+	LastEnded   time.Time `json:"last_ended,omitzero"`
+}
+
+// DailyBudget is today's fleet-wide spend against the daily limits (zero:
+// unlimited).
+type DailyBudget struct {
+	Date      string `json:"date"`
+	Runs      int    `json:"runs"`
+	Writes    uint64 `json:"writes"`
+	MaxWrites uint64 `json:"max_writes"`
+	Tokens    uint64 `json:"tokens"`
+	MaxTokens uint64 `json:"max_tokens"`
+	Wei       uint64 `json:"wei"`
+	MaxWei    uint64 `json:"max_wei"`
+}
+
+// ChainHealth is the node as last asked.
+type ChainHealth struct {
+	RPC       string    `json:"rpc,omitempty"`
+	OK        bool      `json:"ok"`
+	Error     string    `json:"error,omitempty"`
+	Head      uint64    `json:"head,omitempty"`
+	HeadTime  time.Time `json:"head_time,omitzero"`
+	LatencyMS int64     `json:"latency_ms"`
+	CheckedAt time.Time `json:"checked_at,omitzero"`
+}
+
+// Source is what the console reads that only cmd/fleetd can provide.
+type Source interface {
+	// Entries returns the log entries at the given indexes, in the order
+	// asked, skipping indexes past the end of the log. Tx and Block are set
+	// when known. The error wraps ErrUnavailable when the log cannot be read.
+	Entries(ctx context.Context, indexes []uint64) ([]Entry, error)
+	// Fleet returns the fleet's state now; Dial and Paused are filled by the
+	// console itself.
+	Fleet(ctx context.Context) (Fleet, error)
+}
+
+// Controls are the state changes that go through cmd/fleetd's code paths.
+// The dial and the kill switch go through fleet.Control directly. Every
+// method records the change in the audit log as user.
+type Controls interface {
+	// RunNow starts specialist now through the runner. It wraps
+	// ErrBadRequest for an unknown specialist and ErrNotStarted (with the
+	// runner's reason) when the runner would not start it.
+	RunNow(ctx context.Context, specialist, user string) error
+	// TriageNow starts a triage pass through the runner; errors as RunNow.
+	TriageNow(ctx context.Context, user string) error
+	// Mark posts an operator's correction about entry index, as the fleet
+	// identity: what is false-positive, resolved or duplicate-of=J. It wraps
+	// ErrBadRequest for a bad index or mark and ErrUnavailable when the
+	// chain cannot be written.
+	Mark(ctx context.Context, index, what, user string) (MarkResult, error)
+}
+
+// MarkResult is a posted correction.
+type MarkResult struct {
+	Index uint64 `json:"index"` // the correction's own entry
+	Tx    string `json:"tx"`
+	Text  string `json:"text"`
+}
+
+// Errors the Source and Controls wrap; the console maps them to statuses.
+var (
+	ErrBadRequest  = errors.New("bad request")        // 400 with the message
+	ErrNotFound    = errors.New("not found")          // 404 with the message
+	ErrNotStarted  = errors.New("not started")        // 409 with the message
+	ErrUnavailable = errors.New("unavailable")        // 503 with the message
+	ErrNoReport    = errors.New("no report yet")      // the Health page says so
+	errForbidden   = errors.New("forbidden")          // 403
+	errUnauth      = errors.New("token required")     // 401
+	errMethod      = errors.New("method not allowed") // 405
+)
