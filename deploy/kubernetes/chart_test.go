@@ -44,7 +44,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // render runs helm template with the chart's values plus extra value files.
 func render(t *testing.T, valueFiles ...string) []byte {
 	t.Helper()
-	args := []string{"template", "qa", "./fleetd", "--namespace", "fleetd"}
+	args := []string{"template", "qa", "./fleetd", "--namespace", "fleetd", "--kube-version", "1.31.0"}
 	for _, f := range valueFiles {
 		args = append(args, "-f", f)
 	}
