@@ -264,6 +264,8 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 				args["url"] = target.Docs[0]
 			case "qa_chain":
 				args["method"] = "eth_blockNumber"
+			case "qa_fuzz":
+				args["seconds"] = 1 // the tool's default session is 20 s
 			case "qa_report":
 				args = map[string]any{"severity": "info", "surface": "fleet", "summary": "rung test at " + dial.String()}
 			}

@@ -199,6 +199,7 @@ func postFinding(t *testing.T, f *fleetFixture, text string) uint64 {
 // the live feed, the dial and the kill switch from the page, an XSS
 // payload shown as text, and controls refused without the token.
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel() // its own chain and data dir; long, mostly waiting: overlaps the others
 	if testing.Short() {
 		t.Skip("starts a daemon, a chain and a browser")
 	}

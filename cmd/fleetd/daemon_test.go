@@ -177,6 +177,7 @@ func mustParseAddr(t *testing.T, s string) fleet.Address {
 // TestDaemonEndToEnd runs the real daemon in-process against the dev chain
 // and the testbed for a bounded time at the exercise rung.
 func TestDaemonEndToEnd(t *testing.T) {
+	t.Parallel() // its own chain and data dir; long, mostly waiting: overlaps the others
 	if testing.Short() {
 		t.Skip("runs the daemon for ~25s")
 	}

@@ -45,6 +45,7 @@ func patchConfig(t testing.TB, path string, fn func(cfg map[string]any)) {
 // the new base and posts kind=resolution ref=<fp>; triage shows the cluster
 // resolved and `fleetd report` and `fleetd prs` show the PR.
 func TestFixClosedLoop(t *testing.T) {
+	t.Parallel() // its own chain and data dir; long, mostly waiting: overlaps the others
 	fixertest.HaveGo(t)
 	g := fixertest.Start(t) // skips without a Gitea binary
 	f := newFleetFixture(t, fleet.Propose, nil)

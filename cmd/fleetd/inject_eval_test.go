@@ -275,6 +275,7 @@ func (f *evalFixture) txsSince(t *testing.T, from uint64) []common.Address {
 // stored injections; at exercise it finds each planted class once and
 // nothing on the escaped twins, within five minutes.
 func TestInjectionEvalProbe(t *testing.T) {
+	t.Parallel() // its own chain and data dir; long, mostly waiting: overlaps the others
 	if testing.Short() {
 		t.Skip("deploys a registry and runs the security specialist twice (~1-2 min)")
 	}
