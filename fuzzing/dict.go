@@ -56,7 +56,7 @@ func Harvest(seeds [][]byte) *Dictionary {
 		for _, p := range punctRE.FindAllString(text, -1) {
 			puncts[p]++
 		}
-		for _, pr := range bracketPairsOf(text) {
+		for _, pr := range BracketPairs(text) {
 			open, close := text[pr[0]], text[pr[1]]
 			pairs[string([]byte{open, close})]++
 			if f := text[pr[0] : pr[1]+1]; len(f) <= maxFragBytes {
@@ -117,10 +117,10 @@ func (d *Dictionary) Tokens() []string {
 	return out
 }
 
-// bracketPairsOf returns the matching (), [] and {} pairs of s as byte
+// BracketPairs returns the matching (), [] and {} pairs of s as byte
 // offsets of the opening and closing bracket. Brackets inside double-quoted
 // strings do not count; a mismatch discards the open brackets so far.
-func bracketPairsOf(s string) [][2]int {
+func BracketPairs(s string) [][2]int {
 	var pairs [][2]int
 	var stack []int
 	inStr := false

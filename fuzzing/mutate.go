@@ -240,7 +240,7 @@ func (m *Mutator) nestFrag(b []byte, pool [][]byte) []byte {
 		return m.spliceBytes(b, pool)
 	}
 	f := []byte(m.pick(m.dict.Frags))
-	if pairs := bracketPairsOf(string(b)); len(pairs) > 0 && m.rng.IntN(2) == 0 {
+	if pairs := BracketPairs(string(b)); len(pairs) > 0 && m.rng.IntN(2) == 0 {
 		p := pairs[m.rng.IntN(len(pairs))]
 		return insert(b, p[0]+1, f)
 	}
@@ -296,7 +296,7 @@ func (m *Mutator) deepNest(b []byte, _ [][]byte) []byte {
 }
 
 func (m *Mutator) emptyPair(b []byte, _ [][]byte) []byte {
-	pairs := bracketPairsOf(string(b))
+	pairs := BracketPairs(string(b))
 	if len(pairs) == 0 {
 		return m.deleteSpan(b, nil)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/fuzzing"
 )
 
 // maxMutant bounds a mutant's size: big enough for deep nesting and long
@@ -243,49 +245,12 @@ var (
 	numberMemo  memo[[][]int]
 )
 
-func bracketPairs(s string) [][2]int { return bracketMemo.get(s, bracketPairsOf) }
+func bracketPairs(s string) [][2]int { return bracketMemo.get(s, fuzzing.BracketPairs) }
 
 func conditions(s string) []condition { return condMemo.get(s, conditionsOf) }
 
 func numberLocs(s string) [][]int {
 	return numberMemo.get(s, func(s string) [][]int { return numberRE.FindAllStringIndex(s, -1) })
-}
-
-func bracketPairsOf(s string) [][2]int {
-	var pairs [][2]int
-	var stack []int
-	inStr := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"', '\n':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '(', '[', '{':
-			stack = append(stack, i)
-		case ')', ']', '}':
-			if len(stack) == 0 {
-				continue
-			}
-			o := stack[len(stack)-1]
-			if s[o] != map[byte]byte{')': '(', ']': '[', '}': '{'}[c] {
-				stack = stack[:0]
-				continue
-			}
-			stack = stack[:len(stack)-1]
-			pairs = append(pairs, [2]int{o, i})
-		}
-	}
-	slices.SortFunc(pairs, func(a, b [2]int) int { return a[0] - b[0] })
-	return pairs
 }
 
 // condition is the expression after a control keyword and the block that
