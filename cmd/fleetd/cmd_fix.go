@@ -132,9 +132,15 @@ func (p logPoster) Post(ctx context.Context, f fleet.Finding) (uint64, error) {
 // that mean "still broken".
 var reproTools = map[string]struct {
 	input    string
+	corpus   bool   // the input argument is a `go test fuzz v1` file: the regression test holds its value
+	detail   string // the result field with the failure's output
 	outcomes []string
 }{
-	"qa_compile": {input: "source", outcomes: []string{qatools.Crashed, qatools.TimedOut}},
+	"qa_compile": {input: "source", detail: "stderr_tail", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
+	// A Go fuzz target's crasher replayed through the target (qa_fuzz
+	// engine go): the best case for the fix stage, whose regression test is
+	// that same input as a corpus file.
+	"qa_fuzz": {input: "replay", corpus: true, detail: "stderr_head", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
 }
 
 // toolReproducer replays a repro the way `fleetd tool call` does: a fresh
@@ -171,12 +177,16 @@ func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixe
 	}
 	res := fixer.Reproduction{RunID: runID}
 	res.Outcome, _ = out.Result["outcome"].(string)
-	res.Detail, _ = out.Result["stderr_tail"].(string)
+	res.Detail, _ = out.Result[spec.detail].(string)
 	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
 	var args map[string]any
 	if json.Unmarshal(repro.Args, &args) == nil {
 		if s, ok := args[spec.input].(string); ok {
 			res.Input, res.HasInput = []byte(s), true
+			if spec.corpus {
+				_, v, err := fixer.DecodeCorpus([]byte(s))
+				res.Input, res.HasInput = v, err == nil
+			}
 		}
 	}
 	return res, nil

@@ -212,8 +212,9 @@
 //     with flaky=true. Candidates holding a known reproducer are skipped,
 //     and fuzzing stops after five timeouts (each costs the compile
 //     timeout).
-//   - Go fuzz target (target.repo fuzz_package and fuzz_target): one
-//     qa_fuzz engine go session of 60 s (go test -fuzz, coverage-guided);
+//   - Go fuzz target (target.repo fuzz_package and fuzz_target): after the
+//     compiler's deterministic stage, one qa_fuzz engine go session of 60 s
+//     (go test -fuzz, coverage-guided);
 //     each crasher (up to three, minimized by Go) is replayed through
 //     qa_fuzz replay and reported with that call as the repro, on the
 //     repository's first surface (else "code"): high for a crash, medium

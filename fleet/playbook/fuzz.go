@@ -35,10 +35,19 @@ var tinySeeds = []string{"", "x", "{}", "()", "1", `"`, "a = 1;"}
 // endpoint; see the package doc.
 func fuzz(p *probe) {
 	fuzzCallGrammar(p) // grammar.go
-	// The Go fuzz target first: compiler fuzzing's havoc stage runs until
-	// the cap.
-	fuzzRepo(p)
-	fuzzCompiler(p)
+	// The Go fuzz target runs after the compiler's cheap deterministic
+	// stage (which finds shallow crashes and hangs in seconds) and before
+	// its engine and havoc stages, which run until the cap; without a
+	// compiler stage it runs on its own.
+	ranRepo := false
+	repo := func() {
+		if !ranRepo {
+			ranRepo = true
+			fuzzRepo(p)
+		}
+	}
+	fuzzCompiler(p, repo)
+	repo()
 }
 
 // fuzzer is one compile-fuzzing session.
@@ -55,7 +64,7 @@ type fuzzer struct {
 	slowMS   int      // the slowest compile that finished (compiled or rejected)
 }
 
-func fuzzCompiler(p *probe) {
+func fuzzCompiler(p *probe, afterDeterministic func()) {
 	switch {
 	case len(p.t.Compiler) == 0:
 		p.Skip("target.compiler not configured: compiler fuzzing skipped")
@@ -90,6 +99,7 @@ func fuzzCompiler(p *probe) {
 			f.try(v, "boundary-number")
 		}
 	}
+	afterDeterministic()
 	// Engine stage: bounded sessions of a fuzz engine inside the tool
 	// (thousands of inputs each); its crashers are replayed here.
 	f.engine()
