@@ -21,7 +21,7 @@ const (
 	perfFitPoints    = 3         // the exponent is fitted over the largest sizes
 	perfMaxCompileMS = 2000      // stop growing once a compile takes this long
 	perfMinMS        = 5         // points faster than this are noise
-	perfExponent     = 1.5       // super-linear above this
+	perfExponent     = 1.35      // super-linear above this (n log n stays near 1.1; a quadratic term shows 1.5+ by 0.75 MiB)
 	perfSlowMS       = 200       // and only when the largest point is this slow
 )
 
@@ -248,13 +248,22 @@ func perfCompile(p *probe) {
 	unit := len(gen.build(1))
 	var xs, ys []float64
 	var sizes []string
-	for n := max(1, perfStartBytes/unit); ; n *= 2 {
+	last, prev := false, 0
+	for n := max(1, perfStartBytes/unit); !last; prev, n = n, n*2 {
 		if !p.room(1) {
 			break
 		}
 		src := gen.build(n)
 		if len(src) > perfMaxBytes {
-			break
+			// One last point at the largest size: growth shows best where
+			// the linear terms weigh least, and doubling would overshoot it.
+			if n = int(float64(n) * 0.98 * float64(perfMaxBytes) / float64(len(src))); n <= prev {
+				break
+			}
+			src, last = gen.build(n), true
+			if len(src) > perfMaxBytes {
+				break
+			}
 		}
 		r := p.Compile(src)
 		d, _ := num(r, "duration_ms")
