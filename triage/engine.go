@@ -250,7 +250,19 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		e.toks = tokenSet(e.toks[:0], e.seq)
 		toks, seq = e.toks, e.seq
 	}
+	var seqSum uint64
 	if len(toks) >= minSimTokens {
+		seqSum = e.sim.seqHash(surface, seq)
+		if !hasRepro && trusted {
+			// The same words in the same order as a summary placed before
+			// (other punctuation, case, literals or detail lines): the same
+			// report, so the same decision, without asking again.
+			if c, ok := e.sim.placed[seqSum]; ok {
+				c = e.find(c)
+				e.keys[key] = c
+				return c, true
+			}
+		}
 		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
@@ -268,9 +280,12 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 			cl := &e.clusters[best]
 			e.keys[key] = best
 			cl.anchored = cl.anchored || hasRepro
-			if cl.sigs < maxSigsPerCluster {
+			if !hasRepro {
+				e.sim.placed[seqSum] = best
+			}
+			if cl.sigs < maxSigsPerCluster && e.sim.newSeq(seqSum, true) {
 				cl.sigs++
-				e.sim.add(best, surface, toks, seq, true)
+				e.sim.add(best, surface, toks, seq, true, e.find)
 			}
 			return best, true
 		}
@@ -280,8 +295,13 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 	cl.anchored = hasRepro
 	e.keys[key] = c
 	if len(toks) >= minSimTokens {
-		cl.sigs = 1
-		e.sim.add(c, surface, toks, seq, trusted)
+		if trusted && !hasRepro {
+			e.sim.placed[seqSum] = c
+		}
+		if e.sim.newSeq(seqSum, trusted) {
+			cl.sigs = 1
+			e.sim.add(c, surface, toks, seq, trusted, e.find)
+		}
 	}
 	return c, true
 }

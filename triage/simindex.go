@@ -33,6 +33,16 @@ type simIndex struct {
 	lead     map[int32]int32   // cluster -> its leader sig
 	members  map[int32][]int32 // cluster -> its sigs
 
+	// What distinguishes bugs, learned from trusted summaries (rivals.go).
+	slots    map[uint64]slotSeen // (surface, template with one token masked) -> the first filler
+	fulls    map[uint64]slotSeen // (surface, whole sequence) -> the first summary with it
+	dels     map[uint64]slotSeen // (surface, sequence with one inner token left out) -> the first, and that token
+	rivals   map[uint64]struct{} // (surface, unordered token pair) that fill one slot in two clusters
+	specific map[uint64]struct{} // (surface, token) whose presence alone told two clusters apart
+
+	placed  map[uint64]int32    // (surface, token sequence) of a trusted repro-less summary -> its cluster
+	indexed map[uint64]struct{} // (surface, token sequence) already indexed as a sig
+
 	qw    []float64 // scratch: query token weights
 	order []int     // scratch: query token order
 	cands []int32   // scratch: candidate sigs
@@ -95,7 +105,9 @@ const (
 )
 
 func newSimIndex(allDF bool) *simIndex {
-	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF}
+	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF,
+		slots: map[uint64]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
+		placed: map[uint64]int32{}, indexed: map[uint64]struct{}{}}
 }
 
 // key combines a surface id and a token hash.
@@ -108,7 +120,7 @@ func (s *simIndex) key(surface uint32, tok uint64) uint64 {
 // chains of small rewordings cannot drift from one bug to another.
 const leadFactor = 0.5
 
-func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool) {
+func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool, root func(int32) int32) {
 	id := int32(len(s.sigs))
 	if _, ok := s.lead[cluster]; !ok && (trusted || s.allDF) {
 		s.lead[cluster] = id
@@ -119,6 +131,7 @@ func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, truste
 	counted := trusted || s.allDF
 	if counted {
 		s.n[surface]++
+		s.learn(cluster, surface, seq, root)
 	}
 	for _, t := range toks {
 		k := s.key(surface, t)
@@ -258,6 +271,9 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if s.substitutes(c, qseq, n, surface) {
 			continue // the cluster holds this report with other specifics
 		}
+		if s.conflicts(surface, q, sg.toks) {
+			continue // names something else than the summary it resembles
+		}
 		if !accept(c) {
 			continue
 		}
@@ -305,4 +321,28 @@ func (s *simIndex) similarity(n int32, surface uint32, q []uint64, qTotal float6
 		return 0
 	}
 	return inter / union
+}
+
+// seqHash identifies a token sequence within a surface.
+func (s *simIndex) seqHash(surface uint32, seq []uint64) uint64 {
+	var sum uint64
+	for j, t := range seq {
+		sum += posHash(t, j)
+	}
+	return seqKey(surface, sum, len(seq))
+}
+
+// newSeq reports whether no sig with this sequence and trust was indexed
+// yet, and records it: one wording indexed twice only takes a cluster's
+// slots. Trust is part of the key so that an untrusted sender posting a
+// wording first cannot keep the trusted one out of the index.
+func (s *simIndex) newSeq(h uint64, trusted bool) bool {
+	if trusted {
+		h = mix64(h ^ hashK2)
+	}
+	if _, ok := s.indexed[h]; ok {
+		return false
+	}
+	s.indexed[h] = struct{}{}
+	return true
 }
