@@ -277,6 +277,13 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 				e.ukeys[key] = best
 				return best, false
 			}
+			if also := e.sim.also; also >= 0 && also != best && e.bridges(best, also) {
+				// The report reads as both clusters' bug: they are one.
+				dst, src := min(best, also), max(best, also)
+				e.merge(src, dst)
+				e.sim.mergeInto(src, dst)
+				best = dst
+			}
 			cl := &e.clusters[best]
 			e.keys[key] = best
 			cl.anchored = cl.anchored || hasRepro
@@ -480,4 +487,16 @@ func (e *Engine) clusterAt(index uint64) (int32, bool) {
 		return 0, false
 	}
 	return e.find(c), true
+}
+
+// bridges reports whether a trusted report that matches clusters a and b
+// both may merge them: neither was corrected (a resolved or false-positive
+// cluster stays as marked), they do not hold two different repros, and
+// their leading summaries do not name different things.
+func (e *Engine) bridges(a, b int32) bool {
+	ca, cb := &e.clusters[a], &e.clusters[b]
+	if ca.anchored && cb.anchored || ca.corr.kind != "" || cb.corr.kind != "" || ca.freeForm || cb.freeForm {
+		return false
+	}
+	return e.sim.compatible(a, b, e.cfg.MergeThreshold)
 }

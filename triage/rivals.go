@@ -29,8 +29,13 @@ type slotSeen struct {
 const (
 	hashK1  = 0x9E3779B97F4A7C15
 	hashK2  = 0xC2B2AE3D27D4EB4F
-	maskTok = 0x5bd1e9955bd1e995 // stands for "any token" in a template
+	maskTok = 0x5bd1e9955bd1e995 // marks a slot key
+	bosTok  = 0x8ebc6af09c88c6e3 // before the first token
+	eosTok  = 0x589965cc75374cc3 // after the last token
 )
+
+// maxFillers bounds the fillers remembered per slot.
+const maxFillers = 8
 
 func mix64(x uint64) uint64 {
 	x ^= x >> 33
@@ -76,11 +81,29 @@ func (s *simIndex) learn(c int32, surface uint32, seq []uint64, root func(int32)
 		after += posHash(seq[j], j-1)
 	}
 	for i, t := range seq {
-		mask := seqKey(surface, sum-posHash(t, i)+posHash(maskTok, i), n)
-		if seen, ok := s.slots[mask]; !ok {
-			s.slots[mask] = slotSeen{cluster: c, tok: t}
-		} else if seen.tok != t && other(seen) {
-			s.rivals[pairKey(surface, t, seen.tok)] = struct{}{}
+		// The slot: the tokens around t (or the edges). Tokens that fill one
+		// slot in different clusters are rivals.
+		prev, next := uint64(bosTok), uint64(eosTok)
+		if i > 0 {
+			prev = seq[i-1]
+		}
+		if i+1 < n {
+			next = seq[i+1]
+		}
+		slot := mix64(mix64(prev^(uint64(surface)+1)*hashK2)+next*hashK1) ^ maskTok
+		fillers := s.slots[slot]
+		known := false
+		for _, seen := range fillers {
+			if seen.tok == t {
+				known = true
+				continue
+			}
+			if other(seen) {
+				s.rivals[pairKey(surface, t, seen.tok)] = struct{}{}
+			}
+		}
+		if !known && len(fillers) < maxFillers {
+			s.slots[slot] = append(fillers, slotSeen{cluster: c, tok: t})
 		}
 		if i > 0 && i < n-1 { // inside the template: not a trailing remark
 			del := seqKey(surface, before+after, n-1)

@@ -34,14 +34,17 @@ type simIndex struct {
 	members  map[int32][]int32 // cluster -> its sigs
 
 	// What distinguishes bugs, learned from trusted summaries (rivals.go).
-	slots    map[uint64]slotSeen // (surface, template with one token masked) -> the first filler
-	fulls    map[uint64]slotSeen // (surface, whole sequence) -> the first summary with it
-	dels     map[uint64]slotSeen // (surface, sequence with one inner token left out) -> the first, and that token
-	rivals   map[uint64]struct{} // (surface, unordered token pair) that fill one slot in two clusters
-	specific map[uint64]struct{} // (surface, token) whose presence alone told two clusters apart
+	slots    map[uint64][]slotSeen // (surface, the tokens around a slot) -> the first fillers seen
+	fulls    map[uint64]slotSeen   // (surface, whole sequence) -> the first summary with it
+	dels     map[uint64]slotSeen   // (surface, sequence with one inner token left out) -> the first, and that token
+	rivals   map[uint64]struct{}   // (surface, unordered token pair) that fill one slot in two clusters
+	specific map[uint64]struct{}   // (surface, token) whose presence alone told two clusters apart
 
 	placed  map[uint64]int32    // (surface, token sequence) of a trusted repro-less summary -> its cluster
 	indexed map[uint64]struct{} // (surface, token sequence) already indexed as a sig
+
+	also    int32   // after query: the runner-up cluster that passed every check, or -1
+	alsoSim float64 // its similarity
 
 	qw    []float64 // scratch: query token weights
 	order []int     // scratch: query token order
@@ -106,7 +109,7 @@ const (
 
 func newSimIndex(allDF bool) *simIndex {
 	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF,
-		slots: map[uint64]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
+		slots: map[uint64][]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
 		placed: map[uint64]int32{}, indexed: map[uint64]struct{}{}}
 }
 
@@ -170,7 +173,7 @@ func logInt(i int32) float64 {
 // (substitution) is no match. trustedOnly limits candidates to trusted
 // summaries. Ties go to the oldest cluster.
 func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnly bool, root func(int32) int32, accept func(int32) bool) (best int32, bestSim float64) {
-	best = -1
+	best, s.also, s.alsoSim = -1, -1, 0
 	if len(q) == 0 || t > 1 {
 		return best, 0
 	}
@@ -258,13 +261,10 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 			continue
 		}
 		sim := s.similarity(n, surface, q, total, sg.toks)
-		if sim < t || sim < bestSim {
+		if sim < t {
 			continue
 		}
 		c := root(sg.cluster)
-		if sim == bestSim && best >= 0 && c >= best {
-			continue
-		}
 		if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, surface, q, total, s.sigs[lead].toks) < t*leadFactor {
 			continue // close to a member, too far from what the cluster is about
 		}
@@ -277,7 +277,19 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if !accept(c) {
 			continue
 		}
-		best, bestSim = c, sim
+		// Keep the two best clusters, each scored by its most similar
+		// summary; ties go to the older cluster.
+		switch {
+		case c == best:
+			bestSim = max(bestSim, sim)
+		case c == s.also:
+			s.alsoSim = max(s.alsoSim, sim)
+		case s.also < 0 || sim > s.alsoSim || sim == s.alsoSim && c < s.also:
+			s.also, s.alsoSim = c, sim
+		}
+		if s.also >= 0 && (best < 0 || s.alsoSim > bestSim || s.alsoSim == bestSim && s.also < best) {
+			best, bestSim, s.also, s.alsoSim = s.also, s.alsoSim, best, bestSim
+		}
 	}
 	return best, bestSim
 }
@@ -345,4 +357,53 @@ func (s *simIndex) newSeq(h uint64, trusted bool) bool {
 	}
 	s.indexed[h] = struct{}{}
 	return true
+}
+
+// mergeInto moves cluster src's summaries under dst.
+func (s *simIndex) mergeInto(src, dst int32) {
+	s.members[dst] = append(s.members[dst], s.members[src]...)
+	delete(s.members, src)
+	if _, ok := s.lead[dst]; !ok {
+		if l, ok := s.lead[src]; ok {
+			s.lead[dst] = l
+		}
+	}
+	delete(s.lead, src)
+}
+
+// compatible reports whether the leaders of clusters a and b are similar
+// enough (t·leadFactor) and name no different things.
+func (s *simIndex) compatible(a, b int32, t float64) bool {
+	la, oka := s.lead[a]
+	lb, okb := s.lead[b]
+	if !oka || !okb {
+		return false
+	}
+	x, y := &s.sigs[la], &s.sigs[lb]
+	if x.surface != y.surface || s.conflicts(x.surface, x.toks, y.toks) {
+		return false
+	}
+	n := s.n[x.surface]
+	w := func(tok uint64) float64 { return s.weight(n, s.key(x.surface, tok)) }
+	if substitution(x.seq, y.seq, w) {
+		return false
+	}
+	var inter, union float64
+	i, j := 0, 0
+	for i < len(x.toks) || j < len(y.toks) {
+		switch {
+		case j == len(y.toks) || i < len(x.toks) && x.toks[i] < y.toks[j]:
+			union += w(x.toks[i])
+			i++
+		case i == len(x.toks) || y.toks[j] < x.toks[i]:
+			union += w(y.toks[j])
+			j++
+		default:
+			inter += w(x.toks[i])
+			union += w(x.toks[i])
+			i++
+			j++
+		}
+	}
+	return union > 0 && inter/union >= t*leadFactor
 }
