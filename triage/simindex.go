@@ -112,7 +112,7 @@ type substMemo struct {
 // maxPostingScan bounds the postings scanned per probed token (the newest
 // ones), maxVerify the candidates whose similarity is computed per query.
 const (
-	maxPostingScan = 1024
+	maxPostingScan = 256
 	maxVerify      = 32
 )
 
