@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/chain"
@@ -122,23 +124,111 @@ func (e *Engine) Trusted(a fleet.Address) bool {
 // added. Add never fails on an entry's text: malformed, hostile or
 // oversized text is kept as a free-form finding.
 func (e *Engine) Add(entries []Entry) error {
+	e.of = slices.Grow(e.of, len(entries))
+	if procs := runtime.GOMAXPROCS(0); procs > 1 && len(entries) >= 4*parseChunk {
+		return e.addParallel(entries, procs)
+	}
 	for k := range entries {
-		en := &entries[k]
-		if !e.started {
-			e.started, e.base, e.next = true, en.Index, en.Index
+		f, perr := fleet.Parse(entries[k].Text)
+		if err := e.addParsed(&entries[k], &f, perr); err != nil {
+			return err
 		}
-		if en.Index != e.next {
-			return fmt.Errorf("add entry %d where %d was expected: %w", en.Index, e.next, ErrOrder)
-		}
-		e.of = append(e.of, e.add(en))
-		e.next++
 	}
 	return nil
 }
 
-// add takes one entry and returns its cluster, or -1.
-func (e *Engine) add(en *Entry) int32 {
-	f, perr := fleet.Parse(en.Text)
+// addParsed checks en's index and adds it, parsed as f (perr: Parse's error).
+func (e *Engine) addParsed(en *Entry, f *fleet.Finding, perr error) error {
+	if !e.started {
+		e.started, e.base, e.next = true, en.Index, en.Index
+	}
+	if en.Index != e.next {
+		return fmt.Errorf("add entry %d where %d was expected: %w", en.Index, e.next, ErrOrder)
+	}
+	e.of = append(e.of, e.add(en, f, perr))
+	e.next++
+	return nil
+}
+
+// parseChunk is how many entries a parser goroutine takes at a time.
+const parseChunk = 2048
+
+type parsed struct {
+	f   fleet.Finding
+	err error
+}
+
+// addParallel is Add for large batches on several cores: parsing has no
+// state, so procs-1 goroutines parse chunks ahead (at most 2·procs chunks
+// waiting) while this one clusters them in log order, which is what every
+// decision depends on. The result is the same as the sequential Add.
+func (e *Engine) addParallel(entries []Entry, procs int) error {
+	n := (len(entries) + parseChunk - 1) / parseChunk
+	results := make([]chan []parsed, n)
+	for i := range results {
+		results[i] = make(chan []parsed, 1)
+	}
+	queue := make(chan int, n)
+	for i := range n {
+		queue <- i
+	}
+	close(queue)
+	slots := make(chan struct{}, 2*procs) // chunks being parsed or waiting
+	free := make(chan []parsed, 2*procs)  // consumed chunks' buffers, for reuse
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	for range procs - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				// Take a slot before a chunk, so the chunks holding slots are
+				// always the next ones the clustering needs.
+				select {
+				case slots <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i, ok := <-queue
+				if !ok {
+					return
+				}
+				chunk := entries[i*parseChunk : min((i+1)*parseChunk, len(entries))]
+				var out []parsed
+				select {
+				case out = <-free:
+				default:
+					out = make([]parsed, parseChunk)
+				}
+				out = out[:len(chunk)]
+				for k := range chunk {
+					out[k].f, out[k].err = fleet.Parse(chunk[k].Text)
+				}
+				results[i] <- out
+			}
+		}()
+	}
+	for i := range n {
+		out := <-results[i]
+		<-slots
+		base := i * parseChunk
+		for k := range out {
+			if err := e.addParsed(&entries[base+k], &out[k].f, out[k].err); err != nil {
+				return err
+			}
+		}
+		clear(out) // drop the texts' references before reuse
+		select {
+		case free <- out[:cap(out)]:
+		default:
+		}
+	}
+	return nil
+}
+
+// add takes one parsed entry and returns its cluster, or -1.
+func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 	trusted := e.Trusted(en.Sender)
 	e.totals.Entries++
 	if !trusted {
@@ -153,7 +243,7 @@ func (e *Engine) add(en *Entry) int32 {
 			e.totals.Meta++
 			return -1
 		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro:
-			e.correct(en, &f, trusted)
+			e.correct(en, f, trusted)
 			return -1
 		}
 		if f.Severity == fleet.SeverityMeta {
@@ -165,8 +255,8 @@ func (e *Engine) add(en *Entry) int32 {
 	if f.FreeForm {
 		e.totals.FreeForm++
 	}
-	c := e.assign(en, &f, trusted)
-	e.count(c, en, &f, trusted)
+	c := e.assign(en, f, trusted)
+	e.count(c, en, f, trusted)
 	return c
 }
 
