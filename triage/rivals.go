@@ -134,7 +134,7 @@ func (s *simIndex) conflicts(surface uint32, q, t []uint64) bool {
 	if len(s.specific) == 0 && len(s.rivals) == 0 {
 		return false
 	}
-	var dq, dt [maxTokens]uint64
+	var dq, dt [2 * maxTokens]uint64 // tokenize may add one token past maxTokens
 	nq, nt := 0, 0
 	i, j := 0, 0
 	for i < len(q) || j < len(t) {
