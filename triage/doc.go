@@ -99,7 +99,7 @@
 // trusted summaries only. Candidates come from an inverted index with
 // weighted prefix filtering (a summary with similarity ≥ t shares weight ≥
 // t·|query|, so probing the heaviest words until the rest weighs less
-// finds them all); at most the newest 1024 postings per word are scanned and
+// finds them all); at most the newest 256 postings per word are scanned and
 // the 32 candidates sharing most weight are verified, which only binds on
 // floods of near-identical text. Every decision is taken when a finding
 // arrives, from what came before it, so adding a log at once or in any
