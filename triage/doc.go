@@ -100,8 +100,9 @@
 // weighted prefix filtering (a summary with similarity ≥ t shares weight ≥
 // t·|query|, so probing the heaviest words until the rest weighs less
 // finds them all); at most the newest 256 postings per word are scanned and
-// the 32 candidates sharing most weight are verified, which only binds on
-// floods of near-identical text. Every decision is taken when a finding
+// the 32 candidates sharing most weight are verified: rare words, probed
+// first, have short lists, and the lists past 256 (at a million entries)
+// belong to words every report in a surface shares. Every decision is taken when a finding
 // arrives, from what came before it, so adding a log at once or in any
 // slices gives the same clusters, and a cluster's id (the fingerprint of
 // its first finding) is stable across runs and restarts.
