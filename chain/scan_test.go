@@ -178,6 +178,14 @@ func TestScanV2ProviderLimits(t *testing.T) {
 		want = append(want, fmt.Sprintf("qa/v1 source=qa-smoke sev=low surface=docs\nentry %d %s", i, strings.Repeat("x", i*7)))
 	}
 	submitAll(t, l, b.sponsor, want) // one block each on the on-demand chain
+	// Event watchers (triggers) see v1's FeedbackSubmitted on v2 as well.
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := c.FilterLogs(ctx, l.Address(), TopicFeedbackSubmitted, 0, head); err != nil || len(evs) != len(want) {
+		t.Errorf("FeedbackSubmitted logs of the v2 log: %d, %v; want %d", len(evs), err, len(want))
+	}
 
 	p := newRPCProxy(t, b.url)
 	pc := mustDial(t, p.url)
