@@ -1,9 +1,15 @@
 package chain
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,6 +19,11 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
@@ -159,12 +170,6 @@ func fillFast(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen
 	}
 }
 
-// BenchmarkScan100k reads a 100,000-entry log of ~200-byte entries from the
-// embedded dev chain through feedbackRange pages.
-func BenchmarkScan100k(b *testing.B) {
-	benchScan(b, 100_000, func(c *Client, l *FeedbackLog, sponsor *Key) { fillFast(b, c, l, sponsor, 100_000, 200, 128) })
-}
-
 // BenchmarkWriters measures findings per second through one log with 1, 4
 // and 8 writers, each its own client (its own connection and nonce state: a
 // process), all signing for one fleet identity and posting keyed findings
@@ -244,4 +249,321 @@ func (a *atomicCounter) load() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.n
+}
+
+// BenchmarkScan100k reads a 100,000-entry v1 log of ~200-byte entries from
+// the embedded dev chain, the old way and the new way, in one run:
+//
+//	go test ./chain -run '^$' -bench 'Scan100k' -benchtime 3x -timeout 30m
+//
+// before: one feedbackRange page per request, one after the other, decoded
+// by go-ethereum's ABI unpacker (the reader until issue 14). after: Scan.
+// node=process runs the node in a child process, as a real deployment
+// does, so B/op, alloc-B/entry and cpu-s/op are the reader's own (fleetd's
+// process) and node-cpu-s/op the node's; node=inproc runs it in the
+// benchmark's process, as `fleetd demo` does, so the figures add up both.
+// The log is loaded into the genesis block (devchain.Config.Preload) with
+// the storage layout solc gives FeedbackLog, instead of 100,000
+// transactions; the setup reads entries back to check the layout.
+func BenchmarkScan100k(b *testing.B) {
+	benchScanBeforeAfter(b, 100_000, 200)
+}
+
+// BenchmarkScan10kPreloaded is BenchmarkScan100k at a tenth of the size.
+func BenchmarkScan10kPreloaded(b *testing.B) {
+	benchScanBeforeAfter(b, 10_000, 200)
+}
+
+func benchScanBeforeAfter(b *testing.B, n, textLen int) {
+	ctx := context.Background()
+	for _, where := range []string{"process", "inproc"} {
+		var l *FeedbackLog
+		var want func(int) string
+		nodeCPU := func() time.Duration { return 0 }
+		if where == "process" {
+			var pid int
+			l, want, pid = nodeProcess(b, n, textLen)
+			nodeCPU = func() time.Duration { return procCPU(pid) }
+		} else {
+			_, l, want = preloadedLog(b, n, textLen)
+		}
+		// The reader before issue 14 dialled with gzip on; Scan's client
+		// turns it off for nodes on this machine.
+		legacy := dialLegacy(b, l.c.url).FeedbackLog(l.Address())
+		for _, tc := range []struct {
+			name string
+			scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
+		}{{"before", legacy.legacyScan}, {"after", l.Scan}} {
+			b.Run("node="+where+"/"+tc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
+				c0, n0 := cpuTime(), nodeCPU()
+				for b.Loop() {
+					got := 0
+					if _, err := tc.scan(ctx, 0, func(p []Entry) error {
+						if p[0].Text != want(got) || p[0].Index != uint64(got) {
+							return fmt.Errorf("entry %d: %q", got, p[0].Text)
+						}
+						got += len(p)
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+					if got != n {
+						b.Fatalf("scanned %d entries, want %d", got, n)
+					}
+				}
+				runtime.ReadMemStats(&ms1)
+				b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+				if where == "process" {
+					b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+			})
+		}
+	}
+}
+
+// dialLegacy dials url the way Dial did before issue 14: the default
+// transport (gzip on) and no direct HTTP batches.
+func dialLegacy(tb testing.TB, url string) *Client {
+	tb.Helper()
+	c := mustDial(tb, url)
+	rc, err := rpc.DialOptions(context.Background(), url, rpc.WithHTTPClient(&http.Client{Timeout: c.opts.Timeout}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(rc.Close)
+	c.rpc, c.eth, c.http = rc, ethclient.NewClient(rc), nil
+	return c
+}
+
+// TestBenchNode is not a test: it is the node process of the node=process
+// benchmarks, started by nodeProcess with FLEETD_BENCH_NODE=n,textLen. It
+// preloads the log, prints "url address", and serves until stdin closes.
+func TestBenchNode(t *testing.T) {
+	spec := os.Getenv("FLEETD_BENCH_NODE")
+	if spec == "" {
+		t.Skip("the node process of BenchmarkScan100k")
+	}
+	var n, textLen int
+	if _, err := fmt.Sscanf(spec, "%d,%d", &n, &textLen); err != nil {
+		t.Fatal(err)
+	}
+	_, l, _ := preloadedLog(t, n, textLen)
+	fmt.Printf("%s %s\n", l.c.url, l.Address())
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// nodeProcess starts TestBenchNode in a child process and returns a handle
+// on its log, the text of entry i, and the child's pid.
+func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string, int) {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchNode$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d", n, textLen))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("node process: %v", err)
+	}
+	url, addr, _ := strings.Cut(strings.TrimSpace(line), " ")
+	a, err := fleet.ParseAddress(addr)
+	if err != nil {
+		tb.Fatalf("node process said %q: %v", line, err)
+	}
+	text := func(i int) string {
+		t := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain\nentry %d ", i)
+		return t + strings.Repeat("x", max(0, textLen-len(t)))
+	}
+	return mustDial(tb, url).FeedbackLog(a), text, cmd.Process.Pid
+}
+
+// legacyScan is Scan as it was before issue 14, kept to measure against:
+// pages read one at a time and unpacked by go-ethereum's ABI decoder.
+func (l *FeedbackLog) legacyScan(ctx context.Context, from uint64, fn func([]Entry) error) (ScanResult, error) {
+	num, hash, _, err := l.c.Head(ctx)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	block := new(big.Int).SetUint64(num)
+	res := ScanResult{Next: from, Block: num, BlockHash: hash}
+	count, err := l.countAt(ctx, block)
+	if err != nil {
+		return res, err
+	}
+	size := uint64(firstPage)
+	for res.Next < count {
+		n := min(size, count-res.Next)
+		page, err := l.rangeAt(ctx, res.Next, n, block)
+		if err != nil {
+			if ctx.Err() != nil || n == 1 || IsRevert(err, "IndexOutOfRange") {
+				return res, err
+			}
+			size = max(1, n/2)
+			continue
+		}
+		if len(page) == 0 {
+			break
+		}
+		if err := fn(page); err != nil {
+			return res, err
+		}
+		res.Next += uint64(len(page))
+		longest := 0
+		for _, e := range page {
+			longest = max(longest, len(e.Text))
+		}
+		size = pageFor(longest)
+	}
+	return res, nil
+}
+
+// preloadedLog starts a dev chain whose genesis holds a v1 FeedbackLog with
+// n entries of about textLen bytes, and returns a client, the log, and the
+// text of entry i. The runtime code comes from a real deployment on a
+// throwaway chain, at the address the same deployment gets on this one.
+func preloadedLog(tb testing.TB, n, textLen int) (*Client, *FeedbackLog, func(int) string) {
+	tb.Helper()
+	ctx := context.Background()
+	sponsor, err := GenerateKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	funded := []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1000))}}
+	scratch, err := devchain.Start(ctx, devchain.Config{Funded: funded})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sc := mustDial(tb, scratch.URL())
+	deployed, _, err := sc.DeployFeedbackLog(ctx, sponsor)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	code, err := sc.eth.CodeAt(ctx, deployed.addr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	scratch.Close()
+
+	text := func(i int) string {
+		t := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain\nentry %d ", i)
+		return t + strings.Repeat("x", max(0, textLen-len(t)))
+	}
+	start := time.Now()
+	ch, err := devchain.Start(ctx, devchain.Config{Funded: funded, Preload: []devchain.Preloaded{{
+		Address: deployed.addr, Code: code, Storage: v1Storage(n, text, sponsor.Address(), uint64(time.Now().Unix())),
+	}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ch.Close() })
+	c := mustDial(tb, ch.URL())
+	l := c.FeedbackLog(fleet.Address(deployed.addr))
+	if got, err := l.Count(ctx); err != nil || got != uint64(n) {
+		tb.Fatalf("preloaded log holds %d entries (%v), want %d", got, err, n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		e, err := l.At(ctx, uint64(i))
+		if err != nil || e.Text != text(i) || e.Sender != sponsor.Address() {
+			tb.Fatalf("preloaded entry %d = %+v, %v; want %q", i, e, err, text(i))
+		}
+	}
+	tb.Logf("preloaded %d entries in the genesis block in %s", n, time.Since(start).Round(time.Millisecond))
+	return c, l, text
+}
+
+// v1Storage lays out FeedbackLog's storage for n entries as solc does:
+// slot 0 is Entry[] _entries (its length); entry i's two slots start at
+// keccak256(0) + 2i, the first packing sender (low 20 bytes) and timestamp
+// (the 8 bytes above), the second the string (short: bytes and 2·length in
+// the low byte; long: 2·length+1, the bytes from keccak256(slot) on).
+func v1Storage(n int, text func(int) string, sender fleet.Address, ts uint64) map[[32]byte][32]byte {
+	st := make(map[[32]byte][32]byte, n*9)
+	word := func(x *big.Int) (w [32]byte) { x.FillBytes(w[:]); return w }
+	st[[32]byte{}] = word(big.NewInt(int64(n)))
+	base := new(big.Int).SetBytes(crypto.Keccak256(make([]byte, 32)))
+	mod := new(big.Int).Lsh(big.NewInt(1), 256)
+	slot := new(big.Int)
+	for i := range n {
+		slot.Add(base, big.NewInt(int64(2*i)))
+		slot.Mod(slot, mod)
+		var head [32]byte
+		copy(head[12:], sender[:])
+		binary.BigEndian.PutUint64(head[4:12], ts)
+		st[word(slot)] = head
+		slot.Add(slot, big.NewInt(1))
+		slot.Mod(slot, mod)
+		t := []byte(text(i))
+		if len(t) < 32 {
+			var w [32]byte
+			copy(w[:], t)
+			w[31] = byte(2 * len(t))
+			st[word(slot)] = w
+			continue
+		}
+		st[word(slot)] = word(big.NewInt(int64(2*len(t) + 1)))
+		sk := word(slot)
+		data := new(big.Int).SetBytes(crypto.Keccak256(sk[:]))
+		for k := 0; k*32 < len(t); k++ {
+			var w [32]byte
+			copy(w[:], t[k*32:])
+			d := new(big.Int).Add(data, big.NewInt(int64(k)))
+			st[word(d.Mod(d, mod))] = w
+		}
+	}
+	return st
+}
+
+// BenchmarkScan10kV2 fills a v1 and a v2 log with the same 10,000 entries
+// of ~200 bytes by transactions (v2 texts live in logs, which no genesis can
+// hold) and reads each with Scan:
+//
+//	go test ./chain -run '^$' -bench 'Scan10kV2' -benchtime 3x
+func BenchmarkScan10kV2(b *testing.B) {
+	be := mustDevchain(b)
+	ctx := context.Background()
+	c := mustDial(b, be.url)
+	const n = 10_000
+	for _, ver := range []int{1, 2} {
+		l, _, err := deployVersion(ctx, c, be.sponsor, ver)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		fillFast(b, c, l, be.sponsor, n, 200, 32)
+		b.Logf("filled v%d with %d entries in %s", ver, n, time.Since(start).Round(time.Millisecond))
+		b.Run(fmt.Sprintf("v%d", ver), func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			c0 := cpuTime()
+			for b.Loop() {
+				got := 0
+				if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
+					b.Fatal(err)
+				}
+				if got != n {
+					b.Fatalf("scanned %d entries, want %d", got, n)
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+		})
+	}
 }

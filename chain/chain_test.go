@@ -152,15 +152,37 @@ func TestExternalGethDev(t *testing.T) {
 	runSuite(t, mustGethDev(t))
 }
 
-// runSuite is the chain layer's contract, run against every kind of node.
+// runSuite is the chain layer's contract, run against every kind of node
+// and both log versions.
 func runSuite(t *testing.T, b backend) {
+	for _, ver := range []int{1, 2} {
+		t.Run(fmt.Sprintf("v%d", ver), func(t *testing.T) { runSuiteVersion(t, b, ver) })
+	}
+}
+
+// deployVersion deploys an empty log of version ver.
+func deployVersion(ctx context.Context, c *Client, key *Key, ver int) (*FeedbackLog, *Receipt, error) {
+	if ver == 2 {
+		return c.DeployFeedbackLogV2(ctx, key)
+	}
+	return c.DeployFeedbackLog(ctx, key)
+}
+
+func runSuiteVersion(t *testing.T, b backend, ver int) {
 	ctx := context.Background()
 	c := mustDial(t, b.url)
-	log, rcpt, err := c.DeployFeedbackLog(ctx, b.sponsor)
+	log, rcpt, err := deployVersion(ctx, c, b.sponsor, ver)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("FeedbackLog deployed at %s, gas %d", log.Address(), rcpt.GasUsed)
+	t.Logf("FeedbackLog v%d deployed at %s, gas %d", ver, log.Address(), rcpt.GasUsed)
+	// A fresh handle finds the version out by asking the contract.
+	if v, err := c.FeedbackLog(log.Address()).Version(ctx); err != nil || v != ver {
+		t.Fatalf("Version() = %d, %v; want %d", v, err, ver)
+	}
+	if err := c.FeedbackLog(log.Address()).CheckInterface(ctx); err != nil {
+		t.Fatalf("CheckInterface: %v", err)
+	}
 
 	t.Run("BlockHash", func(t *testing.T) {
 		n, h, _, err := c.Head(ctx)
@@ -244,7 +266,7 @@ func runSuite(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := FeedbackDigest(c.chainID, log.addr, identity.addr, "text", key, prev, deadline); got != common.Hash(want) {
+		if got := FeedbackDigestV(ver, c.chainID, log.addr, identity.addr, "text", key, prev, deadline); got != common.Hash(want) {
 			t.Errorf("Go digest %s != contract digest %x", got, want)
 		}
 	})
@@ -282,7 +304,7 @@ func runSuite(t *testing.T, b backend) {
 			t.Fatal(err)
 		}
 		key, zero := FingerprintKey("replay"), new(big.Int)
-		sig, err := log.sign(identity, "once", key, zero, deadline)
+		sig, err := log.sign(identity, ver, "once", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +369,7 @@ func runSuite(t *testing.T, b backend) {
 		}
 		deadline := big.NewInt(head.Unix() - 1)
 		key, zero := FingerprintKey("late"), new(big.Int)
-		sig, err := log.sign(identity, "late", key, zero, deadline)
+		sig, err := log.sign(identity, ver, "late", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +384,7 @@ func runSuite(t *testing.T, b backend) {
 		impostor, _ := GenerateKey()
 		deadline, _ := log.deadline(ctx)
 		key, zero := FingerprintKey("spoof"), new(big.Int)
-		sig, _ := log.sign(impostor, "spoof", key, zero, deadline)
+		sig, _ := log.sign(impostor, ver, "spoof", key, zero, deadline)
 		_, err := log.relay(ctx, identity.addr, b.sponsor, "spoof", key, zero, deadline, sig)
 		if !IsRevert(err, "BadSignature") {
 			t.Errorf("impostor signature = %v, want BadSignature", err)
@@ -413,7 +435,7 @@ func runSuite(t *testing.T, b backend) {
 	t.Run("ScanPagesUnderGasCap", func(t *testing.T) {
 		// A fresh log with more maximum-size entries than fit one eth_call
 		// (FACTS.md: ~100 such entries cost ~15M gas), plus short ones.
-		l2, _, err := c.DeployFeedbackLog(ctx, b.sponsor)
+		l2, _, err := deployVersion(ctx, c, b.sponsor, ver)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +471,9 @@ func runSuite(t *testing.T, b backend) {
 				t.Fatalf("entry %d differs", i)
 			}
 		}
-		if pages < 2 {
+		if ver == 1 && pages < 2 {
+			// v2 pages hold records, not texts: their size does not depend
+			// on the texts, which come from logs.
 			t.Errorf("scan used %d page(s); max-size entries should need several", pages)
 		}
 		// Incremental: scanning from the end reads nothing new.

@@ -42,6 +42,7 @@ type Options struct {
 type Client struct {
 	url     string
 	rpc     *rpc.Client
+	http    *http.Client // for batched log reads (callBatch); nil unless url is http(s)
 	eth     *ethclient.Client
 	chainID *big.Int
 	opts    Options
@@ -80,12 +81,13 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	rc, err := rpc.DialOptions(dctx, url, rpc.WithHTTPClient(&http.Client{Timeout: opts.Timeout}))
+	hc := &http.Client{Timeout: opts.Timeout, Transport: transport(url)}
+	rc, err := rpc.DialOptions(dctx, url, rpc.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)
 	}
 	c := &Client{
-		url: url, rpc: rc, eth: ethclient.NewClient(rc), opts: opts, guard: guard,
+		url: url, rpc: rc, eth: ethclient.NewClient(rc), opts: opts, guard: guard, http: httpOnly(url, hc),
 		log:    opts.Logger.With("component", "chain"),
 		nonces: map[common.Address]uint64{}, locks: map[common.Address]*sync.Mutex{},
 	}

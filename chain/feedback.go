@@ -1,13 +1,11 @@
 package chain
 
 import (
-	"bytes"
 	"context"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/big"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,10 +65,13 @@ type Submission struct {
 
 // FeedbackLog is a deployed FeedbackLog contract.
 type FeedbackLog struct {
-	c    *Client
-	addr common.Address
-	b    *contracts.FeedbackLog
-	abi  *abi.ABI
+	c       *Client
+	addr    common.Address
+	b       *contracts.FeedbackLog
+	abi     *abi.ABI
+	limits  ReadLimits
+	ver     versionCache
+	pageCap uint64 // tests: at most this many entries per v1 page (0: no cap)
 }
 
 var feedbackBinding = contracts.NewFeedbackLog()
@@ -79,7 +80,7 @@ var feedbackBinding = contracts.NewFeedbackLog()
 // contract is there; CheckCode does.
 func (c *Client) FeedbackLog(addr fleet.Address) *FeedbackLog {
 	a := feedbackBinding.GetABI()
-	return &FeedbackLog{c: c, addr: common.Address(addr), b: feedbackBinding, abi: &a}
+	return &FeedbackLog{c: c, addr: common.Address(addr), b: feedbackBinding, abi: &a, limits: ReadLimits{}.withDefaults()}
 }
 
 // DeployFeedbackLog deploys a new, empty log paid for by key.
@@ -119,10 +120,10 @@ func (l *FeedbackLog) CheckCode(ctx context.Context) error {
 var ErrNotFeedbackLog = errors.New("not a FeedbackLog")
 
 // CheckInterface verifies the contract at the log's address is a
-// FeedbackLog: it has code, the code's dispatcher holds the selector of
-// every function of the log's interface (PUSH4 selector, as solc emits), and
-// feedbackCount() answers. It fails with ErrNoContract or a wrapped
-// ErrNotFeedbackLog naming what is missing.
+// FeedbackLog of either version: it has code, the code's dispatcher holds
+// the selector of every function of its version's interface (PUSH4
+// selector, as solc emits), and feedbackCount() answers. It fails with
+// ErrNoContract or a wrapped ErrNotFeedbackLog naming what is missing.
 func (l *FeedbackLog) CheckInterface(ctx context.Context) error {
 	rctx, cancel := l.c.reqCtx(ctx)
 	code, err := l.c.eth.CodeAt(rctx, l.addr, nil)
@@ -133,14 +134,11 @@ func (l *FeedbackLog) CheckInterface(ctx context.Context) error {
 	if len(code) == 0 {
 		return fmt.Errorf("feedback log %s: %w", l.Address(), ErrNoContract)
 	}
-	var missing []string
-	for _, m := range l.abi.Methods {
-		if !bytes.Contains(code, append([]byte{0x63}, m.ID...)) { // PUSH4 selector
-			missing = append(missing, m.Sig)
-		}
+	v, err := l.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("feedback log %s: %w", l.Address(), err)
 	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
+	if missing := checkSelectors(code, interfaceABI(v, l.abi)); len(missing) > 0 {
 		return fmt.Errorf("feedback log %s: %w: its code has no %s", l.Address(), ErrNotFeedbackLog, strings.Join(missing, ", "))
 	}
 	if _, err := l.Count(ctx); err != nil {
@@ -286,16 +284,21 @@ func (l *FeedbackLog) submitKeyed(ctx context.Context, identity, sponsor *Key, t
 	if err != nil {
 		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
 	}
-	sig, err := l.sign(identity, text, key, prev, deadline)
+	v, err := l.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
+	}
+	sig, err := l.sign(identity, v, text, key, prev, deadline)
 	if err != nil {
 		return nil, err
 	}
 	return l.relay(ctx, identity.addr, sponsor, text, key, prev, deadline, sig)
 }
 
-// sign is identity's EIP-712 signature over the entry.
-func (l *FeedbackLog) sign(identity *Key, text string, key [32]byte, prev, deadline *big.Int) ([]byte, error) {
-	digest := FeedbackDigest(l.c.chainID, l.addr, identity.addr, text, key, prev, deadline)
+// sign is identity's EIP-712 signature over the entry, in the domain of
+// log version v.
+func (l *FeedbackLog) sign(identity *Key, v int, text string, key [32]byte, prev, deadline *big.Int) ([]byte, error) {
+	digest := FeedbackDigestV(v, l.c.chainID, l.addr, identity.addr, text, key, prev, deadline)
 	sig, err := crypto.Sign(digest[:], identity.priv)
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
@@ -329,9 +332,14 @@ var (
 	versionHash      = crypto.Keccak256Hash([]byte("1"))
 )
 
-// FeedbackDigest is the EIP-712 digest a sender signs for submitFeedbackFor:
-// keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(Feedback)).
+// FeedbackDigest is the EIP-712 digest a sender signs for submitFeedbackFor
+// on a version-1 log: keccak256(0x1901 ‖ domainSeparator ‖
+// hashStruct(Feedback)). FeedbackDigestV covers both versions.
 func FeedbackDigest(chainID *big.Int, contract, sender common.Address, text string, key [32]byte, prev, deadline *big.Int) common.Hash {
+	return feedbackDigest(versionHash, chainID, contract, sender, text, key, prev, deadline)
+}
+
+func feedbackDigest(versionHash common.Hash, chainID *big.Int, contract, sender common.Address, text string, key [32]byte, prev, deadline *big.Int) common.Hash {
 	domain := crypto.Keccak256(domainTypeHash[:], nameHash[:], versionHash[:], math.U256Bytes(new(big.Int).Set(chainID)), common.LeftPadBytes(contract[:], 32))
 	textHash := crypto.Keccak256([]byte(text))
 	structHash := crypto.Keccak256(feedbackTypeHash[:], common.LeftPadBytes(sender[:], 32), textHash, key[:], math.U256Bytes(new(big.Int).Set(prev)), math.U256Bytes(new(big.Int).Set(deadline)))
@@ -372,6 +380,11 @@ func (l *FeedbackLog) countAt(ctx context.Context, block *big.Int) (uint64, erro
 
 // At returns entry i; past the end it returns a *RevertError named IndexOutOfRange.
 func (l *FeedbackLog) At(ctx context.Context, i uint64) (Entry, error) {
+	if v, err := l.Version(ctx); err != nil {
+		return Entry{}, fmt.Errorf("feedback %d: %w", i, err)
+	} else if v >= 2 {
+		return l.atV2(ctx, i)
+	}
 	out, err := l.c.call(ctx, l.addr, l.b.PackFeedbackAt(new(big.Int).SetUint64(i)), nil, l.abi)
 	if err != nil {
 		return Entry{}, fmt.Errorf("feedback %d: %w", i, err)
@@ -387,8 +400,14 @@ func entry(i uint64, e contracts.FeedbackLogEntry) Entry {
 	return Entry{Index: i, Sender: fleet.Address(e.Sender), Time: time.Unix(int64(e.Timestamp), 0).UTC(), Text: e.Text}
 }
 
-// Range returns up to count entries from start (clamped by the contract).
+// Range returns up to count entries from start (clamped by the contract;
+// at most 1,000 from a version-2 log).
 func (l *FeedbackLog) Range(ctx context.Context, start, count uint64) ([]Entry, error) {
+	if v, err := l.Version(ctx); err != nil {
+		return nil, fmt.Errorf("feedback range %d+%d: %w", start, count, err)
+	} else if v >= 2 {
+		return l.rangeV2(ctx, start, count)
+	}
 	return l.rangeAt(ctx, start, count, nil)
 }
 
@@ -431,45 +450,4 @@ type ScanResult struct {
 	Next      uint64   // index after the last entry read (== count at Block)
 	Block     uint64   // the block every page was read at
 	BlockHash [32]byte // its hash, for detecting a reorg on the next scan
-}
-
-// Scan reads every entry from index from to the end of the log as of the
-// latest block, calling fn with each page in order. All pages are read at one
-// block so the result is a consistent snapshot. fn's error stops the scan.
-func (l *FeedbackLog) Scan(ctx context.Context, from uint64, fn func([]Entry) error) (ScanResult, error) {
-	num, hash, _, err := l.c.Head(ctx)
-	if err != nil {
-		return ScanResult{}, fmt.Errorf("scan feedback: %w", err)
-	}
-	block := new(big.Int).SetUint64(num)
-	res := ScanResult{Next: from, Block: num, BlockHash: hash}
-	count, err := l.countAt(ctx, block)
-	if err != nil {
-		return res, fmt.Errorf("scan feedback: %w", err)
-	}
-	size := uint64(firstPage)
-	for res.Next < count {
-		n := min(size, count-res.Next)
-		page, err := l.rangeAt(ctx, res.Next, n, block)
-		if err != nil {
-			if ctx.Err() != nil || n == 1 || IsRevert(err, "IndexOutOfRange") {
-				return res, fmt.Errorf("scan feedback: %w", err)
-			}
-			size = max(1, n/2) // too costly for one call: halve and retry
-			continue
-		}
-		if len(page) == 0 {
-			break
-		}
-		if err := fn(page); err != nil {
-			return res, err
-		}
-		res.Next += uint64(len(page))
-		longest := 0
-		for _, e := range page {
-			longest = max(longest, len(e.Text))
-		}
-		size = pageFor(longest)
-	}
-	return res, nil
 }

@@ -69,16 +69,40 @@
 //     words between that are at least as rare as the shared ones (the
 //     register path vs the publish path; "p95 of POST /call" vs "of POST
 //     /publish"),
+//   - it does not differ from the summary it matched by a pair of rivals or
+//     by a specific (below),
 //   - and, when it has a repro, the cluster has none yet (a repro names one
 //     bug; another repro is another bug, whatever the wording).
 //
-// Otherwise it starts a new cluster. A trusted finding is matched against
+// Otherwise it starts a new cluster. A trusted repro-less summary with the
+// same token sequence as one placed before (other case, punctuation,
+// literals or detail lines) takes that one's cluster without a query, and
+// one wording is indexed once per cluster.
+//
+// Rivals and specifics are what tells bugs apart at scale, where a surface
+// holds hundreds of bugs of one kind in different places (the same dead
+// link in another module's docs) and a paraphrase of one report can look
+// more like another place's report than its own. They are learned from
+// trusted summaries only: two tokens that fill one slot (the same tokens
+// before and after) in summaries of different clusters are rivals (ibis and
+// siskin; crash and hang); a token whose presence alone, inside the
+// summary, is the difference between two clusters' summaries is a specific
+// (kestrel in "kestrel-osprey" against "osprey").
+//
+// A trusted finding that matches two clusters, both passing every check
+// above, bridges them: when neither is corrected, they hold no two repros,
+// and their leading summaries are similar (at least half the threshold)
+// and name no different things, the younger merges into the older (as a
+// duplicate-of would; Row.Merged lists it). Reports of one bug in wordings
+// that share few words meet this way once a report mixing them arrives;
+// untrusted text never bridges. A trusted finding is matched against
 // trusted summaries only. Candidates come from an inverted index with
 // weighted prefix filtering (a summary with similarity ≥ t shares weight ≥
 // t·|query|, so probing the heaviest words until the rest weighs less
-// finds them all); at most the newest 1024 postings per word are scanned and
-// the 32 candidates sharing most weight are verified, which only binds on
-// floods of near-identical text. Every decision is taken when a finding
+// finds them all); at most the newest 256 postings per word are scanned and
+// the 32 candidates sharing most weight are verified: rare words, probed
+// first, have short lists, and the lists past 256 (at a million entries)
+// belong to words every report in a surface shares. Every decision is taken when a finding
 // arrives, from what came before it, so adding a log at once or in any
 // slices gives the same clusters, and a cluster's id (the fingerprint of
 // its first finding) is stable across runs and restarts.

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/chain"
@@ -124,23 +126,111 @@ func (e *Engine) Trusted(a fleet.Address) bool {
 // added. Add never fails on an entry's text: malformed, hostile or
 // oversized text is kept as a free-form finding.
 func (e *Engine) Add(entries []Entry) error {
+	e.of = slices.Grow(e.of, len(entries))
+	if procs := runtime.GOMAXPROCS(0); procs > 1 && len(entries) >= 4*parseChunk {
+		return e.addParallel(entries, procs)
+	}
 	for k := range entries {
-		en := &entries[k]
-		if !e.started {
-			e.started, e.base, e.next = true, en.Index, en.Index
+		f, perr := fleet.Parse(entries[k].Text)
+		if err := e.addParsed(&entries[k], &f, perr); err != nil {
+			return err
 		}
-		if en.Index != e.next {
-			return fmt.Errorf("add entry %d where %d was expected: %w", en.Index, e.next, ErrOrder)
-		}
-		e.of = append(e.of, e.add(en))
-		e.next++
 	}
 	return nil
 }
 
-// add takes one entry and returns its cluster, or -1.
-func (e *Engine) add(en *Entry) int32 {
-	f, perr := fleet.Parse(en.Text)
+// addParsed checks en's index and adds it, parsed as f (perr: Parse's error).
+func (e *Engine) addParsed(en *Entry, f *fleet.Finding, perr error) error {
+	if !e.started {
+		e.started, e.base, e.next = true, en.Index, en.Index
+	}
+	if en.Index != e.next {
+		return fmt.Errorf("add entry %d where %d was expected: %w", en.Index, e.next, ErrOrder)
+	}
+	e.of = append(e.of, e.add(en, f, perr))
+	e.next++
+	return nil
+}
+
+// parseChunk is how many entries a parser goroutine takes at a time.
+const parseChunk = 2048
+
+type parsed struct {
+	f   fleet.Finding
+	err error
+}
+
+// addParallel is Add for large batches on several cores: parsing has no
+// state, so procs-1 goroutines parse chunks ahead (at most 2·procs chunks
+// waiting) while this one clusters them in log order, which is what every
+// decision depends on. The result is the same as the sequential Add.
+func (e *Engine) addParallel(entries []Entry, procs int) error {
+	n := (len(entries) + parseChunk - 1) / parseChunk
+	results := make([]chan []parsed, n)
+	for i := range results {
+		results[i] = make(chan []parsed, 1)
+	}
+	queue := make(chan int, n)
+	for i := range n {
+		queue <- i
+	}
+	close(queue)
+	slots := make(chan struct{}, 2*procs) // chunks being parsed or waiting
+	free := make(chan []parsed, 2*procs)  // consumed chunks' buffers, for reuse
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	for range procs - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				// Take a slot before a chunk, so the chunks holding slots are
+				// always the next ones the clustering needs.
+				select {
+				case slots <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i, ok := <-queue
+				if !ok {
+					return
+				}
+				chunk := entries[i*parseChunk : min((i+1)*parseChunk, len(entries))]
+				var out []parsed
+				select {
+				case out = <-free:
+				default:
+					out = make([]parsed, parseChunk)
+				}
+				out = out[:len(chunk)]
+				for k := range chunk {
+					out[k].f, out[k].err = fleet.Parse(chunk[k].Text)
+				}
+				results[i] <- out
+			}
+		}()
+	}
+	for i := range n {
+		out := <-results[i]
+		<-slots
+		base := i * parseChunk
+		for k := range out {
+			if err := e.addParsed(&entries[base+k], &out[k].f, out[k].err); err != nil {
+				return err
+			}
+		}
+		clear(out) // drop the texts' references before reuse
+		select {
+		case free <- out[:cap(out)]:
+		default:
+		}
+	}
+	return nil
+}
+
+// add takes one parsed entry and returns its cluster, or -1.
+func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 	trusted := e.Trusted(en.Sender)
 	e.totals.Entries++
 	if !trusted {
@@ -155,7 +245,7 @@ func (e *Engine) add(en *Entry) int32 {
 			e.totals.Meta++
 			return -1
 		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro:
-			e.correct(en, &f, trusted)
+			e.correct(en, f, trusted)
 			return -1
 		}
 		if f.Severity == fleet.SeverityMeta {
@@ -167,8 +257,8 @@ func (e *Engine) add(en *Entry) int32 {
 	if f.FreeForm {
 		e.totals.FreeForm++
 	}
-	c := e.assign(en, &f, trusted)
-	e.count(c, en, &f, trusted)
+	c := e.assign(en, f, trusted)
+	e.count(c, en, f, trusted)
 	return c
 }
 
@@ -252,7 +342,19 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		e.toks = tokenSet(e.toks[:0], e.seq)
 		toks, seq = e.toks, e.seq
 	}
+	var seqSum uint64
 	if len(toks) >= minSimTokens {
+		seqSum = e.sim.seqHash(surface, seq)
+		if !hasRepro && trusted {
+			// The same words in the same order as a summary placed before
+			// (other punctuation, case, literals or detail lines): the same
+			// report, so the same decision, without asking again.
+			if c, ok := e.sim.placed[seqSum]; ok {
+				c = e.find(c)
+				e.keys[key] = c
+				return c, true
+			}
+		}
 		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
@@ -267,12 +369,22 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 				e.ukeys[key] = best
 				return best, false
 			}
+			if also := e.sim.also; also >= 0 && also != best && e.bridges(best, also) {
+				// The report reads as both clusters' bug: they are one.
+				dst, src := min(best, also), max(best, also)
+				e.merge(src, dst)
+				e.sim.mergeInto(src, dst)
+				best = dst
+			}
 			cl := &e.clusters[best]
 			e.keys[key] = best
 			cl.anchored = cl.anchored || hasRepro
-			if cl.sigs < maxSigsPerCluster {
+			if !hasRepro {
+				e.sim.placed[seqSum] = best
+			}
+			if cl.sigs < maxSigsPerCluster && e.sim.newSeq(seqSum, true) {
 				cl.sigs++
-				e.sim.add(best, surface, toks, seq, true)
+				e.sim.add(best, surface, toks, seq, true, e.find)
 			}
 			return best, true
 		}
@@ -282,8 +394,13 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 	cl.anchored = hasRepro
 	e.keys[key] = c
 	if len(toks) >= minSimTokens {
-		cl.sigs = 1
-		e.sim.add(c, surface, toks, seq, trusted)
+		if trusted && !hasRepro {
+			e.sim.placed[seqSum] = c
+		}
+		if e.sim.newSeq(seqSum, trusted) {
+			cl.sigs = 1
+			e.sim.add(c, surface, toks, seq, trusted, e.find)
+		}
 	}
 	return c, true
 }
@@ -465,4 +582,16 @@ func (e *Engine) clusterAt(index uint64) (int32, bool) {
 		return 0, false
 	}
 	return e.find(c), true
+}
+
+// bridges reports whether a trusted report that matches clusters a and b
+// both may merge them: neither was corrected (a resolved or false-positive
+// cluster stays as marked), they do not hold two different repros, and
+// their leading summaries do not name different things.
+func (e *Engine) bridges(a, b int32) bool {
+	ca, cb := &e.clusters[a], &e.clusters[b]
+	if ca.anchored && cb.anchored || ca.corr.kind != "" || cb.corr.kind != "" || ca.freeForm || cb.freeForm {
+		return false
+	}
+	return e.sim.compatible(a, b, e.cfg.MergeThreshold)
 }

@@ -103,7 +103,7 @@ type Row struct {
 	// State, when one did.
 	Correction *uint64  `json:"correction,omitempty"`
 	NeedsRepro bool     `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
-	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of
+	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of or a bridging report
 	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
 	// attached one (AttachPRs).
 	PR *PRLink `json:"pr,omitempty"`

@@ -24,19 +24,35 @@ import (
 // summaries, which only matters for floods of near-identical text.
 type simIndex struct {
 	sigs     []sig
-	postings map[uint64][]int32 // (surface, token) -> sigs, oldest first
-	df       map[uint64]int32   // (surface, token) -> trusted sigs holding it
-	n        map[uint32]int32   // surface -> trusted sigs
-	state    []sigState         // per sig, what queries touch, kept together
+	ids      map[uint64]int32 // (surface, token) -> a dense token id
+	postings [][]int32        // token id -> sigs, oldest first
+	df       []int32          // token id -> trusted sigs holding it
+	n        map[uint32]int32 // surface -> trusted sigs
+	state    []sigState       // per sig, what queries touch, kept together
 	gen      uint32
 	allDF    bool              // count every sig in df (no trusted senders configured)
 	lead     map[int32]int32   // cluster -> its leader sig
 	members  map[int32][]int32 // cluster -> its sigs
 
-	qw    []float64 // scratch: query token weights
-	order []int     // scratch: query token order
-	cands []int32   // scratch: candidate sigs
-	top   []int32   // scratch: the candidates verified (a min-heap by shared weight)
+	// What distinguishes bugs, learned from trusted summaries (rivals.go).
+	slots    map[uint64][]slotSeen // (surface, the tokens around a slot) -> the first fillers seen
+	fulls    map[uint64]slotSeen   // (surface, whole sequence) -> the first summary with it
+	dels     map[uint64]slotSeen   // (surface, sequence with one inner token left out) -> the first, and that token
+	rivals   map[uint64]struct{}   // (surface, unordered token pair) that fill one slot in two clusters
+	specific map[uint64]struct{}   // (surface, token) whose presence alone told two clusters apart
+
+	placed  map[uint64]int32    // (surface, token sequence) of a trusted repro-less summary -> its cluster
+	indexed map[uint64]struct{} // (surface, token sequence) already indexed as a sig
+
+	also    int32   // after query: the runner-up cluster that passed every check, or -1
+	alsoSim float64 // its similarity
+
+	qw    []float64   // scratch: query token weights
+	qid   []int32     // scratch: query token ids (-1: never indexed)
+	subst []substMemo // scratch: substitutes results of this query, per cluster
+	order []int       // scratch: query token order
+	cands []int32     // scratch: candidate sigs
+	top   []int32     // scratch: the candidates verified (a min-heap by shared weight)
 }
 
 // less orders candidates by shared weight, then newer before older, so the
@@ -84,18 +100,26 @@ type sig struct {
 	surface uint32
 	trusted bool
 	toks    []uint64 // sorted set
+	tids    []int32  // the token ids of toks
 	seq     []uint64 // in order of appearance
+}
+
+type substMemo struct {
+	c   int32
+	hit bool
 }
 
 // maxPostingScan bounds the postings scanned per probed token (the newest
 // ones), maxVerify the candidates whose similarity is computed per query.
 const (
-	maxPostingScan = 1024
+	maxPostingScan = 256
 	maxVerify      = 32
 )
 
 func newSimIndex(allDF bool) *simIndex {
-	return &simIndex{postings: map[uint64][]int32{}, df: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF}
+	return &simIndex{ids: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF,
+		slots: map[uint64][]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
+		placed: map[uint64]int32{}, indexed: map[uint64]struct{}{}}
 }
 
 // key combines a surface id and a token hash.
@@ -108,20 +132,24 @@ func (s *simIndex) key(surface uint32, tok uint64) uint64 {
 // chains of small rewordings cannot drift from one bug to another.
 const leadFactor = 0.5
 
-func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool) {
+func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool, root func(int32) int32) {
 	id := int32(len(s.sigs))
 	if _, ok := s.lead[cluster]; !ok && (trusted || s.allDF) {
 		s.lead[cluster] = id
 	}
 	s.members[cluster] = append(s.members[cluster], id)
-	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), seq: slices.Clone(seq)})
+	tids := make([]int32, len(toks))
+	for i, t := range toks {
+		tids[i] = s.tokenID(surface, t)
+	}
+	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), tids: tids, seq: slices.Clone(seq)})
 	s.state = append(s.state, sigState{trusted: trusted})
 	counted := trusted || s.allDF
 	if counted {
 		s.n[surface]++
+		s.learn(cluster, surface, seq, root)
 	}
-	for _, t := range toks {
-		k := s.key(surface, t)
+	for _, k := range tids {
 		s.postings[k] = append(s.postings[k], id)
 		if counted {
 			s.df[k]++
@@ -129,8 +157,40 @@ func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, truste
 	}
 }
 
-func (s *simIndex) weight(n int32, k uint64) float64 {
-	return 1 + logInt(n+1) - logInt(s.df[k]+1)
+// tokenID returns the dense id of a surface's token, assigning one when new.
+func (s *simIndex) tokenID(surface uint32, tok uint64) int32 {
+	k := s.key(surface, tok)
+	id, ok := s.ids[k]
+	if !ok {
+		id = int32(len(s.df))
+		s.ids[k] = id
+		s.df = append(s.df, 0)
+		s.postings = append(s.postings, nil)
+	}
+	return id
+}
+
+// lookupID returns a token's id, or -1 when no summary held it yet.
+func (s *simIndex) lookupID(surface uint32, tok uint64) int32 {
+	if id, ok := s.ids[s.key(surface, tok)]; ok {
+		return id
+	}
+	return -1
+}
+
+// weight is the IDF weight of token id (-1: a token no summary holds) in a
+// surface of n trusted summaries.
+func (s *simIndex) weight(n int32, id int32) float64 {
+	var df int32
+	if id >= 0 {
+		df = s.df[id]
+	}
+	return 1 + logInt(n+1) - logInt(df+1)
+}
+
+// tokWeight is weight by token hash.
+func (s *simIndex) tokWeight(n int32, surface uint32, tok uint64) float64 {
+	return s.weight(n, s.lookupID(surface, tok))
 }
 
 // logTable holds ln(i) for small i: weights are computed for every token of
@@ -157,16 +217,20 @@ func logInt(i int32) float64 {
 // (substitution) is no match. trustedOnly limits candidates to trusted
 // summaries. Ties go to the oldest cluster.
 func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnly bool, root func(int32) int32, accept func(int32) bool) (best int32, bestSim float64) {
-	best = -1
+	best, s.also, s.alsoSim = -1, -1, 0
 	if len(q) == 0 || t > 1 {
 		return best, 0
 	}
 	n := s.n[surface]
 	s.qw = s.qw[:0]
+	s.qid = s.qid[:0]
 	s.order = s.order[:0]
+	s.subst = s.subst[:0]
 	var total float64
 	for i, tok := range q {
-		w := s.weight(n, s.key(surface, tok))
+		id := s.lookupID(surface, tok)
+		w := s.weight(n, id)
+		s.qid = append(s.qid, id)
 		s.qw = append(s.qw, w)
 		s.order = append(s.order, i)
 		total += w
@@ -200,7 +264,10 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 			break
 		}
 		remaining -= s.qw[i]
-		list := s.postings[s.key(surface, q[i])]
+		if s.qid[i] < 0 {
+			continue
+		}
+		list := s.postings[s.qid[i]]
 		if len(list) > maxPostingScan {
 			list = list[len(list)-maxPostingScan:]
 		}
@@ -244,44 +311,70 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if sg.surface != surface { // a key collision across surfaces
 			continue
 		}
-		sim := s.similarity(n, surface, q, total, sg.toks)
-		if sim < t || sim < bestSim {
+		sim := s.similarity(n, q, total, sg)
+		if sim < t {
 			continue
 		}
 		c := root(sg.cluster)
-		if sim == bestSim && best >= 0 && c >= best {
-			continue
-		}
-		if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, surface, q, total, s.sigs[lead].toks) < t*leadFactor {
+		if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, q, total, &s.sigs[lead]) < t*leadFactor {
 			continue // close to a member, too far from what the cluster is about
 		}
-		if s.substitutes(c, qseq, n, surface) {
+		if s.substitutes(c, q, qseq, n, surface) {
 			continue // the cluster holds this report with other specifics
+		}
+		if s.conflicts(surface, q, sg.toks) {
+			continue // names something else than the summary it resembles
 		}
 		if !accept(c) {
 			continue
 		}
-		best, bestSim = c, sim
+		// Keep the two best clusters, each scored by its most similar
+		// summary; ties go to the older cluster.
+		switch {
+		case c == best:
+			bestSim = max(bestSim, sim)
+		case c == s.also:
+			s.alsoSim = max(s.alsoSim, sim)
+		case s.also < 0 || sim > s.alsoSim || sim == s.alsoSim && c < s.also:
+			s.also, s.alsoSim = c, sim
+		}
+		if s.also >= 0 && (best < 0 || s.alsoSim > bestSim || s.alsoSim == bestSim && s.also < best) {
+			best, bestSim, s.also, s.alsoSim = s.also, s.alsoSim, best, bestSim
+		}
 	}
 	return best, bestSim
 }
 
 // substitutes reports whether qseq is the same template as one of cluster
 // c's summaries with other words filled in: then it names another thing
-// than that summary, and so than the cluster.
-func (s *simIndex) substitutes(c int32, qseq []uint64, n int32, surface uint32) bool {
-	w := func(tok uint64) float64 { return s.weight(n, s.key(surface, tok)) }
-	for _, id := range s.members[c] {
-		if substitution(qseq, s.sigs[id].seq, w) {
-			return true
+// than that summary, and so than the cluster. Results are kept per query.
+func (s *simIndex) substitutes(c int32, q, qseq []uint64, n int32, surface uint32) bool {
+	for _, m := range s.subst {
+		if m.c == c {
+			return m.hit
 		}
 	}
-	return false
+	w := func(tok uint64) float64 {
+		if i, ok := slices.BinarySearch(q, tok); ok {
+			return s.qw[i]
+		}
+		return s.tokWeight(n, surface, tok)
+	}
+	hit := false
+	for _, id := range s.members[c] {
+		if substitution(qseq, s.sigs[id].seq, w) {
+			hit = true
+			break
+		}
+	}
+	s.subst = append(s.subst, substMemo{c: c, hit: hit})
+	return hit
 }
 
 // similarity is the weighted Jaccard of the query (weights in s.qw, summing
-// to qTotal) and toks; both are sorted.
-func (s *simIndex) similarity(n int32, surface uint32, q []uint64, qTotal float64, toks []uint64) float64 {
+// to qTotal) and sig sg; both token lists are sorted.
+func (s *simIndex) similarity(n int32, q []uint64, qTotal float64, sg *sig) float64 {
+	toks := sg.toks
 	var inter, other float64
 	i, j := 0, 0
 	for i < len(q) && j < len(toks) {
@@ -293,16 +386,89 @@ func (s *simIndex) similarity(n int32, surface uint32, q []uint64, qTotal float6
 		case q[i] < toks[j]:
 			i++
 		default:
-			other += s.weight(n, s.key(surface, toks[j]))
+			other += s.weight(n, sg.tids[j])
 			j++
 		}
 	}
 	for ; j < len(toks); j++ {
-		other += s.weight(n, s.key(surface, toks[j]))
+		other += s.weight(n, sg.tids[j])
 	}
 	union := qTotal + other
 	if union == 0 {
 		return 0
 	}
 	return inter / union
+}
+
+// mergeInto moves cluster src's summaries under dst.
+func (s *simIndex) mergeInto(src, dst int32) {
+	s.members[dst] = append(s.members[dst], s.members[src]...)
+	delete(s.members, src)
+	if _, ok := s.lead[dst]; !ok {
+		if l, ok := s.lead[src]; ok {
+			s.lead[dst] = l
+		}
+	}
+	delete(s.lead, src)
+}
+
+// compatible reports whether the leaders of clusters a and b are similar
+// enough (t·leadFactor) and name no different things.
+func (s *simIndex) compatible(a, b int32, t float64) bool {
+	la, oka := s.lead[a]
+	lb, okb := s.lead[b]
+	if !oka || !okb {
+		return false
+	}
+	x, y := &s.sigs[la], &s.sigs[lb]
+	if x.surface != y.surface || s.conflicts(x.surface, x.toks, y.toks) {
+		return false
+	}
+	n := s.n[x.surface]
+	w := func(tok uint64) float64 { return s.tokWeight(n, x.surface, tok) }
+	if substitution(x.seq, y.seq, w) {
+		return false
+	}
+	var inter, union float64
+	i, j := 0, 0
+	for i < len(x.toks) || j < len(y.toks) {
+		switch {
+		case j == len(y.toks) || i < len(x.toks) && x.toks[i] < y.toks[j]:
+			union += w(x.toks[i])
+			i++
+		case i == len(x.toks) || y.toks[j] < x.toks[i]:
+			union += w(y.toks[j])
+			j++
+		default:
+			inter += w(x.toks[i])
+			union += w(x.toks[i])
+			i++
+			j++
+		}
+	}
+	return union > 0 && inter/union >= t*leadFactor
+}
+
+// seqHash identifies a token sequence within a surface.
+func (s *simIndex) seqHash(surface uint32, seq []uint64) uint64 {
+	var sum uint64
+	for j, t := range seq {
+		sum += posHash(t, j)
+	}
+	return seqKey(surface, sum, len(seq))
+}
+
+// newSeq reports whether no sig with this sequence and trust was indexed
+// yet, and records it: one wording indexed twice only takes a cluster's
+// slots. Trust is part of the key so that an untrusted sender posting a
+// wording first cannot keep the trusted one out of the index.
+func (s *simIndex) newSeq(h uint64, trusted bool) bool {
+	if trusted {
+		h = mix64(h ^ hashK2)
+	}
+	if _, ok := s.indexed[h]; ok {
+		return false
+	}
+	s.indexed[h] = struct{}{}
+	return true
 }

@@ -3,6 +3,9 @@
 //
 //   - FeedbackLog (FeedbackLog.sol): fleetd's own append-only feedback log,
 //     with EIP-712 signed submissions relayed by a sponsor.
+//   - FeedbackLogV2 (FeedbackLogV2.sol): the same log with each text in a
+//     FeedbackText event and only its keccak256, sender, time and block in
+//     storage: a third of the gas for a typical finding (docs/architecture.md).
 //   - NameRegistry (NameRegistry.sol): the platform-side name registry
 //     interface fleetd probes (INameRegistry) and a reference implementation.
 //

@@ -28,6 +28,7 @@ type contract struct {
 // contracts is the list of contracts bound into package contracts.
 var contracts = []contract{
 	{typ: "FeedbackLog", file: "feedbacklog.go"},
+	{typ: "FeedbackLogV2", file: "feedbacklogv2.go"},
 	{typ: "NameRegistry", file: "nameregistry.go"},
 }
 

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package chain
+
+import "time"
+
+func cpuTime() time.Duration { return 0 }
+
+func procCPU(int) time.Duration { return 0 }
