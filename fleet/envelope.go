@@ -258,6 +258,18 @@ func formatRepro(r Repro) ([]byte, error) {
 // share text's memory unless case-folding or joining the summary needed a
 // copy.
 func Parse(text string) (Finding, error) {
+	return parse(text, nil)
+}
+
+// ParseInto is Parse for loops over many entries (triage reads the whole
+// log): a repro is parsed into *r, reusing its Args' memory, instead of a new
+// allocation, and the Finding's Repro points to r. It is only valid until r
+// is used again; copy what must outlive that.
+func ParseInto(text string, r *Repro) (Finding, error) {
+	return parse(text, r)
+}
+
+func parse(text string, r *Repro) (Finding, error) {
 	if len(text) > MaxEnvelopeBytes {
 		return freeForm(text), fmt.Errorf("feedback text is %d bytes, max %d: %w", len(text), MaxEnvelopeBytes, ErrTooLong)
 	}
@@ -268,7 +280,7 @@ func Parse(text string) (Finding, error) {
 	if !isEnvelope(t) {
 		return freeForm(t), nil
 	}
-	f, err := parseEnvelope(t)
+	f, err := parseEnvelope(t, r)
 	if err != nil {
 		return freeForm(t), err
 	}
@@ -294,8 +306,9 @@ func isEnvelope(t string) bool {
 	return false
 }
 
-// parseEnvelope parses t, which isEnvelope accepted.
-func parseEnvelope(t string) (Finding, error) {
+// parseEnvelope parses t, which isEnvelope accepted; dst, when not nil,
+// receives the repro (see ParseInto).
+func parseEnvelope(t string, dst *Repro) (Finding, error) {
 	header, body, _ := strings.Cut(t, "\n")
 	f := Finding{}
 	var seen uint8 // bits of the standard keys seen so far
@@ -380,7 +393,7 @@ func parseEnvelope(t string) (Finding, error) {
 		f.Summary = strings.TrimSpace(body)
 		return f, nil
 	}
-	r, err := parseRepro(body[start:end])
+	r, err := parseRepro(body[start:end], dst)
 	if err != nil {
 		return Finding{}, err
 	}
@@ -426,8 +439,9 @@ func isReproLine(line string) bool {
 	return strings.HasPrefix(line, reproPrefix)
 }
 
-// parseRepro parses a repro line (leading whitespace allowed).
-func parseRepro(line string) (*Repro, error) {
+// parseRepro parses a repro line (leading whitespace allowed) into dst, or
+// a new Repro when dst is nil.
+func parseRepro(line string, dst *Repro) (*Repro, error) {
 	rest := strings.TrimLeftFunc(line, unicode.IsSpace)[len(reproPrefix):]
 	rest = trimHeaderSpace(rest)
 	tool, args := rest, ""
@@ -443,7 +457,13 @@ func parseRepro(line string) (*Repro, error) {
 	if args == "" {
 		return nil, fmt.Errorf("qa/v1 repro: missing JSON args after tool %q", tool)
 	}
-	r := newRepro(tool, args)
+	var r *Repro
+	if dst != nil {
+		dst.Tool, dst.Args = tool, append(dst.Args[:0], args...)
+		r = dst
+	} else {
+		r = newRepro(tool, args)
+	}
 	if err := jsonValid(r.Args); err != nil {
 		return nil, fmt.Errorf("qa/v1 repro: args for %q are not valid JSON: %w", tool, err)
 	}

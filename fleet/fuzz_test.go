@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func FuzzParse(f *testing.F) {
@@ -26,6 +29,15 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		got, err := Parse(text)
 		_ = Fingerprint(got) // must not panic either
+		// ParseInto gives the same result, into a reused Repro.
+		reused := Repro{Tool: "stale", Args: []byte(`{"stale":true,"longer than most args":1}`)}
+		into, intoErr := ParseInto(text, &reused)
+		if (err == nil) != (intoErr == nil) || !cmp.Equal(got, into, cmpopts.EquateEmpty()) {
+			t.Fatalf("ParseInto = %+v, %v; Parse = %+v, %v", into, intoErr, got, err)
+		}
+		if into.Repro != nil && into.Repro != &reused {
+			t.Fatal("ParseInto allocated a Repro instead of using the one given")
+		}
 		if err != nil || got.FreeForm {
 			want := Finding{Severity: SeverityUnknown, FreeForm: true, Summary: strings.TrimSpace(text)}
 			if got.Summary != want.Summary || got.Severity != want.Severity || !got.FreeForm || got.Repro != nil || got.Source != "" {

@@ -10,7 +10,6 @@ import (
 type cluster struct {
 	id         string // fleet.Fingerprint of its first finding: stable across runs
 	surface    fleet.Surface
-	parent     int32 // the cluster this one was merged into (duplicate-of), or itself
 	freeForm   bool
 	anchored   bool // holds a repro group: another repro cannot join by similarity
 	needsRepro bool
@@ -49,6 +48,7 @@ type stats struct {
 	tLast       int64
 	maxSev      int8 // fleet.Severity.Rank of the most severe
 	sources     []int32
+	srcSet      map[int32]struct{} // sources as a set, once the list is long
 	pairs       pairSet // distinct (source, run) pairs
 	recent      []uint64
 	rpos        int
@@ -63,9 +63,7 @@ func (s *stats) add(index uint64, t int64, sev int8, src int32, pair uint64) {
 		s.maxSev = max(s.maxSev, sev)
 	}
 	s.n++
-	if !slices.Contains(s.sources, src) {
-		s.sources = append(s.sources, src)
-	}
+	s.addSource(src)
 	s.pairs.add(pair)
 	if len(s.recent) < recentEntries {
 		s.recent = append(s.recent, index)
@@ -73,6 +71,30 @@ func (s *stats) add(index uint64, t int64, sev int8, src int32, pair uint64) {
 		s.recent[s.rpos] = index
 		s.rpos = (s.rpos + 1) % recentEntries
 	}
+}
+
+// maxSourceList is how many distinct sources a cluster's stats search as a
+// list before keeping a set (untrusted floods come from many addresses).
+const maxSourceList = 16
+
+// addSource adds src to the distinct sources, in order of arrival.
+func (s *stats) addSource(src int32) {
+	switch {
+	case s.srcSet != nil:
+		if _, ok := s.srcSet[src]; ok {
+			return
+		}
+		s.srcSet[src] = struct{}{}
+	case slices.Contains(s.sources, src):
+		return
+	case len(s.sources) == maxSourceList:
+		s.srcSet = make(map[int32]struct{}, 2*maxSourceList)
+		for _, x := range s.sources {
+			s.srcSet[x] = struct{}{}
+		}
+		s.srcSet[src] = struct{}{}
+	}
+	s.sources = append(s.sources, src)
 }
 
 // merge adds o's findings to s.
@@ -90,9 +112,7 @@ func (s *stats) merge(o *stats) {
 	s.maxSev = max(s.maxSev, o.maxSev)
 	s.n += o.n
 	for _, src := range o.sources {
-		if !slices.Contains(s.sources, src) {
-			s.sources = append(s.sources, src)
-		}
+		s.addSource(src)
 	}
 	s.pairs.union(&o.pairs)
 	all := append(s.entries(), o.entries()...)
@@ -191,7 +211,7 @@ func (p *pairSet) union(o *pairSet) {
 // reported becomes a regression of it.
 func (e *Engine) merge(src, dst int32) {
 	s, d := &e.clusters[src], &e.clusters[dst]
-	s.parent = dst
+	e.parent[src] = dst
 	for k := range d.counted {
 		d.counted[k].merge(&s.counted[k])
 	}

@@ -126,7 +126,7 @@ func (e *Engine) Report(now time.Time) Report {
 	first := make([]uint64, 0, len(e.clusters))
 	for c := range e.clusters {
 		cl := &e.clusters[c]
-		if cl.parent != int32(c) {
+		if e.parent[c] != int32(c) {
 			continue
 		}
 		row, f := e.row(cl)
