@@ -49,7 +49,7 @@ type stats struct {
 	maxSev      int8 // fleet.Severity.Rank of the most severe
 	sources     []int32
 	srcSet      map[int32]struct{} // sources as a set, once the list is long
-	pairs       pairSet // distinct (source, run) pairs
+	pairs       pairSet            // distinct (source, run) pairs
 	recent      []uint64
 	rpos        int
 }

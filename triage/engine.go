@@ -41,7 +41,7 @@ type Engine struct {
 	of      []int32 // entry index - base -> cluster, -1 when not a finding
 
 	clusters []cluster
-	parent   []int32 // cluster -> the cluster it was merged into, or itself (kept apart: every entry reads it)
+	parent   []int32          // cluster -> the cluster it was merged into, or itself (kept apart: every entry reads it)
 	byID     map[string]int32 // cluster id -> its first cluster: a ref= may name a cluster (refByID)
 	keys     map[litKey]int32 // literal keys every sender's entries may use
 	ukeys    map[litKey]int32 // literal keys only untrusted entries may use
