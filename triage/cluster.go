@@ -46,7 +46,8 @@ type stats struct {
 	first, last uint64 // lowest and highest entry index
 	tFirst      int64  // earliest and latest entry time, unix seconds
 	tLast       int64
-	maxSev      int8 // fleet.Severity.Rank of the most severe
+	maxSev      int8     // fleet.Severity.Rank of the most severe
+	head        [6]int32 // sources[:6], inline
 	sources     []int32
 	srcSet      map[int32]struct{} // sources as a set, once the list is long
 	pairs       pairSet            // distinct (source, run) pairs
@@ -77,17 +78,27 @@ func (s *stats) add(index uint64, t int64, sev int8, src int32, pair uint64) {
 // list before keeping a set (untrusted floods come from many addresses).
 const maxSourceList = 16
 
-// addSource adds src to the distinct sources, in order of arrival.
+// addSource adds src to the distinct sources, in order of arrival. The
+// first few are also kept in the struct itself: every finding checks them,
+// and a cluster rarely has more sources than the fleet has specialists.
 func (s *stats) addSource(src int32) {
+	k := len(s.sources)
+	for _, x := range s.head[:min(k, len(s.head))] {
+		if x == src {
+			return
+		}
+	}
 	switch {
+	case k < len(s.head):
+		s.head[k] = src
 	case s.srcSet != nil:
 		if _, ok := s.srcSet[src]; ok {
 			return
 		}
 		s.srcSet[src] = struct{}{}
-	case slices.Contains(s.sources, src):
+	case slices.Contains(s.sources[len(s.head):], src):
 		return
-	case len(s.sources) == maxSourceList:
+	case k == maxSourceList:
 		s.srcSet = make(map[int32]struct{}, 2*maxSourceList)
 		for _, x := range s.sources {
 			s.srcSet[x] = struct{}{}

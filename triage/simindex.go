@@ -49,6 +49,8 @@ type simIndex struct {
 
 	qw    []float64   // scratch: query token weights
 	qid   []int32     // scratch: query token ids (-1: never indexed)
+	qIDs  []idWeight  // scratch: the query's indexed tokens by id, sorted
+	leads []leadMemo  // scratch: similarity to each verified cluster's leader, this query
 	subst []substMemo // scratch: substitutes results of this query, per cluster
 	order []int       // scratch: query token order
 	cands []int32     // scratch: candidate sigs
@@ -100,8 +102,18 @@ type sig struct {
 	surface uint32
 	trusted bool
 	toks    []uint64 // sorted set
-	tids    []int32  // the token ids of toks
+	ids     []int32  // the token ids of toks, sorted by id (what similarity merges)
 	seq     []uint64 // in order of appearance
+}
+
+type idWeight struct {
+	id int32
+	w  float64
+}
+
+type leadMemo struct {
+	c   int32
+	sim float64
 }
 
 type substMemo struct {
@@ -142,7 +154,8 @@ func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, truste
 	for i, t := range toks {
 		tids[i] = s.tokenID(surface, t)
 	}
-	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), tids: tids, seq: slices.Clone(seq)})
+	slices.Sort(tids)
+	s.sigs = append(s.sigs, sig{cluster: cluster, surface: surface, trusted: trusted, toks: slices.Clone(toks), ids: tids, seq: slices.Clone(seq)})
 	s.state = append(s.state, sigState{trusted: trusted})
 	counted := trusted || s.allDF
 	if counted {
@@ -235,6 +248,14 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		s.order = append(s.order, i)
 		total += w
 	}
+	s.qIDs = s.qIDs[:0]
+	for i, id := range s.qid {
+		if id >= 0 {
+			s.qIDs = append(s.qIDs, idWeight{id, s.qw[i]})
+		}
+	}
+	slices.SortFunc(s.qIDs, func(a, b idWeight) int { return int(a.id) - int(b.id) })
+	s.leads = s.leads[:0]
 	slices.SortFunc(s.order, func(a, b int) int {
 		switch {
 		case s.qw[a] > s.qw[b]:
@@ -311,12 +332,12 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if sg.surface != surface { // a key collision across surfaces
 			continue
 		}
-		sim := s.similarity(n, q, total, sg)
+		sim := s.similarity(n, total, sg)
 		if sim < t {
 			continue
 		}
 		c := root(sg.cluster)
-		if lead, ok := s.lead[c]; ok && lead != id && s.similarity(n, q, total, &s.sigs[lead]) < t*leadFactor {
+		if lead, ok := s.lead[c]; ok && lead != id && s.leadSim(c, lead, n, total) < t*leadFactor {
 			continue // close to a member, too far from what the cluster is about
 		}
 		if s.substitutes(c, q, qseq, n, surface) {
@@ -371,33 +392,48 @@ func (s *simIndex) substitutes(c int32, q, qseq []uint64, n int32, surface uint3
 	return hit
 }
 
-// similarity is the weighted Jaccard of the query (weights in s.qw, summing
-// to qTotal) and sig sg; both token lists are sorted.
-func (s *simIndex) similarity(n int32, q []uint64, qTotal float64, sg *sig) float64 {
-	toks := sg.toks
+// similarity is the weighted Jaccard of the query (its indexed tokens in
+// s.qIDs, all its weights summing to qTotal) and sig sg. Both merge by token
+// id, so a candidate's tokens are one small array: verifying is bound by
+// memory, not arithmetic.
+func (s *simIndex) similarity(n int32, qTotal float64, sg *sig) float64 {
+	q, ids := s.qIDs, sg.ids
 	var inter, other float64
 	i, j := 0, 0
-	for i < len(q) && j < len(toks) {
+	for i < len(q) && j < len(ids) {
 		switch {
-		case q[i] == toks[j]:
-			inter += s.qw[i]
+		case q[i].id == ids[j]:
+			inter += q[i].w
 			i++
 			j++
-		case q[i] < toks[j]:
+		case q[i].id < ids[j]:
 			i++
 		default:
-			other += s.weight(n, sg.tids[j])
+			other += s.weight(n, ids[j])
 			j++
 		}
 	}
-	for ; j < len(toks); j++ {
-		other += s.weight(n, sg.tids[j])
+	for ; j < len(ids); j++ {
+		other += s.weight(n, ids[j])
 	}
 	union := qTotal + other
 	if union == 0 {
 		return 0
 	}
 	return inter / union
+}
+
+// leadSim is the query's similarity to cluster c's leader sig, computed once
+// per query.
+func (s *simIndex) leadSim(c, lead int32, n int32, qTotal float64) float64 {
+	for _, m := range s.leads {
+		if m.c == c {
+			return m.sim
+		}
+	}
+	sim := s.similarity(n, qTotal, &s.sigs[lead])
+	s.leads = append(s.leads, leadMemo{c, sim})
+	return sim
 }
 
 // mergeInto moves cluster src's summaries under dst.
