@@ -32,7 +32,7 @@ type simIndex struct {
 	gen      uint32
 	allDF    bool              // count every sig in df (no trusted senders configured)
 	lead     map[int32]int32   // cluster -> its leader sig
-	members  map[int32][]int32 // cluster -> its sigs
+	members  map[int32][]member // cluster -> its sigs
 
 	// What distinguishes bugs, learned from trusted summaries (rivals.go).
 	slots    map[uint64][]slotSeen // (surface, the tokens around a slot) -> the first fillers seen
@@ -106,6 +106,13 @@ type sig struct {
 	seq     []uint64 // in order of appearance
 }
 
+// member is one of a cluster's sigs, with its sequence's first and last
+// token: substitution needs one of them shared.
+type member struct {
+	id          int32
+	first, last uint64
+}
+
 type idWeight struct {
 	id int32
 	w  float64
@@ -129,7 +136,7 @@ const (
 )
 
 func newSimIndex(allDF bool) *simIndex {
-	return &simIndex{ids: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]int32{}, allDF: allDF,
+	return &simIndex{ids: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]member{}, allDF: allDF,
 		slots: map[uint64][]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
 		placed: map[uint64]int32{}, indexed: map[uint64]struct{}{}}
 }
@@ -149,7 +156,7 @@ func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, truste
 	if _, ok := s.lead[cluster]; !ok && (trusted || s.allDF) {
 		s.lead[cluster] = id
 	}
-	s.members[cluster] = append(s.members[cluster], id)
+	s.members[cluster] = append(s.members[cluster], member{id: id, first: seq[0], last: seq[len(seq)-1]})
 	tids := make([]int32, len(toks))
 	for i, t := range toks {
 		tids[i] = s.tokenID(surface, t)
@@ -382,8 +389,11 @@ func (s *simIndex) substitutes(c int32, q, qseq []uint64, n int32, surface uint3
 		return s.tokWeight(n, surface, tok)
 	}
 	hit := false
-	for _, id := range s.members[c] {
-		if substitution(qseq, s.sigs[id].seq, w) {
+	first, last := qseq[0], qseq[len(qseq)-1]
+	for _, m := range s.members[c] {
+		// Without a shared first or last token it is no substitution; the
+		// member's own sequence need not be read.
+		if (m.first == first || m.last == last) && substitution(qseq, s.sigs[m.id].seq, w) {
 			hit = true
 			break
 		}
