@@ -49,7 +49,11 @@ type Engine struct {
 	surfaces map[fleet.Surface]uint32
 	sources  map[sourceKey]int32
 	srcs     []sourceInfo
-	sim      *simIndex
+	lastSrc  struct {
+		k  sourceKey
+		id int32 // the source's id + 1; 0: none yet
+	}
+	sim *simIndex
 
 	totals Totals
 	repro  fleet.Repro // Add's parse scratch (fleet.ParseInto)
@@ -291,7 +295,7 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 		b = append(b, 0, 'r')
 		b = appendLiterals(b, f.Repro.Tool)
 		b = append(b, 0)
-		b = appendLiterals(b, string(f.Repro.Args))
+		b = appendLiterals(b, f.Repro.Args)
 	default:
 		b = append(b, 0, 's')
 		b = appendLiterals(b, f.Summary)
@@ -550,7 +554,11 @@ func (e *Engine) source(a fleet.Address, label string, trusted bool) int32 {
 	if trusted {
 		k.label = label
 	}
+	if e.lastSrc.id > 0 && e.lastSrc.k == k {
+		return e.lastSrc.id - 1 // a run posts its findings one after another
+	}
 	if id, ok := e.sources[k]; ok {
+		e.lastSrc.k, e.lastSrc.id = k, id+1
 		return id
 	}
 	id := int32(len(e.srcs))

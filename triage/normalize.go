@@ -17,7 +17,7 @@ import (
 // calldata (selector + 32-byte words): which function a repro calls is part
 // of the bug. Everything else is copied, so the code inside a repro
 // (enum E{} vs struct S{}) still tells bugs apart.
-func appendLiterals(dst []byte, s string) []byte {
+func appendLiterals[S ~string | ~[]byte](dst []byte, s S) []byte {
 	// Only words with a digit change: look for digits and copy the text
 	// between such words in bulk.
 	last := 0 // s[last:] is not yet copied

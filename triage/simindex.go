@@ -30,8 +30,8 @@ type simIndex struct {
 	n        map[uint32]int32 // surface -> trusted sigs
 	state    []sigState       // per sig, what queries touch, kept together
 	gen      uint32
-	allDF    bool              // count every sig in df (no trusted senders configured)
-	lead     map[int32]int32   // cluster -> its leader sig
+	allDF    bool               // count every sig in df (no trusted senders configured)
+	lead     map[int32]int32    // cluster -> its leader sig
 	members  map[int32][]member // cluster -> its sigs
 
 	// What distinguishes bugs, learned from trusted summaries (rivals.go).
