@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -275,54 +277,65 @@ func BenchmarkScan10kPreloaded(b *testing.B) {
 }
 
 func benchScanBeforeAfter(b *testing.B, n, textLen int) {
-	ctx := context.Background()
 	for _, where := range []string{"process", "inproc"} {
-		var l *FeedbackLog
-		var want func(int) string
-		nodeCPU := func() time.Duration { return 0 }
-		if where == "process" {
-			var pid int
-			l, want, pid = nodeProcess(b, n, textLen)
-			nodeCPU = func() time.Duration { return procCPU(pid) }
-		} else {
-			_, l, want = preloadedLog(b, n, textLen)
-		}
-		// The reader before issue 14 dialled with gzip on; Scan's client
-		// turns it off for nodes on this machine.
-		legacy := dialLegacy(b, l.c.url).FeedbackLog(l.Address())
-		for _, tc := range []struct {
-			name string
-			scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
-		}{{"before", legacy.legacyScan}, {"after", l.Scan}} {
-			b.Run("node="+where+"/"+tc.name, func(b *testing.B) {
-				b.ReportAllocs()
-				var ms0, ms1 runtime.MemStats
-				runtime.ReadMemStats(&ms0)
-				c0, n0 := cpuTime(), nodeCPU()
-				for b.Loop() {
-					got := 0
-					if _, err := tc.scan(ctx, 0, func(p []Entry) error {
-						if p[0].Text != want(got) || p[0].Index != uint64(got) {
-							return fmt.Errorf("entry %d: %q", got, p[0].Text)
-						}
-						got += len(p)
-						return nil
-					}); err != nil {
-						b.Fatal(err)
+		// A level of its own, so -bench 'Scan100k/node=inproc' skips the
+		// other node's preload.
+		b.Run("node="+where, func(b *testing.B) { benchScanNode(b, where, n, textLen) })
+	}
+}
+
+func benchScanNode(b *testing.B, where string, n, textLen int) {
+	ctx := context.Background()
+	var l *FeedbackLog
+	var want func(int) string
+	nodeCPU := func() time.Duration { return 0 }
+	nodeProfile := func(string) {}
+	if where == "process" {
+		var pid int
+		var node *benchNode
+		node, l, want, pid = nodeProcess(b, n, textLen)
+		nodeCPU = func() time.Duration { return procCPU(pid) }
+		nodeProfile = node.profile
+	} else {
+		_, l, want = preloadedLog(b, n, textLen)
+	}
+	// The reader before issue 14 dialled with gzip on; Scan's client
+	// turns it off for nodes on this machine.
+	legacy := dialLegacy(b, l.c.url).FeedbackLog(l.Address())
+	for _, tc := range []struct {
+		name string
+		scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
+	}{{"before", legacy.legacyScan}, {"after", l.Scan}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			stopProfile := startProfile(b, where+"-"+tc.name, nodeProfile)
+			c0, n0 := cpuTime(), nodeCPU()
+			for b.Loop() {
+				got := 0
+				if _, err := tc.scan(ctx, 0, func(p []Entry) error {
+					if p[0].Text != want(got) || p[0].Index != uint64(got) {
+						return fmt.Errorf("entry %d: %q", got, p[0].Text)
 					}
-					if got != n {
-						b.Fatalf("scanned %d entries, want %d", got, n)
-					}
+					got += len(p)
+					return nil
+				}); err != nil {
+					b.Fatal(err)
 				}
-				runtime.ReadMemStats(&ms1)
-				b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-				if where == "process" {
-					b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
+				if got != n {
+					b.Fatalf("scanned %d entries, want %d", got, n)
 				}
-				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
-			})
-		}
+			}
+			runtime.ReadMemStats(&ms1)
+			stopProfile()
+			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+			if where == "process" {
+				b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+		})
 	}
 }
 
@@ -354,12 +367,91 @@ func TestBenchNode(t *testing.T) {
 	}
 	_, l, _ := preloadedLog(t, n, textLen)
 	fmt.Printf("%s %s\n", l.c.url, l.Address())
-	io.Copy(io.Discard, os.Stdin)
+	// Each stdin line is a path to start a CPU profile in, or "" to stop it:
+	// the parent profiles the node around its scans only, not the preload.
+	in := bufio.NewScanner(os.Stdin)
+	var prof *os.File
+	for in.Scan() {
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+			prof = nil
+		}
+		if path := in.Text(); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				t.Fatal(err)
+			}
+			prof = f
+		}
+	}
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+	}
+}
+
+// benchNode is the stdin of a TestBenchNode process.
+type benchNode struct {
+	mu    sync.Mutex
+	stdin io.Writer
+}
+
+// profile asks the node to write a CPU profile to path from now on, or to
+// stop profiling for "".
+func (n *benchNode) profile(path string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	fmt.Fprintln(n.stdin, path)
+}
+
+// startProfile starts CPU profiles of this process and of the node process
+// (through nodeProfile) into $FLEETD_BENCH_CPUPROFILE/<name>.{reader,node}.pprof
+// when that variable names a directory, so a profile covers the scans and
+// not the minutes of preload before them. It returns the function that
+// stops both.
+func startProfile(tb testing.TB, name string, nodeProfile func(string)) func() {
+	tb.Helper()
+	dir := os.Getenv("FLEETD_BENCH_CPUPROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".reader.pprof"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	nodeProfile(filepath.Join(dir, name+".node.pprof"))
+	// Allocation profiles before and after: `go tool pprof -base` of the two
+	// is what the scans allocated.
+	writeAllocs := func(path string) {
+		runtime.GC() // the allocs profile is as of the last GC
+		af, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(af, 0)
+			af.Close()
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	writeAllocs(filepath.Join(dir, name+".allocs0.pprof"))
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		nodeProfile("")
+		writeAllocs(filepath.Join(dir, name+".allocs1.pprof"))
+	}
 }
 
 // nodeProcess starts TestBenchNode in a child process and returns a handle
 // on its log, the text of entry i, and the child's pid.
-func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string, int) {
+func nodeProcess(tb testing.TB, n, textLen int) (*benchNode, *FeedbackLog, func(int) string, int) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchNode$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d", n, textLen))
@@ -389,7 +481,7 @@ func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string,
 		t := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain\nentry %d ", i)
 		return t + strings.Repeat("x", max(0, textLen-len(t)))
 	}
-	return mustDial(tb, url).FeedbackLog(a), text, cmd.Process.Pid
+	return &benchNode{stdin: stdin}, mustDial(tb, url).FeedbackLog(a), text, cmd.Process.Pid
 }
 
 // legacyScan is Scan as it was before issue 14, kept to measure against:
