@@ -277,27 +277,30 @@ func BenchmarkScan10kPreloaded(b *testing.B) {
 }
 
 func benchScanBeforeAfter(b *testing.B, n, textLen int) {
-	for _, where := range []string{"process", "inproc"} {
+	for _, where := range []string{"process", "inproc", "process-disk", "inproc-disk"} {
 		// A level of its own, so -bench 'Scan100k/node=inproc' skips the
-		// other node's preload.
+		// other nodes' preload.
 		b.Run("node="+where, func(b *testing.B) { benchScanNode(b, where, n, textLen) })
 	}
 }
 
+// benchScanNode is one node of benchScanBeforeAfter: "process" or "inproc",
+// with "-disk" for a chain whose database is on disk (devchain.Config.OnDisk).
 func benchScanNode(b *testing.B, where string, n, textLen int) {
 	ctx := context.Background()
 	var l *FeedbackLog
 	var want func(int) string
 	nodeCPU := func() time.Duration { return 0 }
 	nodeProfile := func(string) {}
-	if where == "process" {
+	onDisk := strings.HasSuffix(where, "-disk")
+	if strings.HasPrefix(where, "process") {
 		var pid int
 		var node *benchNode
-		node, l, want, pid = nodeProcess(b, n, textLen)
+		node, l, want, pid = nodeProcess(b, n, textLen, onDisk)
 		nodeCPU = func() time.Duration { return procCPU(pid) }
 		nodeProfile = node.profile
 	} else {
-		_, l, want = preloadedLog(b, n, textLen)
+		_, l, want = preloadedLog(b, n, textLen, onDisk)
 	}
 	// The reader before issue 14 dialled with gzip on; Scan's client
 	// turns it off for nodes on this machine.
@@ -329,7 +332,7 @@ func benchScanNode(b *testing.B, where string, n, textLen int) {
 			}
 			runtime.ReadMemStats(&ms1)
 			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-			if where == "process" {
+			if strings.HasPrefix(where, "process") {
 				b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
@@ -354,7 +357,7 @@ func dialLegacy(tb testing.TB, url string) *Client {
 }
 
 // TestBenchNode is not a test: it is the node process of the node=process
-// benchmarks, started by nodeProcess with FLEETD_BENCH_NODE=n,textLen. It
+// benchmarks, started by nodeProcess with FLEETD_BENCH_NODE=n,textLen,disk. It
 // preloads the log, prints "url address", and serves until stdin closes.
 func TestBenchNode(t *testing.T) {
 	spec := os.Getenv("FLEETD_BENCH_NODE")
@@ -362,10 +365,11 @@ func TestBenchNode(t *testing.T) {
 		t.Skip("the node process of BenchmarkScan100k")
 	}
 	var n, textLen int
-	if _, err := fmt.Sscanf(spec, "%d,%d", &n, &textLen); err != nil {
+	var onDisk bool
+	if _, err := fmt.Sscanf(spec, "%d,%d,%t", &n, &textLen, &onDisk); err != nil {
 		t.Fatal(err)
 	}
-	_, l, _ := preloadedLog(t, n, textLen)
+	_, l, _ := preloadedLog(t, n, textLen, onDisk)
 	fmt.Printf("%s %s\n", l.c.url, l.Address())
 	// Each stdin line is a path to start a CPU profile in, or "" to stop it:
 	// the parent profiles the node around its scans only, not the preload.
@@ -378,6 +382,16 @@ func TestBenchNode(t *testing.T) {
 			prof = nil
 		}
 		if path := in.Text(); path != "" {
+			// The live heap first: what every GC cycle of the scans marks.
+			runtime.GC()
+			hf, err := os.Create(strings.TrimSuffix(path, ".pprof") + ".heap.pprof")
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(hf, 0)
+				hf.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			f, err := os.Create(path)
 			if err != nil {
 				t.Fatal(err)
@@ -451,10 +465,10 @@ func startProfile(tb testing.TB, name string, nodeProfile func(string)) func() {
 
 // nodeProcess starts TestBenchNode in a child process and returns a handle
 // on its log, the text of entry i, and the child's pid.
-func nodeProcess(tb testing.TB, n, textLen int) (*benchNode, *FeedbackLog, func(int) string, int) {
+func nodeProcess(tb testing.TB, n, textLen int, onDisk bool) (*benchNode, *FeedbackLog, func(int) string, int) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchNode$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d", n, textLen))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d,%t", n, textLen, onDisk))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -528,7 +542,7 @@ func (l *FeedbackLog) legacyScan(ctx context.Context, from uint64, fn func([]Ent
 // n entries of about textLen bytes, and returns a client, the log, and the
 // text of entry i. The runtime code comes from a real deployment on a
 // throwaway chain, at the address the same deployment gets on this one.
-func preloadedLog(tb testing.TB, n, textLen int) (*Client, *FeedbackLog, func(int) string) {
+func preloadedLog(tb testing.TB, n, textLen int, onDisk bool) (*Client, *FeedbackLog, func(int) string) {
 	tb.Helper()
 	ctx := context.Background()
 	sponsor, err := GenerateKey()
@@ -556,7 +570,7 @@ func preloadedLog(tb testing.TB, n, textLen int) (*Client, *FeedbackLog, func(in
 		return t + strings.Repeat("x", max(0, textLen-len(t)))
 	}
 	start := time.Now()
-	ch, err := devchain.Start(ctx, devchain.Config{Funded: funded, Preload: []devchain.Preloaded{{
+	ch, err := devchain.Start(ctx, devchain.Config{Funded: funded, OnDisk: onDisk, Preload: []devchain.Preloaded{{
 		Address: deployed.addr, Code: code, Storage: v1Storage(n, text, sponsor.Address(), uint64(time.Now().Unix())),
 	}}})
 	if err != nil {
