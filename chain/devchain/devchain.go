@@ -230,6 +230,10 @@ func startIn(ctx context.Context, cfg Config, rules *params.ChainConfig, host st
 		// holds megabytes.
 		ethConf.DatabaseCache = 64
 		ethConf.DatabaseHandles = 256
+		// State older than the last 128 blocks moves from the write buffer
+		// (Go maps) to the database once the buffer holds this much, rather
+		// than at 1 GB: that is what keeps it off the Go heap.
+		ethConf.TrieDirtyCache = 32
 	}
 
 	backend, err := eth.New(stack, &ethConf)

@@ -761,6 +761,53 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
+// BenchmarkModes measures what OnDisk and LogIndex cost: start and close
+// a chain, and seal a block holding one transaction that logs (sent, then
+// its receipt awaited):
+//
+//	go test ./chain/devchain -run '^$' -bench 'Modes' -benchtime 20x
+func BenchmarkModes(b *testing.B) {
+	emitter := common.HexToAddress("0x00000000000000000000000000000000000e0001")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"memory", Config{}},
+		{"memory+logindex", Config{LogIndex: true}},
+		{"disk", Config{OnDisk: true}},
+		{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
+	} {
+		b.Run(tc.name+"/start", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := Start(context.Background(), tc.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/seal", func(b *testing.B) {
+			sender := newTestKey(b)
+			cfg := tc.cfg
+			cfg.Funded = []Account{sender.funded(oneEther)}
+			cfg.Preload = []Preloaded{{Address: emitter, Code: []byte{0x60, 0, 0x60, 0, 0xa0, 0x00}}}
+			c := mustStart(b, cfg)
+			cl := mustDial(b, c)
+			ctx := testCtx(b)
+			var nonce uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				tx := sendTx(ctx, b, cl, sender, nonce, &emitter, nil, nil, 100_000)
+				waitReceipt(ctx, b, cl, tx.Hash())
+				nonce++
+			}
+		})
+	}
+}
+
 // TestStorageModes runs a chain in each database and log-search mode: a
 // preloaded contract's storage is read back, a transaction's log is found by
 // eth_getLogs, and an OnDisk chain's directory exists while it runs and is
