@@ -20,12 +20,14 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/qafleet/fleetd/chain/devchain"
 	"github.com/qafleet/fleetd/fleet"
+	"golang.org/x/sync/errgroup"
 )
 
 // BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
@@ -308,8 +310,8 @@ func benchScanNode(b *testing.B, where string, n, textLen int) {
 	for _, tc := range []struct {
 		name string
 		scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
-	}{{"before", legacy.legacyScan}, {"after", l.Scan}} {
-		if onDisk && tc.name == "before" {
+	}{{"before", legacy.legacyScan}, {"after", l.Scan}, {"override", l.overrideScan}} {
+		if onDisk && tc.name != "after" {
 			continue // the database is the change here: compare with node=<where>/after
 		}
 		b.Run(tc.name, func(b *testing.B) {
@@ -785,4 +787,117 @@ func BenchmarkScan10kV2LogIndex(b *testing.B) {
 	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
 	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+}
+
+// leanRangeCode is the runtime code of a minimal FeedbackLog v1 reader, an
+// experiment of issue 14 and not a part of Scan: overrideScan runs it in
+// place of the log's own code through eth_call's state override, to measure
+// how much of the node's CPU per entry is the EVM running v1's Solidity
+// view (its copy loop and ABI encoding) rather than the SLOADs. Compiled by
+// solc 0.8.37 (cancun, optimizer off, no metadata hash) from
+//
+//	contract LeanRange { fallback() external { assembly {
+//	    let start := calldataload(0)  let count := calldataload(32)
+//	    let n := sload(0)
+//	    if gt(start, n) { start := n }  if gt(count, sub(n, start)) { count := sub(n, start) }
+//	    mstore(0, 0)  let base := keccak256(0, 32)  let p := 0x80
+//	    for { let i := 0 } lt(i, count) { i := add(i, 1) } {
+//	        let s := add(base, mul(2, add(start, i)))
+//	        mstore(p, sload(s))  let sl := add(s, 1)  let w := sload(sl)
+//	        mstore(add(p, 32), w)  p := add(p, 64)
+//	        if and(w, 1) {
+//	            mstore(0, sl)  let d := keccak256(0, 32)
+//	            let words := shr(5, add(shr(1, w), 31))
+//	            for { let k := 0 } lt(k, words) { k := add(k, 1) } { mstore(p, sload(add(d, k)))  p := add(p, 32) }
+//	        }
+//	    }
+//	    return(0x80, sub(p, 0x80))
+//	} } }
+const leanRangeCode = "0x6080604052348015600e575f5ffd5b505f356020355f54808311156021578092505b82810382111560305782810391505b5f5f5260205f2060805f5b8481101560a9578086016002028301805483526001810180548060208601526040850194506001811615609c57815f5260205f20601f8260011c0160051c5f5b81811015609857808301548852602088019750600181019050607b565b5050505b505050600181019050603b565b50608081036080f3fea164736f6c6343000825000a"
+
+// overrideScan reads the log as Scan does (one block, pages in order, 16
+// pages of 600 entries in flight, four at a time) through leanRangeCode.
+func (l *FeedbackLog) overrideScan(ctx context.Context, from uint64, fn func([]Entry) error) (ScanResult, error) {
+	num, hash, _, err := l.c.Head(ctx)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	res := ScanResult{Next: from, Block: num, BlockHash: hash}
+	count, err := l.countAt(ctx, new(big.Int).SetUint64(num))
+	if err != nil {
+		return res, err
+	}
+	blockArg := hexutil.EncodeUint64(num)
+	override := map[common.Address]map[string]string{l.addr: {"code": leanRangeCode}}
+	const page, window = 600, 16
+	for res.Next < count {
+		var pages [window][]Entry
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(4)
+		for k := range window {
+			start := res.Next + uint64(k)*page
+			if start >= count {
+				break
+			}
+			n := min(page, count-start)
+			g.Go(func() error {
+				data := make([]byte, 64)
+				new(big.Int).SetUint64(start).FillBytes(data[:32])
+				new(big.Int).SetUint64(n).FillBytes(data[32:])
+				var out hexutil.Bytes
+				args := struct {
+					To   common.Address `json:"to"`
+					Data hexutil.Bytes  `json:"data"`
+					Gas  hexutil.Uint64 `json:"gas"`
+				}{l.addr, data, 40_000_000}
+				if err := l.c.rpc.CallContext(gctx, &out, "eth_call", args, blockArg, override); err != nil {
+					return err
+				}
+				es, err := decodeLean(out, start, n)
+				pages[k] = es
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return res, err
+		}
+		for _, p := range pages {
+			if p == nil {
+				break
+			}
+			if err := fn(p); err != nil {
+				return res, err
+			}
+			res.Next += uint64(len(p))
+		}
+	}
+	return res, nil
+}
+
+// decodeLean decodes leanRangeCode's answer for n entries from start.
+func decodeLean(b []byte, start, n uint64) ([]Entry, error) {
+	es := make([]Entry, 0, n)
+	for len(b) >= 64 {
+		head, w := b[:32], b[32:64]
+		b = b[64:]
+		var text string
+		if w[31]&1 == 0 {
+			text = string(w[:w[31]>>1])
+		} else {
+			size := new(big.Int).Rsh(new(big.Int).SetBytes(w), 1).Uint64()
+			words := (size + 31) / 32
+			if size > MaxText || uint64(len(b)) < 32*words {
+				return nil, fmt.Errorf("entry %d: text of %d bytes in %d bytes", start+uint64(len(es)), size, len(b))
+			}
+			text = string(b[:size])
+			b = b[32*words:]
+		}
+		var sender fleet.Address
+		copy(sender[:], head[12:])
+		es = append(es, Entry{Index: start + uint64(len(es)), Sender: sender, Time: time.Unix(int64(binary.BigEndian.Uint64(head[4:12])), 0).UTC(), Text: text})
+	}
+	if len(b) != 0 || uint64(len(es)) != n {
+		return nil, fmt.Errorf("lean range %d+%d: %d entries, %d bytes left", start, n, len(es), len(b))
+	}
+	return es, nil
 }
