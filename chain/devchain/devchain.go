@@ -322,9 +322,11 @@ func (c *Chain) URL() string { return c.url }
 func (c *Chain) ChainID() uint64 { return ChainID }
 
 // Close stops block production, the RPC server and the node, and releases the
-// in-memory database. It returns an error wrapping ErrCloseTimeout if the node
-// has not stopped within 15 s (it keeps stopping in the background). Calling
-// Close again is a no-op that returns the first call's result.
+// database: the in-memory one, or the OnDisk directory, which it removes (an
+// error removing it is returned). It returns an error wrapping ErrCloseTimeout
+// if the node has not stopped within 15 s (it keeps stopping in the
+// background, and an OnDisk directory is left in place). Calling Close again
+// is a no-op that returns the first call's result.
 func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
 		done := make(chan error, 1)
