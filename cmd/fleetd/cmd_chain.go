@@ -65,7 +65,7 @@ func startDevnet(ctx context.Context, dataDir, addr string) (*devnet, error) {
 		Addr:   addr,
 		Funded: []devchain.Account{{Address: sponsor.Address(), Wei: sponsorFunds}},
 		// State in a temporary pebble database, off the Go heap: reading
-		// a 100k-entry log takes half the time (BENCHMARKS.md, issue 14).
+		// a 100k-entry log takes a third less time (BENCHMARKS.md, issue 14).
 		OnDisk: true,
 	})
 	if err != nil {
