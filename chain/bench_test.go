@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -18,12 +20,14 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/qafleet/fleetd/chain/devchain"
 	"github.com/qafleet/fleetd/fleet"
+	"golang.org/x/sync/errgroup"
 )
 
 // BenchmarkScan10k reads a 10,000-entry log of ~200-byte entries from the
@@ -275,54 +279,71 @@ func BenchmarkScan10kPreloaded(b *testing.B) {
 }
 
 func benchScanBeforeAfter(b *testing.B, n, textLen int) {
+	for _, where := range []string{"process", "inproc", "process-disk", "inproc-disk"} {
+		// A level of its own, so -bench 'Scan100k/node=inproc' skips the
+		// other nodes' preload.
+		b.Run("node="+where, func(b *testing.B) { benchScanNode(b, where, n, textLen) })
+	}
+}
+
+// benchScanNode is one node of benchScanBeforeAfter: "process" or "inproc",
+// with "-disk" for a chain whose database is on disk (devchain.Config.OnDisk).
+func benchScanNode(b *testing.B, where string, n, textLen int) {
 	ctx := context.Background()
-	for _, where := range []string{"process", "inproc"} {
-		var l *FeedbackLog
-		var want func(int) string
-		nodeCPU := func() time.Duration { return 0 }
-		if where == "process" {
-			var pid int
-			l, want, pid = nodeProcess(b, n, textLen)
-			nodeCPU = func() time.Duration { return procCPU(pid) }
-		} else {
-			_, l, want = preloadedLog(b, n, textLen)
+	var l *FeedbackLog
+	var want func(int) string
+	nodeCPU := func() time.Duration { return 0 }
+	nodeProfile := func(string) {}
+	onDisk := strings.HasSuffix(where, "-disk")
+	if strings.HasPrefix(where, "process") {
+		var pid int
+		var node *benchNode
+		node, l, want, pid = nodeProcess(b, n, textLen, onDisk)
+		nodeCPU = func() time.Duration { return procCPU(pid) }
+		nodeProfile = node.profile
+	} else {
+		_, l, want = preloadedLog(b, n, textLen, onDisk)
+	}
+	// The reader before issue 14 dialled with gzip on; Scan's client
+	// turns it off for nodes on this machine.
+	legacy := dialLegacy(b, l.c.url).FeedbackLog(l.Address())
+	for _, tc := range []struct {
+		name string
+		scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
+	}{{"before", legacy.legacyScan}, {"after", l.Scan}, {"override", l.overrideScan}} {
+		if onDisk && tc.name != "after" {
+			continue // the database is the change here: compare with node=<where>/after
 		}
-		// The reader before issue 14 dialled with gzip on; Scan's client
-		// turns it off for nodes on this machine.
-		legacy := dialLegacy(b, l.c.url).FeedbackLog(l.Address())
-		for _, tc := range []struct {
-			name string
-			scan func(context.Context, uint64, func([]Entry) error) (ScanResult, error)
-		}{{"before", legacy.legacyScan}, {"after", l.Scan}} {
-			b.Run("node="+where+"/"+tc.name, func(b *testing.B) {
-				b.ReportAllocs()
-				var ms0, ms1 runtime.MemStats
-				runtime.ReadMemStats(&ms0)
-				c0, n0 := cpuTime(), nodeCPU()
-				for b.Loop() {
-					got := 0
-					if _, err := tc.scan(ctx, 0, func(p []Entry) error {
-						if p[0].Text != want(got) || p[0].Index != uint64(got) {
-							return fmt.Errorf("entry %d: %q", got, p[0].Text)
-						}
-						got += len(p)
-						return nil
-					}); err != nil {
-						b.Fatal(err)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			stopProfile := startProfile(b, where+"-"+tc.name, nodeProfile)
+			c0, n0 := cpuTime(), nodeCPU()
+			for b.Loop() {
+				got := 0
+				if _, err := tc.scan(ctx, 0, func(p []Entry) error {
+					if p[0].Text != want(got) || p[0].Index != uint64(got) {
+						return fmt.Errorf("entry %d: %q", got, p[0].Text)
 					}
-					if got != n {
-						b.Fatalf("scanned %d entries, want %d", got, n)
-					}
+					got += len(p)
+					return nil
+				}); err != nil {
+					b.Fatal(err)
 				}
-				runtime.ReadMemStats(&ms1)
-				b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-				if where == "process" {
-					b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
+				if got != n {
+					b.Fatalf("scanned %d entries, want %d", got, n)
 				}
-				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
-			})
-		}
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+			if strings.HasPrefix(where, "process") {
+				b.ReportMetric((nodeCPU()-n0).Seconds()/float64(b.N), "node-cpu-s/op")
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+			stopProfile() // after the figures: it forces a GC
+		})
 	}
 }
 
@@ -341,7 +362,7 @@ func dialLegacy(tb testing.TB, url string) *Client {
 }
 
 // TestBenchNode is not a test: it is the node process of the node=process
-// benchmarks, started by nodeProcess with FLEETD_BENCH_NODE=n,textLen. It
+// benchmarks, started by nodeProcess with FLEETD_BENCH_NODE=n,textLen,disk. It
 // preloads the log, prints "url address", and serves until stdin closes.
 func TestBenchNode(t *testing.T) {
 	spec := os.Getenv("FLEETD_BENCH_NODE")
@@ -349,20 +370,115 @@ func TestBenchNode(t *testing.T) {
 		t.Skip("the node process of BenchmarkScan100k")
 	}
 	var n, textLen int
-	if _, err := fmt.Sscanf(spec, "%d,%d", &n, &textLen); err != nil {
+	var onDisk bool
+	if _, err := fmt.Sscanf(spec, "%d,%d,%t", &n, &textLen, &onDisk); err != nil {
 		t.Fatal(err)
 	}
-	_, l, _ := preloadedLog(t, n, textLen)
+	_, l, _ := preloadedLog(t, n, textLen, onDisk)
 	fmt.Printf("%s %s\n", l.c.url, l.Address())
-	io.Copy(io.Discard, os.Stdin)
+	// Each stdin line is a path to start a CPU profile in, or "" to stop it:
+	// the parent profiles the node around its scans only, not the preload.
+	in := bufio.NewScanner(os.Stdin)
+	var prof *os.File
+	for in.Scan() {
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+			prof = nil
+		}
+		if path := in.Text(); path != "" {
+			// The live heap first: what every GC cycle of the scans marks.
+			// (A heap profile is as of the last complete cycle but one.)
+			runtime.GC()
+			runtime.GC()
+			hf, err := os.Create(strings.TrimSuffix(path, ".pprof") + ".heap.pprof")
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(hf, 0)
+				hf.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				t.Fatal(err)
+			}
+			prof = f
+		}
+		fmt.Println("ok") // the parent starts its scans (and its clocks) now
+	}
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+	}
+}
+
+// benchNode is the stdin and stdout of a TestBenchNode process.
+type benchNode struct {
+	tb     testing.TB
+	stdin  io.Writer
+	stdout *bufio.Reader
+}
+
+// profile asks the node to write a CPU profile to path from now on, or to
+// stop profiling for "", and waits until it has.
+func (n *benchNode) profile(path string) {
+	fmt.Fprintln(n.stdin, path)
+	if line, err := n.stdout.ReadString('\n'); err != nil || line != "ok\n" {
+		n.tb.Fatalf("node process answered %q, %v", line, err)
+	}
+}
+
+// startProfile starts CPU profiles of this process and of the node process
+// (through nodeProfile) into $FLEETD_BENCH_CPUPROFILE/<name>.{reader,node}.pprof
+// when that variable names a directory, so a profile covers the scans and
+// not the minutes of preload before them. It returns the function that
+// stops both.
+func startProfile(tb testing.TB, name string, nodeProfile func(string)) func() {
+	tb.Helper()
+	dir := os.Getenv("FLEETD_BENCH_CPUPROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".reader.pprof"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	nodeProfile(filepath.Join(dir, name+".node.pprof"))
+	// Allocation profiles before and after: `go tool pprof -base` of the two
+	// is what the scans allocated.
+	writeAllocs := func(path string) {
+		runtime.GC() // the allocs profile is as of the last GC
+		af, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(af, 0)
+			af.Close()
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	writeAllocs(filepath.Join(dir, name+".allocs0.pprof"))
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		nodeProfile("")
+		writeAllocs(filepath.Join(dir, name+".allocs1.pprof"))
+	}
 }
 
 // nodeProcess starts TestBenchNode in a child process and returns a handle
 // on its log, the text of entry i, and the child's pid.
-func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string, int) {
+func nodeProcess(tb testing.TB, n, textLen int, onDisk bool) (*benchNode, *FeedbackLog, func(int) string, int) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchNode$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d", n, textLen))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("FLEETD_BENCH_NODE=%d,%d,%t", n, textLen, onDisk))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -376,7 +492,8 @@ func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string,
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		tb.Fatalf("node process: %v", err)
 	}
@@ -389,7 +506,7 @@ func nodeProcess(tb testing.TB, n, textLen int) (*FeedbackLog, func(int) string,
 		t := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain\nentry %d ", i)
 		return t + strings.Repeat("x", max(0, textLen-len(t)))
 	}
-	return mustDial(tb, url).FeedbackLog(a), text, cmd.Process.Pid
+	return &benchNode{tb: tb, stdin: stdin, stdout: out}, mustDial(tb, url).FeedbackLog(a), text, cmd.Process.Pid
 }
 
 // legacyScan is Scan as it was before issue 14, kept to measure against:
@@ -436,7 +553,7 @@ func (l *FeedbackLog) legacyScan(ctx context.Context, from uint64, fn func([]Ent
 // n entries of about textLen bytes, and returns a client, the log, and the
 // text of entry i. The runtime code comes from a real deployment on a
 // throwaway chain, at the address the same deployment gets on this one.
-func preloadedLog(tb testing.TB, n, textLen int) (*Client, *FeedbackLog, func(int) string) {
+func preloadedLog(tb testing.TB, n, textLen int, onDisk bool) (*Client, *FeedbackLog, func(int) string) {
 	tb.Helper()
 	ctx := context.Background()
 	sponsor, err := GenerateKey()
@@ -464,7 +581,7 @@ func preloadedLog(tb testing.TB, n, textLen int) (*Client, *FeedbackLog, func(in
 		return t + strings.Repeat("x", max(0, textLen-len(t)))
 	}
 	start := time.Now()
-	ch, err := devchain.Start(ctx, devchain.Config{Funded: funded, Preload: []devchain.Preloaded{{
+	ch, err := devchain.Start(ctx, devchain.Config{Funded: funded, OnDisk: onDisk, Preload: []devchain.Preloaded{{
 		Address: deployed.addr, Code: code, Storage: v1Storage(n, text, sponsor.Address(), uint64(time.Now().Unix())),
 	}}})
 	if err != nil {
@@ -550,6 +667,7 @@ func BenchmarkScan10kV2(b *testing.B) {
 			b.ReportAllocs()
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
+			stopProfile := startProfile(b, fmt.Sprintf("v%d", ver), func(string) {})
 			c0 := cpuTime()
 			for b.Loop() {
 				got := 0
@@ -564,6 +682,222 @@ func BenchmarkScan10kV2(b *testing.B) {
 			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
 			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+			stopProfile()
 		})
 	}
+}
+
+// BenchmarkScanTx10k and BenchmarkScanTx100k read a v1 log filled by
+// transactions (so its state sits where a running chain keeps it: pathdb's
+// diff layers and write buffer, not a genesis block) from the embedded
+// chain in this process, its database in memory and on disk:
+//
+//	go test ./chain -run '^$' -bench 'ScanTx100k' -benchtime 3x -timeout 30m
+func BenchmarkScanTx10k(b *testing.B) { benchScanTx(b, 10_000) }
+
+func BenchmarkScanTx100k(b *testing.B) { benchScanTx(b, 100_000) }
+
+func benchScanTx(b *testing.B, n int) {
+	for _, db := range []string{"memory", "disk"} {
+		b.Run("db="+db, func(b *testing.B) {
+			ctx := context.Background()
+			sponsor, err := GenerateKey()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ch, err := devchain.Start(ctx, devchain.Config{
+				Funded: []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}},
+				OnDisk: db == "disk",
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { ch.Close() })
+			c := mustDial(b, ch.URL())
+			l, _, err := c.DeployFeedbackLog(ctx, sponsor)
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			fillFast(b, c, l, sponsor, n, 200, 32)
+			b.Logf("filled %d entries in %s", n, time.Since(start).Round(time.Millisecond))
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			stopProfile := startProfile(b, "tx-"+db, func(string) {})
+			c0 := cpuTime()
+			for b.Loop() {
+				got := 0
+				if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
+					b.Fatal(err)
+				}
+				if got != n {
+					b.Fatalf("scanned %d entries, want %d", got, n)
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+			b.ReportMetric(float64(ms1.HeapInuse)/(1<<20), "heap-MB")
+			stopProfile()
+		})
+	}
+}
+
+// BenchmarkScan10kV2LogIndex is BenchmarkScan10kV2's v2 half on a chain
+// running go-ethereum's log index (devchain.Config.LogIndex):
+//
+//	go test ./chain -run '^$' -bench 'Scan10kV2' -benchtime 3x
+func BenchmarkScan10kV2LogIndex(b *testing.B) {
+	ctx := context.Background()
+	sponsor, err := GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := devchain.Start(ctx, devchain.Config{
+		Funded:   []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}},
+		LogIndex: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ch.Close() })
+	c := mustDial(b, ch.URL())
+	const n = 10_000
+	l, _, err := deployVersion(ctx, c, sponsor, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fillFast(b, c, l, sponsor, n, 200, 32)
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	c0 := cpuTime()
+	for b.Loop() {
+		got := 0
+		if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("scanned %d entries, want %d", got, n)
+		}
+	}
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+}
+
+// leanRangeCode is the runtime code of a minimal FeedbackLog v1 reader, an
+// experiment of issue 14 and not a part of Scan: overrideScan runs it in
+// place of the log's own code through eth_call's state override, to measure
+// how much of the node's CPU per entry is the EVM running v1's Solidity
+// view (its copy loop and ABI encoding) rather than the SLOADs. Compiled by
+// solc 0.8.37 (cancun, optimizer off, no metadata hash) from
+//
+//	contract LeanRange { fallback() external { assembly {
+//	    let start := calldataload(0)  let count := calldataload(32)
+//	    let n := sload(0)
+//	    if gt(start, n) { start := n }  if gt(count, sub(n, start)) { count := sub(n, start) }
+//	    mstore(0, 0)  let base := keccak256(0, 32)  let p := 0x80
+//	    for { let i := 0 } lt(i, count) { i := add(i, 1) } {
+//	        let s := add(base, mul(2, add(start, i)))
+//	        mstore(p, sload(s))  let sl := add(s, 1)  let w := sload(sl)
+//	        mstore(add(p, 32), w)  p := add(p, 64)
+//	        if and(w, 1) {
+//	            mstore(0, sl)  let d := keccak256(0, 32)
+//	            let words := shr(5, add(shr(1, w), 31))
+//	            for { let k := 0 } lt(k, words) { k := add(k, 1) } { mstore(p, sload(add(d, k)))  p := add(p, 32) }
+//	        }
+//	    }
+//	    return(0x80, sub(p, 0x80))
+//	} } }
+const leanRangeCode = "0x6080604052348015600e575f5ffd5b505f356020355f54808311156021578092505b82810382111560305782810391505b5f5f5260205f2060805f5b8481101560a9578086016002028301805483526001810180548060208601526040850194506001811615609c57815f5260205f20601f8260011c0160051c5f5b81811015609857808301548852602088019750600181019050607b565b5050505b505050600181019050603b565b50608081036080f3fea164736f6c6343000825000a"
+
+// overrideScan reads the log as Scan does (one block, pages in order, 16
+// pages of 600 entries in flight, four at a time) through leanRangeCode.
+func (l *FeedbackLog) overrideScan(ctx context.Context, from uint64, fn func([]Entry) error) (ScanResult, error) {
+	num, hash, _, err := l.c.Head(ctx)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	res := ScanResult{Next: from, Block: num, BlockHash: hash}
+	count, err := l.countAt(ctx, new(big.Int).SetUint64(num))
+	if err != nil {
+		return res, err
+	}
+	blockArg := hexutil.EncodeUint64(num)
+	override := map[common.Address]map[string]string{l.addr: {"code": leanRangeCode}}
+	const page, window = 600, 16
+	for res.Next < count {
+		var pages [window][]Entry
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(4)
+		for k := range window {
+			start := res.Next + uint64(k)*page
+			if start >= count {
+				break
+			}
+			n := min(page, count-start)
+			g.Go(func() error {
+				data := make([]byte, 64)
+				new(big.Int).SetUint64(start).FillBytes(data[:32])
+				new(big.Int).SetUint64(n).FillBytes(data[32:])
+				var out hexutil.Bytes
+				args := struct {
+					To   common.Address `json:"to"`
+					Data hexutil.Bytes  `json:"data"`
+					Gas  hexutil.Uint64 `json:"gas"`
+				}{l.addr, data, 40_000_000}
+				if err := l.c.rpc.CallContext(gctx, &out, "eth_call", args, blockArg, override); err != nil {
+					return err
+				}
+				es, err := decodeLean(out, start, n)
+				pages[k] = es
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return res, err
+		}
+		for _, p := range pages {
+			if p == nil {
+				break
+			}
+			if err := fn(p); err != nil {
+				return res, err
+			}
+			res.Next += uint64(len(p))
+		}
+	}
+	return res, nil
+}
+
+// decodeLean decodes leanRangeCode's answer for n entries from start.
+func decodeLean(b []byte, start, n uint64) ([]Entry, error) {
+	es := make([]Entry, 0, n)
+	for len(b) >= 64 {
+		head, w := b[:32], b[32:64]
+		b = b[64:]
+		var text string
+		if w[31]&1 == 0 {
+			text = string(w[:w[31]>>1])
+		} else {
+			size := new(big.Int).Rsh(new(big.Int).SetBytes(w), 1).Uint64()
+			words := (size + 31) / 32
+			if size > MaxText || uint64(len(b)) < 32*words {
+				return nil, fmt.Errorf("entry %d: text of %d bytes in %d bytes", start+uint64(len(es)), size, len(b))
+			}
+			text = string(b[:size])
+			b = b[32*words:]
+		}
+		var sender fleet.Address
+		copy(sender[:], head[12:])
+		es = append(es, Entry{Index: start + uint64(len(es)), Sender: sender, Time: time.Unix(int64(binary.BigEndian.Uint64(head[4:12])), 0).UTC(), Text: text})
+	}
+	if len(b) != 0 || uint64(len(es)) != n {
+		return nil, fmt.Errorf("lean range %d+%d: %d entries, %d bytes left", start, n, len(es), len(b))
+	}
+	return es, nil
 }

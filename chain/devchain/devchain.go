@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -79,6 +80,17 @@ type Config struct {
 	// Logger receives go-ethereum's node log at warn level and above. Nil
 	// discards it.
 	Logger *slog.Logger
+
+	// OnDisk keeps the chain's database in a fresh temporary directory
+	// (pebble, as geth uses) instead of Go maps, removed again by Close. A
+	// large state then lives off the Go heap, where the garbage collector
+	// does not scan it (see BENCHMARKS.md, issue 14).
+	OnDisk bool
+
+	// LogIndex runs go-ethereum's log index (filter maps), so eth_getLogs
+	// reads only the blocks that hold matching logs instead of every
+	// block's receipts in the range.
+	LogIndex bool
 }
 
 // Account is an address pre-funded in the genesis block.
@@ -99,6 +111,7 @@ type Chain struct {
 	stack  *node.Node // owns the eth service
 	sealer *sealer
 	url    string
+	dir    string // the OnDisk data directory, removed by Close
 
 	closeOnce sync.Once
 	closeErr  error
@@ -142,10 +155,26 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 	if gasLimit == 0 {
 		gasLimit = DefaultGasLimit
 	}
+	dir := "" // in memory
+	if cfg.OnDisk {
+		if dir, err = os.MkdirTemp("", "fleetd-devchain-"); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	c, err := startIn(ctx, cfg, rules, host, port, gasLimit, alloc, dir)
+	if err != nil && dir != "" {
+		err = errors.Join(err, removeDir(dir))
+	}
+	return c, err
+}
 
+// startIn is start once the configuration is checked, with dir the data
+// directory ("" for memory).
+func startIn(ctx context.Context, cfg Config, rules *params.ChainConfig, host string, port int, gasLimit uint64, alloc types.GenesisAlloc, dir string) (*Chain, error) {
 	stack, err := node.New(&node.Config{
 		Name:             "fleetd-devchain",
-		DataDir:          "", // in memory
+		DataDir:          dir,
+		DBEngine:         "pebble",
 		IPCPath:          "", // no IPC socket
 		HTTPHost:         host,
 		HTTPPort:         port,
@@ -195,7 +224,17 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 	ethConf.Miner.GasPrice = big.NewInt(int64(ethConf.TxPool.PriceLimit))
 	// As in ethclient/simulated: search logs block by block instead of running
 	// the background log indexer; the chain is small.
-	ethConf.LogNoHistory = true
+	ethConf.LogNoHistory = !cfg.LogIndex
+	if dir != "" {
+		// geth's defaults size these caches for mainnet (GBs); a dev chain
+		// holds megabytes.
+		ethConf.DatabaseCache = 64
+		ethConf.DatabaseHandles = 256
+		// State older than the last 128 blocks moves from the write buffer
+		// (Go maps) to the database once the buffer holds this much, rather
+		// than at 1 GB: that is what keeps it off the Go heap.
+		ethConf.TrieDirtyCache = 32
+	}
 
 	backend, err := eth.New(stack, &ethConf)
 	if err != nil {
@@ -238,6 +277,7 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 		stack:  stack,
 		sealer: seal,
 		url:    stack.HTTPEndpoint(), // the listener's address, so port 0 is resolved
+		dir:    dir,
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Join(err, c.Close())
@@ -282,9 +322,11 @@ func (c *Chain) URL() string { return c.url }
 func (c *Chain) ChainID() uint64 { return ChainID }
 
 // Close stops block production, the RPC server and the node, and releases the
-// in-memory database. It returns an error wrapping ErrCloseTimeout if the node
-// has not stopped within 15 s (it keeps stopping in the background). Calling
-// Close again is a no-op that returns the first call's result.
+// database: the in-memory one, or the OnDisk directory, which it removes (an
+// error removing it is returned). It returns an error wrapping ErrCloseTimeout
+// if the node has not stopped within 15 s (it keeps stopping in the
+// background, and an OnDisk directory is left in place). Calling Close again
+// is a no-op that returns the first call's result.
 func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
 		done := make(chan error, 1)
@@ -301,11 +343,22 @@ func (c *Chain) Close() error {
 			if err != nil {
 				c.closeErr = fmt.Errorf("close node: %w", err)
 			}
+			if c.dir != "" {
+				c.closeErr = errors.Join(c.closeErr, removeDir(c.dir))
+			}
 		case <-timer.C:
 			c.closeErr = fmt.Errorf("close node: %w", ErrCloseTimeout)
 		}
 	})
 	return c.closeErr
+}
+
+// removeDir removes an OnDisk data directory.
+func removeDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove data dir: %w", err)
+	}
+	return nil
 }
 
 // closeUnstarted releases a node that was created but never started.

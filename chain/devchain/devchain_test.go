@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -756,5 +758,114 @@ func BenchmarkStart(b *testing.B) {
 		if err := c.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkModes measures what OnDisk and LogIndex cost: start and close
+// a chain, and seal a block holding one transaction that logs (sent, then
+// its receipt awaited):
+//
+//	go test ./chain/devchain -run '^$' -bench 'Modes' -benchtime 20x
+func BenchmarkModes(b *testing.B) {
+	emitter := common.HexToAddress("0x00000000000000000000000000000000000e0001")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"memory", Config{}},
+		{"memory+logindex", Config{LogIndex: true}},
+		{"disk", Config{OnDisk: true}},
+		{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
+	} {
+		b.Run(tc.name+"/start", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := Start(context.Background(), tc.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/seal", func(b *testing.B) {
+			sender := newTestKey(b)
+			cfg := tc.cfg
+			cfg.Funded = []Account{sender.funded(oneEther)}
+			cfg.Preload = []Preloaded{{Address: emitter, Code: []byte{0x60, 0, 0x60, 0, 0xa0, 0x00}}}
+			c := mustStart(b, cfg)
+			cl := mustDial(b, c)
+			ctx := testCtx(b)
+			var nonce uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				tx := sendTx(ctx, b, cl, sender, nonce, &emitter, nil, nil, 100_000)
+				waitReceipt(ctx, b, cl, tx.Hash())
+				nonce++
+			}
+		})
+	}
+}
+
+// TestStorageModes runs a chain in each database and log-search mode: a
+// preloaded contract's storage is read back, a transaction's log is found by
+// eth_getLogs, and an OnDisk chain's directory exists while it runs and is
+// gone after Close.
+func TestStorageModes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"memory", Config{}},
+		{"memory+logindex", Config{LogIndex: true}},
+		{"disk", Config{OnDisk: true}},
+		{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sender := newTestKey(t)
+			emitter := common.HexToAddress("0x00000000000000000000000000000000000e0001")
+			slot, value := common.Hash{31: 7}, common.Hash{31: 42}
+			cfg := tc.cfg
+			cfg.Funded = []Account{sender.funded(oneEther)}
+			// PUSH1 0 PUSH1 0 LOG0 STOP: every call logs one empty entry.
+			cfg.Preload = []Preloaded{{Address: emitter, Code: []byte{0x60, 0, 0x60, 0, 0xa0, 0x00}, Storage: map[[32]byte][32]byte{slot: value}}}
+			c, err := Start(testCtx(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if tc.cfg.OnDisk {
+				if _, err := os.Stat(filepath.Join(c.dir, "fleetd-devchain", "chaindata")); err != nil {
+					t.Fatalf("OnDisk chain has no database in its directory: %v", err)
+				}
+			} else if c.dir != "" {
+				t.Fatalf("in-memory chain has a directory %q", c.dir)
+			}
+			cl := mustDial(t, c)
+			ctx := testCtx(t)
+			got, err := cl.StorageAt(ctx, emitter, slot, nil)
+			if err != nil || common.BytesToHash(got) != value {
+				t.Fatalf("preloaded slot = %x, %v; want %x", got, err, value)
+			}
+			tx := sendTx(ctx, t, cl, sender, 0, &emitter, nil, nil, 100_000)
+			r := waitReceipt(ctx, t, cl, tx.Hash())
+			logs, err := cl.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), ToBlock: r.BlockNumber, Addresses: []common.Address{emitter}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 1 || logs[0].TxHash != tx.Hash() {
+				t.Fatalf("eth_getLogs found %d logs (%+v), want the one of %s", len(logs), logs, tx.Hash())
+			}
+			dir := c.dir
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if dir != "" {
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("data dir %s after Close: %v, want it removed", dir, err)
+				}
+			}
+		})
 	}
 }
