@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/gofrs/flock"
 )
 
 const (
@@ -157,7 +159,8 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 	}
 	dir := "" // in memory
 	if cfg.OnDisk {
-		if dir, err = os.MkdirTemp("", "fleetd-devchain-"); err != nil {
+		sweepStale(os.TempDir(), time.Now().Add(-staleAfter))
+		if dir, err = os.MkdirTemp("", onDiskPattern); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 	}
@@ -172,7 +175,7 @@ func start(ctx context.Context, cfg Config, rules *params.ChainConfig) (*Chain, 
 // directory ("" for memory).
 func startIn(ctx context.Context, cfg Config, rules *params.ChainConfig, host string, port int, gasLimit uint64, alloc types.GenesisAlloc, dir string) (*Chain, error) {
 	stack, err := node.New(&node.Config{
-		Name:             "fleetd-devchain",
+		Name:             nodeName,
 		DataDir:          dir,
 		DBEngine:         "pebble",
 		IPCPath:          "", // no IPC socket
@@ -352,6 +355,36 @@ func (c *Chain) Close() error {
 	})
 	return c.closeErr
 }
+
+// onDiskPattern names OnDisk data directories in the temporary directory.
+const onDiskPattern = "fleetd-devchain-*"
+
+// staleAfter is how old an unlocked OnDisk directory must be before another
+// chain's start removes it: a chain starting now may not hold its lock yet.
+const staleAfter = time.Minute
+
+// sweepStale removes the OnDisk directories under tmp, older than before,
+// that chains left behind when their process died before Close: those whose
+// node lock (go-ethereum flocks <dir>/<node name>/LOCK while the node runs)
+// nobody holds. It is best effort: a directory it cannot lock or remove is
+// left for the next start.
+func sweepStale(tmp string, before time.Time) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, onDiskPattern))
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.ModTime().After(before) {
+			continue
+		}
+		lock := flock.New(filepath.Join(d, nodeName, "LOCK"))
+		if ok, err := lock.TryLock(); err != nil || !ok {
+			continue // a running chain's, or not ours to judge
+		}
+		os.RemoveAll(d)
+		lock.Unlock()
+	}
+}
+
+// nodeName is the node's name, and so its instance directory's.
+const nodeName = "fleetd-devchain"
 
 // removeDir removes an OnDisk data directory.
 func removeDir(dir string) error {

@@ -29,6 +29,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/gofrs/flock"
 )
 
 var oneEther = big.NewInt(params.Ether)
@@ -867,5 +868,63 @@ func TestStorageModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweepStale checks that a start removes what a chain killed before
+// Close left behind, and nothing else: not a running chain's directory
+// (its node holds the lock), not one younger than staleAfter, not other
+// files.
+func TestSweepStale(t *testing.T) {
+	tmp := t.TempDir()
+	mk := func(name string, age time.Duration) string {
+		t.Helper()
+		d := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(d, nodeName, "chaindata"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(d, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stale := mk("fleetd-devchain-111", time.Hour)
+	fresh := mk("fleetd-devchain-222", time.Second)
+	other := mk("someone-else-333", time.Hour)
+	held := mk("fleetd-devchain-444", time.Hour)
+	lock := flock.New(filepath.Join(held, nodeName, "LOCK"))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		t.Fatalf("lock %s: %v %v", held, ok, err)
+	}
+	defer lock.Unlock()
+
+	sweepStale(tmp, time.Now().Add(-staleAfter))
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{{stale, false}, {fresh, true}, {other, true}, {held, true}} {
+		_, err := os.Stat(tc.dir)
+		if got := err == nil; got != tc.want {
+			t.Errorf("%s exists = %v after the sweep, want %v", filepath.Base(tc.dir), got, tc.want)
+		}
+	}
+
+	// A running OnDisk chain's directory survives a sweep that would take
+	// any unlocked one, whatever its age.
+	c, err := Start(context.Background(), Config{OnDisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sweepStale(filepath.Dir(c.dir), time.Now().Add(time.Hour))
+	if _, err := os.Stat(filepath.Join(c.dir, nodeName, "chaindata")); err != nil {
+		t.Fatalf("sweep removed a running chain's database: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
+		t.Fatalf("Close left %s: %v", c.dir, err)
 	}
 }

@@ -12,8 +12,9 @@
 //
 // By default the database is Go maps in memory. Config.OnDisk puts it in a
 // pebble database in a fresh temporary directory instead, which Close
-// removes (a process killed before Close leaves its fleetd-devchain-*
-// directory in the temporary directory). The state is the same; where it
+// removes; a fleetd-devchain-* directory that a process killed before Close
+// left there (older than a minute, its node lock free) is removed by the next
+// OnDisk start. The state is the same; where it
 // lives is not: in memory, every garbage collection cycle marks the whole
 // state (gigabytes of small objects for a 100,000-entry log, seconds of CPU
 // per cycle), while pebble keeps it in buffers the collector does not scan.

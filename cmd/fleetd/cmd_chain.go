@@ -100,7 +100,7 @@ func abs(p string) string {
 }
 
 // writeDevnetConfig writes a config pointing at the running devnet, replacing
-// any previous one atomically (the chain is in memory, so old ones are stale).
+// any previous one atomically (the chain is ephemeral, so old ones are stale).
 func writeDevnetConfig(info devnetInfo, dataDir string) error {
 	// Only what devnet knows; other sections keep their defaults.
 	cfg := struct {
@@ -128,8 +128,9 @@ geth --dev), serving JSON-RPC over HTTP on 127.0.0.1, mining a block as soon as
 a transaction arrives, with today's mainnet gas rules. The data dir's sponsor
 key (created if absent) is funded; the fleet key (created if absent) holds
 nothing. Prints one JSON line describing the chain, writes a config for other
-commands to <data-dir>/devnet.yaml, and runs until interrupted. The chain lives
-in memory: it is gone when the process exits.`,
+commands to <data-dir>/devnet.yaml, and runs until interrupted. The chain is
+ephemeral: its database is a temporary directory, removed when the process
+exits (or, after a crash, by the next chain that starts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

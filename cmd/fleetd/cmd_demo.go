@@ -42,7 +42,7 @@ deliberately flawed testbed platform, writes the full config it runs with to
 <data-dir>/fleetd.yaml (point other commands at it with --config while the
 demo runs), and runs the daemon with every specialist firing every few
 seconds, narrating runs and findings. With --for it stops after that long
-and prints what the fleet found. The chain lives in memory and ends with
+and prints what the fleet found. The chain is ephemeral and ends with
 the demo, but what it held does not: afterwards, findings, report, triage
 and runs with --config <data-dir>/fleetd.yaml read what triage stored in
 the data dir (saying so on stderr).`,
@@ -181,7 +181,7 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 	if err != nil {
 		return "", err
 	}
-	b = append([]byte("# Written by `fleetd demo`. Its chain lives in memory: after the demo, findings,\n# report, triage and runs read what triage stored in data_dir.\n"), b...)
+	b = append([]byte("# Written by `fleetd demo`. Its chain is ephemeral: after the demo, findings,\n# report, triage and runs read what triage stored in data_dir.\n"), b...)
 	path := filepath.Join(dataDir, "fleetd.yaml")
 	return path, fleet.WriteFileAtomic(path, b, 0o600)
 }

@@ -61,7 +61,7 @@ func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath 
 	if err != nil {
 		return "", err
 	}
-	nb = append([]byte("# Written by `fleetd demo`; valid while the demo runs (its chain is in memory).\n"), nb...)
+	nb = append([]byte("# Written by `fleetd demo`; valid while the demo runs (its chain is ephemeral).\n"), nb...)
 	if err := fleet.WriteFileAtomic(cfgPath, nb, 0o600); err != nil {
 		return "", err
 	}
