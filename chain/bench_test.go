@@ -664,27 +664,55 @@ func BenchmarkScan10kV2(b *testing.B) {
 		fillFast(b, c, l, be.sponsor, n, 200, 32)
 		b.Logf("filled v%d with %d entries in %s", ver, n, time.Since(start).Round(time.Millisecond))
 		b.Run(fmt.Sprintf("v%d", ver), func(b *testing.B) {
-			b.ReportAllocs()
-			var ms0, ms1 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			stopProfile := startProfile(b, fmt.Sprintf("v%d", ver), func(string) {})
-			c0 := cpuTime()
-			for b.Loop() {
-				got := 0
-				if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
-					b.Fatal(err)
-				}
-				if got != n {
-					b.Fatalf("scanned %d entries, want %d", got, n)
-				}
-			}
-			runtime.ReadMemStats(&ms1)
-			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+			stopProfile := timeScans(b, l, n, fmt.Sprintf("v%d", ver))
 			stopProfile()
 		})
 	}
+}
+
+// timeScans times full scans of l (n entries each) in b.Loop, profiled as
+// name (startProfile), and reports CPU, throughput and allocation per entry.
+// It returns the profile's stop, for the caller to call once it has taken
+// its own figures.
+func timeScans(b *testing.B, l *FeedbackLog, n int, name string) (stopProfile func()) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	stopProfile = startProfile(b, name, func(string) {})
+	c0 := cpuTime()
+	for b.Loop() {
+		got := 0
+		if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("scanned %d entries, want %d", got, n)
+		}
+	}
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+	return stopProfile
+}
+
+// fundedChain starts an embedded chain configured as cfg whose sponsor, a
+// fresh key, holds a million ether, and dials it; Cleanup closes it.
+func fundedChain(b *testing.B, cfg devchain.Config) (*Client, *Key) {
+	b.Helper()
+	sponsor, err := GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Funded = []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}}
+	ch, err := devchain.Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ch.Close() })
+	return mustDial(b, ch.URL()), sponsor
 }
 
 // BenchmarkScanTx10k and BenchmarkScanTx100k read a v1 log filled by
@@ -701,19 +729,7 @@ func benchScanTx(b *testing.B, n int) {
 	for _, db := range []string{"memory", "disk"} {
 		b.Run("db="+db, func(b *testing.B) {
 			ctx := context.Background()
-			sponsor, err := GenerateKey()
-			if err != nil {
-				b.Fatal(err)
-			}
-			ch, err := devchain.Start(ctx, devchain.Config{
-				Funded: []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}},
-				OnDisk: db == "disk",
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { ch.Close() })
-			c := mustDial(b, ch.URL())
+			c, sponsor := fundedChain(b, devchain.Config{OnDisk: db == "disk"})
 			l, _, err := c.DeployFeedbackLog(ctx, sponsor)
 			if err != nil {
 				b.Fatal(err)
@@ -721,25 +737,10 @@ func benchScanTx(b *testing.B, n int) {
 			start := time.Now()
 			fillFast(b, c, l, sponsor, n, 200, 32)
 			b.Logf("filled %d entries in %s", n, time.Since(start).Round(time.Millisecond))
-			b.ReportAllocs()
-			var ms0, ms1 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			stopProfile := startProfile(b, "tx-"+db, func(string) {})
-			c0 := cpuTime()
-			for b.Loop() {
-				got := 0
-				if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
-					b.Fatal(err)
-				}
-				if got != n {
-					b.Fatalf("scanned %d entries, want %d", got, n)
-				}
-			}
-			runtime.ReadMemStats(&ms1)
-			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
-			b.ReportMetric(float64(ms1.HeapInuse)/(1<<20), "heap-MB")
+			stopProfile := timeScans(b, l, n, "tx-"+db)
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
 			stopProfile()
 		})
 	}
@@ -751,42 +752,14 @@ func benchScanTx(b *testing.B, n int) {
 //	go test ./chain -run '^$' -bench 'Scan10kV2' -benchtime 3x
 func BenchmarkScan10kV2LogIndex(b *testing.B) {
 	ctx := context.Background()
-	sponsor, err := GenerateKey()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ch, err := devchain.Start(ctx, devchain.Config{
-		Funded:   []devchain.Account{{Address: sponsor.Address(), Wei: new(big.Int).Mul(ether, big.NewInt(1_000_000))}},
-		LogIndex: true,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ch.Close() })
-	c := mustDial(b, ch.URL())
+	c, sponsor := fundedChain(b, devchain.Config{LogIndex: true})
 	const n = 10_000
 	l, _, err := deployVersion(ctx, c, sponsor, 2)
 	if err != nil {
 		b.Fatal(err)
 	}
 	fillFast(b, c, l, sponsor, n, 200, 32)
-	b.ReportAllocs()
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	c0 := cpuTime()
-	for b.Loop() {
-		got := 0
-		if _, err := l.Scan(ctx, 0, func(p []Entry) error { got += len(p); return nil }); err != nil {
-			b.Fatal(err)
-		}
-		if got != n {
-			b.Fatalf("scanned %d entries, want %d", got, n)
-		}
-	}
-	runtime.ReadMemStats(&ms1)
-	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n*b.N), "alloc-B/entry")
+	timeScans(b, l, n, "v2-logindex")()
 }
 
 // leanRangeCode is the runtime code of a minimal FeedbackLog v1 reader, an

@@ -762,6 +762,17 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
+// storageModes are the database and log-search modes a chain can run in.
+var storageModes = []struct {
+	name string
+	cfg  Config
+}{
+	{"memory", Config{}},
+	{"memory+logindex", Config{LogIndex: true}},
+	{"disk", Config{OnDisk: true}},
+	{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
+}
+
 // BenchmarkModes measures what OnDisk and LogIndex cost: start and close
 // a chain, and seal a block holding one transaction that logs (sent, then
 // its receipt awaited):
@@ -769,15 +780,7 @@ func BenchmarkStart(b *testing.B) {
 //	go test ./chain/devchain -run '^$' -bench 'Modes' -benchtime 20x
 func BenchmarkModes(b *testing.B) {
 	emitter := common.HexToAddress("0x00000000000000000000000000000000000e0001")
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"memory", Config{}},
-		{"memory+logindex", Config{LogIndex: true}},
-		{"disk", Config{OnDisk: true}},
-		{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
-	} {
+	for _, tc := range storageModes {
 		b.Run(tc.name+"/start", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -814,15 +817,7 @@ func BenchmarkModes(b *testing.B) {
 // eth_getLogs, and an OnDisk chain's directory exists while it runs and is
 // gone after Close.
 func TestStorageModes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"memory", Config{}},
-		{"memory+logindex", Config{LogIndex: true}},
-		{"disk", Config{OnDisk: true}},
-		{"disk+logindex", Config{OnDisk: true, LogIndex: true}},
-	} {
+	for _, tc := range storageModes {
 		t.Run(tc.name, func(t *testing.T) {
 			sender := newTestKey(t)
 			emitter := common.HexToAddress("0x00000000000000000000000000000000000e0001")
