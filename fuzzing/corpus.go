@@ -11,8 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 )
 
 // Corpus is a target's persistent fuzzing state in a directory of its own
@@ -86,26 +84,9 @@ func (c *Corpus) Signatures() int { return len(c.sigs) }
 // content hashes, so the order is stable), skipping empty and oversized
 // files.
 func (c *Corpus) Load(max int) ([][]byte, error) {
-	entries, err := os.ReadDir(filepath.Join(c.dir, "queue"))
+	out, err := LoadSeeds(filepath.Join(c.dir, "queue"), max, maxQueueInput)
 	if err != nil {
 		return nil, fmt.Errorf("fuzz corpus: %w", err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	var out [][]byte
-	for _, e := range entries {
-		if len(out) == max {
-			break
-		}
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(c.dir, "queue", e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("fuzz corpus: %w", err)
-		}
-		if len(b) > 0 && len(b) <= maxQueueInput {
-			out = append(out, b)
-		}
 	}
 	return out, nil
 }

@@ -67,7 +67,7 @@ the data dir (saying so on stderr).`,
 			if err != nil {
 				return err
 			}
-			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			logger := a.warnLogger()
 			tb, err := testbed.Serve(ctx, testbed.Config{
 				RPC: dn.info.RPC, Sponsor: dn.sponsor, Compiler: []string{self, "testbed", "compile", "{src}"},
 				CorpusDir: filepath.Join(dataDir, "testbed", "corpus"),

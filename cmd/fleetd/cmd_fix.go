@@ -40,6 +40,22 @@ type fixStage struct {
 // the tools environment: the forge backend, the reproducer (qa_* tools in
 // a fresh sandbox), the poster (sponsored, as the fleet identity), the
 // patch model (fixer.planner) and the test environment.
+// openFixStage builds the fleet environment and its fix stage for a
+// one-shot command, logging warnings to stderr. The caller closes env.
+func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
+	logger := a.warnLogger()
+	env, err := a.buildEnv(ctx, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.newFixStage(ctx, env, logger)
+	if err != nil {
+		env.Close()
+		return nil, nil, err
+	}
+	return env, st, nil
+}
+
 func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*fixStage, error) {
 	if a.cfg.Forge.Kind == "" {
 		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
@@ -344,16 +360,11 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			env, err := a.buildEnv(ctx, logger)
+			env, st, err := a.openFixStage(ctx)
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			st, err := a.newFixStage(ctx, env, logger)
-			if err != nil {
-				return err
-			}
 			if poll {
 				res, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll"))
 				for _, r := range res {
@@ -475,16 +486,11 @@ PRs are re-checked and kind=resolution posted).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if refresh {
-				logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-				env, err := a.buildEnv(ctx, logger)
+				env, st, err := a.openFixStage(ctx)
 				if err != nil {
 					return err
 				}
 				defer env.Close()
-				st, err := a.newFixStage(ctx, env, logger)
-				if err != nil {
-					return err
-				}
 				if _, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll")); err != nil {
 					fmt.Fprintln(a.stderr, "fleetd prs: refresh:", err)
 				}

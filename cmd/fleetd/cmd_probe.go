@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
@@ -34,7 +33,7 @@ says whether to retry:
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
 			}
-			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			logger := a.warnLogger()
 			env, err := a.buildEnv(ctx, logger)
 			if err != nil {
 				if errors.Is(err, chain.ErrUnreachable) {

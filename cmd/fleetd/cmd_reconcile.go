@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/qafleet/fleetd/qatools"
@@ -35,7 +34,7 @@ and sweeps, at any dial.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			logger := a.warnLogger()
 			env, err := a.buildEnv(ctx, logger)
 			if err != nil {
 				return err

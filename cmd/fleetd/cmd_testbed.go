@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -44,7 +43,7 @@ the planted flaws.`,
 				RPC: conn.rpc, ChainID: conn.chainID, SponsorKeyFile: conn.sponsorKeyFile, Addr: addr,
 				Compiler:  []string{self, "testbed", "compile", "{src}"},
 				CorpusDir: filepath.Join(a.dataDir(), "testbed", "corpus"),
-				Logger:    slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				Logger:    a.warnLogger(),
 			})
 			if err != nil {
 				return err

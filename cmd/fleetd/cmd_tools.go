@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -97,7 +96,7 @@ invalid arguments, 3 refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			ctx := cmd.Context()
-			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			logger := a.warnLogger()
 			env, err := a.buildEnv(ctx, logger)
 			if err != nil {
 				return err

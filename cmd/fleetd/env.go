@@ -54,6 +54,12 @@ func (e *fleetEnv) Close() {
 	}
 }
 
+// warnLogger is the logger of one-shot commands: JSON lines on stderr,
+// warnings and errors only, so that stdout stays the command's output.
+func (a *app) warnLogger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
 // buildEnv wires the tools' environment: a chain client whose write guard
 // carries the admin deny-list, the fee cap and the dial hook; the fleet and
 // sponsor keys; the target's registry; the reporter with its outbox; the
