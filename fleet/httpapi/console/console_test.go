@@ -502,7 +502,15 @@ func TestSSE(t *testing.T) {
 			t.Errorf("%s: %d", q, resp.StatusCode)
 		}
 	}
-	// A subscriber past the cap is refused; Close ends the streams.
+	// A subscriber past the cap is refused; Close ends the streams. The
+	// streams stopped above leave the hub when their handlers notice the
+	// closed connection, which can be after stop returns: wait for that, or
+	// the one subscriber the cap allows is already taken.
+	for deadline := time.Now().Add(5 * time.Second); f.c.hub.Subscribers() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscribers still counted after their streams were closed", f.c.hub.Subscribers())
+		}
+	}
 	f.c.cfg.MaxSubscribers = 1
 	r, stop = open("", nil)
 	defer stop()
