@@ -52,6 +52,13 @@
 // is part of the bug. Quoted strings and code are kept (enum E{} and
 // struct S{} are different bugs). Findings with equal literal keys are one
 // cluster; equal fingerprints (fleet.Fingerprint) imply equal literal keys.
+// Before that, a finding's written key, the same text as written (not
+// normalized) with its literals replaced, is looked up: findings with equal
+// written keys are one cluster too, the first one's. Normalizing can tell
+// two of them apart (lowercased, D4691 becomes a hex literal while D12
+// stays a word with a digit run); the first decides for both. No written
+// key is ever forgotten, so every placement is a function of the log, the
+// same in every process.
 //
 // A finding whose literal key is new and that is not free-form is matched
 // against the clusters of its surface by its summary's headline (first

@@ -45,7 +45,7 @@ type Engine struct {
 	byID     map[string]int32 // cluster id -> its first cluster: a ref= may name a cluster (refByID)
 	keys     map[litKey]int32 // literal keys every sender's entries may use
 	ukeys    map[litKey]int32 // literal keys only untrusted entries may use
-	cache    []cacheSlot      // (surface, body) -> cluster, skipping key work
+	written  writtenKeys      // (surface, text as written, literals replaced) -> cluster
 	surfaces map[fleet.Surface]uint32
 	sources  map[sourceKey]int32
 	srcs     []sourceInfo
@@ -68,20 +68,6 @@ type Engine struct {
 // accidental collisions out of reach (p ≈ 2^-100 over a billion keys) and
 // the per-process random seed keeps crafted ones out of reach.
 type litKey [2]uint64
-
-// cacheSlot remembers one cache key's cluster; h is never 0, which marks
-// an empty slot.
-type cacheSlot struct {
-	h   uint64
-	c   int32
-	pub bool
-}
-
-// The cache is two-way set associative: a key lives in either slot of its
-// pair, the most recently placed first, so two busy keys that share a pair
-// do not keep evicting each other (at a million entries a direct-mapped
-// cache of this size lost 40% of its misses to that).
-const cacheSize = 1 << 18 // slots
 
 type sourceKey struct {
 	addr  fleet.Address
@@ -107,7 +93,6 @@ func NewEngine(cfg Config) (*Engine, error) {
 		byID:     map[string]int32{},
 		keys:     map[litKey]int32{},
 		ukeys:    map[litKey]int32{},
-		cache:    make([]cacheSlot, cacheSize),
 		surfaces: map[fleet.Surface]uint32{},
 		sources:  map[sourceKey]int32{},
 		sim:      newSimIndex(len(cfg.Trusted) == 0),
@@ -278,11 +263,14 @@ func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 
 // assign returns the cluster a finding belongs to, creating one when needed.
 func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
-	// The cache is keyed by what the literal key is made of, as written,
-	// with its literals replaced: the repro when there is one (its summary
-	// may be worded any way), else the summary. So the next run's report of
-	// a known bug (new sandbox names, new numbers, other words) skips
-	// canonicalizing it.
+	// The written key is what the literal key is made of, as written, with
+	// its literals replaced: the repro when there is one (its summary may be
+	// worded any way), else the summary. So the next run's report of a known
+	// bug (new sandbox names, new numbers, other words) skips canonicalizing
+	// it. It is a grouping of its own, not a cache of literal keys: two
+	// texts alike as written can differ once normalized (D12 is a word with
+	// a digit run, d4691 a hex literal), and the first one decides for
+	// both, for good, so that no clustering depends on what was evicted.
 	b := append(e.buf[:0], f.Surface...)
 	switch {
 	case f.FreeForm:
@@ -301,12 +289,10 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 		b = appendLiterals(b, f.Summary)
 	}
 	e.buf = b
-	sum := maphash.Bytes(e.seed, b) | 1
-	pair := e.cache[sum&(cacheSize-2):][:2]
-	for i := range pair {
-		if pair[i].h == sum && (pair[i].pub || !trusted) {
-			return e.find(pair[i].c)
-		}
+	h := maphash.Bytes(e.seed, b)
+	i, ok := e.written.find(h)
+	if s := e.written.slots[i]; ok && (s.pub || !trusted) {
+		return e.find(s.c)
 	}
 	key, hasRepro := e.literalKey(f)
 	c, pub := int32(-1), true
@@ -317,10 +303,9 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 	} else {
 		c, pub = e.newGroup(en, f, key, hasRepro, trusted)
 	}
-	if pair[0].h != sum {
-		pair[1] = pair[0]
-	}
-	pair[0] = cacheSlot{h: sum, c: c, pub: pub}
+	// A trusted finding replaces what an untrusted one decided: untrusted
+	// text never decides for trusted findings.
+	e.written.set(i, h, c, pub)
 	return c
 }
 
