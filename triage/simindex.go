@@ -343,18 +343,21 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if sim < t {
 			continue
 		}
+		// The checks are pure, so their order is only about cost: the
+		// cheapest and most selective first (on the 1M log, conflicts
+		// rejects four in five of the candidates that reach it).
+		if s.conflicts(surface, q, sg.toks) {
+			continue // names something else than the summary it resembles
+		}
 		c := root(sg.cluster)
+		if !accept(c) {
+			continue
+		}
 		if lead, ok := s.lead[c]; ok && lead != id && s.leadSim(c, lead, n, total) < t*leadFactor {
 			continue // close to a member, too far from what the cluster is about
 		}
 		if s.substitutes(c, q, qseq, n, surface) {
 			continue // the cluster holds this report with other specifics
-		}
-		if s.conflicts(surface, q, sg.toks) {
-			continue // names something else than the summary it resembles
-		}
-		if !accept(c) {
-			continue
 		}
 		// Keep the two best clusters, each scored by its most similar
 		// summary; ties go to the older cluster.
