@@ -30,9 +30,9 @@ type simIndex struct {
 	n        map[uint32]int32 // surface -> trusted sigs
 	state    []sigState       // per sig, what queries touch, kept together
 	gen      uint32
-	allDF    bool               // count every sig in df (no trusted senders configured)
-	lead     map[int32]int32    // cluster -> its leader sig
-	members  map[int32][]member // cluster -> its sigs
+	allDF    bool       // count every sig in df (no trusted senders configured)
+	lead     []int32    // cluster -> its leader sig + 1 (0: none yet)
+	members  [][]member // cluster -> its sigs
 
 	// What distinguishes bugs, learned from trusted summaries (rivals.go).
 	slots    map[uint64][]slotSeen // (surface, the tokens around a slot) -> the first fillers seen
@@ -50,6 +50,7 @@ type simIndex struct {
 	qw    []float64   // scratch: query token weights
 	qid   []int32     // scratch: query token ids (-1: never indexed)
 	qIDs  []idWeight  // scratch: the query's indexed tokens by id, sorted
+	qRest []float64   // scratch: qRest[i] = Σ qIDs[i:].w, what a candidate can still share
 	leads []leadMemo  // scratch: similarity to each verified cluster's leader, this query
 	subst []substMemo // scratch: substitutes results of this query, per cluster
 	order []int       // scratch: query token order
@@ -136,7 +137,7 @@ const (
 )
 
 func newSimIndex(allDF bool) *simIndex {
-	return &simIndex{ids: map[uint64]int32{}, n: map[uint32]int32{}, lead: map[int32]int32{}, members: map[int32][]member{}, allDF: allDF,
+	return &simIndex{ids: map[uint64]int32{}, n: map[uint32]int32{}, allDF: allDF,
 		slots: map[uint64][]slotSeen{}, fulls: map[uint64]slotSeen{}, dels: map[uint64]slotSeen{}, rivals: map[uint64]struct{}{}, specific: map[uint64]struct{}{},
 		placed: map[uint64]int32{}, indexed: map[uint64]struct{}{}}
 }
@@ -153,8 +154,9 @@ const leadFactor = 0.5
 
 func (s *simIndex) add(cluster int32, surface uint32, toks, seq []uint64, trusted bool, root func(int32) int32) {
 	id := int32(len(s.sigs))
-	if _, ok := s.lead[cluster]; !ok && (trusted || s.allDF) {
-		s.lead[cluster] = id
+	s.grow(cluster)
+	if s.lead[cluster] == 0 && (trusted || s.allDF) {
+		s.lead[cluster] = id + 1
 	}
 	s.members[cluster] = append(s.members[cluster], member{id: id, first: seq[0], last: seq[len(seq)-1]})
 	tids := make([]int32, len(toks))
@@ -262,6 +264,11 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		}
 	}
 	slices.SortFunc(s.qIDs, func(a, b idWeight) int { return int(a.id) - int(b.id) })
+	s.qRest = slices.Grow(s.qRest[:0], len(s.qIDs)+1)[:len(s.qIDs)+1]
+	s.qRest[len(s.qIDs)] = 0
+	for i := len(s.qIDs) - 1; i >= 0; i-- {
+		s.qRest[i] = s.qRest[i+1] + s.qIDs[i].w
+	}
 	s.leads = s.leads[:0]
 	slices.SortFunc(s.order, func(a, b int) int {
 		switch {
@@ -339,7 +346,7 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if sg.surface != surface { // a key collision across surfaces
 			continue
 		}
-		sim := s.similarity(n, total, sg)
+		sim := s.similarity(n, total, sg, t)
 		if sim < t {
 			continue
 		}
@@ -353,7 +360,7 @@ func (s *simIndex) query(surface uint32, q, qseq []uint64, t float64, trustedOnl
 		if !accept(c) {
 			continue
 		}
-		if lead, ok := s.lead[c]; ok && lead != id && s.leadSim(c, lead, n, total) < t*leadFactor {
+		if lead, ok := s.leadOf(c); ok && lead != id && s.leadSim(c, lead, n, total, t*leadFactor) < t*leadFactor {
 			continue // close to a member, too far from what the cluster is about
 		}
 		if s.substitutes(c, q, qseq, n, surface) {
@@ -393,7 +400,7 @@ func (s *simIndex) substitutes(c int32, q, qseq []uint64, n int32, surface uint3
 	}
 	hit := false
 	first, last := qseq[0], qseq[len(qseq)-1]
-	for _, m := range s.members[c] {
+	for _, m := range s.membersOf(c) {
 		// Without a shared first or last token it is no substitution; the
 		// member's own sequence need not be read.
 		if (m.first == first || m.last == last) && substitution(qseq, s.sigs[m.id].seq, w) {
@@ -406,11 +413,16 @@ func (s *simIndex) substitutes(c int32, q, qseq []uint64, n int32, surface uint3
 }
 
 // similarity is the weighted Jaccard of the query (its indexed tokens in
-// s.qIDs, all its weights summing to qTotal) and sig sg. Both merge by token
-// id, so a candidate's tokens are one small array: verifying is bound by
-// memory, not arithmetic.
-func (s *simIndex) similarity(n int32, qTotal float64, sg *sig) float64 {
+// s.qIDs, all its weights summing to qTotal) and sig sg, or -1 when it is
+// below least: the merge stops as soon as what the candidate can still
+// share cannot reach least of the union so far (most candidates verified
+// fall short). Both merge by token id, so a candidate's tokens are one small
+// array: verifying is bound by memory, not arithmetic.
+func (s *simIndex) similarity(n int32, qTotal float64, sg *sig, least float64) float64 {
 	q, ids := s.qIDs, sg.ids
+	// The bound leaves a margin far above rounding, so a similarity at
+	// least least is always computed in full, in the same order.
+	least *= 1 - 1e-9
 	var inter, other float64
 	i, j := 0, 0
 	for i < len(q) && j < len(ids) {
@@ -419,11 +431,15 @@ func (s *simIndex) similarity(n int32, qTotal float64, sg *sig) float64 {
 			inter += q[i].w
 			i++
 			j++
+			continue
 		case q[i].id < ids[j]:
 			i++
 		default:
 			other += s.weight(n, ids[j])
 			j++
+		}
+		if inter+s.qRest[i] < least*(qTotal+other) {
+			return -1
 		}
 	}
 	for ; j < len(ids); j++ {
@@ -437,35 +453,59 @@ func (s *simIndex) similarity(n int32, qTotal float64, sg *sig) float64 {
 }
 
 // leadSim is the query's similarity to cluster c's leader sig, computed once
-// per query.
-func (s *simIndex) leadSim(c, lead int32, n int32, qTotal float64) float64 {
+// per query; -1 when below t, the least the lead check needs.
+func (s *simIndex) leadSim(c, lead int32, n int32, qTotal, t float64) float64 {
 	for _, m := range s.leads {
 		if m.c == c {
 			return m.sim
 		}
 	}
-	sim := s.similarity(n, qTotal, &s.sigs[lead])
+	sim := s.similarity(n, qTotal, &s.sigs[lead], t)
 	s.leads = append(s.leads, leadMemo{c, sim})
 	return sim
 }
 
+// grow makes room for cluster c in the per-cluster slices.
+func (s *simIndex) grow(c int32) {
+	if n := int(c) + 1; n > len(s.lead) {
+		s.lead = append(s.lead, make([]int32, n-len(s.lead))...)
+		s.members = append(s.members, make([][]member, n-len(s.members))...)
+	}
+}
+
+// leadOf returns cluster c's leader sig: its first trusted one (any, when
+// every sig counts).
+func (s *simIndex) leadOf(c int32) (int32, bool) {
+	if int(c) >= len(s.lead) || s.lead[c] == 0 {
+		return 0, false
+	}
+	return s.lead[c] - 1, true
+}
+
+// membersOf returns cluster c's sigs.
+func (s *simIndex) membersOf(c int32) []member {
+	if int(c) >= len(s.members) {
+		return nil
+	}
+	return s.members[c]
+}
+
 // mergeInto moves cluster src's summaries under dst.
 func (s *simIndex) mergeInto(src, dst int32) {
+	s.grow(max(src, dst))
 	s.members[dst] = append(s.members[dst], s.members[src]...)
-	delete(s.members, src)
-	if _, ok := s.lead[dst]; !ok {
-		if l, ok := s.lead[src]; ok {
-			s.lead[dst] = l
-		}
+	s.members[src] = nil
+	if s.lead[dst] == 0 {
+		s.lead[dst] = s.lead[src]
 	}
-	delete(s.lead, src)
+	s.lead[src] = 0
 }
 
 // compatible reports whether the leaders of clusters a and b are similar
 // enough (t·leadFactor) and name no different things.
 func (s *simIndex) compatible(a, b int32, t float64) bool {
-	la, oka := s.lead[a]
-	lb, okb := s.lead[b]
+	la, oka := s.leadOf(a)
+	lb, okb := s.leadOf(b)
 	if !oka || !okb {
 		return false
 	}
