@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/mcpserver"
 )
 
 // TestToolsList: the tools are the registry's, with the schema, name and
@@ -134,6 +135,26 @@ func TestBudgetEndsTheSessionRun(t *testing.T) {
 	}
 	if f := r.record(res.RunID).Footer; f == nil || f.Outcome != trajectory.OutcomeBudgetExhausted {
 		t.Errorf("footer %+v", f)
+	}
+}
+
+// TestLastCallAnsweredAfterTheRunEnds: a call that runs and is recorded as
+// the run's last turn gets its result, though the run has ended by the
+// time its handler waits for the answer (here made certain by the hook; in
+// production a descheduled handler, as under load).
+func TestLastCallAnsweredAfterTheRunEnds(t *testing.T) {
+	for range 20 { // the handler's choice, when it was wrong, was random
+		r := newRig(t)
+		r.budget = fleet.Budget{MaxTurns: 1}
+		mcpserver.SetCallTakenHook(r.srv, func(runDone <-chan struct{}) { <-runDone })
+		cs, _ := r.stdio(context.Background(), "last")
+		if obj, isErr := call(t, cs, "qa_read", map[string]any{}); isErr {
+			t.Fatalf("the run's only call: %v", obj)
+		}
+		if res := r.waitRun(); res.Outcome != trajectory.OutcomeBudgetExhausted {
+			t.Errorf("run ended %s (%s)", res.Outcome, res.Summary)
+		}
+		cs.Close()
 	}
 }
 
