@@ -81,11 +81,7 @@ func TestMaxRuns(t *testing.T) {
 	}
 	a.Close()
 	r.waitRun()
-	for deadline := time.Now().Add(5 * time.Second); r.srv.Running() != 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first session's run slot was not released")
-		}
-	}
+	waitUntil(t, "the first session's run slot to be released", func() bool { return r.srv.Running() == 0 })
 	if obj, isErr := call(t, b, "qa_read", map[string]any{}); isErr {
 		t.Errorf("second session after the first ended: %v", obj)
 	}

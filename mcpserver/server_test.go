@@ -165,6 +165,12 @@ func TestPauseEndsTheRunAtTheNextCall(t *testing.T) {
 	cs, _ := r.stdio(context.Background(), "pausee")
 	defer cs.Close()
 	call(t, cs, "qa_read", map[string]any{})
+	// The answer reaches the client before the loop is back between calls:
+	// the loop reads the kill switch before asking for a call and after
+	// taking one, so its third read is turn 1's, after which it waits for
+	// the client. Flipped earlier, the switch ends the run before the next
+	// call arrives, and the call is answered as after the run.
+	waitUntil(t, "the loop to wait for the second call", func() bool { return r.checks.Load() >= 3 })
 	r.paused.Store(true)
 	obj, isErr := call(t, cs, "qa_read", map[string]any{})
 	if !isErr || errText(obj) != "cancelled: the kill switch is on (fleetd pause)" || *r.ran["qa_read"] != 1 {
