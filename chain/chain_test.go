@@ -75,32 +75,58 @@ func mustGethDev(tb testing.TB) backend {
 	if bin == "" {
 		tb.Skip("no geth binary (set FLEETD_GETH, or put geth on PATH; .ci/run installs go-ethereum v1.17.8's geth)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	// geth binds HTTP on port 0 and logs the port it got (at info level):
+	// a port picked here and released for geth to bind could be taken in
+	// between by another test's listener or connection.
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--dev", "--dev.gaslimit", "60000000",
-		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(port), "--http.api", "eth,net,web3",
-		"--nodiscover", "--maxpeers", "0", "--port", "0", "--authrpc.port", "0", "--ipcdisable", "--verbosity", "1")
+		"--http", "--http.addr", "127.0.0.1", "--http.port", "0", "--http.api", "eth,net,web3",
+		"--nodiscover", "--maxpeers", "0", "--port", "0", "--authrpc.port", "0", "--ipcdisable", "--verbosity", "3")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	endpoint := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() { // keep the pipe drained; show geth's complaints if a test fails
+		defer close(scanned)
 		s := bufio.NewScanner(stderr)
 		for s.Scan() {
-			tb.Log("geth: " + s.Text())
+			line := s.Text()
+			if _, rest, ok := strings.Cut(line, "HTTP server started"); ok {
+				for _, f := range strings.Fields(rest) {
+					if ep, ok := strings.CutPrefix(f, "endpoint="); ok {
+						select {
+						case endpoint <- ep:
+						default:
+						}
+					}
+				}
+			}
+			if !strings.HasPrefix(line, "INFO ") && !strings.HasPrefix(line, "WARN ") { // what --verbosity 1 showed
+				tb.Log("geth: " + line)
+			}
 		}
+		close(endpoint)
 	}()
-	tb.Cleanup(func() { cancel(); cmd.Wait() })
+	// Wait closes the pipe once geth exits; the scanner then ends, and no
+	// line is logged after the test.
+	tb.Cleanup(func() { cancel(); cmd.Wait(); <-scanned })
 
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var url string
+	select {
+	case ep, ok := <-endpoint:
+		if !ok {
+			tb.Fatal("geth --dev exited without starting its HTTP server")
+		}
+		url = "http://" + ep
+	case <-time.After(30 * time.Second):
+		tb.Fatal("geth --dev did not start its HTTP server within 30s")
+	}
 	var rc *rpc.Client
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		rc, err = rpc.Dial(url)
 		if err == nil {

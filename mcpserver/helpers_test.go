@@ -30,6 +30,7 @@ type rig struct {
 	srv     *mcpserver.Server
 	dial    atomic.Value // fleet.Dial
 	paused  atomic.Bool
+	checks  atomic.Int32 // times a run read the kill switch (paused)
 	budget  fleet.Budget
 	refuse  atomic.Pointer[error] // RunFunc refuses to start with it (nil: starts)
 	ran     map[string]*int
@@ -109,7 +110,7 @@ func (r *rig) run(ctx context.Context, s *mcpserver.Session) (fleet.RunResult, e
 	}
 	res, err := fleet.Run(ctx, fleet.LoopConfig{
 		RunID: runID, Specialist: "mcp", Model: s.Model, Narrate: s.Narrate, Tools: r.reg, Dial: r,
-		Paused: func() (bool, error) { return r.paused.Load(), nil }, Meter: &fleettest.Meter{Budget: r.budget}, Record: w,
+		Paused: r.readPaused, Meter: &fleettest.Meter{Budget: r.budget}, Record: w,
 		Cleanup: func(context.Context) error { r.cleanup.Add(1); return nil },
 	})
 	r.mu.Lock()
@@ -130,6 +131,26 @@ func (r *rig) waitRun() fleet.RunResult {
 		r.t.Fatal("no run ended within 10s")
 	}
 	return fleet.RunResult{}
+}
+
+// readPaused is the runs' kill switch. It counts a read once it is done, so
+// a test that saw the count knows that read's answer is settled.
+func (r *rig) readPaused() (bool, error) {
+	p := r.paused.Load()
+	r.checks.Add(1)
+	return p, nil
+}
+
+// waitUntil polls cond until it holds; what names the condition when it
+// does not within 10 s. For state a server goroutine changes after the
+// answer a test saw, such as a run slot released once the run has ended.
+func waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after 10s waiting for %s", what)
+		}
+	}
 }
 
 // record reads a run's record.

@@ -84,6 +84,10 @@ type Server struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup
 
+	// callTaken, when set (by tests), runs in a tools/call handler after the
+	// run took the call and before the handler waits for its answer.
+	callTaken func(runDone <-chan struct{})
+
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	running  int

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/mcpserver"
 )
 
 // TestToolsList: the tools are the registry's, with the schema, name and
@@ -137,6 +138,26 @@ func TestBudgetEndsTheSessionRun(t *testing.T) {
 	}
 }
 
+// TestLastCallAnsweredAfterTheRunEnds: a call that runs and is recorded as
+// the run's last turn gets its result, though the run has ended by the
+// time its handler waits for the answer (here made certain by the hook; in
+// production a descheduled handler, as under load).
+func TestLastCallAnsweredAfterTheRunEnds(t *testing.T) {
+	for range 20 { // the handler's choice, when it was wrong, was random
+		r := newRig(t)
+		r.budget = fleet.Budget{MaxTurns: 1}
+		mcpserver.SetCallTakenHook(r.srv, func(runDone <-chan struct{}) { <-runDone })
+		cs, _ := r.stdio(context.Background(), "last")
+		if obj, isErr := call(t, cs, "qa_read", map[string]any{}); isErr {
+			t.Fatalf("the run's only call: %v", obj)
+		}
+		if res := r.waitRun(); res.Outcome != trajectory.OutcomeBudgetExhausted {
+			t.Errorf("run ended %s (%s)", res.Outcome, res.Summary)
+		}
+		cs.Close()
+	}
+}
+
 // TestPauseEndsTheRunAtTheNextCall: the kill switch, flipped while the agent
 // is between calls, stops its next call from running and ends the run.
 func TestPauseEndsTheRunAtTheNextCall(t *testing.T) {
@@ -144,6 +165,12 @@ func TestPauseEndsTheRunAtTheNextCall(t *testing.T) {
 	cs, _ := r.stdio(context.Background(), "pausee")
 	defer cs.Close()
 	call(t, cs, "qa_read", map[string]any{})
+	// The answer reaches the client before the loop is back between calls:
+	// the loop reads the kill switch before asking for a call and after
+	// taking one, so its third read is turn 1's, after which it waits for
+	// the client. Flipped earlier, the switch ends the run before the next
+	// call arrives, and the call is answered as after the run.
+	waitUntil(t, "the loop to wait for the second call", func() bool { return r.checks.Load() >= 3 })
 	r.paused.Store(true)
 	obj, isErr := call(t, cs, "qa_read", map[string]any{})
 	if !isErr || errText(obj) != "cancelled: the kill switch is on (fleetd pause)" || *r.ran["qa_read"] != 1 {

@@ -68,10 +68,22 @@ func (s *session) call(ctx context.Context, c fleet.Call) (*mcp.CallToolResult, 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	if s.srv.callTaken != nil {
+		s.srv.callTaken(a.done)
+	}
 	select {
 	case ev := <-p.reply:
 		return toolResult(a.id(), ev.Verdict, ev.Result), nil
 	case <-a.done:
+		// The run records the call's turn (and narrate sends its reply)
+		// before it ends, so both cases can be ready here, and select picks
+		// at random: a reply sent wins, or a call that ran and was recorded
+		// would be answered as refused by the ended run.
+		select {
+		case ev := <-p.reply:
+			return toolResult(a.id(), ev.Verdict, ev.Result), nil
+		default:
+		}
 		// The run ended with the call taken but no turn recorded for it (a
 		// harness failure); the record's footer says what happened.
 		return s.endedResult(a), nil

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -527,9 +528,15 @@ func TestStartAddr(t *testing.T) {
 }
 
 func TestStartFixedPort(t *testing.T) {
-	port := freePort(t)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	c := mustStart(t, Config{Addr: addr})
+	c, addr, err := startOnFreePort(testCtx(t), t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
 	if want := "http://" + addr; c.URL() != want {
 		t.Errorf("URL %q, want %q", c.URL(), want)
 	}
@@ -576,12 +583,10 @@ func TestStartCancelledContext(t *testing.T) {
 // TestStartCancelledMidway cancels at various points during Start on a fixed
 // port: whatever Start returns, nothing may stay bound to the port.
 func TestStartCancelledMidway(t *testing.T) {
-	port := freePort(t)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for _, ms := range []float64{0, 0.1, 1, 5, 10, 20, 30, 40, 50, 60, 80, 120} {
 		d := time.Duration(ms * float64(time.Millisecond))
 		ctx, cancel := context.WithTimeout(context.Background(), d)
-		c, err := Start(ctx, Config{Addr: addr})
+		c, addr, err := startOnFreePort(ctx, t)
 		cancel()
 		switch {
 		case err == nil:
@@ -736,6 +741,22 @@ func canListen(addr string) bool {
 	}
 	l.Close()
 	return true
+}
+
+// startOnFreePort starts a chain on a fixed loopback port picked free here,
+// and picked again when Start finds it taken: the port is released between
+// the pick and Start's bind, and another process (go test ./... runs
+// packages at once) can take it in between.
+func startOnFreePort(ctx context.Context, tb testing.TB) (*Chain, string, error) {
+	tb.Helper()
+	for attempt := 1; ; attempt++ {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(tb)))
+		c, err := Start(ctx, Config{Addr: addr})
+		if err == nil || attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) {
+			return c, addr, err
+		}
+		tb.Logf("%s was taken before the chain bound it: %v", addr, err)
+	}
 }
 
 func freePort(tb testing.TB) int {

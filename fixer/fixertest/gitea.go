@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -66,9 +67,121 @@ func Start(tb testing.TB) *Server {
 	tb.Helper()
 	bin, static := Binary(tb)
 	work := tb.TempDir()
-	port := freePort(tb)
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), User: "fleetd-admin", work: work}
-	ini := fmt.Sprintf(`I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true
+	s := &Server{User: "fleetd-admin", work: work}
+	conf := filepath.Join(work, "app.ini")
+	writeConf := func(port int) {
+		tb.Helper()
+		s.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+		if err := os.WriteFile(conf, []byte(giteaINI(work, port, s.URL, static)), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	writeConf(freePort(tb))
+	env := append(os.Environ(), "GITEA_WORK_DIR="+work, "GITEA_CUSTOM="+filepath.Join(work, "custom"), "HOME="+work)
+	run := func(args ...string) string {
+		tb.Helper()
+		cmd := exec.Command(bin, append([]string{"--config", conf, "--work-path", work}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			tb.Fatalf("gitea %s: %v\n%s", args[0], err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("migrate")
+	run("admin", "user", "create", "--admin", "--username", s.User, "--password", "fleetd-Test-pw-1", "--email", "admin@example.test", "--must-change-password=false")
+	tok := run("admin", "user", "generate-access-token", "--username", s.User, "--token-name", "fleetd", "--scopes", "all", "--raw")
+	s.Token = lastLine(tok)
+	// The web server's port is picked just before it starts, and picked
+	// again when it exits without answering: a port picked and released
+	// here can be taken by another process before Gitea binds it (go test
+	// ./... runs packages at once), and the commands above take seconds.
+	for attempt := 1; ; attempt++ {
+		writeConf(freePort(tb))
+		err := startWeb(tb, bin, conf, work, env, s.URL)
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errWebExited) || attempt == 3 {
+			tb.Fatal(err)
+		}
+		tb.Logf("%v; retrying on another port", err)
+	}
+}
+
+// errWebExited is startWeb's error when gitea web cannot serve, as when its
+// port was taken: it then says so in its log and waits to be stopped.
+var errWebExited = errors.New("gitea web could not serve")
+
+// pollClient bounds each readiness poll: whatever else took the port may
+// accept and never answer.
+var pollClient = &http.Client{Timeout: 5 * time.Second}
+
+// startWeb runs gitea web, stopped at cleanup, and waits until it answers
+// at url.
+func startWeb(tb testing.TB, bin, conf, work string, env []string, url string) error {
+	tb.Helper()
+	web := exec.Command(bin, "--config", conf, "--work-path", work, "web")
+	web.Env = env
+	logPath := filepath.Join(work, "web.log")
+	giteaLog := filepath.Join(work, "log", "gitea.log")
+	var logFrom int64 // this attempt's part of gitea.log
+	if fi, err := os.Stat(giteaLog); err == nil {
+		logFrom = fi.Size()
+	}
+	failed := func() bool {
+		b, _ := os.ReadFile(giteaLog)
+		return int64(len(b)) > logFrom && bytes.Contains(b[logFrom:], []byte("Failed to start server"))
+	}
+	logf, _ := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	web.Stdout, web.Stderr = logf, logf
+	if err := web.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("gitea web: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { web.Wait(); close(exited) }()
+	stop := func() {
+		web.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			web.Process.Kill()
+			<-exited
+		}
+	}
+	tb.Cleanup(func() { stop(); logf.Close() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := pollClient.Get(url + "/api/v1/version")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 && !failed() {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("%w on %s: exited %s\n%s", errWebExited, url, web.ProcessState, b)
+		default:
+		}
+		if failed() {
+			stop()
+			b, _ := os.ReadFile(giteaLog)
+			return fmt.Errorf("%w on %s:\n%s", errWebExited, url, b[logFrom:])
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("gitea web did not answer within 60s: %v\n%s", err, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// giteaINI is the test server's app.ini.
+func giteaINI(work string, port int, rootURL, static string) string {
+	return fmt.Sprintf(`I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true
 APP_NAME = fleetd-test
 RUN_MODE = prod
 WORK_PATH = %[1]s
@@ -119,61 +232,7 @@ ENABLED = false
 [indexer]
 ISSUE_INDEXER_TYPE = db
 REPO_INDEXER_ENABLED = false
-`, work, port, s.URL, static)
-	conf := filepath.Join(work, "app.ini")
-	if err := os.WriteFile(conf, []byte(ini), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	env := append(os.Environ(), "GITEA_WORK_DIR="+work, "GITEA_CUSTOM="+filepath.Join(work, "custom"), "HOME="+work)
-	run := func(args ...string) string {
-		tb.Helper()
-		cmd := exec.Command(bin, append([]string{"--config", conf, "--work-path", work}, args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			tb.Fatalf("gitea %s: %v\n%s", args[0], err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	run("migrate")
-	run("admin", "user", "create", "--admin", "--username", s.User, "--password", "fleetd-Test-pw-1", "--email", "admin@example.test", "--must-change-password=false")
-	tok := run("admin", "user", "generate-access-token", "--username", s.User, "--token-name", "fleetd", "--scopes", "all", "--raw")
-	s.Token = lastLine(tok)
-	web := exec.Command(bin, "--config", conf, "--work-path", work, "web")
-	web.Env = env
-	logf, _ := os.Create(filepath.Join(work, "web.log"))
-	web.Stdout, web.Stderr = logf, logf
-	if err := web.Start(); err != nil {
-		tb.Fatalf("gitea web: %v", err)
-	}
-	tb.Cleanup(func() {
-		web.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { web.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			web.Process.Kill()
-			<-done
-		}
-		logf.Close()
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(s.URL + "/api/v1/version")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(work, "web.log"))
-			tb.Fatalf("gitea web did not answer within 60s: %v\n%s", err, b)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return s
+`, work, port, rootURL, static)
 }
 
 func lastLine(s string) string {
