@@ -44,14 +44,17 @@ func startDevnetCmd(t *testing.T, dataDir string) devnetInfo {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
-	done := make(chan int)
+	// exited is closed once Main returned code, so that both the early-exit
+	// check below and the cleanup can see it.
+	exited, code := make(chan struct{}), 0
 	go func() {
-		done <- Main(ctx, []string{"chain", "devnet", "--data-dir", dataDir}, strings.NewReader(""), &out, &errb)
+		defer close(exited)
+		code = Main(ctx, []string{"chain", "devnet", "--data-dir", dataDir}, strings.NewReader(""), &out, &errb)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case code := <-done:
+		case <-exited:
 			if code != 0 {
 				t.Errorf("devnet exited %d: %s", code, errb.String())
 			}
@@ -62,7 +65,7 @@ func startDevnetCmd(t *testing.T, dataDir string) devnetInfo {
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "\n") {
 		select {
-		case code := <-done:
+		case <-exited:
 			t.Fatalf("devnet exited %d early: %s", code, errb.String())
 		default:
 		}
