@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/fleet/trajectory"
@@ -139,18 +140,6 @@ func (r *rig) readPaused() (bool, error) {
 	p := r.paused.Load()
 	r.checks.Add(1)
 	return p, nil
-}
-
-// waitUntil polls cond until it holds; what names the condition when it
-// does not within 10 s. For state a server goroutine changes after the
-// answer a test saw, such as a run slot released once the run has ended.
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 10s waiting for %s", what)
-		}
-	}
 }
 
 // record reads a run's record.

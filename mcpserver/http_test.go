@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
 )
@@ -84,7 +85,7 @@ func TestMaxRuns(t *testing.T) {
 	}
 	a.Close()
 	r.waitRun()
-	waitUntil(t, "the first session's run slot to be released", func() bool { return r.srv.Running() == 0 })
+	fleettest.WaitFor(t, 10*time.Second, "the first session's run slot to be released", func() bool { return r.srv.Running() == 0 })
 	if obj, isErr := call(t, b, "qa_read", map[string]any{}); isErr {
 		t.Errorf("second session after the first ended: %v", obj)
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
 )
@@ -170,7 +172,7 @@ func TestPauseEndsTheRunAtTheNextCall(t *testing.T) {
 	// taking one, so its third read is turn 1's, after which it waits for
 	// the client. Flipped earlier, the switch ends the run before the next
 	// call arrives, and the call is answered as after the run.
-	waitUntil(t, "the loop to wait for the second call", func() bool { return r.checks.Load() >= 3 })
+	fleettest.WaitFor(t, 10*time.Second, "the loop to wait for the second call", func() bool { return r.checks.Load() >= 3 })
 	r.paused.Store(true)
 	obj, isErr := call(t, cs, "qa_read", map[string]any{})
 	if !isErr || errText(obj) != "cancelled: the kill switch is on (fleetd pause)" || *r.ran["qa_read"] != 1 {

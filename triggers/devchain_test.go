@@ -9,21 +9,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fleet/fleettest"
 )
-
-// waitFor polls cond in real time until it holds or d passes.
-func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestNameRegisteredOnDevChain runs the poller against the embedded dev
 // chain through the real chain client: each registration fires once, the
@@ -65,7 +55,7 @@ func TestNameRegisteredOnDevChain(t *testing.T) {
 		PollInterval: 20 * time.Millisecond, Logger: testLogger(t),
 	})
 	s.Start(ctx)
-	waitFor(t, 10*time.Second, "the poller's first state", func() bool {
+	fleettest.WaitFor(t, 10*time.Second, "the poller's first state", func() bool {
 		_, err := os.Stat(filepath.Join(dir, stateFileName))
 		return err == nil
 	})
@@ -75,7 +65,7 @@ func TestNameRegisteredOnDevChain(t *testing.T) {
 		if _, err := reg.Register(ctx, key, name); err != nil {
 			t.Fatalf("register %s: %v", name, err)
 		}
-		waitFor(t, 10*time.Second, "the registration of "+name, func() bool { return s.Stats()["sec"].Events == int64(i+1) })
+		fleettest.WaitFor(t, 10*time.Second, "the registration of "+name, func() bool { return s.Stats()["sec"].Events == int64(i+1) })
 	}
 	time.Sleep(20 * 20 * time.Millisecond) // twenty more polls
 	want := []string{"event:name_registered x 1", "event:name_registered x 1", "event:name_registered x 1"}

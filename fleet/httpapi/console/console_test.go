@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/fleet/trajectory"
 )
 
@@ -506,11 +508,7 @@ func TestSSE(t *testing.T) {
 	// streams stopped above leave the hub when their handlers notice the
 	// closed connection, which can be after stop returns: wait for that, or
 	// the one subscriber the cap allows is already taken.
-	for deadline := time.Now().Add(5 * time.Second); f.c.hub.Subscribers() != 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscribers still counted after their streams were closed", f.c.hub.Subscribers())
-		}
-	}
+	fleettest.WaitFor(t, 5*time.Second, "the closed streams to leave the hub", func() bool { return f.c.hub.Subscribers() == 0 })
 	f.c.cfg.MaxSubscribers = 1
 	r, stop = open("", nil)
 	defer stop()
