@@ -189,7 +189,7 @@ func (p *pairSet) add(h uint64) {
 // insert puts h in the table and reports whether it was new.
 func (p *pairSet) insert(h uint64) bool {
 	mask := uint64(len(p.table) - 1)
-	for i := (h * 0x9E3779B97F4A7C15) >> 7 & mask; ; i = (i + 1) & mask {
+	for i := home(h, mask); ; i = (i + 1) & mask {
 		switch p.table[i] {
 		case h:
 			return false

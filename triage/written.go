@@ -29,7 +29,7 @@ func (w *writtenKeys) find(h uint64) (i uint64, ok bool) {
 	}
 	h |= 1
 	mask := uint64(len(w.slots) - 1)
-	for i = (h * hashK1) >> 7 & mask; ; i = (i + 1) & mask {
+	for i = home(h, mask); ; i = (i + 1) & mask {
 		switch w.slots[i].h {
 		case h:
 			return i, true
@@ -49,16 +49,15 @@ func (w *writtenKeys) set(i, h uint64, c int32, pub bool) {
 	if 4*w.n > 3*len(w.slots) {
 		old := w.slots
 		w.slots = make([]writtenSlot, 2*len(old))
-		mask := uint64(len(w.slots) - 1)
 		for _, s := range old {
-			if s.h == 0 {
-				continue
+			if s.h != 0 {
+				j, _ := w.find(s.h)
+				w.slots[j] = s
 			}
-			j := (s.h * hashK1) >> 7 & mask
-			for w.slots[j].h != 0 {
-				j = (j + 1) & mask
-			}
-			w.slots[j] = s
 		}
 	}
 }
+
+// home is the first slot hash h probes in a table of mask+1 slots (a power
+// of two): the multiply spreads hashes whose low bits agree.
+func home(h, mask uint64) uint64 { return (h * hashK1) >> 7 & mask }

@@ -41,7 +41,12 @@ func run(tb testing.TB, log *labelgen.Log) (*triage.Engine, triage.Report) {
 func evaluate(tb testing.TB, log *labelgen.Log) labelgen.Scores {
 	tb.Helper()
 	e, r := run(tb, log)
-	pred := clusters(e, log)
+	return score(log, clusters(e, log), r)
+}
+
+// score scores the clusters pred of log's entries and the ranking of report
+// r against log's labels.
+func score(log *labelgen.Log, pred []string, r triage.Report) labelgen.Scores {
 	ranking := make([]string, len(r.Clusters))
 	for i, row := range r.Clusters {
 		ranking[i] = row.ID
@@ -128,11 +133,7 @@ func TestEvalMillion(t *testing.T) {
 	log := labelgen.Generate(millionOptions)
 	e, r := run(t, log)
 	pred := clusters(e, log)
-	ranking := make([]string, len(r.Clusters))
-	for i, row := range r.Clusters {
-		ranking[i] = row.ID
-	}
-	s := labelgen.Evaluate(log, pred, ranking, 10)
+	s := score(log, pred, r)
 	logScores(t, "1M", len(log.Entries), s)
 	if s.Precision < 0.95 || s.Recall < 0.9 {
 		t.Errorf("pairwise precision %.3f, recall %.3f at 1M: targets 0.95 and 0.9", s.Precision, s.Recall)
