@@ -36,10 +36,6 @@ type fixStage struct {
 	model string
 }
 
-// newFixStage builds the fix stage from forge:, fixer:, target.repo and
-// the tools environment: the forge backend, the reproducer (qa_* tools in
-// a fresh sandbox), the poster (sponsored, as the fleet identity), the
-// patch model (fixer.planner) and the test environment.
 // openFixStage builds the fleet environment and its fix stage for a
 // one-shot command, logging warnings to stderr. The caller closes env.
 func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
@@ -56,6 +52,10 @@ func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
 	return env, st, nil
 }
 
+// newFixStage builds the fix stage from forge:, fixer:, target.repo and
+// the tools environment: the forge backend, the reproducer (qa_* tools in
+// a fresh sandbox), the poster (sponsored, as the fleet identity), the
+// patch model (fixer.planner) and the test environment.
 func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*fixStage, error) {
 	if a.cfg.Forge.Kind == "" {
 		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
