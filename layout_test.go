@@ -19,34 +19,86 @@ import (
 
 const module = "github.com/qafleet/fleetd"
 
-// leaves are the packages that import no fleetd package except the ones listed.
-// A parent normally never imports its subpackage; two exceptions are
-// deliberate: fleet owns the run record format, and chain owns its generated
-// contract bindings. chain and sandbox may import fleet, the stdlib-only
-// domain, so their APIs speak fleet.Address and fleet.Dial instead of SDK
-// types (docs/architecture.md records this change to DESIGN.md §1).
-var leaves = map[string][]string{
-	"fleet":            {"fleet/trajectory"},
-	"fleet/trajectory": nil,
-	"sandbox":          {"fleet"},
-	"chain":            {"chain/contracts", "chain/feedwire", "fleet"},
-	"chain/contracts":  nil,
-	"chain/feedwire":   nil, // decoders of what a node sends back: pure, fuzzed apart from go-ethereum
-	"chain/devchain":   nil,
-	"fuzzing":          {"sandbox"}, // fuzz engines and crash states: bounded exec only
-	// crawl is pure link discovery (stdlib and golang.org/x/net/html), a
-	// leaf so the playbooks may import it: the crawler's parsers are fuzzed
-	// and benchmarked on their own, away from the replay machinery.
-	"crawl": nil,
-	// contract reads what docs promise (pure, fuzzed), over crawl's
-	// HTML-to-text and URL helpers.
-	"contract": {"crawl"},
+// layers orders fleetd's packages from the bottom up; a package belongs to
+// the deepest entry that is it or one of its ancestors. A package imports
+// only packages in lower layers (and its own parent): never a sibling in its
+// own layer, never one above. Every package must be placed, so a new one is
+// placed on purpose (TestEveryPackageHasALayer).
+//
+//	0 formats   pure parsers and formats of outside input, stdlib (and x/net) only
+//	1 domain    fleet, the host: the domain types and the agent loop
+//	2 adapters  one package per outside dependency: the node, the jail, models
+//	3 engines   the fuzz engines over the jail; the one road to the log over the node
+//	4 features  the tools, the specialists, triage, the fix stage, the doors (console, MCP)
+//	5 pipelines compositions of features: the fix pipeline
+//	6 commands  cmd/fleetd: flags, config, wiring
+//
+// fixtures and the *test helpers sit beside the stack (testOnly).
+var layers = map[string]int{
+	"trajectory":      0,
+	"crawl":           0,
+	"chain/contracts": 0,
+	"chain/feedwire":  0,
+	"configs":         0,
+	"docclaims":       1, // over crawl's HTML-to-text and URL helpers
+	"fleet":           1,
+	"chain":           2,
+	"chain/devchain":  2,
+	"sandbox":         2,
+	"fleet/gemini":    2,
+	"fleet/openai":    2,
+	"fleet/fleettest": 2,
+	"fuzzing":         3,
+	"poster":          3,
+	"qatools":         4,
+	"specialists":     4,
+	"triage":          4,
+	"triggers":        4,
+	"fixer":           4,
+	"mcpserver":       4,
+	"console":         4,
+	"httpapi":         4,
+	"pipeline":        5,
+	"cmd":             6,
+	"fixtures":        5,
 }
 
-// testOnly are packages any test may import but no production package except cmd.
-// They may import each other and each other's subpackages (fixer/fixertest
-// builds a repository from the testbed compiler's source).
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "testbed", "evaltarget/webapp", "evaltarget/injection", "fixer/fixertest"}
+// layerOf returns pkg's layer and the entry that placed it.
+func layerOf(pkg string) (int, string, bool) {
+	best := ""
+	for p := range layers {
+		if within(pkg, p) && len(p) > len(best) {
+			best = p
+		}
+	}
+	if best == "" {
+		return 0, "", false
+	}
+	return layers[best], best, true
+}
+
+// narrow are packages held to an exact list of fleetd imports, tighter than
+// their layer: fleet is stdlib-only but for the run record format, and the
+// pure parsers import nothing of fleetd's (docclaims reads crawl's helpers).
+// chain owns its generated bindings and the node-output decoders.
+var narrow = map[string][]string{
+	"fleet":           {"trajectory"},
+	"trajectory":      nil,
+	"sandbox":         {"fleet"},
+	"chain":           {"chain/contracts", "chain/feedwire", "fleet"},
+	"chain/contracts": nil,
+	"chain/feedwire":  nil,
+	"chain/devchain":  nil,
+	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
+	"crawl":           nil,
+	"docclaims":       {"crawl"},
+}
+
+// testOnly are packages any test may import but no production package except
+// cmd. They may import any package below cmd, each other and each other's
+// subpackages (fixer/fixertest builds a repository from the testbed
+// compiler's source).
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "fixtures", "fixer/fixertest"}
 
 // isTestOnly reports whether pkg is a test-only package or below one.
 func isTestOnly(pkg string) bool {
@@ -56,7 +108,7 @@ func isTestOnly(pkg string) bool {
 // sdks maps a third-party SDK import prefix to the packages allowed to import it.
 // A package listed here may also be imported by its own subpackages' tests.
 var sdks = map[string][]string{
-	"github.com/ethereum/go-ethereum": {"chain", "testbed", "cmd/fleetd"},
+	"github.com/ethereum/go-ethereum": {"chain", "fixtures/testbed", "cmd/fleetd"},
 	"google.golang.org/genai":         {"fleet/gemini"},
 	"github.com/openai/openai-go":     {"fleet/openai"},
 	"github.com/google/go-github":     {"fixer/github"},
@@ -103,36 +155,53 @@ func checkImport(from, imp string, test bool) string {
 	if within(from, "cmd") || to == from { // an external test imports its own package
 		return ""
 	}
-	if test && slices.Contains(testOnly, to) {
-		return ""
-	}
-	if slices.Contains(testOnly, from) && isTestOnly(to) {
-		return ""
-	}
-	if allowed, ok := leaves[from]; ok {
-		if slices.Contains(allowed, to) {
+	if isTestOnly(to) {
+		if test || isTestOnly(from) {
 			return ""
 		}
-		return fmt.Sprintf("leaf package %s may import only %v", from, allowed)
-	}
-	if _, ok := leaves[to]; ok && !slices.Contains(testOnly, to) {
-		return ""
-	}
-	if slices.Contains(testOnly, to) {
 		return fmt.Sprintf("%s is for tests and cmd only", to)
 	}
-	if ancestor(to, from) {
+	if allowed, ok := narrow[from]; ok && !slices.Contains(allowed, to) {
+		return fmt.Sprintf("%s may import only %v", from, allowed)
+	}
+	if within(to, "cmd") {
+		return "nothing imports a command"
+	}
+	if isTestOnly(from) {
+		return "" // a fixture may use anything below cmd
+	}
+	fl, fe, ok1 := layerOf(from)
+	tl, te, ok2 := layerOf(to)
+	if !ok1 || !ok2 {
+		return "" // TestEveryPackageHasALayer reports it
+	}
+	switch {
+	case ancestor(to, from):
 		return "" // a subpackage may import its parent
-	}
-	if ancestor(from, to) {
+	case ancestor(from, to) && tl >= fl:
 		return fmt.Sprintf("a parent never imports its subpackage (%s -> %s)", from, to)
+	case tl > fl:
+		return fmt.Sprintf("%s (layer %d, %s) never imports a layer above it: %s is layer %d (%s)", from, fl, fe, to, tl, te)
+	case tl == fl:
+		return fmt.Sprintf("a package never imports a sibling in its own layer %d (%s -> %s); compose them a layer up", fl, from, to)
 	}
-	return fmt.Sprintf("features never import a sibling feature (%s -> %s); compose them in cmd/fleetd", from, to)
+	return ""
 }
 
 type pkgDir struct {
 	rel string // module-relative import path, "" for the module root
 	dir string
+}
+
+// nestedModule reports whether rel lies in a module of its own
+// (deploy/kubernetes, fixtures/parsers): not a package of this one.
+func nestedModule(root, rel string) bool {
+	for d := rel; d != "." && d != ""; d = path.Dir(d) {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d), "go.mod")); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // walkPackages lists every directory under root holding Go files, skipping
@@ -236,15 +305,22 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	write("sandbox/s.go", imp("sandbox", module+"/fleet/fleettest"))                                           // test helper in production code
 	write("cmd/fleetd/m_test.go", "package main\n\nimport _ \"github.com/modelcontextprotocol/go-sdk/mcp\"\n") // an SDK client in cmd's tests: fine
 	write("cmd/fleetd/m.go", imp("main", "github.com/modelcontextprotocol/go-sdk/mcp"))                        // the SDK in cmd's code
+	write("poster/p.go", imp("poster", module+"/qatools", module+"/chain"))                                    // a layer above; chain is below: fine
+	write("specialists/inject/i.go", imp("inject", module+"/specialists", module+"/fuzzing"))                  // its parent and a lower layer: fine
+	write("console/c.go", imp("console", module+"/fixtures/testbed"))                                          // a fixture in production code
+	write("fixtures/testbed/t.go", imp("testbed", module+"/cmd/fleetd", module+"/pipeline"))                   // a command; a fixture may use a pipeline
 
 	got := violations(t, root)
 	wantSubstrings := []string{
-		"fleet imports " + module + "/chain",
-		"triage imports " + module + "/fixer: features never import a sibling",
+		"fleet imports " + module + "/chain: fleet may import only [trajectory]",
+		"triage imports " + module + "/fixer: a package never imports a sibling in its own layer 4",
 		"fixer imports " + module + "/fixer/github: a parent never imports",
 		"qatools imports github.com/ethereum/go-ethereum/common: SDK",
 		"sandbox imports " + module + "/fleet/fleettest",
 		"cmd/fleetd imports github.com/modelcontextprotocol/go-sdk/mcp: SDK",
+		"poster imports " + module + "/qatools: poster (layer 3, poster) never imports a layer above it",
+		"console imports " + module + "/fixtures/testbed: fixtures/testbed is for tests and cmd only",
+		"fixtures/testbed imports " + module + "/cmd/fleetd: nothing imports a command",
 	}
 	for _, w := range wantSubstrings {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, w) }) {
@@ -253,6 +329,19 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	}
 	if len(got) != len(wantSubstrings) {
 		t.Errorf("got %d violations, want %d:\n%s", len(got), len(wantSubstrings), strings.Join(got, "\n"))
+	}
+}
+
+// TestEveryPackageHasALayer fails on a package the layers table does not
+// place, so a new package is put in the stack on purpose.
+func TestEveryPackageHasALayer(t *testing.T) {
+	for _, p := range walkPackages(t, ".") {
+		if p.rel == "" || isTestOnly(p.rel) || nestedModule(".", p.rel) {
+			continue
+		}
+		if _, _, ok := layerOf(p.rel); !ok {
+			t.Errorf("%s is in no layer: add it to layers in layout_test.go and to docs/architecture.md", p.rel)
+		}
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestDailyBudgetAcrossProcesses: two DailyBudgets on one data dir stand for

@@ -2,7 +2,7 @@
 // Surface, Dial, Kind, Address), the qa/v1 envelope codec, the small contracts
 // that adapters implement, and the agent loop that drives them.
 //
-// fleet imports only the standard library (and its own leaf fleet/trajectory),
+// fleet imports only the standard library (and the leaf trajectory, the run record format),
 // so every adapter and feature can depend on it without dragging SDKs along;
 // SDK types stay inside their adapter packages and cross into fleet as the
 // types defined here.

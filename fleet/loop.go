@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // Call is one tool call a model chose.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // loopModel calls qa_nop n times, then is done. It does no work of its own,

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestLoopRechecksAfterModel: whatever stopped the run while the model was

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 type env struct {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // slowRun runs for d (or until cancelled) and reports how it ended.

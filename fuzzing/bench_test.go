@@ -21,7 +21,7 @@ func BenchmarkParseCrash(b *testing.B) {
 // BenchmarkMutate makes one dictionary mutant of the HTML evaluation seeds:
 // the engine's own cost per input, next to the target's run.
 func BenchmarkMutate(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("..", "evaltarget", "parsers", "htmlparse", "seeds", "*"))
+	files, _ := filepath.Glob(filepath.Join("..", "fixtures", "parsers", "htmlparse", "seeds", "*"))
 	var seeds [][]byte
 	for _, f := range files {
 		s, err := os.ReadFile(f)
@@ -44,7 +44,7 @@ func BenchmarkMutate(b *testing.B) {
 
 // BenchmarkHarvest builds the dictionary of the HTML evaluation seeds.
 func BenchmarkHarvest(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("..", "evaltarget", "parsers", "htmlparse", "seeds", "*"))
+	files, _ := filepath.Glob(filepath.Join("..", "fixtures", "parsers", "htmlparse", "seeds", "*"))
 	var seeds [][]byte
 	for _, f := range files {
 		s, _ := os.ReadFile(f)

@@ -17,7 +17,7 @@ import (
 )
 
 // The FuzzBench-style evaluation: every engine fuzzes every evaluation
-// target (evaltarget/parsers: real parsers pinned at versions with known
+// target (fixtures/parsers: real parsers pinned at versions with known
 // public crashers) from the same benign seeds, several trials each, each
 // trial ending at its first crash or its time budget. It reports time to
 // first crash per engine and the crashers that did not reproduce when
@@ -26,7 +26,7 @@ import (
 //
 //	FLEETD_EVAL_TRIALS=3 FLEETD_EVAL_SECONDS=60 go test -tags fuzzeval -run TestEval -timeout 3h -v ./fuzzing/
 //
-// The control (evaltarget/controls: the HTML parser fixed) is fuzzed the
+// The control (fixtures/controls: the HTML parser fixed) is fuzzed the
 // same way; a crash there counts as a false positive in its row.
 type evalTarget struct {
 	module, name, pkg, cmd, fuzz, seeds string
@@ -77,7 +77,7 @@ func TestEval(t *testing.T) {
 		if only := os.Getenv("FLEETD_EVAL_TARGETS"); only != "" && !slices.Contains(strings.Split(only, ","), et.module+"/"+et.pkg[2:]) {
 			continue // e.g. FLEETD_EVAL_TARGETS=controls/htmlfixed
 		}
-		mod, err := filepath.Abs(filepath.Join("..", "evaltarget", et.module))
+		mod, err := filepath.Abs(filepath.Join("..", "fixtures", et.module))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // rig is an MCP server over a small real tool registry, run through the

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestHTTPSessionsAreRuns: over streamable HTTP each session is its own run;

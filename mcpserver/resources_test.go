@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // dirLibrary serves a report from files, as cmd/fleetd's does from

@@ -12,8 +12,8 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestToolsList: the tools are the registry's, with the schema, name and

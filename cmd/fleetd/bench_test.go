@@ -12,10 +12,10 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/playbook"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/specialists"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // fastCompiler accepts everything at once: the benchmark measures the
@@ -60,7 +60,7 @@ func BenchmarkFuzzVsPlainLoop(b *testing.B) {
 				}
 				run := &qatools.Run{ID: id, Source: "qa-fuzz", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{})}
 				reg, _ := qatools.NewRegistry(env, run, "qa_compile", "qa_report")
-				model, _ := playbook.New("fuzz", playbook.Options{Corpus: benchCorpus, Caps: map[string]int{"fuzz": 120}})
+				model, _ := specialists.New("fuzz", specialists.Options{Corpus: benchCorpus, Caps: map[string]int{"fuzz": 120}})
 				w, _ := trajectory.Create(dir, id, trajectory.Header{RunID: id, Specialist: "fuzz"})
 				start := time.Now()
 				if _, err := fleet.Run(context.Background(), fleet.LoopConfig{RunID: id, Specialist: "fuzz", Model: model, Tools: reg,

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/configs"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/testbed"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -78,7 +78,7 @@ the data dir (saying so on stderr).`,
 				return fmt.Errorf("demo: testbed: %w", err)
 			}
 			defer tb.Close()
-			fmt.Fprintf(out, "  testbed  %s (registry %s; its planted flaws: testbed/README.md)\n", tb.URL(), tb.Registry())
+			fmt.Fprintf(out, "  testbed  %s (registry %s; its planted flaws: fixtures/testbed/README.md)\n", tb.URL(), tb.Registry())
 			cfgPath, err := writeDemoConfig(dataDir, dn.info, tb, demoTriggers, nil)
 			if err != nil {
 				return err

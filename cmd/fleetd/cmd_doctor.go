@@ -13,9 +13,9 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/playbook"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/specialists"
 	"github.com/spf13/cobra"
 )
 
@@ -129,7 +129,7 @@ func (a *app) doctor(ctx context.Context, cfgErr error) []check {
 		add(check{name: "target", fatal: true, detail: terr.Error(), fix: "write the target: section (configs/fleetd.example.yaml)"})
 	} else {
 		out = append(out, a.targetURLChecks(ctx, target)...)
-		corpus, cerr := playbook.LoadCorpus(target.Corpus)
+		corpus, cerr := specialists.LoadCorpus(target.Corpus)
 		switch {
 		case target.Corpus == "":
 			add(check{name: "corpus", ok: true, detail: "target.corpus is not set: the smoke and fuzz probes skip compiling"})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
 )

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/testbed"
 	"go.yaml.in/yaml/v3"
 )
 

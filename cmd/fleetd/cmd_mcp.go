@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/mcpserver"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )

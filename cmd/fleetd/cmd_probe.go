@@ -7,8 +7,8 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/spf13/cobra"
 )
 

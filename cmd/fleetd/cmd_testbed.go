@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/qafleet/fleetd/fixtures/testbed"
+	"github.com/qafleet/fleetd/fixtures/testbed/compiler"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/testbed"
-	"github.com/qafleet/fleetd/testbed/compiler"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
@@ -26,7 +26,7 @@ a config's target: section, and writes <data-dir>/testbed.yaml: the chain
 settings it was given (from --config, e.g. the devnet.yaml that fleetd chain
 devnet writes, or the flags) and that target, a complete config for every
 other command. Every path in both is absolute. Its compiler is this binary:
-fleetd testbed compile {src}. Runs until interrupted. testbed/README.md lists
+fleetd testbed compile {src}. Runs until interrupted. fixtures/testbed/README.md lists
 the planted flaws.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -16,15 +16,15 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/httpapi"
-	"github.com/qafleet/fleetd/fleet/httpapi/console"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/httpapi"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )
 
-// The daemon's console (fleet/httpapi/console) reads the report files and
+// The daemon's console (console) reads the report files and
 // run records itself; this file gives it the rest (log entries with their
 // transactions, the fleet's schedules, budget, outbox and chain health) and
 // the controls, each through the code path the CLI uses, and feeds its

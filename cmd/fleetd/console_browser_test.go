@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )

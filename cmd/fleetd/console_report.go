@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/httpapi/console"
 	"github.com/qafleet/fleetd/triage"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/httpapi/console"
 	"github.com/qafleet/fleetd/triage"
 )
 

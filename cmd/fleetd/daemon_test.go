@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/sandbox"
-	"github.com/qafleet/fleetd/testbed"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestMain lets the test binary act as the fleetd binary for tests that need

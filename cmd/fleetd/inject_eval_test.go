@@ -1,6 +1,6 @@
 package main
 
-// `fleetd probe security` against evaltarget/injection on the embedded dev
+// `fleetd probe security` against fixtures/injection on the embedded dev
 // chain: the real CLI, tools, sandbox, chain write guard and reporter. At
 // observe it must write nothing but feedback and still report the live
 // stored injections; at exercise it must find each planted class once and
@@ -20,9 +20,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/evaltarget/injection"
+	"github.com/qafleet/fleetd/fixtures/injection"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -133,7 +133,7 @@ func contains(list []string, s string) bool {
 }
 
 // evalWant is what the evaluation platform must give at exercise, each
-// once: surface, then words of the summary (as in fleet/playbook's
+// once: surface, then words of the summary (as in specialists's
 // TestInjectionEvalExercise).
 var evalWant = map[string][]string{
 	"stored display (title)":       {"face", "CWE-79", `field "display"`, "<title>"},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/playbook"
+	"github.com/qafleet/fleetd/specialists"
 	"github.com/qafleet/fleetd/triggers"
 	"github.com/spf13/cobra"
 )
@@ -126,7 +126,7 @@ func (a *app) persona(name string) (fleet.Persona, error) {
 }
 
 // playbookNames lists the deterministic playbooks a persona may name.
-func playbookNames() []string { return playbook.Names() }
+func playbookNames() []string { return specialists.Names() }
 
 func (a *app) specialistsCmd() *cobra.Command {
 	return &cobra.Command{

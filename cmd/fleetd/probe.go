@@ -14,10 +14,10 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/gemini"
-	"github.com/qafleet/fleetd/fleet/playbook"
-	"github.com/qafleet/fleetd/fleet/trajectory"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/specialists"
+	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -51,11 +51,11 @@ func (a *app) planner(ctx context.Context, p fleet.Persona, override string, tar
 	}
 	switch kind {
 	case fleet.PlannerPlaybook:
-		corpus, err := playbook.LoadCorpus(target.Corpus)
+		corpus, err := specialists.LoadCorpus(target.Corpus)
 		if err != nil {
 			return nil, "", err
 		}
-		m, err := playbook.New(p.PlaybookName(), playbook.Options{Corpus: corpus})
+		m, err := specialists.New(p.PlaybookName(), specialists.Options{Corpus: corpus})
 		return m, "playbook/" + p.PlaybookName(), err
 	case fleet.PlannerGemini:
 		gc := a.cfg.Models.Gemini

@@ -9,7 +9,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 func TestRunsListAndShow(t *testing.T) {

@@ -20,9 +20,9 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fixtures/testbed"
+	"github.com/qafleet/fleetd/fixtures/testbed/compiler"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/testbed"
-	"github.com/qafleet/fleetd/testbed/compiler"
 )
 
 // CompilerRepo makes a git repository (branch main, one commit) holding the

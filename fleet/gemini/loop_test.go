@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 	"google.golang.org/genai"
 )
 

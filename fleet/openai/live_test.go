@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet/openai"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // TestLive runs the loop against a real server: OpenAI when OPENAI_API_KEY

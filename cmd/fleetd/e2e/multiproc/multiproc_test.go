@@ -21,7 +21,7 @@ import (
 	"github.com/qafleet/fleetd/cmd/fleetd/e2e/e2etest"
 	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/trajectory"
+	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"go.yaml.in/yaml/v3"
 )

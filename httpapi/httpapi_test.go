@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/trajectory"
+)
+
+func TestServer(t *testing.T) {
+	m := NewMetrics()
+	m.Observe(fleet.RunnerEvent{Kind: "started", Specialist: "fuzz"})
+	m.Observe(fleet.RunnerEvent{Kind: "finished", Specialist: "fuzz", Result: fleet.RunResult{Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{Findings: 2}}})
+	m.Observe(fleet.RunnerEvent{Kind: "skipped", Specialist: "ux"})
+	s, err := Start("127.0.0.1:0", m, func() Status { return Status{Dial: "observe", Running: []string{"perf"}} }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("healthz %d %q", code, body)
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{`fleetd_runs_finished_total{outcome="done",specialist="fuzz"} 1`, `fleetd_findings_total{specialist="fuzz"} 2`, `fleetd_runs_skipped_total{specialist="ux"} 1`, "fleetd_runs_running 0"} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	_, body = get("/api/status")
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil || st.Dial != "observe" || st.Running[0] != "perf" {
+		t.Errorf("status %q %v", body, err)
+	}
+	if code, _ := get("/nope"); code != 404 {
+		t.Errorf("unknown path %d", code)
+	}
+}
+
+func TestStartWithConsole(t *testing.T) {
+	closed := make(chan struct{})
+	console := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("console " + r.URL.Path)) })
+	s, err := StartWith(Options{Addr: "127.0.0.1:0", Metrics: NewMetrics(), Status: func() Status { return Status{Dial: "observe"} },
+		Console: console, OnShutdown: func() { close(closed) }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := get("/healthz"); got != "ok\n" {
+		t.Errorf("healthz went to %q", got)
+	}
+	if got := get("/api/status"); !strings.Contains(got, `"dial":"observe"`) {
+		t.Errorf("status %q", got)
+	}
+	if got := get("/runs"); got != "console /runs" {
+		t.Errorf("other paths: %q", got)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Error("OnShutdown did not run")
+	}
+}

@@ -1,0 +1,293 @@
+// Package specialists holds the deterministic planners, one per specialist —
+// smoke, security, fuzz, ux and perf — the offline default fleet.Model.
+// They do real QA work through the same loop, dial gate, validation and run
+// record as a model planner: a playbook never runs a tool itself, it only
+// chooses the next call.
+//
+// # Replay
+//
+// A playbook is straight-line Go code over a small probe API (Fetch,
+// Compile, Chain, Agent, Create, Publish, Report, Skip). It is executed by
+// replay: on every Next the program runs from the start; the i-th call
+// returns the recorded result of State.History[i] (after checking that the
+// recorded call is the same tool with the same arguments — if not, the run
+// diverged and Next returns an error wrapping fleet.ErrMalformed), and the
+// first call beyond the history stops the program and becomes the Step.
+// When the program returns, Next returns Done with a summary of what ran,
+// what was found and what was skipped and why. There are no goroutines and
+// no hidden state: the transcript is the state, so the same history always
+// yields the same next call. Randomness (fuzz mutations, the XSS canary)
+// comes only from a PRNG seeded by the run id (or Options.Seed); the
+// injection and agent canaries are seeded by the target instead, so the same
+// flaw gives the same payload, summary and fingerprint every run. Scans of
+// response bodies are memoized across replays; that saves work and cannot
+// change a result.
+//
+// Playbooks adapt to refusals rather than reading the dial, because the dial
+// can change during a run and a replay must take the path it took: a call
+// the dial refuses comes back refused, the refusal names the dial, and
+// every tool needing a higher rung is skipped from then on (one refused
+// qa_create or qa_call at observe, then only observe-level checks). Tools
+// not given to the run (the persona's tool list) are never called. Each
+// playbook has a call cap (Options.Caps, DefaultCap: smoke 30, security 380,
+// ux 90, perf 80, fuzz 250, each under its persona's max_turns); probing
+// stops a few calls short of it so that findings can still be reported. A
+// playbook cannot see the run's budget, so the cap is its budget awareness.
+//
+// # Reporting
+//
+// Every finding goes through qa_report, once per distinct problem per run,
+// with a one-line summary (what, where, expected and observed; a secret is
+// named by kind, location and at most its first six characters, never
+// repeated) and, wherever one exists, a repro that reproduces in a fresh
+// run through `fleetd tool call`: observe-level qa_fetch, qa_compile and
+// qa_chain calls, or qa_call against a public name. A repro too large for a
+// 2048-byte feedback entry is left out and the summary says so. Findings
+// that need a name the run minted (it is released when the run ends) carry
+// the steps in the summary and no repro. Surfaces are chosen so different
+// problems never share a fingerprint (surface plus repro): face, docs,
+// call, compiler, registry, and web (other paths on the platform's hosts),
+// links, cors, headers, mixed-content, content-type and perf.
+//
+// Quality bar: a finding at high or critical is filed only after its repro
+// reproduces — the playbook makes the repro call again and checks the same
+// thing shows (the secret is still there, the CORS verdict, the answer
+// class, the revert that did not happen). One that does not reproduce is
+// filed at low with qa_report's flaky flag (flaky=true in the qa/v1
+// header); one that could not be replayed (no call left) is filed at
+// medium and says so.
+//
+// # The crawl
+//
+// security and ux start from one crawl of the platform's web surface
+// (probe.crawl, memoized for the replay so any rule can use its pages):
+// breadth first from the docs, the faces of target.names, each allowlisted
+// origin's index and robots.txt, then (when the run may mint) the face of a
+// fresh name; every same-scope link package crawl finds is followed — HTML
+// a, link, script, img and srcset, iframe, form, meta refresh; markdown
+// links (absolute, root-relative, relative, reference-style), bare URLs and
+// paths in code spans; URLs and paths in JS and JSON bodies; sitemaps and
+// robots.txt — with template placeholders filled with a public name, at
+// most three URLs of a template (ids and numbers blanked), stylesheets,
+// images and media after every page, and 40 pages.
+//
+// # Checks
+//
+// smoke walks the main path: qa_create, qa_compile of the smallest
+// known-good corpus programs (Options.Corpus, filled from target.corpus by
+// LoadCorpus or OptionsFor), qa_publish of one that compiled, qa_fetch of the
+// new name's face, qa_call of it; then the faces of target.names, the docs
+// and a call to a public name. A step that should work and does not (a mint
+// that reverts, a known-good program that does not compile, a publish that
+// fails, a page that answers 4xx/5xx or not at all, a call that answers 5xx
+// or times out) is one finding. At observe only the read-only steps run.
+//
+// security:
+//   - Admin functions: qa_chain simulate of every target.admin_functions
+//     signature from a fresh address; one that does not revert is critical.
+//   - Secrets: every crawled page (JS bundles and JSON answers included) and
+//     a short list of commonly exposed paths on the first two allowlisted
+//     hosts of the target (/.env, /.git/config,
+//     /.aws/credentials, /config.json, /debug/vars, /server-status,
+//     /backup.zip, /keys) are scanned for private keys (64 hex digits
+//     assigned to a name saying key, secret or private, or following the
+//     words "private key"; PEM blocks), AWS, GitHub, Google, OpenAI, Slack
+//     and Stripe keys by their prefixes, JSON web tokens, and high-entropy
+//     values assigned to credential-like names. Hashes, transaction ids and
+//     bytes32 keys are not secrets. An exposed file recognized by its
+//     content (an env file, git metadata, expvar, server-status, a zip) is a
+//     finding even without a secret in it.
+//   - Stored XSS: a face with active content (script elements, event
+//     handlers, javascript: URLs, frames) is compared with its name's
+//     metadata (qa_chain metadata for face, title, html, content,
+//     description, bio): active content a user stored and the face serves
+//     verbatim is stored XSS (medium instead of high under a CSP that blocks
+//     inline script). At exercise a canary — a run-seeded token inside a
+//     <script> element and an onerror handler, carried in a string literal
+//     of a corpus program — is published to a fresh name and looked for
+//     unescaped in its face (unless the stored-injection probes below
+//     minted a name: they cover every field), and sent through qa_call (a
+//     finding only when reflected unescaped in an HTML reply).
+//   - Stored injection, per field and HTML context (CWE-79). Fields come
+//     from the registry's MetadataSet events (qa_chain metadata_events),
+//     named by keccak256 against the words of the docs and a dictionary of
+//     common field names; an unnamed key is written by its 0x key. At every
+//     rung the values existing names store are read and judged on the pages
+//     that show them (the face, index and listing pages): a value whose <,
+//     " or ' (or a javascript: URL) escapes its place with active content is
+//     already-live stored injection (high; inert markup is only noted). When
+//     one value sits in several fields, all are named: the page cannot tell
+//     them apart. At exercise a fresh name gets a plain canary in each field
+//     (qa_publish {name, key, text}); the face, same-origin index and
+//     listing pages and the pages the face links to are read with the
+//     x/net/html tokenizer to find where each canary lands: element text,
+//     title or textarea, comment, quoted or unquoted attribute, URL
+//     attribute, event handler, script (a string, template, code, comment
+//     or regular expression) or style. A payload for each place, carrying a
+//     fresh canary, is written and judged: did it become markup, an
+//     attribute, a javascript: URL or code? Fields sharing a script, style,
+//     title or comment are tested in separate rounds. One finding per
+//     (field, context) with the payload and the steps (the name is released
+//     when the run ends), merged with the live finding of the same field
+//     and context, whose page is then the repro. Writes stop while one of
+//     the budget is left (writes_left in the tools' results).
+//   - Reflected injection and path handling, only after an exercise-rung
+//     call went through (they send attack payloads, even if through
+//     qa_fetch): every discovered URL with a query parameter or a path
+//     parameter (a file-like or numeric last segment, the faces' name
+//     segment), from the links and documented GET endpoints of the fetched
+//     pages, gets a canary (qa_fetch follow_redirects false). In HTML: a
+//     payload per place (reflected XSS, CWE-79, high); in Location, or a
+//     redirect-like parameter: an outside .invalid host, absolute,
+//     scheme-relative and with a backslash (open redirect, CWE-601, medium);
+//     in any header: CR LF or LF and a header of ours (CWE-113, medium);
+//     a file-like parameter: ../ steps to /etc/passwd plain, %2f-encoded and
+//     %252f-double-encoded, and ..%5c to win.ini (path traversal, CWE-22,
+//     high). One finding per (URL pattern, class); the repro is the fetch.
+//   - Agents (exercise): the probe families (families/*.yaml, embedded, or
+//     Options.Families) go to every agent target.names lists and the run's
+//     own name: direct prompt injection (LLM01:2025), disclosure of
+//     instructions (LLM07:2025), of credentials and internal endpoints
+//     (LLM02:2025), cross-agent access on a claim in the message
+//     (LLM06:2025), and messages shaped like tool calls (LLM06:2025). A
+//     reply is judged against the agent's reply to "hello" and to the
+//     message's control (the same request without the attack's framing) by
+//     the family's detectors: a text only compliance produces, credentials
+//     (ScanSecrets), internal details (ScanLeaks), internal URLs,
+//     instruction-like phrases outside a refusal, /etc/passwd. One finding
+//     per (agent, family), quoting the first message that worked and the
+//     reply (secrets redacted); critical when a credential shows.
+//   - The active rules leave a host alone after three 429 answers in the
+//     run (the tools themselves pace requests per host and back off a 429).
+//   - Spoofed identity (exercise): the same "whoami" call with and without
+//     a claimed identity ("from": admin, owner, root, the zero address) and
+//     with identity headers (X-Caller, X-User, X-Forwarded-User,
+//     X-Auth-User, X-Remote-User; isolated one by one when the set makes a
+//     difference). A reply that differs materially — a refusal turned into
+//     success, a secret that was not there, or at least three new words
+//     beyond an echo of the claim, when identical calls answer identically
+//     — is a finding; critical when it reveals a secret.
+//   - Headers: per host, crawled HTML pages without Content-Security-Policy,
+//     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
+//     frame-ancestors) are one low finding.
+//   - CORS: every crawled response, plus per host a credentialed GET of the
+//     index with the foreign Origin https://qa-origin.example and with
+//     Origin null, and on the call endpoint's host a GET and an OPTIONS
+//     preflight (for a JSON POST) of the call endpoint with the foreign
+//     Origin. With Access-Control-Allow-Credentials: true, a reflected
+//     foreign origin is high, null medium, a wildcard low (browsers refuse
+//     it); a wildcard without credentials is public data, no finding. One
+//     finding per host at the worst verdict, the request that showed it as
+//     the repro.
+//   - Mixed content: HTTPS pages that load scripts, frames, stylesheets or
+//     submit forms over plain HTTP (medium), or only images and media (low),
+//     one finding per host.
+//
+// fuzz:
+//   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",
+//     "{}", "()", "1", `"`, "a = 1;") is compiled once; then a deterministic
+//     stage applies one structure-aware mutation at a time to every corpus
+//     program — the contents of each bracket pair emptied, each condition
+//     (if, while, for, ...) made constant true with its block emptied, all
+//     numbers set to 0 and to 2^63; then up to two qa_fuzz sessions of 20 s
+//     (engine auto: AFL++ when installed, else the built-in engine; after
+//     AFL++, the built-in engine with its corpus dictionary) whose crashers
+//     are replayed through qa_compile; and a havoc stage stacks one to three
+//     random mutations (character flips, deletions, structural tokens,
+//     duplicated chunks, spliced corpus lines and tokens, emptied brackets,
+//     boundary numbers 0, -1, 2^31, 2^63, 1e309, constant conditions, long
+//     identifiers, deep nesting; at most 32 KiB) until the cap. Rejected and
+//     compiled are fine; crashed, resource (out of memory) and timeout (a
+//     hang, also when the CPU limit ended it) are findings. Findings are
+//     one per crash state (qa_compile's crash_state: the message with
+//     literals masked and the target's top frames; a hang's is its input's
+//     shape), up to three crash states and the first hang per run. Each is
+//     minimized by delta debugging (ddmin over lines, then characters; each
+//     test a qa_compile that must fail the same way; at most 40 compiles for
+//     a crash, 30 for a hang, whose steps run at a shortened timeout_ms: 20x
+//     the slowest clean compile, at least 1 s, at most half the timeout),
+//     then replayed once exactly as the repro will say. It is reported with
+//     the minimized source as the repro and state= (crash high, resource
+//     and hang medium); one whose replay did not fail the same way is low
+//     with flaky=true. Candidates holding a known reproducer are skipped,
+//     and fuzzing stops after five timeouts (each costs the compile
+//     timeout).
+//   - Go fuzz target (target.repo fuzz_package and fuzz_target): after the
+//     compiler's deterministic stage, one qa_fuzz engine go session of 60 s
+//     (go test -fuzz, coverage-guided);
+//     each crasher (up to three, minimized by Go) is replayed through
+//     qa_fuzz replay and reported with that call as the repro, on the
+//     repository's first surface (else "code"): high for a crash, medium
+//     for a hang or resource exhaustion, low and flaky when the replay
+//     does not fail the same way.
+//   - Call endpoint (exercise): a grammar of 39 requests, each departing
+//     from POST {"target","message"} one way — empty, whitespace-only, 16 KB,
+//     unicode, control-character, JSON-fragment and format-string messages;
+//     target and message as a number, boolean, null, array and object;
+//     missing and extra fields and a duplicated key; empty, truncated,
+//     trailing-garbage, comma-less, lone-surrogate, array, null, deeply
+//     nested and 60 KB bodies; a JSON body declared text/plain, a
+//     form-encoded and an XML body. Each answer is classified: a hang (the
+//     call timeout), an endpoint that stops answering, 5xx, leaked
+//     internals, an empty 2xx, or fine (a clean 4xx or a reply). One finding
+//     per distinct behaviour (class, status, kinds of internals leaked) with
+//     the smallest request as the repro (for an endpoint that went down, the
+//     request that brought it down, after which the grammar stops): hang,
+//     down and a 5xx that leaks internals high, a 5xx medium, a leak medium,
+//     an empty 2xx low.
+//
+// ux:
+//   - Docs as a contract: every crawled docs, markdown, text or HTML page
+//     (faces excepted: user content) is read for claims (package contract:
+//     method, URL, promised content type, success status and response
+//     fields, from bullets, tables, code blocks, prose, curl examples and
+//     HTML). Each documented endpoint (12 at most, placeholders filled) is
+//     requested as documented where a tool can: GET and HEAD with qa_fetch;
+//     POST to the call endpoint with qa_call (exercise); other methods
+//     elsewhere by a GET whose 405 Allow header lacks them. No answer, 404,
+//     410, 5xx, 405/501, another status, content type or missing fields than
+//     promised are one medium finding per endpoint quoting the doc lines.
+//   - Leaked internals: the face of a name that cannot exist, a missing path
+//     on each host, the call endpoint's answer for an unknown target, every
+//     crawled error answer, and stack traces or database errors in any other
+//     crawled page (docs, scripts and stylesheets excepted) are scanned for OS
+//     errors (no such file or directory, permission denied, (os error N),
+//     ENOENT, ...), absolute server paths (/home, /srv, /var, /usr, /tmp,
+//     /opt, ..., C:\), stack traces (Go, Python, Node, Java, Rust, PHP) and
+//     database errors. One finding per distinct leak (a path leak counts by
+//     its directory), medium for a stack trace, else low.
+//   - Dead links: every link an author wrote (markup, markdown, bare URLs,
+//     sitemaps; not paths guessed from scripts, JSON or robots.txt) on a
+//     crawled page but a face (user content) whose target answers 404, 410,
+//     5xx or not at all (low; surface docs when the page is documentation,
+//     links otherwise).
+//   - Content types: a body declared JSON that does not parse, a JSON
+//     document served as HTML, a script served as HTML, a body without a
+//     Content-Type (low, one per host and kind).
+//   - Empty replies (exercise): qa_call "hello" to target.names and to a
+//     fresh name; HTTP 2xx with an empty reply is a finding.
+//
+// perf:
+//   - Latency: each face of target.names and each docs page is fetched
+//     Options.Samples times (default 8), and at exercise each public name is
+//     called as often; p50 and p95 (nearest rank) of latency_ms are computed
+//     and a p95 over target.slo.p95_ms is a finding (surface perf) with the
+//     numbers and the measured call as the repro. Without an SLO the numbers
+//     go to the summary only. Comparing with earlier runs is future work: a
+//     run sees only its own transcript, and playbooks read no files.
+//   - Compile time growth: a corpus line that repeats into a valid program of
+//     any size (a constant declaration with its name made unique per copy,
+//     or a statement with no identifiers but its keyword) is compiled at
+//     doubling sizes from 16 KiB until a compile takes 2 s, with a last
+//     point at 768 KiB (where linear terms weigh least). The startup time (a
+//     tiny instance) is subtracted, points faster than the startup are
+//     dropped, and the exponent of time against size is fitted by least
+//     squares on log-log over the three largest sizes; above 1.35 (n log n
+//     stays near 1.1; a quadratic term shows 1.5 and up over this range)
+//     with the largest at least 200 ms is a medium finding. The input is described in the summary (a generated input
+//     that shows the slowdown cannot fit a feedback entry), so there is no
+//     repro.
+//   - Gas (exercise): the smallest corpus program is published to a fresh
+//     name; gas used above the estimate (medium) or an estimate above twice
+//     the gas used (low) is a finding.
+package specialists

@@ -1,0 +1,239 @@
+package specialists
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// fakeCompile answers qa_compile like the tool: outcome, and crash_state
+// for crashes and hangs.
+type fakeCompile func(src string, timeoutMS int) fleet.Result
+
+func (f fakeCompile) handler(calls *[]map[string]any) func(map[string]any) fleet.Result {
+	return func(a map[string]any) fleet.Result {
+		*calls = append(*calls, a)
+		ms, _ := toFloat(a["timeout_ms"])
+		return f(a["source"].(string), int(ms))
+	}
+}
+
+// TestFuzzOneFindingPerCrashState: inputs crashing the same way at the same
+// place are one finding whatever else differs (here: every input holding
+// "{}" crashes with one state, "[]" with another); the repro is minimized
+// and replayed before it is reported.
+func TestFuzzOneFindingPerCrashState(t *testing.T) {
+	var calls []map[string]any
+	cc := fakeCompile(func(src string, _ int) fleet.Result {
+		switch {
+		case strings.Contains(src, "{}"):
+			return fleet.Result{"outcome": "crashed", "exit_code": 2, "crash_state": "panic: empty block @ c.block < c.program", "stderr_tail": "panic: empty block " + src}
+		case strings.Contains(src, "[]"):
+			return fleet.Result{"outcome": "crashed", "exit_code": 2, "crash_state": "panic: empty list @ c.list", "stderr_tail": "panic: empty list"}
+		}
+		return fleet.Result{"outcome": "rejected", "exit_code": 1, "duration_ms": 3}
+	})
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{"qa_compile": cc.handler(&calls)}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_report")}
+	corpus := []string{"fn main() {\n  let xs = [1, 2];\n  print 1;\n}\n"}
+	drive(t, mustNew(t, "fuzz", Options{Corpus: corpus, Caps: map[string]int{"fuzz": 120}}), st, w, 130)
+	states := map[string]int{}
+	for _, r := range w.reports {
+		states[r["state"].(string)]++
+		if r["severity"] != "high" || r["flaky"] != nil {
+			t.Errorf("a reproducing crash: %v", r)
+		}
+	}
+	want := map[string]int{"crashed: panic: empty block @ c.block < c.program": 1, "crashed: panic: empty list @ c.list": 1}
+	if !mapsEqual(states, want) {
+		t.Errorf("reported states %v, want %v", states, want)
+	}
+}
+
+// TestFuzzFlakyCrashIsLow: a crash whose minimized repro does not crash
+// when replayed is posted at low with flaky, never at high.
+func TestFuzzFlakyCrashIsLow(t *testing.T) {
+	var calls []map[string]any
+	crashed := 0
+	cc := fakeCompile(func(src string, _ int) fleet.Result {
+		if src == "{}" && crashed < 1 { // crashes once, then never again
+			crashed++
+			return fleet.Result{"outcome": "crashed", "exit_code": -1, "signal": "segmentation fault", "crash_state": "signal segmentation fault"}
+		}
+		return fleet.Result{"outcome": "rejected", "exit_code": 1}
+	})
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{"qa_compile": cc.handler(&calls)}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_report")}
+	drive(t, mustNew(t, "fuzz", Options{Caps: map[string]int{"fuzz": 40}}), st, w, 50)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding:%s", summaries(w.reports))
+	}
+	if r := w.reports[0]; r["severity"] != "low" || r["flaky"] != true || !strings.Contains(r["summary"].(string), "Flaky") {
+		t.Errorf("a crash that did not reproduce: %v", r)
+	}
+}
+
+// TestFuzzHangMinimizedAtShortTimeouts: a hang is minimized with a
+// shortened timeout per step, replayed at the configured timeout, and
+// reported once, as a hang (medium), with the minimized input.
+func TestFuzzHangMinimizedAtShortTimeouts(t *testing.T) {
+	var calls []map[string]any
+	cc := fakeCompile(func(src string, timeoutMS int) fleet.Result {
+		if strings.Contains(src, "while true {}") {
+			if timeoutMS == 0 {
+				timeoutMS = 5000
+			}
+			return fleet.Result{"outcome": "timeout", "exit_code": -1, "signal": "killed", "cpu_limited": true,
+				"duration_ms": timeoutMS, "timeout_ms": timeoutMS, "crash_state": "hang: " + strings.Join(strings.Fields(src), " ")}
+		}
+		return fleet.Result{"outcome": "compiled", "exit_code": 0, "duration_ms": 20, "timeout_ms": 5000}
+	})
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{"qa_compile": cc.handler(&calls)}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_report")}
+	corpus := []string{"let a = 1;\nwhile a < 3 { a = a + 1; }\nprint a;\n"}
+	drive(t, mustNew(t, "fuzz", Options{Corpus: corpus, Caps: map[string]int{"fuzz": 120}}), st, w, 130)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one hang finding:%s", summaries(w.reports))
+	}
+	r := w.reports[0]
+	src := r["repro"].(map[string]any)["args"].(map[string]any)["source"].(string)
+	if r["severity"] != "medium" || src != "while true {}" || r["state"] != "timeout: hang: while true {}" || !strings.Contains(r["summary"].(string), "Compiler hang") {
+		t.Errorf("hang finding %v", r)
+	}
+	if _, has := r["repro"].(map[string]any)["args"].(map[string]any)["timeout_ms"]; has {
+		t.Error("the repro must replay at the configured timeout")
+	}
+	short, full := 0, 0
+	for _, c := range calls {
+		if strings.Contains(c["source"].(string), "while true {}") {
+			if c["timeout_ms"] != nil {
+				short++
+				if ms, _ := toFloat(c["timeout_ms"]); ms != 1000 {
+					t.Errorf("step timeout %v ms, want 1000 (20 x the 20 ms compile, at least 1 s, at most half of 5 s)", ms)
+				}
+			} else {
+				full++
+			}
+		}
+	}
+	if short == 0 || full != 2 { // found at full, minimized short, replayed at full
+		t.Errorf("hang compiles: %d at a short timeout, %d at the configured one", short, full)
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFuzzEngineStage: qa_fuzz sessions run (auto, then the built-in
+// engine after an AFL++ one) and their crashers are replayed, minimized
+// and reported through qa_compile like any other input.
+func TestFuzzEngineStage(t *testing.T) {
+	var calls []map[string]any
+	var sessions []string
+	cc := fakeCompile(func(src string, _ int) fleet.Result {
+		if strings.Contains(src, "@@") {
+			return fleet.Result{"outcome": "crashed", "exit_code": -1, "signal": "aborted", "crash_state": "panic: at-at @ c.lex"}
+		}
+		return fleet.Result{"outcome": "rejected", "exit_code": 1}
+	})
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_compile": cc.handler(&calls),
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			sessions = append(sessions, a["engine"].(string))
+			if a["engine"] == "auto" {
+				return fleet.Result{"engine": "aflpp", "execs": 900, "crashers": []map[string]any{
+					{"input": "let x = 1; @@ print x;", "outcome": "crashed", "crash_state": "panic: at-at @ c.lex"},
+					{"input": "cut", "input_truncated": true},
+				}}
+			}
+			return fleet.Result{"engine": "builtin", "execs": 1200, "crashers": []any{}}
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let x = 1;\nprint x;\n"}, Caps: map[string]int{"fuzz": 60}}), st, w, 70)
+	if strings.Join(sessions, ",") != "auto,builtin" {
+		t.Errorf("sessions %v, want auto then builtin", sessions)
+	}
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding:%s", summaries(w.reports))
+	}
+	r := w.reports[0]
+	if src := r["repro"].(map[string]any)["args"].(map[string]any)["source"]; src != "@@" || r["severity"] != "high" || !strings.Contains(r["summary"].(string), "engine aflpp") {
+		t.Errorf("finding %v", r)
+	}
+	if !strings.Contains(summary, "qa_fuzz engine aflpp ran 900 inputs") {
+		t.Errorf("summary %q does not say which engine ran", summary)
+	}
+}
+
+// TestFuzzRepoGoTarget: a crasher of Go's fuzzer is replayed through
+// qa_fuzz replay and reported with that replay as the repro: high when it
+// reproduces, low and flaky when it does not.
+func TestFuzzRepoGoTarget(t *testing.T) {
+	for _, reproduces := range []bool{true, false} {
+		input := "go test fuzz v1\n[]byte(\"<template><object>\")\n"
+		state := "panic: runtime error: invalid memory address or nil pointer dereference @ html.(*parser).parseCurrentToken"
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_fuzz": func(a map[string]any) fleet.Result {
+				if a["replay"] != nil {
+					if a["replay"] != input {
+						t.Errorf("replayed %q", a["replay"])
+					}
+					if reproduces {
+						return fleet.Result{"outcome": "crashed", "crash_state": state}
+					}
+					return fleet.Result{"outcome": "compiled"}
+				}
+				return fleet.Result{"engine": "go", "execs": 5000, "crashers": []any{map[string]any{"input": input, "input_bytes": 48, "outcome": "crashed", "crash_state": state}}}
+			},
+		}}
+		tg := testTarget()
+		tg.Compiler = nil
+		tg.Repo = &fleet.Repo{URL: "/src/parser", FuzzPackage: "./html", FuzzTarget: "FuzzParse", Surfaces: []string{"parser"}}
+		st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+		drive(t, mustNew(t, "fuzz", Options{}), st, w, 20)
+		if len(w.reports) != 1 {
+			t.Fatalf("reproduces=%v: want one finding:%s", reproduces, summaries(w.reports))
+		}
+		r := w.reports[0]
+		repro := r["repro"].(map[string]any)
+		wantSev := map[bool]string{true: "high", false: "low"}[reproduces]
+		if r["severity"] != wantSev || r["surface"] != "parser" || repro["tool"] != "qa_fuzz" || repro["args"].(map[string]any)["replay"] != input || (r["flaky"] == true) == reproduces {
+			t.Errorf("reproduces=%v: finding %v", reproduces, r)
+		}
+	}
+}
+
+// TestFuzzRepoAndCompilerShareTheCap: with both a compiler and a Go fuzz
+// target, the Go target still gets its session (compiler havoc runs to
+// the cap).
+func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
+	var calls []map[string]any
+	goSessions := 0
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_compile": fakeCompile(func(string, int) fleet.Result { return fleet.Result{"outcome": "rejected", "exit_code": 1} }).handler(&calls),
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			if a["engine"] == "go" {
+				goSessions++
+			}
+			return fleet.Result{"engine": a["engine"], "crashers": []any{}}
+		},
+	}}
+	tg := testTarget()
+	tg.Repo = &fleet.Repo{URL: "/src/c", FuzzPackage: "./c", FuzzTarget: "FuzzCompile"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+	drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let a = 1;\n"}, Caps: map[string]int{"fuzz": 40}}), st, w, 50)
+	if goSessions != 1 || len(calls) < 20 {
+		t.Errorf("go sessions %d, compiles %d", goSessions, len(calls))
+	}
+}

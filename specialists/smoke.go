@@ -1,0 +1,245 @@
+package specialists
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Smoke limits.
+const (
+	smokeCompiles = 3 // corpus programs compiled, smallest first
+	smokeNames    = 4 // public names whose faces are fetched
+	smokeDocs     = 4 // docs pages fetched
+)
+
+// smoke walks the main path once — mint, compile a known-good program,
+// publish it, fetch the new face, call it — and reports each step that
+// should have worked and did not; then checks the public faces, the docs
+// and (at exercise) a call to a public name. At observe the mint is refused
+// and only the read-only steps run.
+func smoke(p *probe) {
+	name := ""
+	if p.can("qa_create") {
+		ex := p.call("qa_create", map[string]any{})
+		r := ex.Result
+		switch {
+		case refusedByDial(ex):
+			p.Skip("qa_create refused (%s): mint, publish, face and call of a fresh name skipped", r.Err())
+		case !r.IsOK() && (str(r, "revert_reason") != "" || strings.HasPrefix(r.Err(), "register ")):
+			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
+				"Minting a fresh name failed: "+quote(r.Err(), 300)+". Expected register(name) from a funded fresh key to succeed.",
+				"qa_create", map[string]any{})
+		case !r.IsOK():
+			p.Skip("qa_create failed outside the platform (%s): exercise steps skipped", clip(r.Err(), 160))
+		default:
+			name = str(r, "name")
+			p.notef("minted %s", name)
+			if !flag(r, "owner_verified") {
+				p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
+					"After registering a fresh name, ownerOf(name) does not return the key that registered it. Expected the registrant to own the name.",
+					"qa_create", map[string]any{})
+			}
+		}
+	} else {
+		p.Skip("qa_create is not among this run's tools")
+	}
+
+	good := smokeCompile(p)
+
+	if name != "" {
+		smokeFreshName(p, name, good)
+	}
+
+	// The public, read-only surfaces.
+	for _, n := range first(p.t.Names, smokeNames) {
+		if !p.can("qa_fetch") || !p.room(1) {
+			break
+		}
+		url := p.t.FaceURL(n)
+		r := p.Fetch(url)
+		smokeHTTP(p, r, url, fleet.SurfaceFace, fleet.SeverityHigh, fmt.Sprintf("the face of public name %q", n))
+	}
+	for _, d := range first(p.t.Docs, smokeDocs) {
+		if !p.can("qa_fetch") || !p.room(1) {
+			break
+		}
+		r := p.Fetch(d)
+		smokeHTTP(p, r, d, fleet.SurfaceDocs, fleet.SeverityMedium, "the docs page")
+	}
+	if !p.has("qa_fetch") {
+		p.Skip("qa_fetch is not among this run's tools: faces and docs not checked")
+	}
+
+	// A call to a public name, when calls are allowed.
+	if len(p.t.Names) > 0 && p.can("qa_call") && p.room(1) {
+		a := callArgs{Target: p.t.Names[0], Message: "ping"}
+		ex := p.call("qa_call", a)
+		if refusedByDial(ex) {
+			p.Skip("qa_call refused (%s)", ex.Result.Err())
+		} else if broken, why := brokenCall(ex.Result); broken {
+			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
+				fmt.Sprintf("Calling public name %q with %q %s. Expected a 2xx JSON reply.", a.Target, a.Message, why),
+				"qa_call", a)
+		}
+	}
+}
+
+// smokeCompile compiles the smallest corpus programs and reports each that
+// the compiler does not accept. It returns the first that compiled.
+func smokeCompile(p *probe) string {
+	if len(p.pb.opts.Corpus) == 0 {
+		p.Skip("no known-good corpus (target.corpus): compile and publish skipped")
+		return ""
+	}
+	if !p.can("qa_compile") {
+		p.Skip("qa_compile unavailable: compile skipped")
+		return ""
+	}
+	good := ""
+	for _, src := range first(bySize(p.pb.opts.Corpus), smokeCompiles) {
+		if !p.room(1) {
+			break
+		}
+		r := p.Compile(src)
+		if !r.IsOK() {
+			p.Skip("qa_compile failed (%s): compile checks skipped", clip(r.Err(), 160))
+			return good
+		}
+		if out := str(r, "outcome"); out != "compiled" {
+			p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler,
+				fmt.Sprintf("A known-good corpus program (%d bytes, starting %s) was %s by the compiler (exit %d%s); expected it to compile. stderr: %s",
+					len(src), quote(firstLine(src), 60), out, integer(r, "exit_code"), signalText(r), quote(str(r, "stderr_tail"), 300)),
+				"qa_compile", map[string]any{"source": src})
+			continue
+		}
+		if good == "" {
+			good = src
+		}
+	}
+	return good
+}
+
+// smokeFreshName publishes a known-good program to a name this run minted,
+// fetches its face and calls it. The name is released when the run ends, so
+// these findings describe the steps instead of giving a repro.
+func smokeFreshName(p *probe, name, good string) {
+	const fresh = "a name freshly minted with qa_create"
+	if good == "" {
+		p.Skip("no compiled known-good program: publish skipped")
+	} else if p.can("qa_publish") && p.room(1) {
+		ex := p.call("qa_publish", map[string]any{"name": name, "source": good})
+		r := ex.Result
+		switch {
+		case refusedByDial(ex):
+			p.Skip("qa_publish refused (%s)", r.Err())
+		case !r.IsOK():
+			why := r.Err()
+			if rr := str(r, "revert_reason"); rr != "" {
+				why += " (revert: " + rr + ")"
+			}
+			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
+				fmt.Sprintf("Publishing a known-good program (%d bytes, it compiles) to %s failed: %s. Expected setMetadata by the name's owner to succeed. Steps: qa_create, then qa_publish that program to the new name.",
+					len(good), fresh, quote(why, 300)), "", nil)
+		default:
+			p.notef("published %d bytes to %s", integer(r, "bytes"), name)
+		}
+	}
+	if p.can("qa_fetch") && p.room(1) {
+		url := p.t.FaceURL(name)
+		r := p.Fetch(url)
+		switch {
+		case notAllowed(r):
+			p.Skip("the face of %s is not fetchable (%s)", name, clip(r.Err(), 120))
+		case !answered(r):
+			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
+				fmt.Sprintf("The face of %s did not answer: %s. Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, quote(r.Err(), 200)), "", nil)
+		case status(r) >= 400:
+			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
+				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, status(r)), "", nil)
+		default:
+			p.notef("fresh face HTTP %d", status(r))
+		}
+	}
+	if p.can("qa_call") && p.room(1) {
+		ex := p.call("qa_call", callArgs{Target: name, Message: "ping"})
+		if refusedByDial(ex) {
+			p.Skip("qa_call refused (%s)", ex.Result.Err())
+		} else if broken, why := brokenCall(ex.Result); broken {
+			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
+				fmt.Sprintf("Calling %s with \"ping\" %s. Expected a 2xx reply. Steps: qa_create, then qa_call the new name.", fresh, why), "", nil)
+		} else {
+			p.notef("fresh call: %s", str(ex.Result, "hint"))
+		}
+	}
+}
+
+// smokeHTTP reports a page that should answer and does not.
+func smokeHTTP(p *probe, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
+	switch {
+	case notAllowed(r):
+		p.Skip("%s is not fetchable (%s)", url, clip(r.Err(), 120))
+	case !answered(r):
+		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s. Expected a page.", capitalize(what), url, quote(r.Err(), 200)),
+			"qa_fetch", map[string]any{"url": url})
+	case status(r) >= 400:
+		p.Report(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, status(r)),
+			"qa_fetch", map[string]any{"url": url})
+	}
+}
+
+// brokenCall reports whether a qa_call result shows a broken endpoint: a
+// server error, a timeout or no answer. Client errors and odd replies are
+// the ux playbook's business.
+func brokenCall(r fleet.Result) (bool, string) {
+	switch h := str(r, "hint"); {
+	case h == "server_error" || h == "server_error_with_trace":
+		return true, fmt.Sprintf("answers HTTP %d (%s)", status(r), h)
+	case h == "timeout":
+		return true, "timed out"
+	case h == "unreachable" || !r.IsOK() && status(r) == 0:
+		return true, "got no answer: " + quote(r.Err(), 200)
+	}
+	return false, ""
+}
+
+func signalText(r fleet.Result) string {
+	if s := str(r, "signal"); s != "" {
+		return ", signal " + s
+	}
+	return ""
+}
+
+// first returns at most n elements of s.
+func first[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// bySize returns the programs shortest first (stable).
+func bySize(srcs []string) []string {
+	out := slices.Clone(srcs)
+	slices.SortStableFunc(out, func(a, b string) int { return len(a) - len(b) })
+	return out
+}
+
+// firstLine returns the first non-empty line of s.
+func firstLine(s string) string {
+	for l := range strings.Lines(s) {
+		if t := strings.TrimSpace(l); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
