@@ -1,11 +1,13 @@
 package triage
 
+import "github.com/qafleet/fleetd/fleet"
+
 // Changes is what changed between two reports: clusters that appeared, that
 // regressed and that were resolved (or marked false positive) in between.
 type Changes struct {
-	New       []Row
-	Regressed []Row
-	Resolved  []Row
+	New       []fleet.Cluster
+	Regressed []fleet.Cluster
+	Resolved  []fleet.Cluster
 }
 
 // Empty reports whether nothing changed.
@@ -15,8 +17,8 @@ func (c Changes) Empty() bool {
 
 // Diff compares next with prev (which may be the zero Report: everything in
 // next is new). Rows keep next's order, which is rank order.
-func Diff(prev, next Report) Changes {
-	before := make(map[string]State, len(prev.Clusters))
+func Diff(prev, next fleet.Report) Changes {
+	before := make(map[string]fleet.ClusterState, len(prev.Clusters))
 	for _, r := range prev.Clusters {
 		before[r.ID] = r.State
 	}
@@ -26,9 +28,9 @@ func Diff(prev, next Report) Changes {
 		switch {
 		case !seen:
 			c.New = append(c.New, r)
-		case r.State == StateRegressed && was != StateRegressed:
+		case r.State == fleet.ClusterRegressed && was != fleet.ClusterRegressed:
 			c.Regressed = append(c.Regressed, r)
-		case (r.State == StateResolved || r.State == StateFalsePositive) && was != r.State:
+		case (r.State == fleet.ClusterResolved || r.State == fleet.ClusterFalsePositive) && was != r.State:
 			c.Resolved = append(c.Resolved, r)
 		}
 	}

@@ -4,23 +4,24 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/qafleet/fleetd/fleet"
 )
 
 func TestDiff(t *testing.T) {
-	prev := Report{Clusters: []Row{
-		{ID: "a", State: StateOpen},
-		{ID: "b", State: StateOpen},
-		{ID: "c", State: StateResolved},
-		{ID: "d", State: StateOpen},
+	prev := fleet.Report{Clusters: []fleet.Cluster{
+		{ID: "a", State: fleet.ClusterOpen},
+		{ID: "b", State: fleet.ClusterOpen},
+		{ID: "c", State: fleet.ClusterResolved},
+		{ID: "d", State: fleet.ClusterOpen},
 	}}
-	next := Report{Clusters: []Row{
-		{ID: "c", State: StateRegressed},
-		{ID: "e", State: StateOpen},
-		{ID: "a", State: StateOpen},
-		{ID: "b", State: StateResolved},
-		{ID: "d", State: StateFalsePositive},
+	next := fleet.Report{Clusters: []fleet.Cluster{
+		{ID: "c", State: fleet.ClusterRegressed},
+		{ID: "e", State: fleet.ClusterOpen},
+		{ID: "a", State: fleet.ClusterOpen},
+		{ID: "b", State: fleet.ClusterResolved},
+		{ID: "d", State: fleet.ClusterFalsePositive},
 	}}
-	ids := func(rs []Row) []string {
+	ids := func(rs []fleet.Cluster) []string {
 		var out []string
 		for _, r := range rs {
 			out = append(out, r.ID)
@@ -39,7 +40,7 @@ func TestDiff(t *testing.T) {
 	if !Diff(next, next).Empty() {
 		t.Errorf("a report compared with itself changed: %+v", Diff(next, next))
 	}
-	if first := Diff(Report{}, next); len(first.New) != len(next.Clusters) {
+	if first := Diff(fleet.Report{}, next); len(first.New) != len(next.Clusters) {
 		t.Errorf("against no report every cluster is new: got %d of %d", len(first.New), len(next.Clusters))
 	}
 }

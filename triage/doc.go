@@ -19,19 +19,21 @@
 //
 // Entries are parsed with fleet.Parse. Text that is not qa/v1 is a free-form
 // finding with severity unknown; a malformed envelope is free-form too and
-// counted in Totals.Malformed. Entries with sev=meta or kind=meta (triage's
-// own summaries among them) are never ranked.
+// counted in fleet.ReportTotals.Malformed. Entries with sev=meta or
+// kind=meta (triage's own summaries among them) are never ranked.
 //
 // Senders in Config.Trusted are trusted (chain.trusted_senders; cmd should
 // add the fleet identity that signs operator corrections). Everyone else is
 // shown, flagged and kept at arm's length:
 //   - a cluster's counts, severity, runs, sources, state and title come from
 //     its trusted findings whenever it has any; untrusted copies are only
-//     counted in Row.Untrusted, so they never raise a trusted cluster's score;
+//     counted in fleet.Cluster.Untrusted, so they never raise a trusted
+//     cluster's score;
 //   - clusters only untrusted senders reported rank after every active
 //     trusted one, whatever their claimed severity, and never become work
 //     items (WorkItems) or reach the meta summary;
-//   - corrections from untrusted senders are ignored (Totals.CorrectionsIgnored);
+//   - corrections from untrusted senders are ignored
+//     (fleet.ReportTotals.CorrectionsIgnored);
 //   - untrusted text may join a cluster but is never indexed for others to be
 //     matched against, so it cannot bridge two clusters, and word weights are
 //     computed from trusted text only;
@@ -100,9 +102,9 @@
 // above, bridges them: when neither is corrected, they hold no two repros,
 // and their leading summaries are similar (at least half the threshold)
 // and name no different things, the younger merges into the older (as a
-// duplicate-of would; Row.Merged lists it). Reports of one bug in wordings
-// that share few words meet this way once a report mixing them arrives;
-// untrusted text never bridges. A trusted finding is matched against
+// duplicate-of would; fleet.Cluster.Merged lists it). Reports of one bug
+// in wordings that share few words meet this way once a report mixing them
+// arrives; untrusted text never bridges. A trusted finding is matched against
 // trusted summaries only. Candidates come from an inverted index with
 // weighted prefix filtering (a summary with similarity ≥ t shares weight ≥
 // t·|query|, so probing the heaviest words until the rest weighs less
@@ -131,7 +133,7 @@
 // stays one however often it is reported again; a resolved cluster that a
 // counted finding reports after its resolution is regressed. A ref that is
 // not an earlier finding (a future index, a correction, a meta summary) is
-// counted in Totals.CorrectionsInvalid and changes nothing.
+// counted in fleet.ReportTotals.CorrectionsInvalid and changes nothing.
 //
 // # Ranking
 //
@@ -152,8 +154,10 @@
 //
 // # Reports
 //
-// Report is the ranked result (its JSON schema is snake_case and only
-// grows); Render, RenderMarkdown, RenderTable and RenderJSON print it and
+// Engine.Report ranks into a fleet.Report, the ranked result that the
+// console, the MCP resources and the fix stage read too (its JSON schema,
+// fleet.ReportSchema, is snake_case and only grows; the report types live in
+// fleet so that every reader shares them); Render, RenderMarkdown, RenderTable and RenderJSON print it and
 // WriteReport writes reports/latest.{md,json} and dated copies under
 // reports/history. Triage.Run syncs, rewrites the files when anything
 // changed, and posts one sev=meta source=qa-triage summary (MetaText)

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -32,6 +33,7 @@ var ErrOrder = errors.New("entry out of order")
 // An Engine is not safe for concurrent use; Triage serializes access.
 type Engine struct {
 	cfg     Config
+	weights []byte // cfg.Weights as JSON, for every Report
 	trusted []fleet.Address
 	seed    maphash.Seed
 
@@ -55,7 +57,7 @@ type Engine struct {
 	}
 	sim *simIndex
 
-	totals Totals
+	totals fleet.ReportTotals
 	repro  fleet.Repro // Add's parse scratch (fleet.ParseInto)
 	buf    []byte
 	toks   []uint64
@@ -86,8 +88,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("triage config: %w", err)
 	}
 	cfg = cfg.withDefaults()
+	weights, err := json.Marshal(cfg.Weights)
+	if err != nil {
+		return nil, fmt.Errorf("triage config: %w", err)
+	}
 	return &Engine{
 		cfg:      cfg,
+		weights:  weights,
 		trusted:  slices.Clone(cfg.Trusted),
 		seed:     maphash.MakeSeed(),
 		byID:     map[string]int32{},

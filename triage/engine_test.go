@@ -202,7 +202,7 @@ func TestEngineClustering(t *testing.T) {
 	}
 }
 
-func rowOf(t *testing.T, r Report, id string) Row {
+func rowOf(t *testing.T, r fleet.Report, id string) fleet.Cluster {
 	t.Helper()
 	for _, row := range r.Clusters {
 		if row.ID == id {
@@ -210,7 +210,7 @@ func rowOf(t *testing.T, r Report, id string) Row {
 		}
 	}
 	t.Fatalf("no cluster %s in report", id)
-	return Row{}
+	return fleet.Cluster{}
 }
 
 func mustCluster(t *testing.T, e *Engine, index uint64) string {
@@ -239,7 +239,7 @@ func TestCorrections(t *testing.T) {
 	)
 	a, b := mustCluster(t, e, 0), mustCluster(t, e, 1)
 	r := e.Report(t0)
-	if got := rowOf(t, r, a).State; got != StateOpen {
+	if got := rowOf(t, r, a).State; got != fleet.ClusterOpen {
 		t.Fatalf("after an untrusted false-positive mark, state %s, want open", got)
 	}
 	if got := r.Totals.CorrectionsIgnored; got != 2 {
@@ -253,7 +253,7 @@ func TestCorrections(t *testing.T) {
 		"qa/v1 source=qa-operator sev=info surface=fleet kind=false-positive ref=99",
 		"qa/v1 source=qa-operator sev=info surface=fleet kind=false-positive ref=3"))
 	r = e.Report(t0)
-	if got := rowOf(t, r, a); got.State != StateResolved || got.Correction == nil || *got.Correction != 5 {
+	if got := rowOf(t, r, a); got.State != fleet.ClusterResolved || got.Correction == nil || *got.Correction != 5 {
 		t.Errorf("after resolution: state %s correction %v, want resolved by 5", got.State, got.Correction)
 	}
 	if got := r.Totals.CorrectionsInvalid; got != 2 {
@@ -268,7 +268,7 @@ func TestCorrections(t *testing.T) {
 	mustAdd(t, e, entries(8, fleetAddr, fmt.Sprintf(crashA, 3)))
 	r = e.Report(t0)
 	got := rowOf(t, r, a)
-	if got.State != StateRegressed {
+	if got.State != fleet.ClusterRegressed {
 		t.Fatalf("state after a new report %s, want regressed", got.State)
 	}
 	old := before * (1 + 0.5*math.Log(3)) / (1 + 0.5*math.Log(2)) // one more run
@@ -288,7 +288,7 @@ func TestCorrections(t *testing.T) {
 	}
 	r = e.Report(t0)
 	got = rowOf(t, r, a)
-	if got.State != StateFalsePositive || got.Count != 4 || !slices.Equal(got.Merged, []string{b}) {
+	if got.State != fleet.ClusterFalsePositive || got.Count != 4 || !slices.Equal(got.Merged, []string{b}) {
 		t.Errorf("merged row: state %s count %d merged %v, want false-positive, 4, [%s]", got.State, got.Count, got.Merged, b)
 	}
 	if r.Totals.Clusters != 1 || r.Totals.CorrectionsApplied != 3 {
@@ -296,7 +296,7 @@ func TestCorrections(t *testing.T) {
 	}
 }
 
-func ids(r Report) []string {
+func ids(r fleet.Report) []string {
 	var out []string
 	for _, row := range r.Clusters {
 		out = append(out, row.ID)
@@ -435,24 +435,24 @@ func TestCorrectionByClusterID(t *testing.T) {
 		"qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref=00000000deadbeef",
 		"qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref="+b))
 	r := e.Report(t0)
-	if got := rowOf(t, r, a).State; got != StateOpen {
+	if got := rowOf(t, r, a).State; got != fleet.ClusterOpen {
 		t.Fatalf("after an untrusted resolution by id: %s, want open", got)
 	}
-	if got := rowOf(t, r, b).State; got != StateOpen {
+	if got := rowOf(t, r, b).State; got != fleet.ClusterOpen {
 		t.Errorf("needs-repro changed the state of %s to %s", b, got)
 	}
 	if r.Totals.CorrectionsIgnored != 1 || r.Totals.CorrectionsInvalid != 1 || r.Totals.CorrectionsApplied != 1 {
 		t.Errorf("totals %+v, want 1 ignored, 1 invalid, 1 applied", r.Totals)
 	}
 	mustAdd(t, e, entries(5, fleetAddr, "qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref="+a))
-	if got := rowOf(t, e.Report(t0), a); got.State != StateResolved || got.Correction == nil || *got.Correction != 5 {
+	if got := rowOf(t, e.Report(t0), a); got.State != fleet.ClusterResolved || got.Correction == nil || *got.Correction != 5 {
 		t.Errorf("after resolution by id: %s by %v, want resolved by 5", got.State, got.Correction)
 	}
 	// An id that only appears later cannot be resolved in advance.
 	later := MustEngine(t, Config{})
 	c := fleet.Fingerprint(mustParse(t, fmt.Sprintf(crashA, 1)))
 	mustAdd(t, later, entries(0, fleetAddr, "qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref="+c, fmt.Sprintf(crashA, 1)))
-	if got := later.Report(t0); got.Clusters[0].State != StateOpen || got.Totals.CorrectionsInvalid != 1 {
+	if got := later.Report(t0); got.Clusters[0].State != fleet.ClusterOpen || got.Totals.CorrectionsInvalid != 1 {
 		t.Errorf("a resolution before its cluster existed applied: %+v", got.Totals)
 	}
 }

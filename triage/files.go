@@ -34,7 +34,7 @@ const historyClusters = 100
 // the newest keep pairs (all when keep <= 0). Each file is written to a
 // temporary file, synced and renamed into place, so a reader sees the old
 // report or the new one, never half of one.
-func WriteReport(dir string, r Report, top, keep int) error {
+func WriteReport(dir string, r fleet.Report, top, keep int) error {
 	hist := filepath.Join(dir, HistoryDir)
 	if err := os.MkdirAll(hist, 0o755); err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -105,14 +105,14 @@ func pruneHistory(hist string, keep int) error {
 
 // LoadReport reads dir's latest.json. The error wraps os.ErrNotExist when
 // no report was written yet.
-func LoadReport(dir string) (Report, error) {
+func LoadReport(dir string) (fleet.Report, error) {
 	b, err := os.ReadFile(filepath.Join(dir, LatestJSON))
 	if err != nil {
-		return Report{}, fmt.Errorf("load report: %w", err)
+		return fleet.Report{}, fmt.Errorf("load report: %w", err)
 	}
-	var r Report
+	var r fleet.Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Report{}, fmt.Errorf("load report %s: %w", filepath.Join(dir, LatestJSON), err)
+		return fleet.Report{}, fmt.Errorf("load report %s: %w", filepath.Join(dir, LatestJSON), err)
 	}
 	return r, nil
 }

@@ -24,14 +24,14 @@ type MetaState struct {
 
 // TopItem is one of the clusters a meta summary named.
 type TopItem struct {
-	ID    string `json:"id"`
-	State State  `json:"state"`
+	ID    string             `json:"id"`
+	State fleet.ClusterState `json:"state"`
 }
 
 // Top returns the first n active clusters a trusted sender reported: what
 // the meta summary is about. Untrusted clusters never reach the log under
 // the fleet's name.
-func Top(r Report, n int) []TopItem {
+func Top(r fleet.Report, n int) []TopItem {
 	var out []TopItem
 	for _, row := range r.Clusters {
 		if len(out) == n {
@@ -47,7 +47,7 @@ func Top(r Report, n int) []TopItem {
 // TopChanged reports whether the top clusters of r differ from last as a
 // set of (id, state): a reshuffle among the same three is not news, a new
 // member or one that regressed is.
-func TopChanged(r Report, last []TopItem) bool {
+func TopChanged(r fleet.Report, last []TopItem) bool {
 	now := Top(r, metaTop)
 	if len(now) != len(last) {
 		return true
@@ -65,7 +65,7 @@ func TopChanged(r Report, last []TopItem) bool {
 // MetaDue reports whether a meta summary should be posted now: the top
 // clusters changed since the last one and at least every has passed since
 // it was posted.
-func MetaDue(r Report, st MetaState, now time.Time, every time.Duration) bool {
+func MetaDue(r fleet.Report, st MetaState, now time.Time, every time.Duration) bool {
 	if !TopChanged(r, st.Top) {
 		return false
 	}
@@ -77,7 +77,7 @@ func MetaDue(r Report, st MetaState, now time.Time, every time.Duration) bool {
 // one line of totals and one line per top cluster. Titles are reduced to
 // one line of printable text, so the summary cannot smuggle a repro line or
 // a second envelope into the log.
-func MetaText(r Report) (string, error) {
+func MetaText(r fleet.Report) (string, error) {
 	t := r.Totals
 	var b strings.Builder
 	fmt.Fprintf(&b, "health: %d open, %d regressed, %d resolved, %d false positive in %d clusters (entries 0-%d)",
@@ -104,7 +104,7 @@ func MetaText(r Report) (string, error) {
 	return text, nil
 }
 
-func lastEntry(row Row) uint64 {
+func lastEntry(row fleet.Cluster) uint64 {
 	if len(row.Entries) == 0 {
 		return 0
 	}

@@ -1,18 +1,13 @@
 package triage
 
-import "strconv"
+import (
+	"strconv"
 
-// PRLink is the fix stage's pull request for a cluster, as cmd/fleetd
-// attaches it to a report (AttachPRs): triage itself never talks to a forge.
-type PRLink struct {
-	Number   int    `json:"number"`
-	State    string `json:"state"` // draft, open, merged, closed
-	URL      string `json:"url"`
-	Verified bool   `json:"verified"`
-}
+	"github.com/qafleet/fleetd/fleet"
+)
 
-// AttachPRs sets Row.PR of every cluster whose id has a PR in prs.
-func AttachPRs(r *Report, prs map[string]PRLink) {
+// AttachPRs sets fleet.Cluster.PR of every cluster whose id has a PR in prs.
+func AttachPRs(r *fleet.Report, prs map[string]fleet.PRLink) {
 	for i := range r.Clusters {
 		if p, ok := prs[r.Clusters[i].ID]; ok {
 			p := p
@@ -22,7 +17,7 @@ func AttachPRs(r *Report, prs map[string]PRLink) {
 }
 
 // prLabel is the short PR note of a state label: ", PR #3 draft".
-func prLabel(p *PRLink) string {
+func prLabel(p *fleet.PRLink) string {
 	if p == nil {
 		return ""
 	}

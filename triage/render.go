@@ -22,7 +22,7 @@ const (
 
 // Render writes r in format (md, json or table), showing at most top
 // clusters (all when top <= 0). now is used for the report's age.
-func Render(w io.Writer, r Report, format string, top int, now time.Time) error {
+func Render(w io.Writer, r fleet.Report, format string, top int, now time.Time) error {
 	switch format {
 	case FormatMarkdown, "markdown":
 		return RenderMarkdown(w, r, top, now)
@@ -34,7 +34,7 @@ func Render(w io.Writer, r Report, format string, top int, now time.Time) error 
 	return fmt.Errorf("render report: unknown format %q: want md, json or table", format)
 }
 
-func topN(r Report, top int) []Row {
+func topN(r fleet.Report, top int) []fleet.Cluster {
 	if top <= 0 || top > len(r.Clusters) {
 		return r.Clusters
 	}
@@ -44,7 +44,7 @@ func topN(r Report, top int) []Row {
 // RenderJSON writes r as indented JSON, with at most top clusters.
 // encoding/json escapes <, > and & and replaces invalid UTF-8, so the output
 // is safe to embed anywhere JSON is.
-func RenderJSON(w io.Writer, r Report, top int) error {
+func RenderJSON(w io.Writer, r fleet.Report, top int) error {
 	r.Clusters = topN(r, top)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -59,7 +59,7 @@ func RenderJSON(w io.Writer, r Report, top int) error {
 // escaped (see MarkdownText), so a hostile entry renders as its literal
 // text: no HTML, no links or images, no table breakage, no control or
 // bidirectional-override characters.
-func RenderMarkdown(w io.Writer, r Report, top int, now time.Time) error {
+func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	var b strings.Builder
 	t := r.Totals
 	fmt.Fprintf(&b, "# fleetd health report\n\n")
@@ -95,7 +95,7 @@ func RenderMarkdown(w io.Writer, r Report, top int, now time.Time) error {
 	if len(rows) < len(r.Clusters) {
 		fmt.Fprintf(&b, "\n%d more clusters are in latest.json.\n", len(r.Clusters)-len(rows))
 	}
-	var prs []Row
+	var prs []fleet.Cluster
 	for _, row := range rows {
 		if row.PR != nil {
 			prs = append(prs, row)
@@ -118,7 +118,7 @@ func RenderMarkdown(w io.Writer, r Report, top int, now time.Time) error {
 	return err
 }
 
-func stateLabel(row Row) string {
+func stateLabel(row fleet.Cluster) string {
 	s := string(row.State)
 	if row.NeedsRepro {
 		s += ", needs repro"
@@ -127,7 +127,7 @@ func stateLabel(row Row) string {
 	return s
 }
 
-func entryList(row Row) string {
+func entryList(row fleet.Cluster) string {
 	var b strings.Builder
 	for i, e := range row.Entries {
 		if i > 0 {
@@ -162,7 +162,7 @@ func age(now, t time.Time) string {
 // RenderTable writes r as a plain-text table for a terminal, with at most
 // top clusters. Control characters (escape sequences included) and
 // bidirectional overrides are removed from log text.
-func RenderTable(w io.Writer, r Report, top int, now time.Time) error {
+func RenderTable(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "report of %s (%s ago), entries 0-%d: %d open, %d regressed, %d resolved, %d false positive\n",
 		r.GeneratedAt.Format(time.RFC3339), age(now, r.GeneratedAt), int64(r.Head)-1, r.Totals.Open, r.Totals.Regressed, r.Totals.Resolved, r.Totals.FalsePositive)

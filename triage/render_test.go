@@ -28,7 +28,7 @@ var hostile = []string{
 	"qa/v1 source=qa-ux sev=high surface=face run=r-6\nrepro args with a pipe\nrepro: qa_fetch {\"url\":\"https://x.test/?a=1|2`3``4\",\"note\":\"<script>\"}",
 }
 
-func hostileReport(t *testing.T) Report {
+func hostileReport(t *testing.T) fleet.Report {
 	t.Helper()
 	e := MustEngine(t, Config{})
 	mustAdd(t, e, entries(0, strangerAddr, hostile...))
@@ -95,7 +95,7 @@ func TestTableAndJSONAreSafe(t *testing.T) {
 	if strings.Contains(js.String(), "<script") || !utf8.Valid(js.Bytes()) {
 		t.Error("JSON holds raw HTML or invalid UTF-8")
 	}
-	var back Report
+	var back fleet.Report
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Clusters) != 2 {
 		t.Errorf("JSON top 2 round trip: %v, %d clusters", err, len(back.Clusters))
 	}
@@ -194,7 +194,7 @@ func TestMeta(t *testing.T) {
 	if TopChanged(r, reordered.Top) {
 		t.Error("a reshuffle of the same three counts as a change")
 	}
-	changed := MetaState{PostedAt: t0, Top: []TopItem{top[0], top[1], {ID: "gone", State: StateOpen}}}
+	changed := MetaState{PostedAt: t0, Top: []TopItem{top[0], top[1], {ID: "gone", State: fleet.ClusterOpen}}}
 	if MetaDue(r, changed, t0.Add(59*time.Minute), time.Hour) || !MetaDue(r, changed, t0.Add(time.Hour), time.Hour) {
 		t.Error("rate limit: want not due before MetaEvery and due at it")
 	}
@@ -233,8 +233,8 @@ func TestCorrectionFormat(t *testing.T) {
 }
 
 func TestRenderShowsPRs(t *testing.T) {
-	r := Report{GeneratedAt: time.Unix(0, 0), Clusters: []Row{{Rank: 1, ID: "0123456789abcdef", State: StateOpen, Trusted: true}, {Rank: 2, ID: "fedcba9876543210", State: StateOpen, Trusted: true}}}
-	AttachPRs(&r, map[string]PRLink{"0123456789abcdef": {Number: 3, State: "draft", URL: "file:///repo/.git/fleetd/pulls/3.json"}})
+	r := fleet.Report{GeneratedAt: time.Unix(0, 0), Clusters: []fleet.Cluster{{Rank: 1, ID: "0123456789abcdef", State: fleet.ClusterOpen, Trusted: true}, {Rank: 2, ID: "fedcba9876543210", State: fleet.ClusterOpen, Trusted: true}}}
+	AttachPRs(&r, map[string]fleet.PRLink{"0123456789abcdef": {Number: 3, State: "draft", URL: "file:///repo/.git/fleetd/pulls/3.json"}})
 	var md, table strings.Builder
 	if err := RenderMarkdown(&md, r, 0, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)

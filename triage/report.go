@@ -9,120 +9,20 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 )
 
-// SchemaVersion is the version of the JSON report. Fields are only ever
-// added within a version.
-const SchemaVersion = 1
-
-// Report is the ranked health report. Its JSON form (snake_case) is what
-// reports/latest.json holds and `fleetd report --format json` prints.
-//
-// Every string in a Report that comes from the log (titles, sources,
-// repros) is untrusted data, verbatim: renderers escape it (RenderMarkdown,
-// RenderTable) and nothing may pass it to a shell or a model prompt
-// unquoted.
-type Report struct {
-	Schema      int       `json:"schema"`
-	GeneratedAt time.Time `json:"generated_at"`
-	// Head is the index after the last entry triaged: entries [0, Head).
-	Head uint64 `json:"head"`
-	// Block and BlockHash identify the chain state the entries were read at.
-	Block     uint64  `json:"block,omitempty"`
-	BlockHash string  `json:"block_hash,omitempty"`
-	Totals    Totals  `json:"totals"`
-	Weights   Weights `json:"weights"`
-	// Clusters holds every cluster, ranked: open and regressed clusters a
-	// trusted sender reported, then open ones only untrusted senders
-	// reported, then resolved, then false positives; by score within each,
-	// ties broken by the most recent report.
-	Clusters []Row `json:"clusters"`
-}
-
-// Totals counts what the engine has read.
-type Totals struct {
-	Entries            int `json:"entries"`
-	Findings           int `json:"findings"`  // ranked entries, free-form included
-	FreeForm           int `json:"free_form"` // not qa/v1 (or malformed qa/v1)
-	Malformed          int `json:"malformed"` // started like qa/v1 but broke the format
-	Untrusted          int `json:"untrusted"` // from senders outside the trusted set
-	Meta               int `json:"meta"`      // sev=meta or kind=meta: never ranked
-	Corrections        int `json:"corrections"`
-	CorrectionsApplied int `json:"corrections_applied"`
-	CorrectionsIgnored int `json:"corrections_ignored"` // from untrusted senders
-	CorrectionsInvalid int `json:"corrections_invalid"` // ref= not an earlier finding
-	Clusters           int `json:"clusters"`
-	Open               int `json:"open"`
-	Regressed          int `json:"regressed"`
-	Resolved           int `json:"resolved"`
-	FalsePositive      int `json:"false_positive"`
-}
-
-// State is where a cluster stands.
-type State string
-
-// The states. A resolved cluster that a counted finding reports again after
-// its resolution is regressed.
-const (
-	StateOpen          State = "open"
-	StateRegressed     State = "regressed"
-	StateResolved      State = "resolved"
-	StateFalsePositive State = "false-positive"
-)
-
-// Active reports whether the state needs work: open or regressed.
-func (s State) Active() bool { return s == StateOpen || s == StateRegressed }
-
-// Row is one cluster of the report.
-type Row struct {
-	Rank     int            `json:"rank"`
-	ID       string         `json:"id"` // the fingerprint of its first finding; stable
-	Score    float64        `json:"score"`
-	Severity fleet.Severity `json:"severity"`
-	Surface  fleet.Surface  `json:"surface,omitempty"` // empty for free-form text
-	Title    string         `json:"title"`
-	State    State          `json:"state"`
-	// Trusted is true when a trusted sender reported it; only then do the
-	// counts below cover trusted findings alone.
-	Trusted  bool `json:"trusted"`
-	FreeForm bool `json:"free_form,omitempty"`
-	// Count, Runs and Sources are over the counted findings: the trusted
-	// ones, or, when there are none, the untrusted ones.
-	Count   int      `json:"count"`
-	Runs    int      `json:"runs"`
-	Sources []string `json:"sources"`
-	// Untrusted counts entries from untrusted senders in a trusted cluster,
-	// shown but not counted.
-	Untrusted int       `json:"untrusted,omitempty"`
-	FirstSeen time.Time `json:"first_seen"`
-	LastSeen  time.Time `json:"last_seen"`
-	// Repro is the first counted repro (from a trusted entry when Trusted).
-	Repro *fleet.Repro `json:"repro,omitempty"`
-	// Entries holds the first counted entry index and the latest ones.
-	Entries        []uint64 `json:"entries"`
-	EntriesOmitted int      `json:"entries_omitted,omitempty"`
-	// Correction is the entry whose resolution or false-positive record set
-	// State, when one did.
-	Correction *uint64  `json:"correction,omitempty"`
-	NeedsRepro bool     `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
-	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of or a bridging report
-	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
-	// attached one (AttachPRs).
-	PR *PRLink `json:"pr,omitempty"`
-}
-
 // maxSources bounds the sources listed per row.
 const maxSources = 20
 
 // Report ranks every cluster. now is the report's GeneratedAt; ranking does
 // not depend on it.
-func (e *Engine) Report(now time.Time) Report {
-	r := Report{
-		Schema:      SchemaVersion,
+func (e *Engine) Report(now time.Time) fleet.Report {
+	r := fleet.Report{
+		Schema:      fleet.ReportSchema,
 		GeneratedAt: now.UTC(),
 		Head:        e.next,
 		Totals:      e.totals,
-		Weights:     e.cfg.Weights,
+		Weights:     slices.Clone(e.weights),
 	}
-	rows := make([]Row, 0, len(e.clusters))
+	rows := make([]fleet.Cluster, 0, len(e.clusters))
 	first := make([]uint64, 0, len(e.clusters))
 	for c := range e.clusters {
 		cl := &e.clusters[c]
@@ -133,13 +33,13 @@ func (e *Engine) Report(now time.Time) Report {
 		rows = append(rows, row)
 		first = append(first, f)
 		switch row.State {
-		case StateOpen:
+		case fleet.ClusterOpen:
 			r.Totals.Open++
-		case StateRegressed:
+		case fleet.ClusterRegressed:
 			r.Totals.Regressed++
-		case StateResolved:
+		case fleet.ClusterResolved:
 			r.Totals.Resolved++
-		case StateFalsePositive:
+		case fleet.ClusterFalsePositive:
 			r.Totals.FalsePositive++
 		}
 	}
@@ -157,7 +57,7 @@ func (e *Engine) Report(now time.Time) Report {
 			cmp.Compare(first[a], first[b]),
 		)
 	})
-	r.Clusters = make([]Row, len(rows))
+	r.Clusters = make([]fleet.Cluster, len(rows))
 	for i, j := range order {
 		r.Clusters[i] = rows[j]
 		r.Clusters[i].Rank = i + 1
@@ -169,20 +69,20 @@ func (e *Engine) Report(now time.Time) Report {
 // senders, then active ones only untrusted senders reported (so a flood of
 // fake criticals can never push a real finding down), then resolved, then
 // false positives.
-func bucket(r *Row) int {
+func bucket(r *fleet.Cluster) int {
 	switch {
 	case r.State.Active() && r.Trusted:
 		return 0
 	case r.State.Active():
 		return 1
-	case r.State == StateResolved:
+	case r.State == fleet.ClusterResolved:
 		return 2
 	}
 	return 3
 }
 
 // row builds a cluster's row and returns its first counted entry index.
-func (e *Engine) row(cl *cluster) (Row, uint64) {
+func (e *Engine) row(cl *cluster) (fleet.Cluster, uint64) {
 	w := &e.cfg.Weights
 	st, trusted := &cl.counted[0], true
 	if st.n == 0 {
@@ -194,15 +94,15 @@ func (e *Engine) row(cl *cluster) (Row, uint64) {
 	if !trusted {
 		score *= w.Untrusted
 	}
-	state := StateOpen
+	state := fleet.ClusterOpen
 	var correction *uint64
 	switch cl.corr.kind {
 	case fleet.KindFalsePositive:
-		state = StateFalsePositive
+		state = fleet.ClusterFalsePositive
 	case fleet.KindResolution:
-		state = StateResolved
+		state = fleet.ClusterResolved
 		if st.last > cl.corr.index {
-			state = StateRegressed
+			state = fleet.ClusterRegressed
 			score *= w.RegressionBoost
 		}
 	}
@@ -214,7 +114,7 @@ func (e *Engine) row(cl *cluster) (Row, uint64) {
 	if len(entries) == 0 || entries[0] != st.first {
 		entries = append([]uint64{st.first}, entries...)
 	}
-	row := Row{
+	row := fleet.Cluster{
 		ID:             cl.id,
 		Score:          math.Round(score*1e4) / 1e4,
 		Severity:       sev,

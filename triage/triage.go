@@ -203,13 +203,13 @@ func (t *Triage) sync(ctx context.Context, c Chain) (SyncResult, error) {
 
 // Report ranks what the engine holds now; Block and BlockHash are those of
 // the newest checkpoint.
-func (t *Triage) Report(now time.Time) Report {
+func (t *Triage) Report(now time.Time) fleet.Report {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.report(now)
 }
 
-func (t *Triage) report(now time.Time) Report {
+func (t *Triage) report(now time.Time) fleet.Report {
 	r := t.engine.Report(now)
 	if cps := t.store.Checkpoints(); len(cps) > 0 {
 		cp := cps[len(cps)-1]
@@ -238,7 +238,7 @@ func (t *Triage) SurfaceOf(index uint64) (fleet.Surface, bool) {
 // RunResult says what a Run did.
 type RunResult struct {
 	Sync   SyncResult
-	Report Report
+	Report fleet.Report
 	Wrote  bool // the report files were rewritten
 	Posted bool // a meta summary was posted
 }
@@ -309,7 +309,7 @@ func (t *Triage) Stored(fn func([]Entry) error) (cp Checkpoint, ok bool, err err
 // Rank ranks what the store holds, without reading the chain, and rewrites
 // the report files: `fleetd triage` when the node is gone (corrections
 // applied since the last pass are in the store; entries posted since are not).
-func (t *Triage) Rank(now time.Time) (Report, error) {
+func (t *Triage) Rank(now time.Time) (fleet.Report, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.report(now)

@@ -219,7 +219,7 @@ func mapKeys[V any](m map[string]V) []string {
 
 // workItems returns triage's work items with the report: a fresh triage
 // pass when the store is free, else the saved report (the daemon holds it).
-func (a *app) workItems(ctx context.Context) ([]triage.WorkItem, triage.Report, error) {
+func (a *app) workItems(ctx context.Context) ([]triage.WorkItem, fleet.Report, error) {
 	res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
 	r := res.Report
 	if err != nil {
@@ -411,7 +411,7 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 
 // pickItem finds the work item fp names (an id or a unique prefix), or
 // says why the cluster is not one.
-func pickItem(items []triage.WorkItem, r triage.Report, fp string) (triage.WorkItem, error) {
+func pickItem(items []triage.WorkItem, r fleet.Report, fp string) (triage.WorkItem, error) {
 	var found []triage.WorkItem
 	for _, wi := range items {
 		if wi.ID == fp || len(fp) >= 4 && strings.HasPrefix(wi.ID, fp) {
@@ -564,15 +564,15 @@ func prLine(r fixer.Record, now time.Time) prRow {
 
 // prLinks maps cluster ids to their PRs for the report (nil when there
 // are none or the state cannot be read).
-func (a *app) prLinks() map[string]triage.PRLink {
+func (a *app) prLinks() map[string]fleet.PRLink {
 	recs, err := fixer.LoadRecords(a.fixerDir())
 	if err != nil || len(recs) == 0 {
 		return nil
 	}
-	out := map[string]triage.PRLink{}
+	out := map[string]fleet.PRLink{}
 	for _, r := range recs {
 		if r.Number > 0 {
-			out[r.Fingerprint] = triage.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
+			out[r.Fingerprint] = fleet.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
 		}
 	}
 	return out

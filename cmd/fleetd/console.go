@@ -409,7 +409,7 @@ func (d *daemon) publishChanges(ch triage.Changes) {
 	}
 	n := 0
 	for _, set := range []struct {
-		rows  []triage.Row
+		rows  []fleet.Cluster
 		state string
 	}{{ch.Regressed, "regressed"}, {ch.New, "new"}, {ch.Resolved, ""}} {
 		for _, r := range set.rows {
@@ -429,9 +429,9 @@ func (d *daemon) publishChanges(ch triage.Changes) {
 	}
 }
 
-// consoleReport converts triage's report to the console's mirror of its
-// JSON schema, through that JSON.
-func consoleReport(r triage.Report) (*console.Report, error) {
+// consoleReport converts the report to the console's mirror of its JSON
+// schema, through that JSON.
+func consoleReport(r fleet.Report) (*console.Report, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("html report: %w", err)

@@ -96,9 +96,9 @@ func fill(v reflect.Value) {
 // the console's mirror (console.Report) does not carry: the report JSON is
 // the contract between the two packages.
 func TestConsoleReportMirrorsTriage(t *testing.T) {
-	var r triage.Report
+	var r fleet.Report
 	fill(reflect.ValueOf(&r).Elem())
-	r.Schema = triage.SchemaVersion
+	r.Schema = fleet.ReportSchema
 	want, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -115,16 +115,16 @@ func TestConsoleReportMirrorsTriage(t *testing.T) {
 	json.Unmarshal(want, &a)
 	json.Unmarshal(got, &b)
 	if diff := cmp.Diff(a, b); diff != "" {
-		t.Errorf("console.Report loses or changes triage.Report fields (-triage +console):\n%s", diff)
+		t.Errorf("console.Report loses or changes fleet.Report fields (-triage +console):\n%s", diff)
 	}
 }
 
 func TestReportFormatHTML(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC()
-	rep := triage.Report{Schema: triage.SchemaVersion, GeneratedAt: now, Head: 3, Totals: triage.Totals{Clusters: 1, Open: 1},
-		Clusters: []triage.Row{{Rank: 1, ID: "abc", Score: 16, Severity: fleet.SeverityHigh, Surface: fleet.SurfaceFace,
-			Title: `<img src=x onerror=alert(1)>`, State: triage.StateOpen, Trusted: true, Count: 2, Runs: 2, Sources: []string{"qa-security"},
+	rep := fleet.Report{Schema: fleet.ReportSchema, GeneratedAt: now, Head: 3, Totals: fleet.ReportTotals{Clusters: 1, Open: 1},
+		Clusters: []fleet.Cluster{{Rank: 1, ID: "abc", Score: 16, Severity: fleet.SeverityHigh, Surface: fleet.SurfaceFace,
+			Title: `<img src=x onerror=alert(1)>`, State: fleet.ClusterOpen, Trusted: true, Count: 2, Runs: 2, Sources: []string{"qa-security"},
 			FirstSeen: now, LastSeen: now, Entries: []uint64{0, 2}}}}
 	if err := triage.WriteReport(filepath.Join(dir, "reports"), rep, 0, 0); err != nil {
 		t.Fatal(err)
@@ -168,9 +168,9 @@ func TestConsolePublishesClusterChanges(t *testing.T) {
 	d := &daemon{console: c}
 	var ch triage.Changes
 	for i := range 70 {
-		ch.New = append(ch.New, triage.Row{ID: string(rune('a' + i%26)), Title: "t", Severity: fleet.SeverityHigh})
+		ch.New = append(ch.New, fleet.Cluster{ID: string(rune('a' + i%26)), Title: "t", Severity: fleet.SeverityHigh})
 	}
-	ch.Regressed = []triage.Row{{ID: "reg", Title: "came back", State: triage.StateRegressed}}
+	ch.Regressed = []fleet.Cluster{{ID: "reg", Title: "came back", State: fleet.ClusterRegressed}}
 	d.publishChanges(ch)
 	ev := c.Hub().Recent(1000, nil)
 	if len(ev) != maxClusterEvents+1 {

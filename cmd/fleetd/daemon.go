@@ -73,7 +73,7 @@ type daemon struct {
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
-	lastReport   triage.Report
+	lastReport   fleet.Report
 	lastReportOK bool
 
 	narrateMu sync.Mutex
@@ -235,7 +235,7 @@ func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
 // triageLine says what a triage pass did: entries read, clusters, what
 // changed and, when something did, the top three. Empty when it read nothing
 // and nothing changed: silence is better than a line of zeros.
-func triageLine(read int, ch triage.Changes, r triage.Report) string {
+func triageLine(read int, ch triage.Changes, r fleet.Report) string {
 	if read == 0 && ch.Empty() {
 		return ""
 	}

@@ -136,7 +136,7 @@ func TestFixClosedLoop(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report: %d %s", code, errOut)
 	}
-	var after triage.Report
+	var after fleet.Report
 	if err := json.Unmarshal([]byte(out), &after); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestFixClosedLoop(t *testing.T) {
 		if row.ID != crash.ID {
 			continue
 		}
-		if row.State != triage.StateResolved || row.Correction == nil || row.PR == nil || row.PR.State != fixer.StateMerged || !row.PR.Verified {
+		if row.State != fleet.ClusterResolved || row.Correction == nil || row.PR == nil || row.PR.State != fixer.StateMerged || !row.PR.Verified {
 			t.Errorf("after the merge: state %s correction %v PR %+v", row.State, row.Correction, row.PR)
 		}
 	}

@@ -10,19 +10,19 @@ import (
 )
 
 func TestTriageLine(t *testing.T) {
-	rows := []triage.Row{
-		{Rank: 1, ID: "a", Severity: fleet.SeverityHigh, Surface: "compiler", Title: "Compiler crash on enum", State: triage.StateOpen},
-		{Rank: 2, ID: "b", Severity: fleet.SeverityMedium, Surface: "docs", Title: "Docs promise GET", State: triage.StateRegressed},
-		{Rank: 3, ID: "c", Severity: fleet.SeverityLow, Surface: "face", Title: "Leak on 404", State: triage.StateOpen},
-		{Rank: 4, ID: "d", Severity: fleet.SeverityLow, Surface: "web", Title: "Fourth", State: triage.StateResolved},
+	rows := []fleet.Cluster{
+		{Rank: 1, ID: "a", Severity: fleet.SeverityHigh, Surface: "compiler", Title: "Compiler crash on enum", State: fleet.ClusterOpen},
+		{Rank: 2, ID: "b", Severity: fleet.SeverityMedium, Surface: "docs", Title: "Docs promise GET", State: fleet.ClusterRegressed},
+		{Rank: 3, ID: "c", Severity: fleet.SeverityLow, Surface: "face", Title: "Leak on 404", State: fleet.ClusterOpen},
+		{Rank: 4, ID: "d", Severity: fleet.SeverityLow, Surface: "web", Title: "Fourth", State: fleet.ClusterResolved},
 	}
-	next := triage.Report{Clusters: rows}
-	prev := triage.Report{Clusters: []triage.Row{{ID: "b", State: triage.StateResolved}, {ID: "c", State: triage.StateOpen}, {ID: "d", State: triage.StateOpen}}}
+	next := fleet.Report{Clusters: rows}
+	prev := fleet.Report{Clusters: []fleet.Cluster{{ID: "b", State: fleet.ClusterResolved}, {ID: "c", State: fleet.ClusterOpen}, {ID: "d", State: fleet.ClusterOpen}}}
 
 	tests := []struct {
 		name       string
 		read       int
-		prev, next triage.Report
+		prev, next fleet.Report
 		want       []string
 		not        []string
 	}{
@@ -30,7 +30,7 @@ func TestTriageLine(t *testing.T) {
 		{"read, no change", 3, next, next, []string{"read 3 new entries; 4 clusters, no change"}, []string{"top"}},
 		{"changes", 5, prev, next, []string{"read 5 new entries; 4 clusters (1 new, 1 regressed, 1 resolved); top:",
 			"1. [high compiler] Compiler crash on enum;", "2. [medium docs] Docs promise GET;", "3. [low face] Leak on 404"}, []string{"Fourth", " 0 "}},
-		{"one entry", 1, triage.Report{}, triage.Report{Clusters: rows[:1]}, []string{"read 1 new entry; 1 cluster (1 new); top: 1. [high compiler]"}, nil},
+		{"one entry", 1, fleet.Report{}, fleet.Report{Clusters: rows[:1]}, []string{"read 1 new entry; 1 cluster (1 new); top: 1. [high compiler]"}, nil},
 		{"correction only", 0, prev, next, []string{"ranked 4 clusters (1 new"}, nil},
 	}
 	for _, tt := range tests {

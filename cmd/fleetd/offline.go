@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 )
 
@@ -64,14 +65,14 @@ func (a *app) fromStore(nodeErr error, c conn, fn func([]chain.Entry) error) err
 }
 
 // rankStored is `fleetd triage` without a node: rank what the store holds.
-func (a *app) rankStored(nodeErr error, c conn) (triage.Report, error) {
+func (a *app) rankStored(nodeErr error, c conn) (fleet.Report, error) {
 	t, err := a.openStoredTriage()
 	if err != nil {
-		return triage.Report{}, fmt.Errorf("%w (and %v)", nodeErr, err)
+		return fleet.Report{}, fmt.Errorf("%w (and %v)", nodeErr, err)
 	}
 	defer t.Close()
 	if _, ok, err := t.Stored(nil); err != nil || !ok {
-		return triage.Report{}, errors.Join(nodeErr, err, fmt.Errorf("the triage store in %s is empty", a.dataDir()))
+		return fleet.Report{}, errors.Join(nodeErr, err, fmt.Errorf("the triage store in %s is empty", a.dataDir()))
 	}
 	r, err := t.Rank(time.Now())
 	if err != nil {

@@ -319,7 +319,7 @@ func TestManyProcessesOneLog(t *testing.T) {
 	// Each posts its meta summary once (rate-limited per data dir), so the
 	// log settles after a first pass of each; the second passes compare.
 	fresh := mk(8, "fresh", false, "smoke")
-	var reports []triage.Report
+	var reports []fleet.Report
 	for i, p := range []*proc{procs[0], fresh, procs[0], fresh} {
 		if _, stderr, code := fleetdCmd("triage", "--config", p.config); code != 0 {
 			t.Fatalf("triage: %s", stderr)
