@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // apiReport is the latest report as JSON, with the Health page's filters
@@ -28,7 +30,7 @@ func (c *Console) apiReport(w http.ResponseWriter, r *http.Request) {
 	out := *rep
 	out.Clusters = f.apply(rep.Clusters)
 	if out.Clusters == nil {
-		out.Clusters = []Row{}
+		out.Clusters = []fleet.Cluster{}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -34,17 +34,17 @@ func reportCPU(b *testing.B, since time.Duration) {
 }
 
 // bigReport is a report of n clusters with realistic text lengths.
-func bigReport(n int, now time.Time) Report {
+func bigReport(n int, now time.Time) fleet.Report {
 	sevs := []fleet.Severity{fleet.SeverityCritical, fleet.SeverityHigh, fleet.SeverityMedium, fleet.SeverityLow, fleet.SeverityInfo}
 	surfaces := []fleet.Surface{fleet.SurfaceCompiler, fleet.SurfaceFace, fleet.SurfaceRegistry, fleet.SurfaceDocs, fleet.SurfaceCall}
-	states := []string{StateOpen, StateOpen, StateOpen, StateRegressed, StateResolved, StateFalsePositive}
-	r := Report{Schema: 1, GeneratedAt: now, Head: uint64(3 * n), Totals: Totals{Clusters: n}}
+	states := []fleet.ClusterState{fleet.ClusterOpen, fleet.ClusterOpen, fleet.ClusterOpen, fleet.ClusterRegressed, fleet.ClusterResolved, fleet.ClusterFalsePositive}
+	r := fleet.Report{Schema: 1, GeneratedAt: now, Head: uint64(3 * n), Totals: fleet.ReportTotals{Clusters: n}}
 	for i := range n {
 		st := states[i%len(states)]
-		if st == StateOpen || st == StateRegressed {
+		if st == fleet.ClusterOpen || st == fleet.ClusterRegressed {
 			r.Totals.Open++
 		}
-		r.Clusters = append(r.Clusters, Row{
+		r.Clusters = append(r.Clusters, fleet.Cluster{
 			Rank: i + 1, ID: fmt.Sprintf("%016x", i*7919), Score: float64(n - i), Severity: sevs[i%len(sevs)], Surface: surfaces[i%len(surfaces)],
 			Title: fmt.Sprintf("Compiler crash on a %d-byte input (minimized with 40 compiles from a 380-byte mutant of a seed): panic: index out of range <%d>", i%97, i),
 			State: st, Trusted: i%9 != 0, Count: 1 + i%13, Runs: 1 + i%5, Sources: []string{"qa-fuzz", "qa-security"},

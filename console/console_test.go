@@ -156,7 +156,7 @@ func TestAPIReadEndpoints(t *testing.T) {
 		}
 		return m
 	}
-	var rep Report
+	var rep fleet.Report
 	json.Unmarshal(f.do("GET", "/api/report", "", nil).Body.Bytes(), &rep)
 	if diff := cmp.Diff(f.report.Clusters[1].Title, rep.Clusters[1].Title); diff != "" || len(rep.Clusters) != 3 {
 		t.Errorf("report: %d clusters %s", len(rep.Clusters), diff)

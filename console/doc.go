@@ -7,14 +7,13 @@
 //
 // # What it reads
 //
-// The console is an adapter under fleet/httpapi: it imports fleet,
-// fleet/trajectory and its parent only, never triage or triggers. It reads
+// The console is a door of the feature layer: it imports fleet and
+// trajectory only, never triage or triggers (its siblings). It reads
 //   - the report files triage writes (<data_dir>/reports/latest.json and the
-//     dated copies in reports/history) through Report, a mirror of triage's
-//     JSON schema (schema 1: snake_case, fields only ever added). The JSON
-//     schema is the contract; cmd/fleetd has a test that fails when
-//     triage.Row gains a field this mirror does not decode;
-//   - the run records (<data_dir>/runs/*.jsonl) through fleet/trajectory;
+//     dated copies in reports/history) as fleet.Report, the type triage
+//     itself makes (schema fleet.ReportSchema: snake_case, fields only ever
+//     added), so a field triage adds is one the console decodes;
+//   - the run records (<data_dir>/runs/*.jsonl) through trajectory;
 //   - the dial and kill switch through fleet.Control;
 //   - everything else (log entries with their transactions, the fleet's
 //     schedules, budget, outbox and chain health, the controls that need

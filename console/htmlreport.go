@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // reportCSS is the stylesheet the HTML report file inlines: the console's
@@ -36,7 +38,7 @@ const maxReportDetails = 100
 // so to the browser too). top > 0 keeps the first top clusters; details
 // are written for the first 100. Text from the log is escaped by
 // html/template; only the embedded stylesheet is inserted unescaped.
-func RenderReport(w io.Writer, rep *Report, hist *History, top int, now time.Time) error {
+func RenderReport(w io.Writer, rep *fleet.Report, hist *History, top int, now time.Time) error {
 	if hist == nil {
 		hist = &History{}
 	}

@@ -50,13 +50,13 @@ func funcs() template.FuncMap {
 		},
 		"add":     func(a, b int) int { return a + b },
 		"reproOf": reproText,
-		"stateClass": func(s string) string {
+		"stateClass": func(s fleet.ClusterState) string {
 			return "state-" + strings.Map(func(r rune) rune {
 				if 'a' <= r && r <= 'z' || r == '-' {
 					return r
 				}
 				return '-'
-			}, s)
+			}, string(s))
 		},
 	}
 }
@@ -136,7 +136,7 @@ type filter struct {
 }
 
 // stateChoices are the state filter's values: "" is every state.
-var stateChoices = []string{"", "active", StateOpen, StateRegressed, StateResolved, StateFalsePositive}
+var stateChoices = []string{"", "active", string(fleet.ClusterOpen), string(fleet.ClusterRegressed), string(fleet.ClusterResolved), string(fleet.ClusterFalsePositive)}
 
 var severityChoices = []string{"", "critical", "high", "medium", "low", "info", "unknown"}
 
@@ -165,15 +165,15 @@ func readFilter(r *http.Request) (filter, error) {
 	return f, nil
 }
 
-func (f filter) keep(row *Row) bool {
+func (f filter) keep(row *fleet.Cluster) bool {
 	switch f.State {
 	case "":
 	case "active":
-		if !row.Active() {
+		if !row.State.Active() {
 			return false
 		}
 	default:
-		if row.State != f.State {
+		if string(row.State) != f.State {
 			return false
 		}
 	}
@@ -184,11 +184,11 @@ func (f filter) keep(row *Row) bool {
 }
 
 // apply returns the rows f keeps.
-func (f filter) apply(rows []Row) []Row {
+func (f filter) apply(rows []fleet.Cluster) []fleet.Cluster {
 	if f.State == "" && f.Severity == "" && f.Surface == "" {
 		return rows
 	}
-	out := make([]Row, 0, len(rows))
+	out := make([]fleet.Cluster, 0, len(rows))
 	for i := range rows {
 		if f.keep(&rows[i]) {
 			out = append(out, rows[i])
@@ -216,7 +216,7 @@ func (f filter) query(page int) string {
 
 // healthView is the Health page and the HTML report's body.
 type healthView struct {
-	Report   *Report
+	Report   *fleet.Report
 	NoReport string
 	Filter   filter
 	Rows     []healthRow
@@ -236,7 +236,7 @@ type healthView struct {
 }
 
 type healthRow struct {
-	Row
+	fleet.Cluster
 	Spark *Spark
 }
 
@@ -260,7 +260,7 @@ func (c *Console) health(f filter, now time.Time) (*healthView, error) {
 }
 
 // fillHealth selects, pages and decorates the rows (perPage 0: all).
-func fillHealth(v *healthView, rep *Report, hist *History, perPage int) {
+func fillHealth(v *healthView, rep *fleet.Report, hist *History, perPage int) {
 	v.Report = rep
 	v.Chart = trendChart(hist)
 	seen := map[string]bool{}
@@ -287,7 +287,7 @@ func fillHealth(v *healthView, rep *Report, hist *History, perPage int) {
 	}
 	v.Rows = make([]healthRow, len(rows))
 	for i := range rows {
-		v.Rows[i] = healthRow{Row: rows[i], Spark: sparkline(hist.Counts(rows[i].ID))}
+		v.Rows[i] = healthRow{Cluster: rows[i], Spark: sparkline(hist.Counts(rows[i].ID))}
 	}
 }
 
@@ -310,7 +310,7 @@ func (c *Console) healthPage(w http.ResponseWriter, r *http.Request) {
 
 // clusterView is one cluster's page.
 type clusterView struct {
-	Row        Row
+	Row        fleet.Cluster
 	Spark      *Spark
 	Entries    []entryView
 	EntriesErr string
@@ -346,7 +346,7 @@ func (c *Console) cluster(ctx context.Context, id string) (*clusterView, error) 
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(rep.Clusters, func(r Row) bool { return r.ID == id })
+	i := slices.IndexFunc(rep.Clusters, func(r fleet.Cluster) bool { return r.ID == id })
 	if i < 0 {
 		return nil, fmt.Errorf("%w: no cluster %q in the latest report", ErrNotFound, clip(id, 80))
 	}

@@ -81,7 +81,7 @@ type Reports struct {
 	dir string
 
 	mu      sync.Mutex
-	latest  *Report
+	latest  *fleet.Report
 	latestK fileKey
 	hist    map[string]histEntry
 	// histDir is the history directory's modification time when histAll
@@ -111,7 +111,7 @@ func (r *Reports) Dir() string { return r.dir }
 // Latest returns the latest report. The error wraps ErrNoReport when triage
 // has not written one yet, and names the file when it does not decode. The
 // report is shared: callers must not modify it.
-func (r *Reports) Latest() (*Report, error) {
+func (r *Reports) Latest() (*fleet.Report, error) {
 	path := filepath.Join(r.dir, latestJSON)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -136,7 +136,7 @@ func (r *Reports) Latest() (*Report, error) {
 
 // ReadReport decodes one report file. The error names the file and what
 // was wrong.
-func ReadReport(path string) (*Report, error) {
+func ReadReport(path string) (*fleet.Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
@@ -148,16 +148,16 @@ func ReadReport(path string) (*Report, error) {
 	return rep, nil
 }
 
-// DecodeReport decodes a report's JSON. It refuses a schema other than 1
-// and rows without an id, so a page never links to a cluster it cannot
-// show.
-func DecodeReport(b []byte) (*Report, error) {
-	var rep Report
+// DecodeReport decodes a report's JSON. It refuses a schema other than
+// fleet.ReportSchema and rows without an id, so a page never links to a
+// cluster it cannot show.
+func DecodeReport(b []byte) (*fleet.Report, error) {
+	var rep fleet.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
-	if rep.Schema != 1 {
-		return nil, fmt.Errorf("decode report: schema %d, want 1", rep.Schema)
+	if rep.Schema != fleet.ReportSchema {
+		return nil, fmt.Errorf("decode report: schema %d, want %d", rep.Schema, fleet.ReportSchema)
 	}
 	for i := range rep.Clusters {
 		if rep.Clusters[i].ID == "" {
@@ -249,11 +249,11 @@ func (r *Reports) History() (*History, error) {
 }
 
 // trendPoint reduces a report to its active clusters by severity.
-func trendPoint(rep *Report) TrendPoint {
+func trendPoint(rep *fleet.Report) TrendPoint {
 	p := TrendPoint{Time: rep.GeneratedAt, Open: map[fleet.Severity]int{}, Active: rep.Totals.Open + rep.Totals.Regressed}
 	for i := range rep.Clusters {
 		row := &rep.Clusters[i]
-		if !row.Active() {
+		if !row.State.Active() {
 			continue
 		}
 		sev := row.Severity

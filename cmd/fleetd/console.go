@@ -428,13 +428,3 @@ func (d *daemon) publishChanges(ch triage.Changes) {
 		}
 	}
 }
-
-// consoleReport converts the report to the console's mirror of its JSON
-// schema, through that JSON.
-func consoleReport(r fleet.Report) (*console.Report, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("html report: %w", err)
-	}
-	return console.DecodeReport(b)
-}

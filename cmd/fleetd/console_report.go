@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -46,7 +47,14 @@ func (a *app) renderReport(w io.Writer, r fleet.Report, format string, top int) 
 	if format != formatHTML {
 		return triage.Render(w, r, format, top, time.Now())
 	}
-	cr, err := consoleReport(r)
+	// Through JSON, as the console reads latest.json: the file shows what
+	// the Health page would (invalid UTF-8 from the log replaced, a report
+	// the console cannot show refused).
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	cr, err := console.DecodeReport(b)
 	if err != nil {
 		return err
 	}
