@@ -98,12 +98,6 @@ func NewFix(ctx context.Context, cfg FixConfig) (*Fix, error) {
 	return &Fix{cfg: cfg, f: f}, nil
 }
 
-// Repo is the repository the pipeline repairs.
-func (p *Fix) Repo() fleet.Repo { return p.cfg.Repo }
-
-// Records returns the fixer's records of the work items it took.
-func (p *Fix) Records() ([]fixer.Record, error) { return p.f.Records() }
-
 // Poll refreshes the open PRs from the forge, re-checks merged ones and
 // posts kind=resolution when they hold (fixer.Fixer.Poll).
 func (p *Fix) Poll(ctx context.Context) ([]fixer.PollResult, error) {
