@@ -7,16 +7,15 @@
 //
 // # The pipeline
 //
-// A Job runs through small Stage values that cmd/fleetd composes
-// (Pipeline): Reproduce, Regression, Patch (which verifies every attempt)
-// and Publish. Every stage is timed into Job.Timings (reproduce,
-// regression, patch, verify, forge).
+// A Job runs through small Stage values (Pipeline): Reproduce, Regression,
+// Patch (which verifies every attempt) and Publish. Every stage is timed
+// into Job.Timings (reproduce, regression, patch, verify, forge).
 //
-//   - Reproduce replays the finding's repro through a Reproducer: cmd runs
-//     the tool in a fresh sandbox run with the same tools and fences as a
-//     probe. A repro that does not reproduce gets one kind=needs-repro
-//     ref=<fp> record on the log (once per fingerprint until the cluster
-//     gets a newer entry) and the job stops.
+//   - Reproduce replays the finding's repro through a Reproducer: package
+//     pipeline's runs the tool in a fresh sandbox run with the same tools
+//     and fences as a probe. A repro that does not reproduce gets one
+//     kind=needs-repro ref=<fp> record on the log (once per fingerprint
+//     until the cluster gets a newer entry) and the job stops.
 //   - Regression writes the repro's input as a regression test: for a Go
 //     fuzz target a corpus file testdata/fuzz/<Target>/fleetd-<fp> in the
 //     native "go test fuzz v1" format (the target's argument type, []byte or

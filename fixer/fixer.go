@@ -43,8 +43,8 @@ type Entry struct {
 	Tx     string        `json:"tx,omitempty"` // 0x hash; empty when the node no longer has the log
 }
 
-// Reproducer replays a repro. cmd/fleetd's runs the tool in a fresh sandbox
-// run with the same tools and fences as a probe.
+// Reproducer replays a repro. Package pipeline's runs the tool in a fresh
+// sandbox run with the same tools and fences as a probe.
 type Reproducer interface {
 	Reproduce(ctx context.Context, r fleet.Repro) (Reproduction, error)
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,8 +17,7 @@ import (
 	"github.com/qafleet/fleetd/fixer/gitlocal"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/gemini"
-	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )
@@ -29,16 +25,9 @@ import (
 // fixerDir is the fix stage's state under the data dir.
 func (a *app) fixerDir() string { return filepath.Join(a.dataDir(), "fixer") }
 
-// fixStage is a fixer wired to the tools environment.
-type fixStage struct {
-	f     *fixer.Fixer
-	repo  fleet.Repo
-	model string
-}
-
-// openFixStage builds the fleet environment and its fix stage for a
+// openFixStage builds the fleet environment and its fix pipeline for a
 // one-shot command, logging warnings to stderr. The caller closes env.
-func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
+func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix, error) {
 	logger := a.warnLogger()
 	env, err := a.buildEnv(ctx, logger)
 	if err != nil {
@@ -52,11 +41,11 @@ func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
 	return env, st, nil
 }
 
-// newFixStage builds the fix stage from forge:, fixer:, target.repo and
-// the tools environment: the forge backend, the reproducer (qa_* tools in
-// a fresh sandbox), the poster (sponsored, as the fleet identity), the
-// patch model (fixer.planner) and the test environment.
-func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*fixStage, error) {
+// newFixStage turns forge:, fixer:, target.repo and the tools environment
+// into the fix pipeline's config and composes it (pipeline.NewFix): it
+// builds the forge backend, the poster (sponsored, as the fleet identity)
+// and the patch model (fixer.planner).
+func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
 	if a.cfg.Forge.Kind == "" {
 		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
 	}
@@ -98,26 +87,18 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 			return nil, fmt.Errorf("fixer.planner: %w", err)
 		}
 	}
-	home := filepath.Join(a.fixerDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, err
-	}
-	fc := a.cfg.Fixer
 	var poster fixer.Poster
 	if env.Log != nil && env.FleetKey != nil {
 		poster = logPoster{log: env.Log, identity: env.FleetKey, sponsor: env.Sponsor}
 	}
-	f, err := fixer.New(fixer.Config{
-		Repo: repo, StateDir: a.fixerDir(), Forge: forge, Reproducer: &toolReproducer{a: a, env: env}, Poster: poster,
-		Model: model, ModelName: modelName, Dial: env.control,
+	fc := a.cfg.Fixer
+	return pipeline.NewFix(ctx, pipeline.FixConfig{
+		Repo: repo, StateDir: a.fixerDir(), SandboxDir: a.sandboxDir(), Forge: forge, Poster: poster,
+		Model: model, ModelName: modelName, Tools: env.Env, Log: env.Log, Dial: env.control,
+		Budget: a.cfg.budget(), MaxTokens: fc.MaxTokens, Deadline: fc.Deadline,
 		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
-		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout,
-		TestEnv: fixer.TestEnv(ctx, home), Logger: logger,
+		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout, Logger: logger,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &fixStage{f: f, repo: repo, model: modelName}, nil
 }
 
 // logPoster posts the fix stage's records as the fleet identity.
@@ -143,199 +124,14 @@ func (p logPoster) Post(ctx context.Context, f fleet.Finding) (uint64, error) {
 	return s.Index, nil
 }
 
-// reproTools are the repros the fix stage can replay: the tool, the
-// argument that is the input a regression test holds, and the outcomes
-// that mean "still broken".
-var reproTools = map[string]struct {
-	input    string
-	corpus   bool   // the input argument is a `go test fuzz v1` file: the regression test holds its value
-	detail   string // the result field with the failure's output
-	outcomes []string
-}{
-	"qa_compile": {input: "source", detail: "stderr_tail", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
-	// A Go fuzz target's crasher replayed through the target (qa_fuzz
-	// engine go): the best case for the fix stage, whose regression test is
-	// that same input as a corpus file.
-	"qa_fuzz": {input: "replay", corpus: true, detail: "stderr_head", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
-}
-
-// toolReproducer replays a repro the way `fleetd tool call` does: a fresh
-// sandbox run, the same registry, dial gate and fences as a probe, cleanup
-// after.
-type toolReproducer struct {
-	a   *app
-	env *fleetEnv
-}
-
-func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixer.Reproduction, error) {
-	spec, ok := reproTools[repro.Tool]
-	if !ok {
-		return fixer.Reproduction{}, fmt.Errorf("the fix stage replays %s repros only, not %s", strings.Join(mapKeys(reproTools), ", "), repro.Tool)
-	}
-	runID := sandbox.NewRunID(time.Now())
-	sb, err := sandbox.Open(r.a.sandboxDir(), runID)
-	if err != nil {
-		return fixer.Reproduction{}, err
-	}
-	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(r.a.cfg.budget())}
-	reg, err := qatools.NewRegistry(r.env.Env, run, repro.Tool)
-	if err != nil {
-		sb.Abandon()
-		return fixer.Reproduction{}, err
-	}
-	out, derr := reg.Dispatch(ctx, r.env.control, repro.Tool, repro.Args)
-	cerr := qatools.CleanupRun(context.WithoutCancel(ctx), r.env.Env, run)
-	if derr != nil || cerr != nil {
-		return fixer.Reproduction{}, errors.Join(derr, cerr)
-	}
-	if out.Verdict == fleet.VerdictRefused || out.Verdict == fleet.VerdictInvalid || out.Verdict == fleet.VerdictUnknown {
-		return fixer.Reproduction{}, fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, out.Result.Err())
-	}
-	res := fixer.Reproduction{RunID: runID}
-	res.Outcome, _ = out.Result["outcome"].(string)
-	res.Detail, _ = out.Result[spec.detail].(string)
-	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
-	var args map[string]any
-	if json.Unmarshal(repro.Args, &args) == nil {
-		if s, ok := args[spec.input].(string); ok {
-			res.Input, res.HasInput = []byte(s), true
-			if spec.corpus {
-				_, v, err := fixer.DecodeCorpus([]byte(s))
-				res.Input, res.HasInput = v, err == nil
-			}
-		}
-	}
-	return res, nil
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // workItems returns triage's work items with the report: a fresh triage
 // pass when the store is free, else the saved report (the daemon holds it).
 func (a *app) workItems(ctx context.Context) ([]triage.WorkItem, fleet.Report, error) {
-	res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
-	r := res.Report
-	if err != nil {
-		saved, lerr := triage.LoadReport(a.reportsDir())
-		if lerr != nil {
-			return nil, r, fmt.Errorf("triage: %w", err)
-		}
-		r = saved
+	fresh := func(ctx context.Context) (fleet.Report, error) {
+		res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		return res.Report, err
 	}
-	return triage.WorkItems(r), r, nil
-}
-
-// itemOf turns a work item into the fixer's, with its on-chain entries:
-// sender and block time from the log, the tx hash from the
-// FeedbackSubmitted event (txCache keeps what was found).
-func (a *app) itemOf(ctx context.Context, env *fleetEnv, wi triage.WorkItem) fixer.Item {
-	it := fixer.Item{ID: wi.ID, Title: wi.Title, Severity: wi.Severity, Surface: wi.Surface, Repro: wi.Repro, Sources: wi.Sources}
-	for _, i := range wi.Entries {
-		it.Latest = max(it.Latest, i)
-	}
-	if env.Log == nil {
-		for _, i := range wi.Entries {
-			it.Entries = append(it.Entries, fixer.Entry{Index: i})
-		}
-		return it
-	}
-	txs := a.entryTxs(ctx, env, wi.Entries)
-	for _, i := range wi.Entries {
-		e := fixer.Entry{Index: i, Tx: txs[i]}
-		if en, err := env.Log.At(ctx, i); err == nil {
-			e.Sender, e.Time = en.Sender, en.Time
-		}
-		it.Entries = append(it.Entries, e)
-	}
-	return it
-}
-
-// txScanChunk and txScanChunks bound the search for entries' transactions:
-// eth_getLogs over at most 200 chunks of 5,000 blocks, newest first.
-const (
-	txScanChunk  = 5000
-	txScanChunks = 200
-)
-
-// entryTxs finds the transaction of each entry from its FeedbackSubmitted
-// event (triage's store keeps index, sender, time and text, not the tx).
-// Found hashes are cached in <data_dir>/fixer/txs.json; an entry older than
-// the search window gets none.
-func (a *app) entryTxs(ctx context.Context, env *fleetEnv, idx []uint64) map[uint64]string {
-	cachePath := filepath.Join(a.fixerDir(), "txs.json")
-	cache := map[uint64]string{}
-	if b, err := os.ReadFile(cachePath); err == nil {
-		_ = json.Unmarshal(b, &cache)
-	}
-	want := map[uint64]bool{}
-	for _, i := range idx {
-		if cache[i] == "" {
-			want[i] = true
-		}
-	}
-	if len(want) > 0 && env.client != nil {
-		head, err := env.client.BlockNumber(ctx)
-		for n := 0; err == nil && len(want) > 0 && n < txScanChunks; n++ {
-			hi := int64(head) - int64(n*txScanChunk)
-			if hi < 0 {
-				break
-			}
-			lo := max(0, hi-txScanChunk+1)
-			logs, ferr := env.client.FilterLogs(ctx, env.Log.Address(), chain.TopicFeedbackSubmitted, uint64(lo), uint64(hi))
-			if ferr != nil {
-				break
-			}
-			for _, l := range logs {
-				if len(l.Topics) < 2 || l.Removed {
-					continue
-				}
-				id := new(big.Int).SetBytes(l.Topics[1][:])
-				if !id.IsUint64() || !want[id.Uint64()] {
-					continue
-				}
-				cache[id.Uint64()] = fmt.Sprintf("0x%x", l.TxHash)
-				delete(want, id.Uint64())
-			}
-		}
-		if b, err := json.Marshal(cache); err == nil {
-			_ = os.MkdirAll(a.fixerDir(), 0o700)
-			_ = fleet.WriteFileAtomic(cachePath, b, 0o600)
-		}
-	}
-	return cache
-}
-
-// runFixJob runs one job on a work item in a sandbox of its own, within
-// fixer.max_tokens and fixer.deadline.
-func (a *app) runFixJob(ctx context.Context, env *fleetEnv, st *fixStage, it fixer.Item, dryRun bool) (*fixer.Job, error) {
-	fc := a.cfg.Fixer
-	b := fleet.Budget{MaxTokens: fc.MaxTokens, Deadline: fc.Deadline}
-	if b.MaxTokens == 0 {
-		b.MaxTokens = a.cfg.budget().MaxTokens
-	}
-	if b.Deadline == 0 {
-		b.Deadline = 20 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, b.Deadline)
-	defer cancel()
-	runID := sandbox.NewRunID(time.Now())
-	sb, err := sandbox.Open(a.sandboxDir(), runID)
-	if err != nil {
-		return nil, err
-	}
-	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(b)}
-	j, err := st.f.Fix(ctx, it, nil, fixer.JobOptions{Dir: filepath.Join(sb.JailDir(), "fix"), Meter: run.Meter, DryRun: dryRun})
-	if cerr := qatools.CleanupRun(context.WithoutCancel(ctx), env.Env, run); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
-	return j, err
+	return pipeline.WorkItems(ctx, fresh, a.reportsDir())
 }
 
 func (a *app) fixCmd() *cobra.Command {
@@ -366,7 +162,7 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 			}
 			defer env.Close()
 			if poll {
-				res, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll"))
+				res, err := st.Poll(ctx)
 				for _, r := range res {
 					fmt.Fprintf(a.stdout, "PR %d (%s): %s -> %s %s\n", r.Number, r.Fingerprint, r.From, r.To, r.Recheck)
 				}
@@ -383,11 +179,11 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 			if err != nil {
 				return err
 			}
-			it := a.itemOf(ctx, env, wi)
+			it := st.Item(ctx, wi)
 			if !asJSON {
 				fmt.Fprintf(a.stdout, "fix %s: %s %s %q (repro %s)\n", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 100), it.Repro.Tool)
 			}
-			j, err := a.runFixJob(ctx, env, st, it, dryRun)
+			j, err := st.Run(ctx, it, dryRun)
 			if j != nil {
 				if asJSON {
 					if perr := a.printJSON(j); perr != nil {
@@ -491,7 +287,7 @@ PRs are re-checked and kind=resolution posted).`,
 					return err
 				}
 				defer env.Close()
-				if _, err := st.f.Poll(ctx, filepath.Join(a.fixerDir(), "poll")); err != nil {
+				if _, err := st.Poll(ctx); err != nil {
 					fmt.Fprintln(a.stderr, "fleetd prs: refresh:", err)
 				}
 			}
@@ -564,16 +360,4 @@ func prLine(r fixer.Record, now time.Time) prRow {
 
 // prLinks maps cluster ids to their PRs for the report (nil when there
 // are none or the state cannot be read).
-func (a *app) prLinks() map[string]fleet.PRLink {
-	recs, err := fixer.LoadRecords(a.fixerDir())
-	if err != nil || len(recs) == 0 {
-		return nil
-	}
-	out := map[string]fleet.PRLink{}
-	for _, r := range recs {
-		if r.Number > 0 {
-			out[r.Fingerprint] = fleet.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
-		}
-	}
-	return out
-}
+func (a *app) prLinks() map[string]fleet.PRLink { return pipeline.PRLinks(a.fixerDir()) }

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -15,10 +13,6 @@ import (
 
 // fixName is the runner's name for a fix pass (no persona may take it).
 const fixName = "fix"
-
-// fixRetryAfter is how long the daemon leaves a work item alone after a
-// job on it ended without a PR (it failed, passes on base, was capped).
-const fixRetryAfter = 6 * time.Hour
 
 // fixSpecs is the fix pass's schedule: every fixer.every, when a forge is
 // configured.
@@ -35,8 +29,8 @@ func (d *daemon) fixSpecs() []triggers.Spec {
 
 // fixPass is the daemon's fix stage, only at dial propose: poll the open
 // PRs (re-check merged ones, post resolutions), then run one job on the
-// highest-ranked work item that has no PR in flight, within the caps.
-// Work items come from the report the daemon's triage keeps current.
+// work item pipeline.Fix.Next picks, within the caps. Work items come from
+// the report the daemon's triage keeps current.
 func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 	start := time.Now()
 	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
@@ -50,7 +44,7 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	polled, perr := st.f.Poll(ctx, filepath.Join(d.a.fixerDir(), "poll"))
+	polled, perr := st.Poll(ctx)
 	for _, p := range polled {
 		if p.From != p.To || p.Recheck != "" {
 			d.say(fixName, "PR %d (%s): %s -> %s %s", p.Number, p.Fingerprint, p.From, p.To, p.Recheck)
@@ -64,23 +58,18 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Summary = "no triage report yet"
 		return out, nil
 	}
-	recs, err := st.f.Records()
+	wi, ok, err := st.Next(triage.WorkItems(rep), time.Now())
 	if err != nil {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	cooldown := d.a.cfg.Fixer.Cooldown
-	if cooldown <= 0 {
-		cooldown = fixer.DefaultCooldown
-	}
-	wi, ok := nextWorkItem(triage.WorkItems(rep), recs, st.repo, cooldown, time.Now())
 	if !ok {
 		out.Summary = "no work item to take"
 		return out, nil
 	}
-	it := d.a.itemOf(ctx, d.env, wi)
+	it := st.Item(ctx, wi)
 	d.say(fixName, "taking %s: %s %s %q", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 80))
-	j, err := d.a.runFixJob(ctx, d.env, st, it, false)
+	j, err := st.Run(ctx, it, false)
 	if j != nil {
 		line := j.Outcome
 		if j.PR != nil {
@@ -94,38 +83,4 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		return out, err
 	}
 	return out, nil
-}
-
-// nextWorkItem picks the highest-ranked work item the repository owns
-// that has no PR in flight (open, merged awaiting its re-check, closed
-// within cooldown), was not answered with needs-repro since its newest
-// entry, and was not tried in the last fixRetryAfter.
-func nextWorkItem(items []triage.WorkItem, recs []fixer.Record, repo fleet.Repo, cooldown time.Duration, now time.Time) (triage.WorkItem, bool) {
-	byFP := map[string]fixer.Record{}
-	for _, r := range recs {
-		byFP[r.Fingerprint] = r
-	}
-	for _, wi := range items {
-		if !repo.Owns(wi.Surface) {
-			continue
-		}
-		r, seen := byFP[wi.ID]
-		if !seen {
-			return wi, true
-		}
-		latest := uint64(0)
-		for _, e := range wi.Entries {
-			latest = max(latest, e)
-		}
-		switch {
-		case r.Active(): // its PR is open: `fleetd fix` updates it on demand
-		case r.State == fixer.StateMerged && r.Recheck != fixer.RecheckResolved:
-		case r.State == fixer.StateClosed && now.Sub(r.ClosedAt) < cooldown:
-		case r.NeedsRepro != nil && *r.NeedsRepro >= latest:
-		case !r.LastRunAt.IsZero() && now.Sub(r.LastRunAt) < fixRetryAfter:
-		default:
-			return wi, true
-		}
-	}
-	return triage.WorkItem{}, false
 }

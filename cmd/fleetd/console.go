@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -81,7 +79,7 @@ func (d *daemon) consoleURL() string { return "http://" + d.http.Addr() + "/" }
 type consoleSource struct {
 	d       *daemon
 	trusted []fleet.Address
-	tx      txIndex
+	txs     chain.TxCache // what the cluster pages' transaction lookups have read
 
 	headMu  sync.Mutex
 	head    console.ChainHealth
@@ -110,7 +108,7 @@ func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]consol
 			want = append(want, i)
 		}
 	}
-	refs := s.tx.find(ctx, env.client, env.Log.Address(), want)
+	refs, _ := env.Log.EntryTxs(ctx, want, chain.TxSearch{Chunk: consoleTxChunk, Budget: consoleTxBudget, Cache: &s.txs})
 	out := make([]console.Entry, 0, len(want))
 	for _, i := range want {
 		e, err := env.Log.At(ctx, i)
@@ -119,81 +117,23 @@ func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]consol
 		}
 		ce := console.Entry{Index: e.Index, Sender: e.Sender.String(), Trusted: slices.Contains(s.trusted, e.Sender), Time: e.Time, Text: e.Text}
 		if r, ok := refs[i]; ok {
-			ce.Tx, ce.Block = r.tx, r.block
+			ce.Tx, ce.Block = r.Tx, r.Block
 		}
 		out = append(out, ce)
 	}
 	return out, nil
 }
 
-// txRef is where an entry was appended.
-type txRef struct {
-	tx    string
-	block uint64
-}
-
-// txIndex maps entry indexes to their transactions from the log's
-// FeedbackSubmitted events (id is the first indexed topic). It scans
-// forward from block 0 on demand, a bounded time per request, and keeps
-// what it found: triage's store does not record transactions. A reorg
-// after an entry was indexed is not noticed (the dev chain has none; on a
-// real chain the entry's tx may point at the block it first landed in).
-type txIndex struct {
-	mu   sync.Mutex
-	next uint64 // first block not scanned yet
-	refs map[uint64]txRef
-}
-
-// consoleTxChunk is how many blocks one eth_getLogs of the console's index covers.
-const consoleTxChunk = 10_000
-
-// txScanBudget bounds the scanning one request may do.
-const txScanBudget = 3 * time.Second
-
-func (x *txIndex) find(ctx context.Context, cl *chain.Client, addr fleet.Address, want []uint64) map[uint64]txRef {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.refs == nil {
-		x.refs = map[uint64]txRef{}
-	}
-	missing := func() bool {
-		for _, i := range want {
-			if _, ok := x.refs[i]; !ok {
-				return true
-			}
-		}
-		return false
-	}
-	if missing() {
-		if head, err := cl.BlockNumber(ctx); err == nil {
-			stop := time.Now().Add(txScanBudget)
-			for x.next <= head && missing() && time.Now().Before(stop) {
-				to := min(head, x.next+consoleTxChunk-1)
-				logs, err := cl.FilterLogs(ctx, addr, chain.TopicFeedbackSubmitted, x.next, to)
-				if err != nil {
-					break
-				}
-				for _, l := range logs {
-					if l.Removed || len(l.Topics) < 2 {
-						continue
-					}
-					id := new(big.Int).SetBytes(l.Topics[1][:])
-					if id.IsUint64() {
-						x.refs[id.Uint64()] = txRef{tx: "0x" + hex.EncodeToString(l.TxHash[:]), block: l.Block}
-					}
-				}
-				x.next = to + 1
-			}
-		}
-	}
-	out := make(map[uint64]txRef, len(want))
-	for _, i := range want {
-		if r, ok := x.refs[i]; ok {
-			out[i] = r
-		}
-	}
-	return out
-}
+// The console's transaction lookups (chain's EntryTxs over the log's
+// FeedbackSubmitted events) read 10,000 blocks per eth_getLogs, newest
+// first, for at most 3 s per request, and keep what they read in the
+// source's cache: triage's store does not record transactions. On a long
+// chain the first views of old entries show "not found" until the reads
+// have reached them; a reorg after a block was read is not noticed.
+const (
+	consoleTxChunk  = 10_000
+	consoleTxBudget = 3 * time.Second
+)
 
 // Fleet reports the specialists and their triggers, today's budget, the
 // outbox and the node's health.

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
@@ -228,43 +227,5 @@ func TestFixCommandGitlocal(t *testing.T) {
 	rep, _ = triage.LoadReport(filepath.Join(f.dataDir, "reports"))
 	if rep.Totals.CorrectionsApplied != 1 {
 		t.Errorf("corrections applied %d, want the one needs-repro", rep.Totals.CorrectionsApplied)
-	}
-}
-
-func TestNextWorkItem(t *testing.T) {
-	repo := fixertest.CompilerRepoConfig("x")
-	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	wi := func(id string, surface fleet.Surface, entries ...uint64) triage.WorkItem {
-		return triage.WorkItem{ID: id, Surface: surface, Entries: entries}
-	}
-	u := func(n uint64) *uint64 { return &n }
-	items := []triage.WorkItem{wi("call1", fleet.SurfaceCall, 1), wi("open", "compiler", 2), wi("merged", "compiler", 3), wi("closed", "compiler", 4),
-		wi("asked", "compiler", 5), wi("tried", "compiler", 6), wi("next", "compiler", 7), wi("last", "compiler", 8)}
-	recs := []fixer.Record{
-		{Fingerprint: "open", State: fixer.StateDraft},
-		{Fingerprint: "merged", State: fixer.StateMerged},
-		{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-time.Hour)},
-		{Fingerprint: "asked", NeedsRepro: u(5)},
-		{Fingerprint: "tried", LastRunAt: now.Add(-time.Hour), LastOutcome: fixer.OutcomeFailed},
-	}
-	tests := []struct {
-		name string
-		recs []fixer.Record
-		want string
-	}{
-		{"skips what is in flight", recs, "next"},
-		{"a closed PR after its cooldown", append(recs[:2:2], fixer.Record{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-8 * 24 * time.Hour)}), "closed"},
-		{"a merged, resolved PR that regressed", []fixer.Record{{Fingerprint: "open", State: fixer.StateOpen}, {Fingerprint: "merged", State: fixer.StateMerged, Recheck: fixer.RecheckResolved}}, "merged"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := nextWorkItem(items, tc.recs, repo, fixer.DefaultCooldown, now)
-			if !ok || got.ID != tc.want {
-				t.Errorf("next = %q %v, want %q", got.ID, ok, tc.want)
-			}
-		})
-	}
-	if _, ok := nextWorkItem(items[:1], nil, repo, fixer.DefaultCooldown, now); ok {
-		t.Error("took a work item on a surface the repository does not own")
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -21,8 +21,9 @@ import (
 
 // The fix stage with a model: the real OpenAI adapter against a wire-true
 // fake server (fleettest.ChatServer), on the testbed compiler as a git
-// repository with the local forge. These live in cmd because only cmd may
-// import both an adapter (fleet/openai) and the fixer's forges.
+// repository with the local forge. These live here because pipeline is the
+// lowest layer that may import both an adapter (fleet/openai) and the
+// fixer's forges.
 
 // crashItem is the work item of the compiler's panic on an enum without
 // variants, as triage would hand it over.

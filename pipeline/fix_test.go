@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fixer/fixertest"
+	"github.com/qafleet/fleetd/fixer/gitlocal"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/triage"
+)
+
+// TestFixDryRun composes the fix pipeline on the testbed compiler as a git
+// repository with the local forge and no model, and runs one dry job on a
+// qa_compile repro: the reproducer replays it through the tool in a
+// sandbox run of its own (the fake compiler crashes), the regression test
+// fails on base, nothing is pushed, and both sandbox runs are closed.
+func TestFixDryRun(t *testing.T) {
+	fixertest.HaveGo(t)
+	ctx := context.Background()
+	repo := fixertest.CompilerRepo(t)
+	forge, err := gitlocal.New(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	cfg := FixConfig{
+		Repo: fixertest.CompilerRepoConfig(repo), StateDir: data + "/fixer", SandboxDir: data + "/qa-sandbox", Forge: forge,
+		Tools: newTools(t), Dial: fleettest.Dial(fleet.Propose), Budget: fleet.Budget{MaxTokens: 1000, Deadline: time.Minute},
+	}
+	p, err := NewFix(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wi := triage.WorkItem{
+		ID: "0123456789abcdef", Title: "compile panic on enum E {}", Severity: fleet.SeverityHigh, Surface: fleet.SurfaceCompiler,
+		Repro: fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"enum E {}"}`)}, Entries: []uint64{5, 3}, Sources: []string{"qa-fuzz"},
+	}
+	it := p.Item(ctx, wi)
+	if it.Latest != 5 || len(it.Entries) != 2 || it.Entries[0] != (fixer.Entry{Index: 5}) {
+		t.Errorf("item without a log: latest %d, entries %+v", it.Latest, it.Entries)
+	}
+	j, err := p.Run(ctx, it, true)
+	if err != nil {
+		t.Fatalf("Run: %v (job %+v)", err, j)
+	}
+	if j.Outcome != fixer.OutcomeDryRun || j.Repro == nil || !j.Repro.Reproduced || j.Repro.RunID == "" || string(j.Repro.Input) != "enum E {}" || j.Regression == nil {
+		t.Errorf("job: outcome %s, repro %+v, regression %+v, error %q", j.Outcome, j.Repro, j.Regression, j.Error)
+	}
+	if got := fixertest.Git(t, repo, "branch", "--list", "fleetd/fix-*"); got != "" {
+		t.Errorf("a dry run pushed %q", got)
+	}
+	if crashed, err := sandbox.FindCrashed(cfg.SandboxDir); err != nil || len(crashed) != 0 {
+		t.Errorf("sandbox runs left open: %+v %v", crashed, err)
+	}
+}
+
+func TestNextWorkItem(t *testing.T) {
+	repo := fixertest.CompilerRepoConfig("x")
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	wi := func(id string, surface fleet.Surface, entries ...uint64) triage.WorkItem {
+		return triage.WorkItem{ID: id, Surface: surface, Entries: entries}
+	}
+	u := func(n uint64) *uint64 { return &n }
+	items := []triage.WorkItem{wi("call1", fleet.SurfaceCall, 1), wi("open", "compiler", 2), wi("merged", "compiler", 3), wi("closed", "compiler", 4),
+		wi("asked", "compiler", 5), wi("tried", "compiler", 6), wi("next", "compiler", 7), wi("last", "compiler", 8)}
+	recs := []fixer.Record{
+		{Fingerprint: "open", State: fixer.StateDraft},
+		{Fingerprint: "merged", State: fixer.StateMerged},
+		{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-time.Hour)},
+		{Fingerprint: "asked", NeedsRepro: u(5)},
+		{Fingerprint: "tried", LastRunAt: now.Add(-time.Hour), LastOutcome: fixer.OutcomeFailed},
+	}
+	tests := []struct {
+		name string
+		recs []fixer.Record
+		want string
+	}{
+		{"skips what is in flight", recs, "next"},
+		{"a closed PR after its cooldown", append(recs[:2:2], fixer.Record{Fingerprint: "closed", State: fixer.StateClosed, ClosedAt: now.Add(-8 * 24 * time.Hour)}), "closed"},
+		{"a merged, resolved PR that regressed", []fixer.Record{{Fingerprint: "open", State: fixer.StateOpen}, {Fingerprint: "merged", State: fixer.StateMerged, Recheck: fixer.RecheckResolved}}, "merged"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := nextWorkItem(items, tc.recs, repo, fixer.DefaultCooldown, now)
+			if !ok || got.ID != tc.want {
+				t.Errorf("next = %q %v, want %q", got.ID, ok, tc.want)
+			}
+		})
+	}
+	if _, ok := nextWorkItem(items[:1], nil, repo, fixer.DefaultCooldown, now); ok {
+		t.Error("took a work item on a surface the repository does not own")
+	}
+}

@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// replay is how the fix stage replays one tool's repros.
+type replay struct {
+	input    string // the argument that is the input a regression test holds
+	corpus   bool   // the input argument is a `go test fuzz v1` file: the regression test holds its value
+	detail   string // the result field with the failure's output
+	outcomes []string
+}
+
+// reproTools are the repros the fix stage can replay: the tool, the
+// argument that is the input a regression test holds, and the outcomes
+// that mean "still broken".
+var reproTools = map[string]replay{
+	"qa_compile": {input: "source", detail: "stderr_tail", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
+	// A Go fuzz target's crasher replayed through the target (qa_fuzz
+	// engine go): the best case for the fix stage, whose regression test is
+	// that same input as a corpus file.
+	"qa_fuzz": {input: "replay", corpus: true, detail: "stderr_head", outcomes: []string{qatools.Crashed, qatools.TimedOut, qatools.Resource}},
+}
+
+// toolReproducer replays a repro the way `fleetd tool call` does: a fresh
+// sandbox run, the same registry, dial gate and fences as a probe, cleanup
+// after.
+type toolReproducer struct {
+	tools      *qatools.Env
+	dial       fleet.DialSource
+	sandboxDir string
+	budget     fleet.Budget
+}
+
+var _ fixer.Reproducer = (*toolReproducer)(nil)
+
+// Reproduce replays repro. The error is a tool the fix stage does not
+// replay, a replay the tool refused or could not run, or the sandbox's.
+func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixer.Reproduction, error) {
+	spec, ok := reproTools[repro.Tool]
+	if !ok {
+		return fixer.Reproduction{}, fmt.Errorf("the fix stage replays %s repros only, not %s", strings.Join(slices.Sorted(maps.Keys(reproTools)), ", "), repro.Tool)
+	}
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(r.sandboxDir, runID)
+	if err != nil {
+		return fixer.Reproduction{}, err
+	}
+	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(r.budget)}
+	reg, err := qatools.NewRegistry(r.tools, run, repro.Tool)
+	if err != nil {
+		sb.Abandon()
+		return fixer.Reproduction{}, err
+	}
+	out, derr := reg.Dispatch(ctx, r.dial, repro.Tool, repro.Args)
+	cerr := qatools.CleanupRun(context.WithoutCancel(ctx), r.tools, run)
+	if derr != nil || cerr != nil {
+		return fixer.Reproduction{}, errors.Join(derr, cerr)
+	}
+	if out.Verdict == fleet.VerdictRefused || out.Verdict == fleet.VerdictInvalid || out.Verdict == fleet.VerdictUnknown {
+		return fixer.Reproduction{}, fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, out.Result.Err())
+	}
+	res := spec.reproduction(out.Result, repro.Args)
+	res.RunID = runID
+	return res, nil
+}
+
+// reproduction reads what a replay showed from the tool's result and the
+// repro's arguments: its outcome and output, and the input a regression
+// test holds.
+func (spec replay) reproduction(result fleet.Result, args json.RawMessage) fixer.Reproduction {
+	var res fixer.Reproduction
+	res.Outcome, _ = result["outcome"].(string)
+	res.Detail, _ = result[spec.detail].(string)
+	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
+	var a map[string]any
+	if json.Unmarshal(args, &a) == nil {
+		if s, ok := a[spec.input].(string); ok {
+			res.Input, res.HasInput = []byte(s), true
+			if spec.corpus {
+				_, v, err := fixer.DecodeCorpus([]byte(s))
+				res.Input, res.HasInput = v, err == nil
+			}
+		}
+	}
+	return res
+}

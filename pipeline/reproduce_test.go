@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// fakeCompiler crashes like a Go program on a source holding "enum" (as
+// the testbed compiler does on an enum without variants) and compiles
+// anything else to itself.
+const fakeCompiler = `#!/bin/sh
+if grep -q enum "$1"; then printf 'panic: runtime error: index out of range [0] with length 0\n\ngoroutine 1 [running]:\nmain.parse()\n\t/src/parse.go:42\n' >&2; exit 2; fi
+cat "$1"
+`
+
+// newTools is a tools environment with the fake compiler and no chain.
+func newTools(t *testing.T) *qatools.Env {
+	t.Helper()
+	cc := filepath.Join(t.TempDir(), "cc.sh")
+	if err := os.WriteFile(cc, []byte(fakeCompiler), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &qatools.Env{Target: fleet.Target{Compiler: []string{"/bin/sh", cc, "{src}"}}, Limits: qatools.Limits{CompileTimeout: 5 * time.Second}}
+}
+
+// TestToolReproducer replays qa_compile repros through the registry in a
+// fresh sandbox run each: a crash reproduces with its input and output, a
+// clean compile does not, and a tool the fix stage does not replay or
+// arguments the tool refuses are errors. Every run is closed after.
+func TestToolReproducer(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := &toolReproducer{tools: newTools(t), dial: fleettest.Dial(fleet.Observe), sandboxDir: dir, budget: fleet.Budget{MaxTokens: 100, Deadline: time.Minute}}
+	repro := func(tool, args string) fleet.Repro { return fleet.Repro{Tool: tool, Args: json.RawMessage(args)} }
+
+	got, err := r.Reproduce(ctx, repro("qa_compile", `{"source":"enum E {}"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Reproduced || got.Outcome != qatools.Crashed || !got.HasInput || string(got.Input) != "enum E {}" || !strings.Contains(got.Detail, "panic: runtime error") || got.RunID == "" {
+		t.Errorf("a crash: %+v", got)
+	}
+	got, err = r.Reproduce(ctx, repro("qa_compile", `{"source":"let x = 1;"}`))
+	if err != nil || got.Reproduced || got.Outcome != "compiled" || string(got.Input) != "let x = 1;" {
+		t.Errorf("a clean compile: %+v, %v", got, err)
+	}
+	if _, err := r.Reproduce(ctx, repro("qa_call", `{}`)); err == nil || !strings.Contains(err.Error(), "replays qa_compile, qa_fuzz repros only, not qa_call") {
+		t.Errorf("qa_call: %v", err)
+	}
+	if _, err := r.Reproduce(ctx, repro("qa_compile", `{"src":"enum E {}"}`)); err == nil || !strings.Contains(err.Error(), "replay qa_compile: invalid") {
+		t.Errorf("arguments the tool refuses: %v", err)
+	}
+	if crashed, err := sandbox.FindCrashed(dir); err != nil || len(crashed) != 0 {
+		t.Errorf("sandbox runs left open: %+v %v", crashed, err)
+	}
+}
+
+// TestReproduction reads what a replay showed: the outcomes that mean
+// "still broken", the output field, and the input a regression test
+// holds, decoded from a corpus file for qa_fuzz.
+func TestReproduction(t *testing.T) {
+	corpus := "go test fuzz v1\nstring(\"enum E {}\")\n"
+	args := func(m map[string]string) json.RawMessage { b, _ := json.Marshal(m); return b }
+	tests := []struct {
+		name   string
+		tool   string
+		result fleet.Result
+		args   json.RawMessage
+		want   fixer.Reproduction
+	}{
+		{"a compile timeout", "qa_compile", fleet.Result{"outcome": qatools.TimedOut, "stderr_tail": "killed"}, args(map[string]string{"source": "loop"}),
+			fixer.Reproduction{Reproduced: true, Outcome: qatools.TimedOut, Detail: "killed", Input: []byte("loop"), HasInput: true}},
+		{"a rejection", "qa_compile", fleet.Result{"outcome": "rejected"}, args(map[string]string{"source": "x"}),
+			fixer.Reproduction{Outcome: "rejected", Input: []byte("x"), HasInput: true}},
+		{"a fuzz replay holds the corpus value", "qa_fuzz", fleet.Result{"outcome": qatools.Crashed, "stderr_head": "panic"}, args(map[string]string{"replay": corpus}),
+			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed, Detail: "panic", Input: []byte("enum E {}"), HasInput: true}},
+		{"a fuzz replay that is no corpus file", "qa_fuzz", fleet.Result{"outcome": qatools.Crashed}, args(map[string]string{"replay": "enum"}),
+			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed}},
+		{"no input argument", "qa_compile", fleet.Result{"outcome": qatools.Crashed}, json.RawMessage(`{}`),
+			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := reproTools[tc.tool].reproduction(tc.result, tc.args)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
