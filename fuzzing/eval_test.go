@@ -36,7 +36,13 @@ type evalTarget struct {
 var evalTargets = []evalTarget{
 	{"parsers", "x/net/html@2018-07-24", "./htmlparse", "./htmlparse/cmd/htmlparse", "FuzzParse", "htmlparse/seeds", false},
 	{"parsers", "blackfriday/v2@v2.1.0", "./mdparse", "./mdparse/cmd/mdparse", "FuzzRender", "mdparse/seeds", false},
+	{"parsers", "yaml.v3@496545a6307b", "./yamlparse", "./yamlparse/cmd/yamlparse", "FuzzParse", "yamlparse/seeds", false},
+	{"parsers", "go-toml@v1.9.4", "./tomlparse", "./tomlparse/cmd/tomlparse", "FuzzParse", "tomlparse/seeds", false},
+	{"parsers", "sh/v3@v3.9.0", "./shparse", "./shparse/cmd/shparse", "FuzzParse", "shparse/seeds", false},
 	{"controls", "x/net/html@v0.62.0 (control)", "./htmlfixed", "./htmlfixed/cmd/htmlfixed", "FuzzParse", "htmlfixed/seeds", true},
+	{"controls", "yaml.v3@v3.0.1 (control)", "./yamlfixed", "./yamlfixed/cmd/yamlfixed", "FuzzParse", "yamlfixed/seeds", true},
+	{"controls", "go-toml@v1.9.5 (control)", "./tomlfixed", "./tomlfixed/cmd/tomlfixed", "FuzzParse", "tomlfixed/seeds", true},
+	{"controls", "sh/v3@v3.10.0 (control)", "./shfixed", "./shfixed/cmd/shfixed", "FuzzParse", "shfixed/seeds", true},
 }
 
 type trial struct {
