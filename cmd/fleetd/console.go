@@ -219,8 +219,8 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
 		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
-	if d.env.Reporter != nil {
-		items, _ := d.env.Reporter.Pending()
+	if d.env.poster != nil {
+		items, _ := d.env.poster.Pending()
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
