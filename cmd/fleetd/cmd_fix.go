@@ -54,7 +54,7 @@ func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *fixStage, error) {
 
 // newFixStage builds the fix stage from forge:, fixer:, target.repo and
 // the tools environment: the forge backend, the reproducer (qa_* tools in
-// a fresh sandbox), the poster (sponsored, as the fleet identity), the
+// a fresh sandbox), the poster (the fleet's, through its outbox), the
 // patch model (fixer.planner) and the test environment.
 func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*fixStage, error) {
 	if a.cfg.Forge.Kind == "" {
@@ -104,8 +104,8 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 	}
 	fc := a.cfg.Fixer
 	var poster fixer.Poster
-	if env.Log != nil && env.FleetKey != nil {
-		poster = logPoster{log: env.Log, identity: env.FleetKey, sponsor: env.Sponsor}
+	if env.Log != nil && env.poster != nil {
+		poster = fixRecords{env.poster}
 	}
 	f, err := fixer.New(fixer.Config{
 		Repo: repo, StateDir: a.fixerDir(), Forge: forge, Reproducer: &toolReproducer{a: a, env: env}, Poster: poster,
@@ -118,29 +118,6 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 		return nil, err
 	}
 	return &fixStage{f: f, repo: repo, model: modelName}, nil
-}
-
-// logPoster posts the fix stage's records as the fleet identity.
-type logPoster struct {
-	log               *chain.FeedbackLog
-	identity, sponsor *chain.Key
-}
-
-func (p logPoster) Post(ctx context.Context, f fleet.Finding) (uint64, error) {
-	text, err := fleet.Format(f)
-	if err != nil {
-		return 0, err
-	}
-	var s *chain.Submission
-	if p.sponsor != nil {
-		s, err = p.log.SubmitFor(ctx, p.identity, p.sponsor, text)
-	} else {
-		s, err = p.log.Submit(ctx, p.identity, text)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return s.Index, nil
 }
 
 // reproTools are the repros the fix stage can replay: the tool, the

@@ -332,14 +332,16 @@ func (s *consoleSource) Mark(ctx context.Context, index, what, user string) (con
 	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	sub, text, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
+	res, _, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
 	case err != nil:
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrUnavailable, err)
+	case res.Entry == nil: // queued: a correction, keyed as one action, is never a duplicate
+		return console.MarkResult{Text: res.Text, Queued: true}, nil
 	}
-	return console.MarkResult{Index: sub.Index, Tx: sub.Tx, Text: text}, nil
+	return console.MarkResult{Index: res.Entry.Index, Tx: res.Entry.Tx, Text: res.Text}, nil
 }
 
 // publishRunner feeds the live feed from the runner's events.

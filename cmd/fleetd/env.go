@@ -152,7 +152,7 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 			trusted = append(trusted, addr)
 		}
 		e.poster, err = poster.New(poster.Config{
-			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: filepath.Join(a.dataDir(), "outbox"),
+			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: a.outboxDir(),
 			StateFile: filepath.Join(a.dataDir(), "reporter", "state.json"), Trusted: trusted,
 			PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow, Logger: logger,
 		})
