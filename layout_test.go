@@ -5,6 +5,7 @@ package fleetd_test
 
 import (
 	"fmt"
+	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
@@ -329,6 +330,103 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	}
 	if len(got) != len(wantSubstrings) {
 		t.Errorf("got %d violations, want %d:\n%s", len(got), len(wantSubstrings), strings.Join(got, "\n"))
+	}
+}
+
+// submitters are the selectors that append to the feedback log:
+// chain.FeedbackLog's Submit, SubmitFor and SubmitKeyed, and the generated
+// binding's calldata packers a raw transaction would need.
+var submitters = []string{"Submit", "SubmitFor", "SubmitKeyed", "PackSubmitFeedback", "PackSubmitFeedbackFor"}
+
+// mayPost are the packages that may use them: the one road to the log, and
+// the chain adapter below it (with its subpackages).
+var mayPost = []string{"poster", "chain"}
+
+// logPosts reads the non-test Go files under root and returns one line per
+// use of a submitter, in a file that imports chain or its bindings, outside
+// mayPost and the test-only packages. It reads syntax, not types: a
+// selector of that name is enough to be looked at.
+func logPosts(t *testing.T, root string) []string {
+	t.Helper()
+	var bad []string
+	for _, p := range walkPackages(t, root) {
+		if p.rel == "" || isTestOnly(p.rel) || slices.ContainsFunc(mayPost, func(m string) bool { return within(p.rel, m) }) {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(p.dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			fset := token.NewFileSet()
+			af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(af.Imports, func(s *ast.ImportSpec) bool {
+				return s.Path.Value == `"`+module+`/chain"` || s.Path.Value == `"`+module+`/chain/contracts"`
+			}) {
+				continue
+			}
+			ast.Inspect(af, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(submitters, sel.Sel.Name) {
+					pos := fset.Position(sel.Sel.Pos())
+					rel, _ := filepath.Rel(root, pos.Filename)
+					bad = append(bad, fmt.Sprintf("%s:%d: %s posts to the log around package poster", filepath.ToSlash(rel), pos.Line, sel.Sel.Name))
+				}
+				return true
+			})
+		}
+	}
+	return bad
+}
+
+// TestOneRoadToTheLog fails on a post to the feedback log that does not go
+// through package poster (its outbox, dedupe, rate limit and keys): every
+// consumer declares a one-method interface that a poster satisfies.
+func TestOneRoadToTheLog(t *testing.T) {
+	for _, v := range logPosts(t, ".") {
+		t.Error(v)
+	}
+}
+
+// TestOneRoadCatchesBypasses builds a small tree that posts around the
+// poster and checks each bypass is reported, so TestOneRoadToTheLog cannot
+// pass vacuously.
+func TestOneRoadCatchesBypasses(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := func(pkg, imp, body string) string {
+		return fmt.Sprintf("package %s\n\nimport %s\n\nfunc f(l *chain.FeedbackLog) {\n\t%s\n}\n", pkg, imp, body)
+	}
+	chainImp := `"` + module + `/chain"`
+	write("cmd/fleetd/mark.go", src("main", chainImp, "l.SubmitFor(ctx, id, sponsor, text)"))                                      // a door of its own
+	write("triage/meta.go", src("triage", "ch "+chainImp, "post := l.SubmitKeyed\n\t_ = post"))                                    // a method value, a renamed import
+	write("fixer/raw.go", src("fixer", `"`+module+`/chain/contracts"`, "_ = contracts.NewFeedbackLog().PackSubmitFeedback(text)")) // raw calldata
+	write("poster/poster.go", src("poster", chainImp, "l.SubmitKeyed(ctx, id, sponsor, text, key, w)"))                            // the road itself: fine
+	write("chain/feedback.go", src("chain", `"context"`, "l.Submit(ctx, k, text)"))                                                // the adapter: fine
+	write("triage/meta_test.go", src("triage", chainImp, "l.Submit(ctx, k, text)"))                                                // a test: fine
+	write("fixtures/testbed/seed.go", src("testbed", chainImp, "l.Submit(ctx, k, text)"))                                          // a fixture: fine
+	write("console/form.go", src("console", `"net/http"`, "form.Submit()"))                                                        // another Submit, no chain: fine
+
+	got := logPosts(t, root)
+	want := []string{
+		"cmd/fleetd/mark.go:6: SubmitFor posts to the log around package poster",
+		"fixer/raw.go:6: PackSubmitFeedback posts to the log around package poster",
+		"triage/meta.go:6: SubmitKeyed posts to the log around package poster",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("bypasses reported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

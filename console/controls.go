@@ -95,6 +95,9 @@ func (c *Console) mark(ctx context.Context, r *http.Request, p params, who calle
 		return "", nil, err
 	}
 	msg := fmt.Sprintf("entry %s marked %s: correction posted as entry %d (tx %s); triage applies it at its next pass", index, what, res.Index, res.Tx)
+	if res.Queued {
+		msg = fmt.Sprintf("entry %s marked %s: the chain cannot be reached, so the correction is queued in the outbox and posted when it is back", index, what)
+	}
 	c.hub.Publish(Event{Kind: KindControl, Text: msg})
 	return msg, map[string]any{"ok": true, "message": msg, "correction": res}, nil
 }

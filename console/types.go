@@ -102,15 +102,17 @@ type Controls interface {
 	// Mark posts an operator's correction about entry index, as the fleet
 	// identity: what is false-positive, resolved or duplicate-of=J. It wraps
 	// ErrBadRequest for a bad index or mark and ErrUnavailable when the
-	// chain cannot be written.
+	// correction can be neither posted nor queued.
 	Mark(ctx context.Context, index, what, user string) (MarkResult, error)
 }
 
-// MarkResult is a posted correction.
+// MarkResult is a posted correction, or one queued in the outbox (the chain
+// could not be reached: it is posted when it is back, and has no entry yet).
 type MarkResult struct {
-	Index uint64 `json:"index"` // the correction's own entry
-	Tx    string `json:"tx"`
-	Text  string `json:"text"`
+	Index  uint64 `json:"index"` // the correction's own entry
+	Tx     string `json:"tx"`
+	Text   string `json:"text"`
+	Queued bool   `json:"queued,omitempty"`
 }
 
 // Errors the Source and Controls wrap; the console maps them to statuses.

@@ -62,10 +62,12 @@ type Reproduction struct {
 	HasInput bool   `json:"has_input"`
 }
 
-// Poster appends a record to the feedback log as the fleet identity and
-// returns its index.
+// Poster appends a record to the feedback log as the fleet identity (in
+// fleetd, through package poster's outbox) and returns its index, or nil
+// when the record is acknowledged without one: queued to be posted when the
+// log answers, or already on the log. An error means it was not accepted.
 type Poster interface {
-	Post(ctx context.Context, f fleet.Finding) (uint64, error)
+	Post(ctx context.Context, f fleet.Finding) (*uint64, error)
 }
 
 // Config configures a Fixer. Repo, StateDir, Forge and Reproducer are

@@ -99,7 +99,7 @@ func (f *Fixer) pollOne(ctx context.Context, rec Record, dir string, res *PollRe
 		if err != nil {
 			return fmt.Errorf("post resolution: %w", err)
 		}
-		idx = &n
+		idx = n
 		res.Resolution = idx
 	}
 	_, err = updateRecord(f.cfg.StateDir, rec.Fingerprint, func(r *Record) {

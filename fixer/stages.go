@@ -59,7 +59,7 @@ func (s ReproduceStage) Run(ctx context.Context, j *Job) error {
 	latest := j.Item.Latest
 	_, err = updateRecord(f.cfg.StateDir, j.Item.ID, func(r *Record) {
 		fillRecord(r, j.Item)
-		r.NeedsRepro, r.NeedsReproEntry = &latest, &idx
+		r.NeedsRepro, r.NeedsReproEntry = &latest, idx
 	})
 	if err != nil {
 		return err

@@ -39,14 +39,15 @@ type Record struct {
 	ClosedAt   time.Time       `json:"closed_at,omitzero"` // closed or merged, as the forge says
 	MergedAt   time.Time       `json:"merged_at,omitzero"`
 	// Recheck is the after-merge result: "resolved" (the regression test
-	// passes on the new base; ResolutionEntry is the kind=resolution record)
-	// or "still-reproduces" (a comment went to the PR).
+	// passes on the new base; ResolutionEntry is the kind=resolution record,
+	// nil when it was queued or already on the log: see Poster) or
+	// "still-reproduces" (a comment went to the PR).
 	Recheck         string  `json:"recheck,omitempty"`
 	RecheckCommit   string  `json:"recheck_commit,omitempty"`
 	ResolutionEntry *uint64 `json:"resolution_entry,omitempty"`
 	// NeedsRepro is the newest cluster entry when fleetd posted
-	// kind=needs-repro for it (NeedsReproEntry is that record): it is
-	// posted again only after the cluster gets a newer entry.
+	// kind=needs-repro for it (NeedsReproEntry is that record, or nil: see
+	// Poster): it is posted again only after the cluster gets a newer entry.
 	NeedsRepro      *uint64   `json:"needs_repro,omitempty"`
 	NeedsReproEntry *uint64   `json:"needs_repro_entry,omitempty"`
 	LastJob         string    `json:"last_job,omitempty"`

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
+	"github.com/qafleet/fleetd/poster"
 )
 
 // TestFuzzTool runs qa_fuzz's built-in engine on the fake compiler: a
@@ -93,11 +93,14 @@ func TestReportStateAndFlaky(t *testing.T) {
 	if first["fp"] != fleet.Fingerprint(f) {
 		t.Errorf("fp %v, want the state's %s", first["fp"], fleet.Fingerprint(f))
 	}
-	h.env.Reporter.cfg.DedupeWindow = time.Nanosecond // post the flaky one too
-	// The log checks the window by chain time: move it on a block.
-	if _, err := h.env.Log.Submit(context.Background(), h.sponsor, "a block later"); err != nil {
+	// Post the flaky one too, whose state is the same: as another identity,
+	// for which the first is no duplicate.
+	other, _ := chain.GenerateKey()
+	rep, err := poster.New(poster.Config{Log: h.env.Log, Identity: other, Sponsor: h.sponsor, OutboxDir: t.TempDir()})
+	if err != nil {
 		t.Fatal(err)
 	}
+	h.env.Reporter = rep
 	flaky := report("enum F {}", true)
 	if flaky["status"] != "posted" {
 		t.Fatalf("flaky: %v", flaky)

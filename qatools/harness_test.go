@@ -15,6 +15,7 @@ import (
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/chain/devchain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/sandbox"
 )
 
@@ -114,7 +115,7 @@ func newHarness(t testing.TB, dial fleet.Dial) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := NewReporter(ReporterConfig{
+	rep, err := poster.New(poster.Config{
 		Log: h.client.FeedbackLog(log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor,
 		OutboxDir: filepath.Join(h.dataDir, "outbox"),
 	})

@@ -38,7 +38,7 @@ type Env struct {
 	Registry *chain.Registry    // the target's name registry
 	FleetKey *chain.Key         // the fleet identity: signs findings, holds no funds
 	Sponsor  *chain.Key         // pays gas and funds throwaway keys
-	Reporter *Reporter          // qa_report's rate limit, dedupe and outbox
+	Reporter Reporter           // qa_report posts through it; nil: qa_report fails
 	Fetcher  *Fetcher           // qa_fetch under target.fetch_allow
 	Call     *http.Client       // qa_call's client (the call URL is fixed by the target)
 	Pacer    *Pacer             // spaces qa_fetch and qa_call per host; nil: one from Limits

@@ -103,7 +103,8 @@ func TestDevnetPostAndList(t *testing.T) {
 	json.Unmarshal([]byte(out), &k)
 
 	out, stderr, code = run(t, "", "findings", "post", "--rpc", info.RPC, "--feedback-log", info.FeedbackLog,
-		"--key-file", opKey, "--sponsor-key-file", info.SponsorKeyFile, "--text", "the face of alice is blank")
+		"--key-file", opKey, "--sponsor-key-file", info.SponsorKeyFile, "--text", "the face of alice is blank",
+		"--data-dir", filepath.Join(dir, "op")) // the outbox every post goes through
 	if code != 0 {
 		t.Fatalf("findings post: %s", stderr)
 	}

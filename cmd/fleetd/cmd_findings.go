@@ -11,6 +11,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/poster"
 	"github.com/spf13/cobra"
 )
 
@@ -173,7 +174,9 @@ func (a *app) findingsPostCmd() *cobra.Command {
 is the poster's identity, recorded as the entry's sender; with a sponsor key
 the identity signs (EIP-712) and the sponsor relays and pays, so the identity
 needs no funds. Without one, F pays its own gas. A text that starts with qa/v1
-must be a well-formed envelope.`,
+must be a well-formed envelope. The entry goes through the outbox: when the
+node cannot be reached it is queued (status "queued"; exit 0) and posted, in
+order and exactly once, by the next flush.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -208,20 +211,28 @@ must be a well-formed envelope.`,
 				}
 			}
 			cl, log, err := a.feedbackLog(ctx, c)
+			switch {
+			case errors.Is(err, chain.ErrUnreachable):
+				log = nil // queued: posted when the node answers again
+			case err != nil:
+				return err
+			default:
+				defer cl.Close()
+			}
+			logAddr, _ := fleet.ParseAddress(c.feedbackLog) // feedbackLog parsed it
+			p, err := a.recordPoster(identity, sponsor, logAddr, log, nil)
 			if err != nil {
 				return err
 			}
-			defer cl.Close()
-			var s *chain.Submission
-			if sponsor != nil {
-				s, err = log.SubmitFor(ctx, identity, sponsor, text)
-			} else {
-				s, err = log.Submit(ctx, identity, text)
-			}
+			res, err := p.Post(ctx, poster.Record{Text: text, Source: "findings post", Keying: poster.Once})
 			if err != nil {
 				return err
 			}
-			return a.printJSON(map[string]any{"index": s.Index, "sender": s.Sender, "tx": s.Tx, "block": s.Block, "gas_used": s.GasUsed, "sponsored": sponsor != nil})
+			if s := res.Entry; s != nil {
+				return a.printJSON(map[string]any{"index": s.Index, "sender": s.Sender, "tx": s.Tx, "block": s.Block, "gas_used": s.GasUsed, "sponsored": sponsor != nil})
+			}
+			a.noteUnposted("the entry", res.Status, p.OutboxDir())
+			return a.printJSON(map[string]any{"status": res.Status, "outbox": p.OutboxDir(), "sender": identity.Address(), "sponsored": sponsor != nil})
 		},
 	}
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log", "key-file", "sponsor-key-file")

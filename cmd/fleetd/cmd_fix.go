@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/github"
 	"github.com/qafleet/fleetd/fixer/gitlocal"
@@ -43,7 +42,7 @@ func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix, error
 
 // newFixStage turns forge:, fixer:, target.repo and the tools environment
 // into the fix pipeline's config and composes it (pipeline.NewFix): it
-// builds the forge backend, the poster (sponsored, as the fleet identity)
+// builds the forge backend, the poster (the fleet's, through its outbox)
 // and the patch model (fixer.planner).
 func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
 	if a.cfg.Forge.Kind == "" {
@@ -88,8 +87,8 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 		}
 	}
 	var poster fixer.Poster
-	if env.Log != nil && env.FleetKey != nil {
-		poster = logPoster{log: env.Log, identity: env.FleetKey, sponsor: env.Sponsor}
+	if env.Log != nil && env.poster != nil {
+		poster = fixRecords{env.poster}
 	}
 	fc := a.cfg.Fixer
 	return pipeline.NewFix(ctx, pipeline.FixConfig{
@@ -99,29 +98,6 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
 		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout, Logger: logger,
 	})
-}
-
-// logPoster posts the fix stage's records as the fleet identity.
-type logPoster struct {
-	log               *chain.FeedbackLog
-	identity, sponsor *chain.Key
-}
-
-func (p logPoster) Post(ctx context.Context, f fleet.Finding) (uint64, error) {
-	text, err := fleet.Format(f)
-	if err != nil {
-		return 0, err
-	}
-	var s *chain.Submission
-	if p.sponsor != nil {
-		s, err = p.log.SubmitFor(ctx, p.identity, p.sponsor, text)
-	} else {
-		s, err = p.log.Submit(ctx, p.identity, text)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return s.Index, nil
 }
 
 // workItems returns triage's work items with the report: a fresh triage

@@ -211,12 +211,12 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOpti
 // flushOutbox posts findings queued while the chain was away, as the daemon
 // does when it stops.
 func (a *app) flushOutbox(env *fleetEnv, logger *slog.Logger) {
-	if env.Reporter == nil {
+	if env.poster == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, left, err := env.Reporter.Flush(ctx); err != nil && left > 0 {
+	if _, left, err := env.poster.Flush(ctx); err != nil && left > 0 {
 		logger.Warn("outbox not flushed; it is posted at the next start", "left", left, "err", err)
 	}
 }

@@ -41,8 +41,8 @@ and sweeps, at any dial.`,
 			}
 			defer env.Close()
 			done, lerr := qatools.Reconcile(ctx, env.Env, a.sandboxDir())
-			if env.Reporter != nil {
-				posted, left, ferr := env.Reporter.Flush(ctx)
+			if env.poster != nil {
+				posted, left, ferr := env.poster.Flush(ctx)
 				if ferr != nil {
 					lerr = errors.Join(lerr, ferr)
 				}

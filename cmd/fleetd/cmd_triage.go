@@ -10,6 +10,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )
@@ -19,25 +20,6 @@ import (
 type TriageConfig struct {
 	triage.Config `yaml:",inline"`
 	Every         time.Duration `yaml:"every"` // default 5m
-}
-
-// triagePoster posts meta summaries as the fleet identity, sponsored.
-type triagePoster struct {
-	log               *chain.FeedbackLog
-	identity, sponsor *chain.Key
-}
-
-func (p triagePoster) Post(ctx context.Context, text string) error {
-	if p.identity == nil {
-		return errors.New("no chain.fleet_key_file to post the meta summary with")
-	}
-	var err error
-	if p.sponsor != nil {
-		_, err = p.log.SubmitFor(ctx, p.identity, p.sponsor, text)
-	} else {
-		_, err = p.log.Submit(ctx, p.identity, text)
-	}
-	return err
 }
 
 // triageConfig is the engine config with the trusted senders from chain:
@@ -57,32 +39,46 @@ func (a *app) triageConfig(identity *chain.Key) (triage.Config, error) {
 	return tc, tc.Validate()
 }
 
+// triageRun is a triage pass and what happened to its meta summary, if it
+// posted one.
+type triageRun struct {
+	triage.RunResult
+	Meta poster.Status
+}
+
 // runTriage reads the log, updates the report files, and posts a meta
-// summary when the top three changed.
-func (a *app) runTriage(ctx context.Context, c conn) (triage.RunResult, error) {
-	var p triagePoster
+// summary when the top three changed, through the poster as the fleet
+// identity (sponsored when a sponsor key is configured).
+func (a *app) runTriage(ctx context.Context, c conn) (triageRun, error) {
+	var identity, sponsor *chain.Key
 	if f := a.cfg.Chain.FleetKeyFile; f != "" {
-		p.identity, _ = chain.LoadKey(a.cfg.resolve(f))
+		identity, _ = chain.LoadKey(a.cfg.resolve(f))
 	}
 	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
-		p.sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
+		sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
 	}
-	cfg, err := a.triageConfig(p.identity)
+	cfg, err := a.triageConfig(identity)
 	if err != nil {
-		return triage.RunResult{}, fmt.Errorf("triage config: %w", err)
+		return triageRun{}, fmt.Errorf("triage config: %w", err)
 	}
 	cl, log, err := a.feedbackLog(ctx, c)
 	if err != nil {
-		return triage.RunResult{}, err
+		return triageRun{}, err
 	}
 	defer cl.Close()
 	t, err := triage.Open(a.dataDir(), cfg)
 	if err != nil {
-		return triage.RunResult{}, err
+		return triageRun{}, err
 	}
 	defer t.Close()
-	p.log = log
-	return t.Run(ctx, triage.ChainOf{Log: log, Blocks: cl}, p, time.Now())
+	meta := &metaPoster{why: errNoFleetKey}
+	if identity != nil {
+		if meta.p, err = a.recordPoster(identity, sponsor, log.Address(), log, nil); err != nil {
+			return triageRun{}, err
+		}
+	}
+	res, err := t.Run(ctx, triage.ChainOf{Log: log, Blocks: cl}, meta, time.Now())
+	return triageRun{RunResult: res, Meta: meta.Status}, err
 }
 
 func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }
@@ -104,7 +100,12 @@ func (a *app) triageCmd() *cobra.Command {
 			}
 			r := res.Report
 			fmt.Fprintf(a.stdout, "triaged entries 0..%d (block %d): %d clusters; report in %s\n", r.Head, r.Block, len(r.Clusters), a.reportsDir())
-			if res.Posted {
+			switch {
+			case res.Posted && res.Meta == poster.Queued:
+				fmt.Fprintln(a.stdout, "the top 3 changed: the meta summary is queued in the outbox (the log did not answer); it is posted at the next flush")
+			case res.Posted && res.Meta == poster.Deduped:
+				fmt.Fprintln(a.stdout, "the top 3 changed: the same meta summary is already on the log")
+			case res.Posted:
 				fmt.Fprintln(a.stdout, "the top 3 changed: posted a meta summary to the log")
 			}
 			return nil
@@ -167,14 +168,21 @@ func (a *app) findingsMarkCmd() *cobra.Command {
 		Long: `Appends a qa/v1 correction record: kind=false-positive or kind=resolution
 with ref=INDEX, or kind=duplicate-of with ref=INDEX of=J. Triage applies it to
 the whole cluster holding INDEX, and only from trusted senders (the fleet
-identity is always trusted).`,
+identity is always trusted). It prints the correction's entry index and
+transaction. When the node cannot be reached the correction is queued in
+the outbox instead (status "queued"; exit 0) and posted, in order, by the
+next flush.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, text, err := a.markEntry(cmd.Context(), a.resolve(f), args[0], args[1], operator())
+			res, outbox, err := a.markEntry(cmd.Context(), a.resolve(f), args[0], args[1], operator())
 			if err != nil {
 				return err
 			}
-			return a.printJSON(map[string]any{"index": s.Index, "tx": s.Tx, "text": text})
+			if res.Entry == nil {
+				a.noteUnposted("the correction", res.Status, outbox)
+				return a.printJSON(map[string]any{"status": res.Status, "outbox": outbox, "text": res.Text})
+			}
+			return a.printJSON(map[string]any{"index": res.Entry.Index, "tx": res.Entry.Tx, "text": res.Text})
 		},
 	}
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log", "key-file", "sponsor-key-file")

@@ -159,8 +159,8 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
 		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
-	if d.env.Reporter != nil {
-		items, _ := d.env.Reporter.Pending()
+	if d.env.poster != nil {
+		items, _ := d.env.poster.Pending()
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
@@ -272,14 +272,16 @@ func (s *consoleSource) Mark(ctx context.Context, index, what, user string) (con
 	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	sub, text, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
+	res, _, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
 	case err != nil:
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrUnavailable, err)
+	case res.Entry == nil: // queued: a correction, keyed as one action, is never a duplicate
+		return console.MarkResult{Text: res.Text, Queued: true}, nil
 	}
-	return console.MarkResult{Index: sub.Index, Tx: sub.Tx, Text: text}, nil
+	return console.MarkResult{Index: res.Entry.Index, Tx: res.Entry.Tx, Text: res.Text}, nil
 }
 
 // publishRunner feeds the live feed from the runner's events.

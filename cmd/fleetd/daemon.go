@@ -153,8 +153,8 @@ func (d *daemon) recoverCrashed(ctx context.Context) {
 			d.log.Warn("closed a crashed run's record", "run_id", s.RunID)
 		}
 	}
-	if d.env.Reporter != nil {
-		if posted, left, err := d.env.Reporter.Flush(ctx); err != nil {
+	if d.env.poster != nil {
+		if posted, left, err := d.env.poster.Flush(ctx); err != nil {
 			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
 		} else if posted > 0 {
 			d.log.Info("outbox flushed", "posted", posted)
@@ -336,8 +336,8 @@ func (d *daemon) status() httpapi.Status {
 		finished, skipped := d.runner.Counts(name)
 		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
 	}
-	if d.env.Reporter != nil {
-		items, _ := d.env.Reporter.Pending()
+	if d.env.poster != nil {
+		items, _ := d.env.poster.Pending()
 		st.Outbox = len(items)
 	}
 	return st
@@ -384,9 +384,9 @@ func (d *daemon) shutdown(timeout time.Duration) error {
 	if err := d.runner.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if d.env.Reporter != nil {
+	if d.env.poster != nil {
 		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, left, err := d.env.Reporter.Flush(fctx); err != nil && left > 0 {
+		if _, left, err := d.env.poster.Flush(fctx); err != nil && left > 0 {
 			d.log.Warn("outbox left for the next start", "left", left, "err", err)
 		}
 		fcancel()

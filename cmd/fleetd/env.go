@@ -14,6 +14,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/qatools"
 )
 
@@ -46,6 +47,10 @@ type fleetEnv struct {
 	*qatools.Env
 	control *fleet.Control
 	client  *chain.Client
+	// poster is the fleet identity's road to the log (<data_dir>/outbox):
+	// qa_report's Env.Reporter, the fix stage's records; nil without a
+	// fleet key.
+	poster *poster.Poster
 }
 
 func (e *fleetEnv) Close() {
@@ -62,7 +67,7 @@ func (a *app) warnLogger() *slog.Logger {
 
 // buildEnv wires the tools' environment: a chain client whose write guard
 // carries the admin deny-list, the fee cap and the dial hook; the fleet and
-// sponsor keys; the target's registry; the reporter with its outbox; the
+// sponsor keys; the target's registry; the poster with its outbox; the
 // allowlisted fetcher. It needs target: and chain: in the config.
 func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, error) {
 	target, err := a.cfg.target()
@@ -146,8 +151,8 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 			addr, _ := fleet.ParseAddress(s) // validated at load
 			trusted = append(trusted, addr)
 		}
-		env.Reporter, err = qatools.NewReporter(qatools.ReporterConfig{
-			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: filepath.Join(a.dataDir(), "outbox"),
+		e.poster, err = poster.New(poster.Config{
+			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: a.outboxDir(),
 			StateFile: filepath.Join(a.dataDir(), "reporter", "state.json"), Trusted: trusted,
 			PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow, Logger: logger,
 		})
@@ -155,6 +160,7 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 			client.Close()
 			return nil, err
 		}
+		env.Reporter = e.poster
 	}
 	e.Env = env
 	return e, nil

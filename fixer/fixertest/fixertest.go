@@ -134,26 +134,33 @@ func (r *Reproducer) Reproduce(ctx context.Context, repro fleet.Repro) (out fixe
 }
 
 // Poster records what the fix stage posts, numbering entries from Next.
+// With Queue it acknowledges without an index, as a poster does whose log
+// did not answer (the record waits in its outbox).
 type Poster struct {
 	mu    sync.Mutex
 	Next  uint64
 	Posts []fleet.Finding
 	Err   error
+	Queue bool
 }
 
 // Post implements fixer.Poster.
-func (p *Poster) Post(_ context.Context, f fleet.Finding) (uint64, error) {
+func (p *Poster) Post(_ context.Context, f fleet.Finding) (*uint64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.Err != nil {
-		return 0, p.Err
+		return nil, p.Err
 	}
 	if _, err := fleet.Format(f); err != nil {
-		return 0, err
+		return nil, err
 	}
 	p.Posts = append(p.Posts, f)
+	if p.Queue {
+		return nil, nil
+	}
+	idx := p.Next
 	p.Next++
-	return p.Next - 1, nil
+	return &idx, nil
 }
 
 // Kinds lists the kinds posted, in order.

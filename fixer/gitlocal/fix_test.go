@@ -196,6 +196,16 @@ func TestNeedsRepro(t *testing.T) {
 	if diff := cmp.Diff([]string{"needs-repro ref=" + fpA, "needs-repro ref=" + fpA}, e.poster.Kinds()); diff != "" {
 		t.Errorf("posts (-want +got):\n%s", diff)
 	}
+	// A record queued in the outbox (no index yet) counts as asked.
+	e.poster.Queue = true
+	for range 2 {
+		it.Latest = 9
+		fix(t, f, it)
+	}
+	recs, _ := fixer.LoadRecords(e.state)
+	if len(e.poster.Posts) != 3 || len(recs) != 1 || *recs[0].NeedsRepro != 9 || recs[0].NeedsReproEntry != nil {
+		t.Errorf("after a queued needs-repro: %d posts, records %+v", len(e.poster.Posts), recs)
+	}
 	if ents, _ := os.ReadDir(e.forge.RecordsDir()); len(ents) != 0 {
 		t.Errorf("a PR was opened for a finding that does not reproduce")
 	}

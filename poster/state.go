@@ -1,4 +1,4 @@
-package qatools
+package poster
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 )
 
-// The reporter's flood protection (per-source rate limit, per-fingerprint
+// The flood protection of findings (per-source rate limit, per-fingerprint
 // dedupe window) must hold across processes and restarts: a cron job or a
 // Kubernetes CronJob starts a new process every run, and one that forgets
 // what the last one posted reposts the same finding every time. So the
-// state lives in a file (ReporterConfig.StateFile) that processes sharing a
+// state lives in a file (Config.StateFile) that processes sharing a
 // data dir update under a lock, and the log itself is the source of truth
-// across data dirs: before deciding, the reporter folds the log's entries
+// across data dirs: before deciding, the poster folds the log's entries
 // since it last looked (at most maxFold of the newest) into the state, so a
 // fingerprint any trusted sender posted within the window is not posted
 // again. Only the fleet's own identity and the trusted senders count: the log
@@ -31,8 +31,9 @@ import (
 // state is far behind the log (a first run against a long log).
 const maxFold = 10_000
 
-// reportState is what the reporter remembers.
-type reportState struct {
+// postState is what the poster remembers about findings (records keep no
+// state: their log keys dedupe them).
+type postState struct {
 	Version int                    `json:"version"`
 	Posted  map[string][]time.Time `json:"posted"`   // source -> post times within Window
 	Seen    map[string]time.Time   `json:"seen"`     // fingerprint -> last posted, queued or seen on the log
@@ -40,45 +41,45 @@ type reportState struct {
 	LogAt   string                 `json:"log_at,omitempty"`
 }
 
-const reportStateVersion = 1
+const stateVersion = 1
 
-func newReportState() *reportState {
-	return &reportState{Version: reportStateVersion, Posted: map[string][]time.Time{}, Seen: map[string]time.Time{}}
+func newState() *postState {
+	return &postState{Version: stateVersion, Posted: map[string][]time.Time{}, Seen: map[string]time.Time{}}
 }
 
 // withState runs fn on the current state under the state lock and saves it
 // when fn returns save. Without a StateFile the state lives in memory (one
 // process). A state file that cannot be read is moved aside, never
 // overwritten blindly, and a fresh state (rebuilt from the log) is used.
-func (r *Reporter) withState(ctx context.Context, fn func(*reportState) (save bool, err error)) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cfg.StateFile == "" {
-		if r.mem == nil {
-			r.mem = newReportState()
+func (p *Poster) withState(ctx context.Context, fn func(*postState) (save bool, err error)) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.StateFile == "" {
+		if p.mem == nil {
+			p.mem = newState()
 		}
-		_, err := fn(r.mem)
+		_, err := fn(p.mem)
 		return err
 	}
-	lctx, cancel := context.WithTimeout(ctx, r.cfg.PostTimeout)
-	unlock, err := fleet.LockFile(lctx, r.cfg.StateFile+".lock")
+	lctx, cancel := context.WithTimeout(ctx, p.cfg.PostTimeout)
+	unlock, err := fleet.LockFile(lctx, p.cfg.StateFile+".lock")
 	cancel()
 	if err != nil {
 		return fmt.Errorf("reporter state: %w", err)
 	}
 	defer unlock()
-	st := newReportState()
-	b, err := os.ReadFile(r.cfg.StateFile)
+	st := newState()
+	b, err := os.ReadFile(p.cfg.StateFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("reporter state: %w", err)
 	default:
-		if jerr := json.Unmarshal(b, st); jerr != nil || st.Version != reportStateVersion {
-			bad := r.cfg.StateFile + ".corrupt"
-			os.Rename(r.cfg.StateFile, bad)
-			r.log.Error("reporter state unreadable: moved aside, rebuilding from the log", "file", bad, "err", jerr)
-			st = newReportState()
+		if jerr := json.Unmarshal(b, st); jerr != nil || st.Version != stateVersion {
+			bad := p.cfg.StateFile + ".corrupt"
+			os.Rename(p.cfg.StateFile, bad)
+			p.log.Error("reporter state unreadable: moved aside, rebuilding from the log", "file", bad, "err", jerr)
+			st = newState()
 		}
 		if st.Posted == nil {
 			st.Posted = map[string][]time.Time{}
@@ -95,23 +96,23 @@ func (r *Reporter) withState(ctx context.Context, fn func(*reportState) (save bo
 	if err != nil {
 		return err
 	}
-	if err := fleet.WriteFileAtomic(r.cfg.StateFile, out, 0o600); err != nil {
+	if err := fleet.WriteFileAtomic(p.cfg.StateFile, out, 0o600); err != nil {
 		return fmt.Errorf("reporter state: %w", err)
 	}
 	return nil
 }
 
 // prune drops what fell out of the windows.
-func (r *Reporter) prune(st *reportState, now time.Time) {
+func (p *Poster) prune(st *postState, now time.Time) {
 	for fp, t := range st.Seen {
-		if now.Sub(t) >= r.cfg.DedupeWindow {
+		if now.Sub(t) >= p.cfg.DedupeWindow {
 			delete(st.Seen, fp)
 		}
 	}
 	for src, ts := range st.Posted {
 		keep := ts[:0]
 		for _, t := range ts {
-			if now.Sub(t) < r.cfg.Window {
+			if now.Sub(t) < p.cfg.Window {
 				keep = append(keep, t)
 			}
 		}
@@ -128,17 +129,17 @@ func (r *Reporter) prune(st *reportState, now time.Time) {
 // st.Seen. It reports whether it read anything; a log that cannot be read
 // leaves the state as it was (the finding is still protected by what this
 // data dir remembers, and queued if it cannot be posted).
-func (r *Reporter) foldLog(ctx context.Context, st *reportState, now time.Time) bool {
-	if r.cfg.Log == nil {
+func (p *Poster) foldLog(ctx context.Context, st *postState, now time.Time) bool {
+	if p.cfg.Log == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.PostTimeout)
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PostTimeout)
 	defer cancel()
-	at := r.cfg.Log.Address().String()
+	at := p.cfg.Log.Address().String()
 	if st.LogAt != at { // another log: what we knew of the old one says nothing
 		st.LogAt, st.LogNext = at, 0
 	}
-	n, err := r.cfg.Log.Count(ctx)
+	n, err := p.cfg.Log.Count(ctx)
 	if err != nil || n <= st.LogNext {
 		return false
 	}
@@ -146,9 +147,9 @@ func (r *Reporter) foldLog(ctx context.Context, st *reportState, now time.Time) 
 	if n-from > maxFold {
 		from = n - maxFold
 	}
-	res, err := r.cfg.Log.Scan(ctx, from, func(page []chain.Entry) error {
+	res, err := p.cfg.Log.Scan(ctx, from, func(page []chain.Entry) error {
 		for _, e := range page {
-			if !r.trusted(e.Sender) || !hasFP(e.Text) {
+			if !p.trusted(e.Sender) || !hasFP(e.Text) {
 				continue
 			}
 			f, perr := fleet.Parse(e.Text)
@@ -166,7 +167,7 @@ func (r *Reporter) foldLog(ctx context.Context, st *reportState, now time.Time) 
 		return nil
 	})
 	if err != nil {
-		r.log.Warn("reporter: the log could not be read for dedupe; using what this data dir remembers", "err", err)
+		p.log.Warn("reporter: the log could not be read for dedupe; using what this data dir remembers", "err", err)
 		return false
 	}
 	st.LogNext = res.Next
@@ -179,11 +180,11 @@ func hasFP(text string) bool {
 	return strings.HasPrefix(line, "qa/v1 ") && strings.Contains(line, " fp=")
 }
 
-func (r *Reporter) trusted(a fleet.Address) bool {
-	if r.cfg.Identity != nil && a == r.cfg.Identity.Address() {
+func (p *Poster) trusted(a fleet.Address) bool {
+	if p.cfg.Identity != nil && a == p.cfg.Identity.Address() {
 		return true
 	}
-	for _, t := range r.cfg.Trusted {
+	for _, t := range p.cfg.Trusted {
 		if t == a {
 			return true
 		}

@@ -1,4 +1,4 @@
-package qatools
+package poster
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func newFlakyNode(t *testing.T, target string) *flakyNode {
 }
 
 func TestReporterOutboxExactlyOnce(t *testing.T) {
-	h := newHarness(t, fleet.Observe)
+	h := newHarness(t)
 	ctx := context.Background()
 	outbox := filepath.Join(t.TempDir(), "outbox")
 	node := newFlakyNode(t, h.chainURL)
@@ -76,14 +76,14 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 	}
 	defer viaProxy.Close()
 	node.down.Store(true)
-	down, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: time.Second})
+	down, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var texts []string
 	for i := range 3 {
 		res, err := down.Report(ctx, finding("queued while the chain is down #"+string(rune('a'+i))))
-		if err != nil || res.Status != "queued" {
+		if err != nil || res.Status != Queued {
 			t.Fatalf("report with the chain down = %+v, %v", res, err)
 		}
 		texts = append(texts, res.Text)
@@ -95,7 +95,7 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 
 	// One of them did reach the chain before the crash that kept it in the
 	// outbox (posted, then the process died before removing the file).
-	if _, err := h.env.Log.SubmitFor(ctx, h.fleetKey, h.sponsor, texts[1]); err != nil {
+	if _, err := h.log.SubmitFor(ctx, h.fleetKey, h.sponsor, texts[1]); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,7 +105,7 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 	}
 	// After restart the node is back: a new reporter flushes the outbox.
 	node.down.Store(false)
-	up, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox})
+	up, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 		t.Fatalf("Flush = %d posted, %d remaining, %v; want 2, 0", posted, remaining, err)
 	}
 	for _, text := range texts {
-		if n := countText(t, h.env.Log, text); n != 1 {
+		if n := countText(t, h.log, text); n != 1 {
 			t.Errorf("%q is on chain %d times, want exactly once", text, n)
 		}
 	}
@@ -127,9 +127,9 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 }
 
 func TestReporterDedupeAndRateLimit(t *testing.T) {
-	h := newHarness(t, fleet.Observe)
+	h := newHarness(t)
 	ctx := context.Background()
-	r, err := NewReporter(ReporterConfig{Log: h.env.Log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), PerSource: 3, Window: time.Minute, DedupeWindow: time.Hour})
+	r, err := New(Config{Log: h.log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), PerSource: 3, Window: time.Minute, DedupeWindow: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,30 +138,30 @@ func TestReporterDedupeAndRateLimit(t *testing.T) {
 	f := finding("compiler crash on enum E{}")
 	f.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"enum E{}"}`)}
 	first, err := r.Report(ctx, f)
-	if err != nil || first.Status != "posted" {
+	if err != nil || first.Status != Posted {
 		t.Fatalf("first = %+v, %v", first, err)
 	}
 	// Same repro, different wording and whitespace: same fingerprint.
 	g := f
 	g.Summary = "Compiler   CRASH on enum"
 	g.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{ "source" : "enum E{}" }`)}
-	if res, _ := r.Report(ctx, g); res.Status != "deduped" || res.FP != first.FP {
+	if res, _ := r.Report(ctx, g); res.Status != Deduped || res.FP != first.FP {
 		t.Errorf("duplicate = %+v (fp %s vs %s)", res, res.FP, first.FP)
 	}
 	// The dedupe window passes: reported again. (The log checks the window
 	// by chain time, which a fake clock cannot move: a reporter whose window
 	// is a nanosecond stands for "long after".)
 	now = now.Add(2 * time.Hour)
-	later, err := NewReporter(ReporterConfig{Log: h.env.Log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), DedupeWindow: time.Nanosecond})
+	later, err := New(Config{Log: h.log, Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: filepath.Join(t.TempDir(), "o"), DedupeWindow: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	later.now = func() time.Time { return now }
 	// Chain time moves a block at a time (a second on the dev chain).
-	if _, err := h.env.Log.Submit(ctx, h.sponsor, "a block later"); err != nil {
+	if _, err := h.log.Submit(ctx, h.sponsor, "a block later"); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := later.Report(ctx, g); res.Status != "posted" {
+	if res, _ := later.Report(ctx, g); res.Status != Posted {
 		t.Errorf("after the dedupe window = %+v", res)
 	}
 	r.mu.Lock()
@@ -171,7 +171,7 @@ func TestReporterDedupeAndRateLimit(t *testing.T) {
 	var statuses []string
 	for i := range 5 {
 		res, _ := r.Report(ctx, finding("distinct finding "+strings.Repeat("x", i)))
-		statuses = append(statuses, res.Status)
+		statuses = append(statuses, string(res.Status))
 	}
 	if got := strings.Join(statuses, ","); got != "posted,posted,rate_limited,rate_limited,rate_limited" {
 		t.Errorf("statuses %s", got)
@@ -179,7 +179,7 @@ func TestReporterDedupeAndRateLimit(t *testing.T) {
 	// Another source is not limited by the first.
 	other := finding("other source finding")
 	other.Source = "qa-other"
-	if res, _ := r.Report(ctx, other); res.Status != "posted" {
+	if res, _ := r.Report(ctx, other); res.Status != Posted {
 		t.Errorf("other source = %+v", res)
 	}
 	// A finding the codec refuses is rejected, not queued.
@@ -195,7 +195,7 @@ func TestReporterDedupeAndRateLimit(t *testing.T) {
 
 func TestOutboxCorruptFileKept(t *testing.T) {
 	dir := t.TempDir()
-	r, err := NewReporter(ReporterConfig{OutboxDir: dir})
+	r, err := New(Config{OutboxDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,15 +213,15 @@ func TestOutboxCorruptFileKept(t *testing.T) {
 // process (a cron job's next run). Sharing a data dir, they share the state
 // file; with separate data dirs, the log is what they share.
 func TestReporterRemembersAcrossProcesses(t *testing.T) {
-	h := newHarness(t, fleet.Observe)
+	h := newHarness(t)
 	ctx := context.Background()
 	data := t.TempDir()
-	newProc := func(dataDir string, cfg ReporterConfig) *Reporter {
+	newProc := func(dataDir string, cfg Config) *Poster {
 		t.Helper()
-		cfg.Log, cfg.Identity, cfg.Sponsor = h.env.Log, h.fleetKey, h.sponsor
+		cfg.Log, cfg.Identity, cfg.Sponsor = h.log, h.fleetKey, h.sponsor
 		cfg.OutboxDir = filepath.Join(dataDir, "outbox")
 		cfg.StateFile = filepath.Join(dataDir, "reporter", "state.json")
-		r, err := NewReporter(cfg)
+		r, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,21 +232,21 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 
 	var statuses []string
 	for range 3 { // for i in 1 2 3; do fleetd probe ...; done
-		res, err := newProc(data, ReporterConfig{}).Report(ctx, f)
+		res, err := newProc(data, Config{}).Report(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		statuses = append(statuses, res.Status)
+		statuses = append(statuses, string(res.Status))
 	}
 	if got := strings.Join(statuses, ","); got != "posted,deduped,deduped" {
 		t.Errorf("three processes on one data dir: %s", got)
 	}
 	// Another data dir (another pod): nothing in its state, the log says it.
-	if res, _ := newProc(t.TempDir(), ReporterConfig{}).Report(ctx, f); res.Status != "deduped" {
+	if res, _ := newProc(t.TempDir(), Config{}).Report(ctx, f); res.Status != Deduped {
 		t.Errorf("a process with its own data dir: %s, want deduped from the log", res.Status)
 	}
 	text, _ := fleet.Format(func() fleet.Finding { g := f; g.Fingerprint = fleet.Fingerprint(f); return g }())
-	if n := countText(t, h.env.Log, text); n != 1 {
+	if n := countText(t, h.log, text); n != 1 {
 		t.Errorf("the finding is on the log %d times, want 1", n)
 	}
 
@@ -257,10 +257,10 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 	g.Repro = &fleet.Repro{Tool: "qa_fetch", Args: []byte(`{"url":"http://x/.env"}`)}
 	g.Fingerprint = fleet.Fingerprint(g)
 	spoof, _ := fleet.Format(g)
-	if _, err := h.env.Log.SubmitFor(ctx, stranger, h.sponsor, spoof); err != nil {
+	if _, err := h.log.SubmitFor(ctx, stranger, h.sponsor, spoof); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := newProc(t.TempDir(), ReporterConfig{}).Report(ctx, g); res.Status != "posted" {
+	if res, _ := newProc(t.TempDir(), Config{}).Report(ctx, g); res.Status != Posted {
 		t.Errorf("after a stranger posted the fingerprint: %s, want posted", res.Status)
 	}
 	// ... but a trusted sender's post counts.
@@ -269,10 +269,10 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 	k.Surface = fleet.SurfaceFace
 	k.Fingerprint = fleet.Fingerprint(k)
 	other, _ := fleet.Format(k)
-	if _, err := h.env.Log.SubmitFor(ctx, colleague, h.sponsor, other); err != nil {
+	if _, err := h.log.SubmitFor(ctx, colleague, h.sponsor, other); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := newProc(t.TempDir(), ReporterConfig{Trusted: []fleet.Address{colleague.Address()}}).Report(ctx, k); res.Status != "deduped" {
+	if res, _ := newProc(t.TempDir(), Config{Trusted: []fleet.Address{colleague.Address()}}).Report(ctx, k); res.Status != Deduped {
 		t.Errorf("after a trusted sender posted the fingerprint: %s, want deduped", res.Status)
 	}
 
@@ -280,8 +280,8 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 	rl := t.TempDir()
 	statuses = nil
 	for i := range 4 {
-		res, _ := newProc(rl, ReporterConfig{PerSource: 2}).Report(ctx, finding("distinct "+strings.Repeat("y", i)))
-		statuses = append(statuses, res.Status)
+		res, _ := newProc(rl, Config{PerSource: 2}).Report(ctx, finding("distinct "+strings.Repeat("y", i)))
+		statuses = append(statuses, string(res.Status))
 	}
 	if got := strings.Join(statuses, ","); got != "posted,posted,rate_limited,rate_limited" {
 		t.Errorf("rate limit across processes: %s", got)
@@ -293,7 +293,7 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 	state := filepath.Join(bad, "reporter", "state.json")
 	os.MkdirAll(filepath.Dir(state), 0o700)
 	os.WriteFile(state, []byte("{not json"), 0o600)
-	if res, _ := newProc(bad, ReporterConfig{}).Report(ctx, f); res.Status != "deduped" {
+	if res, _ := newProc(bad, Config{}).Report(ctx, f); res.Status != Deduped {
 		t.Errorf("with a corrupt state file: %s, want deduped (rebuilt from the log)", res.Status)
 	}
 	if b, err := os.ReadFile(state + ".corrupt"); err != nil || string(b) != "{not json" {
@@ -305,7 +305,7 @@ func TestReporterRemembersAcrossProcesses(t *testing.T) {
 // dir, queued the same finding while the chain was down; both flush when it
 // is back. The log takes it once; both outboxes end empty.
 func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
-	h := newHarness(t, fleet.Observe)
+	h := newHarness(t)
 	ctx := context.Background()
 	node := newFlakyNode(t, h.chainURL)
 	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
@@ -316,17 +316,17 @@ func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
 	f := finding("the same finding, found by two pods")
 	f.Repro = &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"PANIC"}`)}
 	node.down.Store(true)
-	var reps []*Reporter
+	var reps []*Poster
 	for i := range 2 {
 		dir := t.TempDir()
-		r, err := NewReporter(ReporterConfig{Log: viaProxy.FeedbackLog(h.env.Log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor,
+		r, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor,
 			OutboxDir: filepath.Join(dir, "outbox"), StateFile: filepath.Join(dir, "reporter", "state.json"), PostTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		g := f
 		g.Run = fmt.Sprintf("r-%d", i) // each pod's own run: the texts differ, the fingerprint does not
-		if res, err := r.Report(ctx, g); err != nil || res.Status != "queued" {
+		if res, err := r.Report(ctx, g); err != nil || res.Status != Queued {
 			t.Fatalf("pod %d with the chain down: %+v %v", i, res, err)
 		}
 		reps = append(reps, r)
@@ -344,7 +344,7 @@ func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
 	}
 	wg.Wait()
 	n := 0
-	if _, err := h.env.Log.Scan(ctx, 0, func(p []chain.Entry) error {
+	if _, err := h.log.Scan(ctx, 0, func(p []chain.Entry) error {
 		for _, e := range p {
 			if fd, err := fleet.Parse(e.Text); err == nil && fd.Fingerprint == fleet.Fingerprint(f) {
 				n++

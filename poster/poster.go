@@ -1,0 +1,512 @@
+// Package poster is the one road to the feedback log. Every entry fleetd
+// appends goes through a Poster: a specialist's finding (qa_report), the fix
+// stage's records, triage's meta summaries, an operator's correction
+// (`fleetd findings mark`) and note (`fleetd findings post`). A Poster writes
+// each entry to a durable outbox (<data_dir>/outbox, fsynced) before posting
+// it and removes it after, so nothing acknowledged is lost to a crash or a
+// chain outage; it posts keyed (chain.FeedbackLog.SubmitKeyed), so however
+// many processes post one entry, or flush one outbox, the log lets one copy
+// through. Findings are also deduplicated by fingerprint and rate-limited per
+// source, with state shared by the processes of a data dir
+// (<data_dir>/reporter/state.json) and folded from the log across data dirs.
+//
+// The layout test (TestOneRoadToTheLog) fails on any other caller of the
+// log's submit functions.
+package poster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Config configures New.
+type Config struct {
+	Log       *chain.FeedbackLog // nil: every entry waits in the outbox
+	Identity  *chain.Key         // the identity recorded as sender
+	Sponsor   *chain.Key         // relays and pays; nil: Identity pays
+	OutboxDir string             // <data_dir>/outbox
+	// PerSource caps findings a source may post per Window (default 30 per
+	// 10 min). Records are not limited (see Record).
+	PerSource int
+	Window    time.Duration
+	// DedupeWindow suppresses a fingerprint already posted within it, and a
+	// ByText record already posted within it (default 1 h).
+	DedupeWindow time.Duration
+	// StateFile keeps the rate-limit and dedupe state across processes and
+	// restarts (<data_dir>/reporter/state.json); empty: in memory only.
+	StateFile string
+	// Trusted are the senders besides Identity whose findings on the log
+	// count for dedupe (chain.trusted_senders).
+	Trusted     []fleet.Address
+	PostTimeout time.Duration // default 30 s
+	Logger      *slog.Logger
+}
+
+// Poster posts entries to the feedback log and never loses one: each entry
+// is first written to the outbox (fsynced), then posted, then removed from
+// the outbox. If the chain is unreachable it stays queued and Flush posts it
+// later, exactly once: before posting a queued entry, Flush looks for its
+// text among the entries appended since it was queued, and the entry's log
+// key makes the log refuse a second copy.
+type Poster struct {
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+
+	mu    sync.Mutex // guards mem and serializes state updates in this process
+	mem   *postState // the state when there is no StateFile
+	flush sync.Mutex // one Flush or post at a time touches the outbox
+}
+
+// New creates the outbox directory and returns a poster.
+func New(cfg Config) (*Poster, error) {
+	if cfg.PerSource <= 0 {
+		cfg.PerSource = 30
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = 10 * time.Minute
+	}
+	if cfg.DedupeWindow <= 0 {
+		cfg.DedupeWindow = time.Hour
+	}
+	if cfg.PostTimeout <= 0 {
+		cfg.PostTimeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.OutboxDir == "" {
+		return nil, errors.New("poster: no outbox directory")
+	}
+	if err := os.MkdirAll(cfg.OutboxDir, 0o700); err != nil {
+		return nil, fmt.Errorf("poster: %w", err)
+	}
+	if cfg.StateFile != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
+			return nil, fmt.Errorf("poster: %w", err)
+		}
+	}
+	return &Poster{cfg: cfg, log: cfg.Logger.With("component", "reporter"), now: time.Now}, nil
+}
+
+// OutboxDir is where the poster queues what it could not post yet.
+func (p *Poster) OutboxDir() string { return p.cfg.OutboxDir }
+
+// Status is what happened to one entry.
+type Status string
+
+// The statuses of a Result. Every one but RateLimited acknowledges the entry:
+// it is on the log, or will be.
+const (
+	Posted      Status = "posted"       // on the log now; Result.Entry says where
+	Queued      Status = "queued"       // in the outbox: Flush posts it when the log answers
+	Deduped     Status = "deduped"      // already on the log (or decided by this data dir within the dedupe window)
+	RateLimited Status = "rate_limited" // a finding over its source's limit: dropped, not queued
+)
+
+// Result is what happened to one entry.
+type Result struct {
+	Status Status
+	Entry  *chain.Submission // Posted: the entry's index, sender and transaction
+	FP     string            // a finding's fingerprint; empty for a record
+	Text   string            // the text posted, queued or found a duplicate
+	Limit  *RateLimit        // RateLimited: the limit the source reached
+}
+
+// RateLimit is the per-source limit on findings.
+type RateLimit struct {
+	PerSource int
+	Window    time.Duration
+}
+
+// Item is one entry queued in the outbox, stored as JSON in
+// <OutboxDir>/<queued time>-<id>.json. The format is the reporter's of
+// earlier versions plus key and once, which only records carry: an item
+// without a key is a finding, keyed by its fingerprint.
+type Item struct {
+	Text     string    `json:"text"`
+	FP       string    `json:"fp"`
+	Source   string    `json:"source"`
+	Queued   time.Time `json:"queued"`
+	LogCount *uint64   `json:"log_count,omitempty"` // entries in the log when queued, if known
+	Key      string    `json:"key,omitempty"`       // a record's log key, 64 hex digits
+	Once     bool      `json:"once,omitempty"`      // a Once record
+	file     string
+}
+
+// ErrRejected means the log refused the text itself; retrying cannot help.
+var ErrRejected = errors.New("finding rejected by the feedback log")
+
+// Report formats f (stamping its fingerprint), applies the rate limit and
+// dedupe, queues it durably and tries to post it. A nil error means the
+// finding is acknowledged: posted, or safely queued, or a duplicate; or
+// dropped by the rate limit (RateLimited). An error wrapping ErrRejected
+// means the codec or the log refused it; any other error means the outbox
+// failed and nothing is acknowledged.
+func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
+	f.Fingerprint = fleet.Fingerprint(f)
+	text, err := fleet.Format(f)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	res := Result{FP: f.Fingerprint, Text: text}
+	now := p.now().Round(0) // wall clock only: it is compared after a JSON round trip
+	// Decide under the state lock: fold in what the log gained since the
+	// last decision, then dedupe and rate-limit, and record the decision
+	// before posting so a process deciding next sees it.
+	if err := p.withState(ctx, func(st *postState) (bool, error) {
+		folded := p.foldLog(ctx, st, now)
+		p.prune(st, now)
+		if last, ok := st.Seen[f.Fingerprint]; ok && now.Sub(last) < p.cfg.DedupeWindow {
+			res.Status = Deduped
+			return folded, nil
+		}
+		if len(st.Posted[f.Source]) >= p.cfg.PerSource {
+			res.Status, res.Limit = RateLimited, &RateLimit{PerSource: p.cfg.PerSource, Window: p.cfg.Window}
+			return folded, nil
+		}
+		st.Posted[f.Source] = append(st.Posted[f.Source], now)
+		st.Seen[f.Fingerprint] = now
+		return true, nil
+	}); err != nil {
+		return res, err // not acknowledged: the caller must know
+	}
+	if res.Status != "" {
+		return res, nil
+	}
+
+	item := Item{Text: text, FP: f.Fingerprint, Source: f.Source, Queued: now.UTC()}
+	p.countLog(ctx, &item)
+	p.flush.Lock()
+	defer p.flush.Unlock()
+	if err := p.deliver(ctx, &item, &res); err != nil {
+		p.forget(ctx, f, now)
+		return res, err // not acknowledged: the caller must know
+	}
+	return res, nil
+}
+
+// Record is a log entry that is not a finding: a correction, a fix-stage
+// record, a meta summary, an operator's note. It is posted exactly as Text:
+// no fingerprint is stamped (a correction's ref= names the entry or cluster
+// it is about, and triage parses it as written). It is not rate-limited: the
+// limit bounds what a specialist's model can flood the log with, while
+// records come from an operator, or from stages bounded on their own (the
+// fix stage's PR limits, triage's meta interval); a dropped correction or
+// fix record would silently change what triage reports.
+type Record struct {
+	Text   string
+	Source string // who posts it (the envelope's source=, or the command), for the outbox and its log lines
+	Keying Keying
+}
+
+// Keying says which log key a record goes under, which decides what counts as
+// a second copy of it.
+type Keying int
+
+const (
+	// ByText keys a record by its text: the same record posted by processes
+	// of one identity within the dedupe window lands once. For what
+	// machines write and may write twice (the fix stage in the daemon and
+	// in `fleetd fix --poll`, triage in two processes at one head).
+	ByText Keying = iota
+	// Once gives each Post a key of its own: it lands exactly once, even
+	// across a crash or two flushes of one outbox, and never counts as a
+	// copy of an earlier identical post. For an operator's actions: marking
+	// an entry false-positive, resolved, then false-positive again posts
+	// three corrections, and triage applies the last.
+	Once
+)
+
+// Post queues r durably and tries to post it, after whatever this poster's
+// outbox holds from before: a correction must not overtake the one it
+// revises. When those cannot be posted, r waits behind them (Queued). A nil
+// error means r is acknowledged: posted, queued or a duplicate. An error
+// wrapping ErrRejected means the log refuses the text; any other error means
+// the outbox failed and nothing is acknowledged.
+func (p *Poster) Post(ctx context.Context, r Record) (Result, error) {
+	res := Result{Text: r.Text}
+	if err := chain.CheckText(r.Text); err != nil {
+		return res, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	item := Item{Text: r.Text, Source: r.Source, Queued: p.now().Round(0).UTC()}
+	var key [32]byte
+	switch r.Keying {
+	case ByText:
+		key = recordKey(r.Text)
+	case Once:
+		if _, err := rand.Read(key[:]); err != nil {
+			return res, fmt.Errorf("post: %w", err)
+		}
+		item.Once = true
+	default:
+		return res, fmt.Errorf("post: unknown keying %d", r.Keying)
+	}
+	item.Key = hex.EncodeToString(key[:])
+	p.countLog(ctx, &item)
+	p.flush.Lock()
+	defer p.flush.Unlock()
+	if _, left, err := p.flushLocked(ctx); err != nil && left > 0 {
+		if err := p.enqueue(&item); err != nil {
+			return res, err
+		}
+		p.log.Warn("queued in the outbox behind entries that could not be posted; it is retried at the next flush", "source", r.Source, "left", left, "err", err)
+		res.Status = Queued
+		return res, nil
+	}
+	return res, p.deliver(ctx, &item, &res)
+}
+
+// recordKey is the log key of a ByText record: every process derives the
+// same one from the text, and no finding's key (chain.FingerprintKey) can
+// be it.
+func recordKey(text string) [32]byte { return sha256.Sum256([]byte("fleetd/record/" + text)) }
+
+// forever is the duplicate window of a Once record: its key is random and
+// used by nothing else, so any entry under it is this very entry.
+const forever = time.Duration(math.MaxInt64)
+
+// countLog records in item how many entries the log holds, when it answers:
+// Flush scans for the item's text from there.
+func (p *Poster) countLog(ctx context.Context, item *Item) {
+	if p.cfg.Log == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.PostTimeout)
+	defer cancel()
+	if n, err := p.cfg.Log.Count(cctx); err == nil {
+		item.LogCount = &n
+	}
+}
+
+// deliver writes item to the outbox, posts it, and removes it unless it
+// stays queued; res gets the status. p.flush is held. It returns an error
+// only when item is not acknowledged: the outbox failed, or the log refuses
+// the text (ErrRejected).
+func (p *Poster) deliver(ctx context.Context, item *Item, res *Result) error {
+	if err := p.enqueue(item); err != nil {
+		return err
+	}
+	sub, err := p.post(ctx, *item)
+	switch {
+	case err == nil:
+		res.Status, res.Entry = Posted, sub
+		p.dequeue(*item)
+	case errors.Is(err, chain.ErrDuplicate):
+		// Another process posted it first (the log's compare-and-swap
+		// decided): acknowledged, as a duplicate.
+		res.Status = Deduped
+		p.dequeue(*item)
+	case errors.Is(err, ErrRejected):
+		p.dequeue(*item)
+		return err
+	default:
+		p.log.Warn("queued in the outbox: posting failed, it is retried at the next flush", "source", item.Source, "fp", item.FP, "err", err)
+		res.Status = Queued
+	}
+	return nil
+}
+
+// forget undoes the bookkeeping of a finding that was not accepted (decided
+// at now).
+func (p *Poster) forget(ctx context.Context, f fleet.Finding, now time.Time) {
+	err := p.withState(context.WithoutCancel(ctx), func(st *postState) (bool, error) {
+		if st.Seen[f.Fingerprint].Equal(now) {
+			delete(st.Seen, f.Fingerprint)
+		}
+		ts := st.Posted[f.Source]
+		for i := len(ts) - 1; i >= 0; i-- {
+			if ts[i].Equal(now) {
+				st.Posted[f.Source] = append(ts[:i], ts[i+1:]...)
+				break
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		p.log.Error("reporter: could not undo the bookkeeping of a finding that was not accepted", "fp", f.Fingerprint, "err", err)
+	}
+}
+
+// keyOf returns the log key it goes under and the window within which an
+// entry already under that key makes it a duplicate.
+func (p *Poster) keyOf(it Item) ([32]byte, time.Duration, error) {
+	if it.Key == "" {
+		// Keyed by fingerprint: of all processes posting this finding
+		// within the window, the log lets exactly one through.
+		return chain.FingerprintKey(it.FP), p.cfg.DedupeWindow, nil
+	}
+	var key [32]byte
+	b, err := hex.DecodeString(it.Key)
+	if err != nil || len(b) != len(key) {
+		return key, 0, fmt.Errorf("%w: outbox key %q is not 32 bytes of hex", ErrRejected, it.Key)
+	}
+	copy(key[:], b)
+	if it.Once {
+		return key, forever, nil
+	}
+	return key, p.cfg.DedupeWindow, nil
+}
+
+func (p *Poster) post(ctx context.Context, it Item) (*chain.Submission, error) {
+	if p.cfg.Log == nil || p.cfg.Identity == nil {
+		return nil, errors.New("no feedback log configured")
+	}
+	key, window, err := p.keyOf(it)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PostTimeout)
+	defer cancel()
+	sponsor := p.cfg.Sponsor
+	if sponsor == nil {
+		sponsor = p.cfg.Identity // pays its own gas, still keyed
+	}
+	sub, err := p.cfg.Log.SubmitKeyed(ctx, p.cfg.Identity, sponsor, it.Text, key, window)
+	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
+		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	return sub, err
+}
+
+// enqueue writes item durably to the outbox.
+func (p *Poster) enqueue(item *Item) error {
+	b, err := json.Marshal(item)
+	if err != nil {
+		return err
+	}
+	id := item.FP
+	if item.Key != "" {
+		id = item.Key[:min(16, len(item.Key))]
+	}
+	item.file = filepath.Join(p.cfg.OutboxDir, fmt.Sprintf("%s-%s.json", item.Queued.Format("20060102T150405.000000000"), id))
+	if err := fleet.WriteFileAtomic(item.file, b, 0o600); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+func (p *Poster) dequeue(item Item) {
+	if err := os.Remove(item.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p.log.Error("outbox: remove posted entry", "file", item.file, "err", err)
+	}
+	fleet.SyncDir(p.cfg.OutboxDir)
+}
+
+// Pending lists the queued entries, oldest first.
+func (p *Poster) Pending() ([]Item, error) {
+	files, err := filepath.Glob(filepath.Join(p.cfg.OutboxDir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var items []Item
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("outbox %s: %w", f, err)
+		}
+		var it Item
+		if err := json.Unmarshal(b, &it); err != nil {
+			// A file we cannot parse is kept aside, never silently deleted.
+			bad := f + ".corrupt"
+			os.Rename(f, bad)
+			p.log.Error("outbox: unreadable item moved aside", "file", bad, "err", err)
+			continue
+		}
+		it.file = f
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// Flush posts every queued entry that is not on chain yet, oldest first,
+// and removes the ones that are. It stops at the first chain failure and
+// returns how many it posted and how many remain.
+func (p *Poster) Flush(ctx context.Context) (posted, remaining int, err error) {
+	p.flush.Lock()
+	defer p.flush.Unlock()
+	return p.flushLocked(ctx)
+}
+
+// flushLocked is Flush with p.flush held.
+func (p *Poster) flushLocked(ctx context.Context) (posted, remaining int, err error) {
+	items, err := p.Pending()
+	if err != nil || len(items) == 0 {
+		return 0, len(items), err
+	}
+	if p.cfg.Log == nil || p.cfg.Identity == nil {
+		return 0, len(items), errors.New("flush outbox: no feedback log configured")
+	}
+	// One scan covers every item: from the smallest log count recorded. A
+	// Once record is not looked for by text (an identical one may be another
+	// action): its own key says whether it landed.
+	from := uint64(0)
+	known, scan := true, false
+	for _, it := range items {
+		if it.Once {
+			continue
+		}
+		switch {
+		case it.LogCount == nil:
+			known = false
+		case !scan || *it.LogCount < from:
+			from = *it.LogCount
+		}
+		scan = true
+	}
+	if !known {
+		from = 0
+	}
+	onChain := map[string]bool{}
+	if scan {
+		if _, err := p.cfg.Log.Scan(ctx, from, func(page []chain.Entry) error {
+			for _, e := range page {
+				if e.Sender == p.cfg.Identity.Address() {
+					onChain[e.Text] = true
+				}
+			}
+			return nil
+		}); err != nil {
+			return 0, len(items), fmt.Errorf("flush outbox: %w", err)
+		}
+	}
+	for i, it := range items {
+		if !it.Once && onChain[it.Text] {
+			p.dequeue(it) // posted before a crash removed it from the outbox
+			continue
+		}
+		if _, err := p.post(ctx, it); err != nil {
+			if errors.Is(err, chain.ErrDuplicate) {
+				p.dequeue(it) // another process posted it: once is enough
+				continue
+			}
+			if errors.Is(err, ErrRejected) {
+				os.Rename(it.file, it.file+".rejected")
+				p.log.Error("outbox: entry rejected by the log, moved aside", "file", it.file, "err", err)
+				continue
+			}
+			return posted, len(items) - i, fmt.Errorf("flush outbox: %w", err)
+		}
+		p.dequeue(it)
+		posted++
+	}
+	return posted, 0, nil
+}
