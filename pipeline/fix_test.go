@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +96,49 @@ func TestNextWorkItem(t *testing.T) {
 	}
 	if _, ok := nextWorkItem(items[:1], nil, repo, fixer.DefaultCooldown, now); ok {
 		t.Error("took a work item on a surface the repository does not own")
+	}
+}
+
+// TestFixPass runs the daemon's pass twice on a report with one trusted
+// compiler crash: the first takes it and opens a draft PR (no model), the
+// second finds nothing to take because that PR is in flight; an
+// untrusted cluster is never taken.
+func TestFixPass(t *testing.T) {
+	fixertest.HaveGo(t)
+	ctx := context.Background()
+	repo := fixertest.CompilerRepo(t)
+	forge, err := gitlocal.New(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	p, err := NewFix(ctx, FixConfig{
+		Repo: fixertest.CompilerRepoConfig(repo), StateDir: data + "/fixer", SandboxDir: data + "/qa-sandbox", Forge: forge,
+		Tools: newTools(t), Dial: fleettest.Dial(fleet.Propose), Budget: fleet.Budget{MaxTokens: 1000, Deadline: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repro := &fleet.Repro{Tool: "qa_compile", Args: []byte(`{"source":"enum E {}"}`)}
+	report := fleet.Report{Schema: 1, Clusters: []fleet.Cluster{
+		{ID: "untrusted0000000", State: fleet.ClusterOpen, Surface: fleet.SurfaceCompiler, Severity: fleet.SeverityCritical, Repro: repro, Entries: []uint64{1}},
+		{ID: "0123456789abcdef", State: fleet.ClusterOpen, Trusted: true, Surface: fleet.SurfaceCompiler, Severity: fleet.SeverityHigh,
+			Title: "compile panic on enum E {}", Repro: repro, Entries: []uint64{2}},
+	}}
+	var said []string
+	say := func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
+	res, err := p.Pass(ctx, report, time.Now(), say)
+	if err != nil {
+		t.Fatalf("first pass: %v (%+v)", err, res)
+	}
+	if res.Took != "0123456789abcdef" || !strings.Contains(res.Summary, "PR #1") {
+		t.Errorf("first pass: %+v", res)
+	}
+	if len(said) < 2 || !strings.HasPrefix(said[0], "taking 0123456789abcdef: high compiler") {
+		t.Errorf("first pass said %q", said)
+	}
+	res, err = p.Pass(ctx, report, time.Now(), nil)
+	if err != nil || res.Took != "" || res.Summary != "no work item to take" {
+		t.Errorf("second pass, with the PR in flight: %+v, %v", res, err)
 	}
 }

@@ -27,10 +27,9 @@ func (d *daemon) fixSpecs() []triggers.Spec {
 	return []triggers.Spec{{Specialist: fixName, Every: every}}
 }
 
-// fixPass is the daemon's fix stage, only at dial propose: poll the open
-// PRs (re-check merged ones, post resolutions), then run one job on the
-// work item pipeline.Fix.Next picks, within the caps. Work items come from
-// the report the daemon's triage keeps current.
+// fixPass is the daemon's fix stage, only at dial propose: the fix
+// pipeline's pass (pipeline.Fix.Pass) over the report the daemon's triage
+// keeps current, narrated on the daemon's output.
 func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 	start := time.Now()
 	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
@@ -44,42 +43,19 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	polled, perr := st.Poll(ctx)
-	for _, p := range polled {
-		if p.From != p.To || p.Recheck != "" {
-			d.say(fixName, "PR %d (%s): %s -> %s %s", p.Number, p.Fingerprint, p.From, p.To, p.Recheck)
-		}
-	}
-	if perr != nil {
-		d.log.Warn("fix: poll", "err", perr)
-	}
 	rep, err := triage.LoadReport(d.a.reportsDir())
 	if err != nil {
 		out.Summary = "no triage report yet"
 		return out, nil
 	}
-	wi, ok, err := st.Next(triage.WorkItems(rep), time.Now())
-	if err != nil {
-		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
-		return out, err
-	}
-	if !ok {
-		out.Summary = "no work item to take"
-		return out, nil
-	}
-	it := st.Item(ctx, wi)
-	d.say(fixName, "taking %s: %s %s %q", it.ID, it.Severity, it.Surface, clip(sanitize(it.Title), 80))
-	j, err := st.Run(ctx, it, false)
-	if j != nil {
-		line := j.Outcome
-		if j.PR != nil {
-			line += fmt.Sprintf(": PR #%d %s %s", j.PR.Number, j.PR.State, j.PR.URL)
-		}
-		d.say(fixName, "%s %s", it.ID, line)
-		out.Summary = it.ID + " " + line
-	}
+	say := func(format string, args ...any) { d.say(fixName, "%s", clip(sanitize(fmt.Sprintf(format, args...)), 200)) }
+	res, err := st.Pass(ctx, rep, time.Now(), say)
+	out.Summary = res.Summary
 	if err != nil {
 		out.Outcome = trajectory.OutcomeHarnessError
+		if out.Summary == "" {
+			out.Summary = err.Error()
+		}
 		return out, err
 	}
 	return out, nil
