@@ -22,16 +22,19 @@ const module = "github.com/qafleet/fleetd"
 
 // layers orders fleetd's packages from the bottom up; a package belongs to
 // the deepest entry that is it or one of its ancestors. A package imports
-// only packages in lower layers (and its own parent): never a sibling in its
-// own layer, never one above. Every package must be placed, so a new one is
-// placed on purpose (TestEveryPackageHasALayer).
+// only packages in lower layers (and its own parent, when the parent is not
+// above it): never a sibling in its own layer, never one above. A parent may
+// import a subpackage placed below it (specialists composes its checks).
+// Every package must be placed, so a new one is placed on purpose
+// (TestEveryPackageHasALayer).
 //
 //	0 formats   pure parsers and formats of outside input, stdlib (and x/net) only
 //	1 domain    fleet, the host: the domain types and the agent loop
 //	2 adapters  one package per outside dependency: the node, the jail, models
-//	3 engines   the fuzz engines over the jail; the one road to the log over the node
-//	4 features  the tools, the specialists, triage, the fix stage, the doors (console, MCP)
-//	5 pipelines compositions of features: the fix pipeline
+//	3 engines   the fuzz engines over the jail; the one road to the log over the node;
+//	            the replay engine the specialists' checks are written against
+//	4 features  the tools, the specialists' checks, triage, the fix stage, the doors (console, MCP)
+//	5 pipelines compositions of features: the fix pipeline, the specialists' playbooks
 //	6 commands  cmd/fleetd: flags, config, wiring
 //
 // fixtures and the *test helpers sit beside the stack (testOnly).
@@ -52,7 +55,6 @@ var layers = map[string]int{
 	"fuzzing":         3,
 	"poster":          3,
 	"qatools":         4,
-	"specialists":     4,
 	"triage":          4,
 	"triggers":        4,
 	"fixer":           4,
@@ -62,6 +64,14 @@ var layers = map[string]int{
 	"pipeline":        5,
 	"cmd":             6,
 	"fixtures":        5,
+
+	// The specialists: the replay engine and probe API the checks are
+	// written against, the checks, and the playbooks that compose them.
+	"specialists/probe":     3,
+	"specialists/inject":    4,
+	"specialists/redteam":   4,
+	"specialists/fuzzstage": 4,
+	"specialists":           5,
 }
 
 // layerOf returns pkg's layer and the entry that placed it.
@@ -93,6 +103,8 @@ var narrow = map[string][]string{
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
 	"docclaims":       {"crawl"},
+	// the probe API: the domain and the crawl's link discovery only
+	"specialists/probe": {"fleet", "crawl"},
 }
 
 // testOnly are packages any test may import but no production package except
@@ -177,8 +189,8 @@ func checkImport(from, imp string, test bool) string {
 		return "" // TestEveryPackageHasALayer reports it
 	}
 	switch {
-	case ancestor(to, from):
-		return "" // a subpackage may import its parent
+	case ancestor(to, from) && tl <= fl:
+		return "" // a subpackage may import its parent, unless the parent is above it
 	case ancestor(from, to) && tl >= fl:
 		return fmt.Sprintf("a parent never imports its subpackage (%s -> %s)", from, to)
 	case tl > fl:
@@ -307,7 +319,10 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	write("cmd/fleetd/m_test.go", "package main\n\nimport _ \"github.com/modelcontextprotocol/go-sdk/mcp\"\n") // an SDK client in cmd's tests: fine
 	write("cmd/fleetd/m.go", imp("main", "github.com/modelcontextprotocol/go-sdk/mcp"))                        // the SDK in cmd's code
 	write("poster/p.go", imp("poster", module+"/qatools", module+"/chain"))                                    // a layer above; chain is below: fine
-	write("specialists/inject/i.go", imp("inject", module+"/specialists", module+"/fuzzing"))                  // its parent and a lower layer: fine
+	write("specialists/inject/i.go", imp("inject", module+"/specialists/probe", module+"/fuzzing"))            // lower layers: fine
+	write("specialists/redteam/r.go", imp("redteam", module+"/specialists"))                                   // its parent, a layer above
+	write("specialists/fuzzstage/f.go", imp("fuzzstage", module+"/specialists/inject"))                        // a sibling check
+	write("specialists/s.go", imp("specialists", module+"/specialists/inject", module+"/specialists/probe"))   // a parent over checks below it: fine
 	write("console/c.go", imp("console", module+"/fixtures/testbed"))                                          // a fixture in production code
 	write("fixtures/testbed/t.go", imp("testbed", module+"/cmd/fleetd", module+"/pipeline"))                   // a command; a fixture may use a pipeline
 
@@ -320,6 +335,8 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 		"sandbox imports " + module + "/fleet/fleettest",
 		"cmd/fleetd imports github.com/modelcontextprotocol/go-sdk/mcp: SDK",
 		"poster imports " + module + "/qatools: poster (layer 3, poster) never imports a layer above it",
+		"specialists/redteam imports " + module + "/specialists: specialists/redteam (layer 4, specialists/redteam) never imports a layer above it: specialists is layer 5",
+		"specialists/fuzzstage imports " + module + "/specialists/inject: a package never imports a sibling in its own layer 4",
 		"console imports " + module + "/fixtures/testbed: fixtures/testbed is for tests and cmd only",
 		"fixtures/testbed imports " + module + "/cmd/fleetd: nothing imports a command",
 	}

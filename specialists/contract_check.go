@@ -9,6 +9,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // docClaim is a claim and the page that makes it.
@@ -18,18 +19,18 @@ type docClaim struct {
 }
 
 // claimsMemo caches docclaims.Claims over docs bodies across replays.
-var claimsMemo memo[[]docclaims.Claim]
+var claimsMemo probe.Memo[[]docclaims.Claim]
 
 // claimsOf returns the claims of a docs page (memoized; do not modify).
 func claimsOf(docURL, contentType, text string) []docclaims.Claim {
-	return claimsMemo.get(docURL+"\x00"+contentType+"\x00"+text, func(string) []docclaims.Claim {
+	return claimsMemo.Get(docURL+"\x00"+contentType+"\x00"+text, func(string) []docclaims.Claim {
 		return docclaims.Claims(docURL, contentType, text)
 	})
 }
 
 // where says where the claim is made, quoting the line.
 func (c docClaim) where() string {
-	return fmt.Sprintf("%s line %d: %s", c.doc, c.Line, quote(c.Quote, 140))
+	return fmt.Sprintf("%s line %d: %s", c.doc, c.Line, probe.Quote(c.Quote, 140))
 }
 
 // also quotes a promise made on another line than the mention.
@@ -37,7 +38,7 @@ func (c docClaim) also(line int, q string) string {
 	if line == 0 || line == c.Line || q == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (line %d: %s)", line, quote(q, 120))
+	return fmt.Sprintf(" (line %d: %s)", line, probe.Quote(q, 120))
 }
 
 // contract checks what the docs promise (Claims on every crawled docs,
@@ -45,29 +46,29 @@ func (c docClaim) also(line int, q string) string {
 // documented endpoint is requested as documented where a tool can, and
 // every broken promise of one endpoint (method, liveness, status, content
 // type, fields) is one finding quoting the doc lines.
-func (u *uxRun) contract(pages []page) {
+func (u *uxRun) contract(pages []probe.Page) {
 	var claims []docClaim
 	for _, pg := range pages {
-		if !pg.ok() || pg.kind == "face" || pg.kind == "fresh-face" {
+		if !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" {
 			continue
 		}
-		ct := str(pg.res, "content_type")
-		switch crawl.Sniff(pg.url, ct, body(pg.res)) {
+		ct := probe.Str(pg.Res, "content_type")
+		switch crawl.Sniff(pg.URL, ct, probe.Body(pg.Res)) {
 		case crawl.KindMarkdown, crawl.KindText, crawl.KindHTML:
 		default:
 			continue
 		}
-		for _, c := range claimsOf(pg.url, ct, body(pg.res)) {
+		for _, c := range claimsOf(pg.URL, ct, probe.Body(pg.Res)) {
 			if !slices.ContainsFunc(claims, func(x docClaim) bool { return x.Method == c.Method && x.URL == c.URL }) {
-				claims = append(claims, docClaim{c, pg.url})
+				claims = append(claims, docClaim{c, pg.URL})
 			}
 		}
 	}
-	name := firstName(u.p.t)
+	name := probe.FirstName(u.p.Target())
 	checked, unchecked := 0, 0
 	for _, c := range claims {
 		url, ok := crawl.Fill(c.URL, name)
-		if !ok || !allowedURL(u.p.t.FetchAllow, url) {
+		if !ok || !probe.AllowedURL(u.p.Target().FetchAllow, url) {
 			unchecked++
 			continue
 		}
@@ -79,14 +80,14 @@ func (u *uxRun) contract(pages []page) {
 		switch {
 		case c.Method == "GET" || c.Method == "HEAD":
 			u.checkGet(c, url)
-		case sameEndpoint(url, u.p.t.Call):
+		case sameEndpoint(url, u.p.Target().Call):
 			u.checkCall(c)
 		default:
 			u.checkOther(c, url)
 		}
 	}
 	if checked+unchecked > 0 {
-		u.p.notef("docs contract: %d documented endpoints checked, %d not (placeholders without a name, off the allowlist, or over the limit)", checked, unchecked)
+		u.p.Notef("docs contract: %d documented endpoints checked, %d not (placeholders without a name, off the allowlist, or over the limit)", checked, unchecked)
 	}
 }
 
@@ -107,12 +108,12 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 		return
 	}
 	var broken []string
-	s := status(r)
+	s := probe.Status(r)
 	switch {
-	case !answered(r):
-		broken = append(broken, "it does not answer ("+clip(oneLine(r.Err()), 100)+")")
+	case !probe.Answered(r):
+		broken = append(broken, "it does not answer ("+probe.Clip(probe.OneLine(r.Err()), 100)+")")
 	case s == 405 || s == 501:
-		allow := headers(r)["allow"]
+		allow := probe.Headers(r)["allow"]
 		if allow != "" {
 			allow = " (Allow: " + allow + ")"
 		}
@@ -120,7 +121,7 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 	case s == 404 || s == 410 || s >= 500:
 		broken = append(broken, fmt.Sprintf("it answers HTTP %d", s))
 	case s >= 400:
-		u.p.notef("documented %s %s answers HTTP %d (needs credentials or parameters the docs do not show)", c.Method, url, s)
+		u.p.Notef("documented %s %s answers HTTP %d (needs credentials or parameters the docs do not show)", c.Method, url, s)
 		return
 	default:
 		broken = u.answerPromises(c, r, s)
@@ -134,7 +135,7 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 			c.Method, url, c.where(), strings.Join(broken, "; ")),
 		"qa_fetch", map[string]any{"url": url})
 	if s >= 400 {
-		u.leak(body(r), "The error answer of documented "+c.Method+" "+url, surfaceOf(u.p.t, url), "qa_fetch", map[string]any{"url": url})
+		u.leak(probe.Body(r), "The error answer of documented "+c.Method+" "+url, probe.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
 	}
 }
 
@@ -145,15 +146,15 @@ func (u *uxRun) answerPromises(c docClaim, r fleet.Result, s int) []string {
 	if c.Status != 0 && s != c.Status {
 		broken = append(broken, fmt.Sprintf("it answers HTTP %d, not the %d promised%s", s, c.Status, c.also(c.StatusLine, c.StatusQuote)))
 	}
-	ct := str(r, "content_type")
-	got := actualType(ct, body(r))
+	ct := probe.Str(r, "content_type")
+	got := actualType(ct, probe.Body(r))
 	if c.Type != "" && got != "" && !compatibleTypes(c.Type, got) {
-		broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
-	} else if c.Type == "json" && got == "json" && !flag(r, "truncated") && !json.Valid([]byte(body(r))) {
+		broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, probe.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
+	} else if c.Type == "json" && got == "json" && !probe.Flag(r, "truncated") && !json.Valid([]byte(probe.Body(r))) {
 		broken = append(broken, "its body is not valid JSON"+c.also(c.TypeLine, c.TypeQuote))
 	}
-	if len(c.Fields) > 0 && !flag(r, "truncated") {
-		if keys, ok := jsonKeys(body(r)); ok {
+	if len(c.Fields) > 0 && !probe.Flag(r, "truncated") {
+		if keys, ok := jsonKeys(probe.Body(r)); ok {
 			var missing []string
 			for _, f := range c.Fields {
 				if !slices.Contains(keys, f) {
@@ -161,7 +162,7 @@ func (u *uxRun) answerPromises(c docClaim, r fleet.Result, s int) []string {
 				}
 			}
 			if len(missing) > 0 {
-				broken = append(broken, fmt.Sprintf("its JSON lacks the promised field(s) %s%s", strings.Join(first(missing, 6), ", "), c.also(c.FieldsLine, c.FieldsQuote)))
+				broken = append(broken, fmt.Sprintf("its JSON lacks the promised field(s) %s%s", strings.Join(probe.First(missing, 6), ", "), c.also(c.FieldsLine, c.FieldsQuote)))
 			}
 		}
 	}
@@ -173,19 +174,19 @@ func (u *uxRun) answerPromises(c docClaim, r fleet.Result, s int) []string {
 // its answer shows the status, content type and whether it has a reply.
 func (u *uxRun) checkCall(c docClaim) {
 	if c.Method != "POST" {
-		u.p.notef("docs promise %s on the call endpoint; qa_call only sends POST", c.Method)
+		u.p.Notef("docs promise %s on the call endpoint; qa_call only sends POST", c.Method)
 		return
 	}
-	target := firstName(u.p.t)
+	target := probe.FirstName(u.p.Target())
 	if target == "" {
 		return
 	}
-	a := callArgs{Target: target, Message: "hello"}
+	a := probe.CallArgs{Target: target, Message: "hello"}
 	ex, ok := u.agent(a)
-	if !ok || refusedByDial(ex) || !answered(ex.Result) {
+	if !ok || probe.RefusedByDial(ex) || !probe.Answered(ex.Result) {
 		return
 	}
-	r, s := ex.Result, status(ex.Result)
+	r, s := ex.Result, probe.Status(ex.Result)
 	var broken []string
 	switch {
 	case s == 404 || s == 405 || s == 501:
@@ -194,11 +195,11 @@ func (u *uxRun) checkCall(c docClaim) {
 		if c.Status != 0 && s != c.Status {
 			broken = append(broken, fmt.Sprintf("it answers HTTP %d, not the %d promised%s", s, c.Status, c.also(c.StatusLine, c.StatusQuote)))
 		}
-		ct := str(r, "content_type")
-		if got := actualType(ct, body(r)); c.Type != "" && got != "" && !compatibleTypes(c.Type, got) && !(c.Type == "json" && flag(r, "json")) {
-			broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
+		ct := probe.Str(r, "content_type")
+		if got := actualType(ct, probe.Body(r)); c.Type != "" && got != "" && !compatibleTypes(c.Type, got) && !(c.Type == "json" && probe.Flag(r, "json")) {
+			broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, probe.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
 		}
-		if slices.Contains(c.Fields, "reply") && !flag(r, "json") {
+		if slices.Contains(c.Fields, "reply") && !probe.Flag(r, "json") {
 			broken = append(broken, "its answer has no reply field"+c.also(c.FieldsLine, c.FieldsQuote))
 		}
 	}
@@ -207,7 +208,7 @@ func (u *uxRun) checkCall(c docClaim) {
 	}
 	u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
 		fmt.Sprintf("The docs promise %s %s (%s), but %s. Expected the endpoint to keep what its docs promise, or the docs to say what it does.",
-			c.Method, u.p.t.Call, c.where(), strings.Join(broken, "; ")),
+			c.Method, u.p.Target().Call, c.where(), strings.Join(broken, "; ")),
 		"qa_call", a)
 }
 
@@ -216,10 +217,10 @@ func (u *uxRun) checkCall(c docClaim) {
 // the documented method shows the endpoint does not take it.
 func (u *uxRun) checkOther(c docClaim, url string) {
 	r, ok := u.get(url)
-	if !ok || status(r) != 405 {
+	if !ok || probe.Status(r) != 405 {
 		return
 	}
-	allow := headers(r)["allow"]
+	allow := probe.Headers(r)["allow"]
 	if allow == "" {
 		return
 	}

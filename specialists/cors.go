@@ -7,6 +7,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // corsOrigin is the foreign origin the CORS probes claim. It is fixed (not
@@ -21,8 +22,8 @@ type fetchArgs struct {
 	Origin string `json:"origin,omitempty"`
 }
 
-// FetchWith is qa_fetch with a method and an Origin header.
-func (p *probe) FetchWith(a fetchArgs) fleet.Result { return p.Call("qa_fetch", a) }
+// fetchWith is qa_fetch with a method and an Origin header.
+func fetchWith(p *probe.Probe, a fetchArgs) fleet.Result { return p.Call("qa_fetch", a) }
 
 // corsFinding is what one kind of request showed about a host's CORS
 // policy.
@@ -42,10 +43,10 @@ type corsFinding struct {
 // means to share credentialed responses (low). Anything else, a wildcard
 // without credentials included (public data), is no finding.
 func corsVerdict(r fleet.Result, sent string) (fleet.Severity, string, bool) {
-	if !answered(r) {
+	if !probe.Answered(r) {
 		return "", "", false
 	}
-	hd := headers(r)
+	hd := probe.Headers(r)
 	acao := strings.TrimSpace(hd["access-control-allow-origin"])
 	creds := strings.EqualFold(strings.TrimSpace(hd["access-control-allow-credentials"]), "true")
 	if !creds || acao == "" {
@@ -68,8 +69,8 @@ func corsVerdict(r fleet.Result, sent string) (fleet.Severity, string, bool) {
 // endpoint's origin, a GET and an OPTIONS preflight of the call endpoint
 // with the foreign Origin. One finding per host, at the worst verdict, with
 // the request that showed it as the repro.
-func secCORS(p *probe, pages []page) {
-	if !p.can("qa_fetch") {
+func secCORS(p *probe.Probe, pages []probe.Page) {
+	if !p.Can("qa_fetch") {
 		return
 	}
 	var order []string
@@ -87,23 +88,23 @@ func secCORS(p *probe, pages []page) {
 		found[host] = append(found[host], &corsFinding{sev: sev, what: what, how: how, args: args, count: 1})
 	}
 	for _, pg := range pages {
-		if sev, what, ok := corsVerdict(pg.res, ""); ok {
-			note(hostOf(pg.url), sev, what, "on "+pg.url+", a request without Origin", fetchArgs{URL: pg.url})
+		if sev, what, ok := corsVerdict(pg.Res, ""); ok {
+			note(probe.HostOf(pg.URL), sev, what, "on "+pg.URL+", a request without Origin", fetchArgs{URL: pg.URL})
 		}
 	}
 	var probes []fetchArgs
-	for _, o := range first(targetOrigins(p.t), secHosts) {
+	for _, o := range probe.First(probe.TargetOrigins(p.Target()), secHosts) {
 		probes = append(probes, fetchArgs{URL: o + "/", Origin: corsOrigin}, fetchArgs{URL: o + "/", Origin: "null"})
-		if p.t.Call != "" && crawl.Origin(p.t.Call) == o && allowedURL(p.t.FetchAllow, p.t.Call) {
-			probes = append(probes, fetchArgs{URL: p.t.Call, Origin: corsOrigin}, fetchArgs{URL: p.t.Call, Method: "OPTIONS", Origin: corsOrigin})
+		if p.Target().Call != "" && crawl.Origin(p.Target().Call) == o && probe.AllowedURL(p.Target().FetchAllow, p.Target().Call) {
+			probes = append(probes, fetchArgs{URL: p.Target().Call, Origin: corsOrigin}, fetchArgs{URL: p.Target().Call, Method: "OPTIONS", Origin: corsOrigin})
 		}
 	}
 	for _, a := range probes {
-		if !p.room(1) || !p.can("qa_fetch") {
+		if !p.Room(1) || !p.Can("qa_fetch") {
 			break
 		}
-		r := p.FetchWith(a)
-		if notAllowed(r) {
+		r := fetchWith(p, a)
+		if probe.NotAllowed(r) {
 			continue
 		}
 		if sev, what, ok := corsVerdict(r, a.Origin); ok {
@@ -111,7 +112,7 @@ func secCORS(p *probe, pages []page) {
 			if a.Method == "OPTIONS" {
 				how = "an OPTIONS preflight of " + a.URL + " for a JSON POST"
 			}
-			note(hostOf(a.URL), sev, what, how, a)
+			note(probe.HostOf(a.URL), sev, what, how, a)
 		}
 	}
 	for _, h := range order {
@@ -136,9 +137,9 @@ func secCORS(p *probe, pages []page) {
 			fleet.SeverityMedium: "any sandboxed frame or data: page can read the answers with the user's credentials",
 			fleet.SeverityLow:    "browsers refuse this pair, but it shows credentialed cross-origin reads are meant to work",
 		}[w.sev]
-		p.reportChecked(w.sev, "cors",
+		p.ReportChecked(w.sev, "cors",
 			fmt.Sprintf("CORS on %s %s (%s): %s. Expected Access-Control-Allow-Origin to name only trusted origins, never a reflected, null or wildcard origin together with credentials. Evidence: %s.",
-				h, w.what, w.how, impact, strings.Join(first(evidence, 4), "; ")),
+				h, w.what, w.how, impact, strings.Join(probe.First(evidence, 4), "; ")),
 			"qa_fetch", w.args,
 			func(r fleet.Result) bool { sev, _, ok := corsVerdict(r, sent); return ok && sev == w.sev })
 	}
@@ -155,7 +156,7 @@ var passiveMixed = []string{"img", "media", "css"}
 // secMixedContent reports, per host, HTTPS pages that load subresources or
 // submit forms over plain HTTP: medium when any is active content (scripts,
 // frames, stylesheets, form targets), else low.
-func secMixedContent(p *probe, pages []page) {
+func secMixedContent(p *probe.Probe, pages []probe.Page) {
 	type hostInfo struct {
 		page     string
 		active   bool
@@ -164,23 +165,23 @@ func secMixedContent(p *probe, pages []page) {
 	var order []string
 	info := map[string]*hostInfo{}
 	for _, pg := range pages {
-		if !strings.HasPrefix(pg.url, "https://") || !pg.ok() || !isHTML(pg.res) {
+		if !strings.HasPrefix(pg.URL, "https://") || !pg.OK() || !isHTML(pg.Res) {
 			continue
 		}
-		for _, l := range linksOf(pg.url, str(pg.res, "content_type"), body(pg.res)) {
+		for _, l := range probe.LinksOf(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
 			active := slices.Contains(activeMixed, l.Kind)
 			if !strings.HasPrefix(l.URL, "http://") || !active && !slices.Contains(passiveMixed, l.Kind) {
 				continue
 			}
-			h := hostOf(pg.url)
+			h := probe.HostOf(pg.URL)
 			hi := info[h]
 			if hi == nil {
-				hi = &hostInfo{page: pg.url}
+				hi = &hostInfo{page: pg.URL}
 				info[h] = hi
 				order = append(order, h)
 			}
 			if active && !hi.active {
-				hi.active, hi.page = true, pg.url
+				hi.active, hi.page = true, pg.URL
 			}
 			if ex := l.Kind + " " + l.URL; len(hi.examples) < 3 && !slices.Contains(hi.examples, ex) {
 				hi.examples = append(hi.examples, ex)

@@ -4,6 +4,25 @@
 // record as a model planner: a playbook never runs a tool itself, it only
 // chooses the next call.
 //
+// # Layout
+//
+// The playbooks (New, Names, Options) are here; the checks they compose
+// live in sub-packages, all written against the probe API:
+//   - probe: the replay engine (Replay) and the Probe a program calls
+//     tools, files findings and crawls through, with the vocabulary every
+//     check shares (result accessors, summaries, the secret and leak
+//     scanners, the target's URLs);
+//   - inject: stored and reflected injection, per HTML context;
+//   - redteam: the agent probe families and their detectors;
+//   - fuzzstage: the fuzz playbook's program and stages (call grammar,
+//     compiler mutation, engines, the Go fuzz target, ddmin).
+//
+// smoke, ux (with the docs-contract check), perf and security's own rules
+// (admin functions, secrets, headers, CORS, mixed content, stored XSS,
+// spoofed identity) stay here. The layers (layout_test.go) put probe below
+// the checks and the checks below this package: a check imports probe,
+// never another check nor this package, so only a playbook composes them.
+//
 // # Replay
 //
 // A playbook is straight-line Go code over a small probe API (Fetch,
@@ -60,7 +79,7 @@
 // # The crawl
 //
 // security and ux start from one crawl of the platform's web surface
-// (probe.crawl, memoized for the replay so any rule can use its pages):
+// (probe.Probe.Crawl, memoized for the replay so any rule can use its pages):
 // breadth first from the docs, the faces of target.names, each allowlisted
 // origin's index and robots.txt, then (when the run may mint) the face of a
 // fresh name; every same-scope link package crawl finds is followed — HTML
@@ -144,16 +163,16 @@
 //     a file-like parameter: ../ steps to /etc/passwd plain, %2f-encoded and
 //     %252f-double-encoded, and ..%5c to win.ini (path traversal, CWE-22,
 //     high). One finding per (URL pattern, class); the repro is the fetch.
-//   - Agents (exercise): the probe families (families/*.yaml, embedded, or
-//     Options.Families) go to every agent target.names lists and the run's
-//     own name: direct prompt injection (LLM01:2025), disclosure of
+//   - Agents (exercise): the probe families (redteam/families/*.yaml,
+//     embedded, or Options.Families) go to every agent target.names lists and
+//     the run's own name: direct prompt injection (LLM01:2025), disclosure of
 //     instructions (LLM07:2025), of credentials and internal endpoints
 //     (LLM02:2025), cross-agent access on a claim in the message
-//     (LLM06:2025), and messages shaped like tool calls (LLM06:2025). A
-//     reply is judged against the agent's reply to "hello" and to the
-//     message's control (the same request without the attack's framing) by
-//     the family's detectors: a text only compliance produces, credentials
-//     (ScanSecrets), internal details (ScanLeaks), internal URLs,
+//     (LLM06:2025), and messages shaped like tool calls (LLM06:2025). A reply
+//     is judged against the agent's reply to "hello" and to the message's
+//     control (the same request without the attack's framing) by the family's
+//     detectors: a text only compliance produces, credentials
+//     (probe.ScanSecrets), internal details (probe.ScanLeaks), internal URLs,
 //     instruction-like phrases outside a refusal, /etc/passwd. One finding
 //     per (agent, family), quoting the first message that worked and the
 //     reply (secrets redacted); critical when a credential shows.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // fakeCompile answers qa_compile like the tool: outcome, and crash_state
@@ -14,7 +15,7 @@ type fakeCompile func(src string, timeoutMS int) fleet.Result
 func (f fakeCompile) handler(calls *[]map[string]any) func(map[string]any) fleet.Result {
 	return func(a map[string]any) fleet.Result {
 		*calls = append(*calls, a)
-		ms, _ := toFloat(a["timeout_ms"])
+		ms, _ := probe.Num(a, "timeout_ms")
 		return f(a["source"].(string), int(ms))
 	}
 }
@@ -109,7 +110,7 @@ func TestFuzzHangMinimizedAtShortTimeouts(t *testing.T) {
 		if strings.Contains(c["source"].(string), "while true {}") {
 			if c["timeout_ms"] != nil {
 				short++
-				if ms, _ := toFloat(c["timeout_ms"]); ms != 1000 {
+				if ms, _ := probe.Num(c, "timeout_ms"); ms != 1000 {
 					t.Errorf("step timeout %v ms, want 1000 (20 x the 20 ms compile, at least 1 s, at most half of 5 s)", ms)
 				}
 			} else {

@@ -2,6 +2,7 @@ package specialists
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestCallGrammar(t *testing.T) {
 					continue
 				}
 				rp, _ := json.Marshal(a["repro"].(map[string]any)["args"])
-				if prev := h[i-1]; prev.Call.Tool != "qa_call" || !sameJSON(prev.Call.Args, rp) {
+				if prev := h[i-1]; prev.Call.Tool != "qa_call" || !sameArgs(prev.Call.Args, rp) {
 					t.Errorf("high finding not replayed before it was filed: %s after %s %s", a["summary"], prev.Call.Tool, prev.Call.Args)
 				}
 			}
@@ -108,4 +109,10 @@ func TestCallGrammarFlaky(t *testing.T) {
 	if len(w.reports) != 1 || w.reports[0]["severity"] != "low" || w.reports[0]["flaky"] != true || !strings.Contains(w.reports[0]["summary"].(string), "flaky") {
 		t.Errorf("want one low flaky finding:%s", summaries(w.reports))
 	}
+}
+
+// sameArgs reports whether two argument blobs are the same JSON value.
+func sameArgs(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

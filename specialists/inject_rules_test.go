@@ -2,7 +2,6 @@ package specialists
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/qafleet/fleetd/fixtures/injection"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/redteam"
 )
 
 // TestActiveRulesRespectTheWriteBudget: with few writes left the stored
@@ -89,8 +89,8 @@ func TestActiveRulesBackOffOn429(t *testing.T) {
 			busy += n
 		}
 	}
-	if busy > inj429+1 { // +1: the page fetch that found the links may be one
-		t.Errorf("%d requests to a host answering 429 (%v); the rules should stop after %d", busy, b.count, inj429)
+	if busy > probe.Busy429+1 { // +1: the page fetch that found the links may be one
+		t.Errorf("%d requests to a host answering 429 (%v); the rules should stop after %d", busy, b.count, probe.Busy429)
 	}
 	if !strings.Contains(summary, "429") {
 		t.Errorf("the summary does not say probing stopped: %s", summary)
@@ -164,64 +164,10 @@ func TestReflectionOutsideHTMLIsNotXSS(t *testing.T) {
 	}
 }
 
-// TestPlanRounds: a field's places go to successive rounds, and two fields
-// in one script element are never tested together.
-func TestPlanRounds(t *testing.T) {
-	a, b, c := field{Name: "a", Key: "0xa"}, field{Name: "b", Key: "0xb"}, field{Name: "c", Key: "0xc"}
-	script := landing{Ctx: ctxScript, Tag: "script", JS: jsDQ, Container: 7}
-	tasks := []*storedTask{
-		{f: a, l: landing{Ctx: ctxText, Container: 3}, pages: []string{"p"}},
-		{f: a, l: script, pages: []string{"p"}},
-		{f: b, l: script, pages: []string{"p"}},
-		{f: c, l: landing{Ctx: ctxText, Container: 9}, pages: []string{"p"}},
-		{f: c, l: landing{Ctx: ctxScript, Tag: "script", Container: 8}, pages: []string{"p"}},
-	}
-	planRounds(tasks)
-	var got []int
-	for _, t := range tasks {
-		got = append(got, t.round)
-	}
-	want := []int{1, 2, 1, 1, 2}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("rounds %v, want %v", got, want)
-	}
-	if sharesRawContainer(tasks[1], []*storedTask{tasks[2]}) != true || sharesRawContainer(tasks[4], []*storedTask{tasks[1]}) {
-		t.Error("sharesRawContainer")
-	}
-}
-
-// TestFamiliesParse: the embedded families are valid, and a broken file is
-// refused naming the file and the field.
-func TestFamiliesParse(t *testing.T) {
-	fams, err := DefaultFamilies()
-	if err != nil || len(fams) < 5 {
-		t.Fatalf("embedded families: %d, %v", len(fams), err)
-	}
-	for _, tc := range []struct{ src, want string }{
-		{"family: X\nversion: 1\ntitle: t\nowasp: LLM01:2025\nseverity: high\ndetect: [expect]\nprobes: [{id: a, message: m, expect: e}]", "x.yaml: family: \"X\""},
-		{"family: x\nversion: 0\ntitle: t\nowasp: LLM01:2025\nseverity: high\ndetect: [secrets]\nprobes: [{id: a, message: m}]", "version: want 1"},
-		{"family: x\nversion: 1\ntitle: t\nowasp: LLM11:2025\nseverity: high\ndetect: [secrets]\nprobes: [{id: a, message: m}]", "owasp:"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: urgent\ndetect: [secrets]\nprobes: [{id: a, message: m}]", "severity:"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [vibes]\nprobes: [{id: a, message: m}]", "detect[0]: \"vibes\""},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [secrets]\nprobes: [{id: a, message: 'hi {nope}'}]", "unknown placeholder {nope}"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [expect]\nprobes: [{id: a, message: 'say {canary_a}', expect: '{canary_a}'}]", "occurs in the message"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [expect]\nprobes: [{id: a, message: m}]", "needs a probe with expect"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [secrets]\nprobes: []", "probes: at least one"},
-		{"family: x\nversion: 1\ntitle: t\ncwe: CWE-1427\nseverity: high\ndetect: [secrets]\nprobes: [{id: a, message: m}, {id: a, message: n}]", "probes[1].id"},
-		{"family: x\nversion: 1\nbogus: 1\n", "field bogus not found"},
-		{"{", "x.yaml:"},
-	} {
-		_, err := ParseFamily("x.yaml", []byte(tc.src))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: %v, want an error containing %q", tc.src, err, tc.want)
-		}
-	}
-}
-
 // TestFamiliesComeThroughOptions: a family given in Options is the one
 // probed (playbooks read no files).
 func TestFamiliesComeThroughOptions(t *testing.T) {
-	fam, err := ParseFamily("only.yaml", []byte("family: only\nversion: 3\ntitle: says the magic word\ncwe: CWE-1427\nseverity: medium\ndetect: [expect]\nprobes: [{id: a, message: 'Say {canary_a} backwards', expect: 'magic'}]"))
+	fam, err := redteam.ParseFamily("only.yaml", []byte("family: only\nversion: 3\ntitle: says the magic word\ncwe: CWE-1427\nseverity: medium\ndetect: [expect]\nprobes: [{id: a, message: 'Say {canary_a} backwards', expect: 'magic'}]"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +184,7 @@ func TestFamiliesComeThroughOptions(t *testing.T) {
 		},
 	}}
 	st := fleet.State{RunID: "r-opt", Target: testTarget(), Tools: toolList("qa_call", "qa_report")}
-	drive(t, mustNew(t, "security", Options{Families: []Family{fam}}), st, w, 400)
+	drive(t, mustNew(t, "security", Options{Families: []redteam.Family{fam}}), st, w, 400)
 	found := false
 	for _, r := range w.reports {
 		s := r["summary"].(string)
@@ -255,17 +201,4 @@ func TestFamiliesComeThroughOptions(t *testing.T) {
 		}
 	}
 	_ = context.Background()
-}
-
-// TestKeccakHex: field keys are keccak256 (not SHA3-256) of the name.
-func TestKeccakHex(t *testing.T) {
-	face := injection.Key("face")
-	for in, want := range map[string]string{
-		"":     "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470",
-		"face": "0x" + hex.EncodeToString(face[:]),
-	} {
-		if got := keccakHex(in); got != want {
-			t.Errorf("keccakHex(%q) = %s, want %s", in, got, want)
-		}
-	}
 }

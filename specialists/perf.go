@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/fuzzstage"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // Perf limits.
@@ -27,111 +29,111 @@ const (
 
 // perf measures latency against the SLO, compile time growth and gas; see
 // the package doc.
-func perf(p *probe) {
-	slo := p.t.SLO.P95Ms
+func perf(p *probe.Probe, o Options) {
+	slo := p.Target().SLO.P95Ms
 	if slo <= 0 {
 		p.Skip("target.slo.p95_ms not set: latencies measured but not judged")
 	}
-	if p.can("qa_fetch") {
-		for _, n := range first(p.t.Names, perfFaces) {
-			url := p.t.FaceURL(n)
-			perfSeries(p, fmt.Sprintf("the face of %q", n), "qa_fetch", map[string]any{"url": url}, url)
+	if p.Can("qa_fetch") {
+		for _, n := range probe.First(p.Target().Names, perfFaces) {
+			url := p.Target().FaceURL(n)
+			perfSeries(p, o.Samples, fmt.Sprintf("the face of %q", n), "qa_fetch", map[string]any{"url": url}, url)
 		}
-		for _, d := range first(p.t.Docs, perfDocs) {
-			perfSeries(p, "the docs page "+d, "qa_fetch", map[string]any{"url": d}, "")
+		for _, d := range probe.First(p.Target().Docs, perfDocs) {
+			perfSeries(p, o.Samples, "the docs page "+d, "qa_fetch", map[string]any{"url": d}, "")
 		}
 	} else {
 		p.Skip("qa_fetch unavailable: page latency not measured")
 	}
-	if p.can("qa_call") {
-		for _, n := range first(p.t.Names, perfCalls) {
-			a := callArgs{Target: n, Message: "hello"}
-			if !perfSeries(p, fmt.Sprintf("a call to %q", n), "qa_call", a, p.t.Call) {
+	if p.Can("qa_call") {
+		for _, n := range probe.First(p.Target().Names, perfCalls) {
+			a := probe.CallArgs{Target: n, Message: "hello"}
+			if !perfSeries(p, o.Samples, fmt.Sprintf("a call to %q", n), "qa_call", a, p.Target().Call) {
 				break
 			}
 		}
 	}
-	perfGas(p)
-	perfCompile(p)
-	p.notef("cross-run latency history is not compared (a run sees only itself)")
+	perfGas(p, o.Corpus)
+	perfCompile(p, o.Corpus)
+	p.Notef("cross-run latency history is not compared (a run sees only itself)")
 }
 
 // perfSeries takes Options.Samples measurements of one call and judges the
 // p95 against the SLO. It returns false when the tool was refused.
-func perfSeries(p *probe, what, tool string, args any, where string) bool {
+func perfSeries(p *probe.Probe, samples int, what, tool string, args any, where string) bool {
 	var lat []float64
 	failed := 0
-	for range p.pb.opts.Samples {
-		if !p.room(1) || !p.can(tool) {
+	for range samples {
+		if !p.Room(1) || !p.Can(tool) {
 			break
 		}
-		ex := p.call(tool, args)
-		if refusedByDial(ex) {
+		ex := p.Exchange(tool, args)
+		if probe.RefusedByDial(ex) {
 			p.Skip("%s refused (%s): its latency not measured", tool, ex.Result.Err())
 			return false
 		}
-		if !answered(ex.Result) || status(ex.Result) >= 400 {
+		if !probe.Answered(ex.Result) || probe.Status(ex.Result) >= 400 {
 			failed++
 			if failed == 2 && len(lat) == 0 {
 				break // an endpoint that fails is smoke's finding, not a latency
 			}
 			continue
 		}
-		if l, ok := latency(ex.Result); ok {
+		if l, ok := probe.Latency(ex.Result); ok {
 			lat = append(lat, l)
 		}
 	}
 	if len(lat) == 0 {
-		p.notef("%s: no successful samples", what)
+		p.Notef("%s: no successful samples", what)
 		return true
 	}
 	p50, p95 := Percentile(lat, 50), Percentile(lat, 95)
-	stats := fmt.Sprintf("p50 %s, p95 %s, max %s, N=%d", ms(p50), ms(p95), ms(slices.Max(lat)), len(lat))
+	stats := fmt.Sprintf("p50 %s, p95 %s, max %s, N=%d", probe.Millis(p50), probe.Millis(p95), probe.Millis(slices.Max(lat)), len(lat))
 	if failed > 0 {
 		stats += fmt.Sprintf(", %d failed", failed)
 	}
-	slo := p.t.SLO.P95Ms
+	slo := p.Target().SLO.P95Ms
 	if where != "" {
 		what += " (" + where + ")"
 	}
 	if slo > 0 && p95 > float64(slo) {
 		p.Report(fleet.SeverityMedium, "perf",
 			fmt.Sprintf("Latency of %s is over the SLO: p95 %s against a p95 objective of %d ms (%s, as measured by the tool including transfer).",
-				what, ms(p95), slo, stats),
+				what, probe.Millis(p95), slo, stats),
 			tool, args)
 	} else {
-		p.notef("%s: %s", what, stats)
+		p.Notef("%s: %s", what, stats)
 	}
 	return true
 }
 
 // perfGas publishes a known-good program to a fresh name and compares the
 // gas estimate with the gas used.
-func perfGas(p *probe) {
+func perfGas(p *probe.Probe, corpus []string) {
 	switch {
-	case !p.has("qa_create") || !p.has("qa_publish"):
+	case !p.Has("qa_create") || !p.Has("qa_publish"):
 		return
-	case len(p.pb.opts.Corpus) == 0:
+	case len(corpus) == 0:
 		p.Skip("no corpus: gas check skipped")
 		return
-	case !p.can("qa_create") || !p.can("qa_publish"):
+	case !p.Can("qa_create") || !p.Can("qa_publish"):
 		p.Skip("qa_create not allowed: gas check skipped")
 		return
-	case !p.room(2):
+	case !p.Room(2):
 		return
 	}
-	ex := p.call("qa_create", map[string]any{})
-	name := str(ex.Result, "name")
-	if refusedByDial(ex) || !ex.Result.IsOK() || name == "" {
-		p.Skip("no fresh name for the gas check (%s)", clip(ex.Result.Err(), 120))
+	ex := p.Exchange("qa_create", map[string]any{})
+	name := probe.Str(ex.Result, "name")
+	if probe.RefusedByDial(ex) || !ex.Result.IsOK() || name == "" {
+		p.Skip("no fresh name for the gas check (%s)", probe.Clip(ex.Result.Err(), 120))
 		return
 	}
-	src := bySize(p.pb.opts.Corpus)[0]
+	src := bySize(corpus)[0]
 	r := p.Publish(name, src)
-	est, ok1 := num(r, "gas_estimated")
-	used, ok2 := num(r, "gas_used")
+	est, ok1 := probe.Num(r, "gas_estimated")
+	used, ok2 := probe.Num(r, "gas_used")
 	if !r.IsOK() || !ok1 || !ok2 || used <= 0 {
-		p.Skip("publish for the gas check failed (%s)", clip(r.Err(), 120))
+		p.Skip("publish for the gas check failed (%s)", probe.Clip(r.Err(), 120))
 		return
 	}
 	steps := fmt.Sprintf("Steps: qa_create, then qa_publish the smallest corpus program (%d bytes) to the new name and compare gas_estimated with gas_used.", len(src))
@@ -143,7 +145,7 @@ func perfGas(p *probe) {
 		p.Report(fleet.SeverityLow, fleet.SurfaceRegistry,
 			fmt.Sprintf("The gas estimate for publishing (setMetadata) is more than twice the gas used: estimated %.0f, used %.0f; users lock up more funds than needed. %s", est, used, steps), "", nil)
 	default:
-		p.notef("publish gas: estimated %.0f, used %.0f", est, used)
+		p.Notef("publish gas: estimated %.0f, used %.0f", est, used)
 	}
 }
 
@@ -195,7 +197,7 @@ func generators(corpus []string) []unitGen {
 				}
 				continue
 			}
-			ids := identRE.FindAllString(stringLiteral.ReplaceAllString(l, `""`), -1)
+			ids := fuzzstage.IdentRE.FindAllString(stringLiteral.ReplaceAllString(l, `""`), -1)
 			if len(ids) == 1 && strings.HasPrefix(l, ids[0]) && strings.HasSuffix(l, ";") && len(stmts) < 1 {
 				stmts = append(stmts, unitGen{line: l})
 			}
@@ -206,8 +208,8 @@ func generators(corpus []string) []unitGen {
 
 // onlyLiterals reports whether an expression uses no identifiers.
 func onlyLiterals(expr string) bool {
-	for _, id := range identRE.FindAllString(stringLiteral.ReplaceAllString(expr, `""`), -1) {
-		if !plainWords[id] && !numberRE.MatchString(id) {
+	for _, id := range fuzzstage.IdentRE.FindAllString(stringLiteral.ReplaceAllString(expr, `""`), -1) {
+		if !plainWords[id] && !fuzzstage.NumberRE.MatchString(id) {
 			return false
 		}
 	}
@@ -216,28 +218,28 @@ func onlyLiterals(expr string) bool {
 
 // perfCompile compiles a generated program at doubling sizes and fits the
 // growth exponent of compile time against input size.
-func perfCompile(p *probe) {
+func perfCompile(p *probe.Probe, corpus []string) {
 	switch {
-	case len(p.t.Compiler) == 0:
+	case len(p.Target().Compiler) == 0:
 		p.Skip("target.compiler not configured: compile growth not measured")
 		return
-	case len(p.pb.opts.Corpus) == 0:
+	case len(corpus) == 0:
 		p.Skip("no corpus: no known-good line to grow a compile input from")
 		return
-	case !p.can("qa_compile"):
+	case !p.Can("qa_compile"):
 		p.Skip("qa_compile unavailable: compile growth not measured")
 		return
 	}
 	var gen unitGen
 	base := -1.0
-	for _, g := range generators(p.pb.opts.Corpus) {
-		if !p.room(1) {
+	for _, g := range generators(corpus) {
+		if !p.Room(1) {
 			return
 		}
 		r := p.Compile(g.build(8))
-		if str(r, "outcome") == "compiled" {
+		if probe.Str(r, "outcome") == "compiled" {
 			gen = g
-			base, _ = num(r, "duration_ms")
+			base, _ = probe.Num(r, "duration_ms")
 			break
 		}
 	}
@@ -250,7 +252,7 @@ func perfCompile(p *probe) {
 	var sizes []string
 	last, prev := false, 0
 	for n := max(1, perfStartBytes/unit); !last; prev, n = n, n*2 {
-		if !p.room(1) {
+		if !p.Room(1) {
 			break
 		}
 		src := gen.build(n)
@@ -266,17 +268,17 @@ func perfCompile(p *probe) {
 			}
 		}
 		r := p.Compile(src)
-		d, _ := num(r, "duration_ms")
-		out := str(r, "outcome")
+		d, _ := probe.Num(r, "duration_ms")
+		out := probe.Str(r, "outcome")
 		if out == "timeout" {
 			sizes = append(sizes, fmt.Sprintf("%s timed out", kb(len(src))))
 			break
 		}
 		if out != "compiled" {
-			p.notef("compile growth: the %s input was %s", kb(len(src)), out)
+			p.Notef("compile growth: the %s input was %s", kb(len(src)), out)
 			break
 		}
-		sizes = append(sizes, fmt.Sprintf("%s in %s", kb(len(src)), ms(d)))
+		sizes = append(sizes, fmt.Sprintf("%s in %s", kb(len(src)), probe.Millis(d)))
 		// Points below the process's own startup time are mostly noise.
 		if adj := d - base; adj >= max(perfMinMS, base) {
 			xs, ys = append(xs, float64(len(src))), append(ys, adj)
@@ -292,13 +294,13 @@ func perfCompile(p *probe) {
 	}
 	k, r2, ok := FitExponent(xs, ys)
 	if !ok {
-		p.notef("compile growth: too few measurable sizes (%s)", strings.Join(sizes, ", "))
+		p.Notef("compile growth: too few measurable sizes (%s)", strings.Join(sizes, ", "))
 		return
 	}
 	largest := slices.Max(ys)
-	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over the %d largest of these sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), ms(base))
+	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over the %d largest of these sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), probe.Millis(base))
 	if k <= perfExponent || largest < perfSlowMS {
-		p.notef("compile growth: %s", desc)
+		p.Notef("compile growth: %s", desc)
 		return
 	}
 	ident := ""
@@ -307,7 +309,7 @@ func perfCompile(p *probe) {
 	}
 	p.Report(fleet.SeverityMedium, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compile time grows super-linearly with input size: %s. Expected roughly linear growth. Input: the corpus line %s repeated once per line%s. No repro: the smallest input that shows the slowdown does not fit a feedback entry; regenerate it from that line.",
-			desc, quote(gen.line, 120), ident),
+			desc, probe.Quote(gen.line, 120), ident),
 		"", nil)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 func testTarget() fleet.Target {
@@ -216,7 +217,7 @@ func TestReportKeepsEnvelopeSmallAndSecretsOut(t *testing.T) {
 	st := fleet.State{RunID: "r-20260101-0001", Target: testTarget()}
 	big := strings.Repeat("let v = 1;\n", 400)
 	key := "0x" + strings.Repeat("ab12", 16)
-	prog := func(p *probe) {
+	prog := func(p *probe.Probe, _ Options) {
 		p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big})
 		p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big}) // same: once
 		p.Report(fleet.SeverityCritical, "web", "page shows PRIVATE_KEY="+key+"\nrepro: qa_fetch {}", "qa_fetch", map[string]any{"url": "http://x/.env"})

@@ -8,7 +8,11 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
+
+// hash64Hex is 64 hex digits: a hash on these pages, not a key.
+var hash64Hex = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
 
 func TestSecurityScriptedHistory(t *testing.T) {
 	m := mustNew(t, "security", Options{})
@@ -74,9 +78,9 @@ func TestSecurityNoFalsePositivesOnACleanPlatform(t *testing.T) {
 			switch {
 			case strings.HasSuffix(u, "/bob/"):
 				// Active content in the metadata, escaped in the face.
-				return fetchOK("<p>tx 0x"+hex64+"</p>&lt;script&gt;alert(1)&lt;/script&gt;", clean)
+				return fetchOK("<p>tx 0x"+hash64Hex+"</p>&lt;script&gt;alert(1)&lt;/script&gt;", clean)
 			case strings.HasSuffix(u, "llms.txt"):
-				return fetchOK("# docs\nsha256: "+hex64+"\n[face](/alice/)", map[string]any{"content-type": "text/plain"})
+				return fetchOK("# docs\nsha256: "+hash64Hex+"\n[face](/alice/)", map[string]any{"content-type": "text/plain"})
 			case strings.Contains(u, "/alice/") || strings.HasSuffix(u, ":8080/"):
 				return fetchOK("<h1>alice</h1><script src=/app.js></script>", clean)
 			}
@@ -202,7 +206,7 @@ func TestUXStaysOnTheAllowlist(t *testing.T) {
 	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList()}
 	_, summary := drive(t, mustNew(t, "ux", Options{}), st, w, 60)
 	for _, u := range fetched {
-		if !allowedURL(tg.FetchAllow, u) {
+		if !probe.AllowedURL(tg.FetchAllow, u) {
 			t.Errorf("fetched %s, off the allowlist", u)
 		}
 	}

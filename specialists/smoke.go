@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // Smoke limits.
@@ -20,24 +21,24 @@ const (
 // should have worked and did not; then checks the public faces, the docs
 // and (at exercise) a call to a public name. At observe the mint is refused
 // and only the read-only steps run.
-func smoke(p *probe) {
+func smoke(p *probe.Probe, o Options) {
 	name := ""
-	if p.can("qa_create") {
-		ex := p.call("qa_create", map[string]any{})
+	if p.Can("qa_create") {
+		ex := p.Exchange("qa_create", map[string]any{})
 		r := ex.Result
 		switch {
-		case refusedByDial(ex):
+		case probe.RefusedByDial(ex):
 			p.Skip("qa_create refused (%s): mint, publish, face and call of a fresh name skipped", r.Err())
-		case !r.IsOK() && (str(r, "revert_reason") != "" || strings.HasPrefix(r.Err(), "register ")):
+		case !r.IsOK() && (probe.Str(r, "revert_reason") != "" || strings.HasPrefix(r.Err(), "register ")):
 			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
-				"Minting a fresh name failed: "+quote(r.Err(), 300)+". Expected register(name) from a funded fresh key to succeed.",
+				"Minting a fresh name failed: "+probe.Quote(r.Err(), 300)+". Expected register(name) from a funded fresh key to succeed.",
 				"qa_create", map[string]any{})
 		case !r.IsOK():
-			p.Skip("qa_create failed outside the platform (%s): exercise steps skipped", clip(r.Err(), 160))
+			p.Skip("qa_create failed outside the platform (%s): exercise steps skipped", probe.Clip(r.Err(), 160))
 		default:
-			name = str(r, "name")
-			p.notef("minted %s", name)
-			if !flag(r, "owner_verified") {
+			name = probe.Str(r, "name")
+			p.Notef("minted %s", name)
+			if !probe.Flag(r, "owner_verified") {
 				p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
 					"After registering a fresh name, ownerOf(name) does not return the key that registered it. Expected the registrant to own the name.",
 					"qa_create", map[string]any{})
@@ -47,37 +48,37 @@ func smoke(p *probe) {
 		p.Skip("qa_create is not among this run's tools")
 	}
 
-	good := smokeCompile(p)
+	good := smokeCompile(p, o.Corpus)
 
 	if name != "" {
 		smokeFreshName(p, name, good)
 	}
 
 	// The public, read-only surfaces.
-	for _, n := range first(p.t.Names, smokeNames) {
-		if !p.can("qa_fetch") || !p.room(1) {
+	for _, n := range probe.First(p.Target().Names, smokeNames) {
+		if !p.Can("qa_fetch") || !p.Room(1) {
 			break
 		}
-		url := p.t.FaceURL(n)
+		url := p.Target().FaceURL(n)
 		r := p.Fetch(url)
 		smokeHTTP(p, r, url, fleet.SurfaceFace, fleet.SeverityHigh, fmt.Sprintf("the face of public name %q", n))
 	}
-	for _, d := range first(p.t.Docs, smokeDocs) {
-		if !p.can("qa_fetch") || !p.room(1) {
+	for _, d := range probe.First(p.Target().Docs, smokeDocs) {
+		if !p.Can("qa_fetch") || !p.Room(1) {
 			break
 		}
 		r := p.Fetch(d)
 		smokeHTTP(p, r, d, fleet.SurfaceDocs, fleet.SeverityMedium, "the docs page")
 	}
-	if !p.has("qa_fetch") {
+	if !p.Has("qa_fetch") {
 		p.Skip("qa_fetch is not among this run's tools: faces and docs not checked")
 	}
 
 	// A call to a public name, when calls are allowed.
-	if len(p.t.Names) > 0 && p.can("qa_call") && p.room(1) {
-		a := callArgs{Target: p.t.Names[0], Message: "ping"}
-		ex := p.call("qa_call", a)
-		if refusedByDial(ex) {
+	if len(p.Target().Names) > 0 && p.Can("qa_call") && p.Room(1) {
+		a := probe.CallArgs{Target: p.Target().Names[0], Message: "ping"}
+		ex := p.Exchange("qa_call", a)
+		if probe.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
 		} else if broken, why := brokenCall(ex.Result); broken {
 			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
@@ -89,29 +90,29 @@ func smoke(p *probe) {
 
 // smokeCompile compiles the smallest corpus programs and reports each that
 // the compiler does not accept. It returns the first that compiled.
-func smokeCompile(p *probe) string {
-	if len(p.pb.opts.Corpus) == 0 {
+func smokeCompile(p *probe.Probe, corpus []string) string {
+	if len(corpus) == 0 {
 		p.Skip("no known-good corpus (target.corpus): compile and publish skipped")
 		return ""
 	}
-	if !p.can("qa_compile") {
+	if !p.Can("qa_compile") {
 		p.Skip("qa_compile unavailable: compile skipped")
 		return ""
 	}
 	good := ""
-	for _, src := range first(bySize(p.pb.opts.Corpus), smokeCompiles) {
-		if !p.room(1) {
+	for _, src := range probe.First(bySize(corpus), smokeCompiles) {
+		if !p.Room(1) {
 			break
 		}
 		r := p.Compile(src)
 		if !r.IsOK() {
-			p.Skip("qa_compile failed (%s): compile checks skipped", clip(r.Err(), 160))
+			p.Skip("qa_compile failed (%s): compile checks skipped", probe.Clip(r.Err(), 160))
 			return good
 		}
-		if out := str(r, "outcome"); out != "compiled" {
+		if out := probe.Str(r, "outcome"); out != "compiled" {
 			p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler,
 				fmt.Sprintf("A known-good corpus program (%d bytes, starting %s) was %s by the compiler (exit %d%s); expected it to compile. stderr: %s",
-					len(src), quote(firstLine(src), 60), out, integer(r, "exit_code"), signalText(r), quote(str(r, "stderr_tail"), 300)),
+					len(src), probe.Quote(firstLine(src), 60), out, probe.Int(r, "exit_code"), probe.SignalText(r), probe.Quote(probe.Str(r, "stderr_tail"), 300)),
 				"qa_compile", map[string]any{"source": src})
 			continue
 		}
@@ -125,67 +126,67 @@ func smokeCompile(p *probe) string {
 // smokeFreshName publishes a known-good program to a name this run minted,
 // fetches its face and calls it. The name is released when the run ends, so
 // these findings describe the steps instead of giving a repro.
-func smokeFreshName(p *probe, name, good string) {
+func smokeFreshName(p *probe.Probe, name, good string) {
 	const fresh = "a name freshly minted with qa_create"
 	if good == "" {
 		p.Skip("no compiled known-good program: publish skipped")
-	} else if p.can("qa_publish") && p.room(1) {
-		ex := p.call("qa_publish", map[string]any{"name": name, "source": good})
+	} else if p.Can("qa_publish") && p.Room(1) {
+		ex := p.Exchange("qa_publish", map[string]any{"name": name, "source": good})
 		r := ex.Result
 		switch {
-		case refusedByDial(ex):
+		case probe.RefusedByDial(ex):
 			p.Skip("qa_publish refused (%s)", r.Err())
 		case !r.IsOK():
 			why := r.Err()
-			if rr := str(r, "revert_reason"); rr != "" {
+			if rr := probe.Str(r, "revert_reason"); rr != "" {
 				why += " (revert: " + rr + ")"
 			}
 			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
 				fmt.Sprintf("Publishing a known-good program (%d bytes, it compiles) to %s failed: %s. Expected setMetadata by the name's owner to succeed. Steps: qa_create, then qa_publish that program to the new name.",
-					len(good), fresh, quote(why, 300)), "", nil)
+					len(good), fresh, probe.Quote(why, 300)), "", nil)
 		default:
-			p.notef("published %d bytes to %s", integer(r, "bytes"), name)
+			p.Notef("published %d bytes to %s", probe.Int(r, "bytes"), name)
 		}
 	}
-	if p.can("qa_fetch") && p.room(1) {
-		url := p.t.FaceURL(name)
+	if p.Can("qa_fetch") && p.Room(1) {
+		url := p.Target().FaceURL(name)
 		r := p.Fetch(url)
 		switch {
-		case notAllowed(r):
-			p.Skip("the face of %s is not fetchable (%s)", name, clip(r.Err(), 120))
-		case !answered(r):
+		case probe.NotAllowed(r):
+			p.Skip("the face of %s is not fetchable (%s)", name, probe.Clip(r.Err(), 120))
+		case !probe.Answered(r):
 			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
-				fmt.Sprintf("The face of %s did not answer: %s. Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, quote(r.Err(), 200)), "", nil)
-		case status(r) >= 400:
+				fmt.Sprintf("The face of %s did not answer: %s. Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Quote(r.Err(), 200)), "", nil)
+		case probe.Status(r) >= 400:
 			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
-				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, status(r)), "", nil)
+				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Status(r)), "", nil)
 		default:
-			p.notef("fresh face HTTP %d", status(r))
+			p.Notef("fresh face HTTP %d", probe.Status(r))
 		}
 	}
-	if p.can("qa_call") && p.room(1) {
-		ex := p.call("qa_call", callArgs{Target: name, Message: "ping"})
-		if refusedByDial(ex) {
+	if p.Can("qa_call") && p.Room(1) {
+		ex := p.Exchange("qa_call", probe.CallArgs{Target: name, Message: "ping"})
+		if probe.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
 		} else if broken, why := brokenCall(ex.Result); broken {
 			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
 				fmt.Sprintf("Calling %s with \"ping\" %s. Expected a 2xx reply. Steps: qa_create, then qa_call the new name.", fresh, why), "", nil)
 		} else {
-			p.notef("fresh call: %s", str(ex.Result, "hint"))
+			p.Notef("fresh call: %s", probe.Str(ex.Result, "hint"))
 		}
 	}
 }
 
 // smokeHTTP reports a page that should answer and does not.
-func smokeHTTP(p *probe, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
+func smokeHTTP(p *probe.Probe, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
 	switch {
-	case notAllowed(r):
-		p.Skip("%s is not fetchable (%s)", url, clip(r.Err(), 120))
-	case !answered(r):
-		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s. Expected a page.", capitalize(what), url, quote(r.Err(), 200)),
+	case probe.NotAllowed(r):
+		p.Skip("%s is not fetchable (%s)", url, probe.Clip(r.Err(), 120))
+	case !probe.Answered(r):
+		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s. Expected a page.", capitalize(what), url, probe.Quote(r.Err(), 200)),
 			"qa_fetch", map[string]any{"url": url})
-	case status(r) >= 400:
-		p.Report(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, status(r)),
+	case probe.Status(r) >= 400:
+		p.Report(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, probe.Status(r)),
 			"qa_fetch", map[string]any{"url": url})
 	}
 }
@@ -194,30 +195,15 @@ func smokeHTTP(p *probe, r fleet.Result, url string, surface fleet.Surface, sev 
 // server error, a timeout or no answer. Client errors and odd replies are
 // the ux playbook's business.
 func brokenCall(r fleet.Result) (bool, string) {
-	switch h := str(r, "hint"); {
+	switch h := probe.Str(r, "hint"); {
 	case h == "server_error" || h == "server_error_with_trace":
-		return true, fmt.Sprintf("answers HTTP %d (%s)", status(r), h)
+		return true, fmt.Sprintf("answers HTTP %d (%s)", probe.Status(r), h)
 	case h == "timeout":
 		return true, "timed out"
-	case h == "unreachable" || !r.IsOK() && status(r) == 0:
-		return true, "got no answer: " + quote(r.Err(), 200)
+	case h == "unreachable" || !r.IsOK() && probe.Status(r) == 0:
+		return true, "got no answer: " + probe.Quote(r.Err(), 200)
 	}
 	return false, ""
-}
-
-func signalText(r fleet.Result) string {
-	if s := str(r, "signal"); s != "" {
-		return ", signal " + s
-	}
-	return ""
-}
-
-// first returns at most n elements of s.
-func first[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // bySize returns the programs shortest first (stable).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // UX limits.
@@ -37,7 +38,7 @@ var probeToken = regexp.MustCompile(`qa-no-such-[a-z0-9-]+(?:\.[a-z0-9]+)*`)
 
 // uxRun is one ux session's memory: what was reported.
 type uxRun struct {
-	p     *probe
+	p     *probe.Probe
 	dead  map[string]bool // URLs already reported as dead or broken
 	leaks int
 	deads int
@@ -49,10 +50,10 @@ type uxRun struct {
 
 // ux checks the platform as a user or an agent meets it; see the package
 // doc. Every check that reads pages runs on every page the crawl found.
-func ux(p *probe) {
+func ux(p *probe.Probe, _ Options) {
 	u := &uxRun{p: p, dead: map[string]bool{}, leakSigs: map[string]bool{}, calls: map[string]fleet.Result{}}
-	if p.can("qa_fetch") {
-		pages := p.crawl()
+	if p.Can("qa_fetch") {
+		pages := p.Crawl()
 		u.docs(pages)
 		u.contract(pages)
 		u.deadLinks(pages)
@@ -65,31 +66,31 @@ func ux(p *probe) {
 	u.replies()
 }
 
-// get fetches url once per run (see probe.get).
-func (u *uxRun) get(url string) (fleet.Result, bool) { return u.p.get(url) }
+// get fetches url once per run (see Probe.Get).
+func (u *uxRun) get(url string) (fleet.Result, bool) { return u.p.Get(url) }
 
 // agent is qa_call, once per distinct request in this run.
-func (u *uxRun) agent(a callArgs) (fleet.Exchange, bool) {
-	key := string(canonical(marshal(a)))
+func (u *uxRun) agent(a probe.CallArgs) (fleet.Exchange, bool) {
+	key := string(probe.Canonical(probe.Marshal(a)))
 	if r, ok := u.calls[key]; ok {
 		return fleet.Exchange{Result: r}, true
 	}
-	if !u.p.can("qa_call") || !u.p.room(1) {
+	if !u.p.Can("qa_call") || !u.p.Room(1) {
 		return fleet.Exchange{}, false
 	}
-	ex := u.p.call("qa_call", a)
+	ex := u.p.Exchange("qa_call", a)
 	u.calls[key] = ex.Result
 	return ex, true
 }
 
 // leak reports internals in an error answer, once per URL or call.
 func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, args any) {
-	found := ScanLeaks(text)
+	found := probe.ScanLeaks(text)
 	if a, ok := args.(map[string]any); ok {
 		// An error that echoes the requested path ("Cannot GET /usr/x")
 		// shows the user's own input, not a server path.
 		if url, _ := a["url"].(string); url != "" {
-			found = slices.DeleteFunc(slices.Clone(found), func(l Leak) bool {
+			found = slices.DeleteFunc(slices.Clone(found), func(l probe.Leak) bool {
 				return l.Kind == "file path" && strings.Contains(url, strings.TrimRight(l.Snippet, ".:,;"))
 			})
 		}
@@ -109,50 +110,50 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 				s = s[:i+1]
 			}
 		}
-		sig = append(sig, l.Kind+":"+sigNoise.ReplaceAllString(s, "N"))
+		sig = append(sig, l.Kind+":"+probe.SigNoise.ReplaceAllString(s, "N"))
 	}
 	key := strings.Join(sig, "|")
 	if u.leakSigs[key] {
-		u.p.notef("%s shows a leak already reported", where)
+		u.p.Notef("%s shows a leak already reported", where)
 		return
 	}
 	u.leakSigs[key] = true
 	u.leaks++
 	sev := fleet.SeverityLow
-	if hasStackTrace(found) {
+	if probe.HasStackTrace(found) {
 		sev = fleet.SeverityMedium
 	}
 	u.p.Report(sev, surface,
-		fmt.Sprintf("%s leaks internals to the user: %s. Expected a generic error without OS errors, server paths or stack traces.", where, describeLeaks(found)),
+		fmt.Sprintf("%s leaks internals to the user: %s. Expected a generic error without OS errors, server paths or stack traces.", where, probe.DescribeLeaks(found)),
 		tool, args)
 }
 
 // docs reports configured docs pages that do not answer.
-func (u *uxRun) docs(pages []page) {
+func (u *uxRun) docs(pages []probe.Page) {
 	for _, pg := range pages {
-		if pg.kind != "docs" || pg.ok() {
+		if pg.Kind != "docs" || pg.OK() {
 			continue
 		}
-		u.dead[pg.url] = true
+		u.dead[pg.URL] = true
 		u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
-			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.url, deadWhy(pg.res)),
-			"qa_fetch", map[string]any{"url": pg.url})
-		u.leak(body(pg.res), "The error page of "+pg.url, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.url})
+			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.URL, deadWhy(pg.Res)),
+			"qa_fetch", map[string]any{"url": pg.URL})
+		u.leak(probe.Body(pg.Res), "The error page of "+pg.URL, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.URL})
 	}
 }
 
 // deadWhy says how a fetch failed.
 func deadWhy(r fleet.Result) string {
-	if !answered(r) {
-		return "does not answer (" + clip(oneLine(r.Err()), 120) + ")"
+	if !probe.Answered(r) {
+		return "does not answer (" + probe.Clip(probe.OneLine(r.Err()), 120) + ")"
 	}
-	return fmt.Sprintf("answers HTTP %d", status(r))
+	return fmt.Sprintf("answers HTTP %d", probe.Status(r))
 }
 
 // isDead reports whether a link target is gone: no answer, 404, 410 or 5xx.
 func isDead(r fleet.Result) bool {
-	s := status(r)
-	return !answered(r) || s == 404 || s == 410 || s >= 500
+	s := probe.Status(r)
+	return !probe.Answered(r) || s == 404 || s == 410 || s >= 500
 }
 
 // linkKinds are the link kinds an author wrote as links (markup, markdown,
@@ -163,81 +164,81 @@ var linkKinds = []string{"a", "area", "link", "stylesheet", "script", "img", "me
 // isDocPage reports whether a crawled page is documentation: a configured
 // docs page, or a markdown or plain-text page.
 func (u *uxRun) isDocPage(url string) bool {
-	if slices.Contains(u.p.t.Docs, url) {
+	if slices.Contains(u.p.Target().Docs, url) {
 		return true
 	}
-	r, ok := u.p.pageAt(url)
+	r, ok := u.p.PageAt(url)
 	if !ok {
 		return false
 	}
-	k := crawl.Sniff(url, str(r, "content_type"), body(r))
+	k := crawl.Sniff(url, probe.Str(r, "content_type"), probe.Body(r))
 	return k == crawl.KindMarkdown || k == crawl.KindText
 }
 
 // onFace reports whether url is the face of a public or fresh name: user
 // content, whose broken links are its author's, not the platform's.
 func (u *uxRun) onFace(url string) bool {
-	if nameOfFace(u.p.t, url) != "" {
+	if probe.NameOfFace(u.p.Target(), url) != "" {
 		return true
 	}
-	w := u.p.webState()
-	return w.fresh != nil && *w.fresh != "" && u.p.t.FaceURL(*w.fresh) == url
+	name, _ := u.p.Minted()
+	return name != "" && u.p.Target().FaceURL(name) == url
 }
 
 // deadLinks reports links on crawled pages whose targets are gone.
-func (u *uxRun) deadLinks(pages []page) {
+func (u *uxRun) deadLinks(pages []probe.Page) {
 	for _, pg := range pages {
-		if pg.from == "" || !slices.Contains(linkKinds, pg.kind) || !isDead(pg.res) || u.dead[pg.url] || u.onFace(pg.from) {
+		if pg.From == "" || !slices.Contains(linkKinds, pg.Kind) || !isDead(pg.Res) || u.dead[pg.URL] || u.onFace(pg.From) {
 			continue
 		}
-		u.dead[pg.url] = true
+		u.dead[pg.URL] = true
 		if u.deads == uxDeadFindings {
-			u.p.notef("more dead links not reported (%s)", pg.url)
+			u.p.Notef("more dead links not reported (%s)", pg.URL)
 			continue
 		}
 		u.deads++
 		surface := fleet.Surface("links")
-		if u.isDocPage(pg.from) {
+		if u.isDocPage(pg.From) {
 			surface = fleet.SurfaceDocs
 		}
 		u.p.Report(fleet.SeverityLow, surface,
-			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", pg.from, pg.url, deadWhy(pg.res)),
-			"qa_fetch", map[string]any{"url": pg.url})
+			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", pg.From, pg.URL, deadWhy(pg.Res)),
+			"qa_fetch", map[string]any{"url": pg.URL})
 	}
 }
 
 // pageLeaks scans every crawled answer for internals: all kinds on error
 // answers, stack traces and database errors on pages that answered below
 // 400 (docs, scripts and stylesheets excepted: they may quote either).
-func (u *uxRun) pageLeaks(pages []page) {
+func (u *uxRun) pageLeaks(pages []probe.Page) {
 	for _, pg := range pages {
-		if !answered(pg.res) {
+		if !probe.Answered(pg.Res) {
 			continue
 		}
-		if status(pg.res) >= 400 {
-			u.leak(body(pg.res), fmt.Sprintf("The error answer of %s (HTTP %d)", describePage(pg), status(pg.res)), surfaceOf(u.p.t, pg.url), "qa_fetch", map[string]any{"url": pg.url})
+		if probe.Status(pg.Res) >= 400 {
+			u.leak(probe.Body(pg.Res), fmt.Sprintf("The error answer of %s (HTTP %d)", probe.DescribePage(pg), probe.Status(pg.Res)), probe.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
 			continue
 		}
-		switch crawl.Sniff(pg.url, str(pg.res, "content_type"), body(pg.res)) {
+		switch crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
 		case crawl.KindMarkdown, crawl.KindText, crawl.KindJS, crawl.KindCSS, crawl.KindBinary:
 			continue
 		}
-		if pg.kind == "docs" {
+		if pg.Kind == "docs" {
 			continue
 		}
-		var serious []Leak
-		for _, l := range ScanLeaks(body(pg.res)) {
+		var serious []probe.Leak
+		for _, l := range probe.ScanLeaks(probe.Body(pg.Res)) {
 			if l.Kind == "stack trace" || l.Kind == "database error" {
 				serious = append(serious, l)
 			}
 		}
 		if len(serious) > 0 {
-			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s (HTTP %d)", describePage(pg), status(pg.res)), surfaceOf(u.p.t, pg.url), "qa_fetch", map[string]any{"url": pg.url})
+			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s (HTTP %d)", probe.DescribePage(pg), probe.Status(pg.Res)), probe.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
 		}
 	}
 }
 
-func leakSnippets(ls []Leak) []string {
+func leakSnippets(ls []probe.Leak) []string {
 	var out []string
 	for _, l := range ls {
 		out = append(out, l.Snippet)
@@ -249,49 +250,49 @@ func leakSnippets(ls []Leak) []string {
 // declared JSON body that does not parse, a JSON document served as HTML,
 // a script served as HTML (an app shell answering for a missing file), a
 // body without any Content-Type. One finding per host and kind of mismatch.
-func (u *uxRun) contentTypes(pages []page) {
+func (u *uxRun) contentTypes(pages []probe.Page) {
 	seen := map[string]bool{}
 	for _, pg := range pages {
-		if !pg.ok() || flag(pg.res, "truncated") || strings.TrimSpace(body(pg.res)) == "" || str(pg.res, "method") == "HEAD" || u.dead[pg.url] {
+		if !pg.OK() || probe.Flag(pg.Res, "truncated") || strings.TrimSpace(probe.Body(pg.Res)) == "" || probe.Str(pg.Res, "method") == "HEAD" || u.dead[pg.URL] {
 			continue
 		}
 		why := typeMismatch(pg)
 		if why == "" {
 			continue
 		}
-		key := hostOf(pg.url) + "\x00" + why
+		key := probe.HostOf(pg.URL) + "\x00" + why
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		if u.types == uxTypeFindings {
-			u.p.notef("more content-type mismatches not reported (%s)", pg.url)
+			u.p.Notef("more content-type mismatches not reported (%s)", pg.URL)
 			continue
 		}
 		u.types++
 		u.p.Report(fleet.SeverityLow, "content-type",
-			fmt.Sprintf("%s is %s. Expected the Content-Type to describe the body, so clients and browsers treat it right.", describePage(pg), why),
-			"qa_fetch", map[string]any{"url": pg.url})
+			fmt.Sprintf("%s is %s. Expected the Content-Type to describe the body, so clients and browsers treat it right.", probe.DescribePage(pg), why),
+			"qa_fetch", map[string]any{"url": pg.URL})
 	}
 }
 
 // typeMismatch describes how a page's Content-Type contradicts its body,
 // "" if it does not.
-func typeMismatch(pg page) string {
-	ct := strings.ToLower(str(pg.res, "content_type"))
+func typeMismatch(pg probe.Page) string {
+	ct := strings.ToLower(probe.Str(pg.Res, "content_type"))
 	if ct == "" {
-		ct = strings.ToLower(headers(pg.res)["content-type"])
+		ct = strings.ToLower(probe.Headers(pg.Res)["content-type"])
 	}
-	b := body(pg.res)
+	b := probe.Body(pg.Res)
 	switch {
 	case ct == "":
 		return "served without a Content-Type"
 	case strings.Contains(ct, "json") && !json.Valid([]byte(b)):
-		return fmt.Sprintf("declared %s but its body is not JSON (starts %s)", clip(ct, 60), quote(b, 40))
+		return fmt.Sprintf("declared %s but its body is not JSON (starts %s)", probe.Clip(ct, 60), probe.Quote(b, 40))
 	case strings.Contains(ct, "html") && looksJSONDoc(b):
-		return fmt.Sprintf("a JSON document served as %s", clip(ct, 60))
-	case pg.kind == "script" && strings.Contains(ct, "html"):
-		return fmt.Sprintf("loaded as a script but served as %s (starts %s)", clip(ct, 60), quote(b, 40))
+		return fmt.Sprintf("a JSON document served as %s", probe.Clip(ct, 60))
+	case pg.Kind == "script" && strings.Contains(ct, "html"):
+		return fmt.Sprintf("loaded as a script but served as %s (starts %s)", probe.Clip(ct, 60), probe.Quote(b, 40))
 	}
 	return ""
 }
@@ -305,25 +306,25 @@ func looksJSONDoc(b string) bool {
 // errorPaths provokes error pages: the face of a name that does not exist
 // and a bogus path on each host.
 func (u *uxRun) errorPaths() {
-	if u.p.t.Faces != "" {
-		url := u.p.t.FaceURL(unknownName)
+	if u.p.Target().Faces != "" {
+		url := u.p.Target().FaceURL(unknownName)
 		if r, ok := u.get(url); ok {
-			u.leak(body(r), fmt.Sprintf("The face of a name that does not exist (%s, HTTP %d)", url, status(r)), fleet.SurfaceFace, "qa_fetch", map[string]any{"url": url})
+			u.leak(probe.Body(r), fmt.Sprintf("The face of a name that does not exist (%s, HTTP %d)", url, probe.Status(r)), fleet.SurfaceFace, "qa_fetch", map[string]any{"url": url})
 		}
 	}
 	var missing []string
-	for _, o := range first(targetOrigins(u.p.t), uxHosts) {
+	for _, o := range probe.First(probe.TargetOrigins(u.p.Target()), uxHosts) {
 		missing = append(missing, o+"/"+missingPage)
 	}
 	// A missing page next to the docs, when they live below the root.
-	if len(u.p.t.Docs) > 0 {
-		if b, err := neturl.Parse(u.p.t.Docs[0]); err == nil && strings.Count(b.Path, "/") > 1 {
+	if len(u.p.Target().Docs) > 0 {
+		if b, err := neturl.Parse(u.p.Target().Docs[0]); err == nil && strings.Count(b.Path, "/") > 1 {
 			missing = append(missing, crawl.Resolve(b, missingPage+".md"))
 		}
 	}
 	for _, url := range missing {
 		if r, ok := u.get(url); ok {
-			u.leak(body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, status(r)), surfaceOf(u.p.t, url), "qa_fetch", map[string]any{"url": url})
+			u.leak(probe.Body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, probe.Status(r)), probe.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
 		}
 	}
 }
@@ -332,50 +333,50 @@ func (u *uxRun) errorPaths() {
 // unknown target, and empty replies from public names and a fresh one.
 func (u *uxRun) replies() {
 	p := u.p
-	if !p.can("qa_call") {
+	if !p.Can("qa_call") {
 		p.Skip("qa_call unavailable: replies not checked")
 		return
 	}
-	a := callArgs{Target: unknownName, Message: "hello"}
+	a := probe.CallArgs{Target: unknownName, Message: "hello"}
 	ex, ok := u.agent(a)
 	if !ok {
 		return
 	}
-	if refusedByDial(ex) {
+	if probe.RefusedByDial(ex) {
 		p.Skip("qa_call refused (%s): replies not checked", ex.Result.Err())
 		return
 	}
-	u.leak(body(ex.Result), fmt.Sprintf("The call endpoint's answer for an unknown target (HTTP %d)", status(ex.Result)), fleet.SurfaceCall, "qa_call", a)
-	for _, n := range first(p.t.Names, uxNames) {
-		a := callArgs{Target: n, Message: "hello"}
+	u.leak(probe.Body(ex.Result), fmt.Sprintf("The call endpoint's answer for an unknown target (HTTP %d)", probe.Status(ex.Result)), fleet.SurfaceCall, "qa_call", a)
+	for _, n := range probe.First(p.Target().Names, uxNames) {
+		a := probe.CallArgs{Target: n, Message: "hello"}
 		ex, ok := u.agent(a)
 		if !ok {
 			return
 		}
 		r := ex.Result
 		switch {
-		case str(r, "hint") == "empty_reply":
+		case probe.Str(r, "hint") == "empty_reply":
 			p.Report(fleet.SeverityMedium, fleet.SurfaceCall,
-				fmt.Sprintf("The agent of %q answers %q with HTTP %d and an empty reply. Expected a non-empty reply or an error that says why.", n, a.Message, status(r)),
+				fmt.Sprintf("The agent of %q answers %q with HTTP %d and an empty reply. Expected a non-empty reply or an error that says why.", n, a.Message, probe.Status(r)),
 				"qa_call", a)
-		case status(r) >= 400:
-			u.leak(body(r), fmt.Sprintf("The call endpoint's error for %q (HTTP %d)", n, status(r)), fleet.SurfaceCall, "qa_call", a)
+		case probe.Status(r) >= 400:
+			u.leak(probe.Body(r), fmt.Sprintf("The call endpoint's error for %q (HTTP %d)", n, probe.Status(r)), fleet.SurfaceCall, "qa_call", a)
 		}
 	}
-	name := p.freshName()
+	name := p.FreshName()
 	if name == "" {
 		return
 	}
-	ex, ok = u.agent(callArgs{Target: name, Message: "hello"})
+	ex, ok = u.agent(probe.CallArgs{Target: name, Message: "hello"})
 	if !ok {
 		return
 	}
 	r := ex.Result
-	if str(r, "hint") == "empty_reply" {
+	if probe.Str(r, "hint") == "empty_reply" {
 		p.Report(fleet.SeverityLow, fleet.SurfaceCall,
-			fmt.Sprintf("The agent of a freshly minted name answers \"hello\" with HTTP %d and an empty reply. Expected a default reply or an error that says the name has no agent. Steps: qa_create, then qa_call the new name.", status(r)),
+			fmt.Sprintf("The agent of a freshly minted name answers \"hello\" with HTTP %d and an empty reply. Expected a default reply or an error that says the name has no agent. Steps: qa_create, then qa_call the new name.", probe.Status(r)),
 			"", nil)
-	} else if strings.TrimSpace(body(r)) != "" {
-		p.notef("a fresh name's agent replies (%s)", str(r, "hint"))
+	} else if strings.TrimSpace(probe.Body(r)) != "" {
+		p.Notef("a fresh name's agent replies (%s)", probe.Str(r, "hint"))
 	}
 }

@@ -1,0 +1,21 @@
+// Package probe is what the specialists' checks are written against: the
+// replay engine that runs a playbook's program (Replay) and the Probe it
+// hands the program. A Probe makes the program's tool calls (Call, Fetch,
+// Compile, Chain, Create, Publish, Agent), keeps it within the run (Has,
+// Can, Room, Cap), files its findings (Report; ReportChecked files a high
+// one only once its repro reproduces) and crawls the platform's web
+// surface once per replay (Crawl, Get, FreshName).
+//
+// Beside it sits the vocabulary every check shares: accessors of tool
+// results (Str, Status, Body, Headers, ...), text for summaries (Quote,
+// OneLine, Clip), the target's URLs (AllowedURL, SurfaceOf,
+// TargetOrigins), the secret and leak scanners (ScanSecrets, ScanLeaks)
+// and Memo, the cache that keeps replaying cheap. The secret scanner lives
+// here rather than in a package of its own because Report redacts every
+// summary with it: no finding a check files can repeat a credential.
+//
+// The replay design, the reporting rules and the crawl are described in
+// package specialists, whose playbooks are the programs replayed here. The
+// import rule places probe below the check packages (inject, redteam,
+// fuzzstage) and the playbooks: it imports fleet and crawl only.
+package probe

@@ -1,0 +1,430 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// Config is what one replay needs from its playbook.
+type Config struct {
+	Name        string // the playbook, for the summary and errors
+	Cap         int    // calls per run, findings included
+	Seed        uint64 // the seed of fuzz mutations and canaries; 0: derived from the run id
+	CrawlBudget int    // pages the crawl fetches, seeds included; 0: crawlDefaultBudget
+}
+
+// Replay runs program over s.History (see the package doc): it returns the
+// program's first call beyond the history, or Done with a summary when the
+// program ends or reaches cfg.Cap. A history that the program would not
+// have produced (another tool or other arguments at some index) yields an
+// error wrapping fleet.ErrMalformed; a bug in the program (a panic) yields
+// a plain error.
+func Replay(s *fleet.State, cfg Config, program func(*Probe)) (step fleet.Step, err error) {
+	p := newProbe(cfg, s)
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		h, ok := r.(*halt)
+		switch {
+		case !ok:
+			step, err = fleet.Step{}, fmt.Errorf("playbook %s: panic at call %d: %v", cfg.Name, p.n, r)
+		case h.err != nil:
+			step, err = fleet.Step{}, h.err
+		case h.capped:
+			p.Notef("stopped at the call cap (%d)", cfg.Cap)
+			step, err = fleet.Step{Done: true, Summary: p.summary()}, nil
+		default:
+			step, err = fleet.Step{Call: h.call}, nil
+		}
+	}()
+	program(p)
+	return fleet.Step{Done: true, Summary: p.summary()}, nil
+}
+
+// halt unwinds a replay: either the next call to make, the cap, or a
+// divergence from the recorded history.
+type halt struct {
+	call   *fleet.Call
+	capped bool
+	err    error
+}
+
+// reportReserve is how many calls of the cap only findings may use, so a
+// playbook that probes up to its cap can still report what it found.
+func reportReserve(limit int) int { return min(8, max(1, limit/5)) }
+
+// Probe is one replay of a playbook: the API its program is written against.
+type Probe struct {
+	cfg     Config
+	st      *fleet.State
+	t       fleet.Target
+	n       int // calls made so far: the index of the next call in History
+	limit   int
+	seed    uint64
+	rng     *rand.Rand
+	tools   map[string]bool       // nil: every tool (a state built without a tool list)
+	rungs   map[string]fleet.Dial // the rung each enabled tool needs
+	refused map[string]bool       // tools the dial (or the loop) refused in this run
+	ceiling *fleet.Dial           // the dial a refusal reported, if any
+
+	skips []string
+	notes []string
+	seen  map[string]bool // findings already reported in this run
+
+	reports     map[string]int // qa_report statuses
+	rateLimited bool
+
+	web *webState // the crawl, the fresh name and fetches (surface.go)
+
+	own   string         // a name this run minted for probing (injection), for the agent rules
+	busy  map[string]int // 429 answers per host: the active rules stop at inj429
+	busyN int            // history entries counted into busy
+}
+
+func newProbe(cfg Config, s *fleet.State) *Probe {
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = Hash64(s.RunID)
+	}
+	p := &Probe{
+		cfg: cfg, st: s, t: s.Target, limit: cfg.Cap, seed: seed,
+		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		refused: map[string]bool{}, seen: map[string]bool{}, reports: map[string]int{}, busy: map[string]int{},
+	}
+	// The tools a run started with: the ones still enabled plus any the
+	// history shows (the loop removes a tool it disabled from s.Tools, and
+	// a replay must decide the same way it did before that happened).
+	if s.Tools != nil {
+		p.tools, p.rungs = map[string]bool{}, map[string]fleet.Dial{}
+		for _, t := range s.Tools {
+			p.tools[t.Name] = true
+			p.rungs[t.Name] = t.Rung
+		}
+		for _, ex := range s.History {
+			p.tools[ex.Call.Tool] = true
+		}
+	}
+	return p
+}
+
+// Hash64 is the FNV-1a hash of s: seeds from a run id or a target.
+func Hash64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// TargetSeed seeds the injection and agent canaries: stable per target (not
+// per run), so the same flaw gives the same payload, summary and repro
+// every run and the log's dedupe and triage see one problem. Config.Seed
+// overrides it.
+func (p *Probe) TargetSeed() uint64 {
+	if p.cfg.Seed != 0 {
+		return p.cfg.Seed
+	}
+	return Hash64(p.t.Registry + "|" + p.t.Faces + "|" + p.t.Call)
+}
+
+// Seed is the run's seed: Config.Seed, else derived from the run id.
+func (p *Probe) Seed() uint64 { return p.seed }
+
+// Target is the run's target.
+func (p *Probe) Target() fleet.Target { return p.t }
+
+// Cap is the playbook's call cap for this run (Config.Cap).
+func (p *Probe) Cap() int { return p.limit }
+
+// Rand is the run's PRNG, seeded by Seed: the only randomness a program
+// may use, so a replay makes the same choices.
+func (p *Probe) Rand() *rand.Rand { return p.rng }
+
+// ReproFits reports whether a repro of tool with args fits a feedback
+// entry with its header and a summary (Report leaves out one that does not).
+func (p *Probe) ReproFits(surface fleet.Surface, tool string, args any) bool {
+	return reproFits(p.st.RunID, surface, tool, Marshal(args))
+}
+
+// Has reports whether the run was given tool at all.
+func (p *Probe) Has(tool string) bool { return p.tools == nil || p.tools[tool] }
+
+// Can reports whether calling tool may still work: the run has it, neither
+// the dial nor the loop has refused it so far, and no refusal has shown a
+// dial below the rung it needs. (A tool whose rung is unknown, because the
+// loop disabled it after it was called, counts as allowed: that is what the
+// replay decided when it was called.)
+func (p *Probe) Can(tool string) bool {
+	if !p.Has(tool) || p.refused[tool] {
+		return false
+	}
+	rung, known := p.rungs[tool]
+	return !known || p.ceiling == nil || p.ceiling.Allows(rung)
+}
+
+// Room reports whether n more probing calls fit under the cap, keeping the
+// reserve for findings.
+func (p *Probe) Room(n int) bool { return p.n+n <= p.limit-reportReserve(p.limit) }
+
+// Exchange is the one way a playbook acts: it makes one tool call and
+// returns the recorded exchange (the verdict tells a refusal from a
+// result). While the history has a recorded call at this index it checks
+// the recorded call is this one and returns it; past the history it halts
+// the replay with this call as the next step.
+func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
+	raw := Marshal(args)
+	if p.n >= p.limit || tool != "qa_report" && p.n >= p.limit-reportReserve(p.limit) {
+		panic(&halt{capped: true})
+	}
+	if p.n >= len(p.st.History) {
+		panic(&halt{call: &fleet.Call{Tool: tool, Args: raw}})
+	}
+	ex := p.st.History[p.n]
+	if ex.Call.Tool != tool || !sameJSON(ex.Call.Args, raw) {
+		panic(&halt{err: fmt.Errorf("%w: playbook %s diverged from the run's history at call %d: recorded %s %s, the playbook now asks %s %s",
+			fleet.ErrMalformed, p.cfg.Name, p.n, ex.Call.Tool, Clip(string(ex.Call.Args), 200), tool, Clip(string(raw), 200))})
+	}
+	p.n++
+	if ex.Verdict == fleet.VerdictRefused || ex.Verdict == fleet.VerdictUnknown {
+		p.refused[tool] = true
+		if m := dialIs.FindStringSubmatch(ex.Result.Err()); m != nil {
+			if d, err := fleet.ParseDial(m[1]); err == nil && (p.ceiling == nil || d < *p.ceiling) {
+				p.ceiling = &d
+			}
+		}
+	}
+	if ex.Result == nil {
+		ex.Result = fleet.Result{}
+	}
+	return ex
+}
+
+// Call makes one tool call and returns its result (see Exchange).
+func (p *Probe) Call(tool string, args any) fleet.Result { return p.Exchange(tool, args).Result }
+
+// Fetch is qa_fetch {url}.
+func (p *Probe) Fetch(url string) fleet.Result {
+	return p.Call("qa_fetch", map[string]any{"url": url})
+}
+
+// Compile is qa_compile {source}.
+func (p *Probe) Compile(src string) fleet.Result {
+	return p.Call("qa_compile", map[string]any{"source": src})
+}
+
+// Chain is qa_chain {method, params}.
+func (p *Probe) Chain(method string, params ...any) fleet.Result {
+	if params == nil {
+		params = []any{}
+	}
+	return p.Call("qa_chain", map[string]any{"method": method, "params": params})
+}
+
+// Create is qa_create {}.
+func (p *Probe) Create() fleet.Result { return p.Call("qa_create", map[string]any{}) }
+
+// Publish is qa_publish {name, source}.
+func (p *Probe) Publish(name, src string) fleet.Result {
+	return p.Call("qa_publish", map[string]any{"name": name, "source": src})
+}
+
+// CallArgs are qa_call's arguments.
+type CallArgs struct {
+	Target      string            `json:"target"`
+	Message     string            `json:"message"`
+	From        string            `json:"from,omitempty"`
+	RawBody     *string           `json:"raw_body,omitempty"` // "" sends an empty body
+	ContentType string            `json:"content_type,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+}
+
+// Agent is qa_call with the given arguments.
+func (p *Probe) Agent(a CallArgs) fleet.Result { return p.Call("qa_call", a) }
+
+// Skip records a check that did not run and why, for the summary.
+func (p *Probe) Skip(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if !slices.Contains(p.skips, s) {
+		p.skips = append(p.skips, s)
+	}
+}
+
+// Notef records an observation for the summary.
+func (p *Probe) Notef(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if !slices.Contains(p.notes, s) {
+		p.notes = append(p.notes, s)
+	}
+}
+
+// Dial returns the dial at the start of this turn. Playbooks must not
+// branch on it (the dial can change during a run, and a replay must take
+// the same path it took before); they branch on refusals instead.
+func (p *Probe) Dial() fleet.Dial { return p.st.Dial }
+
+// dialIs reads the dial out of the loop's refusal, "refused: needs dial
+// exercise, dial is observe".
+var dialIs = regexp.MustCompile(`\bdial is ([a-z]+)`)
+
+// RefusedByDial reports whether ex is a refusal (by the dial, or a tool the
+// loop disabled) rather than a result of the tool.
+func RefusedByDial(ex fleet.Exchange) bool {
+	return ex.Verdict == fleet.VerdictRefused || ex.Verdict == fleet.VerdictUnknown
+}
+
+// Envelope sizing: the qa/v1 header written by the reporter is at most this
+// long plus the run id and surface, and a summary needs some room.
+const (
+	headerAllowance = 130
+	minSummaryRoom  = 240
+	MaxSummary      = 1800 // qa_report's summary limit
+)
+
+// Report files a finding through qa_report unless an identical one (same
+// surface and repro, or same summary without a repro) was already filed in
+// this run. reproTool "" means no repro. A repro too large for a feedback
+// entry is left out and the summary says so. It returns whether the finding
+// was accepted (posted, queued or deduped by the reporter).
+//
+// extra, at most one, adds qa_report's crash-state arguments (state, flaky;
+// see StateArgs): a finding with a state is one per state and run,
+// whatever its repro; a flaky one (its repro did not reproduce when
+// replayed, see ReportChecked) is posted at most low.
+func (p *Probe) Report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
+	return p.report(sev, surface, summary, reproTool, reproArgs, extra...)
+}
+
+func (p *Probe) report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
+	summary = OneLine(redactSecrets(summary))
+	var repro map[string]any
+	key := reportKey(p.st.RunID, surface, summary, reproTool, reproArgs)
+	if reproTool != "" {
+		args := Marshal(reproArgs)
+		if !reproFits(p.st.RunID, surface, reproTool, args) {
+			summary += fmt.Sprintf(" (repro left out: a %s call of %d bytes does not fit a feedback entry)", reproTool, len(args))
+		} else {
+			repro = map[string]any{"tool": reproTool, "args": json.RawMessage(args)}
+		}
+	}
+	if len(extra) > 0 && extra[0].State != "" {
+		key = string(surface) + "\x00state\x00" + extra[0].State
+	}
+	if p.seen[key] {
+		return true
+	}
+	p.seen[key] = true
+	if p.rateLimited || !p.Can("qa_report") {
+		p.Skip("a %s finding was not reported: qa_report unavailable", sev)
+		return false
+	}
+	args := map[string]any{"severity": string(sev), "surface": string(surface), "summary": Clip(summary, MaxSummary)}
+	if repro != nil {
+		args["repro"] = repro
+	}
+	if len(extra) > 0 {
+		extra[0].addTo(args)
+	}
+	ex := p.Exchange("qa_report", args)
+	status := Str(ex.Result, "status")
+	switch {
+	case status == "rate_limited":
+		p.rateLimited = true
+	case RefusedByDial(ex):
+		status = "refused"
+	case status == "" && !ex.Result.IsOK():
+		status = "failed"
+	}
+	p.reports[status]++
+	return ex.Result.IsOK()
+}
+
+// reproFits reports whether a repro line leaves a feedback entry room for
+// its header and a summary.
+func reproFits(runID string, surface fleet.Surface, tool string, args json.RawMessage) bool {
+	line := len("repro: ") + len(tool) + 1 + len(args)
+	return headerAllowance+len(runID)+len(surface)+line+minSummaryRoom <= fleet.MaxEnvelopeBytes
+}
+
+// reportKey is what makes two findings of a run the same: surface and
+// repro, or surface and (one-line) summary when there is no repro that fits.
+func reportKey(runID string, surface fleet.Surface, summary, tool string, args any) string {
+	if tool != "" {
+		raw := Marshal(args)
+		if reproFits(runID, surface, tool, raw) {
+			return string(surface) + "\x00" + tool + "\x00" + string(Canonical(raw))
+		}
+	}
+	return string(surface) + "\x00" + summary
+}
+
+// summary is the run's closing summary: calls, findings, skips and notes.
+func (p *Probe) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s playbook: %d calls (cap %d)", p.cfg.Name, p.n, p.limit)
+	total := 0
+	var parts []string
+	for _, st := range []string{"posted", "queued", "deduped", "rate_limited", "refused", "failed"} {
+		if c := p.reports[st]; c > 0 {
+			total += c
+			parts = append(parts, fmt.Sprintf("%d %s", c, st))
+		}
+	}
+	if total == 0 {
+		b.WriteString("; no findings")
+	} else {
+		fmt.Fprintf(&b, "; %d findings (%s)", total, strings.Join(parts, ", "))
+	}
+	if len(p.notes) > 0 {
+		b.WriteString(". Observed: " + strings.Join(p.notes, "; "))
+	}
+	if len(p.skips) > 0 {
+		b.WriteString(". Skipped: " + strings.Join(p.skips, "; "))
+	}
+	b.WriteString(".")
+	return Clip(b.String(), 4000)
+}
+
+// Marshal encodes v as compact JSON without HTML escaping (sources and
+// canaries stay readable, and repros stay small). Map keys come out sorted,
+// so the same arguments always give the same bytes.
+func Marshal(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("playbook: encode arguments: %v", err)) // a bug: arguments are plain values
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// sameJSON reports whether two argument blobs are the same call: the same
+// bytes, or the same JSON value (a history read back from a run record may
+// be spaced or escaped differently).
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// Canonical re-encodes JSON with sorted keys, for dedupe keys.
+func Canonical(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	return Marshal(v)
+}
