@@ -286,11 +286,10 @@ func TestImportRule(t *testing.T) {
 	}
 }
 
-// TestImportRuleCatchesViolations builds a small tree with forbidden imports and
-// checks the rule reports each one, so TestImportRule cannot pass vacuously.
-func TestImportRuleCatchesViolations(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, src string) {
+// treeWriter returns a function writing src to rel below root, for the
+// small bad trees that prove a rule reports what it must.
+func treeWriter(t *testing.T, root string) func(rel, src string) {
+	return func(rel, src string) {
 		t.Helper()
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -300,6 +299,13 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestImportRuleCatchesViolations builds a small tree with forbidden imports and
+// checks the rule reports each one, so TestImportRule cannot pass vacuously.
+func TestImportRuleCatchesViolations(t *testing.T) {
+	root := t.TempDir()
+	write := treeWriter(t, root)
 	imp := func(pkg string, paths ...string) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "// Package %s is a fixture.\npackage %s\n\nimport (\n", path.Base(pkg), path.Base(pkg))
@@ -412,16 +418,7 @@ func TestOneRoadToTheLog(t *testing.T) {
 // pass vacuously.
 func TestOneRoadCatchesBypasses(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := treeWriter(t, root)
 	src := func(pkg, imp, body string) string {
 		return fmt.Sprintf("package %s\n\nimport %s\n\nfunc f(l *chain.FeedbackLog) {\n\t%s\n}\n", pkg, imp, body)
 	}
