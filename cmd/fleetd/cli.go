@@ -25,7 +25,15 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// app is the state shared by every command of one invocation.
+// app is the state shared by every command of one invocation, and its
+// methods are the core every command group uses: the data dir and its paths
+// (paths.go), the node connection (conn.go), the fleet environment, the dial
+// and the warning logger (env.go), printJSON. Each command group is a type
+// of its own over it, in its own files: chainCommands (cmd_chain.go),
+// findingsCommands (cmd_findings.go), probeCommands (cmd_probe.go),
+// serviceCommands (cmd_run.go) and fixCommands (cmd_fix.go). A group calls
+// another's method through that group's type (fixCommands{a.app}.prLinks()),
+// so the dependencies between files show where they are.
 type app struct {
 	reload         <-chan struct{} // SIGHUP; nil when not wired (tests)
 	stdin          io.Reader
@@ -88,25 +96,16 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (YAML; see configs/fleetd.example.yaml)")
 	root.PersistentFlags().StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default: the config's data_dir, else ./"+DefaultDataDir+")")
-	root.AddCommand(a.versionCmd(), a.chainCmd(), a.findingsCmd(), a.keysCmd(), a.configCmd(),
-		a.toolsCmd(), a.toolCmd(), a.dialCmd(), a.specialistsCmd(), a.runsCmd(), a.probeCmd(), a.testbedCmd(), a.runCmd(), a.demoCmd(), a.triageCmd(), a.reportCmd(), a.doctorCmd(), a.httpTokenCmd(), a.reconcileCmd(), a.mcpCmd())
-	root.AddCommand(a.pauseCmds()...)
-	root.AddCommand(a.fixCmd(), a.prsCmd()) // the fix stage: cmd_fix.go
+	// Each command group is a type of its own over the shared app: chains
+	// (cmd_chain.go), findings (cmd_findings.go), probes (cmd_probe.go),
+	// service (cmd_run.go) and fix (cmd_fix.go).
+	chains, findings, probes := chainCommands{a}, findingsCommands{a}, probeCommands{a}
+	service, fix := serviceCommands{a}, fixCommands{a}
+	root.AddCommand(a.versionCmd(), chains.chainCmd(), findings.findingsCmd(), chains.keysCmd(), a.configCmd(),
+		probes.toolsCmd(), probes.toolCmd(), service.dialCmd(), probes.specialistsCmd(), probes.runsCmd(), probes.probeCmd(), chains.testbedCmd(), service.runCmd(), service.demoCmd(), findings.triageCmd(), findings.reportCmd(), service.doctorCmd(), service.httpTokenCmd(), service.reconcileCmd(), probes.mcpCmd())
+	root.AddCommand(service.pauseCmds()...)
+	root.AddCommand(fix.fixCmd(), fix.prsCmd()) // the fix stage: cmd_fix.go
 	return root
-}
-
-// dataDir is --data-dir, else the config's data_dir, else the default, as
-// an absolute path: every path derived from it may be printed, and a printed
-// path must work from any directory.
-func (a *app) dataDir() string {
-	d := DefaultDataDir
-	switch {
-	case a.dataDirFlag != "":
-		d = a.dataDirFlag
-	case a.cfg != nil && a.cfg.DataDir != "":
-		d = a.cfg.resolve(a.cfg.DataDir)
-	}
-	return abs(d)
 }
 
 // printJSON writes v as one JSON line.

@@ -15,7 +15,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-func (a *app) chainCmd() *cobra.Command {
+// chainCommands set up the chain side: `fleetd chain devnet` and
+// `fleetd chain deploy` (cmd_chain.go), `fleetd keys` (cmd_keys.go) and
+// `fleetd testbed` (cmd_testbed.go).
+type chainCommands struct{ *app }
+
+func (a chainCommands) chainCmd() *cobra.Command {
 	c := &cobra.Command{Use: "chain", Short: "Run a dev chain or deploy fleetd's contracts"}
 	c.AddCommand(a.devnetCmd(), a.deployCmd())
 	return c
@@ -118,7 +123,7 @@ func writeDevnetConfig(info devnetInfo, dataDir string) error {
 	return fleet.WriteFileAtomic(info.Config, b, 0o600)
 }
 
-func (a *app) devnetCmd() *cobra.Command {
+func (a chainCommands) devnetCmd() *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
 		Use:   "devnet",
@@ -150,7 +155,7 @@ exits (or, after a crash, by the next chain that starts).`,
 	return cmd
 }
 
-func (a *app) deployCmd() *cobra.Command {
+func (a chainCommands) deployCmd() *cobra.Command {
 	var f *connFlags
 	var version int
 	cmd := &cobra.Command{

@@ -28,7 +28,7 @@ var demoTriggers = map[string]fleet.Trigger{
 	"perf":     {Every: 40 * time.Second},
 }
 
-func (a *app) demoCmd() *cobra.Command {
+func (a serviceCommands) demoCmd() *cobra.Command {
 	var (
 		dur     time.Duration
 		dial    string
@@ -84,7 +84,7 @@ the data dir (saying so on stderr).`,
 				return err
 			}
 			if d, _ := fleet.ParseDial(dial); dial != "" && d == fleet.Propose {
-				if _, err := a.demoFixStage(ctx, out, dataDir, cfgPath); err != nil { // cmd_fix_demo.go
+				if _, err := (fixCommands{a.app}).demoFixStage(ctx, out, dataDir, cfgPath); err != nil { // cmd_fix_demo.go
 					return err
 				}
 			}
@@ -119,7 +119,7 @@ the data dir (saying so on stderr).`,
 				fmt.Fprintln(a.stderr, "fleetd demo: shutdown:", err)
 			}
 			err = a.demoSummary(context.WithoutCancel(cmd.Context()))
-			a.demoFixSummary() // cmd_fix_demo.go
+			fixCommands{a.app}.demoFixSummary() // cmd_fix_demo.go
 			return err
 		},
 	}
@@ -187,12 +187,12 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 }
 
 // demoSummary triages the log and prints the ranked health report.
-func (a *app) demoSummary(ctx context.Context) error {
-	res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+func (a serviceCommands) demoSummary(ctx context.Context) error {
+	res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
 	if err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}
-	triage.AttachPRs(&res.Report, a.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
+	triage.AttachPRs(&res.Report, fixCommands{a.app}.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
 	fmt.Fprintf(a.stdout, "\nhealth report (markdown in %s):\n", filepath.Join(a.reportsDir(), "latest.md"))
 	if len(res.Report.Clusters) == 0 {
 		fmt.Fprintln(a.stdout, "  no findings yet: run longer, or raise the dial with --dial exercise")
@@ -200,7 +200,7 @@ func (a *app) demoSummary(ctx context.Context) error {
 		return err
 	}
 	self := selfCommand()
-	if path, err := a.writeHTMLReport(res.Report); err != nil {
+	if path, err := (findingsCommands{a.app}).writeHTMLReport(res.Report); err != nil {
 		fmt.Fprintln(a.stderr, "fleetd demo: html report:", err)
 	} else {
 		fmt.Fprintf(a.stdout, "\nthe same report as one HTML file (open it in a browser, send it to anyone): %s\n", path)

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) dialCmd() *cobra.Command {
+func (a serviceCommands) dialCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dial",
 		Short: "Show the autonomy dial (observe, exercise, propose)",
@@ -49,7 +49,7 @@ func (a *app) dialCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) pauseCmds() []*cobra.Command {
+func (a serviceCommands) pauseCmds() []*cobra.Command {
 	var reason string
 	pause := &cobra.Command{
 		Use:   "pause",

@@ -44,7 +44,7 @@ const (
 // doctor runs every check against the loaded config (cfgErr is the error
 // loading it, if any). Checks never write to the chain and never print
 // secrets: key files are named by path and address only.
-func (a *app) doctor(ctx context.Context, cfgErr error) []check {
+func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	var out []check
 	add := func(c check) { out = append(out, c) }
 	skip := func(name, why string, fatal bool) {
@@ -157,7 +157,7 @@ func (a *app) doctor(ctx context.Context, cfgErr error) []check {
 
 // doctorKey checks that the key file named by field loads (LoadKey refuses
 // unsafe file modes) and returns the key, nil when it does not.
-func (a *app) doctorKey(out *[]check, name, file, field, howNew string) *chain.Key {
+func (a serviceCommands) doctorKey(out *[]check, name, file, field, howNew string) *chain.Key {
 	if file == "" {
 		*out = append(*out, check{name: name, fatal: true, detail: field + " is not set", fix: "create one with " + howNew + " and set " + field})
 		return nil
@@ -180,7 +180,7 @@ func (a *app) doctorKey(out *[]check, name, file, field, howNew string) *chain.K
 // budget (or one run's, when no daily limit is set) plus the gas of a day's
 // findings at today's gas price. An empty sponsor is fatal: nothing could be
 // posted.
-func (a *app) sponsorFunds(ctx context.Context, cl *chain.Client, sponsor *chain.Key) check {
+func (a serviceCommands) sponsorFunds(ctx context.Context, cl *chain.Client, sponsor *chain.Key) check {
 	c := check{name: "sponsor funds"}
 	bal, err := cl.Balance(ctx, sponsor.Address())
 	if err != nil {
@@ -216,7 +216,7 @@ func (a *app) sponsorFunds(ctx context.Context, cl *chain.Client, sponsor *chain
 // this config is used. Triage always trusts the identity of the process
 // running it, but a non-empty chain.trusted_senders without the fleet's
 // address means processes with other identities will flag its findings.
-func (a *app) trustCheck(addr fleet.Address) check {
+func (a serviceCommands) trustCheck(addr fleet.Address) check {
 	c := check{name: "trusted", ok: true}
 	ts := a.cfg.Chain.TrustedSenders
 	if len(ts) == 0 {
@@ -238,7 +238,7 @@ func (a *app) trustCheck(addr fleet.Address) check {
 // targetURLChecks checks every URL the probes use is allowed by
 // target.fetch_allow and answers, through the same fetcher the probes use
 // (allowlist, SSRF rules and all).
-func (a *app) targetURLChecks(ctx context.Context, t fleet.Target) []check {
+func (a serviceCommands) targetURLChecks(ctx context.Context, t fleet.Target) []check {
 	allow, err := qatools.NewAllowlist(t.FetchAllow)
 	if err != nil {
 		return []check{{name: "fetch_allow", fatal: true, detail: err.Error(), fix: "fix target.fetch_allow"}}
@@ -284,7 +284,7 @@ func (a *app) targetURLChecks(ctx context.Context, t fleet.Target) []check {
 
 // compilerCheck runs the compiler on one corpus program inside a throwaway
 // jail, bounded like qa_compile, and removes the jail after.
-func (a *app) compilerCheck(ctx context.Context, argv []string, source string) check {
+func (a serviceCommands) compilerCheck(ctx context.Context, argv []string, source string) check {
 	c := check{name: "compiler"}
 	base := a.sandboxDir()
 	sb, err := sandbox.Open(base, "doctor-"+sandbox.NewRunID(time.Now()))
@@ -345,7 +345,7 @@ func sigNote(sig string) string {
 
 // dataDirChecks: the data dir is writable with room to spare; then the dial,
 // the kill switch and the outbox, as they stand.
-func (a *app) dataDirChecks() []check {
+func (a serviceCommands) dataDirChecks() []check {
 	dir := a.dataDir()
 	w := check{name: "data dir", fatal: true}
 	if err := probeWritable(dir); err != nil {
@@ -460,7 +460,7 @@ func firstFatal(cs []check) (check, bool) {
 	return check{}, false
 }
 
-func (a *app) doctorCmd() *cobra.Command {
+func (a serviceCommands) doctorCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor [--config F]",
 		Short: "Check the setup: config, node, log, keys, funds, target, compiler, data dir; one line per check",

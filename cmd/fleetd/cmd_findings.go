@@ -15,6 +15,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// findingsCommands read and write the feedback log: `fleetd findings`,
+// `findings post` and `findings mark` (cmd_findings.go, post.go, mark.go),
+// `fleetd triage` and `fleetd report` (cmd_triage.go, console_report.go),
+// and the offline fallback to the stored triage when the node does not
+// answer (offline.go). The daemon triages and marks through runTriage,
+// triageConfig and markEntry; the demo writes its HTML report through
+// writeHTMLReport.
+type findingsCommands struct{ *app }
+
 // findingJSON is one log entry as `fleetd findings --json` prints it.
 type findingJSON struct {
 	Index      uint64        `json:"index"`
@@ -35,7 +44,7 @@ type findingJSON struct {
 	Text       string        `json:"text"`
 }
 
-func (a *app) findingsCmd() *cobra.Command {
+func (a findingsCommands) findingsCmd() *cobra.Command {
 	var (
 		from   uint64
 		asJSON bool
@@ -162,7 +171,7 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func (a *app) findingsPostCmd() *cobra.Command {
+func (a findingsCommands) findingsPostCmd() *cobra.Command {
 	var (
 		text string
 		f    *connFlags

@@ -21,12 +21,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// fixerDir is the fix stage's state under the data dir.
-func (a *app) fixerDir() string { return filepath.Join(a.dataDir(), "fixer") }
+// fixCommands are the fix stage's commands: `fleetd fix` and `fleetd prs`
+// (cmd_fix.go, the demo's fix step in cmd_fix_demo.go; its config is
+// cmd_fix_config.go and the daemon's fix pass cmd_fix_daemon.go). The
+// daemon composes its fix pass through newFixStage; the demo and the
+// report read PR links through prLinks.
+type fixCommands struct{ *app }
 
 // openFixStage builds the fleet environment and its fix pipeline for a
 // one-shot command, logging warnings to stderr. The caller closes env.
-func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix, error) {
+func (a fixCommands) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix, error) {
 	logger := a.warnLogger()
 	env, err := a.buildEnv(ctx, logger)
 	if err != nil {
@@ -44,7 +48,7 @@ func (a *app) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix, error
 // into the fix pipeline's config and composes it (pipeline.NewFix): it
 // builds the forge backend, the poster (the fleet's, through its outbox)
 // and the patch model (fixer.planner).
-func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
+func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
 	if a.cfg.Forge.Kind == "" {
 		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
 	}
@@ -82,7 +86,7 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 		}
 		modelName = "gemini/" + orDefault(gc.Model, gemini.DefaultModel)
 	case "openai":
-		if model, modelName, err = a.openaiPlanner(logger); err != nil {
+		if model, modelName, err = (probeCommands{a.app}).openaiPlanner(logger); err != nil {
 			return nil, fmt.Errorf("fixer.planner: %w", err)
 		}
 	}
@@ -102,15 +106,15 @@ func (a *app) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logge
 
 // workItems returns triage's work items with the report: a fresh triage
 // pass when the store is free, else the saved report (the daemon holds it).
-func (a *app) workItems(ctx context.Context) ([]triage.WorkItem, fleet.Report, error) {
+func (a fixCommands) workItems(ctx context.Context) ([]triage.WorkItem, fleet.Report, error) {
 	fresh := func(ctx context.Context) (fleet.Report, error) {
-		res, err := a.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
 		return res.Report, err
 	}
 	return pipeline.WorkItems(ctx, fresh, a.reportsDir())
 }
 
-func (a *app) fixCmd() *cobra.Command {
+func (a fixCommands) fixCmd() *cobra.Command {
 	var dryRun, poll, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "fix FP | fix --poll",
@@ -214,7 +218,7 @@ func pickItem(items []triage.WorkItem, r fleet.Report, fp string) (triage.WorkIt
 }
 
 // printJob narrates a finished job.
-func (a *app) printJob(j *fixer.Job) {
+func (a fixCommands) printJob(j *fixer.Job) {
 	out := a.stdout
 	if r := j.Repro; r != nil {
 		fmt.Fprintf(out, "  reproduce   %s in run %s (%s)\n", r.Outcome, r.RunID, j.Timings["reproduce"].Round(time.Millisecond))
@@ -246,7 +250,7 @@ func firstLineOf(s string) string {
 	return s
 }
 
-func (a *app) prsCmd() *cobra.Command {
+func (a fixCommands) prsCmd() *cobra.Command {
 	var asJSON, refresh bool
 	cmd := &cobra.Command{
 		Use:   "prs [--json] [--refresh]",
@@ -336,4 +340,4 @@ func prLine(r fixer.Record, now time.Time) prRow {
 
 // prLinks maps cluster ids to their PRs for the report (nil when there
 // are none or the state cannot be read).
-func (a *app) prLinks() map[string]fleet.PRLink { return pipeline.PRLinks(a.fixerDir()) }
+func (a fixCommands) prLinks() map[string]fleet.PRLink { return pipeline.PRLinks(a.fixerDir()) }

@@ -38,7 +38,7 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Summary = "dial is " + dial.String() + ": the fix stage runs at propose"
 		return out, nil
 	}
-	st, err := d.a.newFixStage(ctx, d.env, d.opts.logger)
+	st, err := fixCommands{d.a}.newFixStage(ctx, d.env, d.opts.logger)
 	if err != nil {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
@@ -48,7 +48,9 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Summary = "no triage report yet"
 		return out, nil
 	}
-	say := func(format string, args ...any) { d.say(fixName, "%s", clip(sanitize(fmt.Sprintf(format, args...)), 200)) }
+	say := func(format string, args ...any) {
+		d.say(fixName, "%s", clip(sanitize(fmt.Sprintf(format, args...)), 200))
+	}
 	res, err := st.Pass(ctx, rep, time.Now(), say)
 	out.Summary = res.Summary
 	if err != nil {

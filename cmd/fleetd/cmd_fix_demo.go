@@ -23,7 +23,7 @@ var demoRepoTest = []string{"go", "test", "-count=1", "-skip", "TestPlantedFlaws
 // and adds target.repo, a gitlocal forge and a fix pass every 15 s to the
 // demo's config file. Without a model the PRs are drafts carrying the
 // failing regression test. It returns the repository's directory.
-func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath string) (string, error) {
+func (a fixCommands) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath string) (string, error) {
 	repo := filepath.Join(dataDir, "tinylang")
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
 		if err := testbed.WriteCompilerModule(repo); err != nil {
@@ -70,7 +70,7 @@ func (a *app) demoFixStage(ctx context.Context, out io.Writer, dataDir, cfgPath 
 }
 
 // demoFixSummary lists the PRs the demo's fix stage opened.
-func (a *app) demoFixSummary() {
+func (a fixCommands) demoFixSummary() {
 	recs, err := fixer.LoadRecords(a.fixerDir())
 	if err != nil || a.cfg.Forge.Kind == "" {
 		return

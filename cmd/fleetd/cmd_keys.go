@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) keysCmd() *cobra.Command {
+func (a chainCommands) keysCmd() *cobra.Command {
 	c := &cobra.Command{Use: "keys", Short: "Manage signing keys"}
 	var out string
 	newCmd := &cobra.Command{

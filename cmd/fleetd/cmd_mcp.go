@@ -37,7 +37,7 @@ type mcpOptions struct {
 // next to the daemon's 8787.
 const defaultMCPAddr = "127.0.0.1:8790"
 
-func (a *app) mcpCmd() *cobra.Command {
+func (a probeCommands) mcpCmd() *cobra.Command {
 	var o mcpOptions
 	cmd := &cobra.Command{
 		Use:   "mcp [--transport stdio|http] [--specialist NAME] [--addr HOST:PORT]",
@@ -80,7 +80,7 @@ binds 127.0.0.1 by default, and on any non-loopback address (or with
 
 // mcpPersona is the specialist an MCP session acts as: the named one, or
 // "mcp" with every tool (a personas file named mcp.yaml replaces it).
-func (a *app) mcpPersona(name string) (fleet.Persona, error) {
+func (a probeCommands) mcpPersona(name string) (fleet.Persona, error) {
 	if name != "" {
 		return a.persona(name)
 	}
@@ -99,7 +99,7 @@ func (a *app) mcpPersona(name string) (fleet.Persona, error) {
 	return p, nil
 }
 
-func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
+func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	if o.transport != "stdio" && o.transport != "http" {
 		return fmt.Errorf("--transport: %q is not stdio or http", o.transport)
 	}
@@ -128,7 +128,7 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	defer env.Close()
-	(&daemon{a: a, env: env, log: logger.With("component", "mcp")}).recoverCrashed(ctx)
+	(&daemon{a: a.app, env: env, log: logger.With("component", "mcp")}).recoverCrashed(ctx)
 
 	daily := fleet.NewDailyBudget(a.dataDir(), a.cfg.Daemon.Daily.budget())
 	run := func(ctx context.Context, s *mcpserver.Session) (fleet.RunResult, error) {
@@ -163,7 +163,7 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 
 // serveMCPHTTP serves streamable HTTP at /mcp until ctx is done, then ends
 // every session's run and stops.
-func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
+func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", o.addr, err)
@@ -172,7 +172,7 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOpti
 	var h http.Handler = srv.Handler(mcpserver.HTTPOptions{IdleTimeout: o.idle})
 	needToken := o.requireToken || !loopback
 	if needToken {
-		want, err := a.httpToken(true)
+		want, err := serviceCommands{a.app}.httpToken(true)
 		if err != nil {
 			ln.Close()
 			return err
@@ -210,7 +210,7 @@ func (a *app) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOpti
 
 // flushOutbox posts findings queued while the chain was away, as the daemon
 // does when it stops.
-func (a *app) flushOutbox(env *fleetEnv, logger *slog.Logger) {
+func (a probeCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
 	if env.poster == nil {
 		return
 	}

@@ -12,7 +12,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) probeCmd() *cobra.Command {
+// probeCommands run specialists and show what they did: `fleetd probe`
+// (cmd_probe.go, probe.go, the OpenAI planner in planner_openai.go),
+// `fleetd tools` and `fleetd tool` (cmd_tools.go), `fleetd specialists`
+// (personas.go), `fleetd runs` (cmd_runs.go) and `fleetd mcp` (cmd_mcp.go).
+// The daemon loads personas and runs specialists through loadPersonas and
+// runSpecialist; the fix stage builds its OpenAI model through openaiPlanner.
+type probeCommands struct{ *app }
+
+func (a probeCommands) probeCmd() *cobra.Command {
 	var planner string
 	cmd := &cobra.Command{
 		Use:   "probe SPECIALIST [--planner P]",

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) reconcileCmd() *cobra.Command {
+func (a serviceCommands) reconcileCmd() *cobra.Command {
 	var (
 		fromChain bool
 		blocks    uint64
@@ -107,7 +107,7 @@ and sweeps, at any dial.`,
 }
 
 // emit prints v as a JSON line, or the formatted text line.
-func (a *app) emit(asJSON bool, v any, format string, args ...any) error {
+func (a serviceCommands) emit(asJSON bool, v any, format string, args ...any) error {
 	if asJSON {
 		return a.printJSON(v)
 	}

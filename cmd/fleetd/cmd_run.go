@@ -7,7 +7,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) runCmd() *cobra.Command {
+// serviceCommands run and operate the fleet as a service: `fleetd run` and
+// the daemon it starts (cmd_run.go, daemon.go, console.go), `fleetd demo`
+// (cmd_demo.go), `fleetd doctor` (cmd_doctor.go), `fleetd dial`, `pause` and
+// `resume` (cmd_dial.go), `fleetd reconcile` (cmd_reconcile.go) and
+// `fleetd http-token` (httptoken.go). The daemon (daemon.go) holds the core
+// app and calls the other groups through their types.
+type serviceCommands struct{ *app }
+
+func (a serviceCommands) runCmd() *cobra.Command {
 	var level string
 	cmd := &cobra.Command{
 		Use:   "run --config F",

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) runsCmd() *cobra.Command {
+func (a probeCommands) runsCmd() *cobra.Command {
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -67,7 +67,7 @@ func (a *app) runsCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) runsShowCmd() *cobra.Command {
+func (a probeCommands) runsShowCmd() *cobra.Command {
 	var raw bool
 	cmd := &cobra.Command{
 		Use:   "show ID",

@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-func (a *app) testbedCmd() *cobra.Command {
+func (a chainCommands) testbedCmd() *cobra.Command {
 	c := &cobra.Command{Use: "testbed", Short: "The deliberately flawed sample platform the demo and tests probe"}
 	var f *connFlags
 	var addr string
@@ -85,7 +85,7 @@ the planted flaws.`,
 // writeTestbedConfig writes <data-dir>/testbed.yaml: the connection it was
 // started with (flags over the config) and the testbed's target, with every
 // path absolute, and returns its path.
-func (a *app) writeTestbedConfig(c conn, target testbed.TargetConfig) (string, error) {
+func (a chainCommands) writeTestbedConfig(c conn, target testbed.TargetConfig) (string, error) {
 	ch := map[string]any{"rpc": c.rpc}
 	if c.chainID != 0 {
 		ch["chain_id"] = c.chainID

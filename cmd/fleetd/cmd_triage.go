@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
@@ -24,7 +23,7 @@ type TriageConfig struct {
 
 // triageConfig is the engine config with the trusted senders from chain:
 // plus identity, the fleet's own (it signs corrections), when known.
-func (a *app) triageConfig(identity *chain.Key) (triage.Config, error) {
+func (a findingsCommands) triageConfig(identity *chain.Key) (triage.Config, error) {
 	tc := a.cfg.Triage.Config
 	for _, s := range a.cfg.Chain.TrustedSenders {
 		addr, err := fleet.ParseAddress(s)
@@ -49,7 +48,7 @@ type triageRun struct {
 // runTriage reads the log, updates the report files, and posts a meta
 // summary when the top three changed, through the poster as the fleet
 // identity (sponsored when a sponsor key is configured).
-func (a *app) runTriage(ctx context.Context, c conn) (triageRun, error) {
+func (a findingsCommands) runTriage(ctx context.Context, c conn) (triageRun, error) {
 	var identity, sponsor *chain.Key
 	if f := a.cfg.Chain.FleetKeyFile; f != "" {
 		identity, _ = chain.LoadKey(a.cfg.resolve(f))
@@ -81,9 +80,7 @@ func (a *app) runTriage(ctx context.Context, c conn) (triageRun, error) {
 	return triageRun{RunResult: res, Meta: meta.Status}, err
 }
 
-func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }
-
-func (a *app) triageCmd() *cobra.Command {
+func (a findingsCommands) triageCmd() *cobra.Command {
 	var f *connFlags
 	cmd := &cobra.Command{
 		Use:   "triage",
@@ -115,7 +112,7 @@ func (a *app) triageCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) reportCmd() *cobra.Command {
+func (a findingsCommands) reportCmd() *cobra.Command {
 	var (
 		format string
 		top    int
@@ -149,7 +146,7 @@ cannot be reached, the last saved report is printed with its age.`,
 					fmt.Fprintf(a.stderr, "fleetd: the log cannot be read (%v); showing the report saved %s ago\n", err, age)
 				}
 			}
-			triage.AttachPRs(&r, a.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
+			triage.AttachPRs(&r, fixCommands{a.app}.prLinks()) // each cluster's fix-stage PR (cmd_fix.go)
 			return a.writeReport(r, format, top, out)
 		},
 	}
@@ -160,7 +157,7 @@ cannot be reached, the last saved report is printed with its age.`,
 	return cmd
 }
 
-func (a *app) findingsMarkCmd() *cobra.Command {
+func (a findingsCommands) findingsMarkCmd() *cobra.Command {
 	var f *connFlags
 	cmd := &cobra.Command{
 		Use:   "mark INDEX false-positive|resolved|duplicate-of=J",

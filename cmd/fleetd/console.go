@@ -33,12 +33,12 @@ import (
 // token cannot be had the console is read-only on a loopback address, and
 // the daemon refuses to start on any other.
 func (d *daemon) startHTTP(addr string) error {
-	tok, err := consoleToken(addr, d.a.httpToken, d.log)
+	tok, err := consoleToken(addr, serviceCommands{d.a}.httpToken, d.log)
 	if err != nil {
 		return err
 	}
 	src := &consoleSource{d: d}
-	if cfg, err := d.a.triageConfig(d.env.FleetKey); err == nil {
+	if cfg, err := (findingsCommands{d.a}).triageConfig(d.env.FleetKey); err == nil {
 		src.trusted = cfg.Trusted
 	}
 	c, err := console.New(console.Config{
@@ -272,7 +272,7 @@ func (s *consoleSource) Mark(ctx context.Context, index, what, user string) (con
 	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	res, _, err := d.a.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
+	res, _, err := findingsCommands{d.a}.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)

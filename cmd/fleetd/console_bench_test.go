@@ -41,10 +41,10 @@ func BenchmarkDaemonIdle(b *testing.B) {
 		b.Fatal(err)
 	}
 	a.cfg = cfg
-	a.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := a.startDaemon(ctx, daemonOptions{logger: slog.New(slog.DiscardHandler)})
+	d, err := serviceCommands{a}.startDaemon(ctx, daemonOptions{logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -218,18 +218,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.cfg = cfg
-	if _, err := a.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}})); err != nil {
+	if _, err := (findingsCommands{a}).runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}})); err != nil {
 		t.Fatalf("first triage: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := a.startDaemon(ctx, daemonOptions{logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	d, err := serviceCommands{a}.startDaemon(ctx, daemonOptions{logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.shutdown(30 * time.Second) }) // after the screenshots (cleanups run last first)
 	base := d.consoleURL()
-	token, err := a.httpToken(false)
+	token, err := serviceCommands{a}.httpToken(false)
 	if err != nil {
 		t.Fatalf("the daemon made no token: %v", err)
 	}
@@ -429,7 +429,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("the HTML report file is styled under its own CSP", func(t *testing.T) {
-		res, err := a.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		res, err := findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
 		if err != nil && !strings.Contains(err.Error(), "in use") {
 			t.Fatal(err)
 		}
@@ -439,7 +439,7 @@ func TestConsoleInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		path, err := a.writeHTMLReport(rep)
+		path, err := findingsCommands{a}.writeHTMLReport(rep)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ const formatHTML = "html"
 // writeReport renders r in format (triage's formats, or html) to out, or to
 // stdout when out is empty. A file is written atomically and its absolute
 // path printed.
-func (a *app) writeReport(r fleet.Report, format string, top int, out string) error {
+func (a findingsCommands) writeReport(r fleet.Report, format string, top int, out string) error {
 	var buf bytes.Buffer
 	var w io.Writer = a.stdout
 	if out != "" {
@@ -43,7 +43,7 @@ func (a *app) writeReport(r fleet.Report, format string, top int, out string) er
 	return err
 }
 
-func (a *app) renderReport(w io.Writer, r fleet.Report, format string, top int) error {
+func (a findingsCommands) renderReport(w io.Writer, r fleet.Report, format string, top int) error {
 	if format != formatHTML {
 		return triage.Render(w, r, format, top, time.Now())
 	}
@@ -65,7 +65,7 @@ func (a *app) renderReport(w io.Writer, r fleet.Report, format string, top int) 
 
 // writeHTMLReport writes the report as <data_dir>/reports/latest.html and
 // returns its path (the demo's parting file).
-func (a *app) writeHTMLReport(r fleet.Report) (string, error) {
+func (a findingsCommands) writeHTMLReport(r fleet.Report) (string, error) {
 	path := filepath.Join(a.reportsDir(), "latest.html")
 	var buf bytes.Buffer
 	if err := a.renderReport(&buf, r, formatHTML, 0); err != nil {

@@ -80,9 +80,9 @@ type daemon struct {
 }
 
 // startDaemon builds and starts everything; on error it stops what started.
-func (a *app) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
-	d = &daemon{a: a, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
-	personas, err := a.loadPersonas()
+func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
+	d = &daemon{a: a.app, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
+	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 	if !ok {
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
-	return d.a.runSpecialist(ctx, d.env, p, runOptions{
+	return probeCommands{d.a}.runSpecialist(ctx, d.env, p, runOptions{
 		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
 	})
 }
@@ -218,7 +218,7 @@ func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
 		d.lastReport, _ = triage.LoadReport(d.a.reportsDir())
 		d.lastReportOK = true
 	}
-	res, err := d.a.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	res, err := findingsCommands{d.a}.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
 	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
 	out.Totals.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -353,7 +353,7 @@ func (d *daemon) reload() {
 	}
 	old := d.a.cfg
 	d.a.cfg = cfg
-	ps, err := d.a.loadPersonas()
+	ps, err := probeCommands{d.a}.loadPersonas()
 	if err != nil {
 		d.a.cfg = old
 		d.log.Error("reload: keeping the running specialists", "err", err)

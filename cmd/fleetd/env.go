@@ -25,9 +25,6 @@ type (
 
 var loadKey = chain.LoadKey
 
-// sandboxDir is where run sandboxes live.
-func (a *app) sandboxDir() string { return filepath.Join(a.dataDir(), "qa-sandbox") }
-
 // control returns the data dir's dial and kill switch.
 func (a *app) control() *fleet.Control { return fleet.NewControl(a.dataDir()) }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -19,13 +18,10 @@ import (
 // the MCP server's HTTP transport: 32 random bytes as hex in
 // <data_dir>/keys/http.token, mode 0600, made on first use.
 
-// httpTokenFile is where the token lives.
-func (a *app) httpTokenFile() string { return filepath.Join(a.dataDir(), "keys", "http.token") }
-
 // httpToken returns the data dir's HTTP bearer token, creating it when
 // create is set and it does not exist. A token file other users can read is
 // refused, as key files are.
-func (a *app) httpToken(create bool) (string, error) {
+func (a serviceCommands) httpToken(create bool) (string, error) {
 	path := a.httpTokenFile()
 	fi, err := os.Stat(path)
 	switch {
@@ -61,7 +57,7 @@ func tokenMatches(presented, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(presented), []byte(want)) == 1
 }
 
-func (a *app) httpTokenCmd() *cobra.Command {
+func (a serviceCommands) httpTokenCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "http-token",
 		Short: "Print the bearer token for the daemon's HTTP controls and the MCP HTTP transport (made on first use)",

@@ -25,7 +25,7 @@ var errBadMark = errors.New("bad correction")
 // not checked here; triage ignores a correction of no entry). outbox is
 // the outbox it went through. Errors wrap errBadMark when the request
 // itself is wrong.
-func (a *app) markEntry(ctx context.Context, c conn, index, what, user string) (res poster.Result, outbox string, err error) {
+func (a findingsCommands) markEntry(ctx context.Context, c conn, index, what, user string) (res poster.Result, outbox string, err error) {
 	corr, err := triage.ParseMark(index, what)
 	if err != nil {
 		return poster.Result{}, "", fmt.Errorf("%w: %w", errBadMark, err)

@@ -20,7 +20,7 @@ import (
 
 // openStoredTriage opens the data dir's triage store, or fails with a message
 // saying there is none.
-func (a *app) openStoredTriage() (*triage.Triage, error) {
+func (a findingsCommands) openStoredTriage() (*triage.Triage, error) {
 	dir := filepath.Join(a.dataDir(), triage.StoreDir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("no triage store in %s to read instead", a.dataDir())
@@ -35,7 +35,7 @@ func (a *app) openStoredTriage() (*triage.Triage, error) {
 // fleetIdentity loads the fleet key named in the config, nil when there is
 // none or it does not load (callers that need it load it themselves and
 // report the error).
-func (a *app) fleetIdentity() *chainKey {
+func (a findingsCommands) fleetIdentity() *chainKey {
 	if f := a.cfg.Chain.FleetKeyFile; f != "" {
 		if k, err := chain.LoadKey(a.cfg.resolve(f)); err == nil {
 			return k
@@ -46,7 +46,7 @@ func (a *app) fleetIdentity() *chainKey {
 
 // fromStore feeds fn the entries triage stored, after the node at c.rpc
 // could not be reached (nodeErr), and says so on stderr.
-func (a *app) fromStore(nodeErr error, c conn, fn func([]chain.Entry) error) error {
+func (a findingsCommands) fromStore(nodeErr error, c conn, fn func([]chain.Entry) error) error {
 	t, err := a.openStoredTriage()
 	if err != nil {
 		return fmt.Errorf("%w (and %v)", nodeErr, err)
@@ -65,7 +65,7 @@ func (a *app) fromStore(nodeErr error, c conn, fn func([]chain.Entry) error) err
 }
 
 // rankStored is `fleetd triage` without a node: rank what the store holds.
-func (a *app) rankStored(nodeErr error, c conn) (fleet.Report, error) {
+func (a findingsCommands) rankStored(nodeErr error, c conn) (fleet.Report, error) {
 	t, err := a.openStoredTriage()
 	if err != nil {
 		return fleet.Report{}, fmt.Errorf("%w (and %v)", nodeErr, err)

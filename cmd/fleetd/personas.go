@@ -20,7 +20,7 @@ import (
 // loadPersonas reads every *.yaml in the config's personas_dir, or the
 // embedded defaults when none is set, and validates each against the tools,
 // the playbooks and the cron parser. Errors name the file and the field.
-func (a *app) loadPersonas() ([]fleet.Persona, error) {
+func (a probeCommands) loadPersonas() ([]fleet.Persona, error) {
 	var fsys fs.FS = configs.Personas
 	dir := "personas"
 	where := a.cfg.PersonasDir
@@ -110,7 +110,7 @@ func orDefault(s, d string) string {
 }
 
 // persona returns the named specialist.
-func (a *app) persona(name string) (fleet.Persona, error) {
+func (a probeCommands) persona(name string) (fleet.Persona, error) {
 	ps, err := a.loadPersonas()
 	if err != nil {
 		return fleet.Persona{}, err
@@ -128,7 +128,7 @@ func (a *app) persona(name string) (fleet.Persona, error) {
 // playbookNames lists the deterministic playbooks a persona may name.
 func playbookNames() []string { return specialists.Names() }
 
-func (a *app) specialistsCmd() *cobra.Command {
+func (a probeCommands) specialistsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "specialists",
 		Short: "List the specialists (personas) with their planner, trigger and tools",

@@ -18,10 +18,6 @@ import (
 // consumer declares (fixer.Poster, triage.Poster). qa_report's
 // (qatools.Reporter) is the fleet poster itself (buildEnv).
 
-// outboxDir is the fleet identity's outbox for the configured log, flushed
-// by the daemon (start and shutdown), `fleetd reconcile` and `fleetd mcp`.
-func (a *app) outboxDir() string { return filepath.Join(a.dataDir(), "outbox") }
-
 // recordPoster returns a poster for records posted as identity (relayed and
 // paid for by sponsor, when not nil) to the log at logAddr; log is nil when
 // the node cannot be reached, and then every record waits in the outbox. The
@@ -30,7 +26,7 @@ func (a *app) outboxDir() string { return filepath.Join(a.dataDir(), "outbox") }
 // <data_dir>/outbox/<identity>-<log>, so that no flush ever posts an entry
 // under another sender or to another log than it was written for: the next
 // post with that identity and log flushes it.
-func (a *app) recordPoster(identity, sponsor *chain.Key, logAddr fleet.Address, log *chain.FeedbackLog, logger *slog.Logger) (*poster.Poster, error) {
+func (a findingsCommands) recordPoster(identity, sponsor *chain.Key, logAddr fleet.Address, log *chain.FeedbackLog, logger *slog.Logger) (*poster.Poster, error) {
 	dir := a.outboxDir()
 	if !a.isFleet(identity.Address(), logAddr) {
 		dir = filepath.Join(dir, identity.Address().String()+"-"+logAddr.String())
@@ -40,7 +36,7 @@ func (a *app) recordPoster(identity, sponsor *chain.Key, logAddr fleet.Address, 
 
 // noteUnposted tells the operator on stderr why what was not posted now: it
 // waits in outbox, or the log already holds it.
-func (a *app) noteUnposted(what string, st poster.Status, outbox string) {
+func (a findingsCommands) noteUnposted(what string, st poster.Status, outbox string) {
 	switch st {
 	case poster.Queued:
 		by := "the next post with this key and log"
@@ -55,7 +51,7 @@ func (a *app) noteUnposted(what string, st poster.Status, outbox string) {
 
 // isFleet reports whether identity is the configured fleet key and logAddr
 // the configured log.
-func (a *app) isFleet(identity, logAddr fleet.Address) bool {
+func (a findingsCommands) isFleet(identity, logAddr fleet.Address) bool {
 	cc := a.cfg.Chain
 	if cc.FleetKeyFile == "" || cc.FeedbackLog == "" {
 		return false

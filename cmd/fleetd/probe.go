@@ -44,7 +44,7 @@ type OpenAIConfig struct {
 var ErrPaused = errors.New("paused: the kill switch is on (fleetd resume to turn it off)")
 
 // planner builds the model that drives p: its configured planner, or override.
-func (a *app) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, logger *slog.Logger) (fleet.Model, string, error) {
+func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, logger *slog.Logger) (fleet.Model, string, error) {
 	kind := p.Planner
 	if override != "" {
 		kind = override
@@ -86,7 +86,7 @@ type runOptions struct {
 
 // runSpecialist runs p once: a fresh sandbox, a run record, the loop, and
 // cleanup (names released, funds swept) however it ends.
-func (a *app) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
+func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
 	if paused, err := env.control.Paused(); paused {
 		return fleet.RunResult{}, errors.Join(ErrPaused, err)
 	}
