@@ -1,0 +1,126 @@
+package fuzzing
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// MustLibFuzzer returns the clang that links libFuzzer. Without one the
+// test fails when CI is set (CI installs clang: a skip there would hide a
+// broken engine) and is skipped otherwise.
+func MustLibFuzzer(tb testing.TB) string {
+	tb.Helper()
+	clang, err := LibFuzzerClang(context.Background())
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
+		}
+		tb.Skipf("libFuzzer unavailable: %v", err)
+	}
+	return clang
+}
+
+// mustGoTarget copies a module from testdata into a temporary jail and
+// returns its GoTarget, with the machine's build cache (the instrumented
+// standard library is built once per machine, not once per test run).
+func mustGoTarget(tb testing.TB, module, pkg, fn string) GoTarget {
+	tb.Helper()
+	goCmd, err := GoCommand()
+	if err != nil {
+		tb.Skip(err)
+	}
+	work := tb.TempDir()
+	src := filepath.Join(work, "repo")
+	mod, err := filepath.Abs(filepath.Join("testdata", module))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := CheckoutRepo(context.Background(), mod, src); err != nil {
+		tb.Fatal(err)
+	}
+	cache, err := exec.Command(goCmd, "env", "GOCACHE").Output()
+	if err != nil {
+		tb.Skip(err)
+	}
+	env := GoEnv(goCmd, work, filepath.Join(work, "go"), 1<<30)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "GOCACHE=") {
+			env[i] = "GOCACHE=" + strings.TrimSpace(string(cache))
+		}
+	}
+	return GoTarget{Dir: src, Package: pkg, Func: fn, Go: goCmd, Env: env, CacheDir: filepath.Join(work, "gocache")}
+}
+
+// TestLibFuzzerEngine builds the fixture's native fuzz target as a
+// libFuzzer binary and fuzzes it from its f.Add seeds: the planted crash
+// (a 32-bit magic behind a length check, which comparison feedback finds)
+// is found within 60 s, minimized, and described with the crash state the
+// go engine gives the same input; the crasher replays through both
+// engines; a second session starts from the first one's kept corpus.
+func TestLibFuzzerEngine(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes for up to 60 s")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	cache, kept := t.TempDir(), t.TempDir()
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}
+	ctx := context.Background()
+	rep, err := RunLibFuzzer(ctx, lt, Session{Duration: 60 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Kept: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) == 0 {
+		t.Fatalf("no crash in %d execs (%d/s, cov %d, ft %d): %s", rep.Execs, rep.ExecsPerSec, rep.Coverage, rep.Features, rep.Note)
+	}
+	c := rep.Crashers[0]
+	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
+	if c.Outcome != Crashed || c.State != want || rep.Engine != EngineLibFuzzer || rep.FirstCrash <= 0 {
+		t.Errorf("crasher %s %q (want %q), report %+v", c.Outcome, c.State, want, rep)
+	}
+	if len(c.Raw) > 12 {
+		t.Errorf("crasher not minimized: %d bytes %q", len(c.Raw), c.Raw)
+	}
+	if rep.StartedFrom == 0 || rep.Execs == 0 || rep.Coverage == 0 {
+		t.Errorf("statistics: started from %d, execs %d, cov %d", rep.StartedFrom, rep.Execs, rep.Coverage)
+	}
+	t.Logf("found after %s, %d execs (%d/s), cov %d ft %d, started from %d, input %q", c.At, c.Execs, rep.ExecsPerSec, rep.Coverage, rep.Features, rep.StartedFrom, c.Input)
+
+	// The same input through both engines: one crash state.
+	lr, err := ReplayLibFuzzer(ctx, LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}, c.Input, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := ReplayGo(ctx, g, c.Input, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Crashed, want, Crashed, want}, []string{lr.Outcome, lr.State, gr.Outcome, gr.State}); diff != "" {
+		t.Errorf("replays (-want +got):\n%s\nlibfuzzer: %s\ngo: %s", diff, lr.Stderr, gr.Stderr)
+	}
+	pass, err := ReplayLibFuzzer(ctx, LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}, []byte("go test fuzz v1\n[]byte(\"\\x08abcdefgh\")\n"), time.Minute)
+	if err != nil || pass.Outcome != Compiled {
+		t.Errorf("a passing input replayed as %s (%v): %s", pass.Outcome, err, pass.Stderr)
+	}
+
+	// A second session starts from the kept corpus.
+	n := countFiles(kept)
+	if n == 0 {
+		t.Fatal("nothing kept")
+	}
+	g2 := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	rep2, err := RunLibFuzzer(ctx, LibFuzzerTarget{Go: g2, Clang: clang, CacheDir: cache}, Session{Duration: 3 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep2.StartedFrom < min(n, 3) {
+		t.Errorf("second session started from %d inputs, %d kept", rep2.StartedFrom, n)
+	}
+}
