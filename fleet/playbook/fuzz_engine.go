@@ -80,12 +80,13 @@ func results(v any) []fleet.Result {
 	return out
 }
 
-// fuzzRepo runs Go's coverage-guided fuzzer on target.repo's native fuzz
-// target through qa_fuzz, replays each crasher Go found (already
-// minimized by Go) through qa_fuzz replay, and reports it with that replay
-// as the repro: high for a crash that reproduces, medium for a hang or
-// resource exhaustion, low with flaky=true when the replay does not fail
-// the same way.
+// fuzzRepo runs a coverage-guided fuzzer on target.repo's native fuzz
+// target through qa_fuzz (libFuzzer, which qa_fuzz replaces with go test
+// -fuzz when clang is missing or the harness does not build), replays each
+// crasher (already minimized by the engine) through qa_fuzz replay with the
+// engine that found it, and reports it with that replay as the repro: high
+// for a crash that reproduces, medium for a hang or resource exhaustion,
+// low with flaky=true when the replay does not fail the same way.
 func fuzzRepo(p *probe) {
 	repo := p.t.Repo
 	switch {
@@ -98,13 +99,21 @@ func fuzzRepo(p *probe) {
 		p.Skip("no calls left for %s", repo.FuzzTarget)
 		return
 	}
-	r := p.Call("qa_fuzz", map[string]any{"engine": "go", "seconds": goFuzzSeconds})
+	r := p.Call("qa_fuzz", map[string]any{"engine": "libfuzzer", "seconds": goFuzzSeconds})
 	if !r.IsOK() {
-		p.notef("qa_fuzz go on %s: %s", repo.FuzzTarget, clip(r.Err(), 200))
+		p.notef("qa_fuzz on %s: %s", repo.FuzzTarget, clip(r.Err(), 200))
 		return
 	}
 	crashers := results(r["crashers"])
-	p.notef("go test -fuzz=%s ran %d inputs, %d crasher(s)", repo.FuzzTarget, integer(r, "execs"), len(crashers))
+	engine, found := str(r, "engine"), "go test -fuzz"
+	if engine == "libfuzzer" {
+		found = "libFuzzer"
+	}
+	note := ""
+	if n := str(r, "note"); n != "" {
+		note = " (" + clip(n, 160) + ")"
+	}
+	p.notef("%s on %s ran %d inputs, %d crasher(s)%s", found, repo.FuzzTarget, integer(r, "execs"), len(crashers), note)
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
 		if s, err := fleet.ParseSurface(repo.Surfaces[0]); err == nil {
@@ -120,7 +129,7 @@ func fuzzRepo(p *probe) {
 			p.notef("a %s crasher of %d bytes cannot be carried in a repro", repo.FuzzTarget, integer(c, "input_bytes"))
 			continue
 		}
-		args := map[string]any{"engine": "go", "replay": input}
+		args := map[string]any{"engine": engine, "replay": input}
 		rep := p.Call("qa_fuzz", args)
 		ok := rep.IsOK() && str(rep, "outcome") == kind && str(rep, "crash_state") == state
 		sev, what := fleet.SeverityHigh, "crash"
@@ -135,8 +144,8 @@ func fuzzRepo(p *probe) {
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(str(rep, "outcome"), clip(rep.Err(), 100)))
 		}
 		p.Report(sev, surface,
-			fmt.Sprintf("Go fuzz target %s in %s: %s %s on a %d-byte input found by go test -fuzz (minimized by Go), where the target was expected to pass.%s Output: %s",
-				repo.FuzzTarget, repo.FuzzPackage, what, quote(state, 240), integer(c, "input_bytes"), flaky, quote(strings.TrimSpace(str(c, "stderr_head")), 400)),
+			fmt.Sprintf("Go fuzz target %s in %s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
+				repo.FuzzTarget, repo.FuzzPackage, what, quote(state, 240), integer(c, "input_bytes"), found, flaky, quote(strings.TrimSpace(str(c, "stderr_head")), 400)),
 			"qa_fuzz", args, stateArgs{State: kind + ": " + state, Flaky: !ok})
 	}
 }
