@@ -145,7 +145,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	// The session's corpus: the kept corpus, other engines' inputs and
 	// the seeds, merged.
 	in := filepath.Join(work, "merge-in")
-	n, skipped, err := lt.stage(in, b, s, o)
+	n, skipped, sample, err := lt.stage(in, b, s, o)
 	if err != nil {
 		return nil, err
 	}
@@ -171,19 +171,22 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		}
 	}
 	rep.StartedFrom = countFiles(corpus)
+
+	// One dictionary: the caller's, the repository's own for this target,
+	// the source's literals and what the seeds and corpus hold.
+	tokens := append([]string(nil), o.Dictionary...)
+	repoToks, dictNotes := repoDictionaries(lt.Go)
+	notes = append(notes, dictNotes...)
+	tokens = append(tokens, repoToks...)
+	tokens = append(tokens, b.literals...)
+	tokens = append(tokens, Harvest(sample).Tokens()...)
 	var dict string
-	if len(o.Dictionary) > 0 {
-		text, bad := FormatDict(o.Dictionary)
-		if bad > 0 {
-			notes = append(notes, fmt.Sprintf("%d dictionary entries skipped (empty or over %d bytes)", bad, maxDictToken))
+	if text, _ := FormatDict(tokens); len(text) > 0 {
+		dict = filepath.Join(work, "dict")
+		if err := os.WriteFile(dict, text, 0o600); err != nil {
+			return nil, fmt.Errorf("libfuzzer: %w", err)
 		}
-		if len(text) > 0 {
-			dict = filepath.Join(work, "dict")
-			if err := os.WriteFile(dict, text, 0o600); err != nil {
-				return nil, fmt.Errorf("libfuzzer: %w", err)
-			}
-			rep.DictEntries = len(o.Dictionary) - bad
-		}
+		rep.DictEntries = strings.Count(string(text), "\n")
 	}
 
 	// Fuzz.
@@ -306,11 +309,12 @@ func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time
 
 // stage writes the inputs to merge into dir: the kept corpus, the seeds
 // (f.Add, s.Seeds), other engines' inputs and Go corpus files, each at most
-// maxKeptInput bytes. It returns how many it wrote and how many it skipped
-// for their size.
-func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerOptions) (n, skipped int, err error) {
+// maxKeptInput bytes. It returns how many it wrote, how many it skipped
+// for their size, and a sample (seeds first, at most 256 inputs of at most
+// 64 KiB) to harvest a dictionary from.
+func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerOptions) (n, skipped int, sample [][]byte, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return 0, 0, fmt.Errorf("libfuzzer: %w", err)
+		return 0, 0, nil, fmt.Errorf("libfuzzer: %w", err)
 	}
 	seen := map[string]bool{}
 	add := func(in []byte) error {
@@ -326,7 +330,7 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 		n++
 		return os.WriteFile(filepath.Join(dir, name), in, 0o600)
 	}
-	var all [][]byte
+	all := append(append([][]byte(nil), b.seeds...), s.Seeds...)
 	if o.Kept != "" {
 		entries, _ := os.ReadDir(o.Kept)
 		for _, e := range entries {
@@ -342,8 +346,6 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 			}
 		}
 	}
-	all = append(all, b.seeds...)
-	all = append(all, s.Seeds...)
 	all = append(all, o.Others...)
 	for _, g := range o.GoCorpus {
 		if raw, err := RawInput(g, b.types); err == nil {
@@ -352,10 +354,13 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 	}
 	for _, in := range all {
 		if err := add(in); err != nil {
-			return n, skipped, fmt.Errorf("libfuzzer: %w", err)
+			return n, skipped, sample, fmt.Errorf("libfuzzer: %w", err)
+		}
+		if len(sample) < 256 && len(in) <= maxInput {
+			sample = append(sample, in)
 		}
 	}
-	return n, skipped, nil
+	return n, skipped, sample, nil
 }
 
 // sha1Name is libFuzzer's name for an input: the SHA-1 of its content.

@@ -158,6 +158,9 @@ type lfBuild struct {
 	bin   string   // dir/fuzzer
 	types []string // the fuzz function's argument kinds
 	seeds [][]byte // f.Add seeds as libFuzzer inputs
+	// literals are the string, character and byte-slice literals of the
+	// fuzz target's package and the module's packages it imports.
+	literals []string
 }
 
 // build returns the target's libFuzzer binary, from the cache when this
@@ -245,6 +248,9 @@ func loadBuild(dir string) (*lfBuild, error) {
 		return nil, fmt.Errorf("libfuzzer: %w", err)
 	}
 	b.seeds, _ = LoadSeeds(filepath.Join(dir, "seeds"), 1024, maxInput)
+	if d, err := os.ReadFile(filepath.Join(dir, "literals.dict")); err == nil {
+		b.literals, _ = ParseDict(d)
+	}
 	return b, nil
 }
 
@@ -352,7 +358,33 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 	if err := os.Rename(filepath.Join(seeds, "types"), filepath.Join(out, "types")); err != nil {
 		return "", fmt.Errorf("%w: %s: the describe run wrote no types: %v", errHarness, g.Func, err)
 	}
+	// The source's literals, for the dictionary: the package (its tests
+	// included) and the non-standard packages it imports.
+	dict, _ := FormatDict(GoLiterals(lt.sourceDirs(ctx), 0))
+	if err := os.WriteFile(filepath.Join(out, "literals.dict"), dict, 0o600); err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
 	return out, nil
+}
+
+// sourceDirs lists the fuzz target's package directory, then the
+// directories of the non-standard packages it imports (go list -deps, at
+// most 64; the module cache's copies of dependencies among them).
+func (lt *LibFuzzerTarget) sourceDirs(ctx context.Context) []string {
+	g := lt.Go
+	dirs := []string{g.pkgDir()}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./" + filepath.ToSlash(filepath.Clean(g.Package))},
+		Dir: g.Dir, Env: g.Env, Timeout: 2 * time.Minute, MemoryBytes: g.memory(), OutputCap: 1 << 20})
+	if err != nil || res.ExitCode != 0 {
+		return dirs
+	}
+	for _, d := range strings.Split(string(res.Stdout), "\n") {
+		d = strings.TrimSpace(d)
+		if d != "" && d != g.pkgDir() && len(dirs) < 65 {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 func sigSuffix(sig string) string {

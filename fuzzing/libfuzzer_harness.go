@@ -31,7 +31,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "1"
+	harnessVersion = "2"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are

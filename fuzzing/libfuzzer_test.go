@@ -88,8 +88,8 @@ func TestLibFuzzerEngine(t *testing.T) {
 	if len(c.Raw) > 12 {
 		t.Errorf("crasher not minimized: %d bytes %q", len(c.Raw), c.Raw)
 	}
-	if rep.StartedFrom == 0 || rep.Execs == 0 || rep.Coverage == 0 {
-		t.Errorf("statistics: started from %d, execs %d, cov %d", rep.StartedFrom, rep.Execs, rep.Coverage)
+	if rep.StartedFrom == 0 || rep.Execs == 0 || rep.Coverage == 0 || rep.DictEntries == 0 {
+		t.Errorf("statistics: started from %d, execs %d, cov %d, dictionary %d", rep.StartedFrom, rep.Execs, rep.Coverage, rep.DictEntries)
 	}
 	t.Logf("found after %s, %d execs (%d/s), cov %d ft %d, started from %d, input %q", c.At, c.Execs, rep.ExecsPerSec, rep.Coverage, rep.Features, rep.StartedFrom, c.Input)
 
@@ -110,17 +110,25 @@ func TestLibFuzzerEngine(t *testing.T) {
 		t.Errorf("a passing input replayed as %s (%v): %s", pass.Outcome, err, pass.Stderr)
 	}
 
-	// A second session starts from the kept corpus.
+	// A second session starts from the kept corpus; the repository's own
+	// dictionary has a line libFuzzer would refuse: it is skipped, named,
+	// and the session runs.
 	n := countFiles(kept)
 	if n == 0 {
 		t.Fatal("nothing kept")
 	}
 	g2 := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	if err := os.WriteFile(filepath.Join(g2.pkgDir(), "FuzzParse.dict"), []byte("\"FLTD\"\nnot a token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	rep2, err := RunLibFuzzer(ctx, LibFuzzerTarget{Go: g2, Clang: clang, CacheDir: cache}, Session{Duration: 3 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep2.StartedFrom < min(n, 3) {
 		t.Errorf("second session started from %d inputs, %d kept", rep2.StartedFrom, n)
+	}
+	if !strings.Contains(rep2.Note, "dictionary record/FuzzParse.dict line 2 skipped: no quoted value") || rep2.Execs == 0 {
+		t.Errorf("a bad dictionary line: note %q, %d execs", rep2.Note, rep2.Execs)
 	}
 }

@@ -131,7 +131,17 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	}
 	var rep *fuzzing.Report
 	if engine == fuzzing.EngineAFL {
-		rep, err = fuzzing.RunAFL(ctx, tg, s, fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)})
+		o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)}
+		// The compiler's own source, when target.repo is on this machine:
+		// its literals are the keywords and delimiters it compares with.
+		if repo := t.env.Target.Repo; repo != nil {
+			if info, err := os.Stat(repo.URL); err == nil && info.IsDir() {
+				o.Extra = fuzzing.RepoLiterals(repo.URL, 0)
+			} else {
+				note = strings.Join(nonEmpty(note, "target.repo is not a local directory: no source literals in the dictionary"), "; ")
+			}
+		}
+		rep, err = fuzzing.RunAFL(ctx, tg, s, o)
 	} else {
 		rep, err = fuzzing.RunBuiltin(ctx, tg, s)
 		if engine == "blind" {
