@@ -89,9 +89,14 @@ type LibFuzzerOptions struct {
 	// Others are raw inputs of other engines and the seeds: merged in at
 	// the start with -merge=1 (inputs that add no coverage are dropped).
 	Others [][]byte
-	// GoCorpus are `go test fuzz v1` files (the go engine's corpus and the
-	// package's testdata/fuzz/<Func>/), converted and merged in too.
+	// GoCorpus are `go test fuzz v1` files, converted and merged in too
+	// (the package's testdata/fuzz/<Func>/ is read as well).
 	GoCorpus [][]byte
+	// GoCacheDir is the go engine's -test.fuzzcachedir: its corpus
+	// (<dir>/<Func>/) is merged in at the start, and the session's new
+	// inputs are written there as `go test fuzz v1` files at the end, so
+	// the next go session starts from them. "" = none.
+	GoCacheDir string
 	// Minimize bounds -minimize_crash per crash; 0 = 30 s at most (a
 	// quarter of the session, at least 5 s), negative = not minimized.
 	Minimize time.Duration
@@ -144,6 +149,17 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 
 	// The session's corpus: the kept corpus, other engines' inputs and
 	// the seeds, merged.
+	if s.Corpus != nil {
+		q, err := s.Corpus.Load(maxQueue)
+		if err != nil {
+			return nil, err
+		}
+		o.Others = append(append([][]byte(nil), o.Others...), q...)
+	}
+	o.GoCorpus = append(append([][]byte(nil), o.GoCorpus...), readGoCorpusDir(filepath.Join(lt.Go.pkgDir(), "testdata", "fuzz", lt.Go.Func))...)
+	if o.GoCacheDir != "" {
+		o.GoCorpus = append(o.GoCorpus, readGoCorpusDir(filepath.Join(o.GoCacheDir, lt.Go.Func))...)
+	}
 	in := filepath.Join(work, "merge-in")
 	n, skipped, sample, err := lt.stage(in, b, s, o)
 	if err != nil {
@@ -224,7 +240,6 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		base := rep.Execs
 		rep.Execs += st.Execs
 		rep.Coverage, rep.Features = max(rep.Coverage, st.Coverage), max(rep.Features, st.Features)
-		rep.NewInputs += st.NewUnits
 		if st.CorpusInputs > 0 {
 			rep.CorpusSize = st.CorpusInputs
 		}
@@ -289,8 +304,70 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			return rep, err
 		}
 	}
+	// The inputs this session added seed the other engines.
+	fresh := newInputs(corpus, listDir(in))
+	rep.NewInputs = len(fresh)
+	if err := shareInputs(fresh, s.Corpus, o.GoCacheDir, lt.Go.Func, b.types); err != nil {
+		return rep, err
+	}
 	rep.Note = strings.Join(notes, "; ")
 	return rep, nil
+}
+
+// maxShared bounds the inputs one session hands to the other engines.
+const maxShared = 512
+
+// newInputs reads the corpus inputs that were not staged for the merge
+// (libFuzzer names inputs by content, as stage does), at most maxShared.
+func newInputs(corpus string, staged map[string]bool) [][]byte {
+	entries, _ := os.ReadDir(corpus)
+	var out [][]byte
+	for _, e := range entries {
+		if len(out) >= maxShared {
+			break
+		}
+		if staged[e.Name()] || !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(corpus, e.Name())); err == nil && len(b) > 0 && len(b) <= maxKeptInput {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// shareInputs adds inputs to the target's shared queue (what other
+// engines load) and, as `go test fuzz v1` files, to the go engine's cache
+// corpus.
+func shareInputs(inputs [][]byte, c *Corpus, goCache, fn string, types []string) error {
+	dir := ""
+	if goCache != "" {
+		dir = filepath.Join(goCache, fn)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("libfuzzer: %w", err)
+		}
+	}
+	for _, in := range inputs {
+		if c != nil {
+			if _, err := c.Add(in, "libfuzzer|"+contentName(in)); err != nil {
+				return err
+			}
+		}
+		if dir != "" {
+			g := GoInput(in, types)
+			if err := writeAtomic(filepath.Join(dir, "libfuzzer-"+contentName(g)), g); err != nil {
+				return fmt.Errorf("libfuzzer: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// readGoCorpusDir reads the `go test fuzz v1` files of a directory (at
+// most maxKeptInputs, each at most maxKeptInput bytes).
+func readGoCorpusDir(dir string) [][]byte {
+	out, _ := LoadSeeds(dir, maxKeptInputs, maxKeptInput)
+	return out
 }
 
 func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))) }

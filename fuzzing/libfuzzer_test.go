@@ -132,3 +132,59 @@ func TestLibFuzzerEngine(t *testing.T) {
 		t.Errorf("a bad dictionary line: note %q, %d execs", rep2.Note, rep2.Execs)
 	}
 }
+
+// TestLibFuzzerSharesCorpus: a session merges the other engines' inputs
+// in (the shared queue, the go engine's cache corpus), skips inputs over
+// the size limit with a note, keeps its corpus, and hands its new inputs
+// back to the queue and, as `go test fuzz v1` files go test accepts, to
+// the go engine's cache.
+func TestLibFuzzerSharesCorpus(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzFields")
+	root := t.TempDir()
+	c, err := OpenCorpus(filepath.Join(root, "queue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Add([]byte("\x04\x00\x00\x00FLTD\xfe\xff\x01"), "aflpp|x"); err != nil {
+		t.Fatal(err)
+	}
+	kept, goCache := filepath.Join(root, "kept"), filepath.Join(root, "gocache")
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kept, "huge"), make([]byte, maxKeptInput+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: filepath.Join(root, "bin")}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 4 * time.Second, Corpus: c}, LibFuzzerOptions{Kept: kept, GoCacheDir: goCache, Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Note, "1 corpus inputs over 1048576 bytes skipped") {
+		t.Errorf("note %q", rep.Note)
+	}
+	if rep.StartedFrom < 2 || rep.NewInputs == 0 {
+		t.Fatalf("started from %d, %d new inputs", rep.StartedFrom, rep.NewInputs)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "huge")); err == nil {
+		t.Error("the oversized input is still kept")
+	}
+	if q, _ := c.Load(maxQueue); len(q) < 1+min(rep.NewInputs, maxShared) {
+		t.Errorf("queue holds %d inputs after %d new", len(q), rep.NewInputs)
+	}
+	files, _ := filepath.Glob(filepath.Join(goCache, "FuzzFields", "libfuzzer-*"))
+	if len(files) == 0 {
+		t.Fatal("nothing handed to the go engine")
+	}
+	in, _ := os.ReadFile(files[0])
+	if vs, err := ParseGoCorpus(in); err != nil || len(vs) != 5 {
+		t.Fatalf("go cache file %q: %v", in, err)
+	}
+	if r, err := ReplayGo(context.Background(), g, in, time.Minute); err != nil || r.Outcome != Compiled {
+		t.Errorf("go test does not take the handed-over input %q: %s %v %s", in, r.Outcome, err, r.Stderr)
+	}
+}

@@ -258,6 +258,7 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 	o := fuzzing.LibFuzzerOptions{}
 	if t.env.FuzzDir != "" {
 		o.Kept = filepath.Join(t.env.FuzzDir, key, "libfuzzer", "corpus")
+		o.GoCacheDir = filepath.Join(t.env.FuzzDir, key, "gocache") // the go engine's: each seeds the other
 	}
 	rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: d, Corpus: corpus, MaxCrashers: fuzzMaxCrashers}, o)
 	if err != nil {
