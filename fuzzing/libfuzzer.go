@@ -255,11 +255,12 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			break // the time is up
 		}
 		newState := false
-		for _, a := range found {
-			if len(rep.Crashers) >= maxCrashers {
-				break
+		known := func(c Crasher) bool { return states[c.Outcome+"|"+c.State] }
+		for i, a := range found {
+			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
+				break // fork mode saves one artifact per crashing job: mostly one bug
 			}
-			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur)
+			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known)
 			if err != nil {
 				return rep, err
 			}
@@ -488,13 +489,14 @@ func newArtifacts(dir string, before map[string]bool) []string {
 	return paths
 }
 
-// crasher turns a saved artifact into a Crasher: a crash is minimized
-// (bounded) and the minimized input replayed for its state; when the
-// minimized input does not fail the same way the original is used. A
-// timeout is not replayed (it would cost the timeout again): its state is
-// its input's shape. ok is false for an artifact that does not fail when
-// replayed and was not reported in the session's output.
-func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact string, reported []LibFuzzerCrash, minimize, session time.Duration) (Crasher, bool, error) {
+// crasher turns a saved artifact into a Crasher: it is replayed for its
+// state, and a crash of a state not known yet is minimized (bounded) and
+// the minimized input replayed; when that does not fail the same way the
+// original is kept. A timeout is not replayed (it would cost the timeout
+// again): its state is its input's shape. ok is false for an artifact that
+// does not fail when replayed and was not reported in the session's
+// output.
+func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact string, reported []LibFuzzerCrash, minimize, session time.Duration, known func(Crasher) bool) (Crasher, bool, error) {
 	raw, err := os.ReadFile(artifact)
 	if err != nil {
 		return Crasher{}, false, fmt.Errorf("libfuzzer: %w", err)
@@ -529,7 +531,7 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		c.Stderr, _ = sandbox.Text(headTail(rc.Report), 2048)
 		return c, true, nil
 	}
-	if strings.HasPrefix(name, "crash-") && minimize >= 0 && len(raw) > 1 {
+	if strings.HasPrefix(name, "crash-") && minimize >= 0 && len(raw) > 1 && !known(orig) {
 		if minimize == 0 {
 			minimize = min(30*time.Second, max(session/4, 5*time.Second))
 		}
@@ -557,30 +559,52 @@ func headTail(b []byte) []byte {
 	return b[len(b)-2048:]
 }
 
-// minimize runs -minimize_crash=1 on one crashing input for at most d and
-// returns the smallest input that still crashes.
+// minimize shrinks one crashing input for at most d with libFuzzer's
+// crash minimizer: what -minimize_crash=1 does (repeated
+// -minimize_crash_internal_step=1 runs, each fuzzing for a crash shorter
+// than the current input), with comparison feedback, and retried after a
+// step that found nothing (libFuzzer's own loop stops at the first such
+// step, which on a length field is often too early). It returns the
+// smallest input that still crashed; the caller checks its state.
 func (lt *LibFuzzerTarget) minimize(ctx context.Context, raw []byte, d time.Duration) ([]byte, error) {
 	dir, err := os.MkdirTemp(lt.work(), "minimize-")
 	if err != nil {
 		return nil, fmt.Errorf("libfuzzer minimize: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	in, out := filepath.Join(dir, "crash"), filepath.Join(dir, "minimized")
-	if err := os.WriteFile(in, raw, 0o600); err != nil {
+	cur, out := filepath.Join(dir, "current"), filepath.Join(dir, "smaller")
+	if err := os.WriteFile(cur, raw, 0o600); err != nil {
 		return nil, fmt.Errorf("libfuzzer minimize: %w", err)
 	}
-	step := max(d/4, time.Second)
-	_, err = lt.exec(ctx, []string{filepath.Join(lt.work(), "fuzzer"), "-minimize_crash=1", "-runs=100000", "-max_total_time=" + secs(step),
-		"-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()), "-artifact_prefix=" + dir + "/",
-		"-exact_artifact_path=" + out, in}, d)
-	if err != nil {
-		return nil, err
+	best := raw
+	deadline := time.Now().Add(d)
+	step := min(max(d/8, time.Second), 5*time.Second)
+	for misses := 0; misses < 3 && len(best) > 1; {
+		left := time.Until(deadline)
+		if left < time.Second || ctx.Err() != nil {
+			break
+		}
+		os.Remove(out)
+		t := min(step, left)
+		if _, err := lt.exec(ctx, []string{filepath.Join(lt.work(), "fuzzer"), "-minimize_crash_internal_step=1", "-runs=1000000",
+			"-max_total_time=" + secs(t), "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+			"-artifact_prefix=" + dir + "/", "-exact_artifact_path=" + out, cur}, t+lt.inputTimeout()+10*time.Second); err != nil {
+			return nil, err
+		}
+		small, err := os.ReadFile(out)
+		if err != nil || len(small) == 0 || len(small) >= len(best) {
+			misses++
+			continue
+		}
+		misses, best = 0, small
+		if err := os.WriteFile(cur, best, 0o600); err != nil {
+			return nil, fmt.Errorf("libfuzzer minimize: %w", err)
+		}
 	}
-	small, err := os.ReadFile(out)
-	if err != nil || len(small) == 0 {
+	if len(best) == len(raw) {
 		return nil, errors.New("libfuzzer minimize: no smaller input")
 	}
-	return small, nil
+	return best, nil
 }
 
 // replayRaw runs the binary once on one raw input and describes the

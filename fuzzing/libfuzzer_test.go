@@ -188,3 +188,40 @@ func TestLibFuzzerSharesCorpus(t *testing.T) {
 		t.Errorf("go test does not take the handed-over input %q: %s %v %s", in, r.Outcome, err, r.Stderr)
 	}
 }
+
+// TestLibFuzzerMinimize: a crash of a new state is minimized with
+// -minimize_crash=1 before it is returned, and its state is the original
+// input's; a crash of a state already found is not minimized again.
+func TestLibFuzzerMinimize(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	ctx := context.Background()
+	b, err := lt.build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(b.bin, filepath.Join(lt.work(), "fuzzer"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte("\x14abcdFLTDpadding padding ") // 21 bytes; 9 crash
+	art := filepath.Join(lt.work(), "crash-padded")
+	if err := os.WriteFile(art, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
+	c, ok, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return false })
+	if err != nil || !ok {
+		t.Fatalf("crasher: %v %v", ok, err)
+	}
+	if c.Outcome != Crashed || c.State != want || len(c.Raw) > 12 {
+		t.Errorf("minimized: %s %q, %d bytes %q (from %d)", c.Outcome, c.State, len(c.Raw), c.Raw, len(raw))
+	}
+	again, _, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return true })
+	if err != nil || len(again.Raw) != len(raw) || again.State != want {
+		t.Errorf("a known state minimized again: %d bytes, %q, %v", len(again.Raw), again.State, err)
+	}
+}
