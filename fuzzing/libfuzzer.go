@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,8 +35,8 @@ type LibFuzzerTarget struct {
 	// toolchain; "" = Work (rebuilt every session).
 	CacheDir  string
 	SourceKey string // RepoSourceKey of Go.Dir; "" = computed before the harness is written
-	// Workers is how many fuzzing processes run (-fork=N); default 1, one
-	// in-process fuzzer.
+	// Workers is how many fuzzing processes run (-fork=N, at most the
+	// number of CPUs); default 1, one in-process fuzzer.
 	Workers      int
 	InputTimeout time.Duration // -timeout per input; default 10 s (go test's hang limit)
 	RSSLimitMB   int           // -rss_limit_mb; default 2048
@@ -97,6 +98,9 @@ type LibFuzzerOptions struct {
 	// inputs are written there as `go test fuzz v1` files at the end, so
 	// the next go session starts from them. "" = none.
 	GoCacheDir string
+	// NoDictionary runs without -dict (to measure what the dictionary
+	// adds to comparison feedback).
+	NoDictionary bool
 	// Minimize bounds -minimize_crash per crash; 0 = 30 s at most (a
 	// quarter of the session, at least 5 s), negative = not minimized.
 	Minimize time.Duration
@@ -197,7 +201,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	tokens = append(tokens, b.literals...)
 	tokens = append(tokens, Harvest(sample).Tokens()...)
 	var dict string
-	if text, _ := FormatDict(tokens); len(text) > 0 {
+	if text, _ := FormatDict(tokens); len(text) > 0 && !o.NoDictionary {
 		dict = filepath.Join(work, "dict")
 		if err := os.WriteFile(dict, text, 0o600); err != nil {
 			return nil, fmt.Errorf("libfuzzer: %w", err)
@@ -208,7 +212,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	// Fuzz.
 	deadline := start.Add(dur)
 	states := map[string]bool{}
-	workers := max(lt.Workers, 1)
+	workers := min(max(lt.Workers, 1), runtime.NumCPU())
 	var fuzzing time.Duration // wall time in fuzzing runs
 	for round := 0; round < 3; round++ {
 		left := time.Until(deadline)
@@ -267,18 +271,18 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			if !ok {
 				continue
 			}
+			if c.Outcome == TimedOut {
+				rep.Timeouts++
+			}
 			key := c.Outcome + "|" + c.State
 			if states[key] {
 				continue
 			}
 			states[key], newState = true, true
+			// A plain run ends at its crash: its final statistics count the
+			// inputs up to it (the status lines before it are a lower bound).
 			c.At = runStart.Sub(start) + res.Duration
 			c.Execs = base + st.Execs
-			for _, cr := range crashes {
-				if cr.Artifact == a {
-					c.Execs = base + cr.Execs
-				}
-			}
 			rep.Crashers = append(rep.Crashers, c)
 			if rep.FirstCrash == 0 && (c.Outcome != TimedOut || s.StopAtHang) {
 				rep.FirstCrash = max(c.At, time.Millisecond)
@@ -376,7 +380,7 @@ func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))
 // exec runs the fuzzer in the package directory (fuzz tests read their
 // testdata relative to it), bounded by timeout.
 func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time.Duration) (*sandbox.ExecResult, error) {
-	workers := max(lt.Workers, 1)
+	workers := min(max(lt.Workers, 1), runtime.NumCPU())
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: lt.runEnv(), Timeout: timeout,
 		MemoryBytes: lt.Go.memory(), CPUSeconds: uint64(timeout.Seconds()+1) * uint64(workers+1), OutputCap: 8 << 20, FileBytes: 1 << 30})
 	if err != nil {
@@ -625,7 +629,9 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 	}
 	bin := filepath.Join(lt.work(), "fuzzer")
 	if _, err := os.Stat(bin); err != nil {
-		bin = b.bin
+		if err := copyFile(b.bin, bin, 0o700); err != nil {
+			return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
+		}
 	}
 	res, err := lt.exec(ctx, []string{bin, "-timeout=" + secs(it), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
 		"-artifact_prefix=" + dir + "/", "-runs=1", in}, it+30*time.Second)

@@ -93,6 +93,27 @@ func TestHarnessArguments(t *testing.T) {
 	}
 }
 
+// TestHarnessFailure: a t.Fatalf in the fuzz function fails the input
+// with the state go test gives it ("test failure: <message>").
+func TestHarnessFailure(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzReject")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	in := []byte("go test fuzz v1\n[]byte(\"X1\")\n")
+	want := `test failure: rejected "…"`
+	c, err := ReplayLibFuzzer(context.Background(), lt, in, time.Minute)
+	if err != nil || c.Outcome != Crashed || c.State != want {
+		t.Errorf("libfuzzer: %s %q (%v)\n%s", c.Outcome, c.State, err, c.Stderr)
+	}
+	gr, err := ReplayGo(context.Background(), g, in, time.Minute)
+	if err != nil || gr.Outcome != Crashed || gr.State != want {
+		t.Errorf("go: %s %q (%v)", gr.Outcome, gr.State, err)
+	}
+}
+
 // TestRewriteTestFile: a fuzz test file compiles as a regular file against
 // the stand-in testing package, every line where it was; tests and the
 // imports only they used are blanked out.

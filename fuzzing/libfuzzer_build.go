@@ -317,8 +317,16 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 	}
 	env := lt.buildEnv()
 	archive := filepath.Join(out, "fuzzer.a")
+	argv := []string{g.Go, "build", "-tags", "libfuzzer", "-buildmode=c-archive", "-gcflags=all=-d=libfuzzer"}
+	// Like go test -fuzz, leave uninstrumented the packages whose coverage
+	// is the runtime's and the harness's noise rather than the target's
+	// (for each package the last matching -gcflags wins).
+	modPath, _ := modulePath(filepath.Join(g.Dir, "go.mod"))
+	for _, p := range append(uninstrumented, modPath+"/"+harnessDir+"/...") {
+		argv = append(argv, "-gcflags="+p+"=")
+	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
-		Argv: []string{g.Go, "build", "-tags", "libfuzzer", "-buildmode=c-archive", "-gcflags=all=-d=libfuzzer", "-o", archive, "./" + filepath.ToSlash(mainDir)},
+		Argv: append(argv, "-o", archive, "./"+filepath.ToSlash(mainDir)),
 		Dir:  g.Dir, Env: env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2, FileBytes: 1 << 30,
 	})
 	if err != nil {
@@ -393,6 +401,11 @@ func sigSuffix(sig string) string {
 	}
 	return ", signal " + sig
 }
+
+// uninstrumented are the packages go test -fuzz does not instrument
+// (cmd/go/internal/test: used concurrently with fuzzing, coverage noise).
+var uninstrumented = []string{"context", "internal/fuzz", "internal/godebug", "internal/runtime/maps", "internal/sync",
+	"reflect", "runtime", "sync", "sync/atomic", "syscall", "testing", "time"}
 
 // buildEnv is the Go environment with cgo on and clang as the C compiler.
 func (lt *LibFuzzerTarget) buildEnv() []string {

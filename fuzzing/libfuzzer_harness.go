@@ -6,11 +6,15 @@ package fuzzing
 // -buildmode=c-archive and linked by clang -fsanitize=fuzzer), and a
 // stand-in for the testing package that the target's fuzz test is compiled
 // against. The stand-in behaves as go test does where it shows in a crash
-// state: the fuzz function runs in a goroutine of its own, a panic is
-// printed as "panic: <value>" with debug.Stack() (so the frames are the
-// ones go test prints), t.Error and t.Fatal print "file_test.go:N: msg"
-// and fail the input, t.Skip ends it quietly. A failed input ends with
-// abort(), which libFuzzer reports as a deadly signal and saves.
+// state: a panic is printed as "panic: <value>" with debug.Stack() taken
+// in the deferred recover (so the frames are the ones go test prints),
+// t.Error and t.Fatal print "file_test.go:N: msg" and fail the input,
+// t.Skip ends it quietly. A failed input ends with abort(), which
+// libFuzzer reports as a deadly signal and saves. The fuzz function runs
+// on the cgo callback's goroutine, not one of its own as in go test: a
+// goroutine per input cost two thread switches (~100 µs) per input; so
+// t.FailNow and t.SkipNow unwind with a panic the harness recovers instead
+// of runtime.Goexit (which a cgo callback may not call).
 //
 // Arguments of a multi-argument fuzz function are read from the input in
 // order: []byte and string take a 4-byte little-endian length and that many
@@ -31,7 +35,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "2"
+	harnessVersion = "4"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are
@@ -124,6 +128,11 @@ type TB interface {
 	Context() context.Context
 }
 
+// stop unwinds the fuzz function for t.FailNow and t.SkipNow: the
+// function runs on the cgo callback's goroutine (a goroutine per input
+// would cost two thread switches), where runtime.Goexit is not allowed.
+type stop struct{}
+
 type common struct {
 	mu       sync.Mutex
 	name     string
@@ -138,8 +147,6 @@ type common struct {
 
 func (c *common) init(name string) {
 	c.name = name
-	c.helpers = map[string]bool{}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 }
 
 // where is the caller's "file_test.go:N" outside helpers.
@@ -150,7 +157,7 @@ func (c *common) where() string {
 	for {
 		fr, more := frames.Next()
 		c.mu.Lock()
-		h := c.helpers[fr.Function]
+		h := c.helpers != nil && c.helpers[fr.Function]
 		c.mu.Unlock()
 		if !h && !strings.Contains(fr.File, "/{{.Dir}}/testing/") {
 			base := filepath.Base(fr.File)
@@ -179,6 +186,9 @@ func (c *common) Helper() {
 	if runtime.Callers(2, pc) == 1 {
 		fr, _ := runtime.CallersFrames(pc).Next()
 		c.mu.Lock()
+		if c.helpers == nil {
+			c.helpers = map[string]bool{}
+		}
 		c.helpers[fr.Function] = true
 		c.mu.Unlock()
 	}
@@ -193,11 +203,18 @@ func (c *common) Fatalf(format string, args ...interface{}) { c.log(c.where() + 
 func (c *common) Skip(args ...interface{})                  { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.SkipNow() }
 func (c *common) Skipf(format string, args ...interface{})  { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.SkipNow() }
 func (c *common) Fail()                             { c.mu.Lock(); c.failed = true; c.mu.Unlock() }
-func (c *common) FailNow()                          { c.Fail(); runtime.Goexit() }
-func (c *common) SkipNow()                          { c.mu.Lock(); c.skipped = true; c.mu.Unlock(); runtime.Goexit() }
+func (c *common) FailNow()                          { c.Fail(); panic(stop{}) }
+func (c *common) SkipNow()                          { c.mu.Lock(); c.skipped = true; c.mu.Unlock(); panic(stop{}) }
 func (c *common) Failed() bool                      { c.mu.Lock(); defer c.mu.Unlock(); return c.failed }
 func (c *common) Skipped() bool                     { c.mu.Lock(); defer c.mu.Unlock(); return c.skipped }
-func (c *common) Context() context.Context          { return c.ctx }
+func (c *common) Context() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithCancel(context.Background())
+	}
+	return c.ctx
+}
 func (c *common) Cleanup(f func())                  { c.mu.Lock(); c.cleanups = append(c.cleanups, f); c.mu.Unlock() }
 func (c *common) Setenv(key, value string) {
 	old, had := os.LookupEnv(key)
@@ -230,7 +247,11 @@ func (c *common) TempDir() string {
 }
 func (c *common) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (c *common) runCleanups() {
-	c.cancel()
+	c.mu.Lock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.mu.Unlock()
 	for {
 		c.mu.Lock()
 		n := len(c.cleanups)
@@ -328,6 +349,9 @@ func Init(name string, target func(*F)) {
 		defer close(done)
 		defer func() {
 			if r := recover(); r != nil {
+				if _, ok := r.(stop); ok {
+					return
+				}
 				fmt.Fprintf(os.Stderr, "--- FAIL: %s (setup)\n    panic: %v\n%s\n", name, r, debug.Stack())
 				os.Exit(1)
 			}
@@ -492,26 +516,27 @@ func decode(data []byte, types []reflect.Type) []reflect.Value {
 	return out
 }
 
-// Run calls the fuzz function on one input the way go test does: in a
-// goroutine of its own, a panic reported with its stack, a failure with
-// the messages; either ends the process through Abort.
+// Run calls the fuzz function on one input the way go test does: a panic
+// is reported with its stack (taken in the deferred recover, as go test's
+// tRunner does, so the frames are the same), a failure with the messages;
+// either ends the process through Abort.
 func Run(data []byte) {
 	f := fuzz
 	t := &T{}
 	t.init(f.name)
 	args := append([]reflect.Value{reflect.ValueOf(t)}, decode(data, f.types)...)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	func() {
 		defer func() {
 			if r := recover(); r != nil {
+				if _, ok := r.(stop); ok {
+					return
+				}
 				fmt.Fprintf(os.Stderr, "--- FAIL: %s\n    panic: %s\n%s\n", f.name, r, debug.Stack())
 				Abort()
 			}
 		}()
 		f.fn.Call(args)
 	}()
-	<-done
 	t.runCleanups()
 	if t.Failed() {
 		var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,27 @@ func TestLibFuzzerMinimize(t *testing.T) {
 	again, _, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return true })
 	if err != nil || len(again.Raw) != len(raw) || again.State != want {
 		t.Errorf("a known state minimized again: %d bytes, %q, %v", len(again.Raw), again.State, err)
+	}
+}
+
+// TestLibFuzzerFork: with two workers libFuzzer runs in fork mode,
+// ignoring crashes; the artifacts its jobs save (mostly one bug) are
+// replayed and deduplicated into one crasher per state.
+func TestLibFuzzerFork(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes for 8 s")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: fork mode needs two workers")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 2}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 8 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) != 1 || rep.Crashers[0].State != "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN" || rep.Execs == 0 {
+		t.Errorf("fork mode: %d execs, crashers %+v", rep.Execs, rep.Crashers)
 	}
 }

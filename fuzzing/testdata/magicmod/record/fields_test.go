@@ -12,3 +12,14 @@ func FuzzFields(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReject fails (t.Fatalf) on a record Parse rejects that starts with
+// X: the harness prints a test failure as go test does.
+func FuzzReject(f *testing.F) {
+	f.Add([]byte("\x08abcdefgh"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 0 && b[0] == 'X' && Parse(b) == 0 {
+			t.Fatalf("rejected %q", b)
+		}
+	})
+}
