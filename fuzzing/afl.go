@@ -43,6 +43,7 @@ func aflQEMU(aflFuzz string) bool {
 // AFLOptions tune RunAFL.
 type AFLOptions struct {
 	Dictionary *Dictionary // written as an AFL++ dictionary (-x) when non-empty
+	Extra      []string    // more dictionary tokens (the target's source literals)
 }
 
 var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
@@ -106,12 +107,14 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	} else {
 		args = append(args, "-n")
 	}
-	if toks := o.Dictionary.Tokens(); len(toks) > 0 {
+	dictEntries := 0
+	if text, _ := FormatDict(append(o.Dictionary.Tokens(), o.Extra...)); len(text) > 0 {
 		dict := filepath.Join(work, "dict.txt")
-		if err := writeAFLDict(dict, toks); err != nil {
-			return nil, err
+		if err := os.WriteFile(dict, text, 0o600); err != nil {
+			return nil, fmt.Errorf("aflpp dictionary: %w", err)
 		}
 		args = append(args, "-x", dict)
+		dictEntries = strings.Count(string(text), "\n")
 	}
 	args = append(args, "--")
 	for _, a := range t.Argv {
@@ -129,7 +132,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Note: note, Elapsed: time.Since(start), DictEntries: len(o.Dictionary.Tokens())}
+	rep := &Report{Engine: EngineAFL, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")
@@ -199,28 +202,6 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	}
 	sort.Slice(rep.Crashers, func(i, j int) bool { return rep.Crashers[i].At < rep.Crashers[j].At })
 	return rep, nil
-}
-
-func writeAFLDict(path string, toks []string) error {
-	var b strings.Builder
-	for i, t := range toks {
-		if len(t) == 0 || len(t) > 128 {
-			continue
-		}
-		fmt.Fprintf(&b, "t%d=\"", i)
-		for _, c := range []byte(t) {
-			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-				fmt.Fprintf(&b, "\\x%02x", c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-		b.WriteString("\"\n")
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("aflpp dictionary: %w", err)
-	}
-	return nil
 }
 
 // aflFiles lists AFL++'s saved inputs in dir (id:... files), by name.

@@ -24,7 +24,7 @@ var CrashSignatures = regexp.MustCompile(`(?m)(^panic: |^goroutine \d+ \[|runtim
 // allocation fails long before the host is in danger, and each runtime says
 // so in its own words. Go's "fatal error: stack overflow" is not here: a
 // goroutine stack past its maximum is unbounded recursion, a crash.
-var oomSignatures = regexp.MustCompile(`(?m)(fatal error: out of memory|runtime: out of memory|runtime: cannot allocate memory|cannot allocate memory|std::bad_alloc|memory allocation of \d+ bytes failed|MemoryError|java\.lang\.OutOfMemoryError|JavaScript heap out of memory|out of memory|AddressSanitizer: (?:allocation-size-too-big|out of memory|requested allocation size)|LeakSanitizer: .*out of memory|==\d+==ERROR: .*: (?:calloc|malloc|realloc)-overflow|rss limit exhausted|malloc limit)`)
+var oomSignatures = regexp.MustCompile(`(?m)(fatal error: out of memory|runtime: out of memory|runtime: cannot allocate memory|cannot allocate memory|std::bad_alloc|memory allocation of \d+ bytes failed|MemoryError|java\.lang\.OutOfMemoryError|JavaScript heap out of memory|out of memory|AddressSanitizer: (?:allocation-size-too-big|out of memory|requested allocation size)|LeakSanitizer: .*out of memory|==\d+==ERROR: .*: (?:calloc|malloc|realloc)-overflow|rss limit exhausted|malloc limit|libFuzzer: out-of-memory)`)
 
 // Classify names what one run of a target did (see the outcome constants):
 //

@@ -3,7 +3,7 @@
 // hang, resource exhaustion), reads a crash's output into a normalized
 // crash state (the message with literals masked and the top frames that
 // belong to the target) so one bug is one finding, and runs bounded fuzzing
-// sessions with one of three engines:
+// sessions with one of four engines:
 //
 //   - builtin: a mutation engine for programs given as argv with {src},
 //     with a dictionary harvested from the seed corpus (tokens, tags,
@@ -13,6 +13,11 @@
 //   - go: Go's coverage-guided `go test -fuzz` on a native fuzz target of a
 //     repository, its crashers read from testdata/fuzz in the
 //     `go test fuzz v1` format;
+//   - libfuzzer: LLVM's libFuzzer on the same native Go fuzz target, built
+//     with the Go compiler's libFuzzer instrumentation and a generated
+//     harness, with comparison feedback (-use_value_profile=1), a
+//     dictionary, a kept corpus merged with -merge=1 and crashes minimized
+//     with -minimize_crash=1; its crash states are the go engine's;
 //   - aflpp: AFL++'s afl-fuzz on the same argv, in its non-instrumented mode
 //     (or QEMU mode when the install has it), when afl-fuzz is installed.
 //

@@ -19,6 +19,7 @@ const (
 	EngineBuiltin = "builtin"
 	EngineGo      = "go"
 	EngineAFL     = "aflpp"
+	// EngineLibFuzzer is in libfuzzer.go.
 )
 
 // Target is a program that reads one input from a file: Argv holds {src}
@@ -57,6 +58,9 @@ type Crasher struct {
 	Stderr   string        `json:"stderr_head,omitempty"` // the first 2 KiB
 	At       time.Duration `json:"-"`                     // since the session started
 	Execs    int           `json:"execs"`                 // runs before it, this one included
+	// Raw is the input as the engine ran it when Input is another form of
+	// it (libfuzzer: Input is the `go test fuzz v1` file, Raw the bytes).
+	Raw []byte `json:"-"`
 }
 
 // Report is what a session did.
@@ -71,6 +75,14 @@ type Report struct {
 	CorpusSize  int           `json:"corpus_size"` // inputs mutated from at the end
 	DictEntries int           `json:"dict_entries"`
 	FirstCrash  time.Duration `json:"-"` // 0: none
+	// Coverage-guided engines' statistics (libfuzzer): inputs per second,
+	// edges covered, coverage features (comparison operands among them),
+	// and the inputs the session started from (the merged kept corpus,
+	// other engines' inputs and the seeds).
+	ExecsPerSec int `json:"execs_per_sec,omitempty"`
+	Coverage    int `json:"coverage,omitempty"`
+	Features    int `json:"features,omitempty"`
+	StartedFrom int `json:"started_from,omitempty"`
 }
 
 // runInput writes input to the target's input file and runs the target.

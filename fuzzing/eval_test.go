@@ -26,6 +26,10 @@ import (
 //
 //	FLEETD_EVAL_TRIALS=3 FLEETD_EVAL_SECONDS=60 go test -tags fuzzeval -run TestEval -timeout 3h -v ./fuzzing/
 //
+// Engines: blind, builtin, go, aflpp (when installed), libfuzzer (when clang
+// links it) and, named in FLEETD_EVAL_ENGINES only, libfuzzer-nodict
+// (libFuzzer without -dict: comparison feedback alone).
+//
 // The control (fixtures/controls: the HTML parser fixed) is fuzzed the
 // same way; a crash there counts as a false positive in its row.
 type evalTarget struct {
@@ -50,7 +54,8 @@ type trial struct {
 	ttfc     time.Duration
 	execs    int
 	state    string
-	replayed bool // the crasher crashed again when run alone
+	replayed bool    // the crasher crashed again when run alone
+	rate     float64 // inputs per second over the trial's fuzzing
 }
 
 func envInt(name string, def int) int {
@@ -73,11 +78,14 @@ func TestEval(t *testing.T) {
 	if AFLPath() != "" {
 		engines = append(engines, EngineAFL)
 	}
+	if ok, _ := LibFuzzerAvailable(context.Background()); ok {
+		engines = append(engines, EngineLibFuzzer)
+	}
 	if only := os.Getenv("FLEETD_EVAL_ENGINES"); only != "" {
 		engines = strings.Split(only, ",")
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "| target | engine | found | time to first crash (median; each trial) | execs to first crash (median) | crash state | replayed |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| target | engine | found | time to first crash (median; each trial) | execs to first crash (median) | inputs/s (median) | crash state | replayed |\n|---|---|---|---|---|---|---|---|\n")
 	ctx := context.Background()
 	for _, et := range evalTargets {
 		if only := os.Getenv("FLEETD_EVAL_TARGETS"); only != "" && !slices.Contains(strings.Split(only, ","), et.module+"/"+et.pkg[2:]) {
@@ -105,7 +113,7 @@ func TestEval(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s trial %d: %v", et.name, eng, i, err)
 				}
-				t.Logf("%s %s trial %d: found=%v ttfc=%s execs=%d state=%q replayed=%v", et.name, eng, i+1, tr.found, tr.ttfc, tr.execs, tr.state, tr.replayed)
+				t.Logf("%s %s trial %d: found=%v ttfc=%s execs=%d rate=%.0f/s state=%q replayed=%v", et.name, eng, i+1, tr.found, tr.ttfc, tr.execs, tr.rate, tr.state, tr.replayed)
 				ts = append(ts, tr)
 			}
 			table.WriteString(evalRow(et.name, eng, ts, budget))
@@ -129,6 +137,32 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 		rep, err = RunBuiltin(ctx, tg, Session{Seeds: seeds, Duration: budget, Seed: seed, Blind: eng == "blind", StopAtFirst: true})
 	case EngineAFL:
 		rep, err = RunAFL(ctx, tg, Session{Seeds: seeds, Duration: budget, StopAtFirst: true}, AFLOptions{Dictionary: Harvest(seeds)})
+	case EngineLibFuzzer, "libfuzzer-nodict":
+		src := filepath.Join(work, "repo")
+		if err := CheckoutRepo(ctx, mod, src); err != nil {
+			return trial{}, err
+		}
+		clang, err := LibFuzzerClang(ctx)
+		if err != nil {
+			return trial{}, err
+		}
+		// A fresh corpus per trial; the binary is built once (cached by
+		// the source's content hash) and the build is not measured.
+		lt := LibFuzzerTarget{Go: GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30)},
+			Clang: clang, CacheDir: filepath.Join(shared, "libfuzzer-bin", et.module)}
+		rep, err = RunLibFuzzer(ctx, lt, Session{Duration: budget, StopAtFirst: true, Seed: seed}, LibFuzzerOptions{Minimize: -1, NoDictionary: eng == "libfuzzer-nodict"})
+		if err == nil && len(rep.Crashers) > 0 && rep.Crashers[0].Outcome != TimedOut {
+			c := rep.Crashers[0]
+			again, rerr := ReplayLibFuzzer(ctx, lt, c.Input, 30*time.Second)
+			if rerr != nil {
+				return trial{}, rerr
+			}
+			return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, rate: float64(rep.ExecsPerSec),
+				replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
+		}
+		if err == nil {
+			return trial{execs: rep.Execs, rate: float64(rep.ExecsPerSec)}, nil
+		}
 	case EngineGo:
 		src := filepath.Join(work, "repo")
 		if err := CheckoutRepo(ctx, mod, src); err != nil {
@@ -145,7 +179,7 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 			if rerr != nil {
 				return trial{}, rerr
 			}
-			tr := trial{found: true, ttfc: rep.FirstCrash, execs: rep.Crashers[0].Execs, state: rep.Crashers[0].State}
+			tr := trial{found: true, ttfc: rep.FirstCrash, execs: rep.Crashers[0].Execs, state: rep.Crashers[0].State, rate: rate(rep.Crashers[0].Execs, rep.FirstCrash)}
 			tr.replayed = Finding(c.Outcome) && c.State == rep.Crashers[0].State
 			return tr, nil
 		}
@@ -163,14 +197,33 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 		if err != nil {
 			return trial{}, err
 		}
-		return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
+		return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, rate: rate(c.Execs, c.At), replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
 	}
-	return trial{execs: rep.Execs}, nil
+	return trial{execs: rep.Execs, rate: rate(rep.Execs, rep.Elapsed)}, nil
+}
+
+// rate is inputs per second (0 when either is unknown).
+func rate(execs int, d time.Duration) float64 {
+	if execs <= 0 || d <= 0 {
+		return 0
+	}
+	return float64(execs) / d.Seconds()
 }
 
 func evalRow(target, eng string, ts []trial, budget time.Duration) string {
 	var times []time.Duration
 	var execs []int
+	var rates []float64
+	for _, tr := range ts {
+		if tr.rate > 0 {
+			rates = append(rates, tr.rate)
+		}
+	}
+	medRate := "-"
+	if len(rates) > 0 {
+		slices.Sort(rates)
+		medRate = strconv.Itoa(int(rates[len(rates)/2]))
+	}
 	var each []string
 	states := map[string]bool{}
 	replayed := 0
@@ -199,5 +252,5 @@ func evalRow(target, eng string, ts []trial, budget time.Duration) string {
 		st = append(st, "`"+s+"`")
 	}
 	slices.Sort(st)
-	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, strings.Join(st, "<br>"), replayed, len(times))
+	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, medRate, strings.Join(st, "<br>"), replayed, len(times))
 }

@@ -155,12 +155,21 @@ func checkNumber(arg ast.Expr, typ string) error {
 	return fmt.Errorf("%s wants a number", typ)
 }
 
-// floatLiteral accepts a number, a negated one, or math.Inf(±1) / math.NaN().
+// floatLiteral accepts a number, a negated one, Go's own +Inf, -Inf and
+// NaN, or math.Inf(±1) / math.NaN().
 func floatLiteral(arg ast.Expr) bool {
-	if u, ok := arg.(*ast.UnaryExpr); ok && u.Op == token.SUB {
+	if u, ok := arg.(*ast.UnaryExpr); ok && (u.Op == token.SUB || u.Op == token.ADD) {
+		if id, ok := u.X.(*ast.Ident); ok {
+			return id.Name == "Inf"
+		}
+		if u.Op == token.ADD {
+			return false
+		}
 		arg = u.X
 	}
 	switch a := arg.(type) {
+	case *ast.Ident:
+		return a.Name == "NaN"
 	case *ast.BasicLit:
 		return a.Kind == token.INT || a.Kind == token.FLOAT
 	case *ast.CallExpr:

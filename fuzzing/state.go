@@ -146,6 +146,12 @@ func goTargetFrame(fn, file string) bool {
 		return false // panic(...), goexit: the runtime's own frames
 	}
 	pkg := goPackage(fn)
+	// The runtime's functions live partly in internal/runtime/... files
+	// (runtime.mapassign_faststr), which a traceback at GOTRACEBACK=crash
+	// shows; no module can be named runtime or internal.
+	if pkg == "runtime" || strings.HasPrefix(pkg, "runtime/") || strings.HasPrefix(pkg, "internal/") {
+		return false
+	}
 	first, _, _ := strings.Cut(pkg, "/")
 	if pkg == "main" || strings.Contains(first, ".") {
 		return true

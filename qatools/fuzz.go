@@ -15,9 +15,9 @@ import (
 )
 
 type fuzzArgs struct {
-	Engine  string `json:"engine,omitempty" enum:"auto,builtin,blind,go,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; go for target.repo's Go fuzz target. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only"`
+	Engine  string `json:"engine,omitempty" enum:"auto,builtin,blind,go,libfuzzer,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; for target.repo's Go fuzz target libfuzzer when clang with the libFuzzer runtime is installed, else go. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only; libfuzzer: libFuzzer with comparison feedback and a dictionary on the Go fuzz target (falls back to go when it cannot build)"`
 	Seconds int    `json:"seconds,omitempty" desc:"session length in seconds, 1-600 (default 20)"`
-	Replay  string `json:"replay,omitempty" desc:"engine go only: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go crasher's repro)" maxlen:"1048576"`
+	Replay  string `json:"replay,omitempty" desc:"engine go or libfuzzer only: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go or libfuzzer crasher's repro)" maxlen:"1048576"`
 }
 
 // Fuzz session bounds.
@@ -57,10 +57,12 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 	engine, note := a.Engine, ""
 	switch {
 	case a.Replay != "":
-		if engine != "" && engine != "auto" && engine != fuzzing.EngineGo {
-			return nil, fmt.Errorf("replay is for engine go, not %s (replay a compiler input with qa_compile)", engine)
+		if engine == "" || engine == "auto" {
+			engine = fuzzing.EngineGo
 		}
-		engine = fuzzing.EngineGo
+		if engine != fuzzing.EngineGo && engine != fuzzing.EngineLibFuzzer {
+			return nil, fmt.Errorf("replay is for engine go or libfuzzer, not %s (replay a compiler input with qa_compile)", engine)
+		}
 	case engine == "" || engine == "auto":
 		switch {
 		case hasCompiler && fuzzing.AFLPath() != "":
@@ -68,18 +70,35 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 		case hasCompiler:
 			engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran"
 		case hasGo:
-			engine = fuzzing.EngineGo
+			engine = fuzzing.EngineLibFuzzer
 		default:
 			return nil, errors.New("nothing to fuzz: neither target.compiler nor target.repo.fuzz_target is configured")
 		}
 	case engine == fuzzing.EngineAFL && fuzzing.AFLPath() == "":
 		engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran instead"
 	}
-	if engine == fuzzing.EngineGo {
+	if engine == fuzzing.EngineGo || engine == fuzzing.EngineLibFuzzer {
 		if !hasGo {
-			return nil, errors.New("engine go needs target.repo with fuzz_package and fuzz_target")
+			return nil, fmt.Errorf("engine %s needs target.repo with fuzz_package and fuzz_target", engine)
 		}
-		return t.fuzzGo(ctx, a, time.Duration(secs)*time.Second)
+		d := time.Duration(secs) * time.Second
+		if engine == fuzzing.EngineLibFuzzer {
+			clang, err := fuzzing.LibFuzzerClang(ctx)
+			if err == nil {
+				out, err := t.fuzzLibFuzzer(ctx, a, clang, d)
+				if err == nil || ctxErr(ctx) != nil {
+					return out, err
+				}
+				note = "libfuzzer: " + clipNote(err.Error(), 600) + ": go test -fuzz ran instead"
+			} else {
+				note = "libfuzzer unavailable (" + err.Error() + "): go test -fuzz ran instead"
+			}
+		}
+		out, err := t.fuzzGo(ctx, a, d)
+		if out != nil && note != "" {
+			out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
+		}
+		return out, err
 	}
 	if !hasCompiler {
 		return nil, fmt.Errorf("engine %s needs target.compiler", engine)
@@ -112,7 +131,17 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	}
 	var rep *fuzzing.Report
 	if engine == fuzzing.EngineAFL {
-		rep, err = fuzzing.RunAFL(ctx, tg, s, fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)})
+		o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)}
+		// The compiler's own source, when target.repo is on this machine:
+		// its literals are the keywords and delimiters it compares with.
+		if repo := t.env.Target.Repo; repo != nil {
+			if info, err := os.Stat(repo.URL); err == nil && info.IsDir() {
+				o.Extra = fuzzing.RepoLiterals(repo.URL, 0)
+			} else {
+				note = strings.Join(nonEmpty(note, "target.repo is not a local directory: no source literals in the dictionary"), "; ")
+			}
+		}
+		rep, err = fuzzing.RunAFL(ctx, tg, s, o)
 	} else {
 		rep, err = fuzzing.RunBuiltin(ctx, tg, s)
 		if engine == "blind" {
@@ -175,6 +204,72 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 	return out, nil
 }
 
+// fuzzLibFuzzer runs libFuzzer on target.repo's fuzz target, built from a
+// copy of the repository inside the jail (the binary cached per source
+// under the target's corpus directory), or replays one input. Its corpus is
+// the target's: the kept libFuzzer corpus, the shared queue and the go
+// engine's cache are merged in, and its new inputs go back to all three.
+func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d time.Duration) (map[string]any, error) {
+	repo := t.env.Target.Repo
+	work, err := t.fuzzWorkDir("fuzz-libfuzzer")
+	if err != nil {
+		return nil, err
+	}
+	src := filepath.Join(work, "repo")
+	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
+		return nil, err
+	}
+	srcKey, err := fuzzing.RepoSourceKey(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	goCmd, err := fuzzing.GoCommand()
+	if err != nil {
+		return nil, err
+	}
+	key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget) // the go engine's target: one corpus
+	shared := t.env.FuzzDir
+	if shared == "" {
+		shared = work // no data dir: a throwaway cache
+	}
+	const memLimit = 1 << 30
+	lt := fuzzing.LibFuzzerTarget{
+		Go: fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
+			Env: fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit)},
+		Clang: clang, Work: filepath.Join(work, "libfuzzer"), CacheDir: filepath.Join(shared, key, "libfuzzer", "bin"),
+		SourceKey: srcKey, Workers: t.env.Limits.FuzzParallel, InputTimeout: min(t.env.Limits.CompileTimeout, 10*time.Second),
+	}
+	if err := os.MkdirAll(lt.Work, 0o700); err != nil {
+		return nil, err
+	}
+	if a.Replay != "" {
+		c, err := fuzzing.ReplayLibFuzzer(ctx, lt, []byte(a.Replay), t.env.Limits.CompileTimeout*3)
+		if err != nil {
+			return nil, err
+		}
+		out := crasherFields(c)
+		out["engine"], out["target"], out["replayed"] = fuzzing.EngineLibFuzzer, repo.FuzzTarget, true
+		return out, nil
+	}
+	corpus, err := t.fuzzCorpus(key)
+	if err != nil {
+		return nil, err
+	}
+	o := fuzzing.LibFuzzerOptions{}
+	if t.env.FuzzDir != "" {
+		o.Kept = filepath.Join(t.env.FuzzDir, key, "libfuzzer", "corpus")
+		o.GoCacheDir = filepath.Join(t.env.FuzzDir, key, "gocache") // the go engine's: each seeds the other
+	}
+	rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: d, Corpus: corpus, MaxCrashers: fuzzMaxCrashers}, o)
+	if err != nil {
+		return nil, err
+	}
+	out := reportFields(rep, "")
+	out["target"] = repo.FuzzTarget
+	out["corpus_key"] = key
+	return out, nil
+}
+
 // fuzzWorkDir makes a fresh directory in the jail for one session.
 func (t *tools) fuzzWorkDir(prefix string) (string, error) {
 	if err := t.run.Sandbox.Root().MkdirAll("fuzz", 0o700); err != nil {
@@ -207,6 +302,11 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 	if rep.FirstCrash > 0 {
 		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()
 	}
+	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom} {
+		if v > 0 {
+			out[k] = v
+		}
+	}
 	if n := strings.TrimSpace(strings.Join(nonEmpty(note, rep.Note), "; ")); n != "" {
 		out["note"] = n
 	}
@@ -229,6 +329,22 @@ func crasherFields(c fuzzing.Crasher) map[string]any {
 		m["input_lossy"] = true // invalid UTF-8 replaced: a replay may not reproduce
 	}
 	return m
+}
+
+func strField(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// clipNote cuts s to n bytes (at a rune start) with an ellipsis.
+func clipNote(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func nonEmpty(ss ...string) []string {

@@ -55,7 +55,7 @@ func TestFuzzTool(t *testing.T) {
 	}
 	// Replay is for Go fuzz targets only; a compiler input replays through qa_compile.
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "builtin", "replay": "go test fuzz v1\n[]byte(\"x\")\n"})
-	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "replay is for engine go") {
+	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "replay is for engine go or libfuzzer") {
 		t.Errorf("replay with builtin: %v", out.Result)
 	}
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "go"})
@@ -65,6 +65,78 @@ func TestFuzzTool(t *testing.T) {
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 601})
 	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "more than 600") {
 		t.Errorf("seconds 601: %v", out.Result)
+	}
+}
+
+// TestFuzzToolLibFuzzer runs qa_fuzz's libfuzzer engine on a small Go
+// module with a planted crash (a 32-bit magic behind a length check, which
+// blind mutation does not guess and comparison feedback reads off the
+// compare): the crash is found within a 60 s session, its repro replays
+// through both Go engines with one crash state, a second session starts
+// from the first one's kept corpus, auto picks libfuzzer for a repo
+// target, and a fuzz target the harness cannot build falls back to go
+// test -fuzz with a note saying why.
+func TestFuzzToolLibFuzzer(t *testing.T) {
+	if _, err := fuzzing.LibFuzzerClang(context.Background()); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
+		}
+		t.Skipf("libFuzzer unavailable: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("builds instrumented binaries and fuzzes for up to 60 s")
+	}
+	h := newHarness(t, fleet.Observe)
+	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "testdata", "magicmod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env.Target.Repo = &fleet.Repo{URL: mod, FuzzPackage: "./record", FuzzTarget: "FuzzParse"}
+	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	_, reg := h.newRun("r-libfuzzer", fleet.Budget{})
+	out, err := h.call(reg, "qa_fuzz", map[string]any{"engine": "libfuzzer", "seconds": 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	if out.Verdict != fleet.VerdictOK || r["engine"] != fuzzing.EngineLibFuzzer {
+		t.Fatalf("qa_fuzz: %s %v", out.Verdict, r)
+	}
+	crashers, _ := r["crashers"].([]map[string]any)
+	if len(crashers) == 0 {
+		t.Fatalf("no crash in 60 s: %v", r)
+	}
+	c := crashers[0]
+	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
+	if c["outcome"] != Crashed || c["crash_state"] != want {
+		t.Errorf("crasher %v", c)
+	}
+	for _, k := range []string{"execs_per_sec", "coverage", "features", "started_from"} {
+		if n, _ := r[k].(int); n <= 0 {
+			t.Errorf("%s = %v", k, r[k])
+		}
+	}
+	t.Logf("found after %v ms: %d execs, %v/s, cov %v, ft %v, started from %v", c["found_after_ms"], r["execs"], r["execs_per_sec"], r["coverage"], r["features"], r["started_from"])
+	for _, engine := range []string{"libfuzzer", "go"} {
+		rep, err := h.call(reg, "qa_fuzz", map[string]any{"engine": engine, "replay": c["input"]})
+		if err != nil || rep.Verdict != fleet.VerdictOK || rep.Result["outcome"] != Crashed || rep.Result["crash_state"] != want {
+			t.Errorf("replay with %s: %v %v", engine, err, rep.Result)
+		}
+	}
+	key := fuzzing.TargetKey("go", mod, "./record", "FuzzParse")
+	kept, _ := os.ReadDir(filepath.Join(h.env.FuzzDir, key, "libfuzzer", "corpus"))
+	if len(kept) == 0 {
+		t.Fatal("no corpus kept")
+	}
+	h.env.Target.Compiler = nil // auto: the repo's fuzz target
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 2})
+	if r := out.Result; r["engine"] != fuzzing.EngineLibFuzzer || r["started_from"].(int) < min(len(kept), 3) {
+		t.Errorf("second session (auto): engine %v, started from %v, %d kept: %v", r["engine"], r["started_from"], len(kept), r)
+	}
+	h.env.Target.Repo.FuzzTarget = "FuzzNothing"
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "libfuzzer", "seconds": 2})
+	if note, _ := out.Result["note"].(string); out.Result["engine"] != fuzzing.EngineGo || !strings.Contains(note, "no func FuzzNothing") || !strings.Contains(note, "go test -fuzz ran instead") {
+		t.Errorf("a target the harness cannot build: %s %v", out.Verdict, out.Result)
 	}
 }
 

@@ -232,10 +232,12 @@
 //     and fuzzing stops after five timeouts (each costs the compile
 //     timeout).
 //   - Go fuzz target (target.repo fuzz_package and fuzz_target): after the
-//     compiler's deterministic stage, one qa_fuzz engine go session of 60 s
-//     (go test -fuzz, coverage-guided);
-//     each crasher (up to three, minimized by Go) is replayed through
-//     qa_fuzz replay and reported with that call as the repro, on the
+//     compiler's deterministic stage, one qa_fuzz engine libfuzzer session
+//     of 60 s (libFuzzer with comparison feedback; qa_fuzz runs go test
+//     -fuzz instead when clang is missing or the harness does not build);
+//     each crasher (up to three, minimized by the engine) is replayed
+//     through qa_fuzz replay with the engine that found it and reported
+//     with that call as the repro, on the
 //     repository's first surface (else "code"): high for a crash, medium
 //     for a hang or resource exhaustion, low and flaky when the replay
 //     does not fail the same way.

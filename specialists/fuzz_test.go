@@ -187,8 +187,8 @@ func TestFuzzRepoGoTarget(t *testing.T) {
 		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
 			"qa_fuzz": func(a map[string]any) fleet.Result {
 				if a["replay"] != nil {
-					if a["replay"] != input {
-						t.Errorf("replayed %q", a["replay"])
+					if a["replay"] != input || a["engine"] != "go" {
+						t.Errorf("replayed %q with engine %v, want the engine that found it", a["replay"], a["engine"])
 					}
 					if reproduces {
 						return fleet.Result{"outcome": "crashed", "crash_state": state}
@@ -224,7 +224,7 @@ func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
 	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
 		"qa_compile": fakeCompile(func(string, int) fleet.Result { return fleet.Result{"outcome": "rejected", "exit_code": 1} }).handler(&calls),
 		"qa_fuzz": func(a map[string]any) fleet.Result {
-			if a["engine"] == "go" {
+			if a["engine"] == "libfuzzer" { // the Go fuzz target's session (qa_fuzz falls back to go)
 				goSessions++
 			}
 			return fleet.Result{"engine": a["engine"], "crashers": []any{}}

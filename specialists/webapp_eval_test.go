@@ -1,14 +1,14 @@
 package specialists
 
 // The evaluation of the crawl, the passive checks, the docs contract and
-// the call grammar on a platform fleetd has never seen: evaltarget/webapp
+// the call grammar on a platform fleetd has never seen: fixtures/webapp
 // ("Bazaar"), written unlike the testbed, on the embedded dev chain. The
 // real playbooks run through the real loop with the same test-local HTTP
 // tools as the testbed test. Flawed mode must yield one finding per planted
 // flaw (recall per class); its correct twin must yield none. The table it
 // logs is the one in BENCHMARKS.md:
 //
-//	go test -run TestEvalWebapp -v ./fleet/playbook
+//	go test -run TestEvalWebapp -v ./specialists
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type plantedFlaw struct {
 	minSev   fleet.Severity // the finding must be at least this severe
 }
 
-// webappFlaws are the flaws evaltarget/webapp/README.md lists.
+// webappFlaws are the flaws fixtures/webapp/README.md lists.
 var webappFlaws = []plantedFlaw{
 	{"secret in a JSON file the JS bundle loads", []string{"web"}, []string{"/static/config.json", "Stripe live key"}, fleet.SeverityHigh},
 	{"leak: traceback in an error answer", []string{"web"}, []string{"/api/v2/items/999", "stack trace"}, fleet.SeverityLow},

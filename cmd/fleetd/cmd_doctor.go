@@ -13,6 +13,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/specialists"
@@ -26,6 +27,7 @@ type check struct {
 	name   string
 	ok     bool
 	fatal  bool
+	warn   bool // a failed warning shows "!" and does not fail doctor: a fallback runs instead
 	detail string
 	fix    string
 }
@@ -149,6 +151,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 			add(a.compilerCheck(ctx, target.Compiler, corpus[0]))
 		}
 	}
+	add(libFuzzerCheck(ctx))
 
 	// The data dir and the switches in it.
 	out = append(out, a.dataDirChecks()...)
@@ -343,6 +346,18 @@ func sigNote(sig string) string {
 	return ", signal " + sig
 }
 
+// libFuzzerCheck says whether qa_fuzz can build Go fuzz targets with
+// libFuzzer (clang and its libFuzzer runtime); without them it runs go test
+// -fuzz, so a miss is a warning.
+func libFuzzerCheck(ctx context.Context) check {
+	ok, why := fuzzing.LibFuzzerAvailable(ctx)
+	if ok {
+		return check{name: "libfuzzer", ok: true, detail: why + ": qa_fuzz runs libFuzzer on Go fuzz targets"}
+	}
+	return check{name: "libfuzzer", warn: true, detail: why + "; qa_fuzz falls back to go test -fuzz on Go fuzz targets (no comparison feedback, no dictionary)",
+		fix: "install clang and compiler-rt's libFuzzer runtime (Debian 12: apt-get install clang libclang-rt-14-dev)"}
+}
+
 // dataDirChecks: the data dir is writable with room to spare; then the dial,
 // the kill switch and the outbox, as they stand.
 func (a serviceCommands) dataDirChecks() []check {
@@ -437,7 +452,10 @@ func printChecks(w io.Writer, cs []check) (failed int) {
 	}
 	for _, c := range cs {
 		mark := "✓"
-		if !c.ok {
+		switch {
+		case !c.ok && c.warn:
+			mark = "!"
+		case !c.ok:
 			mark = "✗"
 			failed++
 		}
@@ -463,16 +481,18 @@ func firstFatal(cs []check) (check, bool) {
 func (a serviceCommands) doctorCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor [--config F]",
-		Short: "Check the setup: config, node, log, keys, funds, target, compiler, data dir; one line per check",
+		Short: "Check the setup: config, node, log, keys, funds, target, compiler, libfuzzer, data dir; one line per check",
 		Long: `Checks, one line each, ✓ or ✗ with the fix: the config validates; the RPC
 answers with the configured chain id; a FeedbackLog is deployed at
 chain.feedback_log; the fleet and sponsor keys load with safe file modes; the
 sponsor's balance covers a day of the budget; the fleet's identity is trusted
 by triage; every target URL is allowed by target.fetch_allow and answers; the
 corpus is there and the compiler compiles one of its programs inside a jail
-within its timeout; the data dir is writable with free space; the dial, the
-kill switch and the outbox. Exits 0 only when every check passes. Nothing is
-written to the chain and no secret is printed. fleetd run runs the same
+within its timeout; clang links libFuzzer (a warning, "!", when not: qa_fuzz
+then runs go test -fuzz on Go fuzz targets); the data dir is writable with
+free space; the dial, the kill switch and the outbox. Exits 0 only when every
+check but the warnings passes. Nothing is written to the chain and no secret
+is printed. fleetd run runs the same
 checks at start and refuses to start when a fatal one fails.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{lazyConfig: "yes"},

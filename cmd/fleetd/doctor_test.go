@@ -239,3 +239,21 @@ func TestPrintedPathsWorkElsewhere(t *testing.T) {
 		t.Errorf("a missing config's error should name its absolute path: exit %d, %q", code, terr)
 	}
 }
+
+// TestDoctorLibFuzzer: the libfuzzer check passes where clang links
+// libFuzzer (CI installs it) and is otherwise a warning, "!", that names
+// the fallback and does not fail doctor.
+func TestDoctorLibFuzzer(t *testing.T) {
+	c := libFuzzerCheck(context.Background())
+	if os.Getenv("CI") != "" && !c.ok {
+		t.Fatalf("CI is set and libFuzzer is unavailable: %s", c.detail)
+	}
+	if !c.ok && (!c.warn || !strings.Contains(c.detail, "go test -fuzz")) {
+		t.Errorf("a missing libFuzzer is a warning naming the fallback: %+v", c)
+	}
+	var b strings.Builder
+	failed := printChecks(&b, []check{c, {name: "fallback", warn: true, detail: "clang is not on PATH", fix: "apt-get install clang"}})
+	if failed != 0 || !strings.HasPrefix(b.String(), map[bool]string{true: "✓", false: "!"}[c.ok]+" libfuzzer") || !strings.Contains(b.String(), "! fallback  ") {
+		t.Errorf("warnings count as failures or print wrong (%d):\n%s", failed, b.String())
+	}
+}

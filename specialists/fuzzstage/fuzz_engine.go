@@ -81,12 +81,13 @@ func results(v any) []fleet.Result {
 	return out
 }
 
-// fuzzRepo runs Go's coverage-guided fuzzer on target.repo's native fuzz
-// target through qa_fuzz, replays each crasher Go found (already
-// minimized by Go) through qa_fuzz replay, and reports it with that replay
-// as the repro: high for a crash that reproduces, medium for a hang or
-// resource exhaustion, low with flaky=true when the replay does not fail
-// the same way.
+// fuzzRepo runs a coverage-guided fuzzer on target.repo's native fuzz
+// target through qa_fuzz (libFuzzer, which qa_fuzz replaces with go test
+// -fuzz when clang is missing or the harness does not build), replays each
+// crasher (already minimized by the engine) through qa_fuzz replay with the
+// engine that found it, and reports it with that replay as the repro: high
+// for a crash that reproduces, medium for a hang or resource exhaustion,
+// low with flaky=true when the replay does not fail the same way.
 func fuzzRepo(p *probe.Probe) {
 	repo := p.Target().Repo
 	switch {
@@ -99,13 +100,21 @@ func fuzzRepo(p *probe.Probe) {
 		p.Skip("no calls left for %s", repo.FuzzTarget)
 		return
 	}
-	r := p.Call("qa_fuzz", map[string]any{"engine": "go", "seconds": goFuzzSeconds})
+	r := p.Call("qa_fuzz", map[string]any{"engine": "libfuzzer", "seconds": goFuzzSeconds})
 	if !r.IsOK() {
-		p.Notef("qa_fuzz go on %s: %s", repo.FuzzTarget, probe.Clip(r.Err(), 200))
+		p.Notef("qa_fuzz on %s: %s", repo.FuzzTarget, probe.Clip(r.Err(), 200))
 		return
 	}
 	crashers := results(r["crashers"])
-	p.Notef("go test -fuzz=%s ran %d inputs, %d crasher(s)", repo.FuzzTarget, probe.Int(r, "execs"), len(crashers))
+	engine, found := probe.Str(r, "engine"), "go test -fuzz"
+	if engine == "libfuzzer" {
+		found = "libFuzzer"
+	}
+	note := ""
+	if n := probe.Str(r, "note"); n != "" {
+		note = " (" + probe.Clip(n, 160) + ")"
+	}
+	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), note)
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
 		if s, err := fleet.ParseSurface(repo.Surfaces[0]); err == nil {
@@ -121,7 +130,7 @@ func fuzzRepo(p *probe.Probe) {
 			p.Notef("a %s crasher of %d bytes cannot be carried in a repro", repo.FuzzTarget, probe.Int(c, "input_bytes"))
 			continue
 		}
-		args := map[string]any{"engine": "go", "replay": input}
+		args := map[string]any{"engine": engine, "replay": input}
 		rep := p.Call("qa_fuzz", args)
 		ok := rep.IsOK() && probe.Str(rep, "outcome") == kind && probe.Str(rep, "crash_state") == state
 		sev, what := fleet.SeverityHigh, "crash"
@@ -136,8 +145,8 @@ func fuzzRepo(p *probe.Probe) {
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(rep, "outcome"), probe.Clip(rep.Err(), 100)))
 		}
 		p.Report(sev, surface,
-			fmt.Sprintf("Go fuzz target %s in %s: %s %s on a %d-byte input found by go test -fuzz (minimized by Go), where the target was expected to pass.%s Output: %s",
-				repo.FuzzTarget, repo.FuzzPackage, what, probe.Quote(state, 240), probe.Int(c, "input_bytes"), flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
+			fmt.Sprintf("Go fuzz target %s in %s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
+				repo.FuzzTarget, repo.FuzzPackage, what, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
 			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
 	}
 }

@@ -1,0 +1,743 @@
+package fuzzing
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// EngineLibFuzzer is LLVM's libFuzzer on a native Go fuzz target built with
+// the Go compiler's libFuzzer instrumentation (the way OSS-Fuzz builds Go).
+const EngineLibFuzzer = "libfuzzer"
+
+// LibFuzzerTarget is a native Go fuzz target (Go: the module copy, package,
+// function, go command and environment, as for the go engine; its CacheDir
+// and Parallel are not used) built as a libFuzzer binary.
+type LibFuzzerTarget struct {
+	Go    GoTarget
+	Clang string // a clang that links -fsanitize=fuzzer: LibFuzzerClang
+	// Work is a directory in the jail for the binary, the corpus, the
+	// artifacts and the dictionary; "" = a new directory beside Go.Dir.
+	Work string
+	// CacheDir keeps built binaries across sessions, one directory per
+	// source (repository commit or content hash), package, function and
+	// toolchain; "" = Work (rebuilt every session).
+	CacheDir  string
+	SourceKey string // RepoSourceKey of Go.Dir; "" = computed before the harness is written
+	// Workers is how many fuzzing processes run (-fork=N, at most the
+	// number of CPUs); default 1, one in-process fuzzer.
+	Workers      int
+	InputTimeout time.Duration // -timeout per input; default 10 s (go test's hang limit)
+	RSSLimitMB   int           // -rss_limit_mb; default 2048
+}
+
+// LibFuzzerClang returns the clang that links libFuzzer, probed once per
+// process (see LibFuzzerAvailable); the error says what is missing.
+func LibFuzzerClang(ctx context.Context) (string, error) {
+	c, why := libFuzzerClang(ctx)
+	if c == "" {
+		return "", errors.New(why)
+	}
+	return c, nil
+}
+
+func (lt *LibFuzzerTarget) work() string {
+	if lt.Work == "" {
+		w, err := os.MkdirTemp(filepath.Dir(lt.Go.Dir), "libfuzzer-")
+		if err != nil {
+			w = filepath.Join(filepath.Dir(lt.Go.Dir), "libfuzzer")
+			os.MkdirAll(w, 0o700)
+		}
+		lt.Work = w
+	}
+	return lt.Work
+}
+
+func (lt *LibFuzzerTarget) inputTimeout() time.Duration {
+	if lt.InputTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return max(lt.InputTimeout, time.Second)
+}
+
+func (lt *LibFuzzerTarget) rssLimit() int {
+	if lt.RSSLimitMB <= 0 {
+		return 2048
+	}
+	return lt.RSSLimitMB
+}
+
+// LibFuzzerOptions give a session its dictionary and corpora.
+type LibFuzzerOptions struct {
+	// Dictionary entries, written in libFuzzer's syntax (-dict); entries it
+	// cannot hold are skipped.
+	Dictionary []string
+	// Kept is the engine's kept corpus (raw inputs): merged into the
+	// session's corpus at the start and replaced by the session's merged,
+	// grown corpus at the end. "" = none kept.
+	Kept string
+	// Others are raw inputs of other engines and the seeds: merged in at
+	// the start with -merge=1 (inputs that add no coverage are dropped).
+	Others [][]byte
+	// GoCorpus are `go test fuzz v1` files, converted and merged in too
+	// (the package's testdata/fuzz/<Func>/ is read as well).
+	GoCorpus [][]byte
+	// GoCacheDir is the go engine's -test.fuzzcachedir: its corpus
+	// (<dir>/<Func>/) is merged in at the start, and the session's new
+	// inputs are written there as `go test fuzz v1` files at the end, so
+	// the next go session starts from them. "" = none.
+	GoCacheDir string
+	// NoDictionary runs without -dict (to measure what the dictionary
+	// adds to comparison feedback).
+	NoDictionary bool
+	// Minimize bounds -minimize_crash per crash; 0 = 30 s at most (a
+	// quarter of the session, at least 5 s), negative = not minimized.
+	Minimize time.Duration
+}
+
+// Input limits of the kept corpus.
+const (
+	maxKeptInput  = 1 << 20 // bytes: larger inputs are skipped (with a note)
+	maxKeptInputs = 4096
+)
+
+// RunLibFuzzer runs one libFuzzer session on the target for s.Duration: it
+// builds the binary (cached), merges the kept corpus, other engines' inputs
+// and the seeds (f.Add, testdata/fuzz, s.Seeds) into the session's corpus
+// with -merge=1, fuzzes with -use_value_profile=1 and the dictionary,
+// minimizes each crash with -minimize_crash=1 and replays it for its crash
+// state, and keeps the grown corpus. A plain session (one worker) stops at
+// a crash and starts again while time is left and its crashes are new;
+// with s.StopAtFirst it ends at the first. Crashers' Input is the
+// `go test fuzz v1` form (what ReplayLibFuzzer and ReplayGo take). Errors
+// are infrastructure failures: the target does not build, the binary does
+// not start.
+func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzzerOptions) (*Report, error) {
+	b, err := lt.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dur := s.Duration
+	if dur <= 0 {
+		dur = 20 * time.Second
+	}
+	maxCrashers := s.MaxCrashers
+	if maxCrashers <= 0 {
+		maxCrashers = 8
+	}
+	work := lt.work()
+	bin := filepath.Join(work, "fuzzer")
+	if err := copyFile(b.bin, bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("libfuzzer: %w", err)
+	}
+	corpus, artifacts, mergeArtifacts := filepath.Join(work, "corpus"), filepath.Join(work, "artifacts"), filepath.Join(work, "merge-artifacts")
+	for _, d := range []string{corpus, artifacts, mergeArtifacts} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("libfuzzer: %w", err)
+		}
+	}
+	rep := &Report{Engine: EngineLibFuzzer}
+	var notes []string
+	start := time.Now()
+
+	// The session's corpus: the kept corpus, other engines' inputs and
+	// the seeds, merged.
+	if s.Corpus != nil {
+		q, err := s.Corpus.Load(maxQueue)
+		if err != nil {
+			return nil, err
+		}
+		o.Others = append(append([][]byte(nil), o.Others...), q...)
+	}
+	o.GoCorpus = append(append([][]byte(nil), o.GoCorpus...), readGoCorpusDir(filepath.Join(lt.Go.pkgDir(), "testdata", "fuzz", lt.Go.Func))...)
+	if o.GoCacheDir != "" {
+		o.GoCorpus = append(o.GoCorpus, readGoCorpusDir(filepath.Join(o.GoCacheDir, lt.Go.Func))...)
+	}
+	in := filepath.Join(work, "merge-in")
+	n, skipped, sample, err := lt.stage(in, b, s, o)
+	if err != nil {
+		return nil, err
+	}
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
+	}
+	merged := n == 0
+	if n > 0 {
+		budget := min(max(dur/3, 10*time.Second), 2*time.Minute)
+		res, err := lt.exec(ctx, []string{bin, "-merge=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+			"-artifact_prefix=" + mergeArtifacts + "/", corpus, in}, budget)
+		if err != nil {
+			return nil, err
+		}
+		got := countFiles(corpus)
+		merged = !res.TimedOut && got > 0
+		switch {
+		case res.TimedOut:
+			notes = append(notes, fmt.Sprintf("the corpus merge did not finish in %s: the session started from the %d inputs merged by then", budget, got))
+		case got == 0:
+			tail, _ := sandbox.Text(res.Stderr[max(0, len(res.Stderr)-600):], 600)
+			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge (exit %d%s): %s", n, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail)))
+		}
+	}
+	rep.StartedFrom = countFiles(corpus)
+
+	// One dictionary: the caller's, the repository's own for this target,
+	// the source's literals and what the seeds and corpus hold.
+	tokens := append([]string(nil), o.Dictionary...)
+	repoToks, dictNotes := repoDictionaries(lt.Go)
+	notes = append(notes, dictNotes...)
+	tokens = append(tokens, repoToks...)
+	tokens = append(tokens, b.literals...)
+	tokens = append(tokens, Harvest(sample).Tokens()...)
+	var dict string
+	if text, _ := FormatDict(tokens); len(text) > 0 && !o.NoDictionary {
+		dict = filepath.Join(work, "dict")
+		if err := os.WriteFile(dict, text, 0o600); err != nil {
+			return nil, fmt.Errorf("libfuzzer: %w", err)
+		}
+		rep.DictEntries = strings.Count(string(text), "\n")
+	}
+
+	// Fuzz.
+	deadline := start.Add(dur)
+	states := map[string]bool{}
+	workers := min(max(lt.Workers, 1), runtime.NumCPU())
+	var fuzzing time.Duration // wall time in fuzzing runs
+	for round := 0; round < 3; round++ {
+		left := time.Until(deadline)
+		if left < time.Second || ctx.Err() != nil {
+			break
+		}
+		args := []string{bin, "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+			"-max_total_time=" + strconv.Itoa(max(1, int(left.Seconds()))), "-artifact_prefix=" + artifacts + "/", "-print_final_stats=1",
+			"-detect_leaks=0", "-seed=" + strconv.FormatUint(uint64(s.Seed)+uint64(round), 10)}
+		if s.Seed == 0 {
+			args = args[:len(args)-1]
+		}
+		if dict != "" {
+			args = append(args, "-dict="+dict)
+		}
+		if workers > 1 {
+			args = append(args, "-fork="+strconv.Itoa(workers), "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1")
+		}
+		args = append(args, corpus)
+		before := listDir(artifacts)
+		runStart := time.Now()
+		res, err := lt.exec(ctx, args, left+lt.inputTimeout()+30*time.Second)
+		if err != nil {
+			return rep, err
+		}
+		fuzzing += res.Duration
+		out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
+		st, crashes := ParseLibFuzzer(out)
+		base := rep.Execs
+		rep.Execs += st.Execs
+		rep.Coverage, rep.Features = max(rep.Coverage, st.Coverage), max(rep.Features, st.Features)
+		if st.CorpusInputs > 0 {
+			rep.CorpusSize = st.CorpusInputs
+		}
+		if res.Truncated {
+			notes = append(notes, "libFuzzer's output was cut: statistics may be short")
+		}
+		found := newArtifacts(artifacts, before)
+		if len(found) == 0 {
+			if res.ExitCode != 0 && !res.TimedOut && ctx.Err() == nil && len(crashes) == 0 {
+				tail, _ := sandbox.Text(out[max(0, len(out)-1500):], 1500)
+				return rep, fmt.Errorf("libfuzzer: the fuzzer exited %d%s without a crash: %s", res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
+			}
+			break // the time is up
+		}
+		newState := false
+		known := func(c Crasher) bool { return states[c.Outcome+"|"+c.State] }
+		for i, a := range found {
+			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
+				break // fork mode saves one artifact per crashing job: mostly one bug
+			}
+			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known)
+			if err != nil {
+				return rep, err
+			}
+			if !ok {
+				continue
+			}
+			if c.Outcome == TimedOut {
+				rep.Timeouts++
+			}
+			key := c.Outcome + "|" + c.State
+			if states[key] {
+				continue
+			}
+			states[key], newState = true, true
+			// A plain run ends at its crash: its final statistics count the
+			// inputs up to it (the status lines before it are a lower bound).
+			c.At = runStart.Sub(start) + res.Duration
+			c.Execs = base + st.Execs
+			rep.Crashers = append(rep.Crashers, c)
+			if rep.FirstCrash == 0 && (c.Outcome != TimedOut || s.StopAtHang) {
+				rep.FirstCrash = max(c.At, time.Millisecond)
+			}
+			if s.Corpus != nil {
+				if err := s.Corpus.AddCrash(c.Raw); err != nil {
+					return rep, err
+				}
+			}
+		}
+		if s.StopAtFirst && rep.FirstCrash > 0 || !newState || len(rep.Crashers) >= maxCrashers || workers > 1 {
+			break
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	if secs := fuzzing.Seconds(); secs > 0 {
+		rep.ExecsPerSec = int(float64(rep.Execs) / secs)
+	}
+	if rep.CorpusSize == 0 {
+		rep.CorpusSize = countFiles(corpus)
+	}
+	if o.Kept != "" {
+		if err := keepCorpus(corpus, o.Kept, merged); err != nil {
+			return rep, err
+		}
+	}
+	// The inputs this session added seed the other engines.
+	fresh := newInputs(corpus, listDir(in))
+	rep.NewInputs = len(fresh)
+	if err := shareInputs(fresh, s.Corpus, o.GoCacheDir, lt.Go.Func, b.types); err != nil {
+		return rep, err
+	}
+	rep.Note = strings.Join(notes, "; ")
+	return rep, nil
+}
+
+// maxShared bounds the inputs one session hands to the other engines.
+const maxShared = 512
+
+// newInputs reads the corpus inputs that were not staged for the merge
+// (libFuzzer names inputs by content, as stage does), at most maxShared.
+func newInputs(corpus string, staged map[string]bool) [][]byte {
+	entries, _ := os.ReadDir(corpus)
+	var out [][]byte
+	for _, e := range entries {
+		if len(out) >= maxShared {
+			break
+		}
+		if staged[e.Name()] || !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(corpus, e.Name())); err == nil && len(b) > 0 && len(b) <= maxKeptInput {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// shareInputs adds inputs to the target's shared queue (what other
+// engines load) and, as `go test fuzz v1` files, to the go engine's cache
+// corpus.
+func shareInputs(inputs [][]byte, c *Corpus, goCache, fn string, types []string) error {
+	dir := ""
+	if goCache != "" {
+		dir = filepath.Join(goCache, fn)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("libfuzzer: %w", err)
+		}
+	}
+	for _, in := range inputs {
+		if c != nil {
+			if _, err := c.Add(in, "libfuzzer|"+contentName(in)); err != nil {
+				return err
+			}
+		}
+		if dir != "" {
+			g := GoInput(in, types)
+			if err := writeAtomic(filepath.Join(dir, "libfuzzer-"+contentName(g)), g); err != nil {
+				return fmt.Errorf("libfuzzer: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// readGoCorpusDir reads the `go test fuzz v1` files of a directory (at
+// most maxKeptInputs, each at most maxKeptInput bytes).
+func readGoCorpusDir(dir string) [][]byte {
+	out, _ := LoadSeeds(dir, maxKeptInputs, maxKeptInput)
+	return out
+}
+
+func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))) }
+
+// exec runs the fuzzer in the package directory (fuzz tests read their
+// testdata relative to it), bounded by timeout.
+func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time.Duration) (*sandbox.ExecResult, error) {
+	workers := min(max(lt.Workers, 1), runtime.NumCPU())
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: lt.runEnv(), Timeout: timeout,
+		MemoryBytes: lt.Go.memory(), CPUSeconds: uint64(timeout.Seconds()+1) * uint64(workers+1), OutputCap: 8 << 20, FileBytes: 1 << 30})
+	if err != nil {
+		return nil, fmt.Errorf("libfuzzer: %w", err)
+	}
+	return res, nil
+}
+
+// stage writes the inputs to merge into dir: the kept corpus, the seeds
+// (f.Add, s.Seeds), other engines' inputs and Go corpus files, each at most
+// maxKeptInput bytes. It returns how many it wrote, how many it skipped
+// for their size, and a sample (seeds first, at most 256 inputs of at most
+// 64 KiB) to harvest a dictionary from.
+func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerOptions) (n, skipped int, sample [][]byte, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, 0, nil, fmt.Errorf("libfuzzer: %w", err)
+	}
+	seen := map[string]bool{}
+	add := func(in []byte) error {
+		if len(in) > maxKeptInput {
+			skipped++
+			return nil
+		}
+		name := sha1Name(in)
+		if seen[name] || n >= maxKeptInputs {
+			return nil
+		}
+		seen[name] = true
+		n++
+		return os.WriteFile(filepath.Join(dir, name), in, 0o600)
+	}
+	all := append(append([][]byte(nil), b.seeds...), s.Seeds...)
+	if o.Kept != "" {
+		entries, _ := os.ReadDir(o.Kept)
+		for _, e := range entries {
+			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if info, err := e.Info(); err == nil && info.Size() > maxKeptInput {
+				skipped++
+				continue
+			}
+			if in, err := os.ReadFile(filepath.Join(o.Kept, e.Name())); err == nil {
+				all = append(all, in)
+			}
+		}
+	}
+	all = append(all, o.Others...)
+	for _, g := range o.GoCorpus {
+		if raw, err := RawInput(g, b.types); err == nil {
+			all = append(all, raw)
+		}
+	}
+	for _, in := range all {
+		if err := add(in); err != nil {
+			return n, skipped, sample, fmt.Errorf("libfuzzer: %w", err)
+		}
+		if len(sample) < 256 && len(in) <= maxInput {
+			sample = append(sample, in)
+		}
+	}
+	return n, skipped, sample, nil
+}
+
+// sha1Name is libFuzzer's name for an input: the SHA-1 of its content.
+func sha1Name(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func countFiles(dir string) int {
+	entries, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
+}
+
+// newArtifacts lists the crash, timeout and out-of-memory inputs saved
+// since before, oldest first.
+func newArtifacts(dir string, before map[string]bool) []string {
+	entries, _ := os.ReadDir(dir)
+	type ent struct {
+		path string
+		mod  time.Time
+	}
+	var out []ent
+	for _, e := range entries {
+		name := e.Name()
+		if before[name] || !e.Type().IsRegular() {
+			continue
+		}
+		if !strings.HasPrefix(name, "crash-") && !strings.HasPrefix(name, "timeout-") && !strings.HasPrefix(name, "oom-") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		out = append(out, ent{filepath.Join(dir, name), info.ModTime()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].mod.Before(out[j].mod) })
+	paths := make([]string, len(out))
+	for i, e := range out {
+		paths[i] = e.path
+	}
+	return paths
+}
+
+// crasher turns a saved artifact into a Crasher: it is replayed for its
+// state, and a crash of a state not known yet is minimized (bounded) and
+// the minimized input replayed; when that does not fail the same way the
+// original is kept. A timeout is not replayed (it would cost the timeout
+// again): its state is its input's shape. ok is false for an artifact that
+// does not fail when replayed and was not reported in the session's
+// output.
+func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact string, reported []LibFuzzerCrash, minimize, session time.Duration, known func(Crasher) bool) (Crasher, bool, error) {
+	raw, err := os.ReadFile(artifact)
+	if err != nil {
+		return Crasher{}, false, fmt.Errorf("libfuzzer: %w", err)
+	}
+	var rc *LibFuzzerCrash
+	for i := range reported {
+		if filepath.Clean(reported[i].Artifact) == filepath.Clean(artifact) {
+			rc = &reported[i]
+		}
+	}
+	name := filepath.Base(artifact)
+	if strings.HasPrefix(name, "timeout-") {
+		goIn := GoInput(raw, b.types)
+		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
+		if rc != nil {
+			c.Stderr, _ = sandbox.Text(headTail(rc.Report), 2048)
+		}
+		return c, true, nil
+	}
+	orig, err := lt.replayRaw(ctx, b, raw, 0)
+	if err != nil {
+		return Crasher{}, false, err
+	}
+	if !Finding(orig.Outcome) {
+		if rc == nil {
+			return Crasher{}, false, nil
+		}
+		// Flaky: keep what the session saw.
+		out := rc.outcome()
+		goIn := GoInput(raw, b.types)
+		c := Crasher{Input: goIn, Raw: raw, Outcome: out, State: rc.state(out, goIn), ExitCode: 1}
+		c.Stderr, _ = sandbox.Text(headTail(rc.Report), 2048)
+		return c, true, nil
+	}
+	if strings.HasPrefix(name, "crash-") && minimize >= 0 && len(raw) > 1 && !known(orig) {
+		if minimize == 0 {
+			minimize = min(30*time.Second, max(session/4, 5*time.Second))
+		}
+		if small, err := lt.minimize(ctx, raw, minimize); err == nil && len(small) < len(raw) {
+			if c, err := lt.replayRaw(ctx, b, small, 0); err == nil && c.Outcome == orig.Outcome && c.State == orig.State {
+				return c, true, nil
+			}
+		}
+	}
+	return orig, true, nil
+}
+
+// headTail keeps the last 2 KiB of a report: where a panic's message and
+// frames are when the target printed a lot before it.
+func headTail(b []byte) []byte {
+	if len(b) <= 2048 {
+		return b
+	}
+	if i := strings.LastIndex(string(b), "--- FAIL"); i >= 0 {
+		return b[i:]
+	}
+	if i := strings.LastIndex(string(b), "panic: "); i >= 0 {
+		return b[i:]
+	}
+	return b[len(b)-2048:]
+}
+
+// minimize shrinks one crashing input for at most d with libFuzzer's
+// crash minimizer: what -minimize_crash=1 does (repeated
+// -minimize_crash_internal_step=1 runs, each fuzzing for a crash shorter
+// than the current input), with comparison feedback, and retried after a
+// step that found nothing (libFuzzer's own loop stops at the first such
+// step, which on a length field is often too early). It returns the
+// smallest input that still crashed; the caller checks its state.
+func (lt *LibFuzzerTarget) minimize(ctx context.Context, raw []byte, d time.Duration) ([]byte, error) {
+	dir, err := os.MkdirTemp(lt.work(), "minimize-")
+	if err != nil {
+		return nil, fmt.Errorf("libfuzzer minimize: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	cur, out := filepath.Join(dir, "current"), filepath.Join(dir, "smaller")
+	if err := os.WriteFile(cur, raw, 0o600); err != nil {
+		return nil, fmt.Errorf("libfuzzer minimize: %w", err)
+	}
+	best := raw
+	deadline := time.Now().Add(d)
+	step := min(max(d/8, time.Second), 5*time.Second)
+	for misses := 0; misses < 3 && len(best) > 1; {
+		left := time.Until(deadline)
+		if left < time.Second || ctx.Err() != nil {
+			break
+		}
+		os.Remove(out)
+		t := min(step, left)
+		if _, err := lt.exec(ctx, []string{filepath.Join(lt.work(), "fuzzer"), "-minimize_crash_internal_step=1", "-runs=1000000",
+			"-max_total_time=" + secs(t), "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+			"-artifact_prefix=" + dir + "/", "-exact_artifact_path=" + out, cur}, t+lt.inputTimeout()+10*time.Second); err != nil {
+			return nil, err
+		}
+		small, err := os.ReadFile(out)
+		if err != nil || len(small) == 0 || len(small) >= len(best) {
+			misses++
+			continue
+		}
+		misses, best = 0, small
+		if err := os.WriteFile(cur, best, 0o600); err != nil {
+			return nil, fmt.Errorf("libfuzzer minimize: %w", err)
+		}
+	}
+	if len(best) == len(raw) {
+		return nil, errors.New("libfuzzer minimize: no smaller input")
+	}
+	return best, nil
+}
+
+// replayRaw runs the binary once on one raw input and describes the
+// outcome (Compiled when the target passes).
+func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte, timeout time.Duration) (Crasher, error) {
+	dir, err := os.MkdirTemp(lt.work(), "replay-")
+	if err != nil {
+		return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "input")
+	if err := os.WriteFile(in, raw, 0o600); err != nil {
+		return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
+	}
+	it := lt.inputTimeout()
+	if timeout > 0 {
+		it = timeout
+	}
+	bin := filepath.Join(lt.work(), "fuzzer")
+	if _, err := os.Stat(bin); err != nil {
+		if err := copyFile(b.bin, bin, 0o700); err != nil {
+			return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
+		}
+	}
+	res, err := lt.exec(ctx, []string{bin, "-timeout=" + secs(it), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+		"-artifact_prefix=" + dir + "/", "-runs=1", in}, it+30*time.Second)
+	if err != nil {
+		return Crasher{}, err
+	}
+	out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
+	goIn := GoInput(raw, b.types)
+	c := Crasher{Input: goIn, Raw: raw, ExitCode: res.ExitCode, Signal: res.Signal}
+	_, crashes := ParseLibFuzzer(out)
+	switch {
+	case len(crashes) > 0:
+		c.Outcome = crashes[0].outcome()
+		c.State = crashes[0].state(c.Outcome, goIn)
+		c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(crashes[0].Report)), 2048)
+	case res.TimedOut:
+		c.Outcome, c.State = TimedOut, "hang: "+Shape(string(goIn))
+	case res.ExitCode == 0:
+		c.Outcome = Compiled
+	default:
+		// Died without libFuzzer's report: classify the run itself.
+		c.Outcome = Classify(&sandbox.ExecResult{ExitCode: res.ExitCode, Signal: res.Signal, CPULimited: res.CPULimited, Stderr: out})
+		if Finding(c.Outcome) {
+			st := ParseCrash(dropHarnessFrames(out))
+			if st.IsZero() {
+				st = FallbackState(res.Signal, res.ExitCode)
+			}
+			c.State = st.String()
+		}
+		c.Stderr, _ = sandbox.Text(headTail(out), 2048)
+	}
+	return c, nil
+}
+
+// ReplayLibFuzzer runs the target's libFuzzer binary (built, or from the
+// cache) on one input: a `go test fuzz v1` file, as a libfuzzer or go
+// crasher's Input is, converted through the fuzz function's argument
+// types. It describes the outcome: Compiled when the target passes,
+// Crashed, TimedOut or Resource with the crash state. Errors: the input is
+// malformed or does not match the arguments, the target does not build.
+func ReplayLibFuzzer(ctx context.Context, lt LibFuzzerTarget, input []byte, timeout time.Duration) (Crasher, error) {
+	if _, err := ParseGoCorpus(input); err != nil {
+		return Crasher{}, err
+	}
+	b, err := lt.build(ctx)
+	if err != nil {
+		return Crasher{}, err
+	}
+	raw, err := RawInput(input, b.types)
+	if err != nil {
+		return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	c, err := lt.replayRaw(ctx, b, raw, timeout)
+	if err != nil {
+		return Crasher{}, err
+	}
+	c.Input = input
+	return c, nil
+}
+
+// keepCorpus adds the session's corpus to kept, skipping inputs over
+// maxKeptInput and stopping at maxKeptInputs. When the merge at the start
+// completed (prune), the session's corpus held every input of kept that
+// adds coverage, so kept then holds exactly the session's corpus: the
+// merge is the pruning.
+func keepCorpus(corpus, kept string, prune bool) error {
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		return fmt.Errorf("libfuzzer corpus: %w", err)
+	}
+	want := map[string]bool{}
+	entries, _ := os.ReadDir(corpus)
+	for _, e := range entries {
+		if len(want) >= maxKeptInputs {
+			break
+		}
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() == 0 || info.Size() > maxKeptInput {
+			continue
+		}
+		want[e.Name()] = true
+		dst := filepath.Join(kept, e.Name())
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(corpus, e.Name()))
+		if err != nil {
+			return fmt.Errorf("libfuzzer corpus: %w", err)
+		}
+		if err := writeAtomic(dst, b); err != nil {
+			return fmt.Errorf("libfuzzer corpus: %w", err)
+		}
+	}
+	if !prune || len(want) == 0 {
+		return nil // a partial merge never empties the kept corpus
+	}
+	old, _ := os.ReadDir(kept)
+	for _, e := range old {
+		if !want[e.Name()] && e.Type().IsRegular() {
+			os.Remove(filepath.Join(kept, e.Name()))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,718 @@
+package fuzzing
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// The libFuzzer probe: clang on PATH and a fuzzer that links.
+var (
+	lfProbeMu sync.Mutex
+	lfProbed  bool
+	lfClang   string
+	lfWhy     string
+)
+
+// clangNames are tried in order: Debian installs clang-N and, with the
+// clang package, clang.
+var clangNames = []string{"clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"}
+
+// LibFuzzerAvailable reports whether the libfuzzer engine can build here:
+// clang is on PATH and `clang -fsanitize=fuzzer` links a fuzzer (the
+// libFuzzer runtime, compiler-rt's libclang_rt.fuzzer, is installed). why
+// says what was found or what is missing. The answer is probed once per
+// process.
+func LibFuzzerAvailable(ctx context.Context) (ok bool, why string) {
+	clang, why := libFuzzerClang(ctx)
+	return clang != "", why
+}
+
+// libFuzzerClang returns the clang that links libFuzzer ("" and why not).
+func libFuzzerClang(ctx context.Context) (string, string) {
+	lfProbeMu.Lock()
+	defer lfProbeMu.Unlock()
+	if lfProbed {
+		return lfClang, lfWhy
+	}
+	clang, why, final := probeLibFuzzer(ctx)
+	if final {
+		lfProbed, lfClang, lfWhy = true, clang, why
+	}
+	return clang, why
+}
+
+// probeLibFuzzer links an empty fuzzer with each clang found. final is
+// false when the probe itself could not run (cancelled, no temp dir).
+func probeLibFuzzer(ctx context.Context) (clang, why string, final bool) {
+	var found []string
+	for _, name := range clangNames {
+		if p, err := exec.LookPath(name); err == nil {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 0 {
+		return "", "clang is not on PATH (apt-get install clang: Debian's clang brings compiler-rt's libFuzzer runtime)", true
+	}
+	dir, err := os.MkdirTemp("", "fleetd-libfuzzer-probe-")
+	if err != nil {
+		return "", "libFuzzer probe: " + err.Error(), false
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "probe.c")
+	if err := os.WriteFile(src, []byte("#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n"), 0o600); err != nil {
+		return "", "libFuzzer probe: " + err.Error(), false
+	}
+	var last string
+	for _, c := range found {
+		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{c, "-fsanitize=fuzzer", src, "-o", filepath.Join(dir, "probe")},
+			Dir: dir, Timeout: time.Minute, MemoryBytes: 4 << 30})
+		if ctx.Err() != nil {
+			return "", "libFuzzer probe: " + ctx.Err().Error(), false
+		}
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		if res.ExitCode == 0 {
+			return c, c + " links -fsanitize=fuzzer (libFuzzer runtime present)", true
+		}
+		tail, _ := sandbox.Text(res.Stderr, 300)
+		last = fmt.Sprintf("%s -fsanitize=fuzzer exited %d: %s", c, res.ExitCode, strings.TrimSpace(tail))
+	}
+	return "", "no clang links -fsanitize=fuzzer (the libFuzzer runtime, libclang_rt.fuzzer, is missing?): " + last, true
+}
+
+// RepoSourceKey names a repository copy's source for the build cache: the
+// commit of a clone (a .git directory with a HEAD), else a hash of every
+// file's path and content (a local directory, copied without .git). The
+// harness directory is left out.
+func RepoSourceKey(ctx context.Context, dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		if git, err := exec.LookPath("git"); err == nil {
+			res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{git, "-C", dir, "rev-parse", "HEAD"}, Dir: dir, Timeout: 30 * time.Second,
+				Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "GIT_TERMINAL_PROMPT=0"}})
+			if err == nil && res.ExitCode == 0 {
+				if c := strings.TrimSpace(string(res.Stdout)); len(c) >= 40 {
+					return "commit-" + c, nil
+				}
+			}
+		}
+	}
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == harnessDir && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(d.Name(), harnessSuffix) || strings.HasPrefix(d.Name(), ".fleetd-") {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+		if _, err := io.Copy(h, f); err != nil {
+			return err
+		}
+		h.Write([]byte{0})
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("source key %s: %w", dir, err)
+	}
+	return "content-" + hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// lfBuild is a built libFuzzer binary with what the describe run said.
+type lfBuild struct {
+	dir   string   // the cache entry: fuzzer, types, seeds/
+	bin   string   // dir/fuzzer
+	types []string // the fuzz function's argument kinds
+	seeds [][]byte // f.Add seeds as libFuzzer inputs
+	// literals are the string, character and byte-slice literals of the
+	// fuzz target's package and the module's packages it imports.
+	literals []string
+}
+
+// build returns the target's libFuzzer binary, from the cache when this
+// source was built before: it writes the harness into the module copy,
+// compiles it with the Go compiler's libFuzzer instrumentation into a C
+// archive, links it with clang -fsanitize=fuzzer and runs it once in
+// describe mode for the argument types and the f.Add seeds.
+func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
+	g := lt.Go
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if lt.Clang == "" {
+		return nil, errors.New("libfuzzer: no clang with the libFuzzer runtime")
+	}
+	src := lt.SourceKey
+	if src == "" {
+		var err error
+		if src, err = RepoSourceKey(ctx, g.Dir); err != nil {
+			return nil, err
+		}
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{harnessVersion, src, filepath.Clean(g.Package), g.Func, g.Go, lt.Clang, goVersion(ctx, g)}, "\x00")))
+	key := hex.EncodeToString(sum[:12])
+	cacheRoot := lt.CacheDir
+	if cacheRoot == "" {
+		cacheRoot = filepath.Join(lt.work(), "bin")
+	}
+	entry := filepath.Join(cacheRoot, key)
+	if b, err := loadBuild(entry); err == nil {
+		return b, nil
+	}
+	var errs []error
+	for _, wide := range []bool{false, true} {
+		tmp, err := lt.buildOnce(ctx, wide)
+		if err == nil {
+			if err := os.MkdirAll(cacheRoot, 0o700); err != nil {
+				return nil, fmt.Errorf("libfuzzer build: %w", err)
+			}
+			final := filepath.Join(cacheRoot, ".tmp-"+key+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+			if err := copyDirFlat(tmp, final); err != nil {
+				return nil, fmt.Errorf("libfuzzer build: %w", err)
+			}
+			os.RemoveAll(entry)
+			if err := os.Rename(final, entry); err != nil {
+				return nil, fmt.Errorf("libfuzzer build: %w", err)
+			}
+			pruneBuilds(cacheRoot, 3)
+			return loadBuild(entry)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		errs = append(errs, err)
+		if errors.Is(err, errHarness) {
+			break // no file set would help
+		}
+	}
+	if len(errs) == 2 {
+		return nil, fmt.Errorf("%w (with every _test.go file of the package: %v)", errs[0], errs[1])
+	}
+	return nil, errs[0]
+}
+
+func goVersion(ctx context.Context, g GoTarget) string {
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "env", "GOVERSION"}, Dir: g.Dir, Env: g.Env, Timeout: 30 * time.Second, MemoryBytes: g.memory()})
+	if err != nil || res.ExitCode != 0 {
+		return ""
+	}
+	return strings.TrimSpace(string(res.Stdout))
+}
+
+// loadBuild reads a cache entry.
+func loadBuild(dir string) (*lfBuild, error) {
+	b := &lfBuild{dir: dir, bin: filepath.Join(dir, "fuzzer")}
+	if _, err := os.Stat(b.bin); err != nil {
+		return nil, err
+	}
+	t, err := os.ReadFile(filepath.Join(dir, "types"))
+	if err != nil {
+		return nil, err
+	}
+	b.types = strings.Fields(string(t))
+	if err := checkArgTypes(b.types); err != nil {
+		return nil, fmt.Errorf("libfuzzer: %w", err)
+	}
+	b.seeds, _ = LoadSeeds(filepath.Join(dir, "seeds"), 1024, maxInput)
+	if d, err := os.ReadFile(filepath.Join(dir, "literals.dict")); err == nil {
+		b.literals, _ = ParseDict(d)
+	}
+	return b, nil
+}
+
+// pruneBuilds keeps the newest n cache entries.
+func pruneBuilds(root string, n int) {
+	entries, _ := os.ReadDir(root)
+	type ent struct {
+		name string
+		mod  time.Time
+	}
+	var es []ent
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			es = append(es, ent{e.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].mod.After(es[j].mod) })
+	for i := n; i < len(es); i++ {
+		os.RemoveAll(filepath.Join(root, es[i].name))
+	}
+}
+
+// copyDirFlat copies the regular files of src and its seeds/ directory.
+func copyDirFlat(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return copyFile(p, filepath.Join(dst, rel), info.Mode().Perm()|0o600)
+	})
+}
+
+// errHarness marks a fuzz target the harness cannot be generated for.
+var errHarness = errors.New("libfuzzer harness")
+
+// buildOnce generates the harness (the fuzz target's file alone, or with
+// wide every _test.go file of the package) and builds it into a fresh
+// directory under the work dir, returning that directory.
+func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, error) {
+	g := lt.Go
+	defer removeHarness(g)
+	mainDir, err := writeHarness(g, wide)
+	if err != nil {
+		return "", err
+	}
+	out, err := os.MkdirTemp(lt.work(), "build-")
+	if err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
+	timeout := g.BuildTime
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	env := lt.buildEnv()
+	archive := filepath.Join(out, "fuzzer.a")
+	argv := []string{g.Go, "build", "-tags", "libfuzzer", "-buildmode=c-archive", "-gcflags=all=-d=libfuzzer"}
+	// Like go test -fuzz, leave uninstrumented the packages whose coverage
+	// is the runtime's and the harness's noise rather than the target's
+	// (for each package the last matching -gcflags wins).
+	modPath, _ := modulePath(filepath.Join(g.Dir, "go.mod"))
+	for _, p := range append(uninstrumented, modPath+"/"+harnessDir+"/...") {
+		argv = append(argv, "-gcflags="+p+"=")
+	}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
+		Argv: append(argv, "-o", archive, "./"+filepath.ToSlash(mainDir)),
+		Dir:  g.Dir, Env: env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2, FileBytes: 1 << 30,
+	})
+	if err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		tail, _ := sandbox.Text(res.Stderr, 800)
+		return "", fmt.Errorf("libfuzzer build: go build exited %d (timed out: %v): %s", res.ExitCode, res.TimedOut, strings.TrimSpace(tail))
+	}
+	bin := filepath.Join(out, "fuzzer")
+	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{lt.Clang, "-fsanitize=fuzzer", archive, "-o", bin, "-lpthread"},
+		Dir: out, Env: env, Timeout: 5 * time.Minute, MemoryBytes: 4 << 30, FileBytes: 1 << 30})
+	if err != nil {
+		return "", fmt.Errorf("libfuzzer link: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		tail, _ := sandbox.Text(res.Stderr, 800)
+		return "", fmt.Errorf("libfuzzer link: clang exited %d: %s", res.ExitCode, strings.TrimSpace(tail))
+	}
+	os.Remove(archive)
+	os.Remove(filepath.Join(out, "fuzzer.h"))
+	// Describe: the argument types and the f.Add seeds.
+	seeds := filepath.Join(out, "seeds")
+	if err := os.MkdirAll(seeds, 0o700); err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
+	denv := append(lt.runEnv(), "FLEETD_LIBFUZZER_DESCRIBE="+seeds)
+	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-runs=0"}, Dir: g.pkgDir(), Env: denv, Timeout: 2 * time.Minute,
+		MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
+	if err != nil {
+		return "", fmt.Errorf("libfuzzer describe: %w", err)
+	}
+	if res.ExitCode != 0 {
+		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 800)
+		return "", fmt.Errorf("%w: %s setup failed (exit %d%s): %s", errHarness, g.Func, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
+	}
+	if err := os.Rename(filepath.Join(seeds, "types"), filepath.Join(out, "types")); err != nil {
+		return "", fmt.Errorf("%w: %s: the describe run wrote no types: %v", errHarness, g.Func, err)
+	}
+	// The source's literals, for the dictionary: the package (its tests
+	// included) and the non-standard packages it imports.
+	dict, _ := FormatDict(GoLiterals(lt.sourceDirs(ctx), 0))
+	if err := os.WriteFile(filepath.Join(out, "literals.dict"), dict, 0o600); err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
+	return out, nil
+}
+
+// sourceDirs lists the fuzz target's package directory, then the
+// directories of the non-standard packages it imports (go list -deps, at
+// most 64; the module cache's copies of dependencies among them).
+func (lt *LibFuzzerTarget) sourceDirs(ctx context.Context) []string {
+	g := lt.Go
+	dirs := []string{g.pkgDir()}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./" + filepath.ToSlash(filepath.Clean(g.Package))},
+		Dir: g.Dir, Env: g.Env, Timeout: 2 * time.Minute, MemoryBytes: g.memory(), OutputCap: 1 << 20})
+	if err != nil || res.ExitCode != 0 {
+		return dirs
+	}
+	for _, d := range strings.Split(string(res.Stdout), "\n") {
+		d = strings.TrimSpace(d)
+		if d != "" && d != g.pkgDir() && len(dirs) < 65 {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+func sigSuffix(sig string) string {
+	if sig == "" {
+		return ""
+	}
+	return ", signal " + sig
+}
+
+// uninstrumented are the packages go test -fuzz does not instrument
+// (cmd/go/internal/test: used concurrently with fuzzing, coverage noise).
+var uninstrumented = []string{"context", "internal/fuzz", "internal/godebug", "internal/runtime/maps", "internal/sync",
+	"reflect", "runtime", "sync", "sync/atomic", "syscall", "testing", "time"}
+
+// buildEnv is the Go environment with cgo on and clang as the C compiler.
+func (lt *LibFuzzerTarget) buildEnv() []string {
+	var env []string
+	for _, kv := range lt.Go.Env {
+		if !strings.HasPrefix(kv, "CGO_ENABLED=") && !strings.HasPrefix(kv, "CC=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "CGO_ENABLED=1", "CC="+lt.Clang)
+}
+
+// runEnv is the fuzzer's environment: the Go environment (GOMEMLIMIT
+// among it) with GOTRACEBACK=crash, so a panic the harness cannot recover
+// (another goroutine's, a fatal error) aborts and libFuzzer saves the input.
+func (lt *LibFuzzerTarget) runEnv() []string {
+	env := []string{}
+	for _, kv := range lt.Go.Env {
+		if !strings.HasPrefix(kv, "GOTRACEBACK=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GOTRACEBACK=crash")
+}
+
+// removeHarness takes the generated files out of the module copy again,
+// so that other engines see the repository as it is.
+func removeHarness(g GoTarget) {
+	os.RemoveAll(filepath.Join(g.Dir, harnessDir))
+	gen, _ := filepath.Glob(filepath.Join(g.pkgDir(), "*"+harnessSuffix))
+	for _, f := range gen {
+		os.Remove(f)
+	}
+}
+
+// writeHarness writes the generated packages into the module copy and
+// returns the main package's directory relative to the module root.
+func writeHarness(g GoTarget, wide bool) (string, error) {
+	modPath, err := modulePath(filepath.Join(g.Dir, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", errHarness, err)
+	}
+	pkgDir := g.pkgDir()
+	rel, err := filepath.Rel(g.Dir, pkgDir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", errHarness, err)
+	}
+	testFiles, _ := filepath.Glob(filepath.Join(pkgDir, "*_test.go"))
+	sort.Strings(testFiles)
+	fset := token.NewFileSet()
+	targetFile, targetPkg := "", ""
+	for _, f := range testFiles {
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range af.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == g.Func {
+				targetFile, targetPkg = f, af.Name.Name
+			}
+		}
+	}
+	if targetFile == "" {
+		return "", fmt.Errorf("%w: no func %s in %s/*_test.go", errHarness, g.Func, filepath.ToSlash(filepath.Clean(g.Package)))
+	}
+	xtest := strings.HasSuffix(targetPkg, "_test")
+	if targetPkg == "main" {
+		return "", fmt.Errorf("%w: %s is in package main, which cannot be imported", errHarness, g.Func)
+	}
+	testingPath := modPath + "/" + harnessDir + "/testing"
+	files := []string{targetFile}
+	if wide {
+		files = testFiles
+	}
+	xdir := filepath.Join(g.Dir, harnessDir, "x", targetPkg)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("libfuzzer harness: %w", err)
+		}
+		out, pkg, err := rewriteTestFile(src, g.Func, testingPath)
+		if err != nil {
+			if f == targetFile {
+				return "", fmt.Errorf("%w: %s: %v", errHarness, filepath.Base(f), err)
+			}
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(f), "_test.go") + harnessSuffix
+		dst := filepath.Join(pkgDir, name)
+		if strings.HasSuffix(pkg, "_test") {
+			if pkg != targetPkg {
+				continue
+			}
+			dst = filepath.Join(xdir, name)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return "", fmt.Errorf("libfuzzer harness: %w", err)
+		}
+		if err := os.WriteFile(dst, out, 0o600); err != nil {
+			return "", fmt.Errorf("libfuzzer harness: %w", err)
+		}
+	}
+	targetPath := modPath
+	if r := filepath.ToSlash(rel); r != "." {
+		targetPath = modPath + "/" + r
+	}
+	if xtest {
+		targetPath = modPath + "/" + harnessDir + "/x/" + targetPkg
+	}
+	repl := strings.NewReplacer("{{.Testing}}", testingPath, "{{.Target}}", targetPath, "{{.Func}}", g.Func,
+		"{{.Dir}}", harnessDir, "{{.Suffix}}", harnessSuffix)
+	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc} {
+		p := filepath.Join(g.Dir, harnessDir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", fmt.Errorf("libfuzzer harness: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(repl.Replace(src)), 0o600); err != nil {
+			return "", fmt.Errorf("libfuzzer harness: %w", err)
+		}
+	}
+	return path.Join(harnessDir, "main"), nil
+}
+
+var moduleLine = regexp.MustCompile(`(?m)^\s*module\s+("[^"]+"|\S+)`)
+
+// modulePath reads the module path from a go.mod file.
+func modulePath(gomod string) (string, error) {
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		return "", err
+	}
+	m := moduleLine.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("%s has no module line", gomod)
+	}
+	p := string(m[1])
+	if strings.HasPrefix(p, `"`) {
+		if p, err = strconv.Unquote(p); err != nil {
+			return "", fmt.Errorf("%s: bad module path", gomod)
+		}
+	}
+	return p, nil
+}
+
+// rewriteTestFile turns a _test.go file into a regular file of its package
+// compiled against the stand-in testing package: the "testing" import
+// points at testingPath; test, benchmark, example and fuzz functions other
+// than keep are blanked out, and imports only they used are dropped.
+// Blanking keeps every line where it was, so positions in a crash's stack
+// are the original file's. It returns the file and its package name.
+func rewriteTestFile(src []byte, keep, testingPath string) ([]byte, string, error) {
+	fset := token.NewFileSet()
+	af, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, "", err
+	}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	type span struct{ lo, hi int }
+	var blank []span
+	for _, d := range af.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Name.Name == keep || !isTestFunc(fd) {
+			continue
+		}
+		lo := off(fd.Pos())
+		if fd.Doc != nil {
+			lo = off(fd.Doc.Pos())
+		}
+		blank = append(blank, span{lo, off(fd.End())})
+	}
+	inBlank := func(p int) bool {
+		for _, s := range blank {
+			if p >= s.lo && p < s.hi {
+				return true
+			}
+		}
+		return false
+	}
+	usedKept, usedGone := map[string]bool{}, map[string]bool{}
+	ast.Inspect(af, func(n ast.Node) bool {
+		if se, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := se.X.(*ast.Ident); ok {
+				if inBlank(off(id.Pos())) {
+					usedGone[id.Name] = true
+				} else {
+					usedKept[id.Name] = true
+				}
+			}
+		}
+		return true
+	})
+	type edit struct {
+		lo, hi int
+		text   string // "" = blank out
+	}
+	var edits []edit
+	for _, s := range blank {
+		edits = append(edits, edit{s.lo, s.hi, ""})
+	}
+	for _, d := range af.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.IMPORT {
+			continue
+		}
+		var dropped int
+		var specEdits []edit
+		for _, s := range gd.Specs {
+			is := s.(*ast.ImportSpec)
+			p, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				continue
+			}
+			names := importNames(p)
+			if is.Name != nil {
+				names = []string{is.Name.Name}
+			}
+			drop := false
+			if is.Name == nil || (is.Name.Name != "_" && is.Name.Name != ".") {
+				kept, gone := false, false
+				for _, n := range names {
+					kept = kept || usedKept[n]
+					gone = gone || usedGone[n]
+				}
+				drop = gone && !kept
+			}
+			switch {
+			case drop:
+				dropped++
+				specEdits = append(specEdits, edit{off(is.Pos()), off(is.End()), ""})
+			case p == "testing":
+				specEdits = append(specEdits, edit{off(is.Path.Pos()), off(is.Path.End()), strconv.Quote(testingPath)})
+			}
+		}
+		if !gd.Lparen.IsValid() && dropped == len(gd.Specs) {
+			edits = append(edits, edit{off(gd.Pos()), off(gd.End()), ""})
+			continue
+		}
+		edits = append(edits, specEdits...)
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].lo > edits[j].lo })
+	out := append([]byte(nil), src...)
+	for _, e := range edits {
+		rep := []byte(e.text)
+		if e.text == "" {
+			rep = bytes.Map(func(r rune) rune {
+				if r == '\n' {
+					return r
+				}
+				return ' '
+			}, out[e.lo:e.hi])
+		}
+		out = append(out[:e.lo], append(rep, out[e.hi:]...)...)
+	}
+	return out, af.Name.Name, nil
+}
+
+// importNames guesses the names a package at import path p may be used
+// by: its last element, without a .vN or -go suffix or go- prefix, or the
+// element before a major-version suffix.
+func importNames(p string) []string {
+	elems := strings.Split(p, "/")
+	last := elems[len(elems)-1]
+	names := []string{last}
+	if majorOnly.MatchString(last) && len(elems) > 1 {
+		names = append(names, elems[len(elems)-2])
+	}
+	for _, n := range append([]string(nil), names...) {
+		n = dotVersion.ReplaceAllString(n, "")
+		n = strings.TrimPrefix(strings.TrimSuffix(n, "-go"), "go-")
+		names = append(names, strings.ReplaceAll(n, "-", ""), strings.ReplaceAll(n, "-", "_"))
+	}
+	return names
+}
+
+var (
+	majorOnly  = regexp.MustCompile(`^v\d+$`)
+	dotVersion = regexp.MustCompile(`\.v\d+$`)
+)
+
+// isTestFunc reports whether fd is a test, benchmark, fuzz test or example
+// by go test's rules: the name is the prefix or continues with a
+// non-lowercase letter, and (but for examples) the one parameter is a
+// pointer to testing's T, B, F or M.
+func isTestFunc(fd *ast.FuncDecl) bool {
+	name := fd.Name.Name
+	for _, prefix := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		if rest := name[len(prefix):]; rest != "" {
+			if c := rest[0]; 'a' <= c && c <= 'z' {
+				continue
+			}
+		}
+		params := fd.Type.Params.List
+		if prefix == "Example" {
+			return len(params) == 0
+		}
+		if len(params) != 1 || len(params[0].Names) > 1 {
+			return false
+		}
+		star, ok := params[0].Type.(*ast.StarExpr)
+		if !ok {
+			return false
+		}
+		sel, ok := star.X.(*ast.SelectorExpr)
+		return ok && (sel.Sel.Name == "T" || sel.Sel.Name == "B" || sel.Sel.Name == "F" || sel.Sel.Name == "M")
+	}
+	return false
+}

@@ -1,0 +1,250 @@
+package fuzzing
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// MustLibFuzzer returns the clang that links libFuzzer. Without one the
+// test fails when CI is set (CI installs clang: a skip there would hide a
+// broken engine) and is skipped otherwise.
+func MustLibFuzzer(tb testing.TB) string {
+	tb.Helper()
+	clang, err := LibFuzzerClang(context.Background())
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
+		}
+		tb.Skipf("libFuzzer unavailable: %v", err)
+	}
+	return clang
+}
+
+// mustGoTarget copies a module from testdata into a temporary jail and
+// returns its GoTarget, with the machine's build cache (the instrumented
+// standard library is built once per machine, not once per test run).
+func mustGoTarget(tb testing.TB, module, pkg, fn string) GoTarget {
+	tb.Helper()
+	goCmd, err := GoCommand()
+	if err != nil {
+		tb.Skip(err)
+	}
+	work := tb.TempDir()
+	src := filepath.Join(work, "repo")
+	mod, err := filepath.Abs(filepath.Join("testdata", module))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := CheckoutRepo(context.Background(), mod, src); err != nil {
+		tb.Fatal(err)
+	}
+	cache, err := exec.Command(goCmd, "env", "GOCACHE").Output()
+	if err != nil {
+		tb.Skip(err)
+	}
+	env := GoEnv(goCmd, work, filepath.Join(work, "go"), 1<<30)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "GOCACHE=") {
+			env[i] = "GOCACHE=" + strings.TrimSpace(string(cache))
+		}
+	}
+	return GoTarget{Dir: src, Package: pkg, Func: fn, Go: goCmd, Env: env, CacheDir: filepath.Join(work, "gocache")}
+}
+
+// TestLibFuzzerEngine builds the fixture's native fuzz target as a
+// libFuzzer binary and fuzzes it from its f.Add seeds: the planted crash
+// (a 32-bit magic behind a length check, which comparison feedback finds)
+// is found within 60 s, minimized, and described with the crash state the
+// go engine gives the same input; the crasher replays through both
+// engines; a second session starts from the first one's kept corpus.
+func TestLibFuzzerEngine(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes for up to 60 s")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	cache, kept := t.TempDir(), t.TempDir()
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}
+	ctx := context.Background()
+	rep, err := RunLibFuzzer(ctx, lt, Session{Duration: 60 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Kept: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) == 0 {
+		t.Fatalf("no crash in %d execs (%d/s, cov %d, ft %d): %s", rep.Execs, rep.ExecsPerSec, rep.Coverage, rep.Features, rep.Note)
+	}
+	c := rep.Crashers[0]
+	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
+	if c.Outcome != Crashed || c.State != want || rep.Engine != EngineLibFuzzer || rep.FirstCrash <= 0 {
+		t.Errorf("crasher %s %q (want %q), report %+v", c.Outcome, c.State, want, rep)
+	}
+	if len(c.Raw) > 12 {
+		t.Errorf("crasher not minimized: %d bytes %q", len(c.Raw), c.Raw)
+	}
+	if rep.StartedFrom == 0 || rep.Execs == 0 || rep.Coverage == 0 || rep.DictEntries == 0 {
+		t.Errorf("statistics: started from %d, execs %d, cov %d, dictionary %d", rep.StartedFrom, rep.Execs, rep.Coverage, rep.DictEntries)
+	}
+	t.Logf("found after %s, %d execs (%d/s), cov %d ft %d, started from %d, input %q", c.At, c.Execs, rep.ExecsPerSec, rep.Coverage, rep.Features, rep.StartedFrom, c.Input)
+
+	// The same input through both engines: one crash state.
+	lr, err := ReplayLibFuzzer(ctx, LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}, c.Input, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := ReplayGo(ctx, g, c.Input, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{Crashed, want, Crashed, want}, []string{lr.Outcome, lr.State, gr.Outcome, gr.State}); diff != "" {
+		t.Errorf("replays (-want +got):\n%s\nlibfuzzer: %s\ngo: %s", diff, lr.Stderr, gr.Stderr)
+	}
+	pass, err := ReplayLibFuzzer(ctx, LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}, []byte("go test fuzz v1\n[]byte(\"\\x08abcdefgh\")\n"), time.Minute)
+	if err != nil || pass.Outcome != Compiled {
+		t.Errorf("a passing input replayed as %s (%v): %s", pass.Outcome, err, pass.Stderr)
+	}
+
+	// A second session starts from the kept corpus; the repository's own
+	// dictionary has a line libFuzzer would refuse: it is skipped, named,
+	// and the session runs.
+	n := countFiles(kept)
+	if n == 0 {
+		t.Fatal("nothing kept")
+	}
+	g2 := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	if err := os.WriteFile(filepath.Join(g2.pkgDir(), "FuzzParse.dict"), []byte("\"FLTD\"\nnot a token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep2, err := RunLibFuzzer(ctx, LibFuzzerTarget{Go: g2, Clang: clang, CacheDir: cache}, Session{Duration: 3 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep2.StartedFrom < min(n, 3) {
+		t.Errorf("second session started from %d inputs, %d kept", rep2.StartedFrom, n)
+	}
+	if !strings.Contains(rep2.Note, "dictionary record/FuzzParse.dict line 2 skipped: no quoted value") || rep2.Execs == 0 {
+		t.Errorf("a bad dictionary line: note %q, %d execs", rep2.Note, rep2.Execs)
+	}
+}
+
+// TestLibFuzzerSharesCorpus: a session merges the other engines' inputs
+// in (the shared queue, the go engine's cache corpus), skips inputs over
+// the size limit with a note, keeps its corpus, and hands its new inputs
+// back to the queue and, as `go test fuzz v1` files go test accepts, to
+// the go engine's cache.
+func TestLibFuzzerSharesCorpus(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzFields")
+	root := t.TempDir()
+	c, err := OpenCorpus(filepath.Join(root, "queue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Add([]byte("\x04\x00\x00\x00FLTD\xfe\xff\x01"), "aflpp|x"); err != nil {
+		t.Fatal(err)
+	}
+	kept, goCache := filepath.Join(root, "kept"), filepath.Join(root, "gocache")
+	if err := os.MkdirAll(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kept, "huge"), make([]byte, maxKeptInput+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: filepath.Join(root, "bin")}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 4 * time.Second, Corpus: c}, LibFuzzerOptions{Kept: kept, GoCacheDir: goCache, Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Note, "1 corpus inputs over 1048576 bytes skipped") {
+		t.Errorf("note %q", rep.Note)
+	}
+	if rep.StartedFrom < 2 || rep.NewInputs == 0 {
+		t.Fatalf("started from %d, %d new inputs", rep.StartedFrom, rep.NewInputs)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "huge")); err == nil {
+		t.Error("the oversized input is still kept")
+	}
+	if q, _ := c.Load(maxQueue); len(q) < 1+min(rep.NewInputs, maxShared) {
+		t.Errorf("queue holds %d inputs after %d new", len(q), rep.NewInputs)
+	}
+	files, _ := filepath.Glob(filepath.Join(goCache, "FuzzFields", "libfuzzer-*"))
+	if len(files) == 0 {
+		t.Fatal("nothing handed to the go engine")
+	}
+	in, _ := os.ReadFile(files[0])
+	if vs, err := ParseGoCorpus(in); err != nil || len(vs) != 5 {
+		t.Fatalf("go cache file %q: %v", in, err)
+	}
+	if r, err := ReplayGo(context.Background(), g, in, time.Minute); err != nil || r.Outcome != Compiled {
+		t.Errorf("go test does not take the handed-over input %q: %s %v %s", in, r.Outcome, err, r.Stderr)
+	}
+}
+
+// TestLibFuzzerMinimize: a crash of a new state is minimized with
+// -minimize_crash=1 before it is returned, and its state is the original
+// input's; a crash of a state already found is not minimized again.
+func TestLibFuzzerMinimize(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	ctx := context.Background()
+	b, err := lt.build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(b.bin, filepath.Join(lt.work(), "fuzzer"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte("\x14abcdFLTDpadding padding ") // 21 bytes; 9 crash
+	art := filepath.Join(lt.work(), "crash-padded")
+	if err := os.WriteFile(art, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
+	c, ok, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return false })
+	if err != nil || !ok {
+		t.Fatalf("crasher: %v %v", ok, err)
+	}
+	if c.Outcome != Crashed || c.State != want || len(c.Raw) > 12 {
+		t.Errorf("minimized: %s %q, %d bytes %q (from %d)", c.Outcome, c.State, len(c.Raw), c.Raw, len(raw))
+	}
+	again, _, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return true })
+	if err != nil || len(again.Raw) != len(raw) || again.State != want {
+		t.Errorf("a known state minimized again: %d bytes, %q, %v", len(again.Raw), again.State, err)
+	}
+}
+
+// TestLibFuzzerFork: with two workers libFuzzer runs in fork mode,
+// ignoring crashes; the artifacts its jobs save (mostly one bug) are
+// replayed and deduplicated into one crasher per state.
+func TestLibFuzzerFork(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes for 8 s")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: fork mode needs two workers")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 2}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 8 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) != 1 || rep.Crashers[0].State != "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN" || rep.Execs == 0 {
+		t.Errorf("fork mode: %d execs, crashers %+v", rep.Execs, rep.Crashers)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/magicmod
+
+go 1.22
