@@ -82,10 +82,17 @@ var goFrame = regexp.MustCompile(`^(\S+?)\((?:[^()]*)\)$`)
 func parseGo(lines []string) (State, bool) {
 	msg := -1
 	for i, l := range lines {
-		// go test prints a fuzz failure as "testing.go:NNN: panic: ..." and a
-		// re-panic as "panic: X [recovered]"; the first panic line is the cause.
+		// go test prints a fuzz failure as "testing.go:NNN: panic: ...". A
+		// panic raised while panicking prints the chain, "panic: X
+		// [recovered]" then an indented "panic: Y"; the last one is the
+		// state, because a harness that recovers (go test -fuzz, a fuzz
+		// target's own recover) sees only that one: one crash, one state
+		// whichever engine ran it.
 		if j := strings.Index(l, "panic: "); j >= 0 && (j == 0 || strings.HasSuffix(l[:j], ": ")) {
 			msg = i
+			for msg+1 < len(lines) && strings.HasPrefix(lines[msg+1], "panic: ") {
+				msg++
+			}
 			break
 		}
 		if strings.HasPrefix(l, "fatal error: ") {
