@@ -36,14 +36,14 @@ func Binary(tb testing.TB) (bin, static string) {
 		}
 	}
 	if bin == "" || !isExec(bin) {
-		tb.Skip("no Gitea binary: set FLEETD_GITEA, or run .ci/run once (it builds code.gitea.io/gitea@v1.26.0 into ~/.cache/fleetd/gitea)")
+		skipOrFail(tb, "no Gitea binary: set FLEETD_GITEA, or run .ci/run once (it builds code.gitea.io/gitea@v1.26.0 into ~/.cache/fleetd/gitea)")
 	}
 	static = os.Getenv("FLEETD_GITEA_STATIC")
 	if static == "" {
 		static = filepath.Join(filepath.Dir(bin), "src")
 	}
 	if _, err := os.Stat(filepath.Join(static, "options")); err != nil {
-		tb.Skipf("Gitea static root %s has no options/ (set FLEETD_GITEA_STATIC to Gitea's source tree)", static)
+		skipOrFail(tb, fmt.Sprintf("Gitea static root %s has no options/ (set FLEETD_GITEA_STATIC to Gitea's source tree)", static))
 	}
 	return bin, static
 }
@@ -415,4 +415,14 @@ func WaitFor(ctx context.Context, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// skipOrFail skips a test that needs Gitea, or fails it when CI is set:
+// .ci/run builds Gitea, so there a missing one is a broken setup.
+func skipOrFail(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") != "" {
+		tb.Fatal(why)
+	}
+	tb.Skip(why)
 }
