@@ -464,8 +464,33 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 // fleetView is the Fleet page.
 type fleetView struct {
 	Fleet
-	Err   string
-	Audit []fleet.AuditRecord
+	Err      string
+	Audit    []fleet.AuditRecord
+	FuzzRows []fuzzRow
+}
+
+// fuzzRow is one target and engine on the Fleet page, with its plot.
+type fuzzRow struct {
+	FuzzStats
+	Measure string // what Points count: edges, features or inputs kept
+	Plot    *Spark
+	States  []FuzzCrash // the first few crash states
+	More    int         // the states not shown
+}
+
+func fuzzRows(fs []FuzzStats) []fuzzRow {
+	out := make([]fuzzRow, len(fs))
+	for i, f := range fs {
+		m := "corpus"
+		switch {
+		case f.Coverage > 0:
+			m = "edges"
+		case f.Features > 0:
+			m = "features"
+		}
+		out[i] = fuzzRow{FuzzStats: f, Measure: m, Plot: fuzzPlot(f.Points, m), States: f.Crashes[:min(len(f.Crashes), 3)], More: max(len(f.Crashes)-3, 0)}
+	}
+	return out
 }
 
 // fleet returns the fleet's state: the source's, the dial and kill switch
@@ -502,7 +527,7 @@ func (c *Console) fleet(ctx context.Context) (Fleet, error) {
 func (c *Console) fleetPage(w http.ResponseWriter, r *http.Request) {
 	b := c.base(r, "Fleet", "fleet")
 	f, err := c.fleet(r.Context())
-	v := &fleetView{Fleet: f}
+	v := &fleetView{Fleet: f, FuzzRows: fuzzRows(f.Fuzz)}
 	if err != nil {
 		v.Err = publicError(err)
 	}

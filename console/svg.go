@@ -220,6 +220,52 @@ func sparkline(all []int) *Spark {
 	return s
 }
 
+const (
+	fuzzPlotW = 160
+	fuzzPlotH = 32
+)
+
+// fuzzPlot draws a target's coverage over time (x by session end, so a
+// long pause shows as a long flat stretch); nil without points. It is a
+// Spark: the same partial draws it.
+func fuzzPlot(all []FuzzPoint, what string) *Spark {
+	var pts []FuzzPoint
+	for _, i := range sample(len(all), maxSparkPoints) {
+		pts = append(pts, all[i])
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	top := 1
+	for _, p := range pts {
+		top = max(top, p.Coverage)
+	}
+	t0, span := pts[0].Time, pts[len(pts)-1].Time.Sub(pts[0].Time)
+	x := func(i int) string {
+		w := float64(fuzzPlotW - 2)
+		switch {
+		case len(pts) == 1:
+			return f1(fuzzPlotW / 2)
+		case span <= 0:
+			return f1(1 + w*float64(i)/float64(len(pts)-1))
+		}
+		return f1(1 + w*float64(pts[i].Time.Sub(t0))/float64(span))
+	}
+	y := func(v int) string { return f1(float64(fuzzPlotH-1) - float64(fuzzPlotH-2)*float64(v)/float64(top)) }
+	s := &Spark{W: fuzzPlotW, H: fuzzPlotH, Growth: pts[len(pts)-1].Coverage - pts[0].Coverage}
+	if len(pts) == 1 {
+		s.Dots = []Dot{{x(0), y(pts[0].Coverage)}}
+	} else {
+		seg := make([]string, len(pts))
+		for i, p := range pts {
+			seg[i] = x(i) + "," + y(p.Coverage)
+		}
+		s.Lines = []string{strings.Join(seg, " ")}
+	}
+	s.Title = fmt.Sprintf("%s %d → %d over %d sessions, %s", what, pts[0].Coverage, pts[len(pts)-1].Coverage, len(all), coarse(span))
+	return s
+}
+
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // sevClass is the CSS class of a severity (a fleet.Severity or the string

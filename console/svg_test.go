@@ -2,6 +2,7 @@ package console
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fleet"
@@ -58,5 +59,25 @@ func TestTrendChart(t *testing.T) {
 	}
 	if trendChart(&History{}) != nil {
 		t.Error("a chart of no reports")
+	}
+}
+
+func TestFuzzPlot(t *testing.T) {
+	if fuzzPlot(nil, "edges") != nil {
+		t.Error("a plot of nothing")
+	}
+	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	one := fuzzPlot([]FuzzPoint{{Time: t0, Coverage: 5}}, "edges")
+	if len(one.Dots) != 1 || len(one.Lines) != 0 {
+		t.Errorf("one session: %+v", one)
+	}
+	pts := []FuzzPoint{{t0, 10}, {t0.Add(time.Minute), 40}, {t0.Add(time.Hour), 40}}
+	p := fuzzPlot(pts, "edges")
+	// x by time: the second session sits near the left, the third at the right edge.
+	if len(p.Lines) != 1 || p.Lines[0] != "1.0,23.5 3.6,1.0 159.0,1.0" || p.Growth != 30 {
+		t.Errorf("plot: %+v", p)
+	}
+	if p.Title != "edges 10 → 40 over 3 sessions, 1h" {
+		t.Errorf("title %q", p.Title)
 	}
 }

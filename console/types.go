@@ -31,6 +31,37 @@ type Fleet struct {
 	Outbox      int          `json:"outbox"`
 	Chain       ChainHealth  `json:"chain"`
 	StartedAt   time.Time    `json:"started_at"`
+	Fuzz        []FuzzStats  `json:"fuzz,omitempty"` // per target and engine, from the kept session statistics
+}
+
+// FuzzStats is one target's fuzzing with one engine, over the sessions
+// kept in its statistics (across runs and processes).
+type FuzzStats struct {
+	Key         string      `json:"key"` // the target's corpus key
+	Engine      string      `json:"engine"`
+	Target      string      `json:"target,omitempty"` // readable: the fuzz target, or "compiler"
+	Sessions    int         `json:"sessions"`
+	ExecsPerSec int         `json:"execs_per_sec"` // the newest session's
+	Coverage    int         `json:"coverage,omitempty"`
+	Features    int         `json:"features,omitempty"`
+	CorpusSize  int         `json:"corpus_size"`
+	Last        time.Time   `json:"last"`                       // the newest session's end
+	NewCoverage time.Time   `json:"last_new_coverage,omitzero"` // zero: no session found any
+	Crashes     []FuzzCrash `json:"crashes,omitempty"`          // by state, most often found first
+	Points      []FuzzPoint `json:"points,omitempty"`           // coverage over time, oldest first
+}
+
+// FuzzCrash is a crash state and how many sessions found it.
+type FuzzCrash struct {
+	State    string `json:"state"` // untrusted: the target's output
+	Sessions int    `json:"sessions"`
+}
+
+// FuzzPoint is one session's coverage: edges, else features, else the
+// corpus size (engines without coverage feedback).
+type FuzzPoint struct {
+	Time     time.Time `json:"time"`
+	Coverage int       `json:"coverage"`
 }
 
 // Specialist is one specialist's schedule and record.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,78 @@ type Metrics struct {
 	finished *prometheus.CounterVec
 	findings *prometheus.CounterVec
 	running  prometheus.Gauge
+	fuzz     fuzzCollector
 }
+
+// FuzzStat is one fuzz target's figures with one engine, as /metrics
+// exports them (gauges labelled target, the corpus key, and engine).
+type FuzzStat struct {
+	Target      string // the target's corpus key
+	Engine      string
+	Sessions    int
+	ExecsPerSec float64 // the newest session's
+	Coverage    int     // edges; 0: the engine has none
+	Features    int
+	CorpusSize  int
+	// SinceNewCoverage is how long ago the newest session that found new
+	// coverage ended; negative when none did (the series is left out).
+	SinceNewCoverage time.Duration
+	CrashStates      int // distinct crash states found
+}
+
+// fuzzCollector reads the fuzz statistics at each scrape through the
+// function cmd gives it, so the figures are the kept files' (every
+// process's sessions), not this process's memory.
+type fuzzCollector struct {
+	read atomic.Pointer[func() []FuzzStat]
+}
+
+var (
+	fuzzLabels   = []string{"target", "engine"}
+	fuzzSessions = prometheus.NewDesc("fleetd_fuzz_sessions", "Fuzz sessions kept in the statistics, by target and engine.", fuzzLabels, nil)
+	fuzzExecs    = prometheus.NewDesc("fleetd_fuzz_execs_per_second", "Inputs per second of the newest fuzz session, by target and engine.", fuzzLabels, nil)
+	fuzzCov      = prometheus.NewDesc("fleetd_fuzz_coverage_edges", "Edges covered at the end of the newest fuzz session (coverage-guided engines).", fuzzLabels, nil)
+	fuzzFeat     = prometheus.NewDesc("fleetd_fuzz_coverage_features", "libFuzzer features at the end of the newest fuzz session.", fuzzLabels, nil)
+	fuzzCorpus   = prometheus.NewDesc("fleetd_fuzz_corpus_size", "Inputs in the corpus at the end of the newest fuzz session.", fuzzLabels, nil)
+	fuzzSince    = prometheus.NewDesc("fleetd_fuzz_seconds_since_new_coverage", "Seconds since the end of the newest fuzz session that found new coverage.", fuzzLabels, nil)
+	fuzzStates   = prometheus.NewDesc("fleetd_fuzz_crash_states", "Distinct crash states the kept fuzz sessions found, by target and engine.", fuzzLabels, nil)
+)
+
+func (c *fuzzCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{fuzzSessions, fuzzExecs, fuzzCov, fuzzFeat, fuzzCorpus, fuzzSince, fuzzStates} {
+		ch <- d
+	}
+}
+
+func (c *fuzzCollector) Collect(ch chan<- prometheus.Metric) {
+	read := c.read.Load()
+	if read == nil {
+		return
+	}
+	for _, s := range (*read)() {
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.Target, s.Engine)
+		}
+		g(fuzzSessions, float64(s.Sessions))
+		g(fuzzExecs, s.ExecsPerSec)
+		if s.Coverage > 0 {
+			g(fuzzCov, float64(s.Coverage))
+		}
+		if s.Features > 0 {
+			g(fuzzFeat, float64(s.Features))
+		}
+		g(fuzzCorpus, float64(s.CorpusSize))
+		if s.SinceNewCoverage >= 0 {
+			g(fuzzSince, s.SinceNewCoverage.Seconds())
+		}
+		g(fuzzStates, float64(s.CrashStates))
+	}
+}
+
+// SetFuzzStats makes /metrics export the fuzz statistics read returns at
+// each scrape; read must be safe to call from any goroutine and return
+// one entry per target and engine.
+func (m *Metrics) SetFuzzStats(read func() []FuzzStat) { m.fuzz.read.Store(&read) }
 
 // NewMetrics registers the series on a fresh registry (no global state).
 func NewMetrics() *Metrics {
@@ -47,7 +119,7 @@ func NewMetrics() *Metrics {
 	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_finished_total", Help: "Runs finished, by specialist and outcome."}, []string{"specialist", "outcome"})
 	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_findings_total", Help: "Findings reported, by specialist."}, []string{"specialist"})
 	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running,
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, &m.fuzz,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

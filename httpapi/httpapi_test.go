@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 )
@@ -85,5 +87,50 @@ func TestStartWithConsole(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Error("OnShutdown did not run")
+	}
+}
+
+// TestMetricsFuzzStats: the fuzz statistics are read at each scrape and
+// exported per target and engine; a figure an engine does not have (edges
+// of the built-in engine, new coverage never found) is left out.
+func TestMetricsFuzzStats(t *testing.T) {
+	m := NewMetrics()
+	scrape := func() string {
+		w := httptest.NewRecorder()
+		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		return w.Body.String()
+	}
+	if body := scrape(); strings.Contains(body, "fleetd_fuzz_") {
+		t.Errorf("fuzz series without statistics:\n%s", body)
+	}
+	n := 0
+	m.SetFuzzStats(func() []FuzzStat {
+		n++
+		return []FuzzStat{
+			{Target: "go-0123456789abcdef", Engine: "libfuzzer", Sessions: 3, ExecsPerSec: 3200, Coverage: 812, Features: 2400, CorpusSize: 57, SinceNewCoverage: 90 * time.Second, CrashStates: 2},
+			{Target: "compiler-fedcba9876543210", Engine: "builtin", Sessions: 1, ExecsPerSec: 150, CorpusSize: 9, SinceNewCoverage: -1},
+		}
+	})
+	body := scrape()
+	for _, want := range []string{
+		`fleetd_fuzz_execs_per_second{engine="libfuzzer",target="go-0123456789abcdef"} 3200`,
+		`fleetd_fuzz_coverage_edges{engine="libfuzzer",target="go-0123456789abcdef"} 812`,
+		`fleetd_fuzz_coverage_features{engine="libfuzzer",target="go-0123456789abcdef"} 2400`,
+		`fleetd_fuzz_corpus_size{engine="builtin",target="compiler-fedcba9876543210"} 9`,
+		`fleetd_fuzz_seconds_since_new_coverage{engine="libfuzzer",target="go-0123456789abcdef"} 90`,
+		`fleetd_fuzz_crash_states{engine="libfuzzer",target="go-0123456789abcdef"} 2`,
+		`fleetd_fuzz_sessions{engine="builtin",target="compiler-fedcba9876543210"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for _, absent := range []string{`fleetd_fuzz_coverage_edges{engine="builtin"`, `fleetd_fuzz_seconds_since_new_coverage{engine="builtin"`} {
+		if strings.Contains(body, absent) {
+			t.Errorf("metrics hold %q", absent)
+		}
+	}
+	if n != 1 {
+		t.Errorf("statistics read %d times for one scrape", n)
 	}
 }

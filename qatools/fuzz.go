@@ -154,6 +154,7 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	out := reportFields(rep, note)
 	out["target"] = "compiler"
 	out["corpus_key"] = key
+	t.recordStats(out, key, rep, "compiler")
 	return out, nil
 }
 
@@ -201,6 +202,7 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 	out := reportFields(rep, "")
 	out["target"] = repo.FuzzTarget
 	out["corpus_key"] = key
+	t.recordStats(out, key, rep, repo.FuzzTarget)
 	return out, nil
 }
 
@@ -267,7 +269,28 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 	out := reportFields(rep, "")
 	out["target"] = repo.FuzzTarget
 	out["corpus_key"] = key
+	t.recordStats(out, key, rep, repo.FuzzTarget)
 	return out, nil
+}
+
+// recordStats appends the session's figures to the target's stats file
+// (with a data dir) and adds to out whether it found new coverage and how
+// many sessions in a row this engine has not (plateau_sessions): what the
+// playbooks, which read no files, see of the kept statistics. A file that
+// cannot be written is named in the note; the session's result stands.
+func (t *tools) recordStats(out map[string]any, key string, rep *fuzzing.Report, target string) {
+	if t.env.FuzzDir == "" {
+		return
+	}
+	l, plateau, err := fuzzing.AppendStats(filepath.Join(t.env.FuzzDir, key), fuzzing.StatsLineOf(rep, target, time.Now()))
+	if err != nil {
+		out["note"] = strings.Join(nonEmpty(strField(out["note"]), "statistics not kept: "+clipNote(err.Error(), 300)), "; ")
+		return
+	}
+	out["new_coverage"], out["plateau_sessions"] = l.NewCoverage, plateau
+	if _, ok := out["execs_per_sec"]; !ok && l.ExecsPerSec > 0 {
+		out["execs_per_sec"] = l.ExecsPerSec
+	}
 }
 
 // fuzzWorkDir makes a fresh directory in the jail for one session.

@@ -53,6 +53,18 @@ func TestFuzzTool(t *testing.T) {
 	if q, _ := os.ReadDir(filepath.Join(h.env.FuzzDir, key, "queue")); len(q) == 0 {
 		t.Error("no interesting input persisted")
 	}
+	// The session's figures are in the result and kept in the target's
+	// stats file, crash states and all.
+	if r["new_coverage"] != true || r["plateau_sessions"] != 0 || r["execs_per_sec"] == nil {
+		t.Errorf("statistics in the result: new_coverage %v, plateau_sessions %v, execs_per_sec %v", r["new_coverage"], r["plateau_sessions"], r["execs_per_sec"])
+	}
+	series, err := fuzzing.ReadStats(h.env.FuzzDir)
+	if err != nil || len(series) != 1 || series[0].Key != key || series[0].Engine != "builtin" || series[0].Target != "compiler" {
+		t.Fatalf("stats: %+v, %v", series, err)
+	}
+	if l := series[0].Last(); l.Execs == 0 || len(l.CrashStates) == 0 || !l.NewCoverage {
+		t.Errorf("stats line: %+v", l)
+	}
 	// Replay is for Go fuzz targets only; a compiler input replays through qa_compile.
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "builtin", "replay": "go test fuzz v1\n[]byte(\"x\")\n"})
 	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "replay is for engine go or libfuzzer") {

@@ -158,6 +158,9 @@ func turnLine(t trajectory.Turn) string {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 		}
 	}
+	if tool == "qa_fuzz" {
+		parts = append(parts, fuzzParts(res)...)
+	}
 	if t.Validation.Reason != "" && res == nil {
 		parts = append(parts, "reason="+t.Validation.Reason)
 	}
@@ -166,4 +169,48 @@ func turnLine(t trajectory.Turn) string {
 		line += "  [finding]"
 	}
 	return clip(sanitize(line), 220)
+}
+
+// fuzzParts are a qa_fuzz session's figures as a person reads them:
+// engine, inputs, inputs/s, coverage and features, corpus, crash states,
+// and whether it found new coverage (or how long the plateau is).
+func fuzzParts(res map[string]any) []string {
+	if _, ok := res["execs"]; !ok {
+		return nil // a replay or an error: resultKeys said it
+	}
+	num := func(k string) (float64, bool) { v, ok := res[k].(float64); return v, ok }
+	var parts []string
+	if e, ok := res["engine"].(string); ok {
+		parts = append(parts, "engine="+e)
+	}
+	if v, ok := num("execs"); ok {
+		parts = append(parts, fmt.Sprintf("inputs=%.0f", v))
+	}
+	if v, ok := num("execs_per_sec"); ok {
+		parts = append(parts, fmt.Sprintf("%.0f/s", v))
+	}
+	for _, k := range []string{"coverage", "features", "corpus_size", "started_from"} {
+		if v, ok := num(k); ok {
+			parts = append(parts, fmt.Sprintf("%s=%.0f", strings.TrimSuffix(k, "_size"), v))
+		}
+	}
+	if cs, ok := res["crashers"].([]any); ok {
+		states := map[string]bool{}
+		for _, c := range cs {
+			if m, ok := c.(map[string]any); ok {
+				s, _ := m["crash_state"].(string)
+				states[s] = true
+			}
+		}
+		parts = append(parts, fmt.Sprintf("crashers=%d states=%d", len(cs), len(states)))
+	}
+	switch nc, _ := res["new_coverage"].(bool); {
+	case nc:
+		parts = append(parts, "new coverage")
+	case res["plateau_sessions"] != nil:
+		if v, _ := num("plateau_sessions"); v > 0 {
+			parts = append(parts, fmt.Sprintf("plateau %.0f sessions", v))
+		}
+	}
+	return parts
 }

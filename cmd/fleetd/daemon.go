@@ -82,6 +82,8 @@ type daemon struct {
 // startDaemon builds and starts everything; on error it stops what started.
 func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
 	d = &daemon{a: a.app, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
+	fuzzDir := fuzzStatsDir(a.dataDir())
+	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return metricsFuzzStats(fuzzDir, time.Now()) })
 	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
 		return nil, err

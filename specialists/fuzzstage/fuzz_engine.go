@@ -45,7 +45,7 @@ func (f *fuzzer) engine() {
 		if n := probe.Str(r, "note"); n != "" {
 			note = " (" + probe.Clip(n, 120) + ")"
 		}
-		p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s", ran, probe.Int(r, "execs"), probe.Int(r, "elapsed_ms"), len(crashers), note)
+		p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s%s", ran, probe.Int(r, "execs"), probe.Int(r, "elapsed_ms"), len(crashers), plateau(r), note)
 		for i, c := range crashers {
 			if i == engineCrashers || !f.live() {
 				break
@@ -114,7 +114,7 @@ func fuzzRepo(p *probe.Probe) {
 	if n := probe.Str(r, "note"); n != "" {
 		note = " (" + probe.Clip(n, 160) + ")"
 	}
-	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), note)
+	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), plateau(r), note)
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
 		if s, err := fleet.ParseSurface(repo.Surfaces[0]); err == nil {
@@ -149,6 +149,19 @@ func fuzzRepo(p *probe.Probe) {
 				repo.FuzzTarget, repo.FuzzPackage, what, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
 			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
 	}
+}
+
+// plateau says, from a session's kept statistics, whether it found new
+// coverage or how many sessions in a row the engine has not ("" when the
+// tool kept no statistics): the summary shows a plateau to the operator.
+func plateau(r fleet.Result) string {
+	switch {
+	case probe.Flag(r, "new_coverage"):
+		return ", new coverage"
+	case probe.Int(r, "plateau_sessions") > 0:
+		return fmt.Sprintf(", no new coverage in %d session(s)", probe.Int(r, "plateau_sessions"))
+	}
+	return ""
 }
 
 func orText(a, b string) string {

@@ -20,3 +20,18 @@ func TestCrashSignature(t *testing.T) {
 		t.Errorf("exit: %q", got)
 	}
 }
+
+func TestPlateauNote(t *testing.T) {
+	for _, tt := range []struct {
+		r    fleet.Result
+		want string
+	}{
+		{fleet.Result{"new_coverage": true, "plateau_sessions": 0}, ", new coverage"},
+		{fleet.Result{"new_coverage": false, "plateau_sessions": 4}, ", no new coverage in 4 session(s)"},
+		{fleet.Result{"engine": "builtin"}, ""}, // no data dir: no statistics
+	} {
+		if got := plateau(tt.r); got != tt.want {
+			t.Errorf("plateau(%v) = %q, want %q", tt.r, got, tt.want)
+		}
+	}
+}
