@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -42,6 +44,17 @@ type Repo struct {
 	// function (e.g. "FuzzCompile"). Both or neither.
 	FuzzPackage string `yaml:"fuzz_package" json:"fuzz_package,omitempty"`
 	FuzzTarget  string `yaml:"fuzz_target" json:"fuzz_target,omitempty"`
+	// Build is the command (argv, run at the repository root) that builds
+	// the C or C++ target for instrumented AFL++: {out} is the binary to
+	// write; CC and CXX name afl-clang-fast and afl-clang-fast++,
+	// $LIB_FUZZING_ENGINE is -fsanitize=fuzzer when Harness is set and
+	// {harness} is its path. Without a harness the binary stands in for
+	// target.compiler's first argument. Optional.
+	Build []string `yaml:"build" json:"build,omitempty"`
+	// Harness is a C or C++ file (relative to the repository root) defining
+	// LLVMFuzzerTestOneInput; Build links it with $LIB_FUZZING_ENGINE for
+	// AFL++'s persistent mode. Optional; needs Build.
+	Harness string `yaml:"harness" json:"harness,omitempty"`
 	// Regression is where a regression test goes when the repository has no
 	// Go fuzz target.
 	Regression Regression `yaml:"regression" json:"regression,omitzero"`
@@ -107,6 +120,25 @@ func (r *Repo) Validate(prefix string) error {
 	}
 	if r.FuzzTarget != "" && !strings.HasPrefix(r.FuzzTarget, "Fuzz") {
 		errs = append(errs, fmt.Errorf("%s: %q is not a Go fuzz target (FuzzXxx)", field("fuzz_target"), r.FuzzTarget))
+	}
+	if len(r.Build) > 0 {
+		has := false
+		for _, a := range r.Build {
+			has = has || strings.Contains(a, "{out}")
+		}
+		if !has {
+			errs = append(errs, fmt.Errorf("%s: no argument holds {out} (the binary the build writes)", field("build")))
+		}
+	}
+	if r.Harness != "" {
+		switch {
+		case len(r.Build) == 0:
+			errs = append(errs, fmt.Errorf("%s: needs %s (the command that links it)", field("harness"), field("build")))
+		case filepath.IsAbs(r.Harness) || !filepath.IsLocal(r.Harness):
+			errs = append(errs, fmt.Errorf("%s: %q is not a path inside the repository", field("harness"), r.Harness))
+		case !slices.Contains([]string{".c", ".cc", ".cpp", ".cxx"}, filepath.Ext(r.Harness)):
+			errs = append(errs, fmt.Errorf("%s: %q is not a C or C++ file (.c, .cc, .cpp, .cxx)", field("harness"), r.Harness))
+		}
 	}
 	if r.Regression.Dir != "" || r.Regression.File != "" || len(r.Regression.Test) > 0 {
 		if r.Regression.Dir == "" || r.Regression.File == "" || len(r.Regression.Test) == 0 {

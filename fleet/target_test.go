@@ -23,6 +23,11 @@ func TestRepoValidate(t *testing.T) {
 		{"fuzz half", Repo{URL: "x", FuzzTarget: "FuzzX"}, []string{"fuzz_package and fuzz_target go together"}},
 		{"fuzz name", Repo{URL: "x", FuzzPackage: ".", FuzzTarget: "TestX"}, []string{"target.repo.fuzz_target"}},
 		{"layout half", Repo{URL: "x", Regression: Regression{Dir: "t"}}, []string{"target.repo.regression: dir, file and test"}},
+		{"c build", Repo{URL: "x", Build: []string{"sh", "-c", "$CC -o {out} main.c"}, Harness: "fuzz/h.c"}, nil},
+		{"build no out", Repo{URL: "x", Build: []string{"make"}}, []string{"target.repo.build: no argument holds {out}"}},
+		{"harness alone", Repo{URL: "x", Harness: "h.c"}, []string{"target.repo.harness: needs target.repo.build"}},
+		{"harness outside", Repo{URL: "x", Build: []string{"{out}"}, Harness: "../h.c"}, []string{"target.repo.harness"}},
+		{"harness not c", Repo{URL: "x", Build: []string{"{out}"}, Harness: "h.go"}, []string{"target.repo.harness: \"h.go\" is not a C"}},
 		{"surface", Repo{URL: "x", Surfaces: []string{"Not A Surface"}}, []string{"target.repo.surfaces[0]"}},
 	}
 	for _, tt := range tests {

@@ -44,6 +44,15 @@ func aflQEMU(aflFuzz string) bool {
 type AFLOptions struct {
 	Dictionary *Dictionary // written as an AFL++ dictionary (-x) when non-empty
 	Extra      []string    // more dictionary tokens (the target's source literals)
+	// Instrumented is an afl-clang-fast build of the target: t.Argv runs
+	// its Bin (with {src} for Describe), and afl-fuzz runs without -n, with
+	// the CmpLog binary (-c) when there is one. A persistent build reads
+	// its inputs from AFL++'s shared memory: afl-fuzz gets t.Argv without
+	// the {src} argument.
+	Instrumented *AFLBinaries
+	// Why is the reason the mode was chosen, for the note (e.g. why the
+	// instrumented build is not used).
+	Why string
 }
 
 var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
@@ -100,11 +109,14 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		timeout = 2 * time.Second
 	}
 	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
-	note := "non-instrumented mode (-n): no QEMU mode in this AFL++ install"
-	if aflQEMU(afl) {
+	mode, note := aflMode(afl, o)
+	switch {
+	case o.Instrumented != nil && o.Instrumented.CmpLog != "":
+		args = append(args, "-c", o.Instrumented.CmpLog)
+	case o.Instrumented != nil:
+	case mode == AFLModeQEMU:
 		args = append(args, "-Q")
-		note = "QEMU mode (-Q)"
-	} else {
+	default:
 		args = append(args, "-n")
 	}
 	dictEntries := 0
@@ -118,6 +130,9 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	}
 	args = append(args, "--")
 	for _, a := range t.Argv {
+		if o.Instrumented != nil && o.Instrumented.Persistent && a == "{src}" {
+			continue // the harness reads AFL++'s shared-memory input
+		}
 		args = append(args, strings.ReplaceAll(a, "{src}", "@@"))
 	}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + work,
@@ -132,7 +147,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries}
+	rep := &Report{Engine: EngineAFL, Mode: mode, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")
@@ -202,6 +217,42 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	}
 	sort.Slice(rep.Crashers, func(i, j int) bool { return rep.Crashers[i].At < rep.Crashers[j].At })
 	return rep, nil
+}
+
+// aflMode names the mode RunAFL runs in and says why, with CmpLog on or
+// off for an instrumented build.
+func aflMode(afl string, o AFLOptions) (mode, note string) {
+	why := ""
+	if o.Why != "" {
+		why = ": " + o.Why
+	}
+	if b := o.Instrumented; b != nil {
+		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast, laf-intel split comparisons), file input"
+		if b.Persistent {
+			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness, laf-intel split comparisons)"
+		}
+		if b.CmpLog != "" {
+			return mode, note + "; cmplog on (-c)"
+		}
+		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off", b.CmpLogNote), ": ")
+	}
+	if aflQEMU(afl) {
+		return AFLModeQEMU, "QEMU mode (-Q)" + why
+	}
+	if why == "" {
+		why = ": an opaque binary, and no QEMU mode in this AFL++ install"
+	}
+	return AFLModeBlind, "non-instrumented mode (-n)" + why
+}
+
+func nonEmptyStrings(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // aflFiles lists AFL++'s saved inputs in dir (id:... files), by name.

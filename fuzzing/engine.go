@@ -67,6 +67,7 @@ type Crasher struct {
 type Report struct {
 	Engine      string        `json:"engine"`
 	Note        string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
+	Mode        string        `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
 	Execs       int           `json:"execs"`
 	Elapsed     time.Duration `json:"-"`
 	Crashers    []Crasher     `json:"crashers"`

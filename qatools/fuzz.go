@@ -141,6 +141,17 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 				note = strings.Join(nonEmpty(note, "target.repo is not a local directory: no source literals in the dictionary"), "; ")
 			}
 		}
+		if repo := t.env.Target.Repo; repo != nil && len(repo.Build) > 0 {
+			bins, argv, err := t.fuzzAFLBuild(ctx, work)
+			if err != nil {
+				if ctxErr(ctx) != nil {
+					return nil, err
+				}
+				o.Why = "target.repo's instrumented build failed: " + clipNote(err.Error(), 600)
+			} else {
+				o.Instrumented, tg.Argv = bins, argv
+			}
+		}
 		rep, err = fuzzing.RunAFL(ctx, tg, s, o)
 	} else {
 		rep, err = fuzzing.RunBuiltin(ctx, tg, s)
@@ -156,6 +167,34 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	out["corpus_key"] = key
 	t.recordStats(out, key, rep, "compiler")
 	return out, nil
+}
+
+// fuzzAFLBuild builds target.repo with afl-clang-fast in the jail (cached
+// per source under the data dir) and returns the binaries and the argv
+// that runs one input: the harness binary on {src}, or target.compiler
+// with the built binary as its program.
+func (t *tools) fuzzAFLBuild(ctx context.Context, work string) (*fuzzing.AFLBinaries, []string, error) {
+	repo := t.env.Target.Repo
+	src := filepath.Join(work, "repo")
+	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
+		return nil, nil, err
+	}
+	cache := filepath.Join(work, "aflbin")
+	if t.env.FuzzDir != "" {
+		cache = filepath.Join(t.env.FuzzDir, fuzzing.TargetKey("compiler", t.env.Target.Compiler...), "aflpp", "bin")
+	}
+	bins, err := fuzzing.BuildAFL(ctx, fuzzing.AFLBuild{Dir: src, Build: repo.Build, Harness: repo.Harness, Work: work, CacheDir: cache})
+	if err != nil {
+		return nil, nil, err
+	}
+	if bins.Persistent || repo.Harness != "" {
+		return bins, []string{bins.Bin, "{src}"}, nil
+	}
+	argv := append([]string{bins.Bin}, t.env.Target.Compiler[1:]...)
+	for i, a := range argv {
+		argv[i] = strings.ReplaceAll(a, "{out}", filepath.Join(work, "output.bin"))
+	}
+	return bins, argv, nil
 }
 
 // fuzzGo runs Go's coverage-guided fuzzer on target.repo's fuzz target in
@@ -321,6 +360,9 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 		"engine": rep.Engine, "execs": rep.Execs, "elapsed_ms": rep.Elapsed.Milliseconds(),
 		"crashers": crashers, "timeouts": rep.Timeouts, "new_inputs": rep.NewInputs,
 		"corpus_size": rep.CorpusSize, "dict_entries": rep.DictEntries,
+	}
+	if rep.Mode != "" {
+		out["mode"] = rep.Mode
 	}
 	if rep.FirstCrash > 0 {
 		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()

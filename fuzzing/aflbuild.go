@@ -1,0 +1,175 @@
+package fuzzing
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// AFL++ run modes, as the run record says them.
+const (
+	AFLModeBlind      = "non-instrumented"
+	AFLModeQEMU       = "qemu"
+	AFLModeInstrument = "instrumented"
+	AFLModePersistent = "instrumented+persistent"
+)
+
+// AFLBuild is a C or C++ repository to build with afl-clang-fast.
+type AFLBuild struct {
+	Dir       string   // the repository copy (in the jail)
+	Build     []string // argv; {out} = the binary, {harness} = Harness's path
+	Harness   string   // LLVMFuzzerTestOneInput file relative to Dir; "" = none
+	Work      string   // scratch directory for the build copies
+	CacheDir  string   // built binaries, one entry per source key
+	SourceKey string   // RepoSourceKey of Dir ("": computed)
+}
+
+// AFLBinaries is an instrumented build: Bin always, CmpLog when its
+// AFL_LLVM_CMPLOG=1 build succeeded (else CmpLogNote says why not).
+type AFLBinaries struct {
+	Bin        string
+	CmpLog     string
+	CmpLogNote string
+	Persistent bool // Bin runs AFL++'s persistent loop (a linked harness)
+}
+
+// AFLClangFast returns afl-clang-fast ("" when AFL++'s LLVM mode is not
+// installed).
+func AFLClangFast() string {
+	p, err := exec.LookPath("afl-clang-fast")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// aflBuildVersion changes when the build recipe does (flags, passes).
+const aflBuildVersion = "afl-build-1"
+
+// BuildAFL builds b with afl-clang-fast, from the cache when this source
+// was built before: the fuzzing binary with laf-intel's split comparisons
+// (AFL_LLVM_LAF_ALL=1, so a multi-byte comparison is coverage AFL++ can
+// climb) and a second, CmpLog-instrumented one (AFL_LLVM_CMPLOG=1) for
+// afl-fuzz -c. Each build runs in its own copy of the repository, in the
+// jail, with CC/CXX set to afl-clang-fast(++). Errors: afl-clang-fast
+// missing, or the build failing (its output's tail in the error).
+func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
+	cc := AFLClangFast()
+	if cc == "" {
+		return nil, errors.New("afl-clang-fast is not installed (AFL++'s LLVM mode)")
+	}
+	if len(b.Build) == 0 {
+		return nil, errors.New("no build command")
+	}
+	src := b.SourceKey
+	if src == "" {
+		var err error
+		if src, err = RepoSourceKey(ctx, b.Dir); err != nil {
+			return nil, err
+		}
+	}
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{aflBuildVersion, src, cc, b.Harness}, b.Build...), "\x00")))
+	entry := filepath.Join(b.CacheDir, hex.EncodeToString(sum[:12]))
+	if bins, err := loadAFLBuild(entry); err == nil {
+		return bins, nil
+	}
+	tmp, err := os.MkdirTemp(b.Work, "aflbuild-")
+	if err != nil {
+		return nil, fmt.Errorf("afl build: %w", err)
+	}
+	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "fuzzer"), "AFL_LLVM_LAF_ALL=1"); err != nil {
+		return nil, err
+	}
+	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "cmplog"), "AFL_LLVM_CMPLOG=1"); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		os.WriteFile(filepath.Join(tmp, "cmplog-note"), []byte("cmplog off: the AFL_LLVM_CMPLOG=1 build failed: "+err.Error()), 0o600)
+	}
+	if err := os.MkdirAll(b.CacheDir, 0o700); err != nil {
+		return nil, fmt.Errorf("afl build: %w", err)
+	}
+	final := filepath.Join(b.CacheDir, ".tmp-"+filepath.Base(entry)+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := copyDirFlat(tmp, final); err != nil {
+		return nil, fmt.Errorf("afl build: %w", err)
+	}
+	os.RemoveAll(entry)
+	if err := os.Rename(final, entry); err != nil {
+		return nil, fmt.Errorf("afl build: %w", err)
+	}
+	pruneBuilds(b.CacheDir, 3)
+	return loadAFLBuild(entry)
+}
+
+func loadAFLBuild(dir string) (*AFLBinaries, error) {
+	bins := &AFLBinaries{Bin: filepath.Join(dir, "fuzzer")}
+	exe, err := os.ReadFile(bins.Bin)
+	if err != nil {
+		return nil, err
+	}
+	// afl-fuzz reads the same signature to choose persistent mode.
+	bins.Persistent = bytes.Contains(exe, []byte("##SIG_AFL_PERSISTENT##"))
+	if _, err := os.Stat(filepath.Join(dir, "cmplog")); err == nil {
+		bins.CmpLog = filepath.Join(dir, "cmplog")
+	} else if n, err := os.ReadFile(filepath.Join(dir, "cmplog-note")); err == nil {
+		bins.CmpLogNote = string(n)
+	}
+	return bins, nil
+}
+
+// aflBuildOnce runs the build command in a fresh copy of the repository
+// with one more AFL++ variable, writing out.
+func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out, extra string) error {
+	dir, err := os.MkdirTemp(b.Work, "src-")
+	if err != nil {
+		return fmt.Errorf("afl build: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	dir = filepath.Join(dir, "repo")
+	if err := copyTree(b.Dir, dir); err != nil {
+		return fmt.Errorf("afl build: %w", err)
+	}
+	harness, engine := "", ""
+	if b.Harness != "" {
+		harness, engine = filepath.Join(dir, b.Harness), "-fsanitize=fuzzer"
+		if _, err := os.Stat(harness); err != nil {
+			return fmt.Errorf("harness %s: %w", b.Harness, err)
+		}
+	}
+	argv := make([]string, len(b.Build))
+	for i, a := range b.Build {
+		argv[i] = strings.NewReplacer("{out}", out, "{harness}", harness).Replace(a)
+	}
+	if !strings.ContainsRune(argv[0], '/') {
+		if p, err := exec.LookPath(argv[0]); err == nil {
+			argv[0] = p
+		}
+	}
+	env := []string{"PATH=" + filepath.Dir(cc) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
+		"CC=" + cc, "CXX=" + cc + "++", "CFLAGS=-g -O1", "CXXFLAGS=-g -O1", "LIB_FUZZING_ENGINE=" + engine,
+		"OUT=" + filepath.Dir(out), "FUZZ_HARNESS=" + harness, "AFL_QUIET=1", extra}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: dir, Env: env, Timeout: 10 * time.Minute,
+		CPUSeconds: 1200, OutputCap: 64 << 10, MemoryBytes: 8 << 30})
+	if err != nil {
+		return fmt.Errorf("build %s: %w", strings.Join(b.Build, " "), err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 600)
+		return fmt.Errorf("build %s (%s) exited %d: %s", strings.Join(b.Build, " "), extra, res.ExitCode, strings.TrimSpace(stripANSI(tail)))
+	}
+	if _, err := os.Stat(out); err != nil {
+		return fmt.Errorf("build %s (%s) wrote no {out} binary", strings.Join(b.Build, " "), extra)
+	}
+	return nil
+}
