@@ -68,7 +68,16 @@ func tokenLike(_, v string) bool {
 	return letters && digits && entropy(v) >= 3.3
 }
 
-func mixedKey(_, v string) bool { return tokenLike("", v) && strings.ToLower(v) != v }
+// mixedKey checks a value behind a documented key prefix (sk-proj-...):
+// the prefix is the evidence, so unlike tokenLike it needs no digit (a
+// random 40-character key has none about once in a thousand), only mixed
+// case, the entropy of a random string, and no placeholder word.
+func mixedKey(_, v string) bool {
+	if placeholderWords.MatchString(v) || evmHex.MatchString(v) {
+		return false
+	}
+	return strings.ToLower(v) != v && strings.ToUpper(v) != v && entropy(v) >= 3.3
+}
 
 // secretRules, most specific first: where matches overlap, the first rule wins.
 var secretRules = []secretRule{

@@ -23,6 +23,7 @@ func TestScanSecrets(t *testing.T) {
 		{"GitHub", "token ghp_" + strings.Repeat("aB3", 12), []string{"GitHub token"}},
 		{"Google", "key=AIza" + strings.Repeat("Sy9", 11) + "Zq", []string{"Google API key"}},
 		{"OpenAI", "OPENAI=sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", []string{"OpenAI API key"}},
+		{"OpenAI key without a digit", "OPENAI_API_KEY=sk-proj-" + "HUztVzUAABNkOzYydmhDJXIwclWnbEKLtFTKHDiS", []string{"OpenAI API key"}},
 		{"Slack", "xoxb-123456789012-1234567890123-AbCdEfGhIjKl", []string{"Slack token"}},
 		{"JWT", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", []string{"JSON web token"}},
 		{"internal token", "Admin session. Internal token: tbk_9f1c2e3d4a5b6c7d8e9f0a1b2c3d4e5f. Bye", []string{"credential"}},
