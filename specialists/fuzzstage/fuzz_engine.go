@@ -11,55 +11,172 @@ import (
 // Engine stage limits: qa_fuzz sessions run thousands of inputs inside the
 // tool, so a few calls buy more fuzzing than the rest of the cap.
 const (
-	engineSessions = 2  // compiler sessions per run
-	engineSeconds  = 20 // per compiler session
+	engineSessions = 2  // compiler sessions per run without kept statistics (one per engine)
+	engineSeconds  = 20 // per full compiler session; the stage's budget is this per engine
+	enginePlateau  = 3  // sessions in a row without new coverage that make a plateau
+	engineScout    = 5  // seconds of a check session on an engine not yet run this run
+	engineMaxCalls = 4  // compiler sessions per run with statistics
 	engineCrashers = 4  // crashers per session replayed through qa_compile
 	goFuzzSeconds  = 60 // the Go fuzz target's session
 	goFuzzCrashers = 3
 )
 
+// engineRun is what the engine stage knows of one engine in this run, all
+// of it from its sessions' results.
+type engineRun struct {
+	name    string
+	ran     bool
+	seconds int  // given to it in this run
+	stats   bool // its last result carried plateau_sessions
+	newCov  bool // its last session found new coverage
+	plateau int  // sessions in a row without new coverage, as of its last
+}
+
+// record takes in a session's result.
+func (e *engineRun) record(r fleet.Result, secs int) {
+	e.ran, e.seconds = true, e.seconds+secs
+	_, e.stats = probe.Num(r, "plateau_sessions")
+	e.newCov, e.plateau = probe.Flag(r, "new_coverage"), probe.Int(r, "plateau_sessions")
+}
+
+// stale reports whether the engine is on a plateau: its kept statistics
+// say it has found nothing new on this target for enginePlateau sessions.
+func (e *engineRun) stale() bool {
+	return e.stats && !e.newCov && e.plateau >= enginePlateau
+}
+
 // engine runs bounded qa_fuzz sessions on the compiler (engine auto:
 // AFL++ when installed, else the built-in engine; after an AFL++ session,
-// whose non-instrumented mode is blind, one of the built-in engine with its
+// whose non-instrumented mode is blind, the built-in engine with its
 // corpus dictionary) and replays each crasher through qa_compile, which
 // classifies, minimizes and reports it like any other input.
+//
+// Without kept statistics each engine gets one full session. With them
+// (the first result carries plateau_sessions) the stage's budget,
+// engineSeconds per engine, follows coverage: an engine not yet run gets a
+// short check session, and the rest goes, a session at a time, to the
+// engine still finding new coverage; an engine on a plateau gets nothing
+// more, and when every engine is on one the stage stops early and says
+// what it spent. The first session always runs in full: a playbook learns
+// an engine's plateau only from a session's result.
 func (f *fuzzer) engine() {
 	p := f.p
 	if !p.Can("qa_fuzz") {
 		p.Skip("qa_fuzz unavailable: no fuzz-engine session")
 		return
 	}
-	next := "auto"
-	for range engineSessions {
-		if !f.live() || !p.Room(3) || next == "" {
+	r, ok := f.session("auto", engineSeconds, "")
+	if !ok {
+		return
+	}
+	engines := []*engineRun{{name: probe.Str(r, "engine")}}
+	if engines[0].name == "aflpp" {
+		engines = append(engines, &engineRun{name: "builtin"})
+	}
+	engines[0].record(r, engineSeconds)
+	if !engines[0].stats {
+		for _, e := range engines[1:min(len(engines), engineSessions)] {
+			if _, ok := f.session(e.name, engineSeconds, ""); !ok {
+				return
+			}
+		}
+		return
+	}
+	budget, spent := engineSeconds*len(engines), engineSeconds
+	for calls := 1; calls < engineMaxCalls && spent < budget; calls++ {
+		e, secs, why := nextEngine(engines, budget-spent)
+		if e == nil {
+			break
+		}
+		r, ok := f.session(e.name, secs, why)
+		if !ok {
 			return
 		}
-		r := p.Call("qa_fuzz", map[string]any{"engine": next, "seconds": engineSeconds})
-		if !r.IsOK() {
-			p.Notef("qa_fuzz %s: %s", next, probe.Clip(r.Err(), 160))
+		e.record(r, secs)
+		spent += secs
+	}
+	var on []string
+	for _, e := range engines {
+		if !e.stale() {
 			return
 		}
-		ran := probe.Str(r, "engine")
-		crashers := results(r["crashers"])
-		note := ""
-		if n := probe.Str(r, "note"); n != "" {
-			note = " (" + probe.Clip(n, 120) + ")"
-		}
-		p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s%s", ran, probe.Int(r, "execs"), probe.Int(r, "elapsed_ms"), len(crashers), plateau(r), note)
-		for i, c := range crashers {
-			if i == engineCrashers || !f.live() {
-				break
-			}
-			if probe.Flag(c, "input_truncated") {
-				continue // cannot be replayed as it was found
-			}
-			f.try(probe.Str(c, "input"), "engine "+ran)
-		}
-		next = ""
-		if ran == "aflpp" {
-			next = "builtin"
+		on = append(on, fmt.Sprintf("%s %d", e.name, e.plateau))
+	}
+	p.Notef("all engines on a plateau (sessions without new coverage: %s): spent %d s of the engine stage's %d", strings.Join(on, ", "), spent, budget)
+}
+
+// nextEngine picks the next session from what the run has seen: a check
+// session for an engine not yet run, else the engine not on a plateau that
+// best deserves the time (new coverage first, then the shorter plateau,
+// then the one given less so far, then the fixed order); nil when every
+// engine is on a plateau.
+func nextEngine(engines []*engineRun, rest int) (*engineRun, int, string) {
+	for _, e := range engines {
+		if !e.ran {
+			return e, min(engineScout, rest), fmt.Sprintf("; a %d s check: statistics are kept", min(engineScout, rest))
 		}
 	}
+	var best *engineRun
+	for _, e := range engines {
+		if e.stale() {
+			continue
+		}
+		if best == nil || deserves(e, best) {
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, 0, ""
+	}
+	why := "; still finding new coverage"
+	if !best.newCov {
+		why = "; not on a plateau"
+	}
+	return best, min(engineSeconds, rest), why
+}
+
+// deserves reports whether a should get the next session before b.
+func deserves(a, b *engineRun) bool {
+	switch {
+	case a.newCov != b.newCov:
+		return a.newCov
+	case a.plateau != b.plateau:
+		return a.plateau < b.plateau
+	}
+	return a.seconds < b.seconds
+}
+
+// session runs one qa_fuzz session of engine for secs seconds, notes it
+// (why: the reason for its length, "" for a full one) and replays its
+// crashers; ok is false when the stage must stop (no room, fuzzing
+// stopped, or the tool failed).
+func (f *fuzzer) session(engine string, secs int, why string) (fleet.Result, bool) {
+	p := f.p
+	if !f.live() || !p.Room(3) {
+		return nil, false
+	}
+	r := p.Call("qa_fuzz", map[string]any{"engine": engine, "seconds": secs})
+	if !r.IsOK() {
+		p.Notef("qa_fuzz %s: %s", engine, probe.Clip(r.Err(), 160))
+		return nil, false
+	}
+	ran := probe.Str(r, "engine")
+	crashers := results(r["crashers"])
+	note := ""
+	if n := probe.Str(r, "note"); n != "" {
+		note = " (" + probe.Clip(n, 120) + ")"
+	}
+	p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s%s%s", ran, probe.Int(r, "execs"), probe.Int(r, "elapsed_ms"), len(crashers), plateau(r), note, why)
+	for i, c := range crashers {
+		if i == engineCrashers || !f.live() {
+			break
+		}
+		if probe.Flag(c, "input_truncated") {
+			continue // cannot be replayed as it was found
+		}
+		f.try(probe.Str(c, "input"), "engine "+ran)
+	}
+	return r, true
 }
 
 // results reads a list of objects from a result field: live tools give
@@ -158,6 +275,8 @@ func plateau(r fleet.Result) string {
 	switch {
 	case probe.Flag(r, "new_coverage"):
 		return ", new coverage"
+	case probe.Int(r, "plateau_sessions") >= enginePlateau:
+		return fmt.Sprintf(", on a plateau: no new coverage in %d sessions", probe.Int(r, "plateau_sessions"))
 	case probe.Int(r, "plateau_sessions") > 0:
 		return fmt.Sprintf(", no new coverage in %d session(s)", probe.Int(r, "plateau_sessions"))
 	}

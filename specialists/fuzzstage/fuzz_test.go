@@ -27,7 +27,8 @@ func TestPlateauNote(t *testing.T) {
 		want string
 	}{
 		{fleet.Result{"new_coverage": true, "plateau_sessions": 0}, ", new coverage"},
-		{fleet.Result{"new_coverage": false, "plateau_sessions": 4}, ", no new coverage in 4 session(s)"},
+		{fleet.Result{"new_coverage": false, "plateau_sessions": 2}, ", no new coverage in 2 session(s)"},
+		{fleet.Result{"new_coverage": false, "plateau_sessions": 4}, ", on a plateau: no new coverage in 4 sessions"},
 		{fleet.Result{"engine": "builtin"}, ""}, // no data dir: no statistics
 	} {
 		if got := plateau(tt.r); got != tt.want {
