@@ -1,6 +1,7 @@
 package specialists
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -236,5 +237,76 @@ func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
 	drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let a = 1;\n"}, Caps: map[string]int{"fuzz": 40}}), st, w, 50)
 	if goSessions != 1 || len(calls) < 20 {
 		t.Errorf("go sessions %d, compiles %d", goSessions, len(calls))
+	}
+}
+
+// TestFuzzEnginePlateau: the engine stage's sessions (engine and seconds,
+// in order) follow the kept statistics qa_fuzz returns: unchanged without
+// them; with them, a short check of the engine not yet run, the rest of the
+// budget to the engine still finding new coverage, and an early stop, said
+// in the summary, when every engine is on a plateau.
+func TestFuzzEnginePlateau(t *testing.T) {
+	type stats struct {
+		newCov  bool
+		plateau int // -1: no statistics kept
+	}
+	for _, tt := range []struct {
+		name    string
+		afl     bool // AFL++ installed: auto runs aflpp
+		aflpp   stats
+		builtin stats
+		want    string
+		summary string // a note the summary must hold ("" for none)
+		noNote  bool   // the summary must not say all engines are on a plateau
+	}{
+		{name: "no statistics", afl: true, aflpp: stats{false, -1}, builtin: stats{false, -1}, want: "auto:20 builtin:20", noNote: true},
+		{name: "no statistics, no AFL++", builtin: stats{false, -1}, want: "auto:20", noNote: true},
+		{name: "aflpp on a plateau, builtin finding", afl: true, aflpp: stats{false, 5}, builtin: stats{true, 0}, want: "auto:20 builtin:5 builtin:15",
+			summary: "qa_fuzz engine aflpp ran 900 inputs in 20000 ms, 0 crasher(s), on a plateau: no new coverage in 5 sessions", noNote: true},
+		{name: "aflpp finding, builtin on a plateau", afl: true, aflpp: stats{true, 0}, builtin: stats{false, 3}, want: "auto:20 builtin:5 aflpp:15",
+			summary: "still finding new coverage", noNote: true},
+		{name: "both finding", afl: true, aflpp: stats{true, 0}, builtin: stats{true, 0}, want: "auto:20 builtin:5 builtin:15", noNote: true},
+		{name: "aflpp finding, builtin short of a plateau", afl: true, aflpp: stats{true, 0}, builtin: stats{false, 1}, want: "auto:20 builtin:5 aflpp:15", noNote: true},
+		{name: "neither finding, builtin short of a plateau", afl: true, aflpp: stats{false, 4}, builtin: stats{false, 2}, want: "auto:20 builtin:5 builtin:15",
+			summary: "not on a plateau", noNote: true},
+		{name: "all on a plateau", afl: true, aflpp: stats{false, 5}, builtin: stats{false, 4}, want: "auto:20 builtin:5",
+			summary: "all engines on a plateau (sessions without new coverage: aflpp 5, builtin 4): spent 25 s of the engine stage's 40"},
+		{name: "the only engine on a plateau", builtin: stats{false, 7}, want: "auto:20",
+			summary: "all engines on a plateau (sessions without new coverage: builtin 7): spent 20 s of the engine stage's 20"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls []map[string]any
+			var sessions []string
+			w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+				"qa_compile": fakeCompile(func(string, int) fleet.Result { return fleet.Result{"outcome": "rejected", "exit_code": 1} }).handler(&calls),
+				"qa_fuzz": func(a map[string]any) fleet.Result {
+					secs, _ := probe.Num(a, "seconds")
+					sessions = append(sessions, fmt.Sprintf("%v:%v", a["engine"], secs))
+					engine, s := "builtin", tt.builtin
+					if a["engine"] == "aflpp" || (a["engine"] == "auto" && tt.afl) {
+						engine, s = "aflpp", tt.aflpp
+					}
+					r := fleet.Result{"engine": engine, "execs": 900, "elapsed_ms": int(secs) * 1000, "crashers": []any{}}
+					if s.plateau >= 0 {
+						r["new_coverage"], r["plateau_sessions"] = s.newCov, s.plateau
+					}
+					return r
+				},
+			}}
+			st := fleet.State{RunID: "r-1", Target: testTarget(), Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+			_, summary := drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let x = 1;\nprint x;\n"}, Caps: map[string]int{"fuzz": 60}}), st, w, 70)
+			if got := strings.Join(sessions, " "); got != tt.want {
+				t.Errorf("sessions %q, want %q", got, tt.want)
+			}
+			if tt.summary != "" && !strings.Contains(summary, tt.summary) {
+				t.Errorf("summary %q does not hold %q", summary, tt.summary)
+			}
+			if tt.noNote && strings.Contains(summary, "all engines on a plateau") {
+				t.Errorf("summary %q says all engines are on a plateau", summary)
+			}
+			if len(calls) < 20 {
+				t.Errorf("only %d compiles: the other stages lost their calls", len(calls))
+			}
+		})
 	}
 }

@@ -113,7 +113,7 @@ func (f *fuzzer) engine() {
 func nextEngine(engines []*engineRun, rest int) (*engineRun, int, string) {
 	for _, e := range engines {
 		if !e.ran {
-			return e, min(engineScout, rest), fmt.Sprintf("; a %d s check: statistics are kept", min(engineScout, rest))
+			return e, min(engineScout, rest), fmt.Sprintf(", a %d s check of an engine not yet run", min(engineScout, rest))
 		}
 	}
 	var best *engineRun
@@ -128,9 +128,9 @@ func nextEngine(engines []*engineRun, rest int) (*engineRun, int, string) {
 	if best == nil {
 		return nil, 0, ""
 	}
-	why := "; still finding new coverage"
+	why := ", given the budget: still finding new coverage"
 	if !best.newCov {
-		why = "; not on a plateau"
+		why = ", given the budget: not on a plateau"
 	}
 	return best, min(engineSeconds, rest), why
 }
