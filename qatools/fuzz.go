@@ -201,12 +201,8 @@ func (t *tools) fuzzAFLBuild(ctx context.Context, work string) (*fuzzing.AFLBina
 // a copy of the repository inside the jail, or replays one input.
 func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[string]any, error) {
 	repo := t.env.Target.Repo
-	work, err := t.fuzzWorkDir("fuzz-go")
+	work, src, err := t.fuzzCheckout(ctx, "fuzz-go")
 	if err != nil {
-		return nil, err
-	}
-	src := filepath.Join(work, "repo")
-	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
 		return nil, err
 	}
 	goCmd, err := fuzzing.GoCommand()
@@ -252,12 +248,8 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 // engine's cache are merged in, and its new inputs go back to all three.
 func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d time.Duration) (map[string]any, error) {
 	repo := t.env.Target.Repo
-	work, err := t.fuzzWorkDir("fuzz-libfuzzer")
+	work, src, err := t.fuzzCheckout(ctx, "fuzz-libfuzzer")
 	if err != nil {
-		return nil, err
-	}
-	src := filepath.Join(work, "repo")
-	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
 		return nil, err
 	}
 	srcKey, err := fuzzing.RepoSourceKey(ctx, src)
@@ -338,6 +330,16 @@ func (t *tools) fuzzWorkDir(prefix string) (string, error) {
 		return "", err
 	}
 	return os.MkdirTemp(filepath.Join(t.run.Sandbox.JailDir(), "fuzz"), prefix+"-")
+}
+
+// fuzzCheckout makes a session's work directory and copies (or clones)
+// target.repo into its repo/ subdirectory.
+func (t *tools) fuzzCheckout(ctx context.Context, prefix string) (work, src string, err error) {
+	if work, err = t.fuzzWorkDir(prefix); err != nil {
+		return "", "", err
+	}
+	src = filepath.Join(work, "repo")
+	return work, src, fuzzing.CheckoutRepo(ctx, t.env.Target.Repo.URL, src)
 }
 
 // fuzzCorpus opens the target's persistent corpus under Env.FuzzDir (nil
