@@ -84,13 +84,16 @@ func (s *sealer) sealPending() {
 			return
 		default:
 		}
-		s.sim.Commit()
+		// Ask the pool first: a kick can come for a transaction the last
+		// block already took, and committing then sealed an empty block,
+		// so an entry's block was sometimes two past the one before it.
 		if err := pool.Sync(); err != nil {
 			return // pool closed
 		}
 		if executable, _ := pool.Stats(); executable == 0 {
 			return
 		}
+		s.sim.Commit()
 	}
 }
 
