@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"math/big"
+	"github.com/qafleet/fleetd/chain/feedwire"
 	"slices"
 	"sync"
 	"time"
@@ -80,11 +80,10 @@ func (c *TxCache) add(from, to uint64, logs []Log) {
 		if l.Removed || len(l.Topics) < 2 {
 			continue
 		}
-		id := new(big.Int).SetBytes(l.Topics[1][:])
-		if !id.IsUint64() {
-			continue
+		i, err := feedwire.Uint64(l.Topics[1][:])
+		if err != nil {
+			continue // an id past 64 bits is no entry of this log
 		}
-		i := id.Uint64()
 		if len(c.found) == 0 || i < c.least {
 			c.least = i
 		}

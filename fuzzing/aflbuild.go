@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -97,29 +96,28 @@ func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 		}
 		os.WriteFile(filepath.Join(tmp, "cmplog-note"), []byte("cmplog off: the AFL_LLVM_CMPLOG=1 build failed: "+err.Error()), 0o600)
 	}
-	if err := os.MkdirAll(b.CacheDir, 0o700); err != nil {
+	// afl-fuzz reads the same signature to choose persistent mode; it is
+	// looked for once here, not in the whole binary at every session.
+	if exe, err := os.ReadFile(filepath.Join(tmp, "fuzzer")); err == nil && bytes.Contains(exe, []byte(aflPersistentSig)) {
+		os.WriteFile(filepath.Join(tmp, "persistent"), nil, 0o600)
+	}
+	if err := installBuild(b.CacheDir, filepath.Base(entry), tmp); err != nil {
 		return nil, fmt.Errorf("afl build: %w", err)
 	}
-	final := filepath.Join(b.CacheDir, ".tmp-"+filepath.Base(entry)+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	if err := copyDirFlat(tmp, final); err != nil {
-		return nil, fmt.Errorf("afl build: %w", err)
-	}
-	os.RemoveAll(entry)
-	if err := os.Rename(final, entry); err != nil {
-		return nil, fmt.Errorf("afl build: %w", err)
-	}
-	pruneBuilds(b.CacheDir, 3)
 	return loadAFLBuild(entry)
 }
 
+// aflPersistentSig is the signature afl-clang-fast puts in a persistent-mode
+// binary (afl-fuzz reads it to choose the mode).
+const aflPersistentSig = "##SIG_AFL_PERSISTENT##"
+
 func loadAFLBuild(dir string) (*AFLBinaries, error) {
 	bins := &AFLBinaries{Bin: filepath.Join(dir, "fuzzer")}
-	exe, err := os.ReadFile(bins.Bin)
-	if err != nil {
+	if _, err := os.Stat(bins.Bin); err != nil {
 		return nil, err
 	}
-	// afl-fuzz reads the same signature to choose persistent mode.
-	bins.Persistent = bytes.Contains(exe, []byte("##SIG_AFL_PERSISTENT##"))
+	_, err := os.Stat(filepath.Join(dir, "persistent"))
+	bins.Persistent = err == nil
 	if _, err := os.Stat(filepath.Join(dir, "cmplog")); err == nil {
 		bins.CmpLog = filepath.Join(dir, "cmplog")
 	} else if n, err := os.ReadFile(filepath.Join(dir, "cmplog-note")); err == nil {

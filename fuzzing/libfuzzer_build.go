@@ -111,7 +111,7 @@ func RepoSourceKey(ctx context.Context, dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		if git, err := exec.LookPath("git"); err == nil {
 			res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{git, "-C", dir, "rev-parse", "HEAD"}, Dir: dir, Timeout: 30 * time.Second,
-				Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "GIT_TERMINAL_PROMPT=0"}})
+				Env: gitEnv(dir)})
 			if err == nil && res.ExitCode == 0 {
 				if c := strings.TrimSpace(string(res.Stdout)); len(c) >= 40 {
 					return "commit-" + c, nil
@@ -197,18 +197,9 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 	for _, wide := range []bool{false, true} {
 		tmp, err := lt.buildOnce(ctx, wide)
 		if err == nil {
-			if err := os.MkdirAll(cacheRoot, 0o700); err != nil {
+			if err := installBuild(cacheRoot, key, tmp); err != nil {
 				return nil, fmt.Errorf("libfuzzer build: %w", err)
 			}
-			final := filepath.Join(cacheRoot, ".tmp-"+key+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-			if err := copyDirFlat(tmp, final); err != nil {
-				return nil, fmt.Errorf("libfuzzer build: %w", err)
-			}
-			os.RemoveAll(entry)
-			if err := os.Rename(final, entry); err != nil {
-				return nil, fmt.Errorf("libfuzzer build: %w", err)
-			}
-			pruneBuilds(cacheRoot, 3)
 			return loadBuild(entry)
 		}
 		if ctx.Err() != nil {
@@ -226,12 +217,26 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 }
 
 func goVersion(ctx context.Context, g GoTarget) string {
+	// Asked once per go binary (and its modification time, so a toolchain
+	// upgraded under a running daemon is asked again), not at every session.
+	memo := g.Go
+	if fi, err := os.Stat(g.Go); err == nil {
+		memo += "\x00" + fi.ModTime().String()
+	}
+	if v, ok := goVersions.Load(memo); ok {
+		return v.(string)
+	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "env", "GOVERSION"}, Dir: g.Dir, Env: g.Env, Timeout: 30 * time.Second, MemoryBytes: g.memory()})
 	if err != nil || res.ExitCode != 0 {
 		return ""
 	}
-	return strings.TrimSpace(string(res.Stdout))
+	v := strings.TrimSpace(string(res.Stdout))
+	goVersions.Store(memo, v)
+	return v
 }
+
+// goVersions memoizes goVersion.
+var goVersions sync.Map
 
 // loadBuild reads a cache entry.
 func loadBuild(dir string) (*lfBuild, error) {
@@ -715,4 +720,25 @@ func isTestFunc(fd *ast.FuncDecl) bool {
 		return ok && (sel.Sel.Name == "T" || sel.Sel.Name == "B" || sel.Sel.Name == "F" || sel.Sel.Name == "M")
 	}
 	return false
+}
+
+// installBuild copies a finished build from tmp into the cache as
+// root/key, replacing an older entry of that key in one rename, and keeps
+// the three newest entries. The libfuzzer and instrumented AFL++ builds
+// share it.
+func installBuild(root, key, tmp string) error {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return err
+	}
+	entry := filepath.Join(root, key)
+	final := filepath.Join(root, ".tmp-"+key+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := copyDirFlat(tmp, final); err != nil {
+		return err
+	}
+	os.RemoveAll(entry)
+	if err := os.Rename(final, entry); err != nil {
+		return err
+	}
+	pruneBuilds(root, 3)
+	return nil
 }

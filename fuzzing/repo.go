@@ -38,7 +38,7 @@ func CheckoutRepo(ctx context.Context, url, dst string) error {
 		return fmt.Errorf("clone repository %s: %w", url, err)
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{git, "clone", "--quiet", "--depth", "1", "--", url, dst},
-		Dir: filepath.Dir(dst), Timeout: 5 * time.Minute, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + filepath.Dir(dst), "GIT_TERMINAL_PROMPT=0"}})
+		Dir: filepath.Dir(dst), Timeout: 5 * time.Minute, Env: gitEnv(filepath.Dir(dst))})
 	if err != nil {
 		return fmt.Errorf("clone repository %s: %w", url, err)
 	}
@@ -177,4 +177,10 @@ func GoEnv(goCmd, home, cacheDir string, memLimit uint64) []string {
 		}
 	}
 	return env
+}
+
+// gitEnv is the whole environment git runs with here: the system PATH, a
+// home of its own and never a prompt for credentials.
+func gitEnv(home string) []string {
+	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "GIT_TERMINAL_PROMPT=0"}
 }

@@ -60,10 +60,6 @@ func (p *Fix) Item(ctx context.Context, wi triage.WorkItem) fixer.Item {
 // found: {"<index>": "0x<hash>"}.
 const txCacheFile = "txs.json"
 
-// txSearch bounds the search for entries' transactions: at most 200
-// eth_getLogs of 5,000 blocks, newest first.
-var txSearch = chain.TxSearch{Chunk: 5000, Chunks: 200}
-
 // entryTxs finds the transaction of each entry (triage's store keeps
 // index, sender, time and text, not the tx): from the cache file at path,
 // else through chain's EntryTxs, adding what it found to the file. An
@@ -83,7 +79,7 @@ func entryTxs(ctx context.Context, log *chain.FeedbackLog, path string, idx []ui
 	if len(want) == 0 {
 		return cache
 	}
-	found, _ := log.EntryTxs(ctx, want, txSearch)
+	found, _ := log.EntryTxs(ctx, want, chain.TxSearch{}) // the defaults: 200 eth_getLogs of 5,000 blocks, newest first
 	for i, t := range found {
 		cache[i] = t.Tx
 	}

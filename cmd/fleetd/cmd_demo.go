@@ -188,7 +188,7 @@ func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig ma
 
 // demoSummary triages the log and prints the ranked health report.
 func (a serviceCommands) demoSummary(ctx context.Context) error {
-	res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), nil)
 	if err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}

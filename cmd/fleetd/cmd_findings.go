@@ -229,7 +229,7 @@ order and exactly once, by the next flush.`,
 				defer cl.Close()
 			}
 			logAddr, _ := fleet.ParseAddress(c.feedbackLog) // feedbackLog parsed it
-			p, err := a.recordPoster(identity, sponsor, logAddr, log, nil)
+			p, err := a.recordPoster(identity, sponsor, logAddr, log)
 			if err != nil {
 				return err
 			}

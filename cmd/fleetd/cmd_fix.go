@@ -108,7 +108,7 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 // pass when the store is free, else the saved report (the daemon holds it).
 func (a fixCommands) workItems(ctx context.Context) ([]triage.WorkItem, fleet.Report, error) {
 	fresh := func(ctx context.Context) (fleet.Report, error) {
-		res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		res, err := findingsCommands{a.app}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), nil)
 		return res.Report, err
 	}
 	return pipeline.WorkItems(ctx, fresh, a.reportsDir())

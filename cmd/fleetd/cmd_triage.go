@@ -48,14 +48,12 @@ type triageRun struct {
 // runTriage reads the log, updates the report files, and posts a meta
 // summary when the top three changed, through the poster as the fleet
 // identity (sponsored when a sponsor key is configured).
-func (a findingsCommands) runTriage(ctx context.Context, c conn) (triageRun, error) {
-	var identity, sponsor *chain.Key
-	if f := a.cfg.Chain.FleetKeyFile; f != "" {
-		identity, _ = chain.LoadKey(a.cfg.resolve(f))
-	}
-	if f := a.cfg.Chain.SponsorKeyFile; f != "" {
-		sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
-	}
+//
+// fleetPoster, when not nil, is the caller's poster for the fleet identity
+// on the configured log (the daemon's, built once at start): the summary
+// goes through it instead of a poster built for this pass.
+func (a findingsCommands) runTriage(ctx context.Context, c conn, fleetPoster *poster.Poster) (triageRun, error) {
+	identity := a.fleetIdentity()
 	cfg, err := a.triageConfig(identity)
 	if err != nil {
 		return triageRun{}, fmt.Errorf("triage config: %w", err)
@@ -70,9 +68,13 @@ func (a findingsCommands) runTriage(ctx context.Context, c conn) (triageRun, err
 		return triageRun{}, err
 	}
 	defer t.Close()
-	meta := &metaPoster{why: errNoFleetKey}
-	if identity != nil {
-		if meta.p, err = a.recordPoster(identity, sponsor, log.Address(), log, nil); err != nil {
+	meta := &metaPoster{p: fleetPoster}
+	if meta.p == nil && identity != nil {
+		var sponsor *chain.Key
+		if f := a.cfg.Chain.SponsorKeyFile; f != "" {
+			sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
+		}
+		if meta.p, err = a.recordPoster(identity, sponsor, log.Address(), log); err != nil {
 			return triageRun{}, err
 		}
 	}
@@ -88,7 +90,7 @@ func (a findingsCommands) triageCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c := a.resolve(f)
-			res, err := a.runTriage(cmd.Context(), c)
+			res, err := a.runTriage(cmd.Context(), c, nil)
 			if errors.Is(err, chain.ErrUnreachable) {
 				res.Report, err = a.rankStored(err, c)
 			}
@@ -128,7 +130,7 @@ cannot be reached, the last saved report is printed with its age.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			res, err := a.runTriage(ctx, a.resolve(f))
+			res, err := a.runTriage(ctx, a.resolve(f), nil)
 			r := res.Report
 			if err != nil {
 				saved, lerr := triage.LoadReport(a.reportsDir())

@@ -164,7 +164,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
-	f.Fuzz = consoleFuzzStats(fuzzStatsDir(d.a.dataDir()))
+	f.Fuzz = consoleFuzzStats(d.a.fuzzDir())
 	return f, nil
 }
 

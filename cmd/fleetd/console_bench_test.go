@@ -41,7 +41,7 @@ func BenchmarkDaemonIdle(b *testing.B) {
 		b.Fatal(err)
 	}
 	a.cfg = cfg
-	findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d, err := serviceCommands{a}.startDaemon(ctx, daemonOptions{logger: slog.New(slog.DiscardHandler)})

@@ -218,7 +218,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.cfg = cfg
-	if _, err := (findingsCommands{a}).runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}})); err != nil {
+	if _, err := (findingsCommands{a}).runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}), nil); err != nil {
 		t.Fatalf("first triage: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -429,7 +429,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("the HTML report file is styled under its own CSP", func(t *testing.T) {
-		res, err := findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}))
+		res, err := findingsCommands{a}.runTriage(context.Background(), a.resolve(&connFlags{cmd: &cobra.Command{}}), nil)
 		if err != nil && !strings.Contains(err.Error(), "in use") {
 			t.Fatal(err)
 		}

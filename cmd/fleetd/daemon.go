@@ -82,7 +82,7 @@ type daemon struct {
 // startDaemon builds and starts everything; on error it stops what started.
 func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
 	d = &daemon{a: a.app, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
-	fuzzDir := fuzzStatsDir(a.dataDir())
+	fuzzDir := a.fuzzDir()
 	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return metricsFuzzStats(fuzzDir, time.Now()) })
 	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
@@ -220,7 +220,7 @@ func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
 		d.lastReport, _ = triage.LoadReport(d.a.reportsDir())
 		d.lastReportOK = true
 	}
-	res, err := findingsCommands{d.a}.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}))
+	res, err := findingsCommands{d.a}.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.poster)
 	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
 	out.Totals.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {

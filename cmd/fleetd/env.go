@@ -123,7 +123,7 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger,
 		Call:    &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
 		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst},
-		FuzzDir: filepath.Join(a.dataDir(), "fuzz"),
+		FuzzDir: a.fuzzDir(),
 	}
 	if !logAddr.IsZero() {
 		env.Log = client.FeedbackLog(logAddr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/console"
@@ -12,9 +11,6 @@ import (
 // maxFuzzPoints bounds the coverage points per target and engine handed to
 // the console (its plot samples them further).
 const maxFuzzPoints = 240
-
-// fuzzStatsDir is where qa_fuzz keeps each target's corpus and statistics.
-func fuzzStatsDir(dataDir string) string { return filepath.Join(dataDir, "fuzz") }
 
 // consoleFuzzStats reads the kept fuzz statistics for the Fleet page. A
 // target whose file cannot be read is left out (the others still show).

@@ -12,7 +12,7 @@ import (
 // with a crash) and one builtin session for one target.
 func writeFuzzStats(t *testing.T) (string, time.Time) {
 	t.Helper()
-	dir := fuzzStatsDir(t.TempDir())
+	dir := filepath.Join(t.TempDir(), "fuzz")
 	key := fuzzing.TargetKey("go", "repo", "pkg", "FuzzParse")
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	reps := []fuzzing.Report{

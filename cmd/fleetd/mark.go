@@ -60,7 +60,7 @@ func (a findingsCommands) markEntry(ctx context.Context, c conn, index, what, us
 		}
 	}
 	logAddr, _ := fleet.ParseAddress(c.feedbackLog) // feedbackLog parsed it
-	p, err := a.recordPoster(identity, sponsor, logAddr, log, nil)
+	p, err := a.recordPoster(identity, sponsor, logAddr, log)
 	if err != nil {
 		return poster.Result{}, "", err
 	}

@@ -25,6 +25,9 @@ func (a *app) sandboxDir() string { return filepath.Join(a.dataDir(), "qa-sandbo
 // reportsDir is where triage writes its reports (latest.json, the HTML).
 func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }
 
+// fuzzDir is where qa_fuzz keeps each target's corpus and statistics.
+func (a *app) fuzzDir() string { return filepath.Join(a.dataDir(), "fuzz") }
+
 // fixerDir is the fix stage's state under the data dir.
 func (a *app) fixerDir() string { return filepath.Join(a.dataDir(), "fixer") }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 
 	"github.com/qafleet/fleetd/chain"
@@ -26,12 +25,12 @@ import (
 // <data_dir>/outbox/<identity>-<log>, so that no flush ever posts an entry
 // under another sender or to another log than it was written for: the next
 // post with that identity and log flushes it.
-func (a findingsCommands) recordPoster(identity, sponsor *chain.Key, logAddr fleet.Address, log *chain.FeedbackLog, logger *slog.Logger) (*poster.Poster, error) {
+func (a findingsCommands) recordPoster(identity, sponsor *chain.Key, logAddr fleet.Address, log *chain.FeedbackLog) (*poster.Poster, error) {
 	dir := a.outboxDir()
 	if !a.isFleet(identity.Address(), logAddr) {
 		dir = filepath.Join(dir, identity.Address().String()+"-"+logAddr.String())
 	}
-	return poster.New(poster.Config{Log: log, Identity: identity, Sponsor: sponsor, OutboxDir: dir, DedupeWindow: a.cfg.Report.DedupeWindow, Logger: logger})
+	return poster.New(poster.Config{Log: log, Identity: identity, Sponsor: sponsor, OutboxDir: dir, DedupeWindow: a.cfg.Report.DedupeWindow})
 }
 
 // noteUnposted tells the operator on stderr why what was not posted now: it
@@ -60,8 +59,8 @@ func (a findingsCommands) isFleet(identity, logAddr fleet.Address) bool {
 	if err != nil || l != logAddr {
 		return false
 	}
-	k, err := chain.LoadKey(a.cfg.resolve(cc.FleetKeyFile))
-	return err == nil && k.Address() == identity
+	k := a.fleetIdentity()
+	return k != nil && k.Address() == identity
 }
 
 // fixRecords posts the fix stage's records (fixer.Poster) as formatted (a
@@ -88,14 +87,13 @@ func (r fixRecords) Post(ctx context.Context, f fleet.Finding) (*uint64, error) 
 // triage in two processes at one head writes one summary, and it lands
 // once. Status is what happened to the last one.
 type metaPoster struct {
-	p      *poster.Poster
-	why    error // when p is nil: why nothing can be posted
+	p      *poster.Poster // nil: no fleet key to post as
 	Status poster.Status
 }
 
 func (m *metaPoster) Post(ctx context.Context, text string) error {
 	if m.p == nil {
-		return m.why
+		return errNoFleetKey
 	}
 	res, err := m.p.Post(ctx, poster.Record{Text: text, Source: triage.MetaSource, Keying: poster.ByText})
 	m.Status = res.Status
