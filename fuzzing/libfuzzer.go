@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qafleet/fleetd/sandbox"
@@ -35,8 +36,10 @@ type LibFuzzerTarget struct {
 	// toolchain; "" = Work (rebuilt every session).
 	CacheDir  string
 	SourceKey string // RepoSourceKey of Go.Dir; "" = computed before the harness is written
-	// Workers is how many fuzzing processes run (-fork=N, at most the
-	// number of CPUs); default 1, one in-process fuzzer.
+	// Workers is how many libFuzzer processes fuzz the one corpus
+	// directory at once (each reloads what the others add, -reload=1), at
+	// most the number of CPUs; default 1. The first to stop (a crash, the
+	// time) interrupts the others, as one process would have stopped.
 	Workers      int
 	InputTimeout time.Duration // -timeout per input; default 10 s (go test's hang limit)
 	RSSLimitMB   int           // -rss_limit_mb; default 2048
@@ -221,48 +224,62 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		}
 		args := []string{bin, "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
 			"-max_total_time=" + strconv.Itoa(max(1, int(left.Seconds()))), "-artifact_prefix=" + artifacts + "/", "-print_final_stats=1",
-			"-detect_leaks=0", "-seed=" + strconv.FormatUint(uint64(s.Seed)+uint64(round), 10)}
-		if s.Seed == 0 {
-			args = args[:len(args)-1]
-		}
+			"-detect_leaks=0"}
 		if dict != "" {
 			args = append(args, "-dict="+dict)
 		}
-		if workers > 1 {
-			args = append(args, "-fork="+strconv.Itoa(workers), "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1")
+		seed := 0
+		if s.Seed != 0 {
+			seed = int(s.Seed) + round*workers
 		}
-		args = append(args, corpus)
 		before := listDir(artifacts)
 		runStart := time.Now()
-		res, err := lt.exec(ctx, args, left+lt.inputTimeout()+30*time.Second)
+		runs, err := lt.fuzzWorkers(ctx, workers, args, corpus, seed, left+lt.inputTimeout()+30*time.Second)
 		if err != nil {
 			return rep, err
 		}
-		fuzzing += res.Duration
-		out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
-		st, crashes := ParseLibFuzzer(out)
 		base := rep.Execs
-		rep.Execs += st.Execs
-		rep.Coverage, rep.Features = max(rep.Coverage, st.Coverage), max(rep.Features, st.Features)
+		var st LibFuzzerStats
+		var crashes []LibFuzzerCrash
+		var wall time.Duration
+		for _, w := range runs {
+			rep.Execs += w.stats.Execs
+			st.Execs += w.stats.Execs
+			rep.Coverage, rep.Features = max(rep.Coverage, w.stats.Coverage), max(rep.Features, w.stats.Features)
+			st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
+			crashes = append(crashes, w.crashes...)
+			wall = max(wall, w.res.Duration)
+			if w.res.Truncated {
+				notes = append(notes, "libFuzzer's output was cut: statistics may be short")
+			}
+		}
+		fuzzing += wall
 		if st.CorpusInputs > 0 {
 			rep.CorpusSize = st.CorpusInputs
 		}
-		if res.Truncated {
-			notes = append(notes, "libFuzzer's output was cut: statistics may be short")
-		}
 		found := newArtifacts(artifacts, before)
 		if len(found) == 0 {
-			if res.ExitCode != 0 && !res.TimedOut && ctx.Err() == nil && len(crashes) == 0 {
-				tail, _ := sandbox.Text(out[max(0, len(out)-1500):], 1500)
-				return rep, fmt.Errorf("libfuzzer: the fuzzer exited %d%s without a crash: %s", res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
+			for _, w := range runs {
+				res := w.res
+				if res.ExitCode != 0 && !res.TimedOut && !res.Stopped && ctx.Err() == nil && len(w.crashes) == 0 {
+					tail, _ := sandbox.Text(w.out[max(0, len(w.out)-1500):], 1500)
+					return rep, fmt.Errorf("libfuzzer: the fuzzer exited %d%s without a crash: %s", res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
+				}
 			}
 			break // the time is up
+		}
+		res := runs[0].res
+		for _, w := range runs {
+			if len(w.crashes) > 0 || !w.res.Stopped && w.res.ExitCode != 0 {
+				res = w.res // the worker that crashed: its time is the crash's
+				break
+			}
 		}
 		newState := false
 		known := func(c Crasher) bool { return states[c.Outcome+"|"+c.State] }
 		for i, a := range found {
 			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
-				break // fork mode saves one artifact per crashing job: mostly one bug
+				break // more than enough to find the new states among
 			}
 			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known)
 			if err != nil {
@@ -293,7 +310,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 				}
 			}
 		}
-		if s.StopAtFirst && rep.FirstCrash > 0 || !newState || len(rep.Crashers) >= maxCrashers || workers > 1 {
+		if s.StopAtFirst && rep.FirstCrash > 0 || !newState || len(rep.Crashers) >= maxCrashers {
 			break
 		}
 	}
@@ -378,15 +395,67 @@ func readGoCorpusDir(dir string) [][]byte {
 func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))) }
 
 // exec runs the fuzzer in the package directory (fuzz tests read their
-// testdata relative to it), bounded by timeout.
-func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time.Duration) (*sandbox.ExecResult, error) {
-	workers := min(max(lt.Workers, 1), runtime.NumCPU())
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: lt.runEnv(), Timeout: timeout,
-		MemoryBytes: lt.Go.memory(), CPUSeconds: uint64(timeout.Seconds()+1) * uint64(workers+1), OutputCap: 8 << 20, FileBytes: 1 << 30})
+// testdata relative to it), bounded by timeout; stop (nil = never)
+// interrupts it with SIGINT, on which libFuzzer prints its statistics.
+func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time.Duration, stop ...<-chan struct{}) (*sandbox.ExecResult, error) {
+	spec := sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: lt.runEnv(), Timeout: timeout,
+		MemoryBytes: lt.Go.memory(), CPUSeconds: uint64(timeout.Seconds()+1) * 2, OutputCap: 8 << 20, FileBytes: 1 << 30}
+	if len(stop) > 0 {
+		spec.Stop = stop[0]
+	}
+	res, err := sandbox.Exec(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("libfuzzer: %w", err)
 	}
 	return res, nil
+}
+
+// lfWorker is one fuzzing process's result.
+type lfWorker struct {
+	res     *sandbox.ExecResult
+	out     []byte // stdout then stderr
+	stats   LibFuzzerStats
+	crashes []LibFuzzerCrash
+}
+
+// fuzzWorkers runs n libFuzzer processes on one corpus directory, each
+// with its own seed (seed+i; 0 = libFuzzer's own), and returns when all
+// have ended: the first to end (a crash, its time) interrupts the rest, so
+// the round ends as one process's would. Independent processes rather
+// than -fork=N: measured here on the sh parser, fork mode spent 40 % of
+// its CPU in the kernel and ran 2,360 inputs per CPU-second against 3,900
+// for two plain processes.
+func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string, corpus string, seed int, timeout time.Duration) ([]lfWorker, error) {
+	runs := make([]lfWorker, n)
+	errs := make([]error, n)
+	stop := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for i := range n {
+		argv := append([]string(nil), args...)
+		if seed != 0 {
+			argv = append(argv, "-seed="+strconv.Itoa(seed+i))
+		}
+		argv = append(argv, corpus)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer once.Do(func() { close(stop) })
+			res, err := lt.exec(ctx, argv, timeout, stop)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
+			st, crashes := ParseLibFuzzer(out)
+			runs[i] = lfWorker{res: res, out: out, stats: st, crashes: crashes}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return runs, nil
 }
 
 // stage writes the inputs to merge into dir: the kept corpus, the seeds

@@ -227,24 +227,28 @@ func TestLibFuzzerMinimize(t *testing.T) {
 	}
 }
 
-// TestLibFuzzerFork: with two workers libFuzzer runs in fork mode,
-// ignoring crashes; the artifacts its jobs save (mostly one bug) are
-// replayed and deduplicated into one crasher per state.
-func TestLibFuzzerFork(t *testing.T) {
+// TestLibFuzzerWorkers: with two workers two libFuzzer processes fuzz one
+// corpus; the first to crash stops the other (SIGINT: it still prints its
+// statistics), the crash is one crasher, and the session ends long before
+// its time.
+func TestLibFuzzerWorkers(t *testing.T) {
 	clang := MustLibFuzzer(t)
 	if testing.Short() {
-		t.Skip("builds an instrumented binary and fuzzes for 8 s")
+		t.Skip("builds an instrumented binary and fuzzes")
 	}
 	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU: fork mode needs two workers")
+		t.Skip("one CPU: two workers would be one")
 	}
 	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
 	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 2}
-	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 8 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 60 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Minimize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Crashers) != 1 || rep.Crashers[0].State != "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN" || rep.Execs == 0 {
-		t.Errorf("fork mode: %d execs, crashers %+v", rep.Execs, rep.Crashers)
+		t.Errorf("two workers: %d execs, crashers %+v", rep.Execs, rep.Crashers)
+	}
+	if rep.Elapsed > 45*time.Second {
+		t.Errorf("the crash did not stop the other worker: the session took %s of its 60 s", rep.Elapsed)
 	}
 }

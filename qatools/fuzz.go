@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -217,7 +218,7 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 	const memLimit = 1 << 30
 	g := fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
 		Env:      fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit),
-		CacheDir: filepath.Join(shared, key, "gocache"), Parallel: t.env.Limits.FuzzParallel}
+		CacheDir: filepath.Join(shared, key, "gocache"), Parallel: t.env.Limits.fuzzWorkers()}
 	if t.env.FuzzDir == "" {
 		g.CacheDir = filepath.Join(work, "gocache")
 	}
@@ -270,7 +271,7 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 		Go: fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
 			Env: fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit)},
 		Clang: clang, Work: filepath.Join(work, "libfuzzer"), CacheDir: filepath.Join(shared, key, "libfuzzer", "bin"),
-		SourceKey: srcKey, Workers: t.env.Limits.FuzzParallel, InputTimeout: min(t.env.Limits.CompileTimeout, 10*time.Second),
+		SourceKey: srcKey, Workers: t.env.Limits.fuzzWorkers(), InputTimeout: min(t.env.Limits.CompileTimeout, 10*time.Second),
 	}
 	if err := os.MkdirAll(lt.Work, 0o700); err != nil {
 		return nil, err
@@ -422,4 +423,15 @@ func nonEmpty(ss ...string) []string {
 		}
 	}
 	return out
+}
+
+// DefaultFuzzWorkers is qa_fuzz's default number of fuzzing processes: one
+// per CPU, as ClusterFuzz runs them, at most four.
+func DefaultFuzzWorkers() int { return min(runtime.NumCPU(), 4) }
+
+func (l Limits) fuzzWorkers() int {
+	if l.FuzzWorkers > 0 {
+		return l.FuzzWorkers
+	}
+	return DefaultFuzzWorkers()
 }

@@ -57,7 +57,9 @@ type Limits struct {
 	MaxSource      int           // bytes of source qa_compile/qa_publish accept; default 1 MiB
 	MaxReply       int           // bytes of a reply/body kept in a result; default 16 KiB
 	FundWei        uint64        // what each throwaway key is funded with; default 0.01 ETH
-	FuzzParallel   int           // qa_fuzz engine go: fuzzing workers; default 1
+	// FuzzWorkers is how many processes qa_fuzz's in-process engines
+	// (libfuzzer, go) fuzz with at once; default DefaultFuzzWorkers.
+	FuzzWorkers int
 	// RequestRate is how many requests per second qa_fetch and qa_call send
 	// to one host; default DefaultRequestRate, negative: unpaced (a 429 is
 	// still backed off). RequestBurst is the burst allowed (default the rate).

@@ -36,6 +36,12 @@ type ExecSpec struct {
 	// (RLIMIT_FSIZE); 0 = 64 MiB. (Go's fuzzer sizes a shared-memory file
 	// past that.)
 	FileBytes uint64
+	// Stop, when closed, interrupts the program: SIGINT to its process
+	// group, then SIGKILL after StopGrace (default 5 s). A program that
+	// handles SIGINT (libFuzzer prints its final statistics) ends cleanly;
+	// ExecResult.Stopped says it was stopped. nil = never.
+	Stop      <-chan struct{}
+	StopGrace time.Duration
 }
 
 // ExecResult is what happened. A program that ran and failed is not an error.
@@ -55,6 +61,8 @@ type ExecResult struct {
 	// SIGXCPU) after using at least the soft limit. Like TimedOut, it means
 	// the program did not finish in its time, not that it crashed.
 	CPULimited bool `json:"cpu_limited,omitempty"`
+	// Stopped is set when ExecSpec.Stop interrupted the program.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Exec runs spec to completion or timeout. The program runs in its own
@@ -116,12 +124,31 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 
 	res := &ExecResult{}
 	var werr error
-	select {
-	case werr = <-waited:
-	case <-ctx.Done():
+	kill := func() {
 		res.TimedOut = true
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		werr = <-waited
+	}
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		kill()
+	case <-spec.Stop:
+		res.Stopped = true
+		syscall.Kill(-pgid, syscall.SIGINT)
+		grace := spec.StopGrace
+		if grace <= 0 {
+			grace = 5 * time.Second
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case werr = <-waited:
+		case <-ctx.Done():
+			kill()
+		case <-t.C:
+			kill()
+		}
 	}
 	// Whatever the program left running in its group dies now too: a child
 	// that outlives its parent must not outlive the sandbox.

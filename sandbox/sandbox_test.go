@@ -313,6 +313,29 @@ func TestExec(t *testing.T) {
 			t.Errorf("an instant SIGKILL read as the CPU limit: %+v", r)
 		}
 	})
+	t.Run("stop interrupts, then kills", func(t *testing.T) {
+		// A program that handles SIGINT ends on its own terms (exit 7 here);
+		// one that ignores it is killed after the grace period.
+		stop := make(chan struct{})
+		time.AfterFunc(200*time.Millisecond, func() { close(stop) })
+		r, err := Exec(ctx, ExecSpec{Argv: []string{"sh", "-c", `trap "echo bye; exit 7" INT; while :; do sleep 0.05; done`}, Dir: dir, Timeout: 20 * time.Second, Stop: stop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Stopped || r.TimedOut || r.ExitCode != 7 || !strings.Contains(string(r.Stdout), "bye") {
+			t.Errorf("handled SIGINT: stopped=%v timed_out=%v exit=%d stdout=%q", r.Stopped, r.TimedOut, r.ExitCode, r.Stdout)
+		}
+		stop2 := make(chan struct{})
+		time.AfterFunc(200*time.Millisecond, func() { close(stop2) }) // after the trap is set
+		start := time.Now()
+		r, err = Exec(ctx, ExecSpec{Argv: []string{"sh", "-c", `trap "" INT; while :; do sleep 0.05; done`}, Dir: dir, Timeout: 20 * time.Second, Stop: stop2, StopGrace: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Stopped || r.Signal != "killed" || time.Since(start) > 10*time.Second {
+			t.Errorf("ignored SIGINT: stopped=%v signal=%q after %s", r.Stopped, r.Signal, time.Since(start))
+		}
+	})
 	t.Run("forked child dies with the timeout", func(t *testing.T) {
 		pidFile := filepath.Join(dir, "child.pid")
 		start := time.Now()

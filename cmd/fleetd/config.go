@@ -60,6 +60,7 @@ type ToolsConfig struct {
 	FundWei        uint64        `yaml:"fund_wei"`
 	RequestRate    float64       `yaml:"request_rate"`  // per host; negative: unpaced
 	RequestBurst   int           `yaml:"request_burst"` // 0: the rate
+	FuzzWorkers    int           `yaml:"fuzz_workers"`  // 0: qatools.DefaultFuzzWorkers
 }
 
 // ReportConfig tunes qa_report's flood protection.
@@ -192,6 +193,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if c.Tools.FuzzWorkers < 0 || c.Tools.FuzzWorkers > 64 {
+		errs = append(errs, fmt.Errorf("tools.fuzz_workers: must be 0 (one per CPU, at most 4) to 64, got %d", c.Tools.FuzzWorkers))
 	}
 	if c.Tools.RequestBurst < 0 {
 		errs = append(errs, fmt.Errorf("tools.request_burst: must not be negative, got %d", c.Tools.RequestBurst))

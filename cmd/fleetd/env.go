@@ -122,7 +122,7 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 		Target: target, Chain: client, Registry: client.Registry(regAddr),
 		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger,
 		Call:    &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
-		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst},
+		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst, FuzzWorkers: tc.FuzzWorkers},
 		FuzzDir: a.fuzzDir(),
 	}
 	if !logAddr.IsZero() {
