@@ -84,6 +84,9 @@ type Report struct {
 	Coverage    int `json:"coverage,omitempty"`
 	Features    int `json:"features,omitempty"`
 	StartedFrom int `json:"started_from,omitempty"`
+	// Pruned is how many staged inputs a prune of the kept corpus dropped
+	// (they added no coverage); 0 when the session did not prune.
+	Pruned int `json:"pruned,omitempty"`
 }
 
 // runInput writes input to the target's input file and runs the target.

@@ -107,6 +107,30 @@ type LibFuzzerOptions struct {
 	// Minimize bounds -minimize_crash per crash; 0 = 30 s at most (a
 	// quarter of the session, at least 5 s), negative = not minimized.
 	Minimize time.Duration
+	// PruneEvery is how often the kept corpus is pruned: merged with
+	// -merge=1 into an empty corpus, so only inputs that add coverage stay
+	// (ClusterFuzz prunes daily). Between prunes a session starts from the
+	// kept corpus and the new inputs as they are (libFuzzer skips, in
+	// memory, those that add nothing) and adds what it found. 0 = every
+	// session; the time of the last prune is kept beside the corpus.
+	PruneEvery time.Duration
+}
+
+// prunedStamp, in the kept corpus's directory, holds the time of its last
+// prune (RFC 3339).
+const prunedStamp = ".pruned"
+
+// pruneDue reports whether the kept corpus is due a prune.
+func pruneDue(kept string, every time.Duration, now time.Time) bool {
+	if kept == "" || every <= 0 {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(kept, prunedStamp))
+	if err != nil {
+		return true
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+	return err != nil || now.Sub(t) >= every || t.After(now)
 }
 
 // Input limits of the kept corpus.
@@ -175,8 +199,20 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
 	}
+	// A full kept corpus is pruned whatever the schedule.
+	prune := n >= maxKeptInputs || pruneDue(o.Kept, o.PruneEvery, start)
+	staged := listDir(in)
 	merged := n == 0
-	if n > 0 {
+	switch {
+	case n > 0 && !prune:
+		// Between prunes: start from everything staged, as it is.
+		if err := os.Remove(corpus); err != nil {
+			return nil, fmt.Errorf("libfuzzer: %w", err)
+		}
+		if err := os.Rename(in, corpus); err != nil {
+			return nil, fmt.Errorf("libfuzzer: %w", err)
+		}
+	case n > 0:
 		budget := min(max(dur/3, 10*time.Second), 2*time.Minute)
 		res, err := lt.exec(ctx, []string{bin, "-merge=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
 			"-artifact_prefix=" + mergeArtifacts + "/", corpus, in}, budget)
@@ -191,6 +227,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		case got == 0:
 			tail, _ := sandbox.Text(res.Stderr[max(0, len(res.Stderr)-600):], 600)
 			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge (exit %d%s): %s", n, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail)))
+		default:
+			rep.Pruned = n - got
+			if o.Kept != "" {
+				notes = append(notes, fmt.Sprintf("corpus pruned: %d of %d inputs add coverage", got, n))
+			}
 		}
 	}
 	rep.StartedFrom = countFiles(corpus)
@@ -322,12 +363,17 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		rep.CorpusSize = countFiles(corpus)
 	}
 	if o.Kept != "" {
-		if err := keepCorpus(corpus, o.Kept, merged); err != nil {
+		if err := keepCorpus(corpus, o.Kept, prune && merged); err != nil {
 			return rep, err
+		}
+		if prune && merged {
+			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), []byte(start.UTC().Format(time.RFC3339)+"\n")); err != nil {
+				return rep, fmt.Errorf("libfuzzer corpus: %w", err)
+			}
 		}
 	}
 	// The inputs this session added seed the other engines.
-	fresh := newInputs(corpus, listDir(in))
+	fresh := newInputs(corpus, staged)
 	rep.NewInputs = len(fresh)
 	if err := shareInputs(fresh, s.Corpus, o.GoCacheDir, lt.Go.Func, b.types); err != nil {
 		return rep, err

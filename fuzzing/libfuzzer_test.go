@@ -2,6 +2,7 @@ package fuzzing
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,5 +251,100 @@ func TestLibFuzzerWorkers(t *testing.T) {
 	}
 	if rep.Elapsed > 45*time.Second {
 		t.Errorf("the crash did not stop the other worker: the session took %s of its 60 s", rep.Elapsed)
+	}
+}
+
+// TestPruneDue: a kept corpus is pruned when it never was, when its stamp
+// is unreadable or from the future, and when the last prune is PruneEvery
+// old; 0 prunes every session.
+func TestPruneDue(t *testing.T) {
+	kept := t.TempDir()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	stamp := func(s string) {
+		if err := os.WriteFile(filepath.Join(kept, prunedStamp), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		stamp string
+		every time.Duration
+		want  bool
+	}{
+		{"", 24 * time.Hour, true}, // no stamp written
+		{now.Add(-time.Hour).Format(time.RFC3339), 24 * time.Hour, false},
+		{now.Add(-time.Hour).Format(time.RFC3339), 0, true},
+		{now.Add(-25 * time.Hour).Format(time.RFC3339), 24 * time.Hour, true},
+		{now.Add(time.Hour).Format(time.RFC3339), 24 * time.Hour, true},
+		{"yesterday", 24 * time.Hour, true},
+	} {
+		os.Remove(filepath.Join(kept, prunedStamp))
+		if tt.stamp != "" {
+			stamp(tt.stamp)
+		}
+		if got := pruneDue(kept, tt.every, now); got != tt.want {
+			t.Errorf("stamp %q every %s: due=%v, want %v", tt.stamp, tt.every, got, tt.want)
+		}
+	}
+}
+
+// TestLibFuzzerPruneSchedule: the first session prunes the kept corpus
+// (inputs that add no coverage go) and stamps it; a session before the
+// next prune is due starts from every kept input and drops none; once the
+// stamp is old, the next session prunes again.
+func TestLibFuzzerPruneSchedule(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes three times")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	kept := t.TempDir()
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 1}
+	// Twenty inputs a length check rejects the same way: one adds coverage.
+	redundant := func() {
+		for i := range 20 {
+			if err := os.WriteFile(filepath.Join(kept, fmt.Sprintf("dup-%02d", i)), []byte{0xff, byte('a' + i)}, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	session := func() *Report {
+		t.Helper()
+		rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1, PruneEvery: 24 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	dups := func() int {
+		m, _ := filepath.Glob(filepath.Join(kept, "dup-*"))
+		n := 0
+		for _, f := range m {
+			if b, _ := os.ReadFile(f); len(b) == 2 && b[0] == 0xff {
+				n++
+			}
+		}
+		return n
+	}
+	redundant()
+	rep := session()
+	if rep.Pruned < 19 || dups() > 1 || !strings.Contains(rep.Note, "corpus pruned") {
+		t.Fatalf("first session: pruned %d, %d redundant inputs left, note %q", rep.Pruned, dups(), rep.Note)
+	}
+	if _, err := os.Stat(filepath.Join(kept, prunedStamp)); err != nil {
+		t.Fatalf("no prune stamp: %v", err)
+	}
+	redundant()
+	before := countFiles(kept)
+	rep = session()
+	// (The two f.Add seeds are kept already: staging counts them once.)
+	if rep.Pruned != 0 || dups() != 20 || rep.StartedFrom < before-2 {
+		t.Errorf("between prunes: pruned %d, %d of 20 redundant inputs kept, started from %d of %d", rep.Pruned, dups(), rep.StartedFrom, before)
+	}
+	if err := os.WriteFile(filepath.Join(kept, prunedStamp), []byte(time.Now().Add(-25*time.Hour).UTC().Format(time.RFC3339)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep = session()
+	if rep.Pruned < 19 || dups() > 1 {
+		t.Errorf("prune due again: pruned %d, %d redundant inputs left", rep.Pruned, dups())
 	}
 }

@@ -292,6 +292,7 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 	o := fuzzing.LibFuzzerOptions{}
 	if t.env.FuzzDir != "" {
 		o.Kept = filepath.Join(t.env.FuzzDir, key, "libfuzzer", "corpus")
+		o.PruneEvery = CorpusPruneEvery
 		o.GoCacheDir = filepath.Join(t.env.FuzzDir, key, "gocache") // the go engine's: each seeds the other
 	}
 	rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: d, Corpus: corpus, MaxCrashers: fuzzMaxCrashers}, o)
@@ -370,7 +371,7 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 	if rep.FirstCrash > 0 {
 		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()
 	}
-	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom} {
+	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom, "pruned": rep.Pruned} {
 		if v > 0 {
 			out[k] = v
 		}
@@ -424,6 +425,10 @@ func nonEmpty(ss ...string) []string {
 	}
 	return out
 }
+
+// CorpusPruneEvery is how often qa_fuzz prunes a kept libFuzzer corpus to
+// the inputs that add coverage (ClusterFuzz prunes daily).
+const CorpusPruneEvery = 24 * time.Hour
 
 // DefaultFuzzWorkers is qa_fuzz's default number of fuzzing processes: one
 // per CPU, as ClusterFuzz runs them, at most four.
