@@ -53,6 +53,10 @@ type AFLOptions struct {
 	// Why is the reason the mode was chosen, for the note (e.g. why the
 	// instrumented build is not used).
 	Why string
+	// Minimize bounds afl-tmin per crash of a new state on an instrumented
+	// build (afl-tmin needs the instrumentation); 0 = 30 s at most (a
+	// quarter of the session, at least 5 s), negative = not minimized.
+	Minimize time.Duration
 }
 
 var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
@@ -128,13 +132,14 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		args = append(args, "-x", dict)
 		dictEntries = strings.Count(string(text), "\n")
 	}
-	args = append(args, "--")
+	var targetArgv []string
 	for _, a := range t.Argv {
 		if o.Instrumented != nil && o.Instrumented.Persistent && a == "{src}" {
 			continue // the harness reads AFL++'s shared-memory input
 		}
-		args = append(args, strings.ReplaceAll(a, "{src}", "@@"))
+		targetArgv = append(targetArgv, strings.ReplaceAll(a, "{src}", "@@"))
 	}
+	args = append(append(args, "--"), targetArgv...)
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + work,
 		"AFL_SKIP_CPUFREQ=1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1", "AFL_NO_UI=1", "AFL_NO_AFFINITY=1",
 		"AFL_SKIP_BIN_CHECK=1", "AFL_NO_WARN_INSTABILITY=1", "GOTRACEBACK=crash"}
@@ -186,6 +191,23 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 			continue
 		}
 		states[key] = true
+		if o.Instrumented != nil && c.Outcome == Crashed && o.Minimize >= 0 {
+			budget := o.Minimize
+			if budget == 0 {
+				budget = min(30*time.Second, max(dur/4, 5*time.Second))
+			}
+			small, note := aflTmin(ctx, work, targetArgv, env, timeout, input, budget)
+			if small != nil && len(small) < len(input) {
+				if m, err := Describe(ctx, t, small); err == nil && m.Outcome == c.Outcome && m.State == c.State {
+					c, input = m, small
+				} else {
+					note = "afl-tmin's input failed differently when replayed: the original is kept"
+				}
+			}
+			if note != "" {
+				rep.Note = strings.Join(nonEmptyStrings(rep.Note, note), "; ")
+			}
+		}
 		if m := aflCrashTime.FindStringSubmatch(filepath.Base(f)); m != nil {
 			ms, _ := strconv.Atoi(m[1])
 			c.At = time.Duration(ms) * time.Millisecond
@@ -324,4 +346,43 @@ func aflPlotExecs(path string) int {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(f[11]))
 	return n
+}
+
+// aflTmin shrinks a crashing input with afl-tmin (crash mode: the result
+// still crashes, perhaps differently, so the caller replays it), within
+// budget. It returns nil and a note when afl-tmin is missing or fails.
+func aflTmin(ctx context.Context, work string, argv, env []string, timeout time.Duration, input []byte, budget time.Duration) ([]byte, string) {
+	tmin, err := exec.LookPath("afl-tmin")
+	if err != nil {
+		return nil, "afl-tmin not installed: the crash is not minimized by AFL++"
+	}
+	dir, err := os.MkdirTemp(work, "tmin-")
+	if err != nil {
+		return nil, "afl-tmin: " + err.Error()
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	if err := os.WriteFile(in, input, 0o600); err != nil {
+		return nil, "afl-tmin: " + err.Error()
+	}
+	args := append([]string{tmin, "-i", in, "-o", out, "-m", "none", "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "--"}, argv...)
+	// At the budget afl-tmin is interrupted: on SIGINT it writes the
+	// smallest crashing input it has so far.
+	stop := make(chan struct{})
+	t := time.AfterFunc(budget, func() { close(stop) })
+	defer t.Stop()
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: work, Env: env, Timeout: budget + 10*time.Second, Stop: stop,
+		CPUSeconds: uint64(budget.Seconds()+11) * 2, OutputCap: 64 << 10, MemoryBytes: 16 << 30})
+	if err != nil {
+		return nil, "afl-tmin: " + err.Error()
+	}
+	small, rerr := os.ReadFile(out)
+	if rerr != nil || len(small) == 0 {
+		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...)[max(0, len(res.Stdout)+len(res.Stderr)-400):], 400)
+		if res.TimedOut {
+			return nil, fmt.Sprintf("afl-tmin did not finish in %s: the crash is not minimized", budget)
+		}
+		return nil, fmt.Sprintf("afl-tmin exited %d: %s", res.ExitCode, strings.TrimSpace(stripANSI(tail)))
+	}
+	return small, ""
 }

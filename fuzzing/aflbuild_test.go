@@ -1,6 +1,7 @@
 package fuzzing
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -96,5 +97,39 @@ func TestAFLBuildFails(t *testing.T) {
 		Build: []string{"sh", "-c", "$CC -o {out} missing.c"}})
 	if err == nil || !strings.Contains(err.Error(), "missing.c") || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestAFLTmin: afl-tmin shrinks a padded crashing input on the
+// instrumented build, persistent and file mode alike, to one that still
+// aborts; on SIGINT at its budget it still writes what it has.
+func TestAFLTmin(t *testing.T) {
+	needAFLClang(t)
+	crash := append([]byte("R\x05\x00\xe1\xc2\x3f\x7a"), bytes.Repeat([]byte("z"), 60)...)
+	for _, persistent := range []bool{true, false} {
+		dir := t.TempDir()
+		b := AFLBuild{Dir: "testdata/cmagic", Work: dir, CacheDir: filepath.Join(dir, "bin"),
+			Build: []string{"sh", "-c", "$CC $CFLAGS -o {out} main.c parse.c"}}
+		argv := []string{"", "@@"}
+		if persistent {
+			b.Harness = "harness.c"
+			b.Build = []string{"sh", "-c", "$CC $CFLAGS $LIB_FUZZING_ENGINE -o {out} {harness} parse.c"}
+			argv = []string{""}
+		}
+		bins, err := BuildAFL(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv[0] = bins.Bin
+		env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "AFL_SKIP_CPUFREQ=1", "AFL_NO_AFFINITY=1"}
+		small, note := aflTmin(context.Background(), dir, argv, env, time.Second, crash, 30*time.Second)
+		if small == nil || len(small) >= len(crash) {
+			t.Fatalf("persistent=%v: afl-tmin gave %q (%s)", persistent, small, note)
+		}
+		c, err := Describe(context.Background(), Target{Argv: []string{bins.Bin, "{src}"}, Dir: dir, Timeout: time.Second}, small)
+		if err != nil || c.Outcome != Crashed || c.Signal == "" {
+			t.Errorf("persistent=%v: the minimized %q replays as %s %q (%v)", persistent, small, c.Outcome, c.State, err)
+		}
+		t.Logf("persistent=%v: %d bytes to %d: %q", persistent, len(crash), len(small), small)
 	}
 }
