@@ -149,6 +149,32 @@ func AppendStats(dir string, l StatsLine) (StatsLine, int, error) {
 	return l, plateau, nil
 }
 
+// EnginePlateaus reads dir's statistics and returns, per engine, how many
+// sessions in a row (its newest ones) found no new coverage: what a
+// scheduler needs to leave an engine on a plateau alone without running it
+// first. A missing file is no engines.
+func EnginePlateaus(dir string) (map[string]int, error) {
+	lines, err := readStatsFile(filepath.Join(dir, StatsFile))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	done := map[string]bool{}
+	for i := len(lines) - 1; i >= 0; i-- {
+		e := lines[i].Engine
+		if done[e] {
+			continue
+		}
+		if lines[i].NewCoverage {
+			done[e] = true
+			out[e] += 0
+			continue
+		}
+		out[e]++
+	}
+	return out, nil
+}
+
 // readStatsFile parses p; a missing file is no lines.
 func readStatsFile(p string) ([]StatsLine, error) {
 	f, err := os.Open(p)

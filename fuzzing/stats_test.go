@@ -37,6 +37,17 @@ func TestAppendStatsNewCoverageAndPlateau(t *testing.T) {
 			t.Errorf("session %d: new coverage %v, plateau %d; want %v, %d", i, l.NewCoverage, plateau, s.wantNew, s.wantPlateau)
 		}
 	}
+	// Every engine's current plateau, for a scheduler: libfuzzer's last
+	// session found coverage; go's one session did too; a fresh dir has none.
+	if _, _, err := AppendStats(dir, StatsLine{Time: t0.Add(5 * time.Minute), Engine: EngineGo, Execs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := EnginePlateaus(dir); err != nil || !cmp.Equal(got, map[string]int{EngineLibFuzzer: 0, EngineGo: 1}) {
+		t.Errorf("engine plateaus %v (%v), want libfuzzer 0, go 1", got, err)
+	}
+	if got, err := EnginePlateaus(t.TempDir()); err != nil || len(got) != 0 {
+		t.Errorf("no statistics: %v %v", got, err)
+	}
 	series, err := ReadStats(root)
 	if err != nil {
 		t.Fatal(err)

@@ -321,6 +321,13 @@ func (t *tools) recordStats(out map[string]any, key string, rep *fuzzing.Report,
 		return
 	}
 	out["new_coverage"], out["plateau_sessions"] = l.NewCoverage, plateau
+	if all, err := fuzzing.EnginePlateaus(filepath.Join(t.env.FuzzDir, key)); err == nil && len(all) > 0 {
+		m := map[string]any{}
+		for e, n := range all {
+			m[e] = n
+		}
+		out["engine_plateaus"] = m // every engine's, for a scheduler that has not run them yet
+	}
 	if _, ok := out["execs_per_sec"]; !ok && l.ExecsPerSec > 0 {
 		out["execs_per_sec"] = l.ExecsPerSec
 	}

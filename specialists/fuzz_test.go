@@ -217,8 +217,8 @@ func TestFuzzRepoGoTarget(t *testing.T) {
 }
 
 // TestFuzzRepoAndCompilerShareTheCap: with both a compiler and a Go fuzz
-// target, the Go target still gets its session (compiler havoc runs to
-// the cap).
+// target, the Go target still gets its two sessions (compiler havoc runs
+// to the cap).
 func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
 	var calls []map[string]any
 	goSessions := 0
@@ -235,8 +235,53 @@ func TestFuzzRepoAndCompilerShareTheCap(t *testing.T) {
 	tg.Repo = &fleet.Repo{URL: "/src/c", FuzzPackage: "./c", FuzzTarget: "FuzzCompile"}
 	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
 	drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let a = 1;\n"}, Caps: map[string]int{"fuzz": 40}}), st, w, 50)
-	if goSessions != 1 || len(calls) < 20 {
+	if goSessions != 2 || len(calls) < 20 {
 		t.Errorf("go sessions %d, compiles %d", goSessions, len(calls))
+	}
+}
+
+// TestFuzzRepoPlateau: the Go fuzz target's second session goes to the
+// engine still finding new coverage: libFuzzer again while it finds some,
+// go test -fuzz when libFuzzer is on a plateau and go is not (by the kept
+// statistics the first result carries), none when both are on one.
+func TestFuzzRepoPlateau(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		first   fleet.Result
+		want    string // engines and seconds, in order
+		noteHas string
+	}{
+		{"finding new coverage", fleet.Result{"new_coverage": true, "plateau_sessions": 0, "engine_plateaus": map[string]any{"libfuzzer": 0}}, "libfuzzer:30 libfuzzer:30", ""},
+		{"libfuzzer on a plateau", fleet.Result{"new_coverage": false, "plateau_sessions": 4, "engine_plateaus": map[string]any{"libfuzzer": 4, "go": 1}}, "libfuzzer:30 go:30", "libfuzzer is on a plateau (4 sessions"},
+		{"go never ran", fleet.Result{"new_coverage": false, "plateau_sessions": 3, "engine_plateaus": map[string]any{"libfuzzer": 3}}, "libfuzzer:30 go:30", "libfuzzer is on a plateau"},
+		{"both on a plateau", fleet.Result{"new_coverage": false, "plateau_sessions": 5, "engine_plateaus": map[string]any{"libfuzzer": 5, "go": 3}}, "libfuzzer:30", "every engine on a plateau (libfuzzer 5, go 3 sessions"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+				"qa_fuzz": func(a map[string]any) fleet.Result {
+					got = append(got, fmt.Sprintf("%v:%v", a["engine"], a["seconds"]))
+					r := fleet.Result{"engine": a["engine"], "crashers": []any{}}
+					if len(got) == 1 {
+						for k, v := range tt.first {
+							r[k] = v
+						}
+					}
+					return r
+				},
+			}}
+			tg := testTarget()
+			tg.Compiler = nil
+			tg.Repo = &fleet.Repo{URL: "/src/p", FuzzPackage: "./p", FuzzTarget: "FuzzParse"}
+			st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+			_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 20)
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("sessions %q, want %q", strings.Join(got, " "), tt.want)
+			}
+			if tt.noteHas != "" && !strings.Contains(summary, tt.noteHas) {
+				t.Errorf("summary %q lacks %q", summary, tt.noteHas)
+			}
+		})
 	}
 }
 
@@ -258,7 +303,12 @@ func TestFuzzEnginePlateau(t *testing.T) {
 		want    string
 		summary string // a note the summary must hold ("" for none)
 		noNote  bool   // the summary must not say all engines are on a plateau
+		history bool   // results carry every engine's kept plateau (engine_plateaus)
 	}{
+		{name: "history: builtin on a plateau, aflpp finding", afl: true, history: true, aflpp: stats{true, 0}, builtin: stats{false, 4}, want: "auto:20 aflpp:20",
+			summary: "still finding new coverage", noNote: true},
+		{name: "history: both on a plateau, builtin re-checked", afl: true, history: true, aflpp: stats{false, 5}, builtin: stats{false, 4}, want: "auto:20 builtin:5",
+			summary: "a 5 s re-check of an engine on a plateau in earlier runs"},
 		{name: "no statistics", afl: true, aflpp: stats{false, -1}, builtin: stats{false, -1}, want: "auto:20 builtin:20", noNote: true},
 		{name: "no statistics, no AFL++", builtin: stats{false, -1}, want: "auto:20", noNote: true},
 		{name: "aflpp on a plateau, builtin finding", afl: true, aflpp: stats{false, 5}, builtin: stats{true, 0}, want: "auto:20 builtin:5 builtin:15",
@@ -289,6 +339,9 @@ func TestFuzzEnginePlateau(t *testing.T) {
 					r := fleet.Result{"engine": engine, "execs": 900, "elapsed_ms": int(secs) * 1000, "crashers": []any{}}
 					if s.plateau >= 0 {
 						r["new_coverage"], r["plateau_sessions"] = s.newCov, s.plateau
+					}
+					if tt.history {
+						r["engine_plateaus"] = map[string]any{"aflpp": tt.aflpp.plateau, "builtin": tt.builtin.plateau}
 					}
 					return r
 				},

@@ -39,6 +39,19 @@ func (e *engineRun) record(r fleet.Result, secs int) {
 	e.newCov, e.plateau = probe.Flag(r, "new_coverage"), probe.Int(r, "plateau_sessions")
 }
 
+// kept takes in what another engine's session said of this one's kept
+// statistics (engine_plateaus): an engine the target's history shows on a
+// plateau is left alone without a check session of its own.
+func (e *engineRun) kept(r fleet.Result) {
+	m, ok := r["engine_plateaus"].(map[string]any)
+	if !ok || e.ran {
+		return
+	}
+	if _, ok := probe.Num(fleet.Result(m), e.name); ok {
+		e.stats, e.newCov, e.plateau = true, false, probe.Int(fleet.Result(m), e.name)
+	}
+}
+
 // stale reports whether the engine is on a plateau: its kept statistics
 // say it has found nothing new on this target for enginePlateau sessions.
 func (e *engineRun) stale() bool {
@@ -74,6 +87,9 @@ func (f *fuzzer) engine() {
 		engines = append(engines, &engineRun{name: "builtin"})
 	}
 	engines[0].record(r, engineSeconds)
+	for _, e := range engines[1:] {
+		e.kept(r)
+	}
 	if !engines[0].stats {
 		for _, e := range engines[1:min(len(engines), engineSessions)] {
 			if _, ok := f.session(e.name, engineSeconds, ""); !ok {
@@ -112,7 +128,7 @@ func (f *fuzzer) engine() {
 // engine is on a plateau.
 func nextEngine(engines []*engineRun, rest int) (*engineRun, int, string) {
 	for _, e := range engines {
-		if !e.ran {
+		if !e.ran && !e.stale() {
 			return e, min(engineScout, rest), fmt.Sprintf(", a %d s check of an engine not yet run", min(engineScout, rest))
 		}
 	}
@@ -126,6 +142,14 @@ func nextEngine(engines []*engineRun, rest int) (*engineRun, int, string) {
 		}
 	}
 	if best == nil {
+		// Every engine is on a plateau: one short check of an engine known
+		// stale only from earlier runs, so that history is re-tested now
+		// and then rather than trusted for ever.
+		for _, e := range engines {
+			if !e.ran {
+				return e, min(engineScout, rest), fmt.Sprintf(", a %d s re-check of an engine on a plateau in earlier runs", min(engineScout, rest))
+			}
+		}
 		return nil, 0, ""
 	}
 	why := ", given the budget: still finding new coverage"
@@ -217,10 +241,39 @@ func fuzzRepo(p *probe.Probe) {
 		p.Skip("no calls left for %s", repo.FuzzTarget)
 		return
 	}
-	r := p.Call("qa_fuzz", map[string]any{"engine": "libfuzzer", "seconds": goFuzzSeconds})
+	// Two sessions of half the time each: the second goes to the engine
+	// still finding new coverage (libFuzzer unless it is on a plateau and
+	// go test -fuzz is not), or is not run when both are on one.
+	seen := map[string]bool{}
+	r, ok := repoSession(p, "libfuzzer", goFuzzSeconds/2, "", seen)
+	if !ok || !p.Room(3) {
+		return
+	}
+	ran := probe.Str(r, "engine")
+	next, why := ran, ""
+	if _, stats := probe.Num(r, "plateau_sessions"); stats && !probe.Flag(r, "new_coverage") && probe.Int(r, "plateau_sessions") >= enginePlateau {
+		other := &engineRun{name: "go"}
+		if ran == "go" {
+			other.name = "libfuzzer"
+		}
+		other.kept(r)
+		if other.stale() {
+			p.Notef("%s: every engine on a plateau (%s %d, %s %d sessions without new coverage): the second session is not run", repo.FuzzTarget, ran, probe.Int(r, "plateau_sessions"), other.name, other.plateau)
+			return
+		}
+		next, why = other.name, fmt.Sprintf(", given the time: %s is on a plateau (%d sessions without new coverage)", ran, probe.Int(r, "plateau_sessions"))
+	}
+	repoSession(p, next, goFuzzSeconds-goFuzzSeconds/2, why, seen)
+}
+
+// repoSession runs one qa_fuzz session of engine on target.repo's fuzz
+// target and reports its crashers of states not in seen (see fuzzRepo).
+func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[string]bool) (fleet.Result, bool) {
+	repo := p.Target().Repo
+	r := p.Call("qa_fuzz", map[string]any{"engine": engine, "seconds": secs})
 	if !r.IsOK() {
 		p.Notef("qa_fuzz on %s: %s", repo.FuzzTarget, probe.Clip(r.Err(), 200))
-		return
+		return r, false
 	}
 	crashers := results(r["crashers"])
 	engine, found := probe.Str(r, "engine"), "go test -fuzz"
@@ -231,7 +284,7 @@ func fuzzRepo(p *probe.Probe) {
 	if n := probe.Str(r, "note"); n != "" {
 		note = " (" + probe.Clip(n, 160) + ")"
 	}
-	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), plateau(r), note)
+	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), plateau(r), note, why)
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
 		if s, err := fleet.ParseSurface(repo.Surfaces[0]); err == nil {
@@ -243,6 +296,10 @@ func fuzzRepo(p *probe.Probe) {
 			break
 		}
 		input, kind, state := probe.Str(c, "input"), probe.Str(c, "outcome"), probe.Str(c, "crash_state")
+		if seen[kind+"|"+state] {
+			continue // found by the run's other session: reported once
+		}
+		seen[kind+"|"+state] = true
 		if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
 			p.Notef("a %s crasher of %d bytes cannot be carried in a repro", repo.FuzzTarget, probe.Int(c, "input_bytes"))
 			continue
@@ -266,6 +323,7 @@ func fuzzRepo(p *probe.Probe) {
 				repo.FuzzTarget, repo.FuzzPackage, what, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
 			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
 	}
+	return r, true
 }
 
 // plateau says, from a session's kept statistics, whether it found new
