@@ -152,7 +152,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Mode: mode, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries}
+	rep := &Report{Engine: EngineAFL, Mode: mode, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")

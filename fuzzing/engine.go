@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/qafleet/fleetd/sandbox"
@@ -65,11 +66,17 @@ type Crasher struct {
 
 // Report is what a session did.
 type Report struct {
-	Engine      string        `json:"engine"`
-	Note        string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
-	Mode        string        `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
-	Execs       int           `json:"execs"`
-	Elapsed     time.Duration `json:"-"`
+	Engine  string        `json:"engine"`
+	Note    string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
+	Mode    string        `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
+	Execs   int           `json:"execs"`
+	Elapsed time.Duration `json:"-"`
+	// CPU is the processor time the fuzzing itself used (user+system, the
+	// target's processes included; not the build or the corpus merge; for
+	// the built-in engine its own process's share too): a rate per
+	// CPU-second compares engines on a loaded machine. 0 = not measured
+	// (the go engine, whose process also builds the test).
+	CPU         time.Duration `json:"-"`
 	Crashers    []Crasher     `json:"crashers"`
 	Timeouts    int           `json:"timeouts"`
 	NewInputs   int           `json:"new_inputs"`  // interesting inputs added to the persistent corpus
@@ -198,6 +205,7 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 	states := map[string]bool{} // crash states reported
 	hang := false
 	start := time.Now()
+	selfStart := selfCPU()
 	deadline := start.Add(dur)
 	done := func() bool {
 		return ctx.Err() != nil || time.Now().After(deadline) || s.MaxExecs > 0 && rep.Execs >= s.MaxExecs ||
@@ -212,6 +220,7 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 			return nil // cancelled mid-run: not a hang of the target
 		}
 		rep.Execs++
+		rep.CPU += res.CPUTime
 		c := describe(res, input)
 		sig := signature(res, c.Outcome)
 		if c.Outcome == TimedOut {
@@ -286,6 +295,19 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 		}
 	}
 	rep.Elapsed = time.Since(start)
+	rep.CPU += selfCPU() - selfStart // the engine's own share: mutating, writing, fork and exec
 	rep.CorpusSize = len(pool)
 	return rep, nil
+}
+
+// selfCPU is this process's user+system time so far. The built-in engine
+// adds its delta over a session to its targets' CPU: forking and feeding a
+// process per input is the engine's cost too. Other work in the process
+// during the session counts as well, so the figure is an upper bound.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

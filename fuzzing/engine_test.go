@@ -57,10 +57,10 @@ func TestBuiltinDictionaryFindsNesting(t *testing.T) {
 	if c.Outcome != Crashed || c.State != "panic: runtime error: invalid memory address or nil pointer dereference @ tags.(*parser).nest < tags.Parse < main.main" || !strings.Contains(string(c.Input), "<b><i>") {
 		t.Errorf("crasher %+v input %q", c, c.Input)
 	}
-	if rep.FirstCrash <= 0 || rep.DictEntries == 0 || rep.Engine != EngineBuiltin {
+	if rep.FirstCrash <= 0 || rep.DictEntries == 0 || rep.Engine != EngineBuiltin || rep.CPU <= 0 {
 		t.Errorf("report %+v", rep)
 	}
-	t.Logf("first crash after %d execs, %s", c.Execs, rep.FirstCrash)
+	t.Logf("first crash after %d execs, %s, %s CPU", c.Execs, rep.FirstCrash, rep.CPU)
 }
 
 // TestBuiltinHangAndCorpus: a hang is one Crasher (timeout), and the

@@ -56,6 +56,7 @@ type trial struct {
 	state    string
 	replayed bool    // the crasher crashed again when run alone
 	rate     float64 // inputs per second over the trial's fuzzing
+	cpuRate  float64 // inputs per CPU-second of the fuzzing (0: not measured)
 }
 
 func envInt(name string, def int) int {
@@ -85,7 +86,7 @@ func TestEval(t *testing.T) {
 		engines = strings.Split(only, ",")
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "| target | engine | found | time to first crash (median; each trial) | execs to first crash (median) | inputs/s (median) | crash state | replayed |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| target | engine | found | time to first crash (median; each trial) | execs to first crash (median) | inputs/s (median) | inputs/CPU-s (median) | crash state | replayed |\n|---|---|---|---|---|---|---|---|---|\n")
 	ctx := context.Background()
 	for _, et := range evalTargets {
 		if only := os.Getenv("FLEETD_EVAL_TARGETS"); only != "" && !slices.Contains(strings.Split(only, ","), et.module+"/"+et.pkg[2:]) {
@@ -109,11 +110,14 @@ func TestEval(t *testing.T) {
 		for _, eng := range engines {
 			var ts []trial
 			for i := range trials {
-				tr, err := runTrial(ctx, t, eng, et, mod, bin, goCmd, shared, seeds, budget, uint64(i+1))
+				tr, rep, err := runTrial(ctx, t, eng, et, mod, bin, goCmd, shared, seeds, budget, uint64(i+1))
 				if err != nil {
 					t.Fatalf("%s %s trial %d: %v", et.name, eng, i, err)
 				}
-				t.Logf("%s %s trial %d: found=%v ttfc=%s execs=%d rate=%.0f/s state=%q replayed=%v", et.name, eng, i+1, tr.found, tr.ttfc, tr.execs, tr.rate, tr.state, tr.replayed)
+				if rep != nil && rep.CPU > 0 {
+					tr.cpuRate = float64(rep.Execs) / rep.CPU.Seconds()
+				}
+				t.Logf("%s %s trial %d: found=%v ttfc=%s execs=%d rate=%.0f/s %.0f/CPU-s state=%q replayed=%v", et.name, eng, i+1, tr.found, tr.ttfc, tr.execs, tr.rate, tr.cpuRate, tr.state, tr.replayed)
 				ts = append(ts, tr)
 			}
 			table.WriteString(evalRow(et.name, eng, ts, budget))
@@ -127,11 +131,14 @@ func TestEval(t *testing.T) {
 	}
 }
 
-func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (trial, error) {
+func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (trial, *Report, error) {
+	tr, rep, err := runTrial1(ctx, t, eng, et, mod, bin, goCmd, shared, seeds, budget, seed)
+	return tr, rep, err
+}
+
+func runTrial1(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (tr trial, rep *Report, err error) {
 	work := t.TempDir()
 	tg := Target{Argv: []string{bin, "{src}"}, Dir: work, Timeout: 2 * time.Second}
-	var rep *Report
-	var err error
 	switch eng {
 	case "blind", EngineBuiltin:
 		rep, err = RunBuiltin(ctx, tg, Session{Seeds: seeds, Duration: budget, Seed: seed, Blind: eng == "blind", StopAtFirst: true})
@@ -140,33 +147,33 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 	case EngineLibFuzzer, "libfuzzer-nodict":
 		src := filepath.Join(work, "repo")
 		if err := CheckoutRepo(ctx, mod, src); err != nil {
-			return trial{}, err
+			return trial{}, nil, err
 		}
-		clang, err := LibFuzzerClang(ctx)
-		if err != nil {
-			return trial{}, err
+		clang, cerr := LibFuzzerClang(ctx)
+		if cerr != nil {
+			return trial{}, nil, cerr
 		}
 		// A fresh corpus per trial; the binary is built once (cached by
 		// the source's content hash) and the build is not measured.
 		lt := LibFuzzerTarget{Go: GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30)},
-			Clang: clang, CacheDir: filepath.Join(shared, "libfuzzer-bin", et.module)}
+			Clang: clang, CacheDir: filepath.Join(shared, "libfuzzer-bin", et.module), Workers: envInt("FLEETD_EVAL_WORKERS", 1)}
 		rep, err = RunLibFuzzer(ctx, lt, Session{Duration: budget, StopAtFirst: true, Seed: seed}, LibFuzzerOptions{Minimize: -1, NoDictionary: eng == "libfuzzer-nodict"})
 		if err == nil && len(rep.Crashers) > 0 && rep.Crashers[0].Outcome != TimedOut {
 			c := rep.Crashers[0]
 			again, rerr := ReplayLibFuzzer(ctx, lt, c.Input, 30*time.Second)
 			if rerr != nil {
-				return trial{}, rerr
+				return trial{}, nil, rerr
 			}
 			return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, rate: float64(rep.ExecsPerSec),
-				replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
+				replayed: again.Outcome == c.Outcome && again.State == c.State}, rep, nil
 		}
 		if err == nil {
-			return trial{execs: rep.Execs, rate: float64(rep.ExecsPerSec)}, nil
+			return trial{execs: rep.Execs, rate: float64(rep.ExecsPerSec)}, rep, nil
 		}
 	case EngineGo:
 		src := filepath.Join(work, "repo")
 		if err := CheckoutRepo(ctx, mod, src); err != nil {
-			return trial{}, err
+			return trial{}, nil, err
 		}
 		// A fresh coverage corpus per trial (independent trials); shared
 		// build caches (the build is not part of the measurement).
@@ -177,17 +184,17 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 			// Replay the go crasher through the fuzz target alone.
 			c, rerr := ReplayGo(ctx, g, rep.Crashers[0].Input, 30*time.Second)
 			if rerr != nil {
-				return trial{}, rerr
+				return trial{}, nil, rerr
 			}
 			tr := trial{found: true, ttfc: rep.FirstCrash, execs: rep.Crashers[0].Execs, state: rep.Crashers[0].State, rate: rate(rep.Crashers[0].Execs, rep.FirstCrash)}
 			tr.replayed = Finding(c.Outcome) && c.State == rep.Crashers[0].State
-			return tr, nil
+			return tr, rep, nil
 		}
 	default:
-		return trial{}, fmt.Errorf("unknown engine %s", eng)
+		return trial{}, nil, fmt.Errorf("unknown engine %s", eng)
 	}
 	if err != nil {
-		return trial{}, err
+		return trial{}, nil, err
 	}
 	for _, c := range rep.Crashers {
 		if c.Outcome == TimedOut {
@@ -195,11 +202,11 @@ func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod,
 		}
 		again, err := Describe(ctx, tg, c.Input)
 		if err != nil {
-			return trial{}, err
+			return trial{}, nil, err
 		}
-		return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, rate: rate(c.Execs, c.At), replayed: again.Outcome == c.Outcome && again.State == c.State}, nil
+		return trial{found: true, ttfc: c.At, execs: c.Execs, state: c.State, rate: rate(c.Execs, c.At), replayed: again.Outcome == c.Outcome && again.State == c.State}, rep, nil
 	}
-	return trial{execs: rep.Execs, rate: rate(rep.Execs, rep.Elapsed)}, nil
+	return trial{execs: rep.Execs, rate: rate(rep.Execs, rep.Elapsed)}, rep, nil
 }
 
 // rate is inputs per second (0 when either is unknown).
@@ -218,6 +225,17 @@ func evalRow(target, eng string, ts []trial, budget time.Duration) string {
 		if tr.rate > 0 {
 			rates = append(rates, tr.rate)
 		}
+	}
+	var cpuRates []float64
+	for _, tr := range ts {
+		if tr.cpuRate > 0 {
+			cpuRates = append(cpuRates, tr.cpuRate)
+		}
+	}
+	medCPU := "-"
+	if len(cpuRates) > 0 {
+		slices.Sort(cpuRates)
+		medCPU = strconv.Itoa(int(cpuRates[len(cpuRates)/2]))
 	}
 	medRate := "-"
 	if len(rates) > 0 {
@@ -252,5 +270,5 @@ func evalRow(target, eng string, ts []trial, budget time.Duration) string {
 		st = append(st, "`"+s+"`")
 	}
 	slices.Sort(st)
-	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, medRate, strings.Join(st, "<br>"), replayed, len(times))
+	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, medRate, medCPU, strings.Join(st, "<br>"), replayed, len(times))
 }

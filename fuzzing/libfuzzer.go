@@ -290,6 +290,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
 			crashes = append(crashes, w.crashes...)
 			wall = max(wall, w.res.Duration)
+			rep.CPU += w.res.CPUTime
 			if w.res.Truncated {
 				notes = append(notes, "libFuzzer's output was cut: statistics may be short")
 			}

@@ -252,6 +252,9 @@ func TestLibFuzzerWorkers(t *testing.T) {
 	if rep.Elapsed > 45*time.Second {
 		t.Errorf("the crash did not stop the other worker: the session took %s of its 60 s", rep.Elapsed)
 	}
+	if rep.CPU <= 0 {
+		t.Errorf("no CPU time measured for %d execs", rep.Execs)
+	}
 }
 
 // TestPruneDue: a kept corpus is pruned when it never was, when its stamp

@@ -41,10 +41,12 @@ type StatsLine struct {
 	Execs       int       `json:"execs"`
 	ElapsedMS   int64     `json:"elapsed_ms"`
 	ExecsPerSec int       `json:"execs_per_sec"`
-	Coverage    int       `json:"coverage,omitempty"`
-	Features    int       `json:"features,omitempty"`
-	CorpusSize  int       `json:"corpus_size"`
-	NewInputs   int       `json:"new_inputs,omitempty"`
+	// CPUMS is the fuzzing's processor time (Report.CPU); 0 = not measured.
+	CPUMS      int64 `json:"cpu_ms,omitempty"`
+	Coverage   int   `json:"coverage,omitempty"`
+	Features   int   `json:"features,omitempty"`
+	CorpusSize int   `json:"corpus_size"`
+	NewInputs  int   `json:"new_inputs,omitempty"`
 	// NewCoverage: the session kept new inputs or passed the engine's best
 	// coverage or features so far on this target.
 	NewCoverage bool     `json:"new_coverage"`
@@ -54,7 +56,7 @@ type StatsLine struct {
 // StatsLineOf returns the line for one session's report, ended at now
 // (NewCoverage is set by AppendStats).
 func StatsLineOf(rep *Report, target string, now time.Time) StatsLine {
-	l := StatsLine{Time: now.UTC(), Engine: rep.Engine, Target: target, Execs: rep.Execs, ElapsedMS: rep.Elapsed.Milliseconds(),
+	l := StatsLine{Time: now.UTC(), Engine: rep.Engine, Target: target, Execs: rep.Execs, ElapsedMS: rep.Elapsed.Milliseconds(), CPUMS: rep.CPU.Milliseconds(),
 		ExecsPerSec: rep.ExecsPerSec, Coverage: rep.Coverage, Features: rep.Features, CorpusSize: rep.CorpusSize, NewInputs: rep.NewInputs}
 	if l.ExecsPerSec == 0 && rep.Elapsed > 0 {
 		l.ExecsPerSec = int(float64(rep.Execs) / rep.Elapsed.Seconds())

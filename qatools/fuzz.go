@@ -378,6 +378,12 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 	if rep.FirstCrash > 0 {
 		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()
 	}
+	if rep.CPU > 0 {
+		// Inputs per CPU-second: the rate that compares engines on a
+		// machine doing other work (wall-clock rates do not).
+		out["cpu_ms"] = rep.CPU.Milliseconds()
+		out["execs_per_cpu_sec"] = int(float64(rep.Execs) / rep.CPU.Seconds())
+	}
 	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom, "pruned": rep.Pruned} {
 		if v > 0 {
 			out[k] = v

@@ -189,6 +189,9 @@ func fuzzParts(res map[string]any) []string {
 	if v, ok := num("execs_per_sec"); ok {
 		parts = append(parts, fmt.Sprintf("%.0f/s", v))
 	}
+	if v, ok := num("execs_per_cpu_sec"); ok {
+		parts = append(parts, fmt.Sprintf("%.0f/CPU-s", v))
+	}
 	for _, k := range []string{"coverage", "features", "corpus_size", "started_from", "pruned"} {
 		if v, ok := num(k); ok {
 			parts = append(parts, fmt.Sprintf("%s=%.0f", strings.TrimSuffix(k, "_size"), v))

@@ -58,10 +58,10 @@ func TestRunsListAndShow(t *testing.T) {
 
 // TestRunsShowFuzzTurn: a qa_fuzz turn reads as the session's figures.
 func TestRunsShowFuzzTurn(t *testing.T) {
-	res := json.RawMessage(`{"ok":true,"engine":"libfuzzer","execs":64000,"elapsed_ms":20000,"execs_per_sec":3200,"coverage":812,"features":2400,"corpus_size":57,"started_from":50,
+	res := json.RawMessage(`{"ok":true,"engine":"libfuzzer","execs":64000,"elapsed_ms":20000,"execs_per_sec":3200,"execs_per_cpu_sec":3350,"coverage":812,"features":2400,"corpus_size":57,"started_from":50,
 		"crashers":[{"crash_state":"panic: a"},{"crash_state":"panic: a"}],"new_coverage":false,"plateau_sessions":3}`)
 	line := turnLine(trajectory.Turn{Index: 4, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: res})
-	for _, want := range []string{"qa_fuzz", "engine=libfuzzer", "inputs=64000", "3200/s", "coverage=812", "features=2400", "corpus=57", "crashers=2 states=1", "plateau 3 sessions"} {
+	for _, want := range []string{"qa_fuzz", "engine=libfuzzer", "inputs=64000", "3200/s", "3350/CPU-s", "coverage=812", "features=2400", "corpus=57", "crashers=2 states=1", "plateau 3 sessions"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line lacks %q: %s", want, line)
 		}
