@@ -272,3 +272,194 @@ func evalRow(target, eng string, ts []trial, budget time.Duration) string {
 	slices.Sort(st)
 	return fmt.Sprintf("| %s | %s | %d/%d | %s (%s) | %s | %s | %s | %s | %d/%d |\n", target, eng, len(times), len(ts), med, strings.Join(each, ", "), medExecs, medRate, medCPU, strings.Join(st, "<br>"), replayed, len(times))
 }
+
+// TestEvalCoverage measures coverage over time, FuzzBench's other axis:
+// each engine fuzzes each target (the controls by default: no crash ends a
+// trial early) from the same seeds for the last of FLEETD_EVAL_COVERAGE_AT
+// seconds (default 60,300), its corpus is copied at each of those times,
+// and every copy, with the seeds, is measured by one yardstick whatever
+// the engine: the target's libFuzzer build run over it once (-runs=0), its
+// edges ("cov") and features ("ft") as libFuzzer counts them. Run:
+//
+//	FLEETD_EVAL_TRIALS=1 go test -tags fuzzeval -run TestEvalCoverage -timeout 3h -v ./fuzzing/
+func TestEvalCoverage(t *testing.T) {
+	var at []time.Duration
+	for _, f := range strings.Split(cmpOr(os.Getenv("FLEETD_EVAL_COVERAGE_AT"), "60,300"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			t.Fatalf("FLEETD_EVAL_COVERAGE_AT: %q is not a number of seconds", f)
+		}
+		at = append(at, time.Duration(n)*time.Second)
+	}
+	slices.Sort(at)
+	trials := envInt("FLEETD_EVAL_TRIALS", 1)
+	engines := strings.Split(cmpOr(os.Getenv("FLEETD_EVAL_ENGINES"), "libfuzzer,go,builtin"), ",")
+	only := strings.Split(cmpOr(os.Getenv("FLEETD_EVAL_TARGETS"), "controls/htmlfixed,controls/yamlfixed,controls/tomlfixed,controls/shfixed"), ",")
+	ctx := context.Background()
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clang, err := LibFuzzerClang(ctx)
+	if err != nil {
+		t.Fatal(err) // the yardstick is the libFuzzer build
+	}
+	cacheRoot, _ := os.UserCacheDir()
+	shared := filepath.Join(cacheRoot, "fleetd-fuzzeval")
+	var table strings.Builder
+	table.WriteString("| target | engine |")
+	for _, a := range at {
+		fmt.Fprintf(&table, " cov at %s (median) | ft at %s |", a, a)
+	}
+	table.WriteString(" trials |\n|---|---|")
+	table.WriteString(strings.Repeat("---|---|", len(at)) + "---|\n")
+	for _, et := range evalTargets {
+		if !slices.Contains(only, et.module+"/"+et.pkg[2:]) {
+			continue
+		}
+		mod, err := filepath.Abs(filepath.Join("..", "fixtures", et.module))
+		if err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		bin := filepath.Join(work, "target")
+		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{goCmd, "build", "-o", bin, et.cmd}, Dir: mod,
+			Env: GoEnv(goCmd, work, shared, 2<<30), Timeout: 10 * time.Minute, MemoryBytes: 8 << 30, CPUSeconds: 1200})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("build %s: %v %s", et.cmd, err, res.Stderr)
+		}
+		seeds, err := LoadSeeds(filepath.Join(mod, et.seeds), 64, 64<<10)
+		if err != nil || len(seeds) == 0 {
+			t.Fatalf("seeds: %v", err)
+		}
+		// The yardstick: the libFuzzer build of the target's fuzz function.
+		src := filepath.Join(work, "yard")
+		if err := CheckoutRepo(ctx, mod, src); err != nil {
+			t.Fatal(err)
+		}
+		yard := LibFuzzerTarget{Go: GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30)},
+			Clang: clang, CacheDir: filepath.Join(shared, "libfuzzer-bin", et.module), Work: filepath.Join(work, "yardwork")}
+		os.MkdirAll(yard.Work, 0o700)
+		b, err := yard.build(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, eng := range engines {
+			covs := make([][]int, len(at))
+			fts := make([][]int, len(at))
+			for trial := range trials {
+				snaps := coverageTrial(ctx, t, eng, et, mod, bin, goCmd, shared, clang, seeds, at, uint64(trial+1))
+				for i, snap := range snaps {
+					raw := filepath.Join(t.TempDir(), "raw")
+					var goFiles [][]byte
+					var others [][]byte
+					for _, in := range snap {
+						if strings.HasPrefix(string(in), "go test fuzz v1\n") {
+							goFiles = append(goFiles, in)
+						} else {
+							others = append(others, in)
+						}
+					}
+					if _, _, _, err := yard.stage(raw, b, Session{Seeds: seeds}, LibFuzzerOptions{Others: others, GoCorpus: goFiles}); err != nil {
+						t.Fatal(err)
+					}
+					res, err := yard.exec(ctx, []string{b.bin, "-runs=0", "-timeout=10", "-rss_limit_mb=2048", raw}, 10*time.Minute)
+					if err != nil {
+						t.Fatal(err)
+					}
+					st, _ := ParseLibFuzzer(append(res.Stdout, res.Stderr...))
+					covs[i], fts[i] = append(covs[i], st.Coverage), append(fts[i], st.Features)
+					t.Logf("%s %s trial %d at %s: %d inputs, cov %d ft %d", et.name, eng, trial+1, at[i], len(snap), st.Coverage, st.Features)
+				}
+			}
+			fmt.Fprintf(&table, "| %s | %s |", et.name, eng)
+			for i := range at {
+				fmt.Fprintf(&table, " %d | %d |", medianInt(covs[i]), medianInt(fts[i]))
+			}
+			fmt.Fprintf(&table, " %d |\n", trials)
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// coverageTrial runs one engine for the last of at, copying its corpus at
+// each time (raw inputs, or `go test fuzz v1` files for the go engine).
+func coverageTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared, clang string, seeds [][]byte, at []time.Duration, seed uint64) [][][]byte {
+	work := t.TempDir()
+	budget := at[len(at)-1]
+	var corpusDir string
+	var run func() error
+	switch eng {
+	case EngineBuiltin:
+		c, err := OpenCorpus(filepath.Join(work, "corpus"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpusDir = filepath.Join(work, "corpus", "queue")
+		tg := Target{Argv: []string{bin, "{src}"}, Dir: work, Timeout: 2 * time.Second}
+		run = func() error {
+			_, err := RunBuiltin(ctx, tg, Session{Seeds: seeds, Duration: budget, Seed: seed, Corpus: c, MaxCrashers: 1000})
+			return err
+		}
+	case EngineLibFuzzer:
+		src := filepath.Join(work, "repo")
+		if err := CheckoutRepo(ctx, mod, src); err != nil {
+			t.Fatal(err)
+		}
+		lt := LibFuzzerTarget{Go: GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30)},
+			Clang: clang, CacheDir: filepath.Join(shared, "libfuzzer-bin", et.module), Work: filepath.Join(work, "lf"),
+			Workers: envInt("FLEETD_EVAL_WORKERS", 1)}
+		os.MkdirAll(lt.Work, 0o700)
+		if _, err := lt.build(ctx); err != nil { // before the clock starts
+			t.Fatal(err)
+		}
+		corpusDir = filepath.Join(lt.Work, "corpus")
+		run = func() error {
+			_, err := RunLibFuzzer(ctx, lt, Session{Duration: budget, Seed: seed, Seeds: seeds}, LibFuzzerOptions{Minimize: -1})
+			return err
+		}
+	case EngineGo:
+		src := filepath.Join(work, "repo")
+		if err := CheckoutRepo(ctx, mod, src); err != nil {
+			t.Fatal(err)
+		}
+		g := GoTarget{Dir: src, Package: et.pkg, Func: et.fuzz, Go: goCmd, Env: GoEnv(goCmd, work, shared, 1<<30),
+			CacheDir: filepath.Join(work, "gocache"), Parallel: 1}
+		corpusDir = filepath.Join(g.CacheDir, et.fuzz)
+		run = func() error {
+			_, err := RunGo(ctx, g, budget)
+			return err
+		}
+	default:
+		t.Fatalf("coverage: engine %s not measured", eng)
+	}
+	snaps := make([][][]byte, len(at))
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- run() }()
+	for i, a := range at[:len(at)-1] {
+		time.Sleep(time.Until(start.Add(a)))
+		snaps[i], _ = LoadSeeds(corpusDir, 1<<20, maxKeptInput)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("%s %s: %v", et.name, eng, err)
+	}
+	snaps[len(at)-1], _ = LoadSeeds(corpusDir, 1<<20, maxKeptInput)
+	return snaps
+}
+
+func medianInt(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
