@@ -15,8 +15,6 @@ import (
 	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
-	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
@@ -135,25 +133,19 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // of every run whose process died (names released, funds swept), closes
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
-	base := d.a.sandboxDir()
-	done, err := qatools.Reconcile(ctx, d.env.Env, base)
-	if err != nil {
-		d.log.Error("reconcile crashed runs", "err", err)
+	r := d.a.recoverCrashed(ctx, d.env, "the daemon at start")
+	if r.err != nil {
+		d.log.Error("recover crashed runs", "err", r.err)
 	}
-	for _, c := range done {
-		d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Names))
+	for _, c := range r.runs {
+		if c.Closed {
+			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
+		} else {
+			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
+		}
 	}
-	files, _ := filepath.Glob(filepath.Join(d.a.dataDir(), trajectory.RunsDir, "*.jsonl"))
-	for _, f := range files {
-		s, err := trajectory.Summary(f)
-		if err != nil || s.Outcome != trajectory.OutcomeCrashed || sandbox.Live(base, s.RunID) {
-			continue
-		}
-		if ok, err := trajectory.Recover(f, "the process running it died; recovered at start"); err != nil {
-			d.log.Error("recover run record", "run_id", s.RunID, "err", err)
-		} else if ok {
-			d.log.Warn("closed a crashed run's record", "run_id", s.RunID)
-		}
+	for _, id := range r.footers {
+		d.log.Warn("closed a crashed run's record", "run_id", id)
 	}
 	if d.env.poster != nil {
 		if posted, left, err := d.env.poster.Flush(ctx); err != nil {
