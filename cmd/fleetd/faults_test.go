@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/faultnet"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/trajectory"
+	"go.yaml.in/yaml/v3"
+)
+
+// faultFixture is a fleet fixture whose config reaches the node through a
+// fault proxy (the testbed still talks to the node directly: it is the
+// platform, not fleetd).
+type faultFixture struct {
+	*fleetFixture
+	proxy *faultnet.Proxy
+	logHex,
+	regHex string // the FeedbackLog's and registry's addresses, lowercase hex without 0x
+}
+
+func newFaultFixture(t *testing.T, dial fleet.Dial) *faultFixture {
+	t.Helper()
+	f := &faultFixture{fleetFixture: newFleetFixture(t, dial, nil)}
+	var err error
+	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.info.RPC, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.proxy.Close() })
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	ch := cfg["chain"].(map[string]any)
+	ch["rpc"] = "http://" + f.proxy.Addr()
+	ch["timeout_seconds"] = 2 // a blackholed request fails in 2 s, not 10
+	if b, err = yaml.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.logHex = strings.ToLower(strings.TrimPrefix(f.dn.info.FeedbackLog, "0x"))
+	f.regHex = strings.ToLower(strings.TrimPrefix(f.tb.Registry(), "0x"))
+	return f
+}
+
+// rpcMethod reports whether req is a JSON-RPC call of method.
+func rpcMethod(req []byte, method string) bool {
+	return bytes.Contains(req, []byte(`"method":"`+method+`"`))
+}
+
+// outboxItems lists the fleet identity's outbox.
+func (f *faultFixture) outboxItems(t *testing.T) []string {
+	t.Helper()
+	items, _ := filepath.Glob(filepath.Join(f.dataDir, "outbox", "*.json"))
+	return items
+}
+
+// TestProbePostsWhatTheNodeDidNotTake: the node fails the first posts of a
+// probe's findings (a reset gas estimate, then truncated answers to the
+// transactions themselves, which did reach the node). The probe queues them
+// and, before it exits, posts its outbox: it ends empty, every acknowledged
+// finding on the log exactly once (issue 25: they waited for a reconcile a
+// CronJob's throwaway volume never runs).
+func TestProbePostsWhatTheNodeDidNotTake(t *testing.T) {
+	f := newFaultFixture(t, fleet.Observe)
+	var estimates, sends atomic.Int32
+	f.proxy.SetRule(func(req []byte) faultnet.Fault {
+		toLog := bytes.Contains(bytes.ToLower(req), []byte(f.logHex))
+		switch {
+		case rpcMethod(req, "eth_estimateGas") && toLog && estimates.Add(1) <= 2:
+			return faultnet.Fault{Kind: faultnet.Reset}
+		case rpcMethod(req, "eth_sendRawTransaction") && toLog && sends.Add(1) <= 2:
+			return faultnet.Fault{Kind: faultnet.Truncate}
+		}
+		return faultnet.Fault{}
+	})
+	out, stderr, code := run(t, "", "probe", "security", "--config", f.config)
+	if code != 0 {
+		t.Fatalf("probe: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "finding queued") {
+		t.Fatalf("no finding was queued: the faults missed the posts (faults %v)\n%s", f.proxy.Counts(), out)
+	}
+	if items := f.outboxItems(t); len(items) != 0 {
+		t.Errorf("the probe exited with %d entries in its outbox\n%s", len(items), stderr)
+	}
+	h := checkHistory(t, f.fleetFixture)
+	if h.acked == 0 {
+		t.Error("no finding acknowledged")
+	}
+	t.Logf("faults injected: %v; %d findings acknowledged", f.proxy.Counts(), h.acked)
+}
+
+// TestProbeSaysWhatStaysQueued: the node takes no post at all. The probe
+// tries its outbox a few times, then exits 1 naming how many entries are
+// still queued and what will post them; nothing is lost.
+func TestProbeSaysWhatStaysQueued(t *testing.T) {
+	f := newFaultFixture(t, fleet.Observe)
+	f.proxy.SetRule(func(req []byte) faultnet.Fault {
+		if rpcMethod(req, "eth_estimateGas") && bytes.Contains(bytes.ToLower(req), []byte(f.logHex)) {
+			return faultnet.Fault{Kind: faultnet.Reset}
+		}
+		return faultnet.Fault{}
+	})
+	out, stderr, code := run(t, "", "probe", "security", "--config", f.config)
+	if code != exitInfra {
+		t.Fatalf("probe with no post taken: exit %d, want %d\n%s%s", code, exitInfra, out, stderr)
+	}
+	items := f.outboxItems(t)
+	if len(items) == 0 {
+		t.Fatal("nothing queued")
+	}
+	if !strings.Contains(stderr, "still queued in") || !strings.Contains(stderr, "could not be posted") {
+		t.Errorf("stderr does not say what is still queued:\n%s", stderr)
+	}
+	f.proxy.SetRule(nil)
+	if out, stderr, code := run(t, "", "reconcile", "--config", f.config); code != 0 {
+		t.Fatalf("reconcile after the outage: exit %d\n%s%s", code, out, stderr)
+	}
+	if left := f.outboxItems(t); len(left) != 0 {
+		t.Errorf("%d entries left after reconcile", len(left))
+	}
+	checkHistory(t, f.fleetFixture)
+}
+
+// TestProbeCancelledBySignal: SIGINT or SIGTERM (main cancels the context)
+// in the middle of a probe: the run stops at its next tool boundary, cleans
+// up and writes its footer, and the probe exits 4 saying it was cancelled,
+// not 1 (infrastructure).
+func TestProbeCancelledBySignal(t *testing.T) {
+	f := newFleetFixture(t, fleet.Observe, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"probe", "security", "--config", f.config}, strings.NewReader(""), &out, &errb)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for strings.Count(errb.String(), "\n  ") < 3 { // three turns narrated
+		if time.Now().After(deadline) {
+			t.Fatalf("no turns in 60s: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the probe did not stop within 60s of cancellation")
+	}
+	if code != exitCancelled {
+		t.Fatalf("cancelled probe: exit %d, want %d\n%s%s", code, exitCancelled, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "cancelled by a signal") {
+		t.Errorf("stderr does not say the run was cancelled:\n%s", errb.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("%d run records, want 1", len(files))
+	}
+	s, err := trajectory.Summary(files[0])
+	if err != nil || s.Outcome != trajectory.OutcomeCancelled {
+		t.Errorf("run record: %+v, %v; want outcome cancelled", s, err)
+	}
+	checkHistory(t, f)
+}
+
+// TestReconcileSaysWhatIsHeld: a `fleetd tool call qa_create` whose release
+// keeps failing leaves its sandbox open, its name held and its key funded,
+// and a probe killed mid-run left a record without a footer. `fleetd
+// reconcile` while the release still fails exits 1 naming the held name
+// (issue 25: it exited 1 printing that nothing was held) and closes the
+// dead run's record with a footer; once the node answers it releases the
+// name, sweeps the key and exits 0, and so does --from-chain.
+func TestReconcileSaysWhatIsHeld(t *testing.T) {
+	f := newFaultFixture(t, fleet.Exercise)
+	sel := chain.Selector("release(string)")
+	relHex := []byte(hex.EncodeToString(sel[:]))
+	failRelease := func(req []byte) faultnet.Fault {
+		if rpcMethod(req, "eth_estimateGas") && bytes.Contains(req, relHex) {
+			return faultnet.Fault{Kind: faultnet.Reset}
+		}
+		return faultnet.Fault{}
+	}
+	f.proxy.SetRule(failRelease)
+	out, stderr, code := run(t, "", "tool", "call", "qa_create", "--config", f.config)
+	if code == 0 {
+		t.Fatalf("tool call with every release failing: exit 0\n%s%s", out, stderr)
+	}
+	var res struct{ Name, Owner string }
+	json.Unmarshal([]byte(out), &res)
+	if res.Name == "" {
+		t.Fatalf("qa_create minted nothing: %s%s", out, stderr)
+	}
+	// A run record a killed process left without a footer.
+	w, err := trajectory.Create(f.dataDir, "r-20200101-000000-dead01",
+		trajectory.Header{RunID: "r-20200101-000000-dead01", Specialist: "smoke", StartedAt: time.Now().UTC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w // never closed: the process "died"
+
+	out, stderr, code = run(t, "", "reconcile", "--config", f.config)
+	if code != 1 || !strings.Contains(out, "still held: "+res.Name) || strings.Contains(out, "no crashed runs") {
+		t.Errorf("reconcile with the release failing: exit %d, want 1 naming %s\n%s%s", code, res.Name, out, stderr)
+	}
+	if !strings.Contains(stderr, res.Name) {
+		t.Errorf("the error does not name %s: %s", res.Name, stderr)
+	}
+	if !strings.Contains(out, "r-20200101-000000-dead01  run record closed") {
+		t.Errorf("the dead run's record was not closed:\n%s", out)
+	}
+	s, err := trajectory.Summary(filepath.Join(f.dataDir, trajectory.RunsDir, "r-20200101-000000-dead01.jsonl"))
+	if err != nil || s.Outcome != trajectory.OutcomeHarnessError {
+		t.Errorf("dead run's record: %+v, %v; want a harness_error footer", s, err)
+	}
+
+	f.proxy.SetRule(nil)
+	out, stderr, code = run(t, "", "reconcile", "--config", f.config)
+	if code != 0 || !strings.Contains(out, "1 names released") {
+		t.Fatalf("reconcile after the faults: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code = run(t, "", "reconcile", "--from-chain", "--older-than", "0s", "--config", f.config); code != 0 {
+		t.Fatalf("reconcile --from-chain: exit %d\n%s%s", code, out, stderr)
+	}
+	checkHistory(t, f.fleetFixture)
+	t.Logf("faults injected: %v", f.proxy.Counts())
+}
+
+// history is what checkHistory counted.
+type history struct {
+	acked, onLog, runs, keys int
+}
+
+// checkHistory is the history checker: after faults stop, what fleetd
+// acknowledged is checked against the chain. Every finding a run record
+// acknowledged (posted, queued or deduped) is on the log exactly once under
+// the fleet identity, no fingerprint twice; the outbox is empty; every run
+// record ends with a footer; every sandbox is closed, every name its ledger
+// records is unowned, and every throwaway key holds 0 wei.
+func checkHistory(t *testing.T, f *fleetFixture) history {
+	t.Helper()
+	ctx := context.Background()
+	var h history
+	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fleetKey, _ := chain.LoadKey(f.dn.info.FleetKeyFile)
+	perFP := map[string]int{}
+	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
+		for _, e := range p {
+			if e.Sender != fleetKey.Address() {
+				continue
+			}
+			if fd, err := fleet.Parse(e.Text); err == nil && fd.Fingerprint != "" {
+				perFP[fd.Fingerprint]++
+				h.onLog++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for fp, n := range perFP {
+		if n != 1 {
+			t.Errorf("history: finding %s is on the log %d times", fp, n)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	for _, file := range files {
+		rec, err := trajectory.ReadAll(file)
+		if err != nil {
+			t.Errorf("history: %s: %v", filepath.Base(file), err)
+			continue
+		}
+		h.runs++
+		if rec.Footer == nil {
+			t.Errorf("history: %s ends without a footer", filepath.Base(file))
+		}
+		for _, turn := range rec.Turns() {
+			if turn.ProposedAction == nil || turn.ProposedAction.Tool != "qa_report" || turn.ExecutedAction == nil {
+				continue
+			}
+			var res struct {
+				OK     bool   `json:"ok"`
+				Status string `json:"status"`
+				FP     string `json:"fp"`
+			}
+			raw, _ := turn.Result.(json.RawMessage)
+			json.Unmarshal(raw, &res)
+			if !res.OK || res.Status == "rate_limited" {
+				continue
+			}
+			h.acked++
+			if perFP[res.FP] != 1 {
+				t.Errorf("history: %s turn %d: finding %s acknowledged (%s), on the log %d times", filepath.Base(file), turn.Index, res.FP, res.Status, perFP[res.FP])
+			}
+		}
+	}
+	if items, _ := filepath.Glob(filepath.Join(f.dataDir, "outbox", "*.json")); len(items) != 0 {
+		t.Errorf("history: %d entries left in the outbox", len(items))
+	}
+	reg := cl.Registry(mustParseAddr(t, f.tb.Registry()))
+	dirs, _ := filepath.Glob(filepath.Join(f.dataDir, "qa-sandbox", "r-*"))
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "closed")); err != nil {
+			t.Errorf("history: sandbox %s not closed", filepath.Base(dir))
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "ledger.json"))
+		var ledger []sandbox.LedgerEntry
+		json.Unmarshal(b, &ledger)
+		for _, e := range ledger {
+			if owner, err := reg.OwnerOf(ctx, e.Name); err != nil || !owner.IsZero() {
+				t.Errorf("history: %s still registered to %s (%v)", e.Name, owner, err)
+			}
+		}
+		keys, _ := filepath.Glob(filepath.Join(dir, "keys", "*.key"))
+		for _, kf := range keys {
+			k, err := chain.LoadKey(kf)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			h.keys++
+			if bal, err := cl.Balance(ctx, k.Address()); err != nil || bal.Sign() != 0 {
+				t.Errorf("history: throwaway key %s holds %s wei (%v)", k.Address(), bal, err)
+			}
+		}
+	}
+	return h
+}
