@@ -1,6 +1,6 @@
 // Package httpapi serves the daemon's HTTP side on loopback by default:
 // /healthz, Prometheus /metrics, and /api/status (dial, pause, running runs,
-// per-specialist counts) as JSON, with every other path handed to the
+// per-specialist counts, the chain node up or down) as JSON, with every other path handed to the
 // operator's console (subpackage console) when one is given. Errors map to
 // a status and a safe message.
 package httpapi
@@ -28,6 +28,17 @@ type Status struct {
 	Specialists map[string]any `json:"specialists"`
 	Outbox      int            `json:"outbox"`
 	StartedAt   time.Time      `json:"started_at"`
+	Node        *Node          `json:"node,omitempty"`
+}
+
+// Node is the daemon's view of its chain node: while it is down no run
+// starts, and the daemon retries it with backoff and catches up when it is
+// back.
+type Node struct {
+	Up      bool      `json:"up"`
+	Since   time.Time `json:"since"`           // when it went up or down
+	Error   string    `json:"error,omitempty"` // why it is down
+	Outages int       `json:"outages"`         // times it went down since the start
 }
 
 // Metrics are the daemon's Prometheus series.
@@ -38,6 +49,8 @@ type Metrics struct {
 	finished *prometheus.CounterVec
 	findings *prometheus.CounterVec
 	running  prometheus.Gauge
+	nodeUp   prometheus.Gauge
+	outages  prometheus.Counter
 	fuzz     fuzzCollector
 }
 
@@ -119,9 +132,24 @@ func NewMetrics() *Metrics {
 	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_finished_total", Help: "Runs finished, by specialist and outcome."}, []string{"specialist", "outcome"})
 	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_findings_total", Help: "Findings reported, by specialist."}, []string{"specialist"})
 	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, &m.fuzz,
+	m.nodeUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_node_up", Help: "1 while the chain node answers, 0 while it is down (no run starts)."})
+	m.outages = prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetd_node_outages_total", Help: "Times the chain node went down (or was down at start)."})
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, &m.fuzz,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// SetNodeUp records whether the chain node answers; a change to down
+// counts an outage.
+func (m *Metrics) SetNodeUp(up, wentDown bool) {
+	if up {
+		m.nodeUp.Set(1)
+	} else {
+		m.nodeUp.Set(0)
+	}
+	if wentDown {
+		m.outages.Inc()
+	}
 }
 
 // Observe records a runner event.

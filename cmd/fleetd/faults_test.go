@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +32,9 @@ type faultFixture struct {
 	regHex string // the FeedbackLog's and registry's addresses, lowercase hex without 0x
 }
 
-func newFaultFixture(t *testing.T, dial fleet.Dial) *faultFixture {
+func newFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Trigger) *faultFixture {
 	t.Helper()
-	f := &faultFixture{fleetFixture: newFleetFixture(t, dial, nil)}
+	f := &faultFixture{fleetFixture: newFleetFixture(t, dial, fast)}
 	var err error
 	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.info.RPC, "http://")); err != nil {
 		t.Fatal(err)
@@ -79,7 +81,7 @@ func (f *faultFixture) outboxItems(t *testing.T) []string {
 // finding on the log exactly once (issue 25: they waited for a reconcile a
 // CronJob's throwaway volume never runs).
 func TestProbePostsWhatTheNodeDidNotTake(t *testing.T) {
-	f := newFaultFixture(t, fleet.Observe)
+	f := newFaultFixture(t, fleet.Observe, nil)
 	var estimates, sends atomic.Int32
 	f.proxy.SetRule(func(req []byte) faultnet.Fault {
 		toLog := bytes.Contains(bytes.ToLower(req), []byte(f.logHex))
@@ -112,7 +114,7 @@ func TestProbePostsWhatTheNodeDidNotTake(t *testing.T) {
 // tries its outbox a few times, then exits 1 naming how many entries are
 // still queued and what will post them; nothing is lost.
 func TestProbeSaysWhatStaysQueued(t *testing.T) {
-	f := newFaultFixture(t, fleet.Observe)
+	f := newFaultFixture(t, fleet.Observe, nil)
 	f.proxy.SetRule(func(req []byte) faultnet.Fault {
 		if rpcMethod(req, "eth_estimateGas") && bytes.Contains(bytes.ToLower(req), []byte(f.logHex)) {
 			return faultnet.Fault{Kind: faultnet.Reset}
@@ -192,7 +194,7 @@ func TestProbeCancelledBySignal(t *testing.T) {
 // dead run's record with a footer; once the node answers it releases the
 // name, sweeps the key and exits 0, and so does --from-chain.
 func TestReconcileSaysWhatIsHeld(t *testing.T) {
-	f := newFaultFixture(t, fleet.Exercise)
+	f := newFaultFixture(t, fleet.Exercise, nil)
 	sel := chain.Selector("release(string)")
 	relHex := []byte(hex.EncodeToString(sel[:]))
 	failRelease := func(req []byte) faultnet.Fault {
@@ -349,4 +351,139 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 		}
 	}
 	return h
+}
+
+// TestDaemonStartsWithTheNodeDown: `fleetd run` while its node is down
+// (issue 25: it refused to start, exit 2). It starts degraded: /healthz
+// answers, /api/status and /metrics say the node is down, the console's
+// /api/fleet shows the chain unreachable, and no run starts. When the node
+// comes back the daemon catches up (the entry queued during the outage is
+// posted, once) and runs start.
+func TestDaemonStartsWithTheNodeDown(t *testing.T) {
+	f := newFaultFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": {Every: 2 * time.Second}})
+	f.proxy.SetDown(true)
+	const note = "an operator's note, queued while the node is down"
+	if out, stderr, code := run(t, "", "findings", "post", "--text", note, "--config", f.config); code != 0 || !strings.Contains(out, "queued") {
+		t.Fatalf("findings post with the node down: exit %d\n%s%s", code, out, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb) }()
+	var base string
+	waitFor(t, 60*time.Second, "the daemon's http line", func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("fleetd run exited %d with the node down:\n%s", code, tail(errb.String(), 20))
+		default:
+		}
+		var line struct{ HTTP string }
+		if json.Unmarshal([]byte(out.String()), &line) == nil && line.HTTP != "" {
+			base = line.HTTP
+			return true
+		}
+		return false
+	})
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	var st struct {
+		Node    struct{ Up bool }
+		Outbox  int
+		Running []string
+	}
+	if body := get("/healthz"); !strings.Contains(body, "ok") {
+		t.Errorf("/healthz: %q", body)
+	}
+	json.Unmarshal([]byte(get("/api/status")), &st)
+	if st.Node.Up || st.Outbox != 1 {
+		t.Errorf("/api/status with the node down: %+v; want node down, 1 queued", st)
+	}
+	if m := get("/metrics"); !strings.Contains(m, "fleetd_node_up 0") || !strings.Contains(m, "fleetd_node_outages_total 1") {
+		t.Errorf("/metrics does not say the node is down:\n%s", grepLines(m, "fleetd_node"))
+	}
+	var fl struct{ Chain struct{ OK bool } }
+	json.Unmarshal([]byte(get("/api/fleet")), &fl)
+	if fl.Chain.OK {
+		t.Error("/api/fleet says the chain is fine while the node is down")
+	}
+	time.Sleep(3 * time.Second) // smoke fires every 2 s: nothing may start
+	if runs, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl")); len(runs) != 0 {
+		t.Errorf("%d runs started while the node was down", len(runs))
+	}
+
+	f.proxy.SetDown(false)
+	waitFor(t, 60*time.Second, "the daemon to catch up", func() bool {
+		json.Unmarshal([]byte(get("/api/status")), &st)
+		return st.Node.Up && st.Outbox == 0
+	})
+	waitFor(t, 60*time.Second, "a run after the node came back", func() bool {
+		runs, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+		return len(runs) > 0
+	})
+	if m := get("/metrics"); !strings.Contains(m, "fleetd_node_up 1") {
+		t.Errorf("/metrics after the node came back:\n%s", grepLines(m, "fleetd_node"))
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("fleetd run exited %d:\n%s", code, tail(errb.String(), 20))
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the daemon did not stop within 60s")
+	}
+	n := 0
+	cl, err := chain.Dial(context.Background(), f.dn.info.RPC, chain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(context.Background(), 0, func(p []chain.Entry) error {
+		for _, e := range p {
+			if e.Text == note {
+				n++
+			}
+		}
+		return nil
+	})
+	if n != 1 {
+		t.Errorf("the note queued during the outage is on the log %d times, want 1", n)
+	}
+	checkHistory(t, f.fleetFixture)
+	t.Logf("faults injected: %v", f.proxy.Counts())
+}
+
+// waitFor polls cond every 50 ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// grepLines returns the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
