@@ -24,15 +24,16 @@ import (
 // what was seen, and how to fix it. A fatal check that fails stops `fleetd
 // run` from starting; the others are worth knowing but a daemon can run.
 type check struct {
-	name  string
-	ok    bool
-	fatal bool
-	warn  bool // a failed warning shows "!" and does not fail doctor: a fallback runs instead
+	name   string
+	ok     bool
+	fatal  bool
+	warn   bool // a failed warning shows "!" and does not fail doctor: a fallback runs instead
+	detail string
+	fix    string
+
 	// nodeDown marks a check that failed only because the node did not
 	// answer: fleetd run starts degraded instead of refusing (firstFatalUp).
 	nodeDown bool
-	detail   string
-	fix      string
 }
 
 // Free space below which the data dir check fails (run records, outbox and
