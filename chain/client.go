@@ -88,7 +88,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: opts.Timeout, Transport: transport(url)}
+	hc := &http.Client{Timeout: opts.Timeout, Transport: withRetries(transport(url))}
 	rc, err := rpc.DialOptions(dctx, url, rpc.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)

@@ -1,10 +1,12 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/big"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,4 +80,60 @@ func TestDialLazyWhileTheNodeIsDown(t *testing.T) {
 	if err := late.Ping(ctx); !errors.Is(err, ErrWrongChain) {
 		t.Errorf("first contact with another chain: %v, want ErrWrongChain", err)
 	}
+}
+
+// TestReadsRetriedSendsNot: a node that resets or cuts short its answers
+// now and then costs a read a retry, not a failure; a transaction's send
+// is never retried by the transport (it reached the node: sending it again
+// is the send path's call), so it runs once.
+func TestReadsRetriedSendsNot(t *testing.T) {
+	b := mustDevchain(t)
+	ctx := context.Background()
+	p, err := faultnet.Start(strings.TrimPrefix(b.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := Dial(ctx, "http://"+p.Addr(), Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reads, sends atomic.Int32
+	p.SetRule(func(req []byte) faultnet.Fault {
+		switch {
+		case bytes.Contains(req, []byte(`"eth_sendRawTransaction"`)):
+			sends.Add(1)
+			return faultnet.Fault{Kind: faultnet.Reset}
+		case bytes.Contains(req, []byte(`"eth_getBalance"`)) || bytes.Contains(req, []byte(`"eth_blockNumber"`)):
+			switch reads.Add(1) % 3 {
+			case 1:
+				return faultnet.Fault{Kind: faultnet.Reset}
+			case 2:
+				return faultnet.Fault{Kind: faultnet.Truncate}
+			}
+		}
+		return faultnet.Fault{}
+	})
+	for range 5 {
+		if _, err := c.BlockNumber(ctx); err != nil {
+			t.Fatalf("block number with a fault on two answers in three: %v", err)
+		}
+		if _, err := c.Balance(ctx, b.sponsor.Address()); err != nil {
+			t.Fatalf("balance with a fault on two answers in three: %v", err)
+		}
+	}
+	to, _ := GenerateKey()
+	if _, err := c.Transfer(ctx, b.sponsor, to.Address(), big.NewInt(7)); err == nil {
+		t.Error("a transfer whose answer was reset reported success")
+	}
+	if n := sends.Load(); n != 1 {
+		t.Errorf("the transaction was sent %d times, want once", n)
+	}
+	p.SetRule(nil)
+	bal, err := c.Balance(ctx, to.Address())
+	if err != nil || bal.Cmp(big.NewInt(7)) != 0 {
+		t.Errorf("recipient holds %v (%v), want 7 wei: the transfer ran once", bal, err)
+	}
+	t.Logf("faults injected: %v", p.Counts())
 }
