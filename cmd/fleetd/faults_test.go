@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -486,4 +489,113 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestFaultHarness runs probes at the exercise dial (they mint names, fund
+// throwaway keys and post findings) through a fault proxy in front of the
+// node that draws a fault for about one response in three: latency, a reset
+// mid-response, a truncated response, a blackhole (the request arrives, the
+// answer never does) or a slow close; every third probe is also stopped by
+// a "signal" part-way; two probe loops run at once. Probes may fail (exit 1) or be cancelled (exit 4),
+// never anything else. Then the faults stop, `fleetd reconcile` and
+// `reconcile --from-chain` settle what is left, and the history checker
+// holds fleetd to what it acknowledged: each acknowledged finding on the
+// log exactly once, the outbox empty, every record with a footer, every
+// name released, 0 wei in any throwaway key. The faults injected per kind
+// are in the test log. FLEETD_FAULT_SECONDS sets how long probes run under
+// faults (default 45).
+func TestFaultHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs probes under faults for ~1 minute")
+	}
+	budget := 45 * time.Second
+	if s := os.Getenv("FLEETD_FAULT_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("FLEETD_FAULT_SECONDS=%q: %v", s, err)
+		}
+		budget = time.Duration(n) * time.Second
+	}
+	f := newFaultFixture(t, fleet.Exercise, nil)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("fault seed %d", seed)
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 0))
+	f.proxy.SetRule(func(req []byte) faultnet.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.IntN(3) != 0 {
+			return faultnet.Fault{}
+		}
+		switch k := rng.IntN(20); {
+		case k < 6:
+			return faultnet.Fault{Kind: faultnet.Latency, Delay: time.Duration(20+rng.IntN(280)) * time.Millisecond}
+		case k < 11:
+			return faultnet.Fault{Kind: faultnet.Reset, Bytes: rng.IntN(64)}
+		case k < 15:
+			return faultnet.Fault{Kind: faultnet.Truncate, Bytes: rng.IntN(64)}
+		case k < 16:
+			return faultnet.Fault{Kind: faultnet.Blackhole} // costs the 2 s request timeout
+		default:
+			return faultnet.Fault{Kind: faultnet.SlowClose, Delay: time.Duration(10+rng.IntN(200)) * time.Millisecond}
+		}
+	})
+	// Two probe loops at once, as two CronJobs sharing a data dir would.
+	specialists := []string{"security", "smoke", "ux", "security", "perf"}
+	var (
+		exitMu sync.Mutex
+		exits  = map[int]int{}
+		took   []time.Duration
+		wg     sync.WaitGroup
+	)
+	start := time.Now()
+	for loop := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := loop; time.Since(start) < budget; i += 2 {
+				sp := specialists[i%len(specialists)]
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%3 == 2 {
+					mu.Lock()
+					after := time.Duration(300+rng.IntN(1500)) * time.Millisecond
+					mu.Unlock()
+					time.AfterFunc(after, cancel)
+				}
+				var out, errb syncBuffer
+				began := time.Now()
+				code := Main(ctx, []string{"probe", sp, "--config", f.config}, strings.NewReader(""), &out, &errb)
+				cancel()
+				exitMu.Lock()
+				exits[code]++
+				took = append(took, time.Since(began).Round(100*time.Millisecond))
+				exitMu.Unlock()
+				if code != 0 && code != exitInfra && code != exitCancelled {
+					t.Errorf("probe %d (%s): exit %d under faults\n%s", i, sp, code, tail(errb.String(), 15))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("probe durations: %v", took)
+	counts := f.proxy.Counts()
+	f.proxy.SetRule(nil)
+	t.Logf("faults injected in %s: %d (%v); probe exits %v", time.Since(start).Round(time.Second), f.proxy.Total(), counts, exits)
+	for _, k := range []faultnet.Kind{faultnet.Latency, faultnet.Reset, faultnet.Truncate, faultnet.Blackhole, faultnet.SlowClose} {
+		if counts[k] == 0 {
+			t.Errorf("no %s fault was injected", k)
+		}
+	}
+
+	if out, stderr, code := run(t, "", "reconcile", "--config", f.config); code != 0 {
+		t.Fatalf("reconcile after the faults: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := run(t, "", "reconcile", "--from-chain", "--older-than", "0s", "--config", f.config); code != 0 {
+		t.Fatalf("reconcile --from-chain after the faults: exit %d\n%s%s", code, out, stderr)
+	}
+	h := checkHistory(t, f.fleetFixture)
+	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
+	if h.runs == 0 || h.acked == 0 || h.keys == 0 {
+		t.Errorf("the harness exercised too little: %+v", h)
+	}
 }
