@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -191,10 +192,67 @@ type Options struct {
 	// handlers: it must end long-lived ones (the console's SSE streams).
 	OnShutdown func()
 	Logger     *slog.Logger
+
+	// Limits against hostile clients; zero takes the default. A client
+	// gets ReadHeaderTimeout (5 s) to send its headers (slowloris),
+	// ReadTimeout (30 s) for the whole request with its body (a body
+	// trickled in), at most MaxHeaderBytes (64 KiB; 431 past it) of
+	// headers and MaxBodyBytes (1 MiB; 413 past it) of body; an idle
+	// keep-alive connection is closed after IdleTimeout (2 min). The
+	// console's streams are not cut: the read deadline ends once a
+	// request is read, and there is no write timeout.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	MaxBodyBytes      int64
+}
+
+// The defaults of Options' limits.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxBodyBytes      = 1 << 20
+)
+
+func (o *Options) defaults() {
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+}
+
+// limitBodies refuses a request whose declared body is over max with 413
+// before reading it, and cuts any body at max (the handler's read fails and
+// the server answers 413 on the connection it then closes).
+func limitBodies(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // StartWith listens on o.Addr and serves until Shutdown.
 func StartWith(o Options) (*Server, error) {
+	o.defaults()
 	addr, m, status, log := o.Addr, o.Metrics, o.Status, o.Logger
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -216,7 +274,10 @@ func StartWith(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
+	s := &Server{srv: &http.Server{
+		Handler: limitBodies(o.MaxBodyBytes, mux), ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
+		IdleTimeout: o.IdleTimeout, MaxHeaderBytes: o.MaxHeaderBytes,
+	}, ln: ln, done: make(chan error, 1)}
 	if o.OnShutdown != nil {
 		s.srv.RegisterOnShutdown(o.OnShutdown)
 	}
