@@ -236,13 +236,14 @@ func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandb
 // the owner is read before every try, so a release that landed while its
 // answer was lost counts as done instead of being sent again.
 func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Key, e sandbox.LedgerEntry) (state string, attempts int, err error) {
-	toppedUp := false
+	toppedUp, sent := false, false
 	for attempts = 1; ; attempts++ {
 		var owner fleet.Address
 		owner, err = env.Registry.OwnerOf(ctx, e.Name)
 		if err == nil {
 			switch owner {
 			case key.Address():
+				sent = true
 				_, err = env.Registry.Release(ctx, key, e.Name)
 				if err == nil {
 					return sandbox.StateReleased, attempts, nil
@@ -256,7 +257,7 @@ func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Ke
 					}
 				}
 			case fleet.Address{}:
-				if e.State == sandbox.StateMinting && attempts == 1 {
+				if e.State == sandbox.StateMinting && !sent {
 					return sandbox.StateFailed, attempts, nil // the mint never landed
 				}
 				return sandbox.StateReleased, attempts, nil // released, perhaps by a try whose answer was lost
