@@ -361,7 +361,8 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 // answers, /api/status and /metrics say the node is down, the console's
 // /api/fleet shows the chain unreachable, and no run starts. When the node
 // comes back the daemon catches up (the entry queued during the outage is
-// posted, once) and runs start.
+// posted, once) and runs start; when the node goes away again under the
+// running daemon and comes back, the same happens.
 func TestDaemonStartsWithTheNodeDown(t *testing.T) {
 	f := newFaultFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": {Every: 2 * time.Second}})
 	f.proxy.SetDown(true)
@@ -437,6 +438,28 @@ func TestDaemonStartsWithTheNodeDown(t *testing.T) {
 	})
 	if m := get("/metrics"); !strings.Contains(m, "fleetd_node_up 1") {
 		t.Errorf("/metrics after the node came back:\n%s", grepLines(m, "fleetd_node"))
+	}
+
+	// The node goes away under the running daemon (runs in flight) and
+	// comes back: the daemon sees it, starts nothing meanwhile, and catches
+	// up again.
+	f.proxy.SetDown(true)
+	waitFor(t, 30*time.Second, "the daemon to see the node go", func() bool {
+		json.Unmarshal([]byte(get("/api/status")), &st)
+		return !st.Node.Up
+	})
+	runsDuring, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	time.Sleep(3 * time.Second)
+	if now, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl")); len(now) != len(runsDuring) {
+		t.Errorf("%d runs started while the node was down", len(now)-len(runsDuring))
+	}
+	f.proxy.SetDown(false)
+	waitFor(t, 60*time.Second, "the daemon to catch up after the second outage", func() bool {
+		json.Unmarshal([]byte(get("/api/status")), &st)
+		return st.Node.Up && st.Outbox == 0
+	})
+	if m := get("/metrics"); !strings.Contains(m, "fleetd_node_outages_total 2") {
+		t.Errorf("/metrics after two outages:\n%s", grepLines(m, "fleetd_node"))
 	}
 	cancel()
 	select {
