@@ -109,7 +109,7 @@ var narrow = map[string][]string{
 // cmd. They may import any package below cmd, each other and each other's
 // subpackages (fixer/fixertest builds a repository from the testbed
 // compiler's source).
-var testOnly = []string{"fleet/fleettest", "chain/devchain", "fixtures", "fixer/fixertest"}
+var testOnly = []string{"fleet/fleettest", "chain/devchain", "fixtures", "fixer/fixertest", "faultnet"}
 
 // isTestOnly reports whether pkg is a test-only package or below one.
 func isTestOnly(pkg string) bool {

@@ -130,7 +130,7 @@ func fillFast(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen
 	head, _ := c.eth.HeaderByNumber(ctx, nil)
 	tip, _ := c.eth.SuggestGasTipCap(ctx)
 	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(4)))
-	signer := types.LatestSignerForChainID(c.chainID)
+	signer := types.LatestSignerForChainID(c.chainID.Load())
 	var wg sync.WaitGroup
 	errs := make(chan error, keys)
 	for w, k := range ks {
@@ -148,7 +148,7 @@ func fillFast(tb testing.TB, c *Client, l *FeedbackLog, sponsor *Key, n, textLen
 				}
 				text := fmt.Sprintf("qa/v1 source=qa-bench sev=low surface=chain\nentry %d ", i)
 				text += strings.Repeat("x", max(0, textLen-len(text)))
-				tx, err := types.SignNewTx(k.priv, signer, &types.DynamicFeeTx{ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+				tx, err := types.SignNewTx(k.priv, signer, &types.DynamicFeeTx{ChainID: c.chainID.Load(), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
 					Gas: gas, To: &l.addr, Data: l.b.PackSubmitFeedback(text)})
 				if err == nil {
 					err = c.eth.SendTransaction(ctx, tx)

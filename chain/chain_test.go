@@ -297,7 +297,7 @@ func runSuiteVersion(t *testing.T, b backend, ver int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := FeedbackDigestV(ver, c.chainID, log.addr, identity.addr, "text", key, prev, deadline); got != common.Hash(want) {
+		if got := FeedbackDigestV(ver, c.chainID.Load(), log.addr, identity.addr, "text", key, prev, deadline); got != common.Hash(want) {
 			t.Errorf("Go digest %s != contract digest %x", got, want)
 		}
 	})
@@ -335,7 +335,7 @@ func runSuiteVersion(t *testing.T, b backend, ver int) {
 			t.Fatal(err)
 		}
 		key, zero := FingerprintKey("replay"), new(big.Int)
-		sig, err := log.sign(identity, ver, "once", key, zero, deadline)
+		sig, err := log.sign(c.chainID.Load(), identity, ver, "once", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -400,7 +400,7 @@ func runSuiteVersion(t *testing.T, b backend, ver int) {
 		}
 		deadline := big.NewInt(head.Unix() - 1)
 		key, zero := FingerprintKey("late"), new(big.Int)
-		sig, err := log.sign(identity, ver, "late", key, zero, deadline)
+		sig, err := log.sign(c.chainID.Load(), identity, ver, "late", key, zero, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,7 +415,7 @@ func runSuiteVersion(t *testing.T, b backend, ver int) {
 		impostor, _ := GenerateKey()
 		deadline, _ := log.deadline(ctx)
 		key, zero := FingerprintKey("spoof"), new(big.Int)
-		sig, _ := log.sign(impostor, ver, "spoof", key, zero, deadline)
+		sig, _ := log.sign(c.chainID.Load(), impostor, ver, "spoof", key, zero, deadline)
 		_, err := log.relay(ctx, identity.addr, b.sponsor, "spoof", key, zero, deadline, sig)
 		if !IsRevert(err, "BadSignature") {
 			t.Errorf("impostor signature = %v, want BadSignature", err)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
@@ -34,6 +35,12 @@ type Options struct {
 	// Guard checks every transaction; nil means the default deny-list and no fee cap.
 	Guard  *Guard
 	Logger *slog.Logger
+	// Lazy makes Dial return a client even when the node does not answer
+	// (a daemon that starts while its node is down): the chain id is read,
+	// and checked against ChainID, at the first request that needs it, and
+	// until then every transaction fails wrapping ErrUnreachable. A node
+	// that answers with another chain id still fails Dial.
+	Lazy bool
 }
 
 // Client talks JSON-RPC to any EVM node. All writes go through one path that
@@ -44,7 +51,7 @@ type Client struct {
 	rpc     *rpc.Client
 	http    *http.Client // for batched log reads (callBatch); nil unless url is http(s)
 	eth     *ethclient.Client
-	chainID *big.Int
+	chainID atomic.Pointer[big.Int] // nil until the node answered (Options.Lazy)
 	opts    Options
 	guard   *Guard
 	log     *slog.Logger
@@ -81,7 +88,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: opts.Timeout, Transport: transport(url)}
+	hc := &http.Client{Timeout: opts.Timeout, Transport: withRetries(transport(url))}
 	rc, err := rpc.DialOptions(dctx, url, rpc.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)
@@ -91,27 +98,69 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, error) {
 		log:    opts.Logger.With("component", "chain"),
 		nonces: map[common.Address]uint64{}, locks: map[common.Address]*sync.Mutex{},
 	}
-	id, err := c.eth.ChainID(dctx)
-	if err != nil {
+	if _, err := c.id(dctx); err != nil {
+		if opts.Lazy && !errors.Is(err, ErrWrongChain) && ctx.Err() == nil {
+			c.log.Warn("node unreachable at dial; the chain id is checked at first contact", "err", err)
+			return c, nil
+		}
 		rc.Close()
-		if dctx.Err() != nil && ctx.Err() == nil {
+		if errors.Is(err, ErrUnreachable) && dctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("dial %s: %w: no answer within %s", url, ErrUnreachable, opts.Timeout)
 		}
-		return nil, fmt.Errorf("dial %s: %w: %w", url, ErrUnreachable, err)
+		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
-	if opts.ChainID != 0 && id.Uint64() != opts.ChainID {
-		rc.Close()
-		return nil, fmt.Errorf("dial %s: %w: node says %s, configured %d", url, ErrWrongChain, id, opts.ChainID)
-	}
-	c.chainID = id
 	return c, nil
+}
+
+// id returns the node's chain id, asking the node (and checking the answer
+// against Options.ChainID) until it has answered once.
+func (c *Client) id(ctx context.Context) (*big.Int, error) {
+	if id := c.chainID.Load(); id != nil {
+		return id, nil
+	}
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	id, err := c.eth.ChainID(rctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if c.opts.ChainID != 0 && id.Uint64() != c.opts.ChainID {
+		return nil, fmt.Errorf("%w: node says %s, configured %d", ErrWrongChain, id, c.opts.ChainID)
+	}
+	c.chainID.Store(id)
+	return id, nil
+}
+
+// Ping asks the node for its chain id (once it has answered, for its head):
+// nil when it answers and is the configured chain. A daemon that started
+// with its node down uses it to see the node come back.
+func (c *Client) Ping(ctx context.Context) error {
+	known := c.chainID.Load() != nil
+	if _, err := c.id(ctx); err != nil {
+		return err
+	}
+	if !known {
+		return nil
+	}
+	rctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	if _, err := c.eth.BlockNumber(rctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return nil
 }
 
 // URL returns the endpoint the client was dialled with.
 func (c *Client) URL() string { return c.url }
 
-// ChainID returns the node's chain id, checked at Dial.
-func (c *Client) ChainID() uint64 { return c.chainID.Uint64() }
+// ChainID returns the node's chain id, checked at Dial; 0 while a Lazy
+// client's node has not answered yet.
+func (c *Client) ChainID() uint64 {
+	if id := c.chainID.Load(); id != nil {
+		return id.Uint64()
+	}
+	return 0
+}
 
 // Guard returns the write guard every transaction passes.
 func (c *Client) Guard() *Guard { return c.guard }
@@ -336,6 +385,10 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 }
 
 func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.CallMsg) (*types.Transaction, uint64, error) {
+	chainID, err := c.id(ctx) // a lazy client's first contact
+	if err != nil {
+		return nil, 0, err
+	}
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
 	head, err := c.eth.HeaderByNumber(rctx, nil)
@@ -366,7 +419,7 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 	lock := c.keyLock(msg.From)
 	lock.Lock()
 	defer lock.Unlock()
-	signer := types.LatestSignerForChainID(c.chainID)
+	signer := types.LatestSignerForChainID(chainID)
 	fundRetries := 0
 	for attempt := 0; ; attempt++ {
 		nonce, err := c.nonce(rctx, msg.From, attempt > 0)
@@ -374,7 +427,7 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 			return nil, 0, err
 		}
 		tx, err := types.SignNewTx(r.key.priv, signer, &types.DynamicFeeTx{
-			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: maxFee,
+			ChainID: chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: maxFee,
 			Gas: gas, To: r.to, Value: r.value, Data: r.data,
 		})
 		if err != nil {
@@ -609,6 +662,10 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 	if value.Sign() <= 0 {
 		return nil, new(big.Int), nil
 	}
+	chainID, err := c.id(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
+	}
 	toAddr := common.Address(to)
 	gtx := Tx{From: from.Address(), To: &to, Value: value, MaxFeePerGas: feeCap}
 	if err := c.guard.Check(ctx, gtx); err != nil {
@@ -621,8 +678,8 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 		lock.Unlock()
 		return nil, nil, err
 	}
-	tx, err := types.SignNewTx(from.priv, types.LatestSignerForChainID(c.chainID), &types.DynamicFeeTx{
-		ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21_000, To: &toAddr, Value: value,
+	tx, err := types.SignNewTx(from.priv, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{
+		ChainID: chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21_000, To: &toAddr, Value: value,
 	})
 	if err == nil {
 		err = c.eth.SendTransaction(rctx, tx)

@@ -288,7 +288,11 @@ func (l *FeedbackLog) submitKeyed(ctx context.Context, identity, sponsor *Key, t
 	if err != nil {
 		return nil, fmt.Errorf("submit sponsored feedback: %w", err)
 	}
-	sig, err := l.sign(identity, v, text, key, prev, deadline)
+	chainID, err := l.c.id(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := l.sign(chainID, identity, v, text, key, prev, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -297,8 +301,8 @@ func (l *FeedbackLog) submitKeyed(ctx context.Context, identity, sponsor *Key, t
 
 // sign is identity's EIP-712 signature over the entry, in the domain of
 // log version v.
-func (l *FeedbackLog) sign(identity *Key, v int, text string, key [32]byte, prev, deadline *big.Int) ([]byte, error) {
-	digest := FeedbackDigestV(v, l.c.chainID, l.addr, identity.addr, text, key, prev, deadline)
+func (l *FeedbackLog) sign(chainID *big.Int, identity *Key, v int, text string, key [32]byte, prev, deadline *big.Int) ([]byte, error) {
+	digest := FeedbackDigestV(v, chainID, l.addr, identity.addr, text, key, prev, deadline)
 	sig, err := crypto.Sign(digest[:], identity.priv)
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)

@@ -95,7 +95,11 @@ type Funding struct {
 // transactions from sponsor whose calldata is a ThrowawayMarker. It reads
 // every block in the range (bound it: each is one request).
 func (c *Client) FundingsBy(ctx context.Context, sponsor fleet.Address, from, to uint64) ([]Funding, error) {
-	signer := types.LatestSignerForChainID(c.chainID)
+	chainID, err := c.id(ctx)
+	if err != nil {
+		return nil, err
+	}
+	signer := types.LatestSignerForChainID(chainID)
 	var out []Funding
 	for b := from; b <= to; b++ {
 		rctx, cancel := c.reqCtx(ctx)

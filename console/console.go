@@ -60,6 +60,7 @@ type Console struct {
 	reports  *Reports
 	runs     *Runs
 	sessions *sessions
+	guesses  *guesses // wrong tokens per client address (guesses.go)
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 }
@@ -91,6 +92,7 @@ func New(cfg Config) (*Console, error) {
 		sessions: newSessions(cfg.Now), pages: pages, mux: http.NewServeMux(),
 	}
 	c.hub.now = cfg.Now
+	c.guesses = newGuesses(cfg.Now, c.log)
 	c.routes()
 	return c, nil
 }
@@ -255,7 +257,12 @@ func (c *Console) control(f controlFunc) http.HandlerFunc {
 func (c *Console) authenticate(r *http.Request, p params) (caller, error) {
 	ip := remoteIP(r)
 	if tok, ok := bearer(r); ok {
+		if ok, wait := c.guesses.allow(ip); !ok {
+			return caller{}, fmt.Errorf("%w: retry in %s", errTooMany, wait.Round(time.Second))
+		}
 		if !tokenEqual(tok, c.cfg.Token) {
+			c.guesses.failed(ip)
+			c.log.Warn("console control refused: wrong bearer token", "remote", ip, "path", r.URL.Path)
 			return caller{}, fmt.Errorf("%w: the bearer token does not match <data_dir>/keys/http.token", errUnauth)
 		}
 		return caller{user: "bearer token via API from " + ip}, nil
@@ -366,6 +373,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errUnauth):
 		return http.StatusUnauthorized
+	case errors.Is(err, errTooMany):
+		return http.StatusTooManyRequests
 	case errors.Is(err, errForbidden):
 		return http.StatusForbidden
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoReport):
@@ -399,8 +408,11 @@ func (c *Console) logControlError(r *http.Request, err error) {
 // apiError answers with {"ok":false,"error":...} and the error's status.
 func (c *Console) apiError(w http.ResponseWriter, r *http.Request, err error) {
 	c.logControlError(r, err)
-	if statusOf(err) == http.StatusUnauthorized {
+	switch statusOf(err) {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetd"`)
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", fmt.Sprint(int(guessRefill.Seconds())))
 	}
 	writeJSON(w, statusOf(err), map[string]any{"ok": false, "error": publicError(err)})
 }

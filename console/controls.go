@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -117,8 +118,15 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.renderLogin(w, r, statusOf(err), err.Error())
 		return
 	}
+	ip := remoteIP(r)
+	if ok, wait := c.guesses.allow(ip); !ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Round(time.Second).Seconds())))
+		c.renderLogin(w, r, http.StatusTooManyRequests, fmt.Sprintf("too many wrong tokens from %s: try again in %s", ip, wait.Round(time.Second)))
+		return
+	}
 	if !tokenEqual(strings.TrimSpace(p.get("token")), c.cfg.Token) {
-		c.log.Warn("console login refused: wrong token", "remote", remoteIP(r))
+		c.guesses.failed(ip)
+		c.log.Warn("console login refused: wrong token", "remote", ip)
 		c.renderLogin(w, r, http.StatusUnauthorized, "wrong token: `fleetd http-token` prints the right one")
 		return
 	}

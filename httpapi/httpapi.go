@@ -1,6 +1,6 @@
 // Package httpapi serves the daemon's HTTP side on loopback by default:
 // /healthz, Prometheus /metrics, and /api/status (dial, pause, running runs,
-// per-specialist counts) as JSON, with every other path handed to the
+// per-specialist counts, the chain node up or down) as JSON, with every other path handed to the
 // operator's console (subpackage console) when one is given. Errors map to
 // a status and a safe message.
 package httpapi
@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +29,17 @@ type Status struct {
 	Specialists map[string]any `json:"specialists"`
 	Outbox      int            `json:"outbox"`
 	StartedAt   time.Time      `json:"started_at"`
+	Node        *Node          `json:"node,omitempty"`
+}
+
+// Node is the daemon's view of its chain node: while it is down no run
+// starts, and the daemon retries it with backoff and catches up when it is
+// back.
+type Node struct {
+	Up      bool      `json:"up"`
+	Since   time.Time `json:"since"`           // when it went up or down
+	Error   string    `json:"error,omitempty"` // why it is down
+	Outages int       `json:"outages"`         // times it went down since the start
 }
 
 // Metrics are the daemon's Prometheus series.
@@ -38,6 +50,8 @@ type Metrics struct {
 	finished *prometheus.CounterVec
 	findings *prometheus.CounterVec
 	running  prometheus.Gauge
+	nodeUp   prometheus.Gauge
+	outages  prometheus.Counter
 	fuzz     fuzzCollector
 }
 
@@ -119,9 +133,24 @@ func NewMetrics() *Metrics {
 	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_finished_total", Help: "Runs finished, by specialist and outcome."}, []string{"specialist", "outcome"})
 	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_findings_total", Help: "Findings reported, by specialist."}, []string{"specialist"})
 	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, &m.fuzz,
+	m.nodeUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_node_up", Help: "1 while the chain node answers, 0 while it is down (no run starts)."})
+	m.outages = prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetd_node_outages_total", Help: "Times the chain node went down (or was down at start)."})
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, &m.fuzz,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// SetNodeUp records whether the chain node answers; a change to down
+// counts an outage.
+func (m *Metrics) SetNodeUp(up, wentDown bool) {
+	if up {
+		m.nodeUp.Set(1)
+	} else {
+		m.nodeUp.Set(0)
+	}
+	if wentDown {
+		m.outages.Inc()
+	}
 }
 
 // Observe records a runner event.
@@ -163,10 +192,67 @@ type Options struct {
 	// handlers: it must end long-lived ones (the console's SSE streams).
 	OnShutdown func()
 	Logger     *slog.Logger
+
+	// Limits against hostile clients; zero takes the default. A client
+	// gets ReadHeaderTimeout (5 s) to send its headers (slowloris),
+	// ReadTimeout (30 s) for the whole request with its body (a body
+	// trickled in), at most MaxHeaderBytes (64 KiB; 431 past it) of
+	// headers and MaxBodyBytes (1 MiB; 413 past it) of body; an idle
+	// keep-alive connection is closed after IdleTimeout (2 min). The
+	// console's streams are not cut: the read deadline ends once a
+	// request is read, and there is no write timeout.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	MaxBodyBytes      int64
+}
+
+// The defaults of Options' limits.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultMaxBodyBytes      = 1 << 20
+)
+
+func (o *Options) defaults() {
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+}
+
+// limitBodies refuses a request whose declared body is over max with 413
+// before reading it, and cuts any body at max (the handler's read fails and
+// the server answers 413 on the connection it then closes).
+func limitBodies(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // StartWith listens on o.Addr and serves until Shutdown.
 func StartWith(o Options) (*Server, error) {
+	o.defaults()
 	addr, m, status, log := o.Addr, o.Metrics, o.Status, o.Logger
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -188,7 +274,10 @@ func StartWith(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
+	s := &Server{srv: &http.Server{
+		Handler: limitBodies(o.MaxBodyBytes, mux), ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout,
+		IdleTimeout: o.IdleTimeout, MaxHeaderBytes: o.MaxHeaderBytes,
+	}, ln: ln, done: make(chan error, 1)}
 	if o.OnShutdown != nil {
 		s.srv.RegisterOnShutdown(o.OnShutdown)
 	}

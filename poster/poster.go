@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -444,6 +445,31 @@ func (p *Poster) Flush(ctx context.Context) (posted, remaining int, err error) {
 	p.flush.Lock()
 	defer p.flush.Unlock()
 	return p.flushLocked(ctx)
+}
+
+// FlushRetry is Flush tried up to tries times while entries remain and
+// the log fails, waiting base, 2·base, 4·base… (each plus up to half again
+// of jitter, so processes sharing a node do not retry in step) between
+// tries. It returns the entries posted over all tries, those left after the
+// last and the last error. Retrying is safe: each Flush first scans the log
+// for what landed, and keyed posts land once. An entry the log rejects is
+// moved aside by Flush, never retried.
+func (p *Poster) FlushRetry(ctx context.Context, tries int, base time.Duration) (posted, left int, err error) {
+	for try := 1; ; try++ {
+		n, l, ferr := p.Flush(ctx)
+		posted, left, err = posted+n, l, ferr
+		if l == 0 || try >= tries || ctx.Err() != nil {
+			return posted, left, err
+		}
+		wait := base << (try - 1)
+		wait += time.Duration(mrand.Int64N(int64(wait)/2 + 1))
+		p.log.Warn("outbox: retrying the flush", "left", l, "try", try, "wait", wait, "err", ferr)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return posted, left, errors.Join(err, ctx.Err())
+		}
+	}
 }
 
 // flushLocked is Flush with p.flush held.

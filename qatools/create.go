@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	mrand "math/rand/v2"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
@@ -91,7 +95,8 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 }
 
 // cleanupKey marks a context as the run's cleanup, which DialHook lets
-// through at any dial (releasing own names, sweeping to the sponsor only).
+// through at any dial (releasing own names, sweeping to the sponsor, the
+// sponsor funding a run key's release).
 type cleanupKey struct{}
 
 // DialHook is the chain write guard's hook for the dial: at observe, the only
@@ -107,6 +112,11 @@ func DialHook(dial fleet.DialSource, feedbackLog, sponsor fleet.Address) chain.W
 			if tx.Method == "release" || (len(tx.Data) == 0 && tx.To != nil && *tx.To == sponsor) {
 				return nil
 			}
+			// The sponsor funding a run's key for the release of a name it
+			// holds (Cleanup's top-up): the funding marker, no contract call.
+			if _, _, ok := chain.ParseThrowawayMarker(tx.Data); ok && tx.From == sponsor && !sponsor.IsZero() {
+				return nil
+			}
 		}
 		d, err := dial.Dial()
 		if d.Allows(fleet.Exercise) {
@@ -120,20 +130,51 @@ func DialHook(dial fleet.DialSource, feedbackLog, sponsor fleet.Address) chain.W
 	}
 }
 
+// Cleaned is what Cleanup did and could not do.
+type Cleaned struct {
+	Released []string // names released now
+	Held     []string // names a run key still owns: every release failed
+	Swept    int      // keys swept to the sponsor
+	Kept     []string // key files left funded because they hold a name
+}
+
+// LedgerNotes is where Cleanup records each name's fate: a run's ledger.
+type LedgerNotes interface {
+	SetState(name, state string) error
+	NoteRelease(name string, attempts int, reason string) error
+}
+
+// releaseAttempts bounds the tries to release one name in one cleanup;
+// releaseBackoff is the first pause between them, doubled each time, with
+// jitter (about 0.2 + 0.4 + 0.8 s).
+const (
+	releaseAttempts = 4
+	releaseBackoff  = 200 * time.Millisecond
+)
+
 // Cleanup undoes a run's on-chain footprint: it releases every name in
 // entries that a run key still owns and sweeps every key in keyFiles back to
-// the sponsor, at any dial and outside the run's budget. It is idempotent;
-// setState (optional) records each name's final state. Used at the end of
-// every run and, for crashed runs, at start.
-func Cleanup(ctx context.Context, env *Env, keysDir string, entries []sandbox.LedgerEntry, keyFiles []string, setState func(name, state string) error) error {
+// the sponsor, at any dial and outside the run's budget. A release is tried
+// up to releaseAttempts times with backoff (the owner is read again before
+// each, so a release whose answer was lost is not sent twice); a key whose
+// name could not be released is never swept, since releasing it later needs
+// its gas money: the failure goes to notes (optional) and the error names
+// the name, so the run stays open for reconcile. A key that holds a name but
+// not the gas to release it (an older fleetd swept it) is funded by the
+// sponsor with what one release costs, the funding carrying the run's
+// marker. It is idempotent. Used at the end of every run and, for crashed
+// runs, by Reconcile.
+func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandbox.LedgerEntry, keyFiles []string, notes LedgerNotes) (Cleaned, error) {
+	var out Cleaned
 	if env.Chain == nil {
 		if len(entries) == 0 && len(keyFiles) == 0 {
-			return nil
+			return out, nil
 		}
-		return errNoChain
+		return out, errNoChain
 	}
 	ctx = context.WithValue(ctx, cleanupKey{}, true)
 	var errs []error
+	holding := map[string]bool{} // key file names that still own a name
 	for _, e := range entries {
 		if e.State != sandbox.StateMinted && e.State != sandbox.StateMinting {
 			continue
@@ -141,36 +182,40 @@ func Cleanup(ctx context.Context, env *Env, keysDir string, entries []sandbox.Le
 		key, err := chain.LoadKey(filepath.Join(keysDir, e.KeyFile))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("release %s: %w", e.Name, err))
+			holding[e.KeyFile] = true
 			continue
 		}
-		owner, err := env.Registry.OwnerOf(ctx, e.Name)
+		n := -1
+		fmt.Sscanf(e.KeyFile, "k%d.key", &n)
+		state, attempts, err := releaseName(ctx, env, run, n, key, e)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("release %s: %w", e.Name, err))
+			errs = append(errs, fmt.Errorf("release %s (owned by %s, %d attempts): %w", e.Name, key.Address(), attempts, err))
+			out.Held = append(out.Held, e.Name)
+			holding[e.KeyFile] = true
+			if notes != nil {
+				if nerr := notes.NoteRelease(e.Name, attempts, err.Error()); nerr != nil {
+					errs = append(errs, nerr)
+				}
+			}
 			continue
 		}
-		state := sandbox.StateReleased
-		switch owner {
-		case key.Address():
-			if _, err := env.Registry.Release(ctx, key, e.Name); err != nil {
-				errs = append(errs, fmt.Errorf("release %s: %w", e.Name, err))
-				continue
-			}
-		case fleet.Address{}:
-			if e.State == sandbox.StateMinting {
-				state = sandbox.StateFailed // the mint never landed
-			}
-		default:
-			// Someone else holds it now (an admin burn and re-register):
-			// not ours to touch.
-			state = sandbox.StateFailed
+		if state == sandbox.StateReleased {
+			out.Released = append(out.Released, e.Name)
 		}
-		if setState != nil {
-			if err := setState(e.Name, state); err != nil {
+		if notes != nil {
+			if e.ReleaseError != "" {
+				notes.NoteRelease(e.Name, attempts, "")
+			}
+			if err := notes.SetState(e.Name, state); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	for _, kf := range keyFiles {
+		if holding[filepath.Base(kf)] {
+			out.Kept = append(out.Kept, kf) // its gas releases the name later
+			continue
+		}
 		key, err := chain.LoadKey(kf)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sweep: %w", err))
@@ -178,45 +223,132 @@ func Cleanup(ctx context.Context, env *Env, keysDir string, entries []sandbox.Le
 		}
 		if _, _, err := env.Chain.SweepAll(ctx, key, env.Sponsor.Address()); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		out.Swept++
+	}
+	return out, errors.Join(errs...)
+}
+
+// releaseName gives back name e, owned (if the mint landed) by key n of run,
+// and returns the state to record: released, or failed when the name was
+// never minted or is someone else's now. It retries with backoff and jitter;
+// the owner is read before every try, so a release that landed while its
+// answer was lost counts as done instead of being sent again.
+func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Key, e sandbox.LedgerEntry) (state string, attempts int, err error) {
+	toppedUp, sent := false, false
+	for attempts = 1; ; attempts++ {
+		var owner fleet.Address
+		owner, err = env.Registry.OwnerOf(ctx, e.Name)
+		if err == nil {
+			switch owner {
+			case key.Address():
+				sent = true
+				_, err = env.Registry.Release(ctx, key, e.Name)
+				if err == nil {
+					return sandbox.StateReleased, attempts, nil
+				}
+				if !toppedUp && n >= 0 && strings.Contains(strings.ToLower(err.Error()), "insufficient funds") {
+					toppedUp = true
+					if terr := topUp(ctx, env, run, n, key); terr != nil {
+						err = fmt.Errorf("%w; funding its key for the release: %w", err, terr)
+					} else if attempts < releaseAttempts {
+						continue // funded: try again at once
+					}
+				}
+			case fleet.Address{}:
+				if e.State == sandbox.StateMinting && !sent {
+					return sandbox.StateFailed, attempts, nil // the mint never landed
+				}
+				return sandbox.StateReleased, attempts, nil // released, perhaps by a try whose answer was lost
+			default:
+				// Someone else holds it now (an admin burn and re-register):
+				// not ours to touch.
+				return sandbox.StateFailed, attempts, nil
+			}
+		}
+		if attempts >= releaseAttempts || errors.Is(err, chain.ErrRefused) || ctx.Err() != nil {
+			return "", attempts, err
+		}
+		wait := releaseBackoff << (attempts - 1)
+		wait += time.Duration(mrand.Int64N(int64(wait) / 2)) // jitter: cleanups of many runs do not retry in step
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return "", attempts, errors.Join(err, ctx.Err())
 		}
 	}
-	return errors.Join(errs...)
+}
+
+// topUpGas is what one release may cost at most, with the client's margin.
+const topUpGas = 400_000
+
+// topUp funds key n of run with what one release costs at three times
+// today's gas price (the rest is swept back after the release), from the
+// sponsor, with the run's funding marker so ReconcileChain still finds it.
+func topUp(ctx context.Context, env *Env, run string, n int, key *chain.Key) error {
+	if env.Sponsor == nil {
+		return errors.New("no sponsor key")
+	}
+	price, err := env.Chain.GasPrice(ctx)
+	if err != nil {
+		return err
+	}
+	wei := new(big.Int).Mul(price, big.NewInt(3*topUpGas))
+	_, err = env.Chain.SendRaw(ctx, env.Sponsor, key.Address(), chain.ThrowawayMarker(run, n), wei)
+	return err
 }
 
 // CleanupRun runs Cleanup for a live run and closes its sandbox when nothing
-// is left behind; otherwise the sandbox stays unclosed for reconciliation.
+// is left behind; otherwise the sandbox stays unclosed for reconciliation,
+// with the names still held and why recorded in its ledger.
 func CleanupRun(ctx context.Context, env *Env, run *Run) error {
 	sb := run.Sandbox
 	keys, _ := filepath.Glob(filepath.Join(sb.KeysDir(), "*.key"))
-	if err := Cleanup(ctx, env, sb.KeysDir(), sb.Entries(), keys, sb.SetState); err != nil {
+	if _, err := Cleanup(ctx, env, run.ID, sb.KeysDir(), sb.Entries(), keys, sb.Ledger); err != nil {
 		sb.Abandon()
 		return fmt.Errorf("cleanup run %s: %w", run.ID, err)
 	}
 	return sb.Close()
 }
 
-// Reconcile finishes the cleanup of runs that crashed: for every sandbox
-// under base without a closed marker it releases names, sweeps keys and
-// marks it closed. It returns the runs it reconciled.
-func Reconcile(ctx context.Context, env *Env, base string) ([]sandbox.Crashed, error) {
+// Reconciled is what Reconcile did for one crashed run.
+type Reconciled struct {
+	sandbox.Crashed
+	Cleaned
+	Closed bool  // nothing is left: the sandbox is marked closed
+	Err    error // why it is not, when it is not
+}
+
+// Reconcile finishes the cleanup of runs that crashed (or whose cleanup
+// failed): for every sandbox under base without a closed marker and not
+// held by a live process it releases names, sweeps keys and, when nothing
+// is left, marks it closed. It returns every run it found, with what it did
+// and what is still held; the error joins the failures.
+func Reconcile(ctx context.Context, env *Env, base string) ([]Reconciled, error) {
 	crashed, ferr := sandbox.FindCrashed(base)
 	var errs []error
 	if ferr != nil {
 		errs = append(errs, ferr)
 	}
-	var done []sandbox.Crashed
+	var out []Reconciled
 	for _, c := range crashed {
 		defer c.Release()
+		r := Reconciled{Crashed: c}
+		var notes LedgerNotes
+		if l, err := c.Ledger(); err == nil {
+			notes = l
+		}
 		keysDir := filepath.Join(c.Dir, "keys")
-		if err := Cleanup(ctx, env, keysDir, c.Names, c.KeyFiles, nil); err != nil {
-			errs = append(errs, fmt.Errorf("reconcile %s: %w", c.RunID, err))
-			continue
+		r.Cleaned, r.Err = Cleanup(ctx, env, c.RunID, keysDir, c.Names, c.KeyFiles, notes)
+		if r.Err == nil {
+			r.Err = sandbox.MarkClosed(c.Dir)
+			r.Closed = r.Err == nil
 		}
-		if err := sandbox.MarkClosed(c.Dir); err != nil {
-			errs = append(errs, err)
-			continue
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("reconcile %s: %w", c.RunID, r.Err))
 		}
-		done = append(done, c)
+		out = append(out, r)
 	}
-	return done, errors.Join(errs...)
+	return out, errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ type Stranded struct {
 	Run      string
 	Keys     int      // throwaway keys the sponsor funded for it
 	Released []string // names it released
+	Held     []string // names a run key still owns: their release failed (the key is left funded)
 	Swept    *big.Int // wei swept back to the sponsor
 	Skipped  string   // why the run was left alone, if it was
 }
@@ -92,22 +93,31 @@ func ReconcileChain(ctx context.Context, env *Env, from, to uint64, minAge time.
 				errs = append(errs, err)
 				continue
 			}
+			holds := false
 			if env.Registry != nil {
 				names, err := env.Registry.NamesRegisteredTo(ctx, key.Address(), from, to)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("reconcile %s: %w", run, err))
+					holds = true // unknown: keep its gas for a later pass
 				}
 				for _, name := range names {
-					owner, err := env.Registry.OwnerOf(ctx, name)
-					if err != nil || owner != key.Address() {
+					if owner, err := env.Registry.OwnerOf(ctx, name); err == nil && owner != key.Address() {
 						continue // released already, or no longer ours to touch
 					}
-					if _, err := env.Registry.Release(ctx, key, name); err != nil {
-						errs = append(errs, fmt.Errorf("reconcile %s: release %s: %w", run, name, err))
+					state, attempts, err := releaseName(ctx, env, run, n, key, sandbox.LedgerEntry{Name: name, State: sandbox.StateMinted})
+					if err != nil {
+						errs = append(errs, fmt.Errorf("reconcile %s: release %s (%d attempts): %w", run, name, attempts, err))
+						st.Held = append(st.Held, name)
+						holds = true
 						continue
 					}
-					st.Released = append(st.Released, name)
+					if state == sandbox.StateReleased {
+						st.Released = append(st.Released, name)
+					}
 				}
+			}
+			if holds {
+				continue // never sweep a key that still holds a name
 			}
 			_, wei, err := env.Chain.SweepAll(ctx, key, env.Sponsor.Address())
 			if err != nil {
@@ -122,4 +132,6 @@ func ReconcileChain(ctx context.Context, env *Env, from, to uint64, minAge time.
 }
 
 // Stranded reports whether the run held anything when reconciled.
-func (s Stranded) Stranded() bool { return len(s.Released) > 0 || s.Swept.Sign() > 0 }
+func (s Stranded) Stranded() bool {
+	return len(s.Released) > 0 || len(s.Held) > 0 || s.Swept.Sign() > 0
+}

@@ -28,6 +28,11 @@ type LedgerEntry struct {
 	KeyFile string    `json:"key_file,omitempty"` // file name in keys/
 	State   string    `json:"state"`
 	At      time.Time `json:"at"`
+	// ReleaseError is why the last cleanup could not release the name
+	// (it stays minted, its key funded, for reconcile); ReleaseAttempts
+	// counts the tries of every cleanup so far.
+	ReleaseError    string `json:"release_error,omitempty"`
+	ReleaseAttempts int    `json:"release_attempts,omitempty"`
 }
 
 // Ledger records every name a run mints. Reserve writes the name durably
@@ -83,6 +88,23 @@ func (l *Ledger) SetState(name, state string) error {
 	for i := range l.entries {
 		if l.entries[i].Name == name {
 			l.entries[i].State = state
+			l.entries[i].At = time.Now().UTC()
+			return l.saveLocked()
+		}
+	}
+	return fmt.Errorf("ledger: %q: %w", name, ErrNotOwned)
+}
+
+// NoteRelease records a cleanup's attempts to release name and, when
+// they failed, why (an empty reason clears it). The state is unchanged: a
+// name whose release failed is still minted, so reconcile releases it.
+func (l *Ledger) NoteRelease(name string, attempts int, reason string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.entries {
+		if l.entries[i].Name == name {
+			l.entries[i].ReleaseAttempts += attempts
+			l.entries[i].ReleaseError = reason
 			l.entries[i].At = time.Now().UTC()
 			return l.saveLocked()
 		}

@@ -230,6 +230,12 @@ type Crashed struct {
 	lock     *os.File
 }
 
+// Ledger opens the crashed run's ledger, for recording what its
+// reconciliation did (call it while holding the lock FindCrashed took).
+func (c Crashed) Ledger() (*Ledger, error) {
+	return openLedger(filepath.Join(c.Dir, "ledger.json"), c.RunID)
+}
+
 // Release drops the lock FindCrashed took.
 func (c Crashed) Release() {
 	if c.lock != nil {

@@ -398,3 +398,40 @@ func TestText(t *testing.T) {
 		t.Errorf("Text partial rune = %q", s)
 	}
 }
+
+// TestLedgerNotesAFailedRelease: a cleanup that could not release a name
+// records why and how often it tried; the name stays minted (reconcile
+// releases it), and a crashed run's ledger reads the note back.
+func TestLedgerNotesAFailedRelease(t *testing.T) {
+	s, base := mustOpen(t)
+	name, err := s.Reserve("0xaa", "k0.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetState(name, StateMinted); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NoteRelease(name, 4, "estimate gas: unexpected EOF"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.NoteRelease("qa-r-test-1-9", 1, "x"); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("note on a name not in the ledger: %v, want ErrNotOwned", err)
+	}
+	s.Abandon()
+	crashed, err := FindCrashed(base)
+	if err != nil || len(crashed) != 1 {
+		t.Fatalf("FindCrashed = %d, %v", len(crashed), err)
+	}
+	defer crashed[0].Release()
+	l, err := crashed[0].Ledger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := l.Entries()[0]
+	if e.State != StateMinted || e.ReleaseAttempts != 4 || e.ReleaseError != "estimate gas: unexpected EOF" {
+		t.Errorf("entry after a failed release: %+v", e)
+	}
+	if len(l.Unreleased()) != 1 {
+		t.Error("a name whose release failed is not listed as unreleased")
+	}
+}

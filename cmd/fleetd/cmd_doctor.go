@@ -30,6 +30,10 @@ type check struct {
 	warn   bool // a failed warning shows "!" and does not fail doctor: a fallback runs instead
 	detail string
 	fix    string
+
+	// nodeDown marks a check that failed only because the node did not
+	// answer: fleetd run starts degraded instead of refusing (firstFatalUp).
+	nodeDown bool
 }
 
 // Free space below which the data dir check fails (run records, outbox and
@@ -75,7 +79,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 		case errors.Is(err, chain.ErrWrongChain):
 			add(check{name: "rpc", fatal: true, detail: err.Error(), fix: "fix chain.chain_id, or chain.rpc if it points at the wrong network"})
 		case err != nil:
-			add(check{name: "rpc", fatal: true, detail: err.Error(), fix: "start the node, or fix chain.rpc (for a local chain: fleetd chain devnet)"})
+			add(check{name: "rpc", fatal: true, nodeDown: errors.Is(err, chain.ErrUnreachable), detail: err.Error(), fix: "start the node, or fix chain.rpc (for a local chain: fleetd chain devnet)"})
 		default:
 			cl = c
 			defer cl.Close()
@@ -94,7 +98,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	case cc.FeedbackLog == "":
 		add(check{name: "feedback log", fatal: true, detail: "chain.feedback_log is not set", fix: "deploy one (fleetd chain deploy --config F) and set chain.feedback_log to its address"})
 	case cl == nil:
-		skip("feedback log", "the node did not answer", true)
+		add(check{name: "feedback log", fatal: true, nodeDown: true, detail: "not checked: the node did not answer"})
 	default:
 		addr, _ := fleet.ParseAddress(cc.FeedbackLog) // validated at load
 		l := cl.FeedbackLog(addr)
@@ -466,6 +470,22 @@ func printChecks(w io.Writer, cs []check) (failed int) {
 		fmt.Fprintln(w, line)
 	}
 	return failed
+}
+
+// firstFatalUp is firstFatal for the daemon, which starts degraded while
+// its node is down: a check that failed only because the node did not answer
+// is not fatal there. down lists those checks.
+func firstFatalUp(cs []check) (bad check, fatal bool, down []check) {
+	for _, c := range cs {
+		switch {
+		case c.ok || !c.fatal:
+		case c.nodeDown:
+			down = append(down, c)
+		case !fatal:
+			bad, fatal = c, true
+		}
+	}
+	return bad, fatal, down
 }
 
 // firstFatal returns the first failed fatal check.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/spf13/cobra"
 )
@@ -33,7 +32,13 @@ says whether to retry:
   0  the run ran (done, budget exhausted or deadline reached)
   1  infrastructure: the node or the platform failed the run; retry later
   2  configuration: the config, the specialist or the target is wrong; do not retry
-  3  paused (the kill switch) or cancelled by it; retry after fleetd resume`,
+  3  paused (the kill switch) or cancelled by it; retry after fleetd resume
+  4  cancelled by SIGINT or SIGTERM: the run stopped at its next tool boundary,
+     cleaned up and wrote its footer; nothing is wrong, run it again when wanted
+Before it exits it posts what the outbox holds (up to 4 tries with backoff);
+entries the node still did not take are named on stderr, and a run that
+ran but left entries queued exits 1. At start it finishes what crashed runs
+left in the data dir: names released, keys swept, footers written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -53,52 +58,83 @@ says whether to retry:
 				return &exitError{code: exitPaused, err: ErrPaused}
 			}
 			defer env.Close()
-			if done, err := qatools.Reconcile(ctx, env.Env, a.sandboxDir()); err != nil {
-				logger.Warn("reconcile crashed runs", "err", err)
-			} else if len(done) > 0 {
-				fmt.Fprintf(a.stderr, "reconciled %d crashed run(s): names released, funds swept\n", len(done))
+			r := a.recoverCrashed(ctx, env, "fleetd probe")
+			if r.err != nil {
+				logger.Warn("recover crashed runs", "err", r.err)
+			}
+			r.say(a.app)
+			if ctx.Err() != nil {
+				return &exitError{code: exitCancelled, err: errors.New("cancelled by a signal before the run started")}
 			}
 			dial, _ := env.control.Dial()
 			fmt.Fprintf(a.stderr, "probe %s (dial %s)\n", p.Name, dial)
 			res, err := a.runSpecialist(ctx, env, p, runOptions{planner: planner, logger: logger, narrate: func(e fleet.TurnEvent) {
 				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 			}})
-			if err != nil && res.RunID == "" {
-				switch {
-				case errors.Is(err, ErrPaused):
-					return &exitError{code: exitPaused, err: err}
-				case errors.Is(err, chain.ErrUnreachable), errors.Is(err, context.Canceled):
-					return &exitError{code: exitInfra, err: err}
-				}
-				return &exitError{code: exitConfig, err: err}
-			}
-			fmt.Fprintf(a.stdout, "run %s: %s: %s\n", res.RunID, res.Outcome, res.Summary)
-			for _, f := range res.Findings {
-				fmt.Fprintf(a.stdout, "  finding %v fp=%v entry=%v\n", f["status"], f["fp"], f["entry_id"])
-			}
-			fmt.Fprintf(a.stdout, "turns %d, tool calls %d, refusals %d, findings %d, %dms\n",
-				res.Totals.Turns, res.Totals.ToolCalls, res.Totals.Refusals, res.Totals.Findings, res.Totals.DurationMS)
-			switch res.Outcome {
-			case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
-				return nil
-			case trajectory.OutcomeCancelled:
-				if paused, _ := env.control.Paused(); paused {
-					return &exitError{code: exitPaused, err: fmt.Errorf("run %s cancelled: %w", res.RunID, ErrPaused)}
-				}
-			}
-			if err == nil {
-				err = fmt.Errorf("run %s ended %s", res.RunID, res.Outcome)
-			}
-			return &exitError{code: exitInfra, err: err}
+			// What the node did not acknowledge is posted before the probe
+			// exits: a CronJob's data dir may not outlive the pod.
+			_, left, _ := a.postQueued(ctx, env)
+			return a.probeExit(ctx, env, res, err, left)
 		},
 	}
 	cmd.Flags().StringVar(&planner, "planner", "", "override the persona's planner: playbook, gemini or openai")
 	return cmd
 }
 
+// probeExit prints how the run ended and picks the exit status: cancelled
+// (a signal) before infrastructure, so a stopped probe is not retried as a
+// broken one; a run that ran but left findings queued is infrastructure,
+// since they are not on the log yet.
+func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.RunResult, err error, queued int) error {
+	cancelled := ctx.Err() != nil
+	if err != nil && res.RunID == "" {
+		switch {
+		case errors.Is(err, ErrPaused):
+			return &exitError{code: exitPaused, err: err}
+		case cancelled || errors.Is(err, context.Canceled):
+			return &exitError{code: exitCancelled, err: fmt.Errorf("cancelled by a signal before the run started: %w", err)}
+		case errors.Is(err, chain.ErrUnreachable):
+			return &exitError{code: exitInfra, err: err}
+		}
+		return &exitError{code: exitConfig, err: err}
+	}
+	fmt.Fprintf(a.stdout, "run %s: %s: %s\n", res.RunID, res.Outcome, res.Summary)
+	for _, f := range res.Findings {
+		fmt.Fprintf(a.stdout, "  finding %v fp=%v entry=%v\n", f["status"], f["fp"], f["entry_id"])
+	}
+	fmt.Fprintf(a.stdout, "turns %d, tool calls %d, refusals %d, findings %d, %dms\n",
+		res.Totals.Turns, res.Totals.ToolCalls, res.Totals.Refusals, res.Totals.Findings, res.Totals.DurationMS)
+	switch res.Outcome {
+	case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
+		if queued > 0 {
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %d outbox entr%s could not be posted: the node did not answer", res.RunID, res.Outcome, queued, plural1(queued, "y is", "ies are"))}
+		}
+		if err != nil { // the cleanup failed: names are still held
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s: %w", res.RunID, res.Outcome, err)}
+		}
+		return nil
+	case trajectory.OutcomeCancelled:
+		if paused, _ := env.control.Paused(); paused {
+			return &exitError{code: exitPaused, err: fmt.Errorf("run %s cancelled: %w", res.RunID, ErrPaused)}
+		}
+		if cancelled {
+			msg := fmt.Sprintf("run %s cancelled by a signal: it stopped at its next tool boundary and wrote its footer", res.RunID)
+			if err != nil {
+				return &exitError{code: exitCancelled, err: fmt.Errorf("%s; %w", msg, err)}
+			}
+			return &exitError{code: exitCancelled, err: errors.New(msg + "; its names are released and its keys swept")}
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("run %s ended %s", res.RunID, res.Outcome)
+	}
+	return &exitError{code: exitInfra, err: err}
+}
+
 // Exit statuses a Job controller can act on (fleetd probe documents them).
 const (
-	exitInfra  = 1 // retry later
-	exitConfig = 2 // do not retry
-	exitPaused = 3 // retry after fleetd resume
+	exitInfra     = 1 // retry later
+	exitConfig    = 2 // do not retry
+	exitPaused    = 3 // retry after fleetd resume
+	exitCancelled = 4 // stopped by SIGINT or SIGTERM: cleaned up; run again when wanted
 )

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/qatools"
@@ -30,7 +31,11 @@ the marker its funding transaction carries, derived again from the sponsor's
 secret, its names released and its balance swept back. Runs that started
 less than --older-than ago are left alone (they may be running elsewhere);
 it must exceed the longest run deadline. Idempotent; writes only releases
-and sweeps, at any dial.`,
+and sweeps (and funds a key that holds a name without the gas to release
+it), at any dial. Run records left without a footer by a process that died
+get a harness_error footer. A name whose release keeps failing is reported
+as still held, its key left funded for the next pass, and the exit status
+is 1 exactly when something is still held or could not be checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -40,7 +45,9 @@ and sweeps, at any dial.`,
 				return err
 			}
 			defer env.Close()
-			done, lerr := qatools.Reconcile(ctx, env.Env, a.sandboxDir())
+			rec := a.recoverCrashed(ctx, env, "fleetd reconcile")
+			lerr := rec.err
+			var held []string // what is still held, for the exit message
 			if env.poster != nil {
 				posted, left, ferr := env.poster.Flush(ctx)
 				if ferr != nil {
@@ -52,18 +59,34 @@ and sweeps, at any dial.`,
 						return err
 					}
 				}
+				if left > 0 {
+					held = append(held, fmt.Sprintf("%d outbox entries", left))
+				}
 			}
-			for _, c := range done {
-				if err := a.emit(asJSON, map[string]any{"run": c.RunID, "from": "data dir", "names": len(c.Names), "keys": len(c.KeyFiles)},
-					"%s  data dir: %d names released, %d keys swept", c.RunID, len(c.Names), len(c.KeyFiles)); err != nil {
+			for _, c := range rec.runs {
+				v := map[string]any{"run": c.RunID, "from": "data dir", "names": len(c.Released), "keys": c.Swept, "closed": c.Closed}
+				line := fmt.Sprintf("%s  data dir: %d names released, %d keys swept", c.RunID, len(c.Released), c.Swept)
+				if !c.Closed {
+					v["held"], v["error"] = c.Held, fmt.Sprint(c.Err)
+					line = fmt.Sprintf("%s  data dir: %d names released, %d keys swept; still held: %s (keys kept funded for the release): %v",
+						c.RunID, len(c.Released), c.Swept, strings.Join(c.Held, ", "), c.Err)
+					held = append(held, fmt.Sprintf("run %s (%d names)", c.RunID, len(c.Held)))
+				}
+				if err := a.emit(asJSON, v, "%s", line); err != nil {
+					return err
+				}
+			}
+			for _, id := range rec.footers {
+				if err := a.emit(asJSON, map[string]any{"run": id, "from": "data dir", "footer": "harness_error"},
+					"%s  run record closed with a recovery footer", id); err != nil {
 					return err
 				}
 			}
 			if !fromChain {
-				if len(done) == 0 && !asJSON {
+				if len(rec.runs) == 0 && len(rec.footers) == 0 && !asJSON {
 					fmt.Fprintln(a.stdout, "no crashed runs in", a.dataDir())
 				}
-				return lerr
+				return reconcileErr(held, lerr)
 			}
 			head, err := env.client.BlockNumber(ctx)
 			if err != nil {
@@ -82,21 +105,22 @@ and sweeps, at any dial.`,
 					stranded++
 				}
 				line := fmt.Sprintf("%s  chain: %d keys, %d names released, %s wei swept", s.Run, s.Keys, len(s.Released), s.Swept)
+				if len(s.Held) > 0 {
+					line += fmt.Sprintf("; still held: %s (keys kept funded for the release)", strings.Join(s.Held, ", "))
+					held = append(held, fmt.Sprintf("run %s (%d names)", s.Run, len(s.Held)))
+				}
 				if s.Skipped != "" {
 					line = fmt.Sprintf("%s  chain: skipped (%s)", s.Run, s.Skipped)
 				}
 				if err := a.emit(asJSON, map[string]any{"run": s.Run, "from": "chain", "keys": s.Keys, "released": s.Released,
-					"swept_wei": s.Swept.String(), "skipped": s.Skipped}, "%s", line); err != nil {
+					"held": s.Held, "swept_wei": s.Swept.String(), "skipped": s.Skipped}, "%s", line); err != nil {
 					return err
 				}
 			}
 			if !asJSON {
 				fmt.Fprintf(a.stdout, "blocks %d..%d: %d runs funded by the sponsor, %d held names or funds\n", from, head, len(found), stranded)
 			}
-			if lerr != nil || cerr != nil {
-				return fmt.Errorf("reconcile: %w", errors.Join(lerr, cerr))
-			}
-			return nil
+			return reconcileErr(held, errors.Join(lerr, cerr))
 		},
 	}
 	cmd.Flags().BoolVar(&fromChain, "from-chain", false, "also find crashed runs from the sponsor's funding transactions on chain")
@@ -104,6 +128,20 @@ and sweeps, at any dial.`,
 	cmd.Flags().DurationVar(&olderThan, "older-than", time.Hour, "with --from-chain: leave runs younger than this alone")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per run")
 	return cmd
+}
+
+// reconcileErr is reconcile's failure, naming what is still held, so its
+// exit status and its output agree: 1 exactly when something is left.
+func reconcileErr(held []string, err error) error {
+	switch {
+	case len(held) > 0 && err != nil:
+		return fmt.Errorf("reconcile: still held: %s; run fleetd reconcile again once the node answers: %w", strings.Join(held, "; "), err)
+	case len(held) > 0:
+		return fmt.Errorf("reconcile: still held: %s; run fleetd reconcile again once the node answers", strings.Join(held, "; "))
+	case err != nil:
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	return nil
 }
 
 // emit prints v as a JSON line, or the formatted text line.

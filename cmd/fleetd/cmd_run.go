@@ -29,11 +29,16 @@ SIGINT stops the triggers, cancels runs at their next tool boundary, lets
 them release their names and write their footers, flushes the outbox and
 exits within daemon.shutdown_timeout; a second signal exits at once.
 Before anything starts it runs fleetd doctor's checks and refuses to start,
-naming the check and its fix, when a fatal one fails (no config, a node that
-does not answer or is another chain, no FeedbackLog at chain.feedback_log,
-keys that do not load, an empty sponsor, a target URL outside fetch_allow, a
-missing corpus, a compiler that cannot be run, a data dir that cannot be
-written). Logs are JSON on stderr.`,
+naming the check and its fix, when a fatal one fails (no config, a node of
+another chain, no FeedbackLog at chain.feedback_log, keys that do not load,
+an empty sponsor, a target URL outside fetch_allow, a missing corpus, a
+compiler that cannot be run, a data dir that cannot be written). A node that
+does not answer is not fatal: the daemon starts degraded (console, /healthz,
+/metrics and /api/status serve; "node" in /api/status and fleetd_node_up in
+/metrics say it is down; no run starts), retries the node with backoff (1 s
+doubling to 30 s, with jitter; every 5 s while it answers) and, when it
+answers, reconciles crashed runs and posts the outbox before runs start
+again. Logs are JSON on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lv slog.Level
@@ -42,12 +47,16 @@ written). Logs are JSON on stderr.`,
 			}
 			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
 			ctx := cmd.Context()
-			if c, bad := firstFatal(a.doctor(ctx, nil)); bad {
+			c, bad, down := firstFatalUp(a.doctor(ctx, nil))
+			if bad {
 				msg := c.detail
 				if c.fix != "" {
 					msg += " (fix: " + c.fix + ")"
 				}
 				return &exitError{code: 2, err: fmt.Errorf("refusing to start: %s: %s; fleetd doctor --config %s lists every check", c.name, msg, a.configPath)}
+			}
+			for _, c := range down {
+				logger.Warn("the chain node does not answer: starting degraded", "check", c.name, "detail", c.detail, "fix", c.fix)
 			}
 			d, err := a.startDaemon(ctx, daemonOptions{logger: logger})
 			if err != nil {

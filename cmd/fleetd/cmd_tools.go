@@ -103,10 +103,10 @@ invalid arguments, 3 refused.`,
 			}
 			defer env.Close()
 			base := a.sandboxDir()
-			if done, err := qatools.Reconcile(ctx, env.Env, base); err != nil {
-				logger.Warn("reconcile crashed runs", "err", err)
-			} else if len(done) > 0 {
-				logger.Warn("reconciled crashed runs", "count", len(done))
+			if r := a.recoverCrashed(ctx, env, "fleetd tool call"); r.err != nil {
+				logger.Warn("recover crashed runs", "err", r.err)
+			} else if n := r.closed() + len(r.footers); n > 0 {
+				logger.Warn("recovered crashed runs", "sandboxes", r.closed(), "records", len(r.footers))
 			}
 			runID := sandbox.NewRunID(time.Now())
 			sb, err := sandbox.Open(base, runID)

@@ -15,8 +15,6 @@ import (
 	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
-	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
@@ -70,6 +68,8 @@ type daemon struct {
 	console  *console.Console // the operator's console (console.go)
 	personas atomic.Pointer[map[string]fleet.Persona]
 	started  time.Time
+	node     nodeState // the chain node up or down (node.go)
+	stopNode func()    // stops watchNode and waits for it
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
@@ -89,7 +89,10 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		return nil, err
 	}
 	d.setPersonas(personas)
-	if d.env, err = a.buildEnv(ctx, opts.logger); err != nil {
+	// The node is dialled lazily: a daemon whose node is down starts
+	// degraded (console, /healthz and /metrics serving, no run starting),
+	// retries the node and catches up when it answers (node.go).
+	if d.env, err = a.buildEnvWith(ctx, opts.logger, true); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -97,7 +100,11 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			d.env.Close()
 		}
 	}()
-	d.recoverCrashed(ctx)
+	if up, _ := d.checkNode(ctx); up {
+		d.recoverCrashed(ctx)
+	} else {
+		d.log.Warn("starting degraded: the chain node does not answer; it is retried with backoff and crashed runs are reconciled once it does")
+	}
 
 	dc := a.cfg.Daemon
 	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily.budget())
@@ -106,7 +113,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		Logger: opts.logger, OnEvent: d.onEvent,
 	})
 	tc := triggers.Config{
-		Specs: d.specs(personas), Starter: starter{d.runner}, StateDir: filepath.Join(a.dataDir(), "triggers"),
+		Specs: d.specs(personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
 		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
 	}
 	if d.env.client != nil {
@@ -116,6 +123,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			tc.FeedbackLog = d.env.Log.Address()
 		}
 	}
+	tc.Starter = starter{r: d.runner, node: &d.node}
 	if d.sched, err = triggers.New(tc); err != nil {
 		return nil, err
 	}
@@ -127,6 +135,10 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		return nil, err
 	}
 	d.sched.Start(ctx)
+	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() { defer close(watched); d.watchNode(wctx) }()
+	d.stopNode = func() { wcancel(); <-watched }
 	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
 	return d, nil
 }
@@ -135,25 +147,19 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // of every run whose process died (names released, funds swept), closes
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
-	base := d.a.sandboxDir()
-	done, err := qatools.Reconcile(ctx, d.env.Env, base)
-	if err != nil {
-		d.log.Error("reconcile crashed runs", "err", err)
+	r := d.a.recoverCrashed(ctx, d.env, "the daemon at start")
+	if r.err != nil {
+		d.log.Error("recover crashed runs", "err", r.err)
 	}
-	for _, c := range done {
-		d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Names))
+	for _, c := range r.runs {
+		if c.Closed {
+			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
+		} else {
+			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
+		}
 	}
-	files, _ := filepath.Glob(filepath.Join(d.a.dataDir(), trajectory.RunsDir, "*.jsonl"))
-	for _, f := range files {
-		s, err := trajectory.Summary(f)
-		if err != nil || s.Outcome != trajectory.OutcomeCrashed || sandbox.Live(base, s.RunID) {
-			continue
-		}
-		if ok, err := trajectory.Recover(f, "the process running it died; recovered at start"); err != nil {
-			d.log.Error("recover run record", "run_id", s.RunID, "err", err)
-		} else if ok {
-			d.log.Warn("closed a crashed run's record", "run_id", s.RunID)
-		}
+	for _, id := range r.footers {
+		d.log.Warn("closed a crashed run's record", "run_id", id)
 	}
 	if d.env.poster != nil {
 		if posted, left, err := d.env.poster.Flush(ctx); err != nil {
@@ -304,10 +310,18 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// starter adapts the runner to the triggers' Starter.
-type starter struct{ r *fleet.Runner }
+// starter adapts the runner to the triggers' Starter. While the chain
+// node is down nothing starts: a run would fail on fleetd's own network
+// and a finding about that would be noise.
+type starter struct {
+	r    *fleet.Runner
+	node *nodeState // nil: never gated
+}
 
 func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, bool, string) {
+	if s.node != nil && !s.node.Up() {
+		return nil, false, "the chain node is down"
+	}
 	done, ok, why := s.r.Start(specialist, reason)
 	if !ok {
 		return nil, false, why
@@ -333,7 +347,7 @@ func specsOf(ps []fleet.Persona) []triggers.Spec {
 func (d *daemon) status() httpapi.Status {
 	dial, _ := d.env.control.Dial()
 	paused, _ := d.env.control.Paused()
-	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started}
+	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.status()}
 	for name := range *d.personas.Load() {
 		finished, skipped := d.runner.Counts(name)
 		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
@@ -385,6 +399,9 @@ func (d *daemon) shutdown(timeout time.Duration) error {
 	}
 	if err := d.runner.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if d.stopNode != nil {
+		d.stopNode()
 	}
 	if d.env.poster != nil {
 		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)

@@ -67,6 +67,12 @@ func (a *app) warnLogger() *slog.Logger {
 // sponsor keys; the target's registry; the poster with its outbox; the
 // allowlisted fetcher. It needs target: and chain: in the config.
 func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, error) {
+	return a.buildEnvWith(ctx, logger, false)
+}
+
+// buildEnvWith is buildEnv; lazy dials the node lazily (chain.Options.Lazy):
+// the daemon starts while its node is down and waits for it.
+func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) (*fleetEnv, error) {
 	target, err := a.cfg.target()
 	if err != nil {
 		return nil, err
@@ -107,7 +113,7 @@ func (a *app) buildEnv(ctx context.Context, logger *slog.Logger) (*fleetEnv, err
 	if cc.RPC == "" {
 		return nil, errors.New("no RPC URL: set chain.rpc in the config")
 	}
-	opts := chain.Options{ChainID: cc.ChainID, Guard: guard, Logger: logger}
+	opts := chain.Options{ChainID: cc.ChainID, Guard: guard, Logger: logger, Lazy: lazy}
 	if cc.TimeoutSeconds > 0 {
 		opts.Timeout = time.Duration(cc.TimeoutSeconds * float64(time.Second))
 	}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/qafleet/fleetd/httpapi"
+)
+
+// How the daemon watches its chain node: every nodeCheckEvery while it
+// answers; while it is down, after nodeRetryMin, doubling to nodeRetryMax,
+// each wait plus up to half again of jitter.
+var (
+	nodeCheckEvery = 5 * time.Second
+	nodeRetryMin   = time.Second
+	nodeRetryMax   = 30 * time.Second
+)
+
+// nodeState is the daemon's view of its chain node (/api/status "node",
+// /metrics fleetd_node_up). While the node is down no run starts (starter):
+// a run would only fail on fleetd's own network.
+type nodeState struct {
+	mu      sync.Mutex
+	known   bool
+	up      bool
+	since   time.Time
+	err     string
+	outages int
+}
+
+// set records a check's result and reports whether the node was up before
+// and whether this check changed anything.
+func (n *nodeState) set(err error, now time.Time) (wasUp, changed bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	wasUp, up := n.up, err == nil
+	changed = !n.known || up != n.up
+	if changed {
+		n.since = now
+		if !up {
+			n.outages++
+		}
+	}
+	n.known, n.up = true, up
+	n.err = ""
+	if err != nil {
+		n.err = err.Error()
+	}
+	return wasUp, changed
+}
+
+// Up reports whether the node answered the last check.
+func (n *nodeState) Up() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.up
+}
+
+func (n *nodeState) status() *httpapi.Node {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return &httpapi.Node{Up: n.up, Since: n.since, Error: n.err, Outages: n.outages}
+}
+
+// checkNode asks the node once and records the answer; it returns whether
+// the node just came back (or answered for the first time after a start
+// without it), which is when the daemon catches up.
+func (d *daemon) checkNode(ctx context.Context) (up, back bool) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err := d.env.client.Ping(cctx)
+	cancel()
+	if ctx.Err() != nil {
+		return d.node.Up(), false
+	}
+	wasUp, changed := d.node.set(err, time.Now())
+	up = err == nil
+	d.metrics.SetNodeUp(up, changed && !up)
+	switch {
+	case changed && up:
+		d.log.Info("chain node answers", "rpc", publicURL(d.a.cfg.Chain.RPC))
+	case changed && !up:
+		d.log.Error("chain node down: no run starts until it answers", "rpc", publicURL(d.a.cfg.Chain.RPC), "err", err)
+	}
+	return up, up && !wasUp
+}
+
+// watchNode checks the node until ctx ends: on a schedule while it is up,
+// with backoff and jitter while it is down; when it comes back the daemon
+// catches up (crashed runs reconciled, records closed, the outbox posted).
+func (d *daemon) watchNode(ctx context.Context) {
+	wait := nodeRetryMin
+	for {
+		next := nodeCheckEvery
+		if !d.node.Up() {
+			next = wait + time.Duration(rand.Int64N(int64(wait)/2+1))
+			wait = min(wait*2, nodeRetryMax)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(next):
+		}
+		if up, back := d.checkNode(ctx); back {
+			d.recoverCrashed(ctx)
+		} else if up {
+			wait = nodeRetryMin
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package qatools
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/faultnet"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// viaProxy puts a fault proxy between the harness's tools and the node: the
+// Env's chain client and registry talk to the node through it.
+func (h *harness) viaProxy() *faultnet.Proxy {
+	h.t.Helper()
+	p, err := faultnet.Start(strings.TrimPrefix(h.chainURL, "http://"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { p.Close() })
+	guard, err := chain.NewGuard(chain.GuardConfig{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	guard.AddHook(DialHook(h.ctl, h.env.Log.Address(), h.sponsor.Address()))
+	c, err := chain.Dial(context.Background(), "http://"+p.Addr(), chain.Options{Guard: guard, Timeout: 2 * time.Second, ReceiptTimeout: 20 * time.Second})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(c.Close)
+	reg := h.env.Registry.Address()
+	h.client, h.env.Chain, h.env.Registry = c, c, c.Registry(reg)
+	h.env.Log = c.FeedbackLog(h.env.Log.Address())
+	return p
+}
+
+// releaseEstimate matches the gas estimate of a release(string) transaction:
+// failing it means the release is never sent.
+func releaseEstimate(req []byte) bool {
+	sel := chain.Selector("release(string)")
+	return bytes.Contains(req, []byte(`"eth_estimateGas"`)) && bytes.Contains(req, []byte(hex.EncodeToString(sel[:])))
+}
+
+// mintOne runs qa_create once in a fresh run and returns the run and the name.
+func (h *harness) mintOne(id string) (*Run, string) {
+	h.t.Helper()
+	run, reg := h.newRun(id, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+	out, err := h.call(reg, "qa_create", map[string]any{})
+	if err != nil || !out.Result.IsOK() {
+		h.t.Fatalf("qa_create: %v %v", out.Result, err)
+	}
+	return run, out.Result["name"].(string)
+}
+
+func (h *harness) balance(a fleet.Address) *big.Int {
+	h.t.Helper()
+	b, err := h.client.Balance(context.Background(), a)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return b
+}
+
+// TestCleanupRetriesAFailedRelease: the node truncates its answer to the
+// release's gas estimate once (issue 25: the name was left owned by a key
+// that cleanup then swept to zero, so it could never be released). Cleanup
+// retries the release, and only then sweeps the key.
+func TestCleanupRetriesAFailedRelease(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	p := h.viaProxy()
+	ctx := context.Background()
+	run, name := h.mintOne("r-20200101-000000-aaaaa1")
+	var cut atomic.Int32
+	p.SetRule(func(req []byte) faultnet.Fault {
+		if releaseEstimate(req) && cut.Add(1) == 1 {
+			return faultnet.Fault{Kind: faultnet.Truncate}
+		}
+		return faultnet.Fault{}
+	})
+	if err := CleanupRun(ctx, h.env, run); err != nil {
+		t.Fatalf("cleanup after one truncated answer: %v", err)
+	}
+	if p.Counts()[faultnet.Truncate] != 1 {
+		t.Fatalf("faults injected: %v, want one truncation", p.Counts())
+	}
+	if owner, _ := h.env.Registry.OwnerOf(ctx, name); !owner.IsZero() {
+		t.Errorf("%s still owned by %s after cleanup", name, owner)
+	}
+	key, _ := chain.DeriveThrowawayKey(h.sponsor, run.ID, 0)
+	if bal := h.balance(key.Address()); bal.Sign() != 0 {
+		t.Errorf("throwaway key holds %s wei after cleanup, want 0", bal)
+	}
+}
+
+// TestCleanupNeverSweepsAKeyHoldingAName: the release keeps failing. Cleanup
+// must not sweep the key that still owns the name (it would need gas to
+// release it later); it records the failure in the ledger and leaves the
+// sandbox for reconcile, which releases the name and then sweeps the key
+// once the node answers again.
+func TestCleanupNeverSweepsAKeyHoldingAName(t *testing.T) {
+	h := newHarness(t, fleet.Observe) // cleanup works at any dial
+	h.setDial(fleet.Exercise)
+	p := h.viaProxy()
+	ctx := context.Background()
+	run, name := h.mintOne("r-20200101-000000-aaaaa2")
+	h.setDial(fleet.Observe)
+	p.SetRule(func(req []byte) faultnet.Fault {
+		if releaseEstimate(req) {
+			return faultnet.Fault{Kind: faultnet.Reset}
+		}
+		return faultnet.Fault{}
+	})
+	err := CleanupRun(ctx, h.env, run)
+	if err == nil || !strings.Contains(err.Error(), name) {
+		t.Fatalf("cleanup with every release failing: %v, want an error naming %s", err, name)
+	}
+	if n := p.Counts()[faultnet.Reset]; n < 2 {
+		t.Errorf("the release was tried %d times, want retries", n)
+	}
+	key, _ := chain.DeriveThrowawayKey(h.sponsor, run.ID, 0)
+	if owner, _ := h.env.Registry.OwnerOf(ctx, name); owner != key.Address() {
+		t.Fatalf("%s owned by %s, want the run's key", name, owner)
+	}
+	if bal := h.balance(key.Address()); bal.Sign() == 0 {
+		t.Fatal("the key holding the name was swept to zero: the name can never be released")
+	}
+	base := filepath.Join(h.dataDir, "qa-sandbox")
+	crashed, err := sandbox.FindCrashed(base)
+	if err != nil || len(crashed) != 1 {
+		t.Fatalf("sandboxes left for reconcile: %d (%v), want 1", len(crashed), err)
+	}
+	e := crashed[0].Names[0]
+	crashed[0].Release()
+	if e.State != sandbox.StateMinted || e.ReleaseError == "" || e.ReleaseAttempts < 2 {
+		t.Errorf("ledger entry %+v: want minted with the release error and attempts recorded", e)
+	}
+
+	// Reconcile while the node still fails: it says the name is held.
+	res, err := Reconcile(ctx, h.env, base)
+	if err == nil || len(res) != 1 || len(res[0].Held) != 1 || res[0].Held[0] != name || res[0].Closed {
+		t.Fatalf("reconcile under faults: %+v, %v; want %s held and an error", res, err, name)
+	}
+	p.SetRule(nil)
+	res, err = Reconcile(ctx, h.env, base)
+	if err != nil || len(res) != 1 || len(res[0].Released) != 1 || len(res[0].Held) != 0 || !res[0].Closed {
+		t.Fatalf("reconcile after the faults: %+v, %v; want %s released and the run closed", res, err, name)
+	}
+	if owner, _ := h.env.Registry.OwnerOf(ctx, name); !owner.IsZero() {
+		t.Errorf("%s still owned by %s after reconcile", name, owner)
+	}
+	if bal := h.balance(key.Address()); bal.Sign() != 0 {
+		t.Errorf("key holds %s wei after reconcile, want 0", bal)
+	}
+}
+
+// TestReconcileTopsUpASweptKey: a name held by a key an older fleetd swept
+// to zero (the state issue 25 found). Reconcile, from the data dir and from
+// the chain, funds the key with what a release costs, releases the name and
+// sweeps the key to zero again, at the observe dial.
+func TestReconcileTopsUpASweptKey(t *testing.T) {
+	for _, from := range []string{"data dir", "chain"} {
+		t.Run(from, func(t *testing.T) {
+			h := newHarness(t, fleet.Exercise)
+			ctx := context.Background()
+			run, name := h.mintOne("r-20200101-000000-aaaaa3")
+			key, _ := chain.DeriveThrowawayKey(h.sponsor, run.ID, 0)
+			ctxClean := context.WithValue(ctx, cleanupKey{}, true)
+			if _, _, err := h.client.SweepAll(ctxClean, key, h.sponsor.Address()); err != nil {
+				t.Fatal(err)
+			}
+			if h.balance(key.Address()).Sign() != 0 {
+				t.Fatal("setup: the key is not empty")
+			}
+			run.Sandbox.Abandon() // the process died
+			h.setDial(fleet.Observe)
+			switch from {
+			case "data dir":
+				res, err := Reconcile(ctx, h.env, filepath.Join(h.dataDir, "qa-sandbox"))
+				if err != nil || len(res) != 1 || len(res[0].Released) != 1 {
+					t.Fatalf("reconcile: %+v, %v", res, err)
+				}
+			case "chain":
+				head, _ := h.client.BlockNumber(ctx)
+				got, err := ReconcileChain(ctx, h.env, 0, head, time.Hour, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+				if err != nil || len(got) != 1 || len(got[0].Released) != 1 || len(got[0].Held) != 0 || !got[0].Stranded() {
+					t.Fatalf("reconcile from the chain: %+v, %v", got, err)
+				}
+			}
+			if owner, _ := h.env.Registry.OwnerOf(ctx, name); !owner.IsZero() {
+				t.Errorf("%s still owned by %s", name, owner)
+			}
+			if bal := h.balance(key.Address()); bal.Sign() != 0 {
+				t.Errorf("key holds %s wei, want 0", bal)
+			}
+		})
+	}
+}
