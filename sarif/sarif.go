@@ -56,6 +56,10 @@ type Options struct {
 	// crash output is past the title), or "" when it is not known; nil
 	// means only titles are read.
 	Text func(fleet.Cluster) string
+	// Baseline returns a cluster's baselineState against an earlier run
+	// ("new", "unchanged", "updated" or "absent"; "" omits it): fleetd
+	// check says which findings the log already knew. nil omits it.
+	Baseline func(fleet.Cluster) string
 }
 
 // Render writes r as an indented SARIF 2.1.0 log.
@@ -184,6 +188,9 @@ func result(c fleet.Cluster, rule string, opt Options) Result {
 		text = opt.Text(c)
 	}
 	res.Locations = []Location{location(c, text, opt.Repo)}
+	if opt.Baseline != nil {
+		res.BaselineState = opt.Baseline(c)
+	}
 	return res
 }
 
@@ -342,6 +349,7 @@ type Result struct {
 	Locations           []Location        `json:"locations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
 	Suppressions        []Suppression     `json:"suppressions,omitempty"`
+	BaselineState       string            `json:"baselineState,omitempty"`
 	Properties          map[string]any    `json:"properties,omitempty"`
 }
 

@@ -122,6 +122,14 @@ func TestSARIFValidatesAgainstTheOfficialSchema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			validate(t, sch, render(t, r, opts()))
 			validate(t, sch, render(t, r, sarif.Options{}))
+			o := opts()
+			o.Baseline = func(c fleet.Cluster) string {
+				if c.Rank == 1 {
+					return "new"
+				}
+				return "unchanged"
+			}
+			validate(t, sch, render(t, r, o))
 		})
 	}
 }
