@@ -47,6 +47,8 @@ var kinds = []struct {
 	{regexp.MustCompile(`(?i)\bover plain http\b`), "mixed-content", "319"},
 	{regexp.MustCompile(`(?i)\bpublicly readable\b`), "exposed-file", "538"},
 	{regexp.MustCompile(`\bCORS\b`), "cors", "942"},
+	{regexp.MustCompile(`(?i)\bexposes [0-9]+ secret`), "exposed-secret", "200"},
+	{regexp.MustCompile(`(?i)\badmin function\b.*\bdoes not revert\b`), "access-control", "284"},
 	{regexp.MustCompile(`(?i)\bresource exhaustion\b|\bout of memory\b`), "resource-exhaustion", "400"},
 	{regexp.MustCompile(`(?i)\bcrash(es|ed)?\b|\bpanic\b`), "crash", ""},
 	{regexp.MustCompile(`(?i)\bhang(s)?\b`), "hang", ""},
