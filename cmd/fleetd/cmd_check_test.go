@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,9 +40,25 @@ func TestCheckOnTheTestbed(t *testing.T) {
 		}
 		return n
 	}
-	// The log knows what security and smoke find today, as after the
-	// service's runs.
-	for _, s := range []string{"security", "smoke"} {
+	// The recipe's own check line (docs/ci.md), on the testbed: its
+	// config, its output files, its specialists and --fail-on.
+	recipe, _ := ciCheckArgs(t)
+	dir := t.TempDir()
+	sarifFile, summaryFile := filepath.Join(dir, "fleetd.sarif"), filepath.Join(dir, "summary.md")
+	args := slices.Clone(recipe)
+	for i := range args {
+		switch {
+		case i > 0 && args[i-1] == "--config":
+			args[i] = f.config
+		case i > 0 && args[i-1] == "--sarif":
+			args[i] = sarifFile
+		case i > 0 && args[i-1] == "--summary":
+			args[i] = summaryFile
+		}
+	}
+	// The log knows what the recipe's specialists find today, as after
+	// the service's runs.
+	for _, s := range strings.Split(flagValue(recipe, "specialists"), ",") {
 		if out, stderr, code := run(t, "", "probe", s, "--config", f.config); code != 0 {
 			t.Fatalf("probe %s: exit %d\n%s%s", s, code, out, stderr)
 		}
@@ -50,12 +67,9 @@ func TestCheckOnTheTestbed(t *testing.T) {
 	if known == 0 {
 		t.Fatal("the probes posted nothing: the test would compare with an empty log")
 	}
-
-	dir := t.TempDir()
-	sarifFile, summaryFile := filepath.Join(dir, "fleetd.sarif"), filepath.Join(dir, "summary.md")
-	out, stderr, code := run(t, "", "check", "--config", f.config, "--specialists", "smoke,security", "--sarif", sarifFile, "--summary", summaryFile)
+	out, stderr, code := run(t, "", args...)
 	if code != 0 {
-		t.Fatalf("check with nothing new: exit %d\n%s\n%s", code, out, stderr)
+		t.Fatalf("%v with nothing new: exit %d\n%s\n%s", args, code, out, stderr)
 	}
 	t.Logf("check with nothing new:\n%s", out)
 	if !strings.Contains(out, ": 0 new, 0 regressed, ") || !strings.Contains(out, "PASS") {
@@ -82,6 +96,10 @@ func TestCheckOnTheTestbed(t *testing.T) {
 
 	// A new flaw: the compiler under test now crashes on known-good programs.
 	cfg, err := LoadConfig(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiler, err := os.ReadFile(cfg.Target.Compiler[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +161,14 @@ func TestCheckOnTheTestbed(t *testing.T) {
 	}
 	if out, stderr, code = run(t, "", "check", "--config", f.config, "--specialists", "smoke"); code != 0 || !strings.Contains(out, ": 0 new") {
 		t.Fatalf("check after --post: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// The fix lands: the crashes the log holds are no longer seen.
+	if err := os.WriteFile(cfg.Target.Compiler[0], compiler, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = run(t, "", "check", "--config", f.config, "--specialists", "smoke")
+	if code != 0 || !strings.Contains(out, ": 0 new") || strings.Count(out, "  no longer seen ") != len(fresh) {
+		t.Fatalf("check after the fix: exit %d, want 0 and %d no longer seen\n%s\n%s", code, len(fresh), out, stderr)
 	}
 }
 
