@@ -42,6 +42,11 @@ const FingerprintKey = "fleetdCluster/v1"
 // SourceRoot is the uriBaseId of file locations: the root of target.repo.
 const SourceRoot = "SRCROOT"
 
+// SurfaceRoot is the uriBaseId of a location that is neither a file nor a
+// URL: the surface's name stands as the artifact, because code scanning
+// refuses a result whose physical location has no URI.
+const SurfaceRoot = "FLEETD_SURFACE"
+
 // Options are what the report alone does not say.
 type Options struct {
 	// ToolVersion is fleetd's version, for tool.driver.version ("" omits it).
@@ -94,8 +99,9 @@ func Build(r fleet.Report, opt Options) Log {
 	if u, err := url.Parse(opt.RepoURL); opt.Repo && err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
 		run.VersionControlProvenance = []VersionControl{{RepositoryURI: u.String()}}
 	}
+	run.OriginalURIBaseIDs = map[string]ArtifactLocation{SurfaceRoot: {Description: &Message{Text: "the platform's surfaces, for findings about no file or URL"}}}
 	if opt.Repo {
-		run.OriginalURIBaseIDs = map[string]ArtifactLocation{SourceRoot: {Description: &Message{Text: "the root of target.repo"}}}
+		run.OriginalURIBaseIDs[SourceRoot] = ArtifactLocation{Description: &Message{Text: "the root of target.repo"}}
 	}
 	rules := map[string]*Rule{}
 	for _, c := range r.Clusters {
@@ -210,8 +216,8 @@ func message(c fleet.Cluster) string {
 }
 
 // location is where the cluster is: a file and line in target.repo when
-// the crash text names one, else the URL it is about, else its surface;
-// the surface is always the logical location.
+// the crash text names one, else the URL it is about, else its surface
+// (below SurfaceRoot); the surface is always the logical location.
 func location(c fleet.Cluster, text string, repo bool) Location {
 	surface := string(c.Surface)
 	if surface == "" {
@@ -231,6 +237,8 @@ func location(c fleet.Cluster, text string, repo bool) Location {
 	}
 	if u := targetURL(c, text); u != "" {
 		loc.PhysicalLocation = &PhysicalLocation{ArtifactLocation: ArtifactLocation{URI: u}}
+	} else {
+		loc.PhysicalLocation = &PhysicalLocation{ArtifactLocation: ArtifactLocation{URI: url.PathEscape(surface), URIBaseID: SurfaceRoot}}
 	}
 	return loc
 }

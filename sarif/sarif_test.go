@@ -193,6 +193,9 @@ func TestSARIFOneResultPerClusterWithRulesLevelsAndLocations(t *testing.T) {
 				x.Line = p.Region.StartLine
 			}
 		}
+		if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI == "" {
+			t.Errorf("result %d has no physical location URI: code scanning refuses it", i)
+		}
 		x.Logical = loc.LogicalLocations[0].Name
 		got = append(got, x)
 	}
@@ -200,10 +203,10 @@ func TestSARIFOneResultPerClusterWithRulesLevelsAndLocations(t *testing.T) {
 		{Rule: "CWE-79", Kind: "fail", Level: "error", FP: "00000000000000a1", URI: "http://127.0.0.1:8080/search?q=%3Cx%3E", Logical: "face"},
 		{Rule: "fleetd/compiler/crash", Kind: "fail", Level: "error", FP: "00000000000000a2", URI: "compiler/enum.go", Base: sarif.SourceRoot, Line: 42, Logical: "compiler"},
 		{Rule: "fleetd/docs/docs-contract", Kind: "fail", Level: "warning", FP: "00000000000000a3", URI: "http://127.0.0.1:8080/api/v1/names", Logical: "docs"},
-		{Rule: "fleetd/chain", Kind: "fail", Level: "note", FP: "00000000000000a4", Logical: "chain"},
-		{Rule: "fleetd/perf/latency", Kind: "pass", Level: "none", FP: "00000000000000a5", Logical: "perf"},
-		{Rule: "CWE-693", Kind: "fail", Level: "note", FP: "00000000000000a6", Logical: "headers", Suppressed: true},
-		{Rule: "fleetd/free-form", Kind: "fail", Level: "note", FP: "00000000000000a7", Logical: "free-form"},
+		{Rule: "fleetd/chain", Kind: "fail", Level: "note", FP: "00000000000000a4", URI: "chain", Base: sarif.SurfaceRoot, Logical: "chain"},
+		{Rule: "fleetd/perf/latency", Kind: "pass", Level: "none", FP: "00000000000000a5", URI: "perf", Base: sarif.SurfaceRoot, Logical: "perf"},
+		{Rule: "CWE-693", Kind: "fail", Level: "note", FP: "00000000000000a6", URI: "headers", Base: sarif.SurfaceRoot, Logical: "headers", Suppressed: true},
+		{Rule: "fleetd/free-form", Kind: "fail", Level: "note", FP: "00000000000000a7", URI: "free-form", Base: sarif.SurfaceRoot, Logical: "free-form"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("results (-want +got):\n%s", d)
