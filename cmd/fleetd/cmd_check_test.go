@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/triage"
 )
 
 // crashingCompiler stands for a new build of the testbed's compiler with a
@@ -169,6 +170,34 @@ func TestCheckOnTheTestbed(t *testing.T) {
 	out, stderr, code = run(t, "", "check", "--config", f.config, "--specialists", "smoke")
 	if code != 0 || !strings.Contains(out, ": 0 new") || strings.Count(out, "  no longer seen ") != len(fresh) {
 		t.Fatalf("check after the fix: exit %d, want 0 and %d no longer seen\n%s\n%s", code, len(fresh), out, stderr)
+	}
+
+	// The whole log's report as SARIF, from the specialists' real findings:
+	// valid, one result per cluster, and the same fingerprints twice.
+	var fps [2][]string
+	for i := range fps {
+		out := filepath.Join(dir, "report.sarif")
+		if _, stderr, code := run(t, "", "report", "--config", f.config, "--format", "sarif", "--out", out); code != 0 {
+			t.Fatalf("report --format sarif: exit %d\n%s", code, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		log := mustValidSARIF(t, b)
+		rep, err := triage.LoadReport(filepath.Join(cfg.DataDir, "reports"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Runs[0].Results) != len(rep.Clusters) || len(rep.Clusters) == 0 {
+			t.Fatalf("%d SARIF results for %d clusters", len(log.Runs[0].Results), len(rep.Clusters))
+		}
+		for j, r := range log.Runs[0].Results {
+			if r.PartialFingerprints["fleetdCluster/v1"] != rep.Clusters[j].ID {
+				t.Errorf("result %d: %v, cluster %s", j, r.PartialFingerprints, rep.Clusters[j].ID)
+			}
+			fps[i] = append(fps[i], r.PartialFingerprints["fleetdCluster/v1"])
+		}
+	}
+	if !slices.Equal(fps[0], fps[1]) {
+		t.Errorf("two reports of one log gave other fingerprints:\n%v\n%v", fps[0], fps[1])
 	}
 }
 
