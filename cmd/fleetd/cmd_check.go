@@ -355,6 +355,9 @@ func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address
 	entries := make([]chain.Entry, 0, len(found))
 	kept := make([]fleet.Finding, 0, len(found))
 	for _, f := range found {
+		if f.Surface == fleet.SurfaceFleet {
+			continue // about the fleet itself (a run over its budget), not the change under test
+		}
 		text, err := fleet.Format(f)
 		if err != nil {
 			continue // qa_report would have refused it too
