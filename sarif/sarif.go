@@ -178,6 +178,13 @@ func result(c fleet.Cluster, rule string, opt Options) Result {
 	if c.PR != nil {
 		res.Properties["pr"] = c.PR
 	}
+	if len(c.Places) > 0 {
+		places := make([]map[string]any, len(c.Places))
+		for i, p := range c.Places {
+			places[i] = map[string]any{"place": clean(p.Place, 300), "cluster": p.Cluster, "count": p.Count}
+		}
+		res.Properties["places"] = places
+	}
 	switch c.State {
 	case fleet.ClusterResolved:
 		// Fixed: the rule was evaluated and the problem is gone.

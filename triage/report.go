@@ -12,7 +12,8 @@ import (
 // maxSources bounds the sources listed per row.
 const maxSources = 20
 
-// Report ranks every cluster. now is the report's GeneratedAt; ranking does
+// Report ranks every cluster, one behaviour seen at several places folded
+// into one row (foldPlaces). now is the report's GeneratedAt; ranking does
 // not depend on it.
 func (e *Engine) Report(now time.Time) fleet.Report {
 	r := fleet.Report{
@@ -32,7 +33,10 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 		row, f := e.row(cl)
 		rows = append(rows, row)
 		first = append(first, f)
-		switch row.State {
+	}
+	rows, first = foldPlaces(rows, first)
+	for i := range rows {
+		switch rows[i].State {
 		case fleet.ClusterOpen:
 			r.Totals.Open++
 		case fleet.ClusterRegressed:

@@ -347,10 +347,7 @@ func triageLog(ctx context.Context, log *chain.FeedbackLog, cfg triage.Config, n
 func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address, found []fleet.Finding, sources []string, floor fleet.Severity, now time.Time) (comparison, error) {
 	var cmp comparison
 	cmp.head, cmp.clusters = e.Next(), len(before.Clusters)
-	known := make(map[string]fleet.Cluster, len(before.Clusters))
-	for _, c := range before.Clusters {
-		known[c.ID] = c
-	}
+	known := rowsByCluster(before)
 	base := e.Next()
 	entries := make([]chain.Entry, 0, len(found))
 	kept := make([]fleet.Finding, 0, len(found))
@@ -369,13 +366,20 @@ func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address
 		return cmp, fmt.Errorf("check: cluster the findings: %w", err)
 	}
 	after := e.Report(now)
+	afterRows := rowsByCluster(after)
 	rows := map[string]*checkRow{}
 	var order []string
 	cmp.texts, cmp.status = map[string]string{}, map[string]string{}
 	for i, f := range kept {
-		id, ok := e.ClusterOf(base + uint64(i))
+		member, ok := e.ClusterOf(base + uint64(i))
 		if !ok {
 			continue
+		}
+		// The report's row for it: a place of a folded behaviour counts
+		// as that behaviour (its row keeps the id of the place seen first).
+		id := member
+		if row, ok := afterRows[member]; ok {
+			id = row.ID
 		}
 		row := rows[id]
 		if row == nil {
@@ -425,6 +429,19 @@ func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address
 	}
 	slices.SortStableFunc(cmp.rows, func(x, y checkRow) int { return statusOrder(x.Status) - statusOrder(y.Status) })
 	return cmp, nil
+}
+
+// rowsByCluster maps every engine cluster id of r to its row: a row's own
+// id and, for a folded behaviour, each place's cluster.
+func rowsByCluster(r fleet.Report) map[string]fleet.Cluster {
+	m := make(map[string]fleet.Cluster, len(r.Clusters))
+	for _, c := range r.Clusters {
+		m[c.ID] = c
+		for _, p := range c.Places {
+			m[p.Cluster] = c
+		}
+	}
+	return m
 }
 
 func statusOrder(s string) int {

@@ -1,0 +1,209 @@
+package triage
+
+import (
+	"cmp"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// placeKeys are the repro arguments that say where a check looked: the
+// name a call went to, the name a page belongs to, the URL fetched. The
+// first one present is the place.
+var placeKeys = []string{"target", "name", "url"}
+
+// quoted matches a double-quoted word in a title.
+var quoted = regexp.MustCompile(`"([^"\s]{1,64})"`)
+
+// foldTitle bounds the part of a title a behaviour is read from: titles
+// are cut at maxTitle bytes, and a longer place name moves the cut.
+const foldTitle = 150
+
+// behaviour returns what a row's check saw, without where: its surface,
+// sources, state, repro tool and arguments other than the place, and its
+// title with the place masked and measurements (numbers not after "http",
+// "status" or "exit") masked. ok is false for a row that names no place
+// (or one too short to mask safely), an untrusted or free-form row, or a
+// row without a repro: those are never folded.
+func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
+	if !row.Trusted || row.FreeForm || row.Repro == nil {
+		return "", "", false
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(row.Repro.Args, &args) != nil {
+		return "", "", false
+	}
+	for _, k := range placeKeys {
+		raw, has := args[k]
+		if !has {
+			continue
+		}
+		if json.Unmarshal(raw, &place) != nil || len(place) < 3 {
+			return "", "", false
+		}
+		delete(args, k)
+		break
+	}
+	if place == "" || !strings.Contains(row.Title, place) {
+		return "", "", false // a title that does not name its place may describe anything
+	}
+	rest, err := json.Marshal(args) // map keys sorted: canonical
+	if err != nil {
+		return "", "", false
+	}
+	title := strings.ReplaceAll(row.Title, place, "\x00")
+	// A name quoted beside the URL it lives at ("bob" and .../bob/) is the
+	// place too.
+	for _, m := range quoted.FindAllStringSubmatch(title, 8) {
+		if len(m[1]) >= 3 && strings.Contains(place, m[1]) {
+			title = strings.ReplaceAll(title, m[0], "\x00")
+		}
+	}
+	title = maskMeasures(strings.ToLower(title))
+	if len(title) > foldTitle {
+		title = title[:foldTitle]
+	}
+	sources := slices.Clone(row.Sources)
+	slices.Sort(sources)
+	key = strings.Join([]string{string(row.Surface), strings.Join(sources, ","), string(row.State),
+		strings.ToLower(row.Repro.Tool), string(rest), title}, "\x01")
+	return key, place, true
+}
+
+// maskMeasures replaces the literals of a lowercased title by '#': a
+// number (a latency, a size, a count) unless it follows "http ", "status "
+// or "exit " (a status is the behaviour, a latency only a measurement),
+// and a hex literal (0x…, or 4+ hex digits with a digit: a token, a hash,
+// a secret). Other words with digits (p95, v2, sha256) are kept.
+func maskMeasures(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0 // s[last:] is not yet copied
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		ws, we := i, i+1
+		for ws > last && wordByte[s[ws-1]] {
+			ws--
+		}
+		for we < len(s) && wordByte[s[we]] {
+			we++
+		}
+		b.WriteString(s[last:ws])
+		w, head := s[ws:we], s[:ws]
+		whole, _ := literalWord(w)
+		allDigits := strings.Trim(w, "0123456789") == ""
+		switch {
+		case allDigits && (strings.HasSuffix(head, "http ") || strings.HasSuffix(head, "status ") || strings.HasSuffix(head, "exit ")):
+			b.WriteString(w)
+		case whole:
+			b.WriteByte('#')
+		default:
+			b.WriteString(w)
+		}
+		last, i = we, we-1
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// foldPlaces folds rows that are one behaviour seen at several places
+// (one check, the same reply or status shape, the same surface and state:
+// behaviour) into one row: the row of the place seen first, with every
+// place listed (Places), counts summed, the highest severity and score,
+// the union of sources and entries, and the other places' cluster ids in
+// Merged. A place that behaves differently has another key and stays its
+// own row. The engine's clusters are untouched (one per place, which is
+// what ClusterOf and corrections address); only the report ranks the
+// behaviour once, so the fix stage gets one work item for it.
+func foldPlaces(rows []fleet.Cluster, first []uint64) ([]fleet.Cluster, []uint64) {
+	type member struct {
+		i     int
+		place string
+	}
+	groups := map[string][]member{}
+	var keys []string
+	for i := range rows {
+		key, place, ok := behaviour(&rows[i])
+		if !ok {
+			continue
+		}
+		if _, seen := groups[key]; !seen {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], member{i, place})
+	}
+	drop := map[int]bool{}
+	for _, key := range keys {
+		ms := groups[key]
+		places := map[string]bool{}
+		for _, m := range ms {
+			places[m.place] = true
+		}
+		if len(places) < 2 {
+			continue // one place (its clusters differ otherwise): nothing to fold
+		}
+		slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(first[a.i], first[b.i]) })
+		lead := &rows[ms[0].i]
+		folded := *lead
+		folded.Places = nil
+		folded.Merged = slices.Clone(lead.Merged)
+		var entries []uint64
+		count := 0
+		for _, m := range ms {
+			r := &rows[m.i]
+			folded.Places = append(folded.Places, fleet.Place{Place: m.place, Cluster: r.ID, Count: r.Count, LastSeen: r.LastSeen})
+			count += r.Count
+			entries = append(entries, r.Entries...)
+			if m.i == ms[0].i {
+				continue
+			}
+			drop[m.i] = true
+			folded.Merged = append(folded.Merged, r.ID)
+			folded.Merged = append(folded.Merged, r.Merged...)
+			if r.Severity.Rank() > folded.Severity.Rank() {
+				folded.Severity = r.Severity
+			}
+			folded.Score = max(folded.Score, r.Score)
+			folded.Runs = max(folded.Runs, r.Runs)
+			folded.Untrusted += r.Untrusted
+			for _, s := range r.Sources {
+				if !slices.Contains(folded.Sources, s) {
+					folded.Sources = append(folded.Sources, s)
+				}
+			}
+			if r.FirstSeen.Before(folded.FirstSeen) {
+				folded.FirstSeen = r.FirstSeen
+			}
+			if r.LastSeen.After(folded.LastSeen) {
+				folded.LastSeen = r.LastSeen
+			}
+		}
+		slices.Sort(entries)
+		entries = slices.Compact(entries)
+		if len(entries) > maxFoldEntries {
+			entries = append(entries[:1], entries[len(entries)-maxFoldEntries+1:]...)
+		}
+		folded.Count, folded.Entries, folded.EntriesOmitted = count, entries, count-len(entries)
+		*lead = folded
+	}
+	if len(drop) == 0 {
+		return rows, first
+	}
+	outRows, outFirst := rows[:0], first[:0]
+	for i := range rows {
+		if !drop[i] {
+			outRows = append(outRows, rows[i])
+			outFirst = append(outFirst, first[i])
+		}
+	}
+	return outRows, outFirst
+}
+
+// maxFoldEntries bounds the entries a folded row lists: the first and the
+// latest.
+const maxFoldEntries = 12
