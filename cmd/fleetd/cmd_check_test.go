@@ -11,6 +11,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
+	"go.yaml.in/yaml/v3"
 )
 
 // crashingCompiler stands for a new build of the testbed's compiler with a
@@ -173,7 +174,21 @@ func TestCheckOnTheTestbed(t *testing.T) {
 	}
 
 	// The whole log's report as SARIF, from the specialists' real findings:
-	// valid, one result per cluster, and the same fingerprints twice.
+	// valid, one result per cluster, and the same fingerprints twice. With
+	// target.repo set, the compiler crash's output (in the entry, past its
+	// title) gives the file and line in the repository.
+	var doc map[string]any
+	raw, _ := os.ReadFile(f.config)
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["target"].(map[string]any)["repo"] = map[string]any{"url": t.TempDir(), "surfaces": []string{"compiler"}}
+	if raw, err = yaml.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.config, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var fps [2][]string
 	for i := range fps {
 		out := filepath.Join(dir, "report.sarif")
@@ -189,11 +204,21 @@ func TestCheckOnTheTestbed(t *testing.T) {
 		if len(log.Runs[0].Results) != len(rep.Clusters) || len(rep.Clusters) == 0 {
 			t.Fatalf("%d SARIF results for %d clusters", len(log.Runs[0].Results), len(rep.Clusters))
 		}
+		lines := 0
 		for j, r := range log.Runs[0].Results {
 			if r.PartialFingerprints["fleetdCluster/v1"] != rep.Clusters[j].ID {
 				t.Errorf("result %d: %v, cluster %s", j, r.PartialFingerprints, rep.Clusters[j].ID)
 			}
 			fps[i] = append(fps[i], r.PartialFingerprints["fleetdCluster/v1"])
+			if p := r.Locations[0].PhysicalLocation; p != nil && p.Region != nil {
+				if p.ArtifactLocation.URI != "compiler/emit.go" || p.ArtifactLocation.URIBaseID != "SRCROOT" || p.Region.StartLine != 88 || r.RuleID != "fleetd/compiler/crash" {
+					t.Errorf("result %d: location %+v line %d, rule %s", j, p.ArtifactLocation, p.Region.StartLine, r.RuleID)
+				}
+				lines++
+			}
+		}
+		if lines != len(fresh) {
+			t.Errorf("%d results with a file and line, want the %d compiler crashes", lines, len(fresh))
 		}
 	}
 	if !slices.Equal(fps[0], fps[1]) {
