@@ -15,6 +15,7 @@ import (
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/poster"
+	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sarif"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -77,12 +78,12 @@ func (r *checkResult) count(status string) int {
 // collector is qa_report's Reporter during a check: it keeps every finding
 // and, with --post, passes it on to the fleet's poster.
 type collector struct {
-	mu   sync.Mutex
-	post interface {
-		Report(context.Context, fleet.Finding) (poster.Result, error)
-	} // nil: hold
+	mu    sync.Mutex
+	post  qatools.Reporter // nil: hold
 	found []fleet.Finding
 }
+
+var _ qatools.Reporter = (*collector)(nil)
 
 func (c *collector) Report(ctx context.Context, f fleet.Finding) (poster.Result, error) {
 	if c.post != nil {
@@ -316,7 +317,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	return out, nil
 }
 
-// comparison is what compareWithLog found.
+// comparison is what compareFindings found.
 type comparison struct {
 	rows     []checkRow
 	head     uint64
