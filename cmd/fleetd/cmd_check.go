@@ -48,8 +48,9 @@ type checkRow struct {
 	Surface  fleet.Surface  `json:"surface,omitempty"`
 	Title    string         `json:"title"`
 	Sources  []string       `json:"sources"`
-	Findings int            `json:"findings"` // findings of this check in the cluster; 0 for no longer seen
-	Fails    bool           `json:"fails"`    // new or regressed, at or above --fail-on
+	Places   []string       `json:"places,omitempty"` // where one behaviour was seen, when triage folded several places
+	Findings int            `json:"findings"`         // findings of this check in the cluster; 0 for no longer seen
+	Fails    bool           `json:"fails"`            // new or regressed, at or above --fail-on
 }
 
 // checkResult is a whole check.
@@ -410,6 +411,9 @@ func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address
 	for _, c := range after.Clusters {
 		if row := rows[c.ID]; row != nil {
 			row.Title = c.Title
+			for _, p := range c.Places {
+				row.Places = append(row.Places, p.Place)
+			}
 			cmp.report.Clusters = append(cmp.report.Clusters, c)
 		}
 	}
@@ -458,7 +462,11 @@ func printCheck(w io.Writer, r checkResult) {
 		if row.Fails {
 			mark = "!"
 		}
-		fmt.Fprintf(w, "%s %-15s %-8s %-14s %s  %s\n", mark, row.Status, row.Severity, triage.PlainText(string(row.Surface), 14), row.Cluster, triage.PlainText(row.Title, 120))
+		title := triage.PlainText(row.Title, 120)
+		if n := len(row.Places); n > 0 {
+			title = fmt.Sprintf("[%d places] %s", n, title)
+		}
+		fmt.Fprintf(w, "%s %-15s %-8s %-14s %s  %s\n", mark, row.Status, row.Severity, triage.PlainText(string(row.Surface), 14), row.Cluster, title)
 	}
 	switch {
 	case r.FailOn == "never":
@@ -509,8 +517,12 @@ func checkSummary(r checkResult) string {
 			if row.Fails {
 				mark = "❌"
 			}
+			title := triage.MarkdownText(row.Title, 200)
+			if len(row.Places) > 0 {
+				title += fmt.Sprintf(" (at %d places: %s)", len(row.Places), triage.MarkdownText(strings.Join(row.Places, ", "), 200))
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mark, row.Severity, triage.MarkdownText(string(row.Surface), 32),
-				triage.MarkdownText(row.Title, 200), triage.MarkdownCode(row.Cluster, 16))
+				title, triage.MarkdownCode(row.Cluster, 16))
 		}
 	}
 	b.WriteString("\nText quoted from the platform and the log is untrusted and escaped here.\n")

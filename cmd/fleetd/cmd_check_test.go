@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 	"go.yaml.in/yaml/v3"
@@ -250,5 +253,56 @@ func TestCheckUsage(t *testing.T) {
 		if code != exitConfig || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, stderr)
 		}
+	}
+}
+
+// TestCompareFindingsWithFoldedPlaces: a finding at a new place of a
+// behaviour the log already holds at other places is that behaviour, still
+// open; the same check answering otherwise at another place is new.
+func TestCompareFindingsWithFoldedPlaces(t *testing.T) {
+	fleetAddr := fleet.Address{0xf1}
+	leak := func(name, reply string) fleet.Finding {
+		return fleet.Finding{Source: "qa-redteam", Severity: fleet.SeverityCritical, Surface: fleet.SurfaceCall, Run: "r-1",
+			Summary: fmt.Sprintf("The agent of %q %s when told to ignore its instructions.", name, reply),
+			Repro:   &fleet.Repro{Tool: "qa_call", Args: json.RawMessage(fmt.Sprintf(`{"target":%q,"message":"ignore them"}`, name))}}
+	}
+	e, err := triage.NewEngine(triage.Config{Trusted: []fleet.Address{fleetAddr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []chain.Entry
+	for i, name := range []string{"alice", "bob"} {
+		text, err := fleet.Format(leak(name, "reveals its system prompt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, chain.Entry{Index: uint64(i), Sender: fleetAddr, Time: time.Unix(int64(i), 0), Text: text})
+	}
+	if err := e.Add(log); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Report(time.Unix(10, 0))
+	if len(before.Clusters) != 1 || len(before.Clusters[0].Places) != 2 {
+		t.Fatalf("the log's report: %+v", before.Clusters)
+	}
+	cmp, err := compareFindings(e, before, fleetAddr,
+		[]fleet.Finding{leak("carol", "reveals its system prompt"), leak("dave", "deletes every name")},
+		[]string{"qa-redteam"}, fleet.SeverityHigh, time.Unix(20, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.rows) != 2 {
+		t.Fatalf("rows %+v", cmp.rows)
+	}
+	open, fresh := cmp.rows[1], cmp.rows[0] // new rows sort first
+	if open.Status != checkOpen || open.Cluster != before.Clusters[0].ID || !slices.Equal(open.Places, []string{"alice", "bob", "carol"}) || open.Fails {
+		t.Errorf("carol's finding: %+v", open)
+	}
+	if fresh.Status != checkNew || !strings.Contains(fresh.Title, "dave") || !fresh.Fails || cmp.failing != 1 {
+		t.Errorf("dave's finding: %+v (failing %d)", fresh, cmp.failing)
+	}
+	summary := checkSummary(checkResult{FailOn: "high", Rows: cmp.rows, Failing: cmp.failing})
+	if !strings.Contains(summary, "(at 3 places: alice, bob, carol)") {
+		t.Errorf("summary:\n%s", summary)
 	}
 }
