@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"regexp"
@@ -24,16 +25,40 @@ const foldTitle = 150
 
 // behaviour returns what a row's check saw, without where: its surface,
 // sources, state, repro tool and arguments other than the place, and its
-// title with the place masked and measurements (numbers not after "http",
-// "status" or "exit") masked. ok is false for a row that names no place
-// (or one too short to mask safely), an untrusted or free-form row, or a
-// row without a repro: those are never folded.
+// title with the place masked and measurements masked (maskMeasures). ok is
+// false for a row that names no place (or one too short to mask safely),
+// an untrusted or free-form row, or a row without a repro: those are never
+// folded.
 func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
 	if !row.Trusted || row.FreeForm || row.Repro == nil {
 		return "", "", false
 	}
+	core, place, ok := behaviourCore(row.Title, row.Repro)
+	if !ok {
+		return "", "", false
+	}
+	return behaviourKey(core, row), place, true
+}
+
+// behaviourKey adds to a row's core behaviour what may change from one
+// report to the next: its state and sources.
+func behaviourKey(core string, row *fleet.Cluster) string {
+	sources := row.Sources
+	if len(sources) > 1 {
+		sources = slices.Clone(sources)
+		slices.Sort(sources)
+	}
+	return core + "\x01" + string(row.State) + "\x01" + strings.Join(sources, ",")
+}
+
+// behaviourCore is the part of behaviour fixed by a cluster's title and
+// repro, which change rarely: Engine.Report keeps it per cluster.
+func behaviourCore(title string, repro *fleet.Repro) (core, place string, ok bool) {
+	if !placeKeyIn(repro.Args) {
+		return "", "", false // most repros: no allocation
+	}
 	var args map[string]json.RawMessage
-	if json.Unmarshal(row.Repro.Args, &args) != nil {
+	if json.Unmarshal(repro.Args, &args) != nil {
 		return "", "", false
 	}
 	for _, k := range placeKeys {
@@ -47,30 +72,66 @@ func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
 		delete(args, k)
 		break
 	}
-	if place == "" || !strings.Contains(row.Title, place) {
+	if place == "" || !strings.Contains(title, place) {
 		return "", "", false // a title that does not name its place may describe anything
 	}
 	rest, err := json.Marshal(args) // map keys sorted: canonical
 	if err != nil {
 		return "", "", false
 	}
-	title := strings.ReplaceAll(row.Title, place, "\x00")
+	t := strings.ReplaceAll(title, place, "\x00")
 	// A name quoted beside the URL it lives at ("bob" and .../bob/) is the
 	// place too.
-	for _, m := range quoted.FindAllStringSubmatch(title, 8) {
+	for _, m := range quoted.FindAllStringSubmatch(t, 8) {
 		if len(m[1]) >= 3 && strings.Contains(place, m[1]) {
-			title = strings.ReplaceAll(title, m[0], "\x00")
+			t = strings.ReplaceAll(t, m[0], "\x00")
 		}
 	}
-	title = maskMeasures(strings.ToLower(title))
-	if len(title) > foldTitle {
-		title = title[:foldTitle]
+	t = maskMeasures(strings.ToLower(t))
+	if len(t) > foldTitle {
+		t = t[:foldTitle]
 	}
-	sources := slices.Clone(row.Sources)
-	slices.Sort(sources)
-	key = strings.Join([]string{string(row.Surface), strings.Join(sources, ","), string(row.State),
-		strings.ToLower(row.Repro.Tool), string(rest), title}, "\x01")
-	return key, place, true
+	return strings.ToLower(repro.Tool) + "\x01" + string(rest) + "\x01" + t, place, true
+}
+
+// placeKeyIn reports whether args may hold a place argument: a quick
+// look for the quoted key before any decoding.
+func placeKeyIn(args []byte) bool {
+	for _, k := range placeKeys {
+		if bytes.Contains(args, []byte(`"`+k+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldMemo is a cluster's behaviourCore, kept while its title and repro
+// stay the ones it was computed from.
+type foldMemo struct {
+	title       string
+	repro       *fleet.Repro
+	core, place string
+	ok          bool
+}
+
+// behaviourOf is behaviour for the row of cluster c, its core computed
+// once per title and repro.
+func (e *Engine) behaviourOf(c int32, row *fleet.Cluster) (key, place string, ok bool) {
+	if !row.Trusted || row.FreeForm || row.Repro == nil {
+		return "", "", false
+	}
+	if int(c) >= len(e.foldMemo) {
+		e.foldMemo = slices.Grow(e.foldMemo, len(e.clusters)-len(e.foldMemo))[:len(e.clusters)]
+	}
+	m := &e.foldMemo[c]
+	if m.repro != row.Repro || m.title != row.Title {
+		m.title, m.repro = row.Title, row.Repro
+		m.core, m.place, m.ok = behaviourCore(row.Title, row.Repro)
+	}
+	if !m.ok {
+		return "", "", false
+	}
+	return behaviourKey(m.core, row), m.place, true
 }
 
 // maskMeasures replaces the literals of a lowercased title by '#': a
@@ -120,7 +181,10 @@ func maskMeasures(s string) string {
 // own row. The engine's clusters are untouched (one per place, which is
 // what ClusterOf and corrections address); only the report ranks the
 // behaviour once, so the fix stage gets one work item for it.
-func foldPlaces(rows []fleet.Cluster, first []uint64) ([]fleet.Cluster, []uint64) {
+//
+// behaviourOf returns rows[i]'s behaviour (behaviour, or the Engine's memo
+// of it).
+func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (key, place string, ok bool)) ([]fleet.Cluster, []uint64) {
 	type member struct {
 		i     int
 		place string
@@ -128,7 +192,7 @@ func foldPlaces(rows []fleet.Cluster, first []uint64) ([]fleet.Cluster, []uint64
 	groups := map[string][]member{}
 	var keys []string
 	for i := range rows {
-		key, place, ok := behaviour(&rows[i])
+		key, place, ok := behaviourOf(i)
 		if !ok {
 			continue
 		}

@@ -35,7 +35,7 @@ func FuzzFoldPlaces(f *testing.F) {
 			first = append(first, uint64(i))
 			total += i + 1
 		}
-		out, outFirst := foldPlaces(rows, first)
+		out, outFirst := foldPlaces(rows, first, func(i int) (string, string, bool) { return behaviour(&rows[i]) })
 		if len(out) != len(outFirst) || len(out) == 0 {
 			t.Fatalf("%d rows, %d firsts", len(out), len(outFirst))
 		}

@@ -25,6 +25,7 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 	}
 	rows := make([]fleet.Cluster, 0, len(e.clusters))
 	first := make([]uint64, 0, len(e.clusters))
+	of := make([]int32, 0, len(e.clusters)) // row -> cluster
 	for c := range e.clusters {
 		cl := &e.clusters[c]
 		if e.parent[c] != int32(c) {
@@ -33,8 +34,9 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 		row, f := e.row(cl)
 		rows = append(rows, row)
 		first = append(first, f)
+		of = append(of, int32(c))
 	}
-	rows, first = foldPlaces(rows, first)
+	rows, first = foldPlaces(rows, first, func(i int) (string, string, bool) { return e.behaviourOf(of[i], &rows[i]) })
 	for i := range rows {
 		switch rows[i].State {
 		case fleet.ClusterOpen:
