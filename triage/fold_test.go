@@ -120,6 +120,10 @@ func TestFoldOneBehaviourAtSeveralPlaces(t *testing.T) {
 	if d := cmp.Diff(r, e2.Report(t0.Add(time.Hour))); d != "" {
 		t.Errorf("two engines over one log disagree:\n%s", d)
 	}
+	// and the same engine asked again (its memo of behaviours in use).
+	if d := cmp.Diff(r, e.Report(t0.Add(time.Hour))); d != "" {
+		t.Errorf("a second report of one engine differs:\n%s", d)
+	}
 }
 
 // TestFoldKeepsCorrectedAndUntrustedPlacesApart: a place marked a false
