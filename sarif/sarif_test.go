@@ -282,10 +282,12 @@ func TestClassOfKnownKinds(t *testing.T) {
 		"Public URL http://127.0.0.1:1/.env (HTTP 200) exposes 1 secret(s): hex private key": "CWE-200",
 		"Admin function adminBurn(string[]) does not revert when called by a fresh address":  "CWE-284",
 		"CORS on 127.0.0.1:1 reflects the foreign Origin":                                    "CWE-942",
+		"Spoofed identity: the call endpoint trusts a client-supplied identity header":       "CWE-290",
+		"The call endpoint answers HTTP 500 and leaks internals: stack trace `panic: x`":     "CWE-209",
 		"Open redirect (CWE-601): parameter \"next\" of http://x/ sends the browser away":    "CWE-601",
 		"Compiler resource exhaustion (out of memory): boom":                                 "CWE-400",
 		"Compiler hang: a 12-byte input does not finish":                                     "fleetd/compiler/hang",
-		"The exchange rate changed":                                                          "fleetd/compiler",
+		"The exchange rate changed": "fleetd/compiler",
 	} {
 		r := fleet.Report{Clusters: []fleet.Cluster{{ID: "0000000000000001", Severity: fleet.SeverityHigh, Surface: fleet.SurfaceCompiler, State: fleet.ClusterOpen, Trusted: true, Title: title}}}
 		if got := sarif.Build(r, sarif.Options{}).Runs[0].Results[0].RuleID; got != want {
