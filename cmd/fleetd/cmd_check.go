@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,6 +141,15 @@ under the stored dial (observe writes nothing anywhere). Exit status:
 			names, floor, err := a.checkFlags(specs, failOn)
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
+			}
+			// Output paths are checked before minutes of runs, not after.
+			for flag, path := range map[string]string{"--sarif": sarifOut, "--summary": summaryOut} {
+				if path == "" {
+					continue
+				}
+				if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+					return &exitError{code: exitConfig, err: fmt.Errorf("%s %s: its directory does not exist", flag, path)}
+				}
 			}
 			res, err := a.runCheck(cmd.Context(), names, floor, post)
 			if err != nil {

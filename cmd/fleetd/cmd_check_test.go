@@ -247,6 +247,7 @@ func TestCheckUsage(t *testing.T) {
 		{[]string{"--specialists", ","}, "at least one"},
 		{[]string{"--bogus"}, "unknown flag"},
 		{[]string{"extra"}, "unknown command"},
+		{[]string{"--sarif", "/nonexistent-dir/x.sarif"}, "its directory does not exist"},
 		{nil, "no target"}, // the config has no target: section
 	} {
 		_, stderr, code := run(t, "", append([]string{"check", "--config", cfg}, tc.args...)...)
