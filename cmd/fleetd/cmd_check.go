@@ -128,8 +128,8 @@ under the stored dial (observe writes nothing anywhere). Exit status:
   0  nothing new or regressed at or above --fail-on
   1  a new or regressed finding at or above --fail-on; or the node, the
      platform or a file failed the check
-  2  usage: a bad flag, specialist or severity, or a config without a target
-     or a feedback log
+  2  usage: a bad flag, specialist or severity, an output file whose
+     directory does not exist, or a config without a target or a feedback log
   3  paused (the kill switch)`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.NoArgs(cmd, args); err != nil {
