@@ -160,16 +160,18 @@
 // Engine.Report folds the rows that are one behaviour at several places
 // into one (foldPlaces). A row's place is the first of its repro's
 // "target", "name" or "url" arguments; its behaviour is its surface,
-// sources, state, repro tool, the repro's other arguments, and its title
+// sources, repro tool, the repro's other arguments, and its title
 // with the place (and a quoted name the place URL contains) masked, and
 // numbers masked except a status or exit code (maskMeasures: a latency is
 // a measurement, HTTP 500 against HTTP 404 is another behaviour). Rows with
 // one behaviour at two or more places become the row of the place seen
 // first, listing fleet.Cluster.Places (each place, its cluster, its count),
 // with counts summed, the highest severity and score, and the other
-// places' ids in Merged; it is ranked once and WorkItems gives it once.
-// Untrusted, free-form and repro-less rows never fold, nor do rows in
-// different states (a place marked a false positive leaves the fold).
+// places' ids in Merged; it is ranked once and WorkItems gives it once. A
+// correction of any place's entry is a correction of the behaviour, the
+// latest applying (foldState): a false positive sticks when the behaviour
+// shows up at a new place, a resolution regresses when any place is
+// reported after it. Untrusted, free-form and repro-less rows never fold.
 //
 // # Reports
 //

@@ -24,7 +24,7 @@ var quoted = regexp.MustCompile(`"([^"\s]{1,64})"`)
 const foldTitle = 150
 
 // behaviour returns what a row's check saw, without where: its surface,
-// sources, state, repro tool and arguments other than the place, and its
+// sources, repro tool and arguments other than the place, and its
 // title with the place masked and measurements masked (maskMeasures). ok is
 // false for a row that names no place (or one too short to mask safely),
 // an untrusted or free-form row, or a row without a repro: those are never
@@ -40,15 +40,16 @@ func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
 	return behaviourKey(core, row), place, true
 }
 
-// behaviourKey adds to a row's core behaviour what may change from one
-// report to the next: its state and sources.
+// behaviourKey adds to a row's core behaviour its surface and its sources
+// (which may grow from one report to the next). Not its state: a
+// correction on one place is a correction of the behaviour (foldState).
 func behaviourKey(core string, row *fleet.Cluster) string {
 	sources := row.Sources
 	if len(sources) > 1 {
 		sources = slices.Clone(sources)
 		slices.Sort(sources)
 	}
-	return core + "\x01" + string(row.State) + "\x01" + strings.Join(sources, ",")
+	return string(row.Surface) + "\x01" + core + "\x01" + strings.Join(sources, ",")
 }
 
 // behaviourCore is the part of behaviour fixed by a cluster's title and
@@ -173,23 +174,20 @@ func maskMeasures(s string) string {
 }
 
 // foldPlaces folds rows that are one behaviour seen at several places
-// (one check, the same reply or status shape, the same surface and state:
-// behaviour) into one row: the row of the place seen first, with every
-// place listed (Places), counts summed, the highest severity and score,
-// the union of sources and entries, and the other places' cluster ids in
-// Merged. A place that behaves differently has another key and stays its
-// own row. The engine's clusters are untouched (one per place, which is
-// what ClusterOf and corrections address); only the report ranks the
-// behaviour once, so the fix stage gets one work item for it.
+// (one check, the same reply or status shape, the same surface: behaviour)
+// into one row: the row of the place seen first, with every place listed
+// (Places), counts summed, the highest severity and score, the union of
+// sources and entries, the other places' cluster ids in Merged, and the
+// state the latest correction of any place gave (foldState). A place that
+// behaves differently has another key and stays its own row. The engine's
+// clusters are untouched (one per place: what ClusterOf and corrections
+// address); only the report ranks the behaviour once, so the fix stage
+// gets one work item for it.
 //
 // behaviourOf returns rows[i]'s behaviour (behaviour, or the Engine's memo
 // of it).
 func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (key, place string, ok bool)) ([]fleet.Cluster, []uint64) {
-	type member struct {
-		i     int
-		place string
-	}
-	groups := map[string][]member{}
+	groups := map[string][]foldMember{}
 	var keys []string
 	for i := range rows {
 		key, place, ok := behaviourOf(i)
@@ -199,7 +197,7 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 		if _, seen := groups[key]; !seen {
 			keys = append(keys, key)
 		}
-		groups[key] = append(groups[key], member{i, place})
+		groups[key] = append(groups[key], foldMember{i, place})
 	}
 	drop := map[int]bool{}
 	for _, key := range keys {
@@ -211,7 +209,7 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 		if len(places) < 2 {
 			continue // one place (its clusters differ otherwise): nothing to fold
 		}
-		slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(first[a.i], first[b.i]) })
+		slices.SortFunc(ms, func(a, b foldMember) int { return cmp.Compare(first[a.i], first[b.i]) })
 		lead := &rows[ms[0].i]
 		folded := *lead
 		folded.Places = nil
@@ -253,6 +251,7 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 			entries = append(entries[:1], entries[len(entries)-maxFoldEntries+1:]...)
 		}
 		folded.Count, folded.Entries, folded.EntriesOmitted = count, entries, count-len(entries)
+		folded.State, folded.Correction = foldState(rows, ms)
 		*lead = folded
 	}
 	if len(drop) == 0 {
@@ -266,6 +265,40 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 		}
 	}
 	return outRows, outFirst
+}
+
+// foldMember is a row of a fold group: its index and its place.
+type foldMember struct {
+	i     int
+	place string
+}
+
+// foldState is a folded row's state: a correction of any place is a
+// correction of the behaviour, the latest one applying (a dismissal sticks
+// when the behaviour shows up at a new place). With none, the row is open;
+// after a false positive it stays one; after a resolution it is regressed
+// when any place was reported after the resolution entry, else resolved.
+func foldState(rows []fleet.Cluster, ms []foldMember) (fleet.ClusterState, *uint64) {
+	var latest *fleet.Cluster
+	for _, m := range ms {
+		r := &rows[m.i]
+		if r.Correction != nil && (latest == nil || *r.Correction > *latest.Correction) {
+			latest = r
+		}
+	}
+	if latest == nil {
+		return fleet.ClusterOpen, nil
+	}
+	at := *latest.Correction
+	if latest.State == fleet.ClusterFalsePositive {
+		return fleet.ClusterFalsePositive, &at
+	}
+	for _, m := range ms {
+		if e := rows[m.i].Entries; len(e) > 0 && e[len(e)-1] > at {
+			return fleet.ClusterRegressed, &at
+		}
+	}
+	return fleet.ClusterResolved, &at
 }
 
 // maxFoldEntries bounds the entries a folded row lists: the first and the

@@ -126,30 +126,63 @@ func TestFoldOneBehaviourAtSeveralPlaces(t *testing.T) {
 	}
 }
 
-// TestFoldKeepsCorrectedAndUntrustedPlacesApart: a place marked a false
-// positive leaves the fold; untrusted reports never fold.
-func TestFoldKeepsCorrectedAndUntrustedPlacesApart(t *testing.T) {
+// TestFoldCorrectionsApplyToTheBehaviour: a correction of any place is a
+// correction of the folded row, the latest applying; a false positive
+// sticks when the behaviour shows up at a new place; a resolution regresses
+// when any place is reported after it. Untrusted reports never fold.
+func TestFoldCorrectionsApplyToTheBehaviour(t *testing.T) {
+	fp := func(ref int) string {
+		return fmt.Sprintf("qa/v1 source=qa-operator sev=meta surface=fleet kind=false-positive ref=%d\nthe agents print a decoy prompt", ref)
+	}
+	resolved := func(ref int) string {
+		return fmt.Sprintf("qa/v1 source=qa-fixer sev=meta surface=fleet kind=resolution ref=%d\nfixed in the shared prompt template", ref)
+	}
+	only := func(r fleet.Report) fleet.Cluster {
+		t.Helper()
+		var folded []fleet.Cluster
+		for _, row := range r.Clusters {
+			if len(row.Places) > 0 {
+				folded = append(folded, row)
+			}
+		}
+		if len(folded) != 1 {
+			t.Fatalf("%d folded rows: %+v", len(folded), r.Clusters)
+		}
+		return folded[0]
+	}
+
 	e := MustEngine(t, Config{})
 	mustAdd(t, e, entries(0, fleetAddr, agentLeak("alice"), agentLeak("bob"), agentLeak("carol")))
-	mustAdd(t, e, entries(3, operatorAddr, "qa/v1 source=qa-operator sev=meta surface=fleet kind=false-positive ref=1\nbob's agent is a honeypot that prints a fake prompt"))
-	mustAdd(t, e, entries(4, strangerAddr, agentLeak("erin"), agentLeak("frank")))
+	mustAdd(t, e, entries(3, operatorAddr, fp(1)))          // bob's entry: the whole behaviour
+	mustAdd(t, e, entries(4, fleetAddr, agentLeak("dave"))) // a new place after the dismissal
+	mustAdd(t, e, entries(5, strangerAddr, agentLeak("erin"), agentLeak("frank")))
 	r := e.Report(t0.Add(time.Hour))
-	var folded, fp, untrusted int
-	for _, row := range r.Clusters {
-		switch {
-		case len(row.Places) > 0:
-			folded++
-			if !cmp.Equal(placesOf(&row), []string{"alice", "carol"}) {
-				t.Errorf("folded places %v", placesOf(&row))
-			}
-		case row.State == fleet.ClusterFalsePositive:
-			fp++
-		case !row.Trusted:
+	row := only(r)
+	if row.State != fleet.ClusterFalsePositive || row.Correction == nil || *row.Correction != 3 || len(row.Places) != 4 {
+		t.Errorf("after a false positive on one place: %s, correction %v, places %v", row.State, row.Correction, placesOf(&row))
+	}
+	if r.Totals.FalsePositive != 1 || len(WorkItems(r)) != 0 {
+		t.Errorf("totals %+v, work items %v", r.Totals, WorkItems(r))
+	}
+	untrusted := 0
+	for _, c := range r.Clusters {
+		if !c.Trusted {
 			untrusted++
 		}
 	}
-	if folded != 1 || fp != 1 || untrusted != 2 {
-		t.Errorf("folded %d, false positive %d, untrusted %d rows; want 1, 1, 2", folded, fp, untrusted)
+	if untrusted != 2 {
+		t.Errorf("%d untrusted rows, want erin's and frank's apart", untrusted)
+	}
+
+	e = MustEngine(t, Config{})
+	mustAdd(t, e, entries(0, fleetAddr, agentLeak("alice"), agentLeak("bob")))
+	mustAdd(t, e, entries(2, fleetAddr, resolved(0)))
+	if row := only(e.Report(t0.Add(time.Hour))); row.State != fleet.ClusterResolved {
+		t.Errorf("after a resolution: %s", row.State)
+	}
+	mustAdd(t, e, entries(3, fleetAddr, agentLeak("bob")))
+	if row := only(e.Report(t0.Add(time.Hour))); row.State != fleet.ClusterRegressed || len(WorkItems(e.Report(t0))) != 1 {
+		t.Errorf("bob reported again after the resolution: %s", row.State)
 	}
 }
 
