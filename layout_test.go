@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"sandbox":         2,
 	"fleet/gemini":    2,
 	"fleet/openai":    2,
+	"sarif":           2, // code scanning's format, over the report's types
 	"fuzzing":         3,
 	"poster":          3,
 	"qatools":         4,
@@ -101,6 +102,7 @@ var narrow = map[string][]string{
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
 	"docclaims":       {"crawl"},
+	"sarif":           {"fleet"},
 	// the probe API: the domain and the crawl's link discovery only
 	"specialists/probe": {"fleet", "crawl"},
 }

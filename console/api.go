@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sarif"
 )
 
 // apiReport is the latest report as JSON, with the Health page's filters
@@ -33,6 +34,31 @@ func (c *Console) apiReport(w http.ResponseWriter, r *http.Request) {
 		out.Clusters = []fleet.Cluster{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// apiReportSARIF is the latest report as a SARIF 2.1.0 log (package
+// sarif), with the same filters as apiReport: what a CI job or a code host
+// fetches from a running daemon. Locations come from the report alone (the
+// console does not read the triage store, so no file:line from crash
+// output past a title).
+func (c *Console) apiReportSARIF(w http.ResponseWriter, r *http.Request) {
+	f, err := readFilter(r)
+	if err != nil {
+		c.apiError(w, r, err)
+		return
+	}
+	rep, err := c.reports.Latest()
+	if err != nil {
+		c.apiError(w, r, err)
+		return
+	}
+	out := *rep
+	out.Clusters = f.apply(rep.Clusters)
+	w.Header().Set("Content-Type", "application/sarif+json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := sarif.Render(w, out, sarif.Options{ToolVersion: c.cfg.Version}); err != nil {
+		c.log.Warn("write sarif report", "err", err)
+	}
 }
 
 // apiHistory is the trend: one point per dated report.

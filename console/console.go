@@ -48,6 +48,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Version is fleetd's version, named in /api/report.sarif ("" omits it).
+	Version string
 }
 
 // Console serves the pages, the JSON API, the SSE stream and the controls.
@@ -135,6 +137,7 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET /api/report", c.apiReport)
 	m.HandleFunc("GET /api/report/history", c.apiHistory)
+	m.HandleFunc("GET /api/report.sarif", c.apiReportSARIF)
 	m.HandleFunc("GET /api/clusters/{id}", c.apiCluster)
 	m.HandleFunc("GET /api/runs", c.apiRuns)
 	m.HandleFunc("GET /api/runs/{id}", c.apiRun)

@@ -659,3 +659,48 @@ func TestFleetFuzzStats(t *testing.T) {
 		t.Errorf("/api/fleet fuzz: %v", m["fuzz"])
 	}
 }
+
+// TestAPIReportSARIF: /api/report.sarif is the latest report as SARIF,
+// one result per cluster carrying its id, filtered like /api/report.
+func TestAPIReportSARIF(t *testing.T) {
+	f := newFixture(t)
+	get := func(path string, want int) []any {
+		t.Helper()
+		w := f.do("GET", path, "", nil)
+		if w.Code != want {
+			t.Fatalf("%s: %d, want %d: %s", path, w.Code, want, w.Body)
+		}
+		if want != 200 {
+			return nil
+		}
+		if ct := w.Header().Get("Content-Type"); ct != "application/sarif+json" {
+			t.Fatalf("%s: content type %q", path, ct)
+		}
+		var log struct {
+			Version string `json:"version"`
+			Runs    []struct {
+				Results []any `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 {
+			t.Fatalf("%s: %v %s", path, err, w.Body)
+		}
+		return log.Runs[0].Results
+	}
+	res := get("/api/report.sarif", 200)
+	if len(res) != len(f.report.Clusters) {
+		t.Fatalf("%d results for %d clusters", len(res), len(f.report.Clusters))
+	}
+	for i, r := range res {
+		fp := r.(map[string]any)["partialFingerprints"].(map[string]any)["fleetdCluster/v1"]
+		if fp != f.report.Clusters[i].ID {
+			t.Errorf("result %d fingerprint %v, want %s", i, fp, f.report.Clusters[i].ID)
+		}
+	}
+	if res := get("/api/report.sarif?state=resolved", 200); len(res) != 1 {
+		t.Errorf("filtered: %d results", len(res))
+	}
+	get("/api/report.sarif?severity=dire", 400)
+	os.Remove(filepath.Join(f.dir, "reports", latestJSON))
+	get("/api/report.sarif", 404)
+}

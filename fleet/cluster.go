@@ -40,6 +40,19 @@ type Cluster struct {
 	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
 	// attached one (triage.AttachPRs).
 	PR *PRLink `json:"pr,omitempty"`
+	// Places lists where one behaviour was seen when triage folded the
+	// clusters of several places (names, pages) into this row: each
+	// place, the cluster that holds its findings and their count. Empty
+	// for a row of one place.
+	Places []Place `json:"places,omitempty"`
+}
+
+// Place is one name or page where a folded behaviour was seen.
+type Place struct {
+	Place    string    `json:"place"`   // the repro's target name or URL
+	Cluster  string    `json:"cluster"` // the cluster holding this place's findings
+	Count    int       `json:"count"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // ClusterState is where a cluster stands.

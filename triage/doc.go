@@ -152,6 +152,27 @@
 // by bucket (active trusted, active untrusted-only, resolved, false
 // positive), then score, then the most recent report, then age.
 //
+// # One behaviour, one row
+//
+// A check that finds one flaw on every agent or page of a platform posts
+// one finding per place; their clusters stay apart in the engine (a place
+// is what ClusterOf, corrections and the labelled evaluation address), but
+// Engine.Report folds the rows that are one behaviour at several places
+// into one (foldPlaces). A row's place is the first of its repro's
+// "target", "name" or "url" arguments; its behaviour is its surface,
+// sources, repro tool, the repro's other arguments, and its title
+// with the place (and a quoted name the place URL contains) masked, and
+// numbers masked except a status or exit code (maskMeasures: a latency is
+// a measurement, HTTP 500 against HTTP 404 is another behaviour). Rows with
+// one behaviour at two or more places become the row of the place seen
+// first, listing fleet.Cluster.Places (each place, its cluster, its count),
+// with counts summed, the highest severity and score, and the other
+// places' ids in Merged; it is ranked once and WorkItems gives it once. A
+// correction of any place's entry is a correction of the behaviour, the
+// latest applying (foldState): a false positive sticks when the behaviour
+// shows up at a new place, a resolution regresses when any place is
+// reported after it. Untrusted, free-form and repro-less rows never fold.
+//
 // # Reports
 //
 // Engine.Report ranks into a fleet.Report, the ranked result that the

@@ -57,11 +57,12 @@ type Engine struct {
 	}
 	sim *simIndex
 
-	totals fleet.ReportTotals
-	repro  fleet.Repro // Add's parse scratch (fleet.ParseInto)
-	buf    []byte
-	toks   []uint64
-	seq    []uint64
+	totals   fleet.ReportTotals
+	foldMemo []foldMemo  // cluster -> its behaviourCore (Report's fold of places)
+	repro    fleet.Repro // Add's parse scratch (fleet.ParseInto)
+	buf      []byte
+	toks     []uint64
+	seq      []uint64
 }
 
 // litKey is a 128-bit hash of a literal key: the surface, whether the group

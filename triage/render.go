@@ -84,6 +84,9 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 		if !row.Trusted {
 			title = "⚠ untrusted: " + title
 		}
+		if n := len(row.Places); n > 0 {
+			title = fmt.Sprintf("%s (at %d places)", title, n)
+		}
 		surface := string(row.Surface)
 		if surface == "" {
 			surface = "free-form"
@@ -107,6 +110,18 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 			fmt.Fprintf(&b, "- #%d %s: PR %d, %s: %s\n", row.Rank, MarkdownCode(row.ID, 16), row.PR.Number, MarkdownText(row.PR.State, 10), MarkdownCode(row.PR.URL, 300))
 		}
 	}
+	var folded []fleet.Cluster
+	for _, row := range rows {
+		if len(row.Places) > 0 {
+			folded = append(folded, row)
+		}
+	}
+	if len(folded) > 0 {
+		b.WriteString("\n## Places\n\nOne behaviour seen at several places is one row; where it was seen:\n\n")
+		for _, row := range folded {
+			fmt.Fprintf(&b, "- #%d %s: %s\n", row.Rank, MarkdownCode(row.ID, 16), placeList(row, func(s string) string { return MarkdownCode(s, 120) }))
+		}
+	}
 	b.WriteString("\n## Repros\n\n")
 	for _, row := range rows {
 		if row.Repro == nil {
@@ -116,6 +131,19 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// placeList is a folded row's places with their counts, each rendered by
+// quote (the places come from the log: untrusted).
+func placeList(row fleet.Cluster, quote func(string) string) string {
+	var b strings.Builder
+	for i, p := range row.Places {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", quote(p.Place), p.Count)
+	}
+	return b.String()
 }
 
 func stateLabel(row fleet.Cluster) string {
@@ -171,6 +199,9 @@ func RenderTable(w io.Writer, r fleet.Report, top int, now time.Time) error {
 		title := PlainText(row.Title, 80)
 		if !row.Trusted {
 			title = "[untrusted] " + title
+		}
+		if n := len(row.Places); n > 0 {
+			title = fmt.Sprintf("[%d places] %s", n, title)
 		}
 		surface := string(row.Surface)
 		if surface == "" {

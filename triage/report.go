@@ -12,7 +12,8 @@ import (
 // maxSources bounds the sources listed per row.
 const maxSources = 20
 
-// Report ranks every cluster. now is the report's GeneratedAt; ranking does
+// Report ranks every cluster, one behaviour seen at several places folded
+// into one row (foldPlaces). now is the report's GeneratedAt; ranking does
 // not depend on it.
 func (e *Engine) Report(now time.Time) fleet.Report {
 	r := fleet.Report{
@@ -24,6 +25,7 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 	}
 	rows := make([]fleet.Cluster, 0, len(e.clusters))
 	first := make([]uint64, 0, len(e.clusters))
+	of := make([]int32, 0, len(e.clusters)) // row -> cluster
 	for c := range e.clusters {
 		cl := &e.clusters[c]
 		if e.parent[c] != int32(c) {
@@ -32,7 +34,11 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 		row, f := e.row(cl)
 		rows = append(rows, row)
 		first = append(first, f)
-		switch row.State {
+		of = append(of, int32(c))
+	}
+	rows, first = foldPlaces(rows, first, func(i int) (string, string, bool) { return e.behaviourOf(of[i], &rows[i]) })
+	for i := range rows {
+		switch rows[i].State {
 		case fleet.ClusterOpen:
 			r.Totals.Open++
 		case fleet.ClusterRegressed:

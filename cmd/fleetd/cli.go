@@ -105,6 +105,7 @@ func (a *app) rootCmd() *cobra.Command {
 		probes.toolsCmd(), probes.toolCmd(), service.dialCmd(), probes.specialistsCmd(), probes.runsCmd(), probes.probeCmd(), chains.testbedCmd(), service.runCmd(), service.demoCmd(), findings.triageCmd(), findings.reportCmd(), service.doctorCmd(), service.httpTokenCmd(), service.reconcileCmd(), probes.mcpCmd())
 	root.AddCommand(service.pauseCmds()...)
 	root.AddCommand(fix.fixCmd(), fix.prsCmd()) // the fix stage: cmd_fix.go
+	root.AddCommand(probes.checkCmd())          // the CI gate: cmd_check.go
 	return root
 }
 

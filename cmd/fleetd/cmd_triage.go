@@ -122,7 +122,7 @@ func (a findingsCommands) reportCmd() *cobra.Command {
 		f      *connFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "report [--format md|json|table|html] [--top N] [--out FILE]",
+		Use:   "report [--format md|json|table|html|sarif] [--top N] [--out FILE]",
 		Short: "Print the ranked health report (triaging first when the log has moved on)",
 		Long: `Prints the ranked health report. If the chain is reachable and the log has
 entries the saved report has not seen, triage runs first. If the chain
@@ -153,7 +153,7 @@ cannot be reached, the last saved report is printed with its age.`,
 		},
 	}
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log")
-	cmd.Flags().StringVar(&format, "format", "table", "md, json, table or html (one self-contained file: inline CSS and SVG, no script)")
+	cmd.Flags().StringVar(&format, "format", "table", "md, json, table, html (one self-contained file: inline CSS and SVG, no script) or sarif (SARIF 2.1.0 for code scanning: every cluster, --top ignored)")
 	cmd.Flags().StringVar(&out, "out", "", "write the report to FILE (atomically) instead of stdout")
 	cmd.Flags().IntVar(&top, "top", 0, "show the N highest-ranked clusters (0: the configured default)")
 	return cmd

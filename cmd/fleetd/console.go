@@ -44,7 +44,7 @@ func (d *daemon) startHTTP(addr string) error {
 	c, err := console.New(console.Config{
 		ReportsDir: d.a.reportsDir(), RunsDir: filepath.Join(d.a.dataDir(), trajectory.RunsDir),
 		Control: d.env.control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
-		Logger: d.opts.logger,
+		Logger: d.opts.logger, Version: versionString(),
 	})
 	if err != nil {
 		return err

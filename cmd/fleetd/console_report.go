@@ -44,7 +44,11 @@ func (a findingsCommands) writeReport(r fleet.Report, format string, top int, ou
 }
 
 func (a findingsCommands) renderReport(w io.Writer, r fleet.Report, format string, top int) error {
-	if format != formatHTML {
+	switch format {
+	case formatSARIF:
+		return a.renderSARIF(w, r) // every cluster: code scanning closes alerts missing from an upload
+	case formatHTML:
+	default:
 		return triage.Render(w, r, format, top, time.Now())
 	}
 	// Through JSON, as the console reads latest.json: the file shows what
