@@ -224,6 +224,8 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		switch {
 		case res.TimedOut:
 			notes = append(notes, fmt.Sprintf("the corpus merge did not finish in %s: the session started from the %d inputs merged by then", budget, got))
+		case got == 0 && countFiles(mergeArtifacts) > 0:
+			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge: %d crashed the target (it fails on its seeds)", n, countFiles(mergeArtifacts)))
 		case got == 0:
 			tail, _ := sandbox.Text(res.Stderr[max(0, len(res.Stderr)-600):], 600)
 			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge (exit %d%s): %s", n, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail)))

@@ -351,3 +351,26 @@ func TestLibFuzzerPruneSchedule(t *testing.T) {
 		t.Errorf("prune due again: pruned %d, %d redundant inputs left", rep.Pruned, dups())
 	}
 }
+
+// TestLibFuzzerCrashesOnEverySeed: a target that crashes on every input
+// (its seeds included) is one crasher, found at once, with a note that
+// the merge kept nothing; the session ends without an error.
+func TestLibFuzzerCrashesOnEverySeed(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzAlways")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 2}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 20 * time.Second}, LibFuzzerOptions{Minimize: -1, Kept: t.TempDir()})
+	if err != nil {
+		t.Fatalf("a target broken on every input is a finding, not an error: %v", err)
+	}
+	if len(rep.Crashers) != 1 || !strings.HasPrefix(rep.Crashers[0].State, "panic: broken on every input") {
+		t.Errorf("crashers %+v", rep.Crashers)
+	}
+	if !strings.Contains(rep.Note, "was kept by the merge: 1 crashed the target (it fails on its seeds)") {
+		t.Errorf("note %q does not say the merge kept nothing", rep.Note)
+	}
+	t.Logf("%d crashers in %s: %s", len(rep.Crashers), rep.Elapsed, rep.Note)
+}

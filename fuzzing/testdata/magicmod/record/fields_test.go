@@ -23,3 +23,12 @@ func FuzzReject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAlways panics on every input, seeds included (a target broken at
+// the start: the engine must say so and still end cleanly).
+func FuzzAlways(f *testing.F) {
+	f.Add([]byte("seed"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		panic("broken on every input")
+	})
+}
