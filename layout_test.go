@@ -44,6 +44,7 @@ var layers = map[string]int{
 	"crawl":           0,
 	"chain/contracts": 0,
 	"chain/feedwire":  0,
+	"chain/evm":       0,
 	"configs":         0,
 	"docclaims":       1, // over crawl's HTML-to-text and URL helpers
 	"fleet":           1,
@@ -97,6 +98,7 @@ var narrow = map[string][]string{
 	"chain":           {"chain/contracts", "chain/feedwire", "fleet"},
 	"chain/contracts": nil,
 	"chain/feedwire":  nil,
+	"chain/evm":       nil,
 	"chain/devchain":  nil,
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
