@@ -60,6 +60,7 @@ func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
 	secSecrets(p, pages)
+	secRegistrySurface(p, pages) // every selector in the registry's bytecode, named or not
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
