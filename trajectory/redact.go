@@ -944,3 +944,27 @@ func appendString(dst []byte, s string) []byte {
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
+
+// HexKeySpans returns the byte spans [start, end) of the 64-hex values
+// (their 0x included) that the pattern rules redact in s read as text of
+// no particular field (Redact): every value a reader of s should treat as
+// a possible private key. The security specialist verifies exactly these,
+// so whatever it can find is redacted in run records.
+func HexKeySpans(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) || i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		start, body := i, i
+		if s[i] == '0' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X') {
+			body = i + 2
+		}
+		n := runLen(s, body, isHex)
+		if n == 64 && !isWordAt(s, body+n) && hexKeyAt(s, start, body, classNeutral) {
+			out = append(out, [2]int{start, body + n})
+		}
+		i = max(i, body+n-1)
+	}
+	return out
+}

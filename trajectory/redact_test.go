@@ -271,3 +271,16 @@ func TestRedactorConcurrentAdd(t *testing.T) {
 		t.Errorf("Redact = %q", got)
 	}
 }
+
+// TestHexKeySpans: the spans are exactly what Redact replaces.
+func TestHexKeySpans(t *testing.T) {
+	text := "cfg " + privHex + "; tx 0x" + txHex + "; PRIVATE_KEY=0x" + privHex + "\nword 0x000000000000000000000000" + txHex[:40] + " x"
+	spans := HexKeySpans(text)
+	if len(spans) != 2 || text[spans[0][0]:spans[0][1]] != privHex || text[spans[1][0]:spans[1][1]] != "0x"+privHex {
+		t.Fatalf("spans %v", spans)
+	}
+	red := Redact(text)
+	if strings.Count(red, "[REDACTED:private_key]") != 2 || !strings.Contains(red, txHex) {
+		t.Errorf("Redact disagrees with HexKeySpans: %s", red)
+	}
+}
