@@ -71,35 +71,37 @@ func (f surfFn) label() string {
 // secRegistrySurface reads the registry's functions from its runtime
 // bytecode and simulates every one that may change state from a fresh
 // address; see the package doc.
-func secRegistrySurface(p *probe.Probe, pages []probe.Page) {
+// It returns the selectors it read, named where it could (nil when it
+// read none), for the key checks to find the registry's roles.
+func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
 	t := p.Target()
 	if t.Registry == "" {
 		p.Skip("target.registry not configured: the registry's surface not read")
-		return
+		return nil
 	}
 	if !p.Can("qa_chain") || !p.Room(2) {
 		p.Skip("qa_chain unavailable: the registry's surface not read")
-		return
+		return nil
 	}
 	r := p.Chain("eth_getCode", t.Registry, "latest")
 	if !r.IsOK() {
 		p.Skip("eth_getCode of the registry failed (%s): its surface not read", probe.Clip(r.Err(), 120))
-		return
+		return nil
 	}
 	var codeHex string
 	if err := json.Unmarshal(rpcResult(r), &codeHex); err != nil {
 		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", probe.Quote(string(rpcResult(r)), 60))
-		return
+		return nil
 	}
 	code, err := hex.DecodeString(strings.TrimPrefix(codeHex, "0x"))
 	if err != nil {
 		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", probe.Quote(codeHex, 60))
-		return
+		return nil
 	}
 	read, err := evm.Selectors(code)
 	if err != nil {
 		p.Skip("the registry %s: %v", t.Registry, err)
-		return
+		return nil
 	}
 	fns := nameSelectors(read.Selectors, t.AdminFunctions, pages)
 	for _, sig := range t.AdminFunctions {
@@ -128,6 +130,7 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page) {
 	if s.quiet > 0 {
 		p.Notef("%d registry function(s) without a privileged name succeed when a stranger calls them (%s); without debug_traceCall whether they change storage is not known", s.quiet, s.method)
 	}
+	return fns
 }
 
 func countNamed(fns []surfFn) int {

@@ -60,7 +60,8 @@ func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
 	secSecrets(p, pages)
-	secRegistrySurface(p, pages) // every selector in the registry's bytecode, named or not
+	fns := secRegistrySurface(p, pages) // every selector in the registry's bytecode, named or not
+	secKeys(p, pages, fns)              // every key-shaped value, verified against the chain
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
@@ -142,7 +143,7 @@ func secSecrets(p *probe.Probe, pages []probe.Page) {
 		if !probe.Answered(pg.Res) {
 			continue
 		}
-		found := probe.ScanSecrets(probe.Body(pg.Res))
+		found := immediateSecrets(probe.Body(pg.Res))
 		fresh := false
 		for _, s := range found {
 			fresh = fresh || !known[s.Kind+s.Prefix]
@@ -176,8 +177,8 @@ func secSecrets(p *probe.Probe, pages []probe.Page) {
 				func(r fleet.Result) bool { return probe.HoldsSecret(probe.Body(r), first) })
 			continue
 		}
-		if pg.Kind != "exposed" || probe.Status(pg.Res) != 200 {
-			continue
+		if pg.Kind != "exposed" || probe.Status(pg.Res) != 200 || len(chainKeys(probe.Body(pg.Res))) > 0 {
+			continue // keys for an account are secKeys' to judge
 		}
 		for _, e := range exposedPaths {
 			if strings.HasSuffix(pg.URL, e.path) && e.sig != nil && e.sig.MatchString(probe.Body(pg.Res)) {

@@ -3,6 +3,7 @@ package evm
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // MaxCode is the largest code Selectors reads: twice EIP-7907's proposed
@@ -17,6 +18,11 @@ var ErrNoCode = errors.New("no code at the address (an account, not a contract)"
 // dispatcher: it never reads its calldata, or compares no 4-byte value
 // with it.
 var ErrNoDispatcher = errors.New("no function dispatcher in the code")
+
+// dispatcherSpan is how many instructions from a PUSH4 selector a short
+// selector push may be (solc's dispatcher compares one selector in about
+// five instructions, in blocks of a few; binary-search splits sit between).
+const dispatcherSpan = 48
 
 // Opcodes the dispatcher reading needs.
 const (
@@ -71,15 +77,41 @@ func Selectors(code []byte) (Code, error) {
 	}
 	ins := decode(body)
 	loads := false
-	seen := map[[4]byte]bool{}
+	var at []int // instruction indexes of the PUSH4 selectors
 	for i, in := range ins {
 		if in.op == opCALLDATALOAD {
 			loads = true
 		}
-		if in.op != opPUSH4 || len(in.arg) != 4 || !comparedThenJumps(ins[i+1:]) {
+		if in.op == opPUSH4 && len(in.arg) == 4 && comparedThenJumps(ins[i+1:]) {
+			at = append(at, i)
+		}
+	}
+	// A selector with leading zero bytes is pushed shorter (solc's
+	// optimizer: PUSH3 0x1f91ce for 0x001f91ce). A short push counts only
+	// in solc's own shape, DUP1 PUSHn v EQ ... JUMPI, and next to a PUSH4
+	// selector: small constants are compared everywhere else in code.
+	near := func(i int) bool {
+		for _, j := range at {
+			if j-i <= dispatcherSpan && i-j <= dispatcherSpan {
+				return true
+			}
+		}
+		return false
+	}
+	var short []int
+	for i, in := range ins {
+		if in.op >= opPUSH1 && in.op < opPUSH4 && i > 0 && ins[i-1].op == opDUP1 && len(in.arg) == int(in.op-opPUSH1)+1 &&
+			in.arg[0] != 0 && i+1 < len(ins) && ins[i+1].op == opEQ && comparedThenJumps(ins[i+1:]) && near(i) {
+			short = append(short, i)
+		}
+	}
+	seen := map[[4]byte]bool{}
+	for i := range ins {
+		if !slices.Contains(at, i) && !slices.Contains(short, i) {
 			continue
 		}
-		s := [4]byte(in.arg)
+		var s [4]byte
+		copy(s[4-len(ins[i].arg):], ins[i].arg)
 		if !seen[s] {
 			seen[s] = true
 			out.Selectors = append(out.Selectors, s)

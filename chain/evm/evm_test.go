@@ -34,8 +34,8 @@ func hexBytes(t testing.TB, s []byte) []byte {
 }
 
 func TestSelectorsOfCompiledContracts(t *testing.T) {
-	for _, c := range []string{"NameRegistry", "FeedbackLog", "FeedbackLogV2"} {
-		t.Run(c, func(t *testing.T) {
+	for _, c := range []string{"NameRegistry", "FeedbackLog", "FeedbackLogV2", "../../../fixtures/registries/contracts/build/GuildRegistry"} {
+		t.Run(filepath.Base(c), func(t *testing.T) {
 			fns, err := ParseABI(readBuild(t, c+".abi"))
 			if err != nil {
 				t.Fatal(err)
@@ -86,6 +86,16 @@ func TestSelectorsBadCode(t *testing.T) {
 	got, err := Selectors(code)
 	if err != nil || len(got.Selectors) != 1 || got.Selectors[0] != [4]byte{1, 2, 3, 4} {
 		t.Errorf("got %v, %v", got, err)
+	}
+	// A selector with a leading zero byte, pushed as PUSH3 next to a PUSH4
+	// one, is read zero-extended; a PUSH1 compare far from any is not.
+	short := []byte{0x60, 0x00, 0x35, 0x80, 0x63, 1, 2, 3, 4, 0x14, 0x61, 0x00, 0x20, 0x57, 0x80, 0x62, 0x1f, 0x91, 0xce, 0x14, 0x61, 0x00, 0x30, 0x57, 0x00}
+	if got, err := Selectors(short); err != nil || !slices.Equal(got.Selectors, [][4]byte{{1, 2, 3, 4}, {0, 0x1f, 0x91, 0xce}}) {
+		t.Errorf("short selector push: %v, %v", got.Selectors, err)
+	}
+	far := append(slices.Clone(code[:len(code)-1]), append(make([]byte, 60), 0x80, 0x60, 0x07, 0x14, 0x61, 0x00, 0x30, 0x57, 0x00)...)
+	if got, err := Selectors(far); err != nil || len(got.Selectors) != 1 {
+		t.Errorf("a PUSH1 compare far from the dispatcher read as a selector: %v, %v", got.Selectors, err)
 	}
 	// A binary-search pivot (GT) is not a selector.
 	pivot := []byte{0x60, 0x00, 0x35, 0x80, 0x63, 9, 9, 9, 9, 0x11, 0x61, 0x00, 0x10, 0x57, 0x00}
