@@ -2,7 +2,9 @@ package evm
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -220,4 +222,138 @@ func word(n uint64) []byte {
 	w := make([]byte, 32)
 	binary.BigEndian.PutUint64(w[24:], n)
 	return w
+}
+
+// EncodeArgs encodes a call of the canonical signature sig with the given
+// argument texts, one per parameter: an address as 0x and 40 hex digits, an
+// integer in decimal (negative for intN), a bool as true or false, a
+// string as itself, bytes as the text's UTF-8 bytes or, given as 0x and
+// hex, those bytes, and bytes32 (any bytesN) as 0x and hex or, for other
+// text, keccak256 of the text (how registries key metadata by field name).
+// Arrays and tuples are not supported; the error names the parameter.
+func EncodeArgs(sig string, args []string) ([]byte, error) {
+	f := Function{Signature: sig}
+	params := f.Params()
+	if !identifier.MatchString(f.Name()) || !strings.HasSuffix(sig, ")") {
+		return nil, fmt.Errorf("signature %q: want name(type,...)", clip(sig))
+	}
+	if len(params) != len(args) {
+		return nil, fmt.Errorf("signature %q takes %d arguments, got %d", clip(sig), len(params), len(args))
+	}
+	heads := make([][]byte, len(params))
+	tails := make([][]byte, len(params))
+	for i, p := range params {
+		t, err := parseType(p)
+		if err != nil {
+			return nil, fmt.Errorf("signature %q: %w", clip(sig), err)
+		}
+		if t.base == "array" {
+			return nil, fmt.Errorf("signature %q argument %d: arrays are not supported", clip(sig), i+1)
+		}
+		w, dyn, err := encodeText(t, args[i])
+		if err != nil {
+			return nil, fmt.Errorf("signature %q argument %d (%s): %w", clip(sig), i+1, p, err)
+		}
+		if dyn {
+			tails[i] = w
+		} else {
+			heads[i] = w
+		}
+	}
+	sel := Selector(sig)
+	out := append([]byte{}, sel[:]...)
+	off := 32 * len(params)
+	for i := range params {
+		if tails[i] != nil {
+			out = append(out, word(uint64(off))...)
+			off += len(tails[i])
+		} else {
+			out = append(out, heads[i]...)
+		}
+	}
+	for _, tl := range tails {
+		out = append(out, tl...)
+	}
+	return out, nil
+}
+
+// encodeText encodes one argument text of elementary type t.
+func encodeText(t abiType, s string) ([]byte, bool, error) {
+	w := make([]byte, 32)
+	switch t.base {
+	case "address":
+		b, err := hexArg(s)
+		if err != nil || len(b) != 20 {
+			return nil, false, fmt.Errorf("want 0x and 40 hex digits, got %q", clip(s))
+		}
+		copy(w[12:], b)
+	case "bool":
+		switch s {
+		case "true":
+			w[31] = 1
+		case "false":
+		default:
+			return nil, false, fmt.Errorf("want true or false, got %q", clip(s))
+		}
+	case "uint", "int":
+		n, ok := new(big.Int).SetString(s, 10)
+		if !ok || t.base == "uint" && n.Sign() < 0 || n.BitLen() > t.size {
+			return nil, false, fmt.Errorf("want a %s%d in decimal, got %q", t.base, t.size, clip(s))
+		}
+		if n.Sign() < 0 {
+			n.Add(n, new(big.Int).Lsh(big.NewInt(1), 256)) // two's complement
+		}
+		n.FillBytes(w)
+	case "fixedbytes":
+		b, err := hexArg(s)
+		switch {
+		case err == nil && len(b) <= t.size:
+			copy(w, b)
+		case t.size == 32:
+			k := Keccak256([]byte(s))
+			copy(w, k[:])
+		default:
+			return nil, false, fmt.Errorf("want 0x and at most %d bytes of hex, got %q", t.size, clip(s))
+		}
+	case "string", "bytes":
+		b := []byte(s)
+		if t.base == "bytes" {
+			if h, err := hexArg(s); err == nil {
+				b = h
+			}
+		}
+		out := word(uint64(len(b)))
+		data := make([]byte, (len(b)+31)/32*32)
+		copy(data, b)
+		return append(out, data...), true, nil
+	default:
+		return nil, false, fmt.Errorf("type %s is not supported", t.base)
+	}
+	return w, false, nil
+}
+
+// hexArg reads 0x-prefixed hex.
+func hexArg(s string) ([]byte, error) {
+	if !strings.HasPrefix(s, "0x") || len(s)%2 != 0 {
+		return nil, fmt.Errorf("not 0x hex")
+	}
+	return hex.DecodeString(s[2:])
+}
+
+// ReturnedBytes decodes return data holding one dynamic bytes or string
+// value; the error says what is wrong with data that does not.
+func ReturnedBytes(data []byte) ([]byte, error) {
+	if len(data) < 64 {
+		return nil, fmt.Errorf("return data of %d bytes: too short for bytes", len(data))
+	}
+	off := new(big.Int).SetBytes(data[:32])
+	if !off.IsUint64() || off.Uint64() > uint64(len(data)-32) {
+		return nil, fmt.Errorf("return data: offset out of range")
+	}
+	o := int(off.Uint64())
+	n := new(big.Int).SetBytes(data[o : o+32])
+	if !n.IsUint64() || n.Uint64() > uint64(len(data)-o-32) {
+		return nil, fmt.Errorf("return data: length out of range")
+	}
+	return data[o+32 : o+32+int(n.Uint64())], nil
 }

@@ -216,3 +216,35 @@ func TestPEMKey(t *testing.T) {
 		t.Errorf("a broken block accepted")
 	}
 }
+
+func TestEncodeArgs(t *testing.T) {
+	// The same bytes as Calldata for the same values.
+	caller := [20]byte{0xaa, 19: 0xbb}
+	got, err := EncodeArgs("setMetadata(string,bytes32,bytes)", []string{"qa", "title", "qa"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Keccak256([]byte("title"))
+	if !bytes.Equal(got[4+32:4+64], key[:]) || len(got) != 4+3*32+2*64 {
+		t.Errorf("setMetadata = %x", got)
+	}
+	want, _ := Calldata("f(address,uint256,bool)", Fill{Caller: caller, Word: 1})
+	got, err = EncodeArgs("f(address,uint256,bool)", []string{"0x" + hex.EncodeToString(caller[:]), "1", "true"})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("EncodeArgs = %x, %v; want %x", got, err, want)
+	}
+	for _, bad := range [][]string{{"0x12", "1", "true"}, {"0x" + hex.EncodeToString(caller[:]), "-1", "true"}, {"0x" + hex.EncodeToString(caller[:]), "1", "yes"}, {"1"}} {
+		if _, err := EncodeArgs("f(address,uint256,bool)", bad); err == nil {
+			t.Errorf("EncodeArgs(%q) accepted", bad)
+		}
+	}
+	b, err := ReturnedBytes(got[4+32+32:]) // not bytes: an error or garbage, never a panic
+	_ = b
+	ret, _ := EncodeArgs("r(bytes)", []string{"hello"})
+	if b, err := ReturnedBytes(ret[4:]); err != nil || string(b) != "hello" {
+		t.Errorf("ReturnedBytes = %q, %v", b, err)
+	}
+	if _, err := ReturnedBytes(nil); err == nil {
+		t.Errorf("empty return data decoded")
+	}
+}

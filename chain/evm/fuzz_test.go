@@ -67,3 +67,27 @@ func FuzzPEMKey(f *testing.F) {
 		_, _ = AddressOf(k)
 	})
 }
+
+// FuzzReturnedBytes: node return data never panics the decoder, and what
+// it returns lies inside the data.
+func FuzzReturnedBytes(f *testing.F) {
+	ret, _ := EncodeArgs("r(bytes)", []string{"hello"})
+	f.Add(ret[4:])
+	f.Add(make([]byte, 64))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := ReturnedBytes(data)
+		if err == nil && len(b) > len(data) {
+			t.Fatalf("%d bytes out of %d", len(b), len(data))
+		}
+	})
+}
+
+// FuzzEncodeArgs: any signature and argument texts encode or fail with an
+// error, never a panic.
+func FuzzEncodeArgs(f *testing.F) {
+	f.Add("setMetadata(string,bytes32,bytes)", "qa", "title", "0x00")
+	f.Add("f(address,int8,bool)", "0x00000000000000000000000000000000000000aa", "-128", "true")
+	f.Fuzz(func(t *testing.T, sig, a, b, c string) {
+		_, _ = EncodeArgs(sig, []string{a, b, c})
+	})
+}
