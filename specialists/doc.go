@@ -135,6 +135,19 @@
 //     medium when named, and only a note when unnamed. Nothing is ever
 //     signed with a found key. BIP-39 phrases are not checked: no wordlist
 //     ships with fleetd's dependencies.
+//   - Invariants over call sequences (issue 23): properties as data
+//     (properties/*.yaml, embedded; Options.Properties, LoadProperties),
+//     each a sequence of calls by throwaway actors (alice, bob, carol:
+//     addresses without keys) with what each must do (succeed, revert,
+//     return an address, bytes or a number). A property whose functions
+//     are all in the registry's dispatcher is simulated as one
+//     eth_simulateV1 block, state carried from call to call and nothing
+//     written; the first step that breaks it is a finding at the
+//     property's severity. The embedded ones: a claimed name cannot be
+//     claimed by another; only a name's owner releases it or changes its
+//     metadata; a released name has no owner and no metadata, also once
+//     claimed again; ownership and fees change only by their owner. On a
+//     node without eth_simulateV1 none is checked and the run says why.
 //   - Secrets: every crawled page (JS bundles and JSON answers included) and
 //     a short list of commonly exposed paths on the first two allowlisted
 //     hosts of the target (/.env, /.git/config,

@@ -60,8 +60,9 @@ func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
 	secSecrets(p, pages)
-	fns := secRegistrySurface(p, pages) // every selector in the registry's bytecode, named or not
-	secKeys(p, pages, fns)              // every key-shaped value, verified against the chain
+	fns := secRegistrySurface(p, pages)   // every selector in the registry's bytecode, named or not
+	secKeys(p, pages, fns)                // every key-shaped value, verified against the chain
+	secInvariants(p, o.properties(), fns) // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
