@@ -120,8 +120,12 @@
 //     holds the caller's (a stranger takes a role) or the name says
 //     privileged, high when another contract-wide slot changes (not a
 //     counter step), medium when only per-key entries or counters change.
-//     Without a trace, only a privileged name makes a successful call a
-//     finding (high); the rest is a note. target.admin_functions is
+//     Without a trace, a call eth_simulateV1 shows succeeding is run again
+//     between two reads of the registry's zero-argument functions: a
+//     changed answer is the evidence (critical when one named another
+//     address and then names the caller). Otherwise, and on eth_call alone,
+//     only a privileged name makes a successful call a finding (high); the
+//     rest is a note. target.admin_functions is
 //     optional: it adds expectations (a listed function missing from the
 //     dispatcher is a note).
 //   - Verified keys (issue 23): every key-shaped value on a page (64 hex

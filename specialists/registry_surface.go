@@ -121,7 +121,7 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
 		}
 	}
 	p.Notef("registry surface: %d selectors in the dispatcher (%d named), %d simulated from a fresh address", len(fns), countNamed(fns), min(len(todo), surfSelectors))
-	s := &surfSim{p: p, reg: t.Registry, from: strangerAddress(p)}
+	s := &surfSim{p: p, reg: t.Registry, from: strangerAddress(p), fns: fns}
 	for _, f := range probe.First(todo, surfSelectors) {
 		if !s.try(f) {
 			break
@@ -215,6 +215,7 @@ type surfSim struct {
 	calls  int
 	dead   bool // no simulation method works: stop
 	quiet  int  // calls that succeeded without a trace, not reported
+	fns    []surfFn
 }
 
 var surfMethods = []string{"debug_traceCall", "eth_simulateV1", "eth_call"}
@@ -272,9 +273,17 @@ func (s *surfSim) try(f surfFn) bool {
 		case ev.changed():
 		case ev.method == "debug_traceCall" || !ev.succeeded:
 			continue
+		case ev.method == "eth_simulateV1" && s.p.Room(3):
+			// Without a trace a getter succeeds as well as a setter: what
+			// the registry's own zero-argument functions return before and
+			// after the call tells them apart.
+			if seen, ok := s.observe(f, data); ok && len(seen.views) > 0 {
+				ev = seen
+				break
+			}
+			fallthrough
 		case f.fn.Signature == "" || !privilegedName.MatchString(f.fn.Name()):
-			// Without a trace a getter succeeds as well as a setter: only
-			// a name that says privileged makes success telling.
+			// Only a name that says privileged makes success telling.
 			s.quiet++
 			return true
 		}
@@ -291,11 +300,92 @@ type evidence struct {
 	succeeded bool           // did not revert (eth_call, eth_simulateV1)
 	gasUsed   uint64
 	slots     []slotChange // storage of the registry the call changed (debug_traceCall)
+	views     []viewChange // answers of the registry's readers the call changed (eth_simulateV1)
 }
 
 type slotChange struct{ slot, before, after string }
 
-func (e evidence) changed() bool { return len(e.slots) > 0 }
+// viewChange is a zero-argument function of the registry whose answer the
+// call changed (eth_simulateV1, without a trace).
+type viewChange struct{ reader, before, after string }
+
+func (e evidence) changed() bool { return len(e.slots) > 0 || len(e.views) > 0 }
+
+// surfReaders bounds the zero-argument functions read around a call.
+const surfReaders = 6
+
+// readers are the registry's functions that take no arguments (named so,
+// or unnamed), but skip.
+func (s *surfSim) readers(skip [4]byte) []surfFn {
+	var out []surfFn
+	for _, f := range s.fns {
+		if f.sel == skip || f.fn.Signature != "" && (!strings.HasSuffix(f.fn.Signature, "()") || !f.fn.ReadOnly() && privilegedName.MatchString(f.fn.Name())) {
+			continue
+		}
+		if len(out) == surfReaders {
+			break
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// observe simulates data between two reads of every reader, in one
+// eth_simulateV1 block, and keeps the readers whose answer changed.
+func (s *surfSim) observe(f surfFn, data []byte) (evidence, bool) {
+	rs := s.readers(f.sel)
+	if len(rs) == 0 {
+		return evidence{}, false
+	}
+	from, to := "0x"+hex.EncodeToString(s.from[:]), strings.ToLower(s.reg)
+	var calls []any
+	read := func() {
+		for _, r := range rs {
+			calls = append(calls, map[string]any{"from": from, "to": to, "data": fmt.Sprintf("0x%x", r.sel)})
+		}
+	}
+	read()
+	calls = append(calls, map[string]any{"from": from, "to": to, "data": "0x" + hex.EncodeToString(data)})
+	read()
+	args := map[string]any{"method": "eth_simulateV1", "params": []any{map[string]any{"blockStateCalls": []any{map[string]any{"calls": calls}}}, "latest"}}
+	s.calls++
+	r := s.p.Call("qa_chain", args)
+	if !r.IsOK() {
+		return evidence{}, false
+	}
+	ev := evidence{method: "eth_simulateV1", args: args, succeeded: true, views: viewChanges(rpcResult(r), rs)}
+	return ev, true
+}
+
+// viewChanges compares the readers' answers before and after the middle
+// call of an observe simulation; nil when that call failed.
+func viewChanges(raw json.RawMessage, rs []surfFn) []viewChange {
+	var blocks []struct {
+		Calls []struct {
+			Status     string `json:"status"`
+			ReturnData string `json:"returnData"`
+		} `json:"calls"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 || len(blocks[0].Calls) != 2*len(rs)+1 {
+		return nil
+	}
+	cs := blocks[0].Calls
+	if cs[len(rs)].Status != "0x1" {
+		return nil
+	}
+	var out []viewChange
+	for i, r := range rs {
+		b, a := cs[i], cs[len(rs)+1+i]
+		if b.Status == "0x1" && a.Status == "0x1" && !strings.EqualFold(b.ReturnData, a.ReturnData) {
+			name := fmt.Sprintf("selector 0x%x", r.sel)
+			if r.fn.Signature != "" {
+				name = r.fn.Signature
+			}
+			out = append(out, viewChange{reader: name, before: strings.ToLower(b.ReturnData), after: strings.ToLower(a.ReturnData)})
+		}
+	}
+	return out
+}
 
 // simulate runs one call with the chosen method, choosing it on the first
 // call: a method the node (or qa_chain) does not offer moves to the next.
@@ -459,6 +549,23 @@ func (s *surfSim) report(f surfFn, data []byte, ev evidence) {
 	sev := fleet.SeverityMedium
 	var what, why string
 	switch {
+	case len(ev.views) > 0:
+		var parts, takeover []string
+		for _, v := range probe.First(ev.views, 3) {
+			parts = append(parts, fmt.Sprintf("%s returns %s instead of %s", v.reader, shortSlot(v.after), shortSlot(v.before)))
+			if addressWord(v.before) && addressWord(v.after) && strings.HasSuffix(v.after, hex.EncodeToString(s.from[:])) {
+				takeover = append(takeover, v.reader)
+			}
+		}
+		what = "eth_simulateV1 shows it succeeds and changes what the registry's own functions answer (" + strings.Join(parts, "; ") + "); the node offers no debug_traceCall"
+		switch {
+		case len(takeover) > 0:
+			sev, why = fleet.SeverityCritical, fmt.Sprintf("; %s named another address and then names the caller: a stranger takes over a role", strings.Join(takeover, ", "))
+		case named:
+			sev, why = fleet.SeverityCritical, "; its name says it is privileged"
+		default:
+			sev, why = fleet.SeverityHigh, "; contract-wide state a stranger should not set"
+		}
 	case ev.changed():
 		var global, takeover []string
 		for _, c := range ev.slots {
@@ -506,6 +613,9 @@ func (s *surfSim) report(f surfFn, data []byte, ev evidence) {
 	s.p.ReportChecked(sev, fleet.SurfaceRegistry, summary, "qa_chain", ev.args, func(r fleet.Result) bool {
 		if !r.IsOK() {
 			return false
+		}
+		if len(ev.views) > 0 {
+			return len(viewChanges(rpcResult(r), s.readers(f.sel))) > 0
 		}
 		again := s.parse(ev.method, ev.args, r)
 		return again.changed() || ev.method != "debug_traceCall" && again.succeeded

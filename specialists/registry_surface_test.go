@@ -112,11 +112,13 @@ func TestRegistrySurfaceTwins(t *testing.T) {
 						t.Errorf("the curator takeover not reported as critical:%s", summaries(w.reports))
 					}
 				case twin == registries.Flawed && noDebug:
-					// Unnamed functions that succeed cannot be told from
-					// getters without a trace: the run says so and which
-					// method it fell back to.
-					if !strings.Contains(summary, "debug_traceCall is not available") || !strings.Contains(summary, "eth_simulateV1") {
+					// Without a trace the evidence is what the registry's
+					// own zero-argument functions answer before and after.
+					if !strings.Contains(summary, "debug_traceCall is not available") {
 						t.Errorf("the fallback is not said: %s", summary)
+					}
+					if r := findReport(w.reports, "eth_simulateV1 shows it succeeds", "takes over a role"); r == nil || r["severity"] != "critical" {
+						t.Errorf("the curator takeover not found through eth_simulateV1:%s", summaries(w.reports))
 					}
 				}
 				if twin == registries.Correct && !noDebug && !strings.Contains(summary, "registry surface:") {
@@ -155,4 +157,35 @@ func hexOf(b []byte) string {
 		out = append(out, digits[c>>4], digits[c&15])
 	}
 	return string(out)
+}
+
+// TestRegistrySurfaceEthCallOnly: on a node with neither debug_traceCall
+// nor eth_simulateV1 the surface falls back to eth_call, says so, reports
+// nothing at >= high for what it cannot tell from a getter, and the
+// invariants say they were not checked and why.
+func TestRegistrySurfaceEthCallOnly(t *testing.T) {
+	cw := startChainWorld(t, true)
+	addr, err := registries.Deploy(context.Background(), cw.c, cw.sponsor, registries.Flawed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qaChain := func(a map[string]any) fleet.Result {
+		if a["method"] == "eth_simulateV1" {
+			return fleet.Fail("qa_chain eth_simulateV1: the method eth_simulateV1 does not exist/is not available")
+		}
+		return cw.qaChain(a)
+	}
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{"qa_chain": qaChain}}
+	st := fleet.State{RunID: "r-ethcall", Target: fleet.Target{Registry: addr.String()}, Tools: toolList("qa_chain", "qa_report")}
+	_, summary := drive(t, mustNew(t, "security", Options{}), st, w, 200)
+	for _, want := range []string{"eth_simulateV1 is not available", "simulating with eth_call", "invariants over call sequences not checked"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q: %s", want, summary)
+		}
+	}
+	for _, r := range w.reports {
+		if fleet.Severity(r["severity"].(string)).Rank() >= fleet.SeverityHigh.Rank() {
+			t.Errorf("a finding at >= high from eth_call alone on unnamed functions: %v", r["summary"])
+		}
+	}
 }
