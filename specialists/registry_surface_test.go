@@ -3,9 +3,13 @@ package specialists
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"io/fs"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +19,8 @@ import (
 	"github.com/qafleet/fleetd/chain/evm"
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // chainWorld is a dev chain with its sponsor key and a client, for the
@@ -63,6 +69,24 @@ func startChainWorld(t *testing.T, noDebug bool) chainWorld {
 // JSON under "result", an error as a failed result.
 func (cw chainWorld) qaChain(a map[string]any) fleet.Result {
 	params, _ := json.Marshal(a["params"])
+	if a["method"] == "simulate" { // qatools' named read: a signature with zero values from a stranger
+		var p []string
+		_ = json.Unmarshal(params, &p)
+		reg, _ := a["registry"].(string)
+		if len(p) == 0 || reg == "" {
+			return fleet.Fail("qa_chain simulate: target.registry is not configured")
+		}
+		data, err := chain.ZeroCalldata(p[0])
+		if err != nil {
+			return fleet.Fail("qa_chain simulate: %v", err)
+		}
+		to, _ := fleet.ParseAddress(reg)
+		_, err = cw.c.CallAs(context.Background(), fleet.Address{0x5e}, to, data)
+		if err != nil && !chain.IsRevert(err, "") {
+			return fleet.Fail("qa_chain simulate: %v", err)
+		}
+		return fleet.Result{"signature": p[0], "from": fleet.Address{0x5e}.String(), "reverted": err != nil}
+	}
 	out, err := cw.c.ReadRPC(context.Background(), a["method"].(string), params)
 	if err != nil {
 		return fleet.Fail("qa_chain %v: %v", a["method"], err)
@@ -186,6 +210,95 @@ func TestRegistrySurfaceEthCallOnly(t *testing.T) {
 	for _, r := range w.reports {
 		if fleet.Severity(r["severity"].(string)).Rank() >= fleet.SeverityHigh.Rank() {
 			t.Errorf("a finding at >= high from eth_call alone on unnamed functions: %v", r["summary"])
+		}
+	}
+}
+
+// TestTestbedChainRules: security at observe against the testbed with a
+// real qa_chain (reads and simulations on its dev chain): the configured
+// admin flaw is still critical, the registry's other functions and the
+// invariants give nothing at >= high (the testbed's web flaws are other
+// tests' business), the unfunded key on /.env is filed
+// below high as a key that controls nothing, and the run record holds no
+// key the pages showed.
+func TestTestbedChainRules(t *testing.T) {
+	tg, url := startTestbedChain(t)
+	c, err := chain.Dial(context.Background(), url, chain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cw := chainWorld{c: c}
+	base := httpOnlyTools(tg)
+	tools := func(runID string, findings *[]map[string]any) *fleet.Registry {
+		all := base(runID, findings)
+		var names []string
+		for _, tl := range all.List() {
+			if tl.Name != "qa_chain" {
+				names = append(names, tl.Name)
+			}
+		}
+		reg, err := all.Subset(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool, _ := fleettest.Tool("qa_chain", fleet.Observe, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
+			var a map[string]any
+			json.Unmarshal(raw, &a)
+			a["registry"] = tg.Registry
+			r := cw.qaChain(a)
+			if _, ok := r["ok"]; !ok {
+				r["ok"] = true
+			}
+			return r, nil
+		})
+		if err := reg.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+		return reg
+	}
+	dir := filepath.Join(t.TempDir(), "runs")
+	res, got := runLoopIn(t, dir, "security", fleet.Observe, tg, tools, Options{})
+	for _, r := range got {
+		sev := fleet.Severity(r["severity"].(string))
+		s := r["summary"].(string)
+		switch {
+		case strings.Contains(s, "adminBurn(string[])"):
+			if sev != fleet.SeverityCritical {
+				t.Errorf("the unguarded adminBurn at %s: %s", sev, s)
+			}
+		case sev.Rank() >= fleet.SeverityHigh.Rank() && (r["surface"] == "registry" || strings.Contains(s, "private key")):
+			t.Errorf("unexpected chain finding at %s: %s", sev, s)
+		}
+	}
+	if r := findReport(got, "/.env", "controls nothing", "DEPLOYER_PRIVATE_KEY"); r == nil || r["severity"] != "medium" {
+		t.Errorf("the unfunded deployer key: want a medium finding:%s", summaries(got))
+	}
+	if !strings.Contains(res.Summary, "registry surface:") || !strings.Contains(res.Summary, "invariants:") {
+		t.Errorf("the chain rules did not run: %s", res.Summary)
+	}
+	// The record holds no key the pages showed.
+	env, err := http.Get(probe.TargetOrigins(tg)[0] + "/.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(env.Body)
+	env.Body.Close()
+	key := regexp.MustCompile(`[0-9a-f]{64}`).FindString(string(body))
+	var records []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			records = append(records, p)
+		}
+		return nil
+	})
+	if key == "" || len(records) == 0 {
+		t.Fatalf("no key on /.env (%q) or no record under %s", body, dir)
+	}
+	for _, f := range records {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(strings.ToLower(string(b)), key) {
+			t.Errorf("run record %s holds the key from /.env", f)
 		}
 	}
 }
