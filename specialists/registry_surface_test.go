@@ -302,3 +302,28 @@ func TestTestbedChainRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistrySurfaceNotAContract: an address without code, or code that
+// is not a contract with a dispatcher, is a clear note, not a finding.
+func TestRegistrySurfaceNotAContract(t *testing.T) {
+	for code, want := range map[string]string{
+		"0x":           "no code at the address",
+		"0x6000600055": "never loads its calldata",
+		"not hex":      "not hex code",
+	} {
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_chain": func(a map[string]any) fleet.Result {
+				if a["method"] == "eth_getCode" {
+					b, _ := json.Marshal(code)
+					return fleet.Result{"result": json.RawMessage(b)}
+				}
+				return fleet.Fail("unexpected %v", a["method"])
+			},
+		}}
+		st := fleet.State{RunID: "r-nocode", Target: fleet.Target{Registry: "0x00000000000000000000000000000000000000aa"}, Tools: toolList("qa_chain", "qa_report")}
+		_, summary := drive(t, mustNew(t, "security", Options{}), st, w, 20)
+		if !strings.Contains(summary, want) || len(w.reports) > 0 {
+			t.Errorf("code %q: summary %s, reports %v; want a note saying %q", code, summary, w.reports, want)
+		}
+	}
+}

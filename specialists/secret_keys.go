@@ -81,6 +81,13 @@ func immediateSecrets(text string) []probe.Secret {
 	return out
 }
 
+// keyPage is a page holding a key that could control an account, with
+// the secrets found on it that need no chain to judge.
+type keyPage struct {
+	page  probe.Page
+	found []probe.Secret
+}
+
 // keyVerdict is what the chain says about one key.
 type keyVerdict struct {
 	key     pageKey
@@ -123,17 +130,15 @@ func (v keyVerdict) describe() string {
 // when its name says key; one that controls nothing is medium when named
 // and not reported otherwise. The key itself never leaves the page: only
 // its address goes to the chain, and nothing is signed with it.
-func secKeys(p *probe.Probe, pages []probe.Page, fns []surfFn) {
+//
+// Each page's other secrets (found) go into the same finding: a finding
+// is one per page.
+func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 	kc := &keyCheck{p: p, fns: fns, seen: map[string]keyVerdict{}}
 	findings, quiet := 0, 0
-	for _, pg := range pages {
-		if !probe.Answered(pg.Res) {
-			continue
-		}
+	for _, kp := range pages {
+		pg := kp.page
 		keys := chainKeys(probe.Body(pg.Res))
-		if len(keys) == 0 {
-			continue
-		}
 		var verdicts []keyVerdict
 		fresh := false
 		for _, k := range keys {
@@ -145,12 +150,22 @@ func secKeys(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 			}
 			verdicts = append(verdicts, v)
 		}
-		if !fresh {
+		if !fresh && len(kp.found) == 0 {
 			continue // the same keys as a page already judged
 		}
 		sev, parts := keyFinding(verdicts)
 		if sev == "" {
 			quiet += len(verdicts)
+		}
+		for _, s := range kp.found {
+			if sev == "" || s.Sev.Rank() > sev.Rank() {
+				sev = s.Sev
+			}
+			if len(parts) < 5 {
+				parts = append(parts, "a "+s.Describe())
+			}
+		}
+		if sev == "" {
 			continue
 		}
 		if findings == secKeyFindings {
@@ -164,7 +179,8 @@ func secKeys(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 		}
 		holds := func(r fleet.Result) bool {
 			body := strings.ToLower(probe.Body(r))
-			return slices.ContainsFunc(values, func(v string) bool { return strings.Contains(body, v) })
+			return slices.ContainsFunc(values, func(v string) bool { return strings.Contains(body, v) }) ||
+				slices.ContainsFunc(kp.found, func(s probe.Secret) bool { return probe.HoldsSecret(probe.Body(r), s) })
 		}
 		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", probe.DescribePage(pg), probe.Status(pg.Res), strings.Join(parts, "; "))
 		switch sev {

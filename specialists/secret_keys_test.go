@@ -2,7 +2,9 @@ package specialists
 
 import (
 	"context"
+	"encoding/asn1"
 	"encoding/hex"
+	"encoding/pem"
 	"math/big"
 	"slices"
 	"strings"
@@ -13,6 +15,20 @@ import (
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
 )
+
+// pemOf is k as a SEC 1 "EC PRIVATE KEY" block on secp256k1.
+func pemOf(t *testing.T, k *chain.Key) string {
+	t.Helper()
+	der, err := asn1.Marshal(struct {
+		Version    int
+		PrivateKey []byte
+		Curve      asn1.ObjectIdentifier `asn1:"optional,explicit,tag:0"`
+	}{1, k.PrivateKey().D.FillBytes(make([]byte, 32)), asn1.ObjectIdentifier{1, 3, 132, 0, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
+}
 
 // keyHex is k's private key as 64 hex digits.
 func keyHex(k *chain.Key) string {
@@ -50,6 +66,7 @@ func TestVerifiedKeys(t *testing.T) {
 		host + "/status":     "<pre>\n" + strings.ToUpper(keyHex(funded)) + "\n</pre>",
 		host + "/env.txt":    "PRIVATE_KEY=0x" + keyHex(random2) + "\n",
 		host + "/build.html": "<p>artifact " + keyHex(random1) + "</p>",
+		host + "/ops.txt":    "deploy key:\n" + pemOf(t, funded) + "rsa:\n-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----\n",
 	}
 	tg := fleet.Target{Registry: reg.String(), FetchAllow: []string{"plat.test"}}
 	for u := range pages {
@@ -75,6 +92,12 @@ func TestVerifiedKeys(t *testing.T) {
 	}
 	if r := findReport(w.reports, "/status", "live private key", addrOf(funded), "wei"); r == nil || r["severity"] != "critical" {
 		t.Errorf("the funded unnamed key is not critical with its balance:%s", summaries(w.reports))
+	}
+	if r := findReport(w.reports, "/ops.txt", "live private key", "a PEM private key", addrOf(funded)); r == nil || r["severity"] != "critical" {
+		t.Errorf("the funded key as a secp256k1 PEM block is not critical:%s", summaries(w.reports))
+	}
+	if r := findReport(w.reports, "/ops.txt", "a PEM private key (begins"); r == nil {
+		t.Errorf("the RSA PEM block (no account to check) is not in the page's finding:%s", summaries(w.reports))
 	}
 	if r := findReport(w.reports, "/env.txt", "controls nothing"); r == nil || r["severity"] != "medium" {
 		t.Errorf("a named random key: want one medium finding:%s", summaries(w.reports))

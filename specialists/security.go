@@ -59,9 +59,8 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
-	secSecrets(p, pages)
 	fns := secRegistrySurface(p, pages)   // every selector in the registry's bytecode, named or not
-	secKeys(p, pages, fns)                // every key-shaped value, verified against the chain
+	secSecrets(p, pages, fns)             // keys among them verified against the chain
 	secInvariants(p, o.properties(), fns) // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
@@ -130,21 +129,29 @@ func secPages(p *probe.Probe) []probe.Page {
 }
 
 // secSecrets reports credentials on any fetched page (one finding per
-// page) and exposed files recognized by their content.
-func secSecrets(p *probe.Probe, pages []probe.Page) {
+// page) and exposed files recognized by their content. A page holding a
+// key that could control an account is secKeys' to judge, with the page's
+// other secrets in the same finding.
+func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 	reported := 0
 	known := map[string]bool{} // kind and prefix of secrets already reported
 	repeats := 0
+	var keyPages []keyPage
 	defer func() {
 		if repeats > 0 {
 			p.Notef("%d more page(s) repeat a secret already reported", repeats)
 		}
+		secKeys(p, keyPages, fns)
 	}()
 	for _, pg := range pages {
 		if !probe.Answered(pg.Res) {
 			continue
 		}
 		found := immediateSecrets(probe.Body(pg.Res))
+		if len(chainKeys(probe.Body(pg.Res))) > 0 {
+			keyPages = append(keyPages, keyPage{pg, found})
+			continue
+		}
 		fresh := false
 		for _, s := range found {
 			fresh = fresh || !known[s.Kind+s.Prefix]
@@ -178,8 +185,8 @@ func secSecrets(p *probe.Probe, pages []probe.Page) {
 				func(r fleet.Result) bool { return probe.HoldsSecret(probe.Body(r), first) })
 			continue
 		}
-		if pg.Kind != "exposed" || probe.Status(pg.Res) != 200 || len(chainKeys(probe.Body(pg.Res))) > 0 {
-			continue // keys for an account are secKeys' to judge
+		if pg.Kind != "exposed" || probe.Status(pg.Res) != 200 {
+			continue
 		}
 		for _, e := range exposedPaths {
 			if strings.HasSuffix(pg.URL, e.path) && e.sig != nil && e.sig.MatchString(probe.Body(pg.Res)) {
