@@ -117,9 +117,13 @@
 //     where the node offers it, else eth_simulateV1, else eth_call; the
 //     finding says which. A call that changes the registry's storage is a
 //     finding: critical when a contract-wide slot that held an address then
-//     holds the caller's (a stranger takes a role) or the name says
-//     privileged, high when another contract-wide slot changes (not a
-//     counter step), medium when only per-key entries or counters change.
+//     holds the caller's (a stranger takes a role), or another contract-wide
+//     slot changes (not a counter step) in a function whose name says
+//     privileged (owner, admin, role, pause, upgrade, fee, treasury, ...);
+//     high for such a slot otherwise, or a privileged name changing only
+//     per-key entries; medium when an unremarkable function changes only
+//     per-key entries or counters. Token transfers and approvals and the
+//     platform's own public functions are expected.
 //     Without a trace, a call eth_simulateV1 shows succeeding is run again
 //     between two reads of the registry's zero-argument functions: a
 //     changed answer is the evidence (critical when one named another

@@ -32,6 +32,15 @@ var platformPublic = []string{
 	"submitFeedback(string)", "submitFeedbackFor(address,string,bytes32,uint256,uint256,bytes)",
 }
 
+// commonPublic are functions any holder calls on many contracts (token
+// transfers and approvals): a stranger changing its own entries through
+// them is expected.
+var commonPublic = []string{
+	"approve(address,uint256)", "transfer(address,uint256)", "transferFrom(address,address,uint256)",
+	"setApprovalForAll(address,bool)", "safeTransferFrom(address,address,uint256)", "safeTransferFrom(address,address,uint256,bytes)",
+	"increaseAllowance(address,uint256)", "decreaseAllowance(address,uint256)", "deposit()", "multicall(bytes[])",
+}
+
 // knownSignatures name selectors no ABI at hand names: the reference
 // registry's admin functions and functions common to many contracts
 // (ownership, roles, pausing, upgrades, tokens, funds). Naming only sets
@@ -51,7 +60,9 @@ var knownSignatures = []string{
 
 // privilegedName: a function name that says it changes who controls the
 // contract, its funds or its rules.
-var privilegedName = regexp.MustCompile(`(?i)owner|admin|role|pause|upgrade|mint|burn|withdraw|sweep|rescue|drain|fee|treasury|price|config|kill|destroy|migrat|emergency|force|reset|set[A-Z_]|grant|revoke|initiali[sz]e|authori[sz]e|whitelist|allowlist|blacklist|blocklist`)
+// Setters in general (setX), mint and burn are not on the list: public
+// functions are often named so (a primary name, a public sale).
+var privilegedName = regexp.MustCompile(`(?i)owner|admin|role|pause|upgrade|withdraw|sweep|rescue|drain|fee|treasury|price|config|kill|destroy|migrat|emergency|force|reset|grant|revoke|initiali[sz]e|authori[sz]e|whitelist|allowlist|blacklist|blocklist|curator|operator|guardian|governor`)
 
 // surfFn is one selector of the registry and what is known about it.
 type surfFn struct {
@@ -70,8 +81,7 @@ func (f surfFn) label() string {
 
 // secRegistrySurface reads the registry's functions from its runtime
 // bytecode and simulates every one that may change state from a fresh
-// address; see the package doc.
-// It returns the selectors it read, named where it could (nil when it
+// address; see the package doc. It returns the selectors it read, named where it could (nil when it
 // read none), for the key checks to find the registry's roles.
 func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
 	t := p.Target()
@@ -113,7 +123,7 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
 	for _, f := range fns {
 		switch {
 		case f.fn.ReadOnly():
-		case slices.Contains(platformPublic, f.fn.Signature):
+		case slices.Contains(platformPublic, f.fn.Signature), slices.Contains(commonPublic, f.fn.Signature):
 		case slices.ContainsFunc(t.AdminFunctions, func(s string) bool { return strings.ReplaceAll(s, " ", "") == f.fn.Signature }):
 			// secAdminFunctions simulated it already.
 		default:
@@ -175,6 +185,9 @@ func nameSelectors(sels [][4]byte, admin []string, pages []probe.Page) []surfFn 
 	}
 	for _, s := range platformPublic {
 		add(evm.Function{Signature: s, Mutability: "nonpayable"}, "the platform interface")
+	}
+	for _, s := range commonPublic {
+		add(evm.Function{Signature: s, Mutability: "nonpayable"}, "common signatures")
 	}
 	for _, s := range knownSignatures {
 		f := evm.Function{Signature: s}
@@ -582,10 +595,12 @@ func (s *surfSim) report(f surfFn, data []byte, ev evidence) {
 		switch {
 		case len(takeover) > 0:
 			sev, why = fleet.SeverityCritical, fmt.Sprintf("; contract-wide slot %s held another address and then holds the caller's: a stranger takes over a role", strings.Join(takeover, ", "))
-		case named:
-			sev, why = fleet.SeverityCritical, "; its name says it is privileged"
+		case len(global) > 0 && named:
+			sev, why = fleet.SeverityCritical, fmt.Sprintf("; contract-wide slot %s changes and its name says it is privileged", strings.Join(global, ", "))
 		case len(global) > 0:
 			sev, why = fleet.SeverityHigh, fmt.Sprintf("; contract-wide slot %s changes, not a per-caller entry", strings.Join(global, ", "))
+		case named:
+			sev, why = fleet.SeverityHigh, "; only per-key entries or counters change, but its name says it is privileged"
 		default:
 			why = "; only per-key entries or counters change: check it is meant to be public"
 		}
