@@ -246,10 +246,11 @@ func unavailable(err string) bool {
 }
 
 // argPatterns are the calldata tried for f: zero values and derived ones
-// for a named function; for an unnamed one, the bare selector and one or
-// two words (the caller's address, 1).
+// (the caller's address, 42: a number no counter steps to from zero, a
+// short text) for a named function; for an unnamed one, the bare selector
+// and one or two words (the caller's address, 1).
 func (s *surfSim) argPatterns(f surfFn) [][]byte {
-	fill := evm.Fill{Caller: s.from, Word: 1, Text: fmt.Sprintf("qa-%x", s.from[:3])}
+	fill := evm.Fill{Caller: s.from, Word: 42, Text: fmt.Sprintf("qa-%x", s.from[:3])}
 	if f.fn.Signature != "" {
 		var out [][]byte
 		for _, fl := range []evm.Fill{{Zero: true}, fill} {

@@ -327,3 +327,41 @@ func TestRegistrySurfaceNotAContract(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistrySurfaceNamesFromDocs: an ABI the docs publish names the
+// selectors it finds, and the finding says where the name came from.
+func TestRegistrySurfaceNamesFromDocs(t *testing.T) {
+	cw := startChainWorld(t, false)
+	addr, err := registries.Deploy(context.Background(), cw.c, cw.sponsor, registries.Flawed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abi, err := os.ReadFile(filepath.Join("..", "fixtures", "registries", "contracts", "build", "OpenGuildRegistry.abi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const docs = "http://plat.test/docs/registry.md"
+	const abiURL = "http://plat.test/docs/registry.abi.json"
+	pages := map[string]fleet.Result{
+		docs:   fetchOK("# Registry\n\nThe curator moves the role with `reassignCurator(address to)`. See [the ABI](registry.abi.json).\n", map[string]any{"content-type": "text/markdown"}),
+		abiURL: fetchOK(string(abi), map[string]any{"content-type": "application/json"}),
+	}
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_chain": cw.qaChain,
+		"qa_fetch": func(a map[string]any) fleet.Result {
+			if r, ok := pages[a["url"].(string)]; ok {
+				return r
+			}
+			return fleet.Result{"ok": true, "status": 404, "body": "not found", "headers": map[string]any{}}
+		},
+	}}
+	tg := fleet.Target{Registry: addr.String(), Docs: []string{docs}, FetchAllow: []string{"plat.test"}}
+	st := fleet.State{RunID: "r-docs-abi", Target: tg, Tools: toolList("qa_chain", "qa_fetch", "qa_report")}
+	_, summary := drive(t, mustNew(t, "security", Options{}), st, w, 200)
+	if r := findReport(w.reports, "reassignCurator(address) (selector 0xbe4efccc, named from "+docs, "takes over a role"); r == nil || r["severity"] != "critical" {
+		t.Errorf("the finding does not name the function from the docs:%s\n%s", summaries(w.reports), summary)
+	}
+	if r := findReport(w.reports, "adjustListingFee(uint256) (selector 0xfdb336ac, named from the ABI at "+abiURL); r == nil || r["severity"] != "critical" {
+		t.Errorf("the finding does not name the function from the ABI (a fee setter changing a contract-wide slot is critical):%s", summaries(w.reports))
+	}
+}
