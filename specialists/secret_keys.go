@@ -37,7 +37,7 @@ func chainKeys(text string) []pageKey {
 		for _, c := range probe.KeyCandidates(text) {
 			var k [32]byte
 			var err error
-			if c.Kind == "pem" {
+			if c.Kind == "PEM" {
 				k, err = evm.PEMKey(c.Value())
 			} else {
 				k, err = evm.HexKey(c.Value())
@@ -72,7 +72,7 @@ func immediateSecrets(text string) []probe.Secret {
 		case "hex private key":
 			continue
 		case "PEM private key":
-			if slices.ContainsFunc(keys, func(k pageKey) bool { return k.Kind == "pem" && k.Line == s.Line }) {
+			if slices.ContainsFunc(keys, func(k pageKey) bool { return k.Kind == "PEM" && k.Line == s.Line }) {
 				continue
 			}
 		}
@@ -153,7 +153,8 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 		if !fresh && len(kp.found) == 0 {
 			continue // the same keys as a page already judged
 		}
-		sev, parts := keyFinding(verdicts)
+		keySev, parts := keyFinding(verdicts)
+		sev := keySev
 		if sev == "" {
 			quiet += len(verdicts)
 		}
@@ -183,7 +184,9 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 				slices.ContainsFunc(kp.found, func(s probe.Secret) bool { return probe.HoldsSecret(probe.Body(r), s) })
 		}
 		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", probe.DescribePage(pg), probe.Status(pg.Res), strings.Join(parts, "; "))
-		switch sev {
+		switch keySev {
+		case "":
+			summary += "Anyone can read it; rotate the credential and remove it from public paths."
 		case fleet.SeverityCritical:
 			summary += "Anyone can sign as that account: move what it holds and revoke its roles, then remove the key from public paths (fleetd read the chain only; it never signs with a found key)."
 		case fleet.SeverityHigh:
@@ -215,10 +218,10 @@ func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
 			parts = append(parts, "a live private key: "+v.describe())
 		case v.why != "" && v.key.Named:
 			raise(fleet.SeverityHigh)
-			parts = append(parts, "a hex private key (unverified): "+v.describe())
+			parts = append(parts, "a "+v.key.Kind+" private key (unverified): "+v.describe())
 		case v.key.Named:
 			raise(fleet.SeverityMedium)
-			parts = append(parts, "a hex private key that controls nothing: "+v.describe())
+			parts = append(parts, "a "+v.key.Kind+" private key that controls nothing: "+v.describe())
 		}
 	}
 	if len(parts) > 3 {

@@ -14,7 +14,7 @@ import (
 // roles. The value stays in memory for that; only Describe goes into a
 // finding.
 type KeyCandidate struct {
-	Kind   string // "hex" or "pem"
+	Kind   string // "hex" or "PEM"
 	Name   string // the name it is assigned to, if any
 	Named  bool   // the name (or the words before it) say it is a private key
 	Prefix string // at most the first 6 characters
@@ -29,7 +29,7 @@ func (c KeyCandidate) Value() string { return c.value }
 // Describe says what the candidate is and where, without the value.
 func (c KeyCandidate) Describe() string {
 	d := "a 64-hex-digit value"
-	if c.Kind == "pem" {
+	if c.Kind == "PEM" {
 		d = "a PEM private key"
 	}
 	if c.Name != "" {
@@ -103,7 +103,7 @@ func keyCandidates(text string) []KeyCandidate {
 				end += len("-----END ") + c + 5
 			}
 		}
-		out = append(out, KeyCandidate{Kind: "pem", Named: true, Prefix: prefix(text[loc[0]:], 6),
+		out = append(out, KeyCandidate{Kind: "PEM", Named: true, Prefix: prefix(text[loc[0]:], 6),
 			Line: strings.Count(text[:loc[0]], "\n") + 1, value: text[loc[0]:end]})
 	}
 	return out

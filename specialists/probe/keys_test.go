@@ -24,7 +24,7 @@ func TestKeyCandidates(t *testing.T) {
 		named      bool
 		line       int
 	}
-	want := []c{{"hex", "sgn", false, 2}, {"hex", "DEPLOYER_PRIVATE_KEY", true, 5}, {"hex", "", false, 7}, {"pem", "", true, 8}}
+	want := []c{{"hex", "sgn", false, 2}, {"hex", "DEPLOYER_PRIVATE_KEY", true, 5}, {"hex", "", false, 7}, {"PEM", "", true, 8}}
 	if len(got) != len(want) {
 		t.Fatalf("got %d candidates, want %d: %+v", len(got), len(want), got)
 	}
