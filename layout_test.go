@@ -44,6 +44,7 @@ var layers = map[string]int{
 	"crawl":           0,
 	"chain/contracts": 0,
 	"chain/feedwire":  0,
+	"chain/evm":       0,
 	"configs":         0,
 	"docclaims":       1, // over crawl's HTML-to-text and URL helpers
 	"fleet":           1,
@@ -98,13 +99,14 @@ var narrow = map[string][]string{
 	"chain":           {"chain/contracts", "chain/feedwire", "fleet"},
 	"chain/contracts": nil,
 	"chain/feedwire":  nil,
+	"chain/evm":       nil,
 	"chain/devchain":  nil,
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
 	"docclaims":       {"crawl"},
 	"sarif":           {"fleet"},
 	// the probe API: the domain and the crawl's link discovery only
-	"specialists/probe": {"fleet", "crawl"},
+	"specialists/probe": {"fleet", "crawl", "trajectory"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
 }
 
 // testOnly are packages any test may import but no production package except

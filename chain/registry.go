@@ -115,8 +115,11 @@ func (c *Client) CallAs(ctx context.Context, from, to fleet.Address, data []byte
 }
 
 // ReadMethods is the allowlist of JSON-RPC methods ReadRPC passes through:
-// reads only. Anything that could sign, send, unlock or debug is refused.
-var ReadMethods = []string{"eth_call", "eth_getCode", "eth_getBalance", "eth_blockNumber", "eth_getLogs", "eth_estimateGas", "eth_chainId"}
+// reads only. Anything that could sign, send, unlock or debug is refused;
+// the simulations (eth_simulateV1, debug_traceCall with a native tracer:
+// checkReadParams) run a call and write nothing.
+var ReadMethods = []string{"eth_call", "eth_getCode", "eth_getBalance", "eth_getTransactionCount", "eth_blockNumber", "eth_getLogs", "eth_estimateGas", "eth_chainId",
+	"eth_simulateV1", "debug_traceCall"}
 
 // ReadRPC forwards one read-only JSON-RPC call. Methods outside ReadMethods
 // are refused with an error wrapping ErrRefused, before anything is sent.
@@ -129,6 +132,9 @@ func (c *Client) ReadRPC(ctx context.Context, method string, params json.RawMess
 	}
 	if !allowed {
 		return nil, &RefusedError{Rule: "read-only", Reason: fmt.Sprintf("method %q is not a read-only method (allowed: %s)", method, strings.Join(ReadMethods, ", "))}
+	}
+	if err := checkReadParams(method, params); err != nil {
+		return nil, err
 	}
 	var args []any
 	if len(params) > 0 && string(params) != "null" {

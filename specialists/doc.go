@@ -104,6 +104,58 @@
 // security:
 //   - Admin functions: qa_chain simulate of every target.admin_functions
 //     signature from a fresh address; one that does not revert is critical.
+//   - The registry's whole surface (issue 23): its runtime bytecode
+//     (eth_getCode) gives every selector its dispatcher compares
+//     (chain/evm); each is named, where it can be, from target.
+//     admin_functions, ABIs and signatures on the crawled pages, the
+//     platform ABIs fleetd ships and common signatures. Every selector but
+//     the named read-only ones and the platform's public functions
+//     (register, release, setMetadata, submitFeedback...) is simulated
+//     from a fresh address, with zero and derived arguments (the caller's
+//     address, 1, a short text; unnamed ones bare and with one or two
+//     words), by debug_traceCall with the prestate tracer's diff mode
+//     where the node offers it, else eth_simulateV1, else eth_call; the
+//     finding says which. A call that changes the registry's storage is a
+//     finding: critical when a contract-wide slot that held an address then
+//     holds the caller's (a stranger takes a role), or another contract-wide
+//     slot changes (not a counter step) in a function whose name says
+//     privileged (owner, admin, role, pause, upgrade, fee, treasury, ...);
+//     high for such a slot otherwise, or a privileged name changing only
+//     per-key entries; medium when an unremarkable function changes only
+//     per-key entries or counters. Token transfers and approvals and the
+//     platform's own public functions are expected.
+//     Without a trace, a call eth_simulateV1 shows succeeding is run again
+//     between two reads of the registry's zero-argument functions: a
+//     changed answer is the evidence (critical when one named another
+//     address and then names the caller). Otherwise, and on eth_call alone,
+//     only a privileged name makes a successful call a finding (high); the
+//     rest is a note. target.admin_functions is
+//     optional: it adds expectations (a listed function missing from the
+//     dispatcher is a note).
+//   - Verified keys (issue 23): every key-shaped value on a page (64 hex
+//     digits named or not, with or without 0x, that the run records
+//     redact; PEM keys on secp256k1) is turned into the address it
+//     controls, and the chain is asked for its balance, its nonce and
+//     whether a zero-argument registry function returns it (owner(), a
+//     curator...). A live key (funded, used or holding a role) is
+//     critical and says what it controls; one the chain could not be asked
+//     about is high when its name says key; one that controls nothing is
+//     medium when named, and only a note when unnamed. Nothing is ever
+//     signed with a found key. BIP-39 phrases are not checked: no wordlist
+//     ships with fleetd's dependencies.
+//   - Invariants over call sequences (issue 23): properties as data
+//     (properties/*.yaml, embedded; Options.Properties, LoadProperties),
+//     each a sequence of calls by throwaway actors (alice, bob, carol:
+//     addresses without keys) with what each must do (succeed, revert,
+//     return an address, bytes or a number). A property whose functions
+//     are all in the registry's dispatcher is simulated as one
+//     eth_simulateV1 block, state carried from call to call and nothing
+//     written; the first step that breaks it is a finding at the
+//     property's severity. The embedded ones: a claimed name cannot be
+//     claimed by another; only a name's owner releases it or changes its
+//     metadata; a released name has no owner and no metadata, also once
+//     claimed again; ownership and fees change only by their owner. On a
+//     node without eth_simulateV1 none is checked and the run says why.
 //   - Secrets: every crawled page (JS bundles and JSON answers included) and
 //     a short list of commonly exposed paths on the first two allowlisted
 //     hosts of the target (/.env, /.git/config,

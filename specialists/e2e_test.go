@@ -359,8 +359,14 @@ func (pl *platform) run(name string, dial fleet.Dial, opts Options) (fleet.RunRe
 // a feedback entry.
 func runLoop(t *testing.T, name string, dial fleet.Dial, target fleet.Target, tools func(runID string, findings *[]map[string]any) *fleet.Registry, opts Options) (fleet.RunResult, []map[string]any) {
 	t.Helper()
+	return runLoopIn(t, filepath.Join(t.TempDir(), "runs"), name, dial, target, tools, opts)
+}
+
+// runLoopIn is runLoop writing the run record under dir.
+func runLoopIn(t *testing.T, dir, name string, dial fleet.Dial, target fleet.Target, tools func(runID string, findings *[]map[string]any) *fleet.Registry, opts Options) (fleet.RunResult, []map[string]any) {
+	t.Helper()
 	runID := "r-" + name + "-" + dial.String()
-	w, err := trajectory.Create(filepath.Join(t.TempDir(), "runs"), runID, trajectory.Header{RunID: runID, Specialist: name})
+	w, err := trajectory.Create(dir, runID, trajectory.Header{RunID: runID, Specialist: name})
 	if err != nil {
 		t.Fatal(err)
 	}

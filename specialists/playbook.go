@@ -36,6 +36,19 @@ type Options struct {
 	// endpoint; nil means the embedded ones (redteam.DefaultFamilies). Load
 	// more with redteam.LoadFamilies.
 	Families []redteam.Family
+	// Properties are security's invariants of the registry, checked by
+	// simulated call sequences; nil means the embedded ones
+	// (DefaultProperties). Load more with LoadProperties.
+	Properties []Property
+}
+
+// properties are o.Properties, or the embedded ones.
+func (o Options) properties() []Property {
+	if o.Properties != nil {
+		return o.Properties
+	}
+	props, _ := DefaultProperties() // validated by TestPropertiesParse
+	return props
 }
 
 // Corpus limits for LoadCorpus.
@@ -166,6 +179,7 @@ func New(name string, opts Options) (fleet.Model, error) {
 	}
 	opts.Corpus = slices.Clone(opts.Corpus)
 	opts.Families = slices.Clone(opts.Families)
+	opts.Properties = slices.Clone(opts.Properties)
 	return &Playbook{name: name, play: pl, opts: opts, cap: limit}, nil
 }
 

@@ -59,7 +59,9 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
-	secSecrets(p, pages)
+	fns := secRegistrySurface(p, pages)   // every selector in the registry's bytecode, named or not
+	secSecrets(p, pages, fns)             // keys among them verified against the chain
+	secInvariants(p, o.properties(), fns) // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
@@ -127,21 +129,29 @@ func secPages(p *probe.Probe) []probe.Page {
 }
 
 // secSecrets reports credentials on any fetched page (one finding per
-// page) and exposed files recognized by their content.
-func secSecrets(p *probe.Probe, pages []probe.Page) {
+// page) and exposed files recognized by their content. A page holding a
+// key that could control an account is secKeys' to judge, with the page's
+// other secrets in the same finding.
+func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 	reported := 0
 	known := map[string]bool{} // kind and prefix of secrets already reported
 	repeats := 0
+	var keyPages []keyPage
 	defer func() {
 		if repeats > 0 {
 			p.Notef("%d more page(s) repeat a secret already reported", repeats)
 		}
+		secKeys(p, keyPages, fns)
 	}()
 	for _, pg := range pages {
 		if !probe.Answered(pg.Res) {
 			continue
 		}
-		found := probe.ScanSecrets(probe.Body(pg.Res))
+		found := immediateSecrets(probe.Body(pg.Res))
+		if len(chainKeys(probe.Body(pg.Res))) > 0 {
+			keyPages = append(keyPages, keyPage{pg, found})
+			continue
+		}
 		fresh := false
 		for _, s := range found {
 			fresh = fresh || !known[s.Kind+s.Prefix]

@@ -39,6 +39,13 @@ const (
 // startTestbed runs a dev chain and the testbed on it and returns its target.
 func startTestbed(t *testing.T) fleet.Target {
 	t.Helper()
+	tg, _ := startTestbedChain(t)
+	return tg
+}
+
+// startTestbedChain is startTestbed, also returning the chain's RPC URL.
+func startTestbedChain(t *testing.T) (fleet.Target, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a dev chain and the testbed")
 	}
@@ -77,7 +84,7 @@ func startTestbed(t *testing.T) fleet.Target {
 	if bin := os.Getenv("PLAYBOOK_TESTBED_COMPILER"); bin != "" {
 		tg.Compiler = []string{bin, "{src}"}
 	}
-	return tg
+	return tg, ch.URL()
 }
 
 // httpOnlyTools are real qa_fetch and qa_call over HTTP; the chain and

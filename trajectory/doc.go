@@ -75,11 +75,14 @@
 //   - the whole value of a credential field (authorization, cookie,
 //     password, api_key, access_token, client_secret, private_key,
 //     mnemonic, ...; names compared without case or punctuation);
-//   - a 64-hex value (bare or 0x), the shape of a secp256k1 private key,
-//     only when the context says it is a key: its field name has a key word
-//     (key, private, priv, secret, seed, mnemonic, pk, ...) and no digest
-//     word, or the nearest telling word before it on the same line, within
-//     six words, is a key word ("PRIVATE_KEY=0x...").
+//   - a 64-hex value (bare or 0x), the shape of a secp256k1 private key:
+//     always in a field whose name has a key word (key, private, priv,
+//     secret, seed, mnemonic, pk, ...) and no digest word; never in a field
+//     whose name has a digest word; elsewhere unless the nearest telling
+//     word before it on the same line, within six words, is a digest word
+//     ("tx 0x..."), or it is an ABI word (16 or more leading zeros: an
+//     address or a number), or it is the whole string with its 0x (a
+//     structured chain value such as an eth_call result).
 //
 // The 64-hex rule is a trade-off. Transaction hashes, block hashes, log
 // topics, sha256 digests and fingerprints have exactly the shape of a
@@ -87,12 +90,16 @@
 // records useless for triage and repro. So a field whose name has a digest
 // word (tx, hash, tx_hash, block_hash, sha256, digest, fp, id, topic, ...)
 // is never redacted by shape ("key_hash" is a digest: the digest word wins),
-// and neither is a 64-hex value in a neutral field with no key word before
-// it. The cost is that an unlabeled private key in free text is kept, which
-// is why the runtime registers every key it creates (throwaway keys, API
-// keys) with AddSecret: registered secrets are redacted wherever they
-// appear, digest fields included. Redaction is applied until nothing
-// changes, so redacting a record twice gives the same bytes.
+// and neither is a labelled digest in text nor a 0x value that is a whole
+// string. Until issue 23 an unlabelled 64-hex value in text was kept too;
+// but an unlabelled key in a fetched page is what a leak looks like, and
+// the security specialist now checks every such value against the chain,
+// so every value it can find is redacted here (the cost: an unlabelled
+// hash inside a page body is redacted as well). The runtime also registers
+// every key it creates (throwaway keys, API keys) with AddSecret:
+// registered secrets are redacted wherever they appear, digest fields
+// included. Redaction is applied until nothing changes, so redacting a
+// record twice gives the same bytes.
 //
 // Redact applies the pattern rules to a single string, for logs.
 package trajectory

@@ -415,7 +415,7 @@ func scanPatterns(s string, c class, spans []span) []span {
 				body = i + 2
 			}
 			n := runLen(s, body, isHex)
-			if n == 64 && !isWordAt(s, body+n) && (c == classKey || keyContext(s, start)) {
+			if n == 64 && !isWordAt(s, body+n) && hexKeyAt(s, start, body, c) {
 				spans = append(spans, span{start, body + n, "private_key"})
 			}
 			// Inside the run nothing is at a boundary; only its last byte can
@@ -492,19 +492,52 @@ func tokenLike(tok string) bool {
 	return len(tok) >= 24 || len(tok) >= 8 && strings.ContainsAny(tok, "0123456789+/=._~-")
 }
 
-// keyContextBytes bounds how far back keyContext looks.
+// hexKeyAt decides whether the 64 hex digits at body (start: with their
+// 0x, if any) in s, a string of field class c, are redacted: always in a
+// key field, never in a digest field; in neutral text unless the nearest
+// telling word before them names a digest, they are an ABI word (16 or
+// more leading zeros: an address or a number, not a random key), or they
+// are the whole string with a 0x (a structured chain value: a hash, a
+// word). Unlabelled keys in fetched pages are exactly what a leak looks
+// like, and the security specialist verifies every such value against the
+// chain, so every one it can find is redacted here.
+func hexKeyAt(s string, start, body int, c class) bool {
+	switch {
+	case c == classKey:
+		return true
+	case c == classHash:
+		return false
+	}
+	switch nearestClass(s, start) {
+	case classKey:
+		return true
+	case classHash:
+		return false
+	}
+	if strings.HasPrefix(s[body:], "0000000000000000") {
+		return false
+	}
+	return !(start == 0 && body+64 == len(s) && body == 2)
+}
+
+// keyContext reports whether the nearest telling word before position end
+// names a key (nearestClass).
+func keyContext(s string, end int) bool { return nearestClass(s, end) == classKey }
+
+// keyContextBytes bounds how far back nearestClass looks.
 const keyContextBytes = 96
 
-// keyContext reports whether the nearest telling word before position end,
-// on the same line, at most 6 words and keyContextBytes bytes back, names a
-// key rather than a digest. A redaction marker counts as one neutral word.
-func keyContext(s string, end int) bool {
+// nearestClass is the class of the nearest telling word before position
+// end, on the same line, at most 6 words and keyContextBytes bytes back:
+// classKey, classHash, or classNeutral when there is none. A redaction
+// marker counts as one neutral word.
+func nearestClass(s string, end int) class {
 	p, stop := end, max(0, end-keyContextBytes)
 	for words := 0; words < 6 && p > stop; {
 		c := s[p-1]
 		switch {
 		case c == '\n':
-			return false
+			return classNeutral
 		case c == ']':
 			if m := strings.LastIndex(s[max(stop, p-40):p], markerPrefix); m >= 0 && isMarker(s[max(stop, p-40)+m:p]) {
 				p = max(stop, p-40) + m
@@ -519,17 +552,14 @@ func keyContext(s string, end int) bool {
 			for q > stop && isAlnum(s[q-1]) {
 				q--
 			}
-			switch wordClass(s[q:p]) {
-			case classKey:
-				return true
-			case classHash:
-				return false
+			if wc := wordClass(s[q:p]); wc != classNeutral {
+				return wc
 			}
 			words++
 			p = q
 		}
 	}
-	return false
+	return classNeutral
 }
 
 func skip(s string, p int, set string) int {
@@ -913,4 +943,28 @@ func appendString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// HexKeySpans returns the byte spans [start, end) of the 64-hex values
+// (their 0x included) that the pattern rules redact in s read as text of
+// no particular field (Redact): every value a reader of s should treat as
+// a possible private key. The security specialist verifies exactly these,
+// so whatever it can find is redacted in run records.
+func HexKeySpans(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) || i > 0 && isWord(s[i-1]) {
+			continue
+		}
+		start, body := i, i
+		if s[i] == '0' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X') {
+			body = i + 2
+		}
+		n := runLen(s, body, isHex)
+		if n == 64 && !isWordAt(s, body+n) && hexKeyAt(s, start, body, classNeutral) {
+			out = append(out, [2]int{start, body + n})
+		}
+		i = max(i, body+n-1)
+	}
+	return out
 }

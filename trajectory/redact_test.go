@@ -42,6 +42,13 @@ func TestRedactText(t *testing.T) {
 		{"curl header", `curl -H 'Authorization: token abcdef0123456789' https://x`, `curl -H 'Authorization: token [REDACTED:authorization]' https://x`},
 		{"bare bearer", "sent bearer " + jwt, "sent bearer [REDACTED:bearer_token]"},
 		{"two keys", "key " + privHex + " " + strings.ToUpper(privHex), "key [REDACTED:private_key] [REDACTED:private_key]"},
+		// Unlabelled 64-hex values inside text (a fetched page): a leaked key
+		// looks exactly like this, and the security specialist verifies
+		// every one against the chain.
+		{"key word on another line", "private key rotated\n0x" + txHex, "private key rotated\n[REDACTED:private_key]"},
+		{"key word too far back", "key: one two three four five six seven 0x" + txHex, "key: one two three four five six seven [REDACTED:private_key]"},
+		{"unlabelled in a page", "<p>cfg = '" + privHex + "';</p>", "<p>cfg = '[REDACTED:private_key]';</p>"},
+		{"bare whole string", privHex, "[REDACTED:private_key]"},
 
 		// Kept: digests and identifiers have the same shape.
 		{"tx hash", "tx 0x" + txHex, "tx 0x" + txHex},
@@ -49,8 +56,8 @@ func TestRedactText(t *testing.T) {
 		{"sha256", "sha256 " + txHex + " ok", "sha256 " + txHex + " ok"},
 		{"no context", "0x" + txHex, "0x" + txHex},
 		{"digest word nearer than key word", "private key rotated; tx 0x" + txHex, "private key rotated; tx 0x" + txHex},
-		{"key word on another line", "private key rotated\n0x" + txHex, "private key rotated\n0x" + txHex},
-		{"key word too far back", "key: one two three four five six seven 0x" + txHex, "key: one two three four five six seven 0x" + txHex},
+		{"abi word", "returned 0x000000000000000000000000" + txHex[:40], "returned 0x000000000000000000000000" + txHex[:40]},
+		{"digest word too far back is no label", "tx: one two three four five six seven " + txHex + " end", "tx: one two three four five six seven [REDACTED:private_key] end"},
 		{"63 hex", "private key 0x" + privHex[:63], "private key 0x" + privHex[:63]},
 		{"65 hex", "private key 0x" + privHex + "a", "private key 0x" + privHex + "a"},
 		{"calldata", "key 0xa9059cbb" + txHex + privHex, "key 0xa9059cbb" + txHex + privHex},
@@ -160,12 +167,12 @@ func TestRedactorRegisteredSecrets(t *testing.T) {
 	}
 	// A registered secret goes wherever it appears, digest fields included,
 	// in any case and with or without 0x.
-	doc := `{"tx_hash":"0x` + privHex + `","sha256":"` + privHex + `","note":"k=s3cr3t-api-value;","x":"` + txHex + `"}`
+	doc := `{"tx_hash":"0x` + privHex + `","sha256":"` + privHex + `","note":"k=s3cr3t-api-value;","x":"0x` + txHex + `"}`
 	out, err := r.RedactJSON([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"tx_hash":"[REDACTED:registered]","sha256":"[REDACTED:registered]","note":"k=[REDACTED:registered];","x":"` + txHex + `"}`
+	want := `{"tx_hash":"[REDACTED:registered]","sha256":"[REDACTED:registered]","note":"k=[REDACTED:registered];","x":"0x` + txHex + `"}`
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
@@ -262,5 +269,18 @@ func TestRedactorConcurrentAdd(t *testing.T) {
 	<-done
 	if got := r.Redact("x " + strings.Repeat("z", 35) + " y"); got != "x [REDACTED:registered] y" {
 		t.Errorf("Redact = %q", got)
+	}
+}
+
+// TestHexKeySpans: the spans are exactly what Redact replaces.
+func TestHexKeySpans(t *testing.T) {
+	text := "cfg " + privHex + "; tx 0x" + txHex + "; PRIVATE_KEY=0x" + privHex + "\nword 0x000000000000000000000000" + txHex[:40] + " x"
+	spans := HexKeySpans(text)
+	if len(spans) != 2 || text[spans[0][0]:spans[0][1]] != privHex || text[spans[1][0]:spans[1][1]] != "0x"+privHex {
+		t.Fatalf("spans %v", spans)
+	}
+	red := Redact(text)
+	if strings.Count(red, "[REDACTED:private_key]") != 2 || !strings.Contains(red, txHex) {
+		t.Errorf("Redact disagrees with HexKeySpans: %s", red)
 	}
 }

@@ -57,8 +57,8 @@ var ErrNotLoopback = errors.New("not a loopback address")
 // ErrCloseTimeout is returned by Close when the node did not stop in time.
 var ErrCloseTimeout = errors.New("close timed out")
 
-// httpModules are the RPC namespaces served over HTTP: no admin, debug,
-// personal or miner.
+// httpModules are the RPC namespaces always served over HTTP: no admin,
+// personal or miner; debug is added unless Config.NoDebug (modules).
 var httpModules = []string{"eth", "net", "web3", "txpool"}
 
 // Config configures the embedded chain. The zero value is usable.
@@ -93,6 +93,13 @@ type Config struct {
 	// reads only the blocks that hold matching logs instead of every
 	// block's receipts in the range.
 	LogIndex bool
+
+	// NoDebug leaves out the debug namespace. By default it is served, as
+	// `geth --dev --http.api eth,debug` does, for debug_traceCall with the
+	// native tracers (registerTracers); it also serves the node's other
+	// debug methods (profiling, setHead), which is why the chain listens on
+	// loopback only. Tests of clients that must cope without it set this.
+	NoDebug bool
 }
 
 // Account is an address pre-funded in the genesis block.
@@ -181,7 +188,7 @@ func startIn(ctx context.Context, cfg Config, rules *params.ChainConfig, host st
 		IPCPath:          "", // no IPC socket
 		HTTPHost:         host,
 		HTTPPort:         port,
-		HTTPModules:      httpModules,
+		HTTPModules:      modules(cfg),
 		HTTPVirtualHosts: virtualHosts(host),
 		HTTPCors:         nil,
 		HTTPTimeouts:     rpc.DefaultHTTPTimeouts,
@@ -246,6 +253,7 @@ func startIn(ctx context.Context, cfg Config, rules *params.ChainConfig, host st
 	// From here on the eth service owns goroutines that only node.Close stops,
 	// and node.Close stops services only once the node has started. So every
 	// failure path below starts the node before closing it.
+	registerTracers(stack, backend, cfg)
 	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{
 		LogCacheSize:  ethConf.FilterLogCacheSize,
 		LogQueryLimit: ethConf.LogQueryLimit,

@@ -176,14 +176,14 @@ func TestStartServesOverLoopbackHTTP(t *testing.T) {
 		t.Errorf("chain id: rpc %v, ChainID() %d, want 1337", id, c.ChainID())
 	}
 
-	// Only eth, net, web3 and txpool (plus the server's own rpc) are on HTTP:
-	// not admin, debug, personal, miner, nor a simulated beacon's dev API.
+	// Only eth, net, web3, txpool and debug (plus the server's own rpc) are
+	// on HTTP: not admin, personal, miner, nor a simulated beacon's dev API.
 	mods, err := cl.Client().SupportedModules()
 	if err != nil {
 		t.Fatalf("rpc_modules: %v", err)
 	}
 	got := slices.Sorted(maps.Keys(mods))
-	want := []string{"eth", "net", "rpc", "txpool", "web3"}
+	want := []string{"debug", "eth", "net", "rpc", "txpool", "web3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("HTTP modules = %v, want %v", got, want)
 	}

@@ -4,7 +4,9 @@
 // they exercise the same RPC path as a production node.
 //
 // The chain is ephemeral (no IPC, no peer-to-peer networking) and exposes
-// only the eth, net, web3 and txpool namespaces over HTTP. Blocks are
+// the eth, net, web3, txpool and debug namespaces over HTTP; debug carries
+// geth's tracer API with the native tracers (debug_traceCall with the
+// prestateTracer's diff mode), and Config.NoDebug leaves it out. Blocks are
 // produced on demand: a transaction accepted by the pool is sealed into a
 // block at once, without anyone calling a commit method.
 //

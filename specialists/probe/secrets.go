@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // Secret is a credential found in a public text. It never holds the
@@ -156,13 +157,18 @@ func prefix(s string, n int) string {
 	return string(r)
 }
 
-// redactSecrets replaces every credential ScanSecrets finds with
-// "[redacted]", so no summary repeats one.
+// redactSecrets replaces every credential ScanSecrets finds, and every
+// 64-hex value that could be a key (KeyCandidates' hex values), with
+// "[redacted]", so no summary repeats one, on the log or in a record.
 func redactSecrets(text string) string {
 	found := ScanSecrets(text)
 	for i := len(found) - 1; i >= 0; i-- {
 		f := found[i]
 		text = text[:f.start] + "[redacted]" + text[f.end:]
+	}
+	spans := trajectory.HexKeySpans(text)
+	for i := len(spans) - 1; i >= 0; i-- {
+		text = text[:spans[i][0]] + "[redacted]" + text[spans[i][1]:]
 	}
 	return text
 }

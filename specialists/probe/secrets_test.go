@@ -59,6 +59,11 @@ func TestRedactSecrets(t *testing.T) {
 	if strings.Contains(got, hex64[:10]) || !strings.Contains(got, "[redacted]") {
 		t.Errorf("redact = %q", got)
 	}
+	// An unnamed 64-hex value could be a key too; a labelled hash stays.
+	got = redactSecrets("value " + hex64 + " and tx 0x" + strings.Repeat("ab", 32))
+	if strings.Contains(got, hex64[:10]) || !strings.Contains(got, "tx 0x"+strings.Repeat("ab", 32)) {
+		t.Errorf("redact = %q", got)
+	}
 }
 
 func TestScanLeaks(t *testing.T) {

@@ -1,0 +1,340 @@
+package specialists
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/chain/evm"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
+)
+
+// Key check limits.
+const (
+	secKeyChecks   = 8  // candidates verified against the chain per run
+	secKeyFindings = 4  // key findings per run
+	secRoleReads   = 10 // zero-argument registry functions read for role holders
+)
+
+// pageKey is a candidate that is a well-formed secp256k1 key, and the
+// address it controls.
+type pageKey struct {
+	probe.KeyCandidate
+	addr [20]byte
+}
+
+// chainKeys returns the candidates of text that are well-formed secp256k1
+// private keys: 64 hex digits below the curve order, or PEM blocks on
+// secp256k1. Other PEM keys stay with the secret scanner.
+func chainKeys(text string) []pageKey {
+	return chainKeysMemo.Get(text, func(text string) []pageKey {
+		var out []pageKey
+		for _, c := range probe.KeyCandidates(text) {
+			var k [32]byte
+			var err error
+			if c.Kind == "PEM" {
+				k, err = evm.PEMKey(c.Value())
+			} else {
+				k, err = evm.HexKey(c.Value())
+			}
+			if err != nil {
+				continue
+			}
+			a, err := evm.AddressOf(k)
+			if err != nil {
+				continue
+			}
+			out = append(out, pageKey{c, a})
+		}
+		return out
+	})
+}
+
+var chainKeysMemo probe.Memo[[]pageKey]
+
+// immediateSecrets are the secrets of text reported by kind alone: all the
+// scanner finds but private keys that could control an account, which
+// secKeys verifies against the chain instead.
+func immediateSecrets(text string) []probe.Secret {
+	found := probe.ScanSecrets(text)
+	keys := chainKeys(text)
+	if !slices.ContainsFunc(found, func(s probe.Secret) bool { return s.Kind == "hex private key" || s.Kind == "PEM private key" }) {
+		return found
+	}
+	var out []probe.Secret
+	for _, s := range found {
+		switch s.Kind {
+		case "hex private key":
+			continue
+		case "PEM private key":
+			if slices.ContainsFunc(keys, func(k pageKey) bool { return k.Kind == "PEM" && k.Line == s.Line }) {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// keyPage is a page holding a key that could control an account, with
+// the secrets found on it that need no chain to judge.
+type keyPage struct {
+	page  probe.Page
+	found []probe.Secret
+}
+
+// keyVerdict is what the chain says about one key.
+type keyVerdict struct {
+	key     pageKey
+	balance *big.Int
+	nonce   uint64
+	roles   []string
+	why     string // not verified: the reason
+}
+
+func (v keyVerdict) live() bool {
+	return v.why == "" && (v.balance != nil && v.balance.Sign() > 0 || v.nonce > 0 || len(v.roles) > 0)
+}
+
+// describe says what the chain showed, without the key.
+func (v keyVerdict) describe() string {
+	d := v.key.Describe() + " controls 0x" + hex.EncodeToString(v.key.addr[:])
+	switch {
+	case v.why != "":
+		return d + "; not verified: " + v.why
+	case !v.live():
+		return d + ", which holds nothing, has sent nothing and holds no role the registry reveals"
+	}
+	var what []string
+	if v.balance != nil && v.balance.Sign() > 0 {
+		what = append(what, "holds "+v.balance.String()+" wei")
+	}
+	if v.nonce > 0 {
+		what = append(what, fmt.Sprintf("has sent %d transaction(s)", v.nonce))
+	}
+	for _, r := range v.roles {
+		what = append(what, "is "+r)
+	}
+	return d + ", which " + strings.Join(what, ", ")
+}
+
+// secKeys checks every key-shaped value on the pages against the chain:
+// the address it controls, its balance, its nonce and whether the
+// registry's zero-argument functions name it (owner(), admin(), ...). A
+// live key is critical; one the chain could not be asked about is high
+// when its name says key; one that controls nothing is medium when named
+// and not reported otherwise. The key itself never leaves the page: only
+// its address goes to the chain, and nothing is signed with it.
+//
+// Each page's other secrets (found) go into the same finding: a finding
+// is one per page.
+func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
+	kc := &keyCheck{p: p, fns: fns, seen: map[string]keyVerdict{}}
+	findings, quiet := 0, 0
+	for _, kp := range pages {
+		pg := kp.page
+		keys := chainKeys(probe.Body(pg.Res))
+		var verdicts []keyVerdict
+		fresh := false
+		for _, k := range keys {
+			v, done := kc.seen[k.Value()]
+			if !done {
+				v = kc.verify(k)
+				kc.seen[k.Value()] = v
+				fresh = true
+			}
+			verdicts = append(verdicts, v)
+		}
+		if !fresh && len(kp.found) == 0 {
+			continue // the same keys as a page already judged
+		}
+		keySev, parts := keyFinding(verdicts)
+		sev := keySev
+		if sev == "" {
+			quiet += len(verdicts)
+		}
+		for _, s := range kp.found {
+			if sev == "" || s.Sev.Rank() > sev.Rank() {
+				sev = s.Sev
+			}
+			if len(parts) < 5 {
+				parts = append(parts, "a "+s.Describe())
+			}
+		}
+		if sev == "" {
+			continue
+		}
+		if findings == secKeyFindings {
+			p.Notef("more pages with key-shaped values: over the limit of %d findings", secKeyFindings)
+			break
+		}
+		findings++
+		values := make([]string, len(verdicts))
+		for i, v := range verdicts {
+			values[i] = strings.ToLower(v.key.Value())
+		}
+		holds := func(r fleet.Result) bool {
+			body := strings.ToLower(probe.Body(r))
+			return slices.ContainsFunc(values, func(v string) bool { return strings.Contains(body, v) }) ||
+				slices.ContainsFunc(kp.found, func(s probe.Secret) bool { return probe.HoldsSecret(probe.Body(r), s) })
+		}
+		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", probe.DescribePage(pg), probe.Status(pg.Res), strings.Join(parts, "; "))
+		switch keySev {
+		case "":
+			summary += "Anyone can read it; rotate the credential and remove it from public paths."
+		case fleet.SeverityCritical:
+			summary += "Anyone can sign as that account: move what it holds and revoke its roles, then remove the key from public paths (fleetd read the chain only; it never signs with a found key)."
+		case fleet.SeverityHigh:
+			summary += "It is named as a key but whether it is live could not be checked; treat it as live: rotate it and remove it from public paths."
+		default:
+			summary += "It controls nothing on this chain (a placeholder, or a key of another chain): remove it from public paths all the same."
+		}
+		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL), summary, "qa_fetch", map[string]any{"url": pg.URL}, holds)
+	}
+	if quiet > 0 {
+		p.Notef("%d unnamed 64-hex value(s) on the pages checked as keys: none controls anything on the chain (or the chain could not say), so none is reported", quiet)
+	}
+}
+
+// keyFinding is the severity of a page's keys and what to say of each
+// that counts; "" when none does.
+func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
+	var sev fleet.Severity
+	var parts []string
+	raise := func(s fleet.Severity) {
+		if sev == "" || s.Rank() > sev.Rank() {
+			sev = s
+		}
+	}
+	for _, v := range vs {
+		switch {
+		case v.live():
+			raise(fleet.SeverityCritical)
+			parts = append(parts, "a live private key: "+v.describe())
+		case v.why != "" && v.key.Named:
+			raise(fleet.SeverityHigh)
+			parts = append(parts, "a "+v.key.Kind+" private key (unverified): "+v.describe())
+		case v.key.Named:
+			raise(fleet.SeverityMedium)
+			parts = append(parts, "a "+v.key.Kind+" private key that controls nothing: "+v.describe())
+		}
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
+	}
+	return sev, parts
+}
+
+// keyCheck asks the chain about keys, reading the registry's roles once.
+type keyCheck struct {
+	p      *probe.Probe
+	fns    []surfFn
+	seen   map[string]keyVerdict
+	checks int
+	roles  map[[20]byte][]string // nil until read
+}
+
+// verify asks the chain about one key.
+func (kc *keyCheck) verify(k pageKey) keyVerdict {
+	v := keyVerdict{key: k}
+	p := kc.p
+	addr := "0x" + hex.EncodeToString(k.addr[:])
+	switch {
+	case !p.Can("qa_chain"):
+		v.why = "qa_chain is not available in this run"
+		return v
+	case kc.checks == secKeyChecks || !p.Room(3):
+		v.why = fmt.Sprintf("over this run's limit of %d keys checked", secKeyChecks)
+		return v
+	}
+	kc.checks++
+	bal := p.Chain("eth_getBalance", addr, "latest")
+	if !bal.IsOK() {
+		v.why = "eth_getBalance failed: " + probe.Clip(bal.Err(), 100)
+		return v
+	}
+	b, err := quantity(rpcResult(bal))
+	if err != nil {
+		v.why = "eth_getBalance answered " + probe.Quote(string(rpcResult(bal)), 40)
+		return v
+	}
+	v.balance = b
+	if n := p.Chain("eth_getTransactionCount", addr, "latest"); n.IsOK() {
+		if q, err := quantity(rpcResult(n)); err == nil && q.IsUint64() {
+			v.nonce = q.Uint64()
+		}
+	}
+	v.roles = kc.rolesOf(k.addr)
+	return v
+}
+
+// rolesOf names the registry's zero-argument functions that return addr.
+func (kc *keyCheck) rolesOf(addr [20]byte) []string {
+	if kc.roles == nil {
+		kc.roles = map[[20]byte][]string{}
+		kc.readRoles()
+	}
+	return kc.roles[addr]
+}
+
+// readRoles calls the registry's functions that take no arguments (named
+// so, or unnamed) from a fresh address and keeps those answering one
+// address: the holders of its roles.
+func (kc *keyCheck) readRoles() {
+	p := kc.p
+	reg := p.Target().Registry
+	if reg == "" || len(kc.fns) == 0 {
+		return
+	}
+	from := strangerAddress(p)
+	reads := 0
+	for _, f := range kc.fns {
+		if f.fn.Signature != "" && (!strings.HasSuffix(f.fn.Signature, "()") || slices.Contains(platformPublic, f.fn.Signature)) {
+			continue
+		}
+		if reads == secRoleReads || !p.Room(3) {
+			return
+		}
+		reads++
+		call := map[string]any{"from": "0x" + hex.EncodeToString(from[:]), "to": strings.ToLower(reg), "data": fmt.Sprintf("0x%x", f.sel)}
+		r := p.Chain("eth_call", call, "latest")
+		if !r.IsOK() {
+			continue
+		}
+		var out string
+		if json.Unmarshal(rpcResult(r), &out) != nil {
+			continue
+		}
+		w := strings.TrimPrefix(out, "0x")
+		if len(w) != 64 || !addressWord(out) {
+			continue
+		}
+		var a [20]byte
+		if _, err := hex.Decode(a[:], []byte(w[24:])); err != nil {
+			continue
+		}
+		name := fmt.Sprintf("what the registry's selector 0x%x returns", f.sel)
+		if f.fn.Signature != "" {
+			name = "the registry's " + f.fn.Signature
+		}
+		kc.roles[a] = append(kc.roles[a], name)
+	}
+}
+
+// quantity reads a JSON-RPC quantity ("0x1a").
+func quantity(raw json.RawMessage) (*big.Int, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	n, ok := new(big.Int).SetString(strings.TrimPrefix(s, "0x"), 16)
+	if !ok || !strings.HasPrefix(s, "0x") {
+		return nil, errors.New("not a quantity")
+	}
+	return n, nil
+}
