@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"sandbox":         2,
 	"fleet/gemini":    2,
 	"fleet/openai":    2,
+	"browser":         2, // headless Chromium over chromedp: the rendering crawl
 	"fuzzing":         3,
 	"poster":          3,
 	"qatools":         4,
@@ -101,6 +102,7 @@ var narrow = map[string][]string{
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
 	"docclaims":       {"crawl"},
+	"browser":         {"crawl"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
 	// the probe API: the domain and the crawl's link discovery only
 	"specialists/probe": {"fleet", "crawl"},
 }
@@ -126,8 +128,9 @@ var sdks = map[string][]string{
 	"github.com/spf13/cobra":          {"cmd/fleetd"},
 	// The MCP SDK stays in mcpserver; cmd/fleetd only composes mcpserver.
 	"github.com/modelcontextprotocol/go-sdk": {"mcpserver"},
-	// chromedp drives the console's browser tests; no production code uses it.
-	"github.com/chromedp": {"cmd/fleetd"},
+	// chromedp stays in the browser adapter (the rendering crawl); cmd/fleetd's
+	// console browser tests drive it too.
+	"github.com/chromedp": {"browser", "cmd/fleetd"},
 }
 
 // sdkTests lets a package's tests (never its code) import an SDK: cmd/fleetd's
