@@ -397,6 +397,9 @@ func (r *recorder) on(ev any) {
 				r.out.Requests[i].Status = int(e.RedirectResponse.Status)
 			}
 		}
+		if e.Request != nil && e.Type == network.ResourceTypeOther && browserOwn(e.Request.URL) {
+			break // the browser's own request (the favicon), not the page's
+		}
 		if len(r.out.Requests) < maxRequests && e.Request != nil {
 			r.byID[e.RequestID] = len(r.out.Requests)
 			r.out.Requests = append(r.out.Requests, crawl.Request{URL: e.Request.URL, Method: e.Request.Method, Type: strings.ToLower(string(e.Type))})
@@ -473,7 +476,7 @@ func (r *recorder) on(ev any) {
 		case strings.Contains(en.Text, "Content Security Policy"):
 			add(&r.cspLog, clip(en.Text, 300)) // the binding's report is preferred
 		case en.Level == cdplog.EntryLevelError:
-			if strings.Contains(en.Text, "ERR_BLOCKED_BY_CLIENT") || strings.Contains(en.Text, "ERR_TUNNEL_CONNECTION_FAILED") {
+			if strings.Contains(en.Text, "ERR_BLOCKED_BY_CLIENT") || strings.Contains(en.Text, "ERR_TUNNEL_CONNECTION_FAILED") || browserOwn(en.URL) {
 				break // the allowlist's doing, noted separately
 			}
 			t := en.Text
@@ -549,6 +552,13 @@ func remoteText(o *runtime.RemoteObject) string {
 		return o.Description
 	}
 	return string(o.UnserializableValue)
+}
+
+// browserOwn reports a request the browser makes for itself whatever the
+// page says: the favicon.
+func browserOwn(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Path == "/favicon.ico"
 }
 
 func wsAsHTTP(u string) string {
