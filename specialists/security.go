@@ -63,7 +63,7 @@ func security(p *probe.Probe, o Options) {
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
-	secBrowserReports(p) // CSP violations and mixed content the browser reported
+	secBrowserReports(p)           // CSP violations and mixed content the browser reported
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own)
 	inject.Reflected(p, pages)      // reflected injection and path handling

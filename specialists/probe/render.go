@@ -66,7 +66,7 @@ const (
 
 // RenderedPage is a crawled page as the browser rendered it.
 type RenderedPage struct {
-	Page             // the page as qa_fetch saw it (the raw response)
+	Page                // the page as qa_fetch saw it (the raw response)
 	R    crawl.Rendered // the page in the browser
 }
 
