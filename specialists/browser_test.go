@@ -48,7 +48,9 @@ func spaWorld(fetched *[]string) *world {
 			}
 			return fetchOK(shellHTML, map[string]any{"content-type": "text/html", "content-security-policy": "default-src 'self'", "x-content-type-options": "nosniff", "x-frame-options": "DENY"})
 		},
-		"qa_call": func(map[string]any) fleet.Result { return fleet.Result{"ok": true, "status": 200, "reply": "hi", "json": true} },
+		"qa_call": func(map[string]any) fleet.Result {
+			return fleet.Result{"ok": true, "status": 200, "reply": "hi", "json": true}
+		},
 	}}
 }
 
@@ -78,7 +80,9 @@ func TestRenderingCrawlFeedsTheCrawl(t *testing.T) {
 			t.Errorf("the crawl did not fetch %s, which only the rendered page shows: %v", want, fetched)
 		}
 	}
-	if slices.ContainsFunc(fetched, func(u string) bool { return strings.Contains(u, "elsewhere") || strings.Contains(u, "/api/write") || strings.Contains(u, "/api/notes") }) {
+	if slices.ContainsFunc(fetched, func(u string) bool {
+		return strings.Contains(u, "elsewhere") || strings.Contains(u, "/api/write") || strings.Contains(u, "/api/notes")
+	}) {
 		t.Errorf("fetched a blocked call or a write: %v", fetched)
 	}
 	for u, n := range r.count {
