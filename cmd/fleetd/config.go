@@ -24,6 +24,7 @@ type Config struct {
 	Target  *fleet.Target `yaml:"target"`
 	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
 	Tools   ToolsConfig   `yaml:"tools"`
+	Crawl   CrawlConfig   `yaml:"crawl"` // the crawl engine (crawl.go)
 	Report  ReportConfig  `yaml:"report"`
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
 	PersonasDir string       `yaml:"personas_dir"`
@@ -192,6 +193,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if err := c.Crawl.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Tools.RequestBurst < 0 {
 		errs = append(errs, fmt.Errorf("tools.request_burst: must not be negative, got %d", c.Tools.RequestBurst))
