@@ -103,6 +103,7 @@ type Browser struct {
 	bcancel context.CancelFunc
 	profile string // --user-data-dir of this browser's processes
 	pid     int
+	closing sync.WaitGroup // tabs being closed
 }
 
 // New returns a Browser; Chromium starts on the first Render. It fails when
@@ -281,6 +282,7 @@ func (b *Browser) Close() error {
 	if !b.started {
 		return nil
 	}
+	b.closing.Wait()
 	// The tree first: once the browser is gone its children are orphans,
 	// no longer found as its descendants.
 	tree := b.processes()
@@ -612,7 +614,12 @@ func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, er
 	defer func() { out.Elapsed = time.Since(start) }()
 
 	tctx, tcancel := chromedp.NewContext(b.bctx)
-	defer tcancel() // closes the tab
+	// Closing a tab waits for Chromium to drop it (up to half a second):
+	// done in the background, and Close waits for every one.
+	defer func() {
+		b.closing.Add(1)
+		go func() { defer b.closing.Done(); tcancel() }()
+	}()
 	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, last: time.Now()}
 	if err := chromedp.Listen(tctx, rec.on); err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/crawl"
+	"github.com/qafleet/fleetd/fixtures/spa"
 )
 
 // mustFind returns Chromium's path. Without one the test skips, except in
@@ -349,4 +350,49 @@ func TestFind(t *testing.T) {
 	if _, err := New(Config{}); !errors.Is(err, ErrNoBrowser) {
 		t.Errorf("New without a browser: %v", err)
 	}
+}
+
+// BenchmarkRender measures what the rendering crawl adds per page: one
+// Render of a page of fixtures/spa (an empty shell whose script fetches
+// JSON and builds the page), against one plain GET of the same URL, the
+// text crawl's cost. The browser is started before the timer.
+//
+//	go test -run XXX -bench Render -benchtime 20x ./browser
+func BenchmarkRender(b *testing.B) {
+	app, err := spa.Serve(context.Background(), spa.Correct)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer app.Close()
+	for _, quiet := range []time.Duration{DefaultQuiet, 200 * time.Millisecond} {
+		b.Run("render/quiet="+quiet.String(), func(b *testing.B) {
+			br, err := New(Config{Exec: mustFind(b), Allow: allowOnly(app.URL()), Quiet: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer br.Close()
+			if _, err := br.Render(context.Background(), app.URL()+"/"); err != nil {
+				b.Fatal(err)
+			}
+			pages := []string{"/", "/u/ada", "/guide", "/search?q=x", "/stats"}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r, err := br.Render(context.Background(), app.URL()+pages[i%len(pages)])
+				if err != nil || !r.Settled {
+					b.Fatalf("%v %v", err, r.Notes)
+				}
+				i++
+			}
+		})
+	}
+	b.Run("get", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := http.Get(app.URL() + "/u/ada")
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	})
 }
