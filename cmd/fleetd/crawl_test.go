@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
@@ -52,5 +58,58 @@ func TestCrawlEngine(t *testing.T) {
 	}
 	if err := (CrawlConfig{PageTimeout: -1}).validate(); err == nil || !strings.Contains(err.Error(), "crawl.page_timeout") {
 		t.Errorf("a negative page timeout: %v", err)
+	}
+}
+
+// TestRendererUnderFencesAndPacing: the run's browser, as runSpecialist
+// builds it, sends nothing off target.fetch_allow and waits for the tools'
+// pacer (shared with qa_fetch) before every request it sends.
+func TestRendererUnderFencesAndPacing(t *testing.T) {
+	exe := findChromium(t)
+	var foreign atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { foreign.Add(1) }))
+	defer other.Close()
+	var seen atomic.Int32
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><img src="/a.png"><img src="/b.png"><img src="/c.png"><img src="%s/x.png"><script>fetch('/d.json'); fetch('%s/y')</script>`, other.URL, other.URL)
+			return
+		}
+		w.WriteHeader(404)
+	}))
+	defer site.Close()
+	host := strings.TrimPrefix(site.URL, "http://")
+	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
+	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
+	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
+	r, stop, err := a.renderer(env)
+	if err != nil || r == nil {
+		t.Fatalf("renderer: %v", err)
+	}
+	defer stop()
+	start := time.Now()
+	page, err := r.Render(context.Background(), site.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 requests (the page, three images, one fetch, the favicon) at 4 a
+	// second: the last waits over a second for its slot.
+	if took := time.Since(start); took < 1200*time.Millisecond || seen.Load() != 6 {
+		t.Errorf("%d requests in %s: not paced at 4/s (notes %v)", seen.Load(), took, page.Notes)
+	}
+	// The pacer is shared: a host's back-off (a 429 qa_fetch saw) holds
+	// the browser too.
+	pacer.Observe("127.0.0.1", http.StatusTooManyRequests, "2")
+	start = time.Now()
+	if _, err := r.Render(context.Background(), site.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 2*time.Second {
+		t.Errorf("rendered in %s while the host asked for 2 s of quiet", took)
+	}
+	if n := foreign.Load(); n > 0 {
+		t.Errorf("%d requests reached a host off fetch_allow", n)
 	}
 }
