@@ -293,3 +293,54 @@ func runsScripts(r crawl.Rendered) bool {
 	}
 	return strings.Contains(strings.ToLower(r.HTML), "<script")
 }
+
+// renderedLeaks runs ux's leak scan on the rendered DOM of every page
+// that is not documentation: stack traces and database errors the page's
+// scripts put on screen. A leak the raw responses already showed is the
+// same problem (uxRun.leak reports a leak once, by its text), so what is
+// left is what only the browser shows; it has no tool repro.
+func (u *uxRun) renderedLeaks() {
+	for _, rp := range u.p.Rendered() {
+		if rp.Kind == "docs" || u.isDocPage(rp.URL) {
+			continue
+		}
+		var serious []probe.Leak
+		for _, l := range probe.ScanLeaks(rp.R.HTML) {
+			if l.Kind == "stack trace" || l.Kind == "database error" {
+				serious = append(serious, l)
+			}
+		}
+		if len(serious) > 0 {
+			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s, as a browser renders it,", probe.DescribePage(rp.Page)),
+				probe.SurfaceOf(u.p.Target(), rp.URL), "", nil)
+		}
+	}
+}
+
+// secRenderedSecrets runs the secret scan on the rendered DOM of every
+// page and reports the secrets no fetched response holds as served: a
+// value the page's scripts assemble or decode in the browser. There is no
+// tool call that replays it (qa_fetch shows the served page), so the
+// finding is filed at medium and says so, as an unreplayed finding is.
+func secRenderedSecrets(p *probe.Probe) {
+	served := map[string]bool{}
+	for _, pg := range p.Crawl() {
+		for _, s := range probe.ScanSecrets(probe.Body(pg.Res)) {
+			served[s.Kind+s.Prefix] = true
+		}
+	}
+	for _, rp := range p.Rendered() {
+		var fresh []string
+		for _, s := range probe.ScanSecrets(rp.R.HTML) {
+			if d := s.Describe(); !served[s.Kind+s.Prefix] && !slices.Contains(fresh, d) {
+				fresh = append(fresh, d)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), rp.URL),
+			fmt.Sprintf("%s shows %d secret(s) once a browser runs its scripts, in no response as served: %s. Anyone who opens it can read them; rotate the credential. (Seen only in the rendered DOM: no tool call replays it, so filed at medium.)",
+				probe.DescribePage(rp.Page), len(fresh), strings.Join(probe.First(fresh, 4), "; ")), "", nil)
+	}
+}

@@ -120,6 +120,8 @@ func TestBrowserChecks(t *testing.T) {
 				crawl.Request{URL: "https://" + pu.Host + "/logo.png", Method: "GET", Type: "image", Status: 404},
 				crawl.Request{URL: "https://cdn.example/x.js", Method: "GET", Type: "script", Blocked: true, Failed: "net::ERR_BLOCKED_BY_CLIENT"})
 			out.CSP = []string{"violates script-src-elem: inline"}
+			// What the page's scripts decoded and put on screen.
+			out.HTML = strings.Replace(shellHTML, "<main id=view>", "<main id=view><pre>Traceback (most recent call last):\n  File \"/srv/app/view.py\", line 9</pre><code>AKIAQ3EGRTYU7WSDFGHJ</code>", 1)
 		}
 		return out, nil
 	}
@@ -138,6 +140,9 @@ func TestBrowserChecks(t *testing.T) {
 			t.Errorf("ux lacks %v:%s", want, summaries(ux))
 		}
 	}
+	if f := findReport(ux, "as a browser renders it", "Traceback"); f == nil || f["repro"] != nil {
+		t.Errorf("no leak from the rendered DOM, or one with a repro that cannot show it:%s", summaries(ux))
+	}
 	if f := findReport(ux, "cdn.example"); f != nil {
 		t.Errorf("a request the allowlist blocked is reported: %v", f["summary"])
 	}
@@ -151,6 +156,9 @@ func TestBrowserChecks(t *testing.T) {
 	}
 	if f := findReport(sec, "DOM-based XSS", "query parameter"); f != nil {
 		t.Errorf("DOM XSS reported in a query parameter shown as text: %v", f["summary"])
+	}
+	if f := findReport(sec, "once a browser runs its scripts", "AWS access key id"); f == nil || f["severity"] != "medium" {
+		t.Errorf("no secret from the rendered DOM at medium:%s", summaries(sec))
 	}
 	if f := findReport(sec, "Content-Security-Policy", "script-src-elem"); f == nil || f["surface"] != "csp" {
 		t.Errorf("no CSP finding:%s", summaries(sec))

@@ -64,6 +64,7 @@ func security(p *probe.Probe, o Options) {
 	secCORS(p, pages)
 	secMixedContent(p, pages)
 	secBrowserReports(p)           // CSP violations and mixed content the browser reported
+	secRenderedSecrets(p)          // secrets only the rendered DOM shows
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own)
 	inject.Reflected(p, pages)      // reflected injection and path handling
