@@ -366,6 +366,7 @@ type recorder struct {
 	consoles map[string]bool
 	blocked  int
 	cspLog   []string // CSP violations as console text, when the binding saw none
+	own      map[network.RequestID]bool
 }
 
 func (r *recorder) active() {
@@ -399,8 +400,9 @@ func (r *recorder) on(ev any) {
 				r.out.Requests[i].Status = int(e.RedirectResponse.Status)
 			}
 		}
-		if e.Request != nil && e.Type == network.ResourceTypeOther && browserOwn(e.Request.URL) {
-			break // the browser's own request (the favicon), not the page's
+		if e.Request != nil && (r.own[e.RequestID] || e.Type == network.ResourceTypeOther && browserOwn(e.Request.URL)) {
+			r.own[e.RequestID] = true // the browser's own request (the favicon, and where it redirects), not the page's
+			break
 		}
 		if len(r.out.Requests) < maxRequests && e.Request != nil {
 			r.byID[e.RequestID] = len(r.out.Requests)
@@ -478,7 +480,7 @@ func (r *recorder) on(ev any) {
 		case strings.Contains(en.Text, "Content Security Policy"):
 			add(&r.cspLog, clip(en.Text, 300)) // the binding's report is preferred
 		case en.Level == cdplog.EntryLevelError:
-			if strings.Contains(en.Text, "ERR_BLOCKED_BY_CLIENT") || strings.Contains(en.Text, "ERR_TUNNEL_CONNECTION_FAILED") || browserOwn(en.URL) {
+			if strings.Contains(en.Text, "ERR_BLOCKED_BY_CLIENT") || strings.Contains(en.Text, "ERR_TUNNEL_CONNECTION_FAILED") || browserOwn(en.URL) || r.own[en.NetworkRequestID] {
 				break // the allowlist's doing, noted separately
 			}
 			t := en.Text
@@ -560,7 +562,7 @@ func remoteText(o *runtime.RemoteObject) string {
 // page says: the favicon.
 func browserOwn(raw string) bool {
 	u, err := url.Parse(raw)
-	return err == nil && u.Path == "/favicon.ico"
+	return err == nil && strings.HasPrefix(u.Path, "/favicon.ico")
 }
 
 func wsAsHTTP(u string) string {
@@ -620,7 +622,7 @@ func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, er
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, last: time.Now()}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
 	if err := chromedp.Listen(tctx, rec.on); err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
