@@ -355,18 +355,19 @@ const observer = `(() => {
 // recorder collects one tab's events (chromedp.Listen calls on with the
 // tab's reader goroutine: it only records, under the lock).
 type recorder struct {
-	mu       sync.Mutex
-	out      *crawl.Rendered
-	allow    func(string) error
-	byID     map[network.RequestID]int
-	inflight map[network.RequestID]bool
-	last     time.Time // the last network or DOM activity
-	loaded   bool
-	docSeen  bool
-	consoles map[string]bool
-	blocked  int
-	cspLog   []string // CSP violations as console text, when the binding saw none
-	own      map[network.RequestID]bool
+	mu        sync.Mutex
+	out       *crawl.Rendered
+	allow     func(string) error
+	byID      map[network.RequestID]int
+	inflight  map[network.RequestID]bool
+	last      time.Time // the last network or DOM activity
+	loaded    bool
+	docSeen   bool
+	consoles  map[string]bool
+	blocked   int
+	cspLog    []string // CSP violations as console text, when the binding saw none
+	own       map[network.RequestID]bool
+	submitted bool // a form was submitted: the next document is the result
 }
 
 func (r *recorder) active() {
@@ -412,7 +413,7 @@ func (r *recorder) on(ev any) {
 		r.active()
 		if i, ok := r.byID[e.RequestID]; ok && e.Response != nil {
 			r.out.Requests[i].Status = int(e.Response.Status)
-			if e.Type == network.ResourceTypeDocument && !r.docSeen {
+			if e.Type == network.ResourceTypeDocument && (!r.docSeen || r.submitted) {
 				r.docSeen = true
 				r.out.Status = int(e.Response.Status)
 			}
@@ -457,6 +458,11 @@ func (r *recorder) on(ev any) {
 	case *page.EventLoadEventFired:
 		r.active()
 		r.loaded = true
+	case *page.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ParentID == "" && r.submitted {
+			r.active()
+			r.loaded = false // a new document: settled again once it loads
+		}
 	case *runtime.EventExceptionThrown:
 		if d := e.ExceptionDetails; d != nil {
 			add(&r.out.Exceptions, exceptionText(d))
@@ -596,6 +602,36 @@ func orWord(s, w string) string {
 // URL off the allowlist (nothing is opened), a browser that cannot start or
 // died, a closed Browser, and ctx ending.
 func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, error) {
+	return b.open(ctx, rawURL, nil)
+}
+
+// Submit opens pageURL as Render does, then fills the form f names (its
+// action and method) as f says and submits it as a user would
+// (requestSubmit, validation off), and reports the page the submission led
+// to once it settles, all within one page budget. The submission's
+// requests pass the same fences as every other. A page without that form
+// is not an error: Submitted is false and a note says so.
+func (b *Browser) Submit(ctx context.Context, pageURL string, f crawl.FormFill) (crawl.Rendered, error) {
+	return b.open(ctx, pageURL, &f)
+}
+
+// submitJS fills and submits a form; its argument is a JSON FormFill.
+const submitJS = `((a) => {
+  const f = Array.from(document.forms).find(f => f.action === a.Action && (f.getAttribute('method') || 'get').toUpperCase() === a.Method);
+  if (!f) return 'no form';
+  for (const el of Array.from(f.elements)) {
+    if (!el.name || el.disabled || el.readOnly) continue;
+    const t = (el.type || '').toLowerCase();
+    if (el.tagName === 'TEXTAREA' || t === 'text' || t === 'search' || t === '') el.value = a.Text.split('{field}').join(el.name);
+    else if (t === 'email') el.value = 'qa@example.test';
+    else if (t === 'url') el.value = 'https://example.test/';
+  }
+  f.noValidate = true;
+  if (f.requestSubmit) f.requestSubmit(); else f.submit();
+  return 'submitted';
+})`
+
+func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill) (crawl.Rendered, error) {
 	out := crawl.Rendered{URL: rawURL}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -716,6 +752,9 @@ func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, er
 	}
 	if err == nil && nav.ErrorText == "" {
 		b.settle(pctx, rec, settleBy)
+		if form != nil && rec.isSettled() {
+			b.submit(pctx, rec, *form, settleBy)
+		}
 	}
 	if ctx.Err() != nil {
 		return out, ctx.Err()
@@ -740,6 +779,41 @@ func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, er
 	rec.mu.Unlock()
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+func (r *recorder) isSettled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.Settled
+}
+
+// submit fills and submits the form on the settled page, then waits for
+// the page it leads to.
+func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, deadline time.Time) {
+	arg, _ := json.Marshal(f)
+	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	res, err := chromedp.Call(ectx, runtime.Evaluate, runtime.EvaluateParams{Expression: submitJS + "(" + string(arg) + ")", ReturnByValue: ptr(true)})
+	cancel()
+	var got string
+	if err == nil && res.Result != nil {
+		json.Unmarshal(res.Result.Value, &got)
+	}
+	rec.mu.Lock()
+	if got != "submitted" {
+		why := got
+		if err != nil {
+			why = err.Error()
+		} else if res.ExceptionDetails != nil {
+			why = res.ExceptionDetails.Text
+		}
+		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("form %s %s not submitted: %s", f.Method, f.Action, clip(why, 120)))
+		rec.mu.Unlock()
+		return
+	}
+	rec.out.Submitted, rec.out.Settled, rec.submitted = true, false, true
+	rec.last = time.Now()
+	rec.mu.Unlock()
+	b.settle(ctx, rec, deadline)
 }
 
 // decide continues a paused request the allowlist takes, once its pacing

@@ -396,3 +396,52 @@ func BenchmarkRender(b *testing.B) {
 		}
 	})
 }
+
+// TestSubmit: a form is filled and submitted as a user would, under the
+// same fences: the page it leads to is reported, a form whose action is
+// off the allowlist never reaches its host, and a missing form is a note.
+func TestSubmit(t *testing.T) {
+	var foreign atomic.Int32
+	other := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { foreign.Add(1) }))
+	var posted atomic.Value
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", htmlPage(`<!doctype html><html><body>
+<form method=post action="/echo"><input name=who required><input type=email name=mail required><input type=hidden name=tok value=t1><textarea name=msg></textarea><button>go</button></form>
+<form method=post action="`+other.URL+`/steal"><input name=x><button>go</button></form>
+</body></html>`))
+	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		posted.Store(r.PostForm.Encode())
+		htmlPage(`<!doctype html><html><body><p>Thanks, ` + r.PostForm.Get("who") + `</p></body></html>`)(w, r)
+	})
+	s := serve(t, mux)
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL)})
+	r, err := b.Submit(context.Background(), s.URL+"/", crawl.FormFill{Action: s.URL + "/echo", Method: "POST", Text: `<img src=x onerror=alert('qa0000000001-{field}')>`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Submitted || r.Status != 200 || !r.Settled || r.FinalURL != s.URL+"/echo" {
+		t.Fatalf("submitted %v status %d settled %v final %q notes %v", r.Submitted, r.Status, r.Settled, r.FinalURL, r.Notes)
+	}
+	if !slices.Contains(r.Dialogs, "qa0000000001-who") {
+		t.Errorf("the reflected payload did not run: dialogs %q", r.Dialogs)
+	}
+	body, _ := posted.Load().(string)
+	if !strings.Contains(body, "mail=qa%40example.test") || !strings.Contains(body, "tok=t1") || !strings.Contains(body, "msg=%3Cimg") {
+		t.Errorf("posted %q", body)
+	}
+	off, err := b.Submit(context.Background(), s.URL+"/", crawl.FormFill{Action: other.URL + "/steal", Method: "POST", Text: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !off.Submitted || !slices.ContainsFunc(off.Requests, func(rq crawl.Request) bool { return rq.Blocked && strings.HasSuffix(rq.URL, "/steal") }) {
+		t.Errorf("a form posting off the allowlist: submitted %v requests %+v notes %v", off.Submitted, off.Requests, off.Notes)
+	}
+	none, err := b.Submit(context.Background(), s.URL+"/", crawl.FormFill{Action: s.URL + "/nowhere", Method: "POST"})
+	if err != nil || none.Submitted || !strings.Contains(strings.Join(none.Notes, " "), "not submitted: no form") {
+		t.Errorf("a missing form: %v %v %v", err, none.Submitted, none.Notes)
+	}
+	if n := foreign.Load(); n > 0 {
+		t.Errorf("%d requests reached a host off the allowlist", n)
+	}
+}

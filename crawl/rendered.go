@@ -38,6 +38,20 @@ type Rendered struct {
 	// allowlist, a redirect off it.
 	Notes   []string
 	Elapsed time.Duration
+	// Submitted reports that a form was found and submitted (a browser's
+	// Submit): then FinalURL, Status, HTML and Dialogs are the page the
+	// submission led to, and Requests include the submission's.
+	Submitted bool
+}
+
+// FormFill says which form of a page a browser submits and what it types.
+type FormFill struct {
+	Action string // the form's action, absolute (as crawl.Links reports it)
+	Method string // GET or POST
+	// Text is typed into every text field (text, search, textarea, a field
+	// without a type), "{field}" replaced by the field's name; email and
+	// url fields get a valid placeholder, other fields keep their values.
+	Text string
 }
 
 // Request is one request a rendered page made.
