@@ -344,3 +344,72 @@ func secRenderedSecrets(p *probe.Probe) {
 				probe.DescribePage(rp.Page), len(fresh), strings.Join(probe.First(fresh, 4), "; ")), "", nil)
 	}
 }
+
+// formsMax bounds the forms security submits per run.
+const formsMax = 4
+
+// formText is what a form submission types into each text field: markup
+// that calls alert with the canary and the field's name once a page puts
+// it into the document as HTML.
+func formText(canary string) string {
+	return `<img src=x onerror=alert('` + canary + `-{field}')>`
+}
+
+// secForms submits, at the exercise rung, the non-GET forms the rendering
+// crawl found (ZAP's full scan does the same), each text field holding a
+// payload with the form's canary and the field's name, and reports a
+// field whose payload runs in the page the submission leads to (reflected
+// or stored cross-site scripting, CWE-79): the browser opened a dialog
+// with exactly that canary and name, and again with a fresh canary. A
+// submission answered with HTTP 5xx is reported too. Submissions go
+// through the browser's fences (fetch_allow, pacing) and draw on the
+// render budget; at most formsMax a run.
+func secForms(p *probe.Probe) {
+	if !p.CanSubmit() {
+		return
+	}
+	forms := p.PageForms()
+	if len(forms) == 0 {
+		return
+	}
+	if !p.Exercised() {
+		p.Skip("form submission sends payloads to the platform: it runs only at the exercise rung")
+		return
+	}
+	for _, pf := range probe.First(forms, formsMax) {
+		action, method := pf.Form.URL, pf.Form.Method
+		canary := domCanary(p, action, method, "form1")
+		r, ok := p.Submit(pf.Page, crawl.FormFill{Action: action, Method: method, Text: formText(canary)})
+		if !ok || !r.Submitted {
+			continue
+		}
+		if r.Status >= 500 {
+			p.Report(fleet.SeverityMedium, "web",
+				fmt.Sprintf("Submitting the form %s %s on %s with text in every field answers HTTP %d. Expected a form to accept or refuse input with a 4xx that says why.",
+					method, action, pf.Page, r.Status), "", nil)
+		}
+		for _, d := range r.Dialogs {
+			field, ok := strings.CutPrefix(d, canary+"-")
+			if !ok || field == "" {
+				continue
+			}
+			fresh := domCanary(p, action, method, "form2")
+			c, ok := p.Submit(pf.Page, crawl.FormFill{Action: action, Method: method, Text: formText(fresh)})
+			if !ok || !slices.Contains(c.Dialogs, fresh+"-"+field) {
+				p.Notef("a form canary in field %s of %s %s ran once and not on a second submission", field, method, action)
+				break
+			}
+			p.Report(fleet.SeverityHigh, surfaceDOM,
+				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called alert('%s-%s'), and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
+					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
+			break
+		}
+	}
+}
+
+func orURL(u, def string) string {
+	if u == "" {
+		return def
+	}
+	return u
+}

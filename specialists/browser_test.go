@@ -11,6 +11,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // fakeRenderer answers renders from a function and counts them per URL.
@@ -189,5 +190,65 @@ func TestNoRendererNoRenders(t *testing.T) {
 	}
 	if slices.ContainsFunc(fetched, func(u string) bool { return strings.Contains(u, "/api/hidden") }) {
 		t.Error("the text crawl found what only a render shows")
+	}
+}
+
+// fakeSubmitter is a fakeRenderer that also submits forms.
+type fakeSubmitter struct {
+	*fakeRenderer
+	submits []crawl.FormFill
+	submit  func(page string, f crawl.FormFill) crawl.Rendered
+}
+
+func (f *fakeSubmitter) Submit(_ context.Context, page string, ff crawl.FormFill) (crawl.Rendered, error) {
+	f.mu.Lock()
+	f.submits = append(f.submits, ff)
+	f.mu.Unlock()
+	return f.submit(page, ff), nil
+}
+
+func TestFormSubmission(t *testing.T) {
+	tg := testTarget()
+	render := func(u string) (crawl.Rendered, error) {
+		return crawl.Rendered{URL: u, FinalURL: u, Status: 200, Settled: true,
+			HTML: `<html><body><form method=post action="/sign"><input name=guest><input name=note></form><form method=post action="/quiet"><input name=q></form></body></html>`}, nil
+	}
+	// /sign echoes the note field raw; /quiet escapes everything.
+	submit := func(page string, f crawl.FormFill) crawl.Rendered {
+		out := crawl.Rendered{URL: page, FinalURL: f.Action, Status: 200, Submitted: true, Settled: true}
+		if strings.HasSuffix(f.Action, "/sign") {
+			c := f.Text[strings.Index(f.Text, "alert('")+7:]
+			out.Dialogs = []string{strings.Replace(c[:strings.IndexByte(c, '\'')], "{field}", "note", 1)}
+		}
+		return out
+	}
+	run := func(dial fleet.Dial, r probe.Renderer) []map[string]any {
+		var fetched []string
+		w := spaWorld(&fetched)
+		w.dial = dial
+		st := fleet.State{RunID: "r-forms", Target: tg, Tools: toolList("qa_fetch", "qa_call", "qa_report")}
+		drive(t, mustNew(t, "security", Options{Renderer: r}), st, w, 400)
+		return w.reports
+	}
+	fs := &fakeSubmitter{fakeRenderer: &fakeRenderer{fn: render}, submit: submit}
+	got := run(fleet.Exercise, fs)
+	f := findReport(got, "through the form POST", "/sign", `field "note"`, "again with a fresh canary")
+	if f == nil || f["severity"] != "high" || f["surface"] != "dom" {
+		t.Errorf("no confirmed XSS through the form:%s", summaries(got))
+	}
+	if findReport(got, "/quiet") != nil {
+		t.Errorf("a form that escapes is reported:%s", summaries(got))
+	}
+	if len(fs.submits) != 3 { // /sign, its confirmation, /quiet
+		t.Errorf("%d submissions, want 3: %+v", len(fs.submits), fs.submits)
+	}
+	obs := &fakeSubmitter{fakeRenderer: &fakeRenderer{fn: render}, submit: submit}
+	run(fleet.Observe, obs)
+	if len(obs.submits) != 0 {
+		t.Errorf("forms submitted at observe: %+v", obs.submits)
+	}
+	// A renderer that cannot submit: nothing is submitted, nothing breaks.
+	if got := run(fleet.Exercise, &fakeRenderer{fn: render}); findReport(got, "through the form") != nil {
+		t.Errorf("a form finding without submissions:%s", summaries(got))
 	}
 }

@@ -123,9 +123,10 @@ var defaultCaps = map[string]int{
 var crawlBudget = map[string]int{"security": 40, "ux": 40}
 
 // renderBudget is how many pages each playbook's browser opens per run:
-// the crawl's HTML pages and, for security, the DOM-XSS canary renders.
+// the crawl's HTML pages and, for security, the DOM-XSS canary renders and
+// the form submissions.
 // Renders are not tool calls; each costs about a second (BENCHMARKS.md).
-var renderBudget = map[string]int{"security": 24, "ux": 12}
+var renderBudget = map[string]int{"security": 32, "ux": 12}
 
 // Names returns the playbook names, sorted.
 func Names() []string {

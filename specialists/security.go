@@ -69,6 +69,7 @@ func security(p *probe.Probe, o Options) {
 	secExercise(p, o.Corpus, own)
 	inject.Reflected(p, pages)      // reflected injection and path handling
 	secDOMXSS(p)                    // URL canaries run in the browser
+	secForms(p)                     // forms submitted in the browser with canaries
 	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
 }
 

@@ -35,6 +35,7 @@ import (
 var spaFlaws = []plantedFlaw{
 	{"DOM XSS: URL fragment into innerHTML on the faces", []string{"dom"}, []string{"/u/", "fragment", "CWE-79", "second render"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into innerHTML", []string{"dom"}, []string{"/search", "query parameter q", "CWE-79"}, fleet.SeverityHigh},
+	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
 }
@@ -96,6 +97,14 @@ type timedRenderer struct {
 func (tr *timedRenderer) Render(ctx context.Context, url string) (crawl.Rendered, error) {
 	start := time.Now()
 	r, err := tr.r.Render(ctx, url)
+	tr.pages++
+	tr.took += time.Since(start)
+	return r, err
+}
+
+func (tr *timedRenderer) Submit(ctx context.Context, page string, f crawl.FormFill) (crawl.Rendered, error) {
+	start := time.Now()
+	r, err := tr.r.(probe.Submitter).Submit(ctx, page, f)
 	tr.pages++
 	tr.took += time.Since(start)
 	return r, err

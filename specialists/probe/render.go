@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +16,18 @@ import (
 // call, so the playbook keeps what it saw in Renders for every replay.
 type Renderer interface {
 	Render(ctx context.Context, url string) (crawl.Rendered, error)
+}
+
+// Submitter is a Renderer that also fills and submits a page's form
+// (package browser's Browser): the form submission of the exercise rung.
+type Submitter interface {
+	Submit(ctx context.Context, page string, f crawl.FormFill) (crawl.Rendered, error)
+}
+
+// PageForm is a non-GET form the rendering crawl saw, with its page.
+type PageForm struct {
+	Page string
+	Form crawl.Link
 }
 
 // Renders is one run's rendering crawl: the Renderer and every page it
@@ -42,6 +55,11 @@ func NewRenders(r Renderer) *Renders {
 }
 
 func (rs *Renders) get(ctx context.Context, url string) (crawl.Rendered, error, bool) {
+	return rs.do(ctx, url, func() (crawl.Rendered, error) { return rs.r.Render(ctx, url) })
+}
+
+// do returns the kept result for key, or runs f once and keeps it.
+func (rs *Renders) do(ctx context.Context, url string, f func() (crawl.Rendered, error)) (crawl.Rendered, error, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if o, ok := rs.m[url]; ok {
@@ -50,7 +68,7 @@ func (rs *Renders) get(ctx context.Context, url string) (crawl.Rendered, error, 
 	if ctx.Err() != nil {
 		return crawl.Rendered{}, ctx.Err(), false // not kept: the turn ended, not the page
 	}
-	pg, err := rs.r.Render(ctx, url)
+	pg, err := f()
 	if ctx.Err() == nil {
 		rs.m[url] = renderOut{pg, err}
 	}
@@ -103,6 +121,54 @@ func (p *Probe) Render(url string) (crawl.Rendered, bool) {
 		return crawl.Rendered{}, false
 	}
 	return rd, true
+}
+
+// CanSubmit reports whether the run's renderer submits forms.
+func (p *Probe) CanSubmit() bool {
+	if p.cfg.Renders == nil {
+		return false
+	}
+	_, ok := p.cfg.Renders.r.(Submitter)
+	return ok
+}
+
+// Submit opens page in the run's browser, fills the form f names and
+// submits it (once per run and arguments: later calls and replays get the
+// first result). It draws on the render budget like Render; ok is false
+// when the renderer cannot submit, the page is off the allowlist, the
+// budget is spent or the browser failed. Submitting sends what f types to
+// the platform: callers submit only at the exercise rung.
+func (p *Probe) Submit(page string, f crawl.FormFill) (crawl.Rendered, bool) {
+	rs := p.cfg.Renders
+	if !p.CanSubmit() || !AllowedURL(p.t.FetchAllow, page) {
+		return crawl.Rendered{}, false
+	}
+	key := "submit\x00" + page + "\x00" + f.Method + "\x00" + f.Action + "\x00" + f.Text
+	w := p.webState()
+	budget := p.cfg.RenderBudget
+	if budget == 0 {
+		budget = renderDefaultBudget
+	}
+	if !w.renderedN[key] && len(w.renderedN) >= budget {
+		p.Notef("rendering crawl: page budget (%d) spent", budget)
+		return crawl.Rendered{}, false
+	}
+	w.renderedN[key] = true
+	rd, err, _ := rs.do(p.ctx(), key, func() (crawl.Rendered, error) {
+		return rs.r.(Submitter).Submit(p.ctx(), page, f)
+	})
+	if err != nil {
+		p.Skip("submitting a form of %s failed (%s)", page, Clip(err.Error(), 120))
+		return crawl.Rendered{}, false
+	}
+	return rd, true
+}
+
+// PageForms returns the non-GET forms of the rendered pages, each action
+// and method once, with the first page it was on. Do not modify the slice.
+func (p *Probe) PageForms() []PageForm {
+	p.Crawl()
+	return p.webState().pageForms
 }
 
 func (p *Probe) ctx() context.Context {
@@ -162,6 +228,9 @@ func (p *Probe) renderPage(pg Page, add func(url, kind string)) {
 	}
 	for _, l := range LinksOf(base, "text/html", rd.HTML) {
 		if l.Method != "GET" {
+			if l.Kind == "form" && !slices.ContainsFunc(w.pageForms, func(f PageForm) bool { return f.Form.URL == l.URL && f.Form.Method == l.Method }) {
+				w.pageForms = append(w.pageForms, PageForm{Page: pg.URL, Form: l})
+			}
 			w.addForm(l)
 			continue
 		}

@@ -47,6 +47,7 @@ type webState struct {
 	renderedN    map[string]bool // URLs rendered in this replay (the budget)
 	endpoints    []crawl.Request // calls the rendered pages' scripts made
 	endpointSeen map[string]bool
+	pageForms    []PageForm // non-GET forms of rendered pages
 }
 
 func (p *Probe) webState() *webState {
