@@ -412,7 +412,7 @@ func TestSubmit(t *testing.T) {
 	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		posted.Store(r.PostForm.Encode())
-		htmlPage(`<!doctype html><html><body><p>Thanks, ` + r.PostForm.Get("who") + `</p></body></html>`)(w, r)
+		htmlPage(`<!doctype html><html><body><p>Thanks, `+r.PostForm.Get("who")+`</p></body></html>`)(w, r)
 	})
 	s := serve(t, mux)
 	b := newBrowser(t, Config{Allow: allowOnly(s.URL)})
