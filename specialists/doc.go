@@ -209,7 +209,12 @@
 //     with exactly its canary, and again with a fresh one on a second
 //     render. Content-Security-Policy violations the browser reported on
 //     load (low), mixed content only the browser saw (medium), secrets only
-//     the rendered DOM holds (medium: no tool call replays them).
+//     the rendered DOM holds (medium: no tool call replays them). Forms
+//     (exercise): up to four non-GET forms of rendered pages are submitted
+//     in the browser, each text field holding a payload with the form's
+//     canary and the field's name; a field whose payload runs in the page
+//     the submission leads to is cross-site scripting (high, CWE-79, again
+//     with a fresh canary), a 5xx answer a medium finding.
 //
 // fuzz:
 //   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",
