@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
@@ -581,9 +582,14 @@ func wsAsHTTP(u string) string {
 	return u
 }
 
+// clip shortens s to at most n bytes and a mark, at a rune boundary, so
+// what a page said stays valid UTF-8 in a finding.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
