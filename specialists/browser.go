@@ -16,8 +16,9 @@ import (
 // reading responses as text cannot. ux reports pages whose scripts throw,
 // log errors or lose subresources on load; security reports DOM-based XSS
 // (confirmed by the canary's own script running in the browser, never by
-// a pattern), Content-Security-Policy violations and mixed content as the
-// browser reported them.
+// a pattern) and cross-site scripting through the forms it submits,
+// Content-Security-Policy violations and mixed content as the browser
+// reported them, and secrets only the rendered DOM holds.
 
 // Browser check limits.
 const (
@@ -33,7 +34,7 @@ const (
 	surfaceCSP    fleet.Surface = "csp"
 )
 
-// uxRendered reports, per rendered page, uncaught exceptions, console
+// rendered reports, per rendered page, uncaught exceptions, console
 // errors and subresources that failed on load. A render has no repro a
 // tool call can replay: the summary names the page and what the browser
 // said, and the fingerprint is the summary's.
