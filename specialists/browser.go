@@ -251,38 +251,67 @@ func secDOMXSS(p *probe.Probe) {
 		}
 		places = places[:min(len(places), 1+domXSSParams)]
 		slices.SortFunc(places[1:], func(a, b domPlace) int { return strings.Compare(a.param, b.param) })
-		values := map[domPlace]string{}
-		canaries := map[domPlace]string{}
-		for _, pl := range places {
-			canaries[pl] = domCanary(p, base, pl.String(), "1")
-			values[pl] = domPayload(canaries[pl])
-		}
-		probeURL := domURL(base, values)
-		r, ok := p.Render(probeURL)
-		if !ok {
-			continue
-		}
-		for _, pl := range places {
-			if !slices.Contains(r.Dialogs, canaries[pl]) {
+		reported := map[domPlace]bool{}
+		for _, v := range domVariants {
+			values := map[domPlace]string{}
+			canaries := map[domPlace]string{}
+			for _, pl := range places {
+				if !reported[pl] {
+					canaries[pl] = domCanary(p, base, pl.String(), v.round+"1")
+					values[pl] = v.payload(canaries[pl])
+				}
+			}
+			if len(values) == 0 {
+				break
+			}
+			probeURL := domURL(base, values)
+			r, ok := p.Render(probeURL)
+			if !ok {
 				continue
 			}
-			fresh := domCanary(p, base, pl.String(), "2")
-			confirmURL := domURL(base, map[domPlace]string{pl: domPayload(fresh)})
-			c, ok := p.Render(confirmURL)
-			switch {
-			case !ok:
-				p.Report(fleet.SeverityMedium, surfaceDOM,
-					fmt.Sprintf("DOM-based XSS (CWE-79) on %s, not confirmed (no render left for a second try): a payload in the URL's %s ran in the browser: alert('%s') fired when opening %s. Expected the page's scripts to put URL values into the page as text, never as HTML.",
-						base, pl, canaries[pl], probeURL), "", nil)
-			case slices.Contains(c.Dialogs, fresh):
-				p.Report(fleet.SeverityHigh, surfaceDOM,
-					fmt.Sprintf("DOM-based XSS (CWE-79) on %s: a value in the URL's %s reaches a script-executing sink: opening %s in a browser ran the injected handler (alert('%s') fired), and a second render with a fresh canary ran it again. Anyone who gets a user to open such a link runs script as that user on the platform. Expected the page's scripts to put URL values into the page as text (textContent), never as HTML.",
-						base, pl, confirmURL, fresh), "", nil)
-			default:
-				p.Notef("a DOM XSS canary in the %s of %s ran once and not on a second render", pl, base)
+			for _, pl := range places {
+				if reported[pl] || !slices.Contains(r.Dialogs, canaries[pl]) {
+					continue
+				}
+				fresh := domCanary(p, base, pl.String(), v.round+"2")
+				confirmURL := domURL(base, map[domPlace]string{pl: v.payload(fresh)})
+				c, ok := p.Render(confirmURL)
+				switch {
+				case !ok:
+					reported[pl] = true
+					p.Report(fleet.SeverityMedium, surfaceDOM,
+						fmt.Sprintf("DOM-based XSS (CWE-79) on %s, not confirmed (no render left for a second try): %s in the URL's %s ran in the browser: alert('%s') fired when opening %s. Expected the page's scripts to treat URL values as text, never as HTML or code.",
+							base, v.what, pl, canaries[pl], probeURL), "", nil)
+				case slices.Contains(c.Dialogs, fresh):
+					reported[pl] = true
+					p.Report(fleet.SeverityHigh, surfaceDOM,
+						fmt.Sprintf("DOM-based XSS (CWE-79) on %s: a value in the URL's %s reaches a script-executing sink: opening %s in a browser ran %s (alert('%s') fired), and a second render with a fresh canary ran it again. Anyone who gets a user to open such a link runs script as that user on the platform. %s",
+							base, pl, confirmURL, v.what, fresh, v.expect), "", nil)
+				default:
+					p.Notef("a DOM XSS canary in the %s of %s ran once and not on a second render", pl, base)
+				}
 			}
 		}
 	}
+}
+
+// domVariant is one payload shape for the URL canaries.
+type domVariant struct {
+	round   string // seeds the canaries, so each variant has its own
+	payload func(canary string) string
+	what    string // what ran, for the summary
+	expect  string
+}
+
+// domVariants: markup for HTML sinks (innerHTML, document.write,
+// insertAdjacentHTML), then a javascript: URL, which is also a valid
+// script (a label and a call), for URL sinks (location, href, src) and
+// code sinks (eval, setTimeout and Function with a string).
+var domVariants = []domVariant{
+	{"", domPayload, "the injected markup's handler",
+		"Expected the page's scripts to put URL values into the page as text (textContent), never as HTML."},
+	{"js", func(c string) string { return "javascript:alert('" + c + "')" }, "an injected javascript: URL",
+		"Expected the page's scripts never to navigate to, load or evaluate a URL value that is not an http(s) URL of the platform."},
 }
 
 // runsScripts reports whether a rendered page ran any script of its own.

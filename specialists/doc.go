@@ -205,7 +205,7 @@
 //     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
 //     is opened with a payload calling alert with a canary in the fragment
 //     and in each query parameter the page has or its scripts read, a
-//     canary per place; a place counts only when the browser opens a dialog
+//     canary per place, as markup and as a javascript: URL; a place counts only when the browser opens a dialog
 //     with exactly its canary, and again with a fresh one on a second
 //     render. Content-Security-Policy violations the browser reported on
 //     load (low), mixed content only the browser saw (medium), secrets only

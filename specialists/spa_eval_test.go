@@ -35,6 +35,7 @@ import (
 var spaFlaws = []plantedFlaw{
 	{"DOM XSS: URL fragment into innerHTML on the faces", []string{"dom"}, []string{"/u/", "fragment", "CWE-79", "second render"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into innerHTML", []string{"dom"}, []string{"/search", "query parameter q", "CWE-79"}, fleet.SeverityHigh},
+	{"DOM XSS: query parameter into location.assign", []string{"dom"}, []string{"/guide", "query parameter next", "javascript: URL", "CWE-79"}, fleet.SeverityHigh},
 	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
