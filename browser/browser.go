@@ -94,17 +94,18 @@ type Config struct {
 type Browser struct {
 	cfg Config
 
-	mu      sync.Mutex // serializes Render and guards the fields below
-	closed  bool
-	started bool
-	proxy   *proxy
-	actx    context.Context // the allocator's
-	acancel context.CancelFunc
-	bctx    context.Context // the browser's (its first tab)
-	bcancel context.CancelFunc
-	profile string // --user-data-dir of this browser's processes
-	pid     int
-	closing sync.WaitGroup // tabs being closed
+	mu       sync.Mutex // serializes Render and guards the fields below
+	closed   bool
+	started  bool
+	proxy    *proxy
+	actx     context.Context // the allocator's
+	acancel  context.CancelFunc
+	bctx     context.Context // the browser's (its first tab)
+	bcancel  context.CancelFunc
+	profile  string // --user-data-dir of this browser's processes
+	pid      int
+	closing  sync.WaitGroup // tabs being closed
+	startErr error          // why Chromium would not start, kept
 }
 
 // New returns a Browser; Chromium starts on the first Render. It fails when
@@ -137,6 +138,14 @@ func (b *Browser) start() error {
 	if b.started {
 		return nil
 	}
+	if b.startErr != nil {
+		return b.startErr // a browser that would not start is not retried on every page
+	}
+	b.startErr = b.launch()
+	return b.startErr
+}
+
+func (b *Browser) launch() error {
 	px, err := startProxy(b.cfg.Allow, b.cfg.PageTimeout)
 	if err != nil {
 		return fmt.Errorf("start browser proxy: %w", err)
@@ -321,7 +330,7 @@ func (b *Browser) Refused() []string {
 	if b.proxy == nil {
 		return nil
 	}
-	return b.proxy.refusedSince(0)
+	return b.proxy.refusals()
 }
 
 // PID returns the browser process's id, 0 before the first Render.

@@ -337,6 +337,29 @@ func TestNoProcessOutlivesClose(t *testing.T) {
 	}
 }
 
+// TestBrowserThatWillNotStart: a binary that is not a browser fails the
+// first render with an error naming it, and later renders at once.
+func TestBrowserThatWillNotStart(t *testing.T) {
+	fake := t.TempDir() + "/chromium"
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, htmlPage("<p>x</p>"))
+	b, err := New(Config{Exec: fake, Allow: allowOnly(s.URL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = b.Render(context.Background(), s.URL+"/")
+	if err == nil || !strings.Contains(err.Error(), fake) {
+		t.Fatalf("render with a broken browser: %v", err)
+	}
+	start := time.Now()
+	if _, err2 := b.Render(context.Background(), s.URL+"/"); err2 == nil || err2.Error() != err.Error() || time.Since(start) > time.Second {
+		t.Errorf("second render: %v after %s", err2, time.Since(start))
+	}
+}
+
 func TestFind(t *testing.T) {
 	t.Setenv("FLEETD_CHROMIUM", t.TempDir())
 	if _, err := Find(); err == nil || !strings.Contains(err.Error(), "FLEETD_CHROMIUM") {

@@ -50,14 +50,11 @@ func startProxy(allow func(string) error, timeout time.Duration) (*proxy, error)
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
 
-// refusedSince returns the refusals after the first n.
-func (p *proxy) refusedSince(n int) []string {
+// refusals returns the refusals so far, in order.
+func (p *proxy) refusals() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n >= len(p.refused) {
-		return nil
-	}
-	return append([]string(nil), p.refused[n:]...)
+	return append([]string(nil), p.refused...)
 }
 
 func (p *proxy) refuse(w http.ResponseWriter, what string, err error) {
