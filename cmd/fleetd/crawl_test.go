@@ -7,13 +7,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestCrawlEngine: crawl.engine decides the engine and doctor says which;
@@ -111,5 +115,75 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	}
 	if n := foreign.Load(); n > 0 {
 		t.Errorf("%d requests reached a host off fetch_allow", n)
+	}
+}
+
+// TestProbeRendersSPA: `fleetd probe security` against a platform whose
+// pages render in the browser (fixtures/spa), through the real tools and
+// the real browser: the DOM XSS and the form's XSS reach the log, doctor
+// says the rendering crawl is on, and no Chromium process is left behind.
+func TestProbeRendersSPA(t *testing.T) {
+	findChromium(t)
+	if testing.Short() {
+		t.Skip("a devnet, the testbed and the spa fixture")
+	}
+	f := newFleetFixture(t, fleet.Exercise, nil)
+	app, err := spa.Serve(context.Background(), spa.Flawed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	raw, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	tg := cfg["target"].(map[string]any)
+	st := app.Target()
+	tg["faces"], tg["call"], tg["docs"], tg["fetch_allow"], tg["names"] = st.Faces, st.Call, st.Docs, st.FetchAllow, st.Names
+	out, _ := yaml.Marshal(cfg)
+	if err := os.WriteFile(f.config, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, _, _ := run(t, "", "doctor", "--config", f.config); !strings.Contains(stdout, "rendering crawl on") {
+		t.Errorf("doctor does not say the rendering crawl is on:\n%s", stdout)
+	}
+	if stdout, stderr, code := run(t, "", "probe", "security", "--config", f.config); code != 0 {
+		t.Fatalf("probe security: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var dom []string
+	if _, err := f.dn.log.Scan(context.Background(), 0, func(page []chain.Entry) error {
+		for _, e := range page {
+			if fd, err := fleet.Parse(e.Text); err == nil && fd.Surface == "dom" {
+				dom = append(dom, fd.Summary)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"URL's fragment", "query parameter q", "query parameter next", "through the form POST"} {
+		if !slices.ContainsFunc(dom, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("no DOM finding on the log with %q: %q", want, dom)
+		}
+	}
+	// The run's browser is gone: no Chromium process is this process's child.
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.Contains(s[:i], "(chrom") {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[0] != "Z" && f[1] == fmt.Sprint(os.Getpid()) {
+			t.Errorf("a browser process outlives its run: %s", s)
+		}
 	}
 }
