@@ -787,10 +787,12 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	if n := len(out.Dialogs); n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d dialogs opened and dismissed", n))
 	}
-	// Copy under the lock: late events may still arrive until the tab closes.
+	// Copy under the lock, and send events that arrive until the tab
+	// closes to a result nobody reads.
 	rec.mu.Lock()
 	res := out
 	res.Requests = append([]crawl.Request(nil), out.Requests...)
+	rec.out = &crawl.Rendered{}
 	rec.mu.Unlock()
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -839,7 +841,12 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	}
 	err := b.cfg.Allow(ev.Request.URL)
 	if err == nil && b.cfg.Pace != nil {
-		err = b.cfg.Pace(pctx, ev.Request.URL)
+		// Bounded by the page budget, and ended with the render.
+		wctx, cancel := context.WithCancel(pctx)
+		stop := context.AfterFunc(hctx, cancel)
+		err = b.cfg.Pace(wctx, ev.Request.URL)
+		stop()
+		cancel()
 	}
 	cctx, cancel := context.WithTimeout(hctx, 5*time.Second)
 	defer cancel()
