@@ -65,9 +65,13 @@ func security(p *probe.Probe, o Options) {
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
+	secBrowserReports(p)           // CSP violations and mixed content the browser reported
+	secRenderedSecrets(p)          // secrets only the rendered DOM shows
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own)
 	inject.Reflected(p, pages)      // reflected injection and path handling
+	secDOMXSS(p)                    // URL canaries run in the browser
+	secForms(p)                     // forms submitted in the browser with canaries
 	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
 }
 
