@@ -56,6 +56,9 @@ func metricsFuzzStats(fuzzDir string, now time.Time) []httpapi.FuzzStat {
 		if t := s.LastNewCoverage(); !t.IsZero() {
 			st.SinceNewCoverage = max(now.Sub(t), 0)
 		}
+		if l.CPUMS > 0 {
+			st.ExecsPerCPUSec = float64(l.Execs) * 1000 / float64(l.CPUMS)
+		}
 		out = append(out, st)
 	}
 	return out
