@@ -13,13 +13,16 @@ const (
 	KindDuplicateOf   Kind = "duplicate-of"
 	KindNeedsRepro    Kind = "needs-repro"
 	KindMeta          Kind = "meta"
+	// KindPersona publishes the fleet's running set of specialists (sev=meta,
+	// ref= the set's hash): what anyone can read of what the fleet is.
+	KindPersona Kind = "persona"
 )
 
 // Known reports whether k is one of the known kinds, or empty (which means
 // KindFinding). Kinds are case-sensitive: "Resolution" is not known.
 func (k Kind) Known() bool {
 	switch k {
-	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta:
+	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta, KindPersona:
 		return true
 	}
 	return false

@@ -168,6 +168,7 @@ func (d *daemon) recoverCrashed(ctx context.Context) {
 			d.log.Info("outbox flushed", "posted", posted)
 		}
 	}
+	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
 }
 
 func (d *daemon) setPersonas(ps []fleet.Persona) {
@@ -381,6 +382,9 @@ func (d *daemon) reload() {
 		return
 	}
 	d.setPersonas(ps)
+	if d.node.Up() {
+		d.publishSpecialists(context.Background())
+	}
 	d.log.Info("reloaded", "specialists", len(ps), "note", "chain:, target: and daemon: changes take effect at restart")
 }
 

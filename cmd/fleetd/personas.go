@@ -129,23 +129,54 @@ func (a probeCommands) persona(name string) (fleet.Persona, error) {
 func playbookNames() []string { return specialists.Names() }
 
 func (a probeCommands) specialistsCmd() *cobra.Command {
-	return &cobra.Command{
+	var onChain, asJSON bool
+	cmd := &cobra.Command{
 		Use:   "specialists",
-		Short: "List the specialists (personas) with their planner, trigger and tools",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Short: "List the specialists (personas) with their planner, trigger and tools; --on-chain: compare with what the fleet published",
+		Long: `Lists the specialists with their planner, trigger and tools.
+
+The daemon publishes the running set on the feedback log as the fleet
+identity (a sev=meta kind=persona record: each specialist's tools, trigger,
+planner and a hash of its goal and prompt, and the dial's rung) whenever it
+differs from the newest one there: at start, when the node comes back and
+after a reload. --on-chain reads that record and says whether it matches
+what this config runs; it exits 1 when it does not or none is published.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			ps, err := a.loadPersonas()
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, triggerString(p.Trigger), strings.Join(p.Tools, ","))
+			if onChain {
+				rung, _ := a.control().Dial()
+				if asJSON {
+					return a.onChain(cmd.Context(), newSpecialistSet(ps, rung), true)
+				}
+				if err := a.printSpecialists(ps); err != nil {
+					return err
+				}
+				return a.onChain(cmd.Context(), newSpecialistSet(ps, rung), false)
 			}
-			return tw.Flush()
+			if asJSON {
+				rung, _ := a.control().Dial()
+				set := newSpecialistSet(ps, rung)
+				return a.printJSON(map[string]any{"set": set.hash(), "rung": set.Rung, "specialists": set.Lines})
+			}
+			return a.printSpecialists(ps)
 		},
 	}
+	cmd.Flags().BoolVar(&onChain, "on-chain", false, "compare with the newest set the fleet identity published on the log")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (a probeCommands) printSpecialists(ps []fleet.Persona) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, triggerString(p.Trigger), strings.Join(p.Tools, ","))
+	}
+	return tw.Flush()
 }
 
 func triggerString(t fleet.Trigger) string {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"go.yaml.in/yaml/v3"
+)
+
+// TestSpecialistSetRoundTrip: the published record reads back as the same
+// set (lines, rung, hash), fits the log's size limit with the built-in
+// personas, and another kind of entry is not a set.
+func TestSpecialistSetRoundTrip(t *testing.T) {
+	ps, err := probeCommands{&app{cfg: &Config{}}}.loadPersonas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := newSpecialistSet(ps, fleet.Exercise)
+	text, err := set.text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.CheckText(text); err != nil {
+		t.Fatalf("the record does not fit the log: %v (%d bytes)", err, len(text))
+	}
+	got, hash, ok := parseSpecialistSet(text)
+	if !ok || hash != set.hash() || got.Rung != "exercise" || len(got.Lines) != len(ps) || got.hash() != set.hash() {
+		t.Fatalf("round trip: ok=%v hash %s want %s, %+v\n%s", ok, hash, set.hash(), got, text)
+	}
+	for _, other := range []string{"qa/v1 source=qa-triage sev=meta surface=fleet kind=meta\nsummary", "free text", ""} {
+		if _, _, ok := parseSpecialistSet(other); ok {
+			t.Errorf("%q read as a set", other)
+		}
+	}
+	// A changed prompt, tool or rung is a different set.
+	ps[0].Prompt += " More."
+	if newSpecialistSet(ps, fleet.Exercise).hash() == set.hash() || newSpecialistSet(ps[:1], fleet.Exercise).hash() == set.hash() ||
+		newSpecialistSet(ps, fleet.Observe).hash() == newSpecialistSet(ps, fleet.Exercise).hash() {
+		t.Error("a changed set keeps its hash")
+	}
+}
+
+// FuzzParseSpecialistSet: whatever an entry says, reading it as a set
+// never panics, and a set it accepts formats to a record that fits the log.
+func FuzzParseSpecialistSet(f *testing.F) {
+	ps, _ := probeCommands{&app{cfg: &Config{}}}.loadPersonas()
+	text, _ := newSpecialistSet(ps, fleet.Observe).text()
+	f.Add(text)
+	f.Add("qa/v1 source=qa-fleet sev=meta surface=fleet kind=persona ref=x\nThe fleet's specialists: 1 at dial observe.\na tools=b trigger=c planner=d persona=e")
+	f.Fuzz(func(t *testing.T, s string) {
+		set, _, ok := parseSpecialistSet(s)
+		if !ok {
+			return
+		}
+		if len(set.Lines) > 200 {
+			return
+		}
+		if _, err := set.text(); err != nil && len(s) < chain.MaxText {
+			t.Errorf("an accepted set does not format: %v", err)
+		}
+	})
+}
+
+// TestSpecialistsPublished: the daemon publishes its specialists when it
+// starts; `fleetd specialists --on-chain` says they match; a persona edited
+// and reloaded is published anew (and matches again); a config whose set
+// the daemon does not run differs and exits 1.
+func TestSpecialistsPublished(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon against a dev chain")
+	}
+	hour := fleet.Trigger{Every: time.Hour} // no run fires during the test
+	f := newFleetFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": hour, "ux": hour, "security": hour, "perf": hour, "fuzz": hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reload := make(chan struct{}, 1)
+	done := make(chan int, 1)
+	var out, errb syncBuffer
+	go func() {
+		done <- mainWithReload(ctx, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb, reload)
+	}()
+	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	log := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog))
+	fleetKey, err := chain.LoadKey(f.dn.info.FleetKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSet := func(not string) *published {
+		t.Helper()
+		var pub *published
+		fleettest.WaitFor(t, 30*time.Second, "a published set", func() bool {
+			pub, _ = newestPublished(ctx, log, fleetKey.Address())
+			return pub != nil && pub.Hash != not
+		})
+		return pub
+	}
+	first := waitSet("")
+	if len(first.Set.Lines) != 5 || first.Set.Rung != "observe" {
+		t.Errorf("published set: %+v", first.Set)
+	}
+	o, e, code := run(t, "", "specialists", "--on-chain", "--config", f.config)
+	if code != 0 || !strings.Contains(o, "on chain: matches") {
+		t.Fatalf("--on-chain after start: exit %d\n%s%s", code, o, e)
+	}
+
+	// Edit a persona and reload: a new set is published.
+	p := filepath.Join(f.dataDir, "personas", "smoke.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smoke fleet.Persona
+	if err := yaml.Unmarshal(b, &smoke); err != nil {
+		t.Fatal(err)
+	}
+	smoke.Goal += " Also watch the new page."
+	if b, err = yaml.Marshal(smoke); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, e, code = run(t, "", "specialists", "--on-chain", "--config", f.config)
+	if code != 1 || !strings.Contains(o, "DIFFERS") || !strings.Contains(o, "differs: smoke") {
+		t.Errorf("--on-chain with an edited persona not yet reloaded: exit %d\n%s%s", code, o, e)
+	}
+	reload <- struct{}{}
+	second := waitSet(first.Hash)
+	if second.Index <= first.Index {
+		t.Errorf("second set at entry %d, first at %d", second.Index, first.Index)
+	}
+	o, e, code = run(t, "", "specialists", "--on-chain", "--json", "--config", f.config)
+	if code != 0 || !strings.Contains(o, `"matches": true`) {
+		t.Errorf("--on-chain --json after the reload: exit %d\n%s%s", code, o, e)
+	}
+	cancel()
+	if c := <-done; c != 0 {
+		t.Errorf("fleetd run exited %d:\n%s", c, tail(errb.String(), 20))
+	}
+	// The daemon's restart with the same set posts nothing new.
+	n, _ := log.Count(context.Background())
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel2()
+	Main(ctx2, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb)
+	if m, _ := log.Count(context.Background()); m != n {
+		t.Errorf("a restart with the same set posted %d entries", m-n)
+	}
+}
