@@ -32,6 +32,20 @@ type Fleet struct {
 	Chain       ChainHealth  `json:"chain"`
 	StartedAt   time.Time    `json:"started_at"`
 	Fuzz        []FuzzStats  `json:"fuzz,omitempty"` // per target and engine, from the kept session statistics
+	// Published is how the running specialists compare with the newest set
+	// the fleet identity published on the log; nil: not known yet.
+	Published *PublishedSet `json:"published,omitempty"`
+}
+
+// PublishedSet is the fleet's published set of specialists as the daemon
+// last checked it.
+type PublishedSet struct {
+	Set     string    `json:"set"`             // the running set's hash
+	Matches bool      `json:"matches"`         // the newest published set is the running one
+	Entry   uint64    `json:"entry,omitempty"` // the published record's log entry
+	Time    time.Time `json:"time,omitzero"`   // when it was published
+	Checked time.Time `json:"checked"`         // when the daemon last compared
+	Error   string    `json:"error,omitempty"` // why it could not compare or publish
 }
 
 // FuzzStats is one target's fuzzing with one engine, over the sessions

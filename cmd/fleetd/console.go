@@ -165,6 +165,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	}
 	f.Chain = s.chainHealth(ctx)
 	f.Fuzz = consoleFuzzStats(d.a.fuzzDir())
+	f.Published = d.published.Load()
 	return f, nil
 }
 

@@ -67,6 +67,9 @@ type daemon struct {
 	http     *httpapi.Server
 	console  *console.Console // the operator's console (console.go)
 	personas atomic.Pointer[map[string]fleet.Persona]
+	// published is how the running specialists compare with the set last
+	// published on the log (specialists.go), for the console.
+	published atomic.Pointer[console.PublishedSet]
 	started  time.Time
 	node     nodeState // the chain node up or down (node.go)
 	stopNode func()    // stops watchNode and waits for it

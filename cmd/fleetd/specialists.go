@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/poster"
 )
@@ -204,27 +205,38 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 	ps := d.personaList()
 	rung, _ := env.control.Dial()
 	set := newSpecialistSet(ps, rung)
+	st := &console.PublishedSet{Set: set.hash(), Checked: time.Now()}
+	defer d.published.Store(st)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pub, err := newestPublished(cctx, env.Log, env.FleetKey.Address())
 	if err != nil {
+		st.Error = "the log could not be read: " + err.Error()
 		d.log.Warn("specialists not published: the log could not be read", "err", err)
 		return
 	}
 	if pub != nil && pub.Hash == set.hash() {
+		st.Matches, st.Entry, st.Time = true, pub.Index, pub.Time
 		return
 	}
 	text, err := set.text()
-	if err != nil {
-		d.log.Error("specialists not published", "err", err)
-		return
+	if err == nil {
+		var res poster.Result
+		if res, err = env.poster.Post(cctx, poster.Record{Text: text, Source: personaSource, Keying: poster.ByText}); err == nil {
+			d.log.Info("published the fleet's specialists", "set", set.hash(), "specialists", len(set.Lines), "status", string(res.Status))
+			if res.Status == poster.Posted {
+				st.Matches, st.Time = true, time.Now()
+				if res.Entry != nil {
+					st.Entry = res.Entry.Index
+				}
+			} else {
+				st.Error = "the record is " + string(res.Status)
+			}
+			return
+		}
 	}
-	res, err := env.poster.Post(cctx, poster.Record{Text: text, Source: personaSource, Keying: poster.ByText})
-	if err != nil {
-		d.log.Error("specialists not published", "err", err)
-		return
-	}
-	d.log.Info("published the fleet's specialists", "set", set.hash(), "specialists", len(set.Lines), "status", string(res.Status))
+	st.Error = err.Error()
+	d.log.Error("specialists not published", "err", err)
 }
 
 // personaList is the running personas, by name.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +114,30 @@ func TestSpecialistsPublished(t *testing.T) {
 	o, e, code := run(t, "", "specialists", "--on-chain", "--config", f.config)
 	if code != 0 || !strings.Contains(o, "on chain: matches") {
 		t.Fatalf("--on-chain after start: exit %d\n%s%s", code, o, e)
+	}
+	// The console's fleet view says so too.
+	var line struct{ HTTP string }
+	fleettest.WaitFor(t, 30*time.Second, "the daemon's http line", func() bool {
+		return json.Unmarshal([]byte(out.String()), &line) == nil && line.HTTP != ""
+	})
+	var fl struct {
+		Published *struct {
+			Set     string
+			Matches bool
+			Entry   uint64
+		}
+	}
+	fleettest.WaitFor(t, 10*time.Second, "the console's published set", func() bool {
+		resp, err := http.Get(line.HTTP + "/api/fleet")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&fl)
+		return fl.Published != nil
+	})
+	if !fl.Published.Matches || fl.Published.Set != first.Hash || fl.Published.Entry != first.Index {
+		t.Errorf("/api/fleet published: %+v, want set %s at entry %d", *fl.Published, first.Hash, first.Index)
 	}
 
 	// Edit a persona and reload: a new set is published.
