@@ -70,9 +70,9 @@ type daemon struct {
 	// published is how the running specialists compare with the set last
 	// published on the log (specialists.go), for the console.
 	published atomic.Pointer[console.PublishedSet]
-	started  time.Time
-	node     nodeState // the chain node up or down (node.go)
-	stopNode func()    // stops watchNode and waits for it
+	started   time.Time
+	node      nodeState // the chain node up or down (node.go)
+	stopNode  func()    // stops watchNode and waits for it
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
