@@ -73,6 +73,63 @@ type Poster struct {
 	mu    sync.Mutex // guards mem and serializes state updates in this process
 	mem   *postState // the state when there is no StateFile
 	flush sync.Mutex // one Flush or post at a time touches the outbox
+
+	fundsMu sync.Mutex
+	funds   Funds // whether posting is paused for a sponsor run dry
+	resumed bool  // a post went through after a pause: flush what waits
+}
+
+// Funds says whether posting is paused because the key paying for gas (the
+// sponsor, or the identity without one) cannot pay: findings are queued,
+// acknowledged, and posted once it is funded.
+type Funds struct {
+	Dry   bool          `json:"dry"`
+	Since time.Time     `json:"since,omitzero"` // when the pause began
+	Payer fleet.Address `json:"payer,omitzero"` // the key that cannot pay
+	Error string        `json:"error,omitempty"`
+}
+
+// ErrSponsorDry wraps a post refused because the paying key cannot cover the
+// gas: the entry stays queued and posting resumes when the key is funded.
+var ErrSponsorDry = errors.New("the sponsor cannot pay for gas")
+
+// Funds reports whether posting is paused for a sponsor run dry.
+func (p *Poster) Funds() Funds {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	return p.funds
+}
+
+// noteFunds records what a post's outcome says about the paying key: the
+// pause begins (logged once, as an error an operator must act on) at the
+// first refusal for funds and ends (logged once) at the first post that
+// goes through.
+func (p *Poster) noteFunds(payer *chain.Key, err error) {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	switch {
+	case chain.IsInsufficientFunds(err):
+		if !p.funds.Dry {
+			p.funds = Funds{Dry: true, Since: p.now().UTC(), Payer: payer.Address(), Error: err.Error()}
+			p.log.Error("posting paused: the sponsor cannot pay for gas; findings stay queued in the outbox and are posted once it is funded",
+				"sponsor", payer.Address(), "outbox", p.cfg.OutboxDir, "err", err)
+		}
+	case err == nil || errors.Is(err, chain.ErrDuplicate):
+		if p.funds.Dry {
+			p.log.Info("posting resumed: the sponsor pays again", "sponsor", p.funds.Payer, "paused_for", p.now().Sub(p.funds.Since).Round(time.Second))
+			p.funds = Funds{}
+			p.resumed = true
+		}
+	}
+}
+
+// takeResumed reports (once) that posting resumed after a pause.
+func (p *Poster) takeResumed() bool {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	r := p.resumed
+	p.resumed = false
+	return r
 }
 
 // New creates the outbox directory and returns a poster.
@@ -309,6 +366,13 @@ func (p *Poster) deliver(ctx context.Context, item *Item, res *Result) error {
 	case err == nil:
 		res.Status, res.Entry = Posted, sub
 		p.dequeue(*item)
+		if p.takeResumed() {
+			// The sponsor was funded again: what queued during the pause
+			// goes now, not at the next start.
+			if posted, left, err := p.flushLocked(ctx); err != nil {
+				p.log.Warn("outbox: flush after posting resumed", "posted", posted, "left", left, "err", err)
+			}
+		}
 	case errors.Is(err, chain.ErrDuplicate):
 		// Another process posted it first (the log's compare-and-swap
 		// decided): acknowledged, as a duplicate.
@@ -380,6 +444,10 @@ func (p *Poster) post(ctx context.Context, it Item) (*chain.Submission, error) {
 		sponsor = p.cfg.Identity // pays its own gas, still keyed
 	}
 	sub, err := p.cfg.Log.SubmitKeyed(ctx, p.cfg.Identity, sponsor, it.Text, key, window)
+	p.noteFunds(sponsor, err)
+	if chain.IsInsufficientFunds(err) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSponsorDry, sponsor.Address(), err)
+	}
 	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
 		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
