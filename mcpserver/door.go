@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The HTTP door's defaults (HTTPOptions and HTTPServer), against hostile
@@ -76,7 +78,14 @@ type door struct {
 	reqs    *buckets
 	guesses *buckets
 	slots   chan struct{} // one per open HTTP session, or one being opened
+
+	mu   sync.Mutex
+	seen map[string]time.Time // open sessions by id: when each last sent a request
 }
+
+// minIdleToEvict is how long a session must have been quiet before a new
+// session may take its slot: not one in the middle of its handshake.
+const minIdleToEvict = 2 * time.Second
 
 func (s *Server) newDoor(next http.Handler, o HTTPOptions) *door {
 	return &door{
@@ -84,6 +93,7 @@ func (s *Server) newDoor(next http.Handler, o HTTPOptions) *door {
 		reqs:    newBuckets("requests", float64(o.Burst), o.Rate, o.Now, s.log),
 		guesses: newBuckets("wrong tokens", guessBurst, 1/guessRefill.Seconds(), o.Now, s.log),
 		slots:   make(chan struct{}, o.MaxSessions),
+		seen:    map[string]time.Time{},
 	}
 }
 
@@ -116,28 +126,94 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, d.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 		return
 	}
-	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+	if id := r.Header.Get(sessionIDHeader); id != "" || r.Method != http.MethodPost {
+		d.touch(id)
 		d.next.ServeHTTP(w, r)
 		return
 	}
 	// A POST without a session id opens a session: it takes a slot, held
-	// until the session ends (closed, deleted or idled out).
-	select {
-	case d.slots <- struct{}{}:
-	default:
+	// until the session ends (closed, deleted or idled out). When none is
+	// free, the session quiet longest that has never called a tool (it
+	// holds no run) gives its slot up: a flood of sessions that only
+	// initialize cannot keep a slot from a client who would run a probe,
+	// and a session holding a run (names, keys) is never closed for it.
+	if !d.takeSlot() {
 		w.Header().Set("Retry-After", "10")
-		http.Error(w, fmt.Sprintf("%d MCP sessions are open (the limit): close one, or try again when one ends or idles out", d.o.MaxSessions), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("%d MCP sessions are open (the limit), each running a run or active in the last %s: close one, or try again when one ends or idles out", d.o.MaxSessions, minIdleToEvict), http.StatusServiceUnavailable)
 		return
 	}
 	d.next.ServeHTTP(w, r)
 	if ss := d.srv.sessionByID(w.Header().Get(sessionIDHeader)); ss != nil {
+		id := ss.ID()
+		d.mu.Lock()
+		d.seen[id] = d.o.Now()
+		d.mu.Unlock()
 		go func() {
 			ss.Wait()
+			d.mu.Lock()
+			delete(d.seen, id)
+			d.mu.Unlock()
 			<-d.slots
 		}()
 		return
 	}
 	<-d.slots // no session was opened (not an initialize, or it failed)
+}
+
+// touch records a request of session id, if it is one the door opened (a
+// made-up id is not remembered).
+func (d *door) touch(id string) {
+	if id == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.seen[id]; ok {
+		d.seen[id] = d.o.Now()
+	}
+}
+
+// takeSlot takes a session slot, closing the session quiet longest that
+// holds no run when none is free; false when every open session holds a
+// run or was active within minIdleToEvict.
+func (d *door) takeSlot() bool {
+	select {
+	case d.slots <- struct{}{}:
+		return true
+	default:
+	}
+	victim := d.idlest()
+	if victim == nil {
+		return false
+	}
+	d.log.Warn("mcp: sessions at the limit; closing the one quiet longest that holds no run", "session", victim.ID(), "limit", d.o.MaxSessions)
+	victim.Close()
+	select { // its slot comes back when its goroutine sees it end
+	case d.slots <- struct{}{}:
+		return true
+	case <-time.After(2 * time.Second):
+		return false
+	}
+}
+
+// idlest is the open session quiet longest (at least minIdleToEvict) that
+// has never called a tool, or nil.
+func (d *door) idlest() *mcp.ServerSession {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.o.Now()
+	var best *mcp.ServerSession
+	var bestAt time.Time
+	for ss := range d.srv.mcp.Sessions() {
+		at, ok := d.seen[ss.ID()]
+		if !ok || now.Sub(at) < minIdleToEvict || d.srv.hasRun(ss) {
+			continue
+		}
+		if best == nil || at.Before(bestAt) {
+			best, bestAt = ss, at
+		}
+	}
+	return best
 }
 
 func tooMany(w http.ResponseWriter, wait time.Duration, msg string) {

@@ -445,3 +445,62 @@ func TestHTTPServerLimits(t *testing.T) {
 		t.Logf("initialize answered in %s beside 100 half-open requests", time.Since(start).Round(time.Millisecond))
 	})
 }
+
+// TestDoorSessionEviction: with every slot taken, a new session takes the
+// slot of the session quiet longest (2 s or more) that never called a tool;
+// sessions holding a run are never closed for it, nor are sessions active
+// within 2 s, and when only those are left the new one gets 503.
+func TestDoorSessionEviction(t *testing.T) {
+	var log logSink
+	r := newRig(t, withLog(&log))
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	ts := httptest.NewServer(r.srv.Handler(mcpserver.HTTPOptions{MaxSessions: 3, Rate: 1e6, Burst: 1e6, Now: clock.now}))
+	defer func() { ts.CloseClientConnections(); ts.Close() }()
+	a := r.connectHTTP(ts.URL, "runs")
+	b := r.connectHTTP(ts.URL, "lists")
+	c := r.connectHTTP(ts.URL, "idles")
+	if obj, isErr := call(t, a, "qa_read", map[string]any{}); isErr {
+		t.Fatalf("a's call: %v", obj)
+	}
+	if code, _, _ := post(t, ts.URL, initBody, nil); code != http.StatusServiceUnavailable {
+		t.Errorf("a fourth session while all three were just active: %d, want 503", code)
+	}
+	clock.add(3 * time.Second)
+	if _, err := b.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := post(t, ts.URL, initBody, nil); code != http.StatusOK {
+		t.Fatalf("a fourth session with c idle 3 s: %d %q, want 200", code, body)
+	}
+	if _, err := c.ListTools(context.Background(), nil); err == nil {
+		t.Error("the idle session c still answers after it gave its slot up")
+	}
+	if n := log.count("closing the one quiet longest"); n != 1 {
+		t.Errorf("%d evictions logged, want 1", n)
+	}
+	// b calls a tool (a run): now a and b hold runs; only the raw session
+	// may go.
+	if obj, isErr := call(t, b, "qa_read", map[string]any{}); isErr {
+		t.Fatalf("b's call: %v", obj)
+	}
+	clock.add(3 * time.Second)
+	if code, _, body := post(t, ts.URL, initBody, nil); code != http.StatusOK {
+		t.Fatalf("a fifth session with the raw fourth idle: %d %q", code, body)
+	}
+	if code, _, _ := post(t, ts.URL, initBody, nil); code != http.StatusServiceUnavailable {
+		t.Errorf("a sixth session with two runs and one fresh session: %d, want 503", code)
+	}
+	clock.add(time.Hour)
+	if code, _, _ := post(t, ts.URL, initBody, nil); code != http.StatusOK {
+		t.Errorf("a seventh session with the fifth idle an hour: %d, want 200", code)
+	}
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if obj, isErr := call(t, cs, "qa_read", map[string]any{}); isErr {
+			t.Errorf("a session holding a run was disturbed: %v", obj)
+		}
+	}
+	a.Close()
+	b.Close()
+	r.waitRun()
+	r.waitRun()
+}

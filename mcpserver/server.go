@@ -310,6 +310,15 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	return sess
 }
 
+// hasRun reports whether ss has called a tool (it runs, ran or tried to
+// start a run): such a session is never closed to make room.
+func (s *Server) hasRun(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.sessions[ss]
+	return ok
+}
+
 // endSession tells a session's run that its client is gone; the run then
 // finishes (done) and cleans up. Safe to call more than once.
 func (s *Server) endSession(ss *mcp.ServerSession, why string) {
