@@ -14,7 +14,7 @@ import (
 // The HTTP door's defaults (HTTPOptions and HTTPServer), against hostile
 // clients: each limit answers with a refusal, never a crash or a hang.
 const (
-	DefaultMaxBodyBytes      = 1 << 20 // a tools/call's arguments: 413 past it
+	DefaultMaxBodyBytes      = 4 << 20 // a tools/call's arguments: 413 past it (a 1 MiB source, escaped, fits)
 	DefaultMaxSessions       = 64      // HTTP sessions open at once: 503 past it
 	DefaultRate              = 100     // requests a second per client address
 	DefaultBurst             = 200     // requests at once per client address: 429 past it

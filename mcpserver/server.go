@@ -201,7 +201,8 @@ type HTTPOptions struct {
 	// is looked at.
 	Token func(token string) bool
 	// MaxBodyBytes caps a request's body, declared or chunked (413 past
-	// it). Default 1 MiB.
+	// it). Default 4 MiB: room for qa_compile's 1 MiB source as JSON; each
+	// tool's own limits still apply to its arguments.
 	MaxBodyBytes int64
 	// MaxSessions caps the HTTP sessions open at once, running a run or
 	// not; a new session past it gets 503 with Retry-After. Default 64.

@@ -108,7 +108,7 @@ func TestMCPNeverListOverHTTP(t *testing.T) {
 		})
 	}
 
-	// What never reaches a tool: a body over the 1 MiB limit, malformed
+	// What never reaches a tool: a body over the 4 MiB limit, malformed
 	// JSON-RPC, a JSON bomb.
 	raw := func(body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -126,9 +126,9 @@ func TestMCPNeverListOverHTTP(t *testing.T) {
 		answers.Write(b)
 		return resp.StatusCode, string(b)
 	}
-	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"qa_report","arguments":{"severity":"high","surface":"fleet","summary":"` + strings.Repeat("x", 2<<20) + `"}}}`
+	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"qa_report","arguments":{"severity":"high","surface":"fleet","summary":"` + strings.Repeat("x", 5<<20) + `"}}}`
 	if code, body := raw(huge); code != http.StatusRequestEntityTooLarge {
-		t.Errorf("a 2 MiB call: %d %q, want 413", code, body)
+		t.Errorf("a 5 MiB call: %d %q, want 413", code, body)
 	}
 	if code, body := raw(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":`); code != http.StatusBadRequest {
 		t.Errorf("malformed JSON: %d %q, want 400", code, body)
