@@ -112,3 +112,44 @@ func checkOutboxIntact(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestFullOutboxDiskDecidesNothing: with the reporter state on a disk with
+// room and the outbox on a full one, a finding is refused before any
+// decision is recorded: the state file is not rewritten (a decision taken
+// back by a second write would be lost, and the finding read as a
+// duplicate for the dedupe window, if that write failed too), no temporary
+// file is left, and the finding posts once space is back.
+func TestFullOutboxDiskDecidesNothing(t *testing.T) {
+	disk := faultnet.Tmpfs(t, 64<<10)
+	h := newHarness(t)
+	ctx := context.Background()
+	outbox := filepath.Join(disk, "outbox")
+	state := filepath.Join(t.TempDir(), "state.json")
+	po := h.poster(t, Config{OutboxDir: outbox, StateFile: state, PostTimeout: 5 * time.Second})
+	if res, err := po.Report(ctx, finding("before the disk filled")); err != nil || res.Status != Posted {
+		t.Fatalf("first report = %+v, %v", res, err)
+	}
+	before, err := os.Stat(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler := faultnet.Fill(t, disk)
+	f := finding("while the outbox disk is full")
+	if res, err := po.Report(ctx, f); err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("report on a full outbox disk = %+v, %v; want ENOSPC", res, err)
+	}
+	// Same inode and modification time: a rewrite renames a new file in
+	// (whose inode number may be the old one's, reused).
+	if after, err := os.Stat(state); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the reporter state was rewritten for a finding that could not be queued")
+	}
+	checkOutboxIntact(t, outbox)
+	os.Remove(filler)
+	res, err := po.Report(ctx, f)
+	if err != nil || res.Status != Posted {
+		t.Fatalf("the same finding after space came back = %+v, %v; want posted (not deduped)", res, err)
+	}
+	if n := countText(t, h.log, res.Text); n != 1 {
+		t.Errorf("on the log %d times, want once", n)
+	}
+}
