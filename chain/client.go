@@ -487,6 +487,13 @@ func nonceError(err error) bool {
 	return strings.Contains(s, "nonce") || strings.Contains(s, "replacement transaction underpriced")
 }
 
+// IsInsufficientFunds reports whether the node refused a transaction (or
+// its gas estimate) because the paying key cannot cover gas and value: a key
+// run dry, which funding it, not retrying, cures.
+func IsInsufficientFunds(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "insufficient funds")
+}
+
 func alreadyKnown(err error) bool {
 	return strings.Contains(strings.ToLower(err.Error()), "already known")
 }

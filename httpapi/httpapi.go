@@ -30,6 +30,17 @@ type Status struct {
 	Outbox      int            `json:"outbox"`
 	StartedAt   time.Time      `json:"started_at"`
 	Node        *Node          `json:"node,omitempty"`
+	Posting     *Posting       `json:"posting,omitempty"`
+}
+
+// Posting is the daemon's view of posting to the log: paused while the
+// sponsor cannot pay for gas (findings are queued in the outbox, and posted
+// once it is funded).
+type Posting struct {
+	Paused  bool      `json:"paused"`
+	Since   time.Time `json:"since,omitzero"`    // when the pause began
+	Sponsor string    `json:"sponsor,omitempty"` // the key that cannot pay
+	Error   string    `json:"error,omitempty"`
 }
 
 // Node is the daemon's view of its chain node: while it is down no run
@@ -52,6 +63,7 @@ type Metrics struct {
 	running  prometheus.Gauge
 	nodeUp   prometheus.Gauge
 	outages  prometheus.Counter
+	posting  prometheus.Gauge
 	fuzz     fuzzCollector
 }
 
@@ -142,7 +154,8 @@ func NewMetrics() *Metrics {
 	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
 	m.nodeUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_node_up", Help: "1 while the chain node answers, 0 while it is down (no run starts)."})
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetd_node_outages_total", Help: "Times the chain node went down (or was down at start)."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, &m.fuzz,
+	m.posting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_posting_paused", Help: "1 while posting to the log is paused because the sponsor cannot pay for gas (findings wait in the outbox)."})
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, m.posting, &m.fuzz,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -157,6 +170,15 @@ func (m *Metrics) SetNodeUp(up, wentDown bool) {
 	}
 	if wentDown {
 		m.outages.Inc()
+	}
+}
+
+// SetPostingPaused records whether posting is paused for a sponsor run dry.
+func (m *Metrics) SetPostingPaused(paused bool) {
+	if paused {
+		m.posting.Set(1)
+	} else {
+		m.posting.Set(0)
 	}
 }
 

@@ -189,27 +189,60 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 	return err
 }
 
-// HTTPOptions configures Handler.
+// HTTPOptions configures Handler; zero values take the defaults.
 type HTTPOptions struct {
 	// IdleTimeout closes a session that sent nothing for this long (its run
 	// ends as when the client closes it): a client that disappears without
 	// closing its session holds its names until then. Default 10 minutes.
 	IdleTimeout time.Duration
+	// Token, when set, must accept the request's "Authorization: Bearer"
+	// token (comparing in constant time). Each address gets 5 wrong tokens,
+	// which come back one per 10 s; past them it gets 429 before its token
+	// is looked at.
+	Token func(token string) bool
+	// MaxBodyBytes caps a request's body, declared or chunked (413 past
+	// it). Default 4 MiB: room for qa_compile's 1 MiB source as JSON; each
+	// tool's own limits still apply to its arguments.
+	MaxBodyBytes int64
+	// MaxSessions caps the HTTP sessions open at once, running a run or
+	// not; a new session past it gets 503 with Retry-After. Default 64.
+	MaxSessions int
+	// Rate and Burst limit each client address's requests (429 with
+	// Retry-After past them). Default 100 a second, 200 at once.
+	Rate  float64
+	Burst int
+	// Now is the limiters' clock (tests); default time.Now.
+	Now func() time.Time
 }
 
 // Handler serves the streamable HTTP transport. Sessions are stateful (a
 // session is a run). Requests reaching a loopback address with a Host that
 // is not loopback are refused (DNS rebinding), and so are cross-origin
-// browser requests. Authentication is the caller's: wrap the handler.
+// browser requests. Before the SDK sees a request, the door (door.go)
+// limits each client address's rate, checks the bearer token when o.Token
+// is set (with per-address guess limits), caps the body and the open
+// sessions. Serve it with HTTPServer's connection limits.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = 10 * time.Minute
-	}
+	o.defaults()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		SessionTimeout: o.IdleTimeout,
-		Logger:         s.log,
+		SessionTimeout:      o.IdleTimeout,
+		Logger:              s.log,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
-	return http.NewCrossOriginProtection().Handler(h)
+	return s.newDoor(http.NewCrossOriginProtection().Handler(h), o)
+}
+
+// sessionByID is the open session with the HTTP session id, or nil.
+func (s *Server) sessionByID(id string) *mcp.ServerSession {
+	if id == "" {
+		return nil
+	}
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
 }
 
 // Close ends every session: runs are cancelled (they stop at their next tool
@@ -276,6 +309,15 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 		s.endSession(ss, "the session closed")
 	}()
 	return sess
+}
+
+// hasRun reports whether ss has called a tool (it runs, ran or tried to
+// start a run): such a session is never closed to make room.
+func (s *Server) hasRun(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.sessions[ss]
+	return ok
 }
 
 // endSession tells a session's run that its client is gone; the run then

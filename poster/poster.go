@@ -73,6 +73,63 @@ type Poster struct {
 	mu    sync.Mutex // guards mem and serializes state updates in this process
 	mem   *postState // the state when there is no StateFile
 	flush sync.Mutex // one Flush or post at a time touches the outbox
+
+	fundsMu sync.Mutex
+	funds   Funds // whether posting is paused for a sponsor run dry
+	resumed bool  // a post went through after a pause: flush what waits
+}
+
+// Funds says whether posting is paused because the key paying for gas (the
+// sponsor, or the identity without one) cannot pay: findings are queued,
+// acknowledged, and posted once it is funded.
+type Funds struct {
+	Dry   bool          `json:"dry"`
+	Since time.Time     `json:"since,omitzero"` // when the pause began
+	Payer fleet.Address `json:"payer,omitzero"` // the key that cannot pay
+	Error string        `json:"error,omitempty"`
+}
+
+// ErrSponsorDry wraps a post refused because the paying key cannot cover the
+// gas: the entry stays queued and posting resumes when the key is funded.
+var ErrSponsorDry = errors.New("the sponsor cannot pay for gas")
+
+// Funds reports whether posting is paused for a sponsor run dry.
+func (p *Poster) Funds() Funds {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	return p.funds
+}
+
+// noteFunds records what a post's outcome says about the paying key: the
+// pause begins (logged once, as an error an operator must act on) at the
+// first refusal for funds and ends (logged once) at the first post that
+// goes through.
+func (p *Poster) noteFunds(payer *chain.Key, err error) {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	switch {
+	case chain.IsInsufficientFunds(err):
+		if !p.funds.Dry {
+			p.funds = Funds{Dry: true, Since: p.now().UTC(), Payer: payer.Address(), Error: err.Error()}
+			p.log.Error("posting paused: the sponsor cannot pay for gas; findings stay queued in the outbox and are posted once it is funded",
+				"sponsor", payer.Address(), "outbox", p.cfg.OutboxDir, "err", err)
+		}
+	case err == nil || errors.Is(err, chain.ErrDuplicate):
+		if p.funds.Dry {
+			p.log.Info("posting resumed: the sponsor pays again", "sponsor", p.funds.Payer, "paused_for", p.now().Sub(p.funds.Since).Round(time.Second))
+			p.funds = Funds{}
+			p.resumed = true
+		}
+	}
+}
+
+// takeResumed reports (once) that posting resumed after a pause.
+func (p *Poster) takeResumed() bool {
+	p.fundsMu.Lock()
+	defer p.fundsMu.Unlock()
+	r := p.resumed
+	p.resumed = false
+	return r
 }
 
 // New creates the outbox directory and returns a poster.
@@ -168,6 +225,18 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 	}
 	res := Result{FP: f.Fingerprint, Text: text}
 	now := p.now().Round(0) // wall clock only: it is compared after a JSON round trip
+	// The outbox item is written (fsynced) to a temporary file before
+	// anything is decided: a disk too full to queue the finding refuses it
+	// here, with no dedupe decision recorded that a second state write
+	// would have to take back (on a full disk that write can fail too, and
+	// the finding would then read as a duplicate for the dedupe window).
+	item := Item{Text: text, FP: f.Fingerprint, Source: f.Source, Queued: now.UTC()}
+	p.countLog(ctx, &item)
+	staged, err := p.stage(&item)
+	if err != nil {
+		return res, err // not acknowledged: the caller must know
+	}
+	defer staged.discard()
 	// Decide under the state lock: fold in what the log gained since the
 	// last decision, then dedupe and rate-limit, and record the decision
 	// before posting so a process deciding next sees it.
@@ -192,11 +261,9 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 		return res, nil
 	}
 
-	item := Item{Text: text, FP: f.Fingerprint, Source: f.Source, Queued: now.UTC()}
-	p.countLog(ctx, &item)
 	p.flush.Lock()
 	defer p.flush.Unlock()
-	if err := p.deliver(ctx, &item, &res); err != nil {
+	if err := p.deliver(ctx, &item, &res, staged); err != nil {
 		p.forget(ctx, f, now)
 		return res, err // not acknowledged: the caller must know
 	}
@@ -271,7 +338,7 @@ func (p *Poster) Post(ctx context.Context, r Record) (Result, error) {
 		res.Status = Queued
 		return res, nil
 	}
-	return res, p.deliver(ctx, &item, &res)
+	return res, p.deliver(ctx, &item, &res, nil)
 }
 
 // recordKey is the log key of a ByText record: every process derives the
@@ -300,8 +367,15 @@ func (p *Poster) countLog(ctx context.Context, item *Item) {
 // stays queued; res gets the status. p.flush is held. It returns an error
 // only when item is not acknowledged: the outbox failed, or the log refuses
 // the text (ErrRejected).
-func (p *Poster) deliver(ctx context.Context, item *Item, res *Result) error {
-	if err := p.enqueue(item); err != nil {
+func (p *Poster) deliver(ctx context.Context, item *Item, res *Result, st *staged) error {
+	if st == nil {
+		var err error
+		if st, err = p.stage(item); err != nil {
+			return err
+		}
+		defer st.discard()
+	}
+	if err := st.commit(); err != nil {
 		return err
 	}
 	sub, err := p.post(ctx, *item)
@@ -309,6 +383,13 @@ func (p *Poster) deliver(ctx context.Context, item *Item, res *Result) error {
 	case err == nil:
 		res.Status, res.Entry = Posted, sub
 		p.dequeue(*item)
+		if p.takeResumed() {
+			// The sponsor was funded again: what queued during the pause
+			// goes now, not at the next start.
+			if posted, left, err := p.flushLocked(ctx); err != nil {
+				p.log.Warn("outbox: flush after posting resumed", "posted", posted, "left", left, "err", err)
+			}
+		}
 	case errors.Is(err, chain.ErrDuplicate):
 		// Another process posted it first (the log's compare-and-swap
 		// decided): acknowledged, as a duplicate.
@@ -380,6 +461,10 @@ func (p *Poster) post(ctx context.Context, it Item) (*chain.Submission, error) {
 		sponsor = p.cfg.Identity // pays its own gas, still keyed
 	}
 	sub, err := p.cfg.Log.SubmitKeyed(ctx, p.cfg.Identity, sponsor, it.Text, key, window)
+	p.noteFunds(sponsor, err)
+	if chain.IsInsufficientFunds(err) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSponsorDry, sponsor.Address(), err)
+	}
 	if err != nil && (chain.IsRevert(err, "EmptyText") || chain.IsRevert(err, "TextTooLong") ||
 		errors.Is(err, chain.ErrEmptyText) || errors.Is(err, chain.ErrTextTooLong) || errors.Is(err, chain.ErrNotUTF8)) {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
@@ -389,19 +474,72 @@ func (p *Poster) post(ctx context.Context, it Item) (*chain.Submission, error) {
 
 // enqueue writes item durably to the outbox.
 func (p *Poster) enqueue(item *Item) error {
-	b, err := json.Marshal(item)
+	st, err := p.stage(item)
 	if err != nil {
 		return err
+	}
+	defer st.discard()
+	return st.commit()
+}
+
+// staged is an outbox item written and fsynced to a temporary file in the
+// outbox directory, not yet in the outbox: commit renames it in (no new
+// space needed), discard removes it.
+type staged struct {
+	tmp, path string
+	done      bool
+}
+
+// stage writes item to a temporary file; it fails (wrapping the cause,
+// ENOSPC on a full disk) with nothing left behind.
+func (p *Poster) stage(item *Item) (*staged, error) {
+	b, err := json.Marshal(item)
+	if err != nil {
+		return nil, err
 	}
 	id := item.FP
 	if item.Key != "" {
 		id = item.Key[:min(16, len(item.Key))]
 	}
 	item.file = filepath.Join(p.cfg.OutboxDir, fmt.Sprintf("%s-%s.json", item.Queued.Format("20060102T150405.000000000"), id))
-	if err := fleet.WriteFileAtomic(item.file, b, 0o600); err != nil {
+	f, err := os.CreateTemp(p.cfg.OutboxDir, "."+filepath.Base(item.file)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Chmod(0o600)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("outbox: %w", werr)
+	}
+	return &staged{tmp: f.Name(), path: item.file}, nil
+}
+
+// commit moves the staged item into the outbox, durably.
+func (s *staged) commit() error {
+	if err := os.Rename(s.tmp, s.path); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	s.done = true
+	if err := fleet.SyncDir(filepath.Dir(s.path)); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
+}
+
+// discard removes the staged file unless it was committed.
+func (s *staged) discard() {
+	if !s.done {
+		os.Remove(s.tmp)
+	}
 }
 
 func (p *Poster) dequeue(item Item) {

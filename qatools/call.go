@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 
@@ -86,19 +85,15 @@ func (t *tools) send(ctx context.Context, client *http.Client, req *http.Request
 			return nil, cerr
 		}
 		res := fleet.Fail("qa_call %s: %v", url, unwrapURLError(err))
-		var ne net.Error
-		switch {
-		case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-			res["hint"] = "timeout"
-		default:
-			res["hint"] = "unreachable"
-		}
+		res["hint"] = netHint(err)
 		return res, nil
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.env.Limits.MaxReply)+1))
 	if err != nil {
-		return fleet.Fail("qa_call %s: reading reply: %v", url, err), nil
+		res := fleet.Fail("qa_call %s: reading reply: %v", url, err)
+		res["hint"] = netHint(err)
+		return res, nil
 	}
 	truncated := len(raw) > t.env.Limits.MaxReply
 	if truncated {

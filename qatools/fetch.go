@@ -283,12 +283,18 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err()
 		}
-		return fleet.Fail("fetch %s: %v", u.Redacted(), unwrapURLError(err)), nil
+		res := fleet.Fail("fetch %s: %v", u.Redacted(), unwrapURLError(err))
+		if !strings.Contains(err.Error(), "not on the fetch allowlist") && !strings.Contains(err.Error(), "loopback, private") {
+			res["hint"] = netHint(err)
+		}
+		return res, nil
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody)+1))
 	if err != nil {
-		return fleet.Fail("fetch %s: reading body: %v", u.Redacted(), err), nil
+		res := fleet.Fail("fetch %s: reading body: %v", u.Redacted(), err)
+		res["hint"] = netHint(err)
+		return res, nil
 	}
 	truncated := len(body) > f.maxBody
 	if truncated {
@@ -339,6 +345,20 @@ func checkOrigin(o string) error {
 		return fmt.Errorf("origin %q: want scheme://host[:port] (http or https) or null", o)
 	}
 	return nil
+}
+
+// netHint names how a request to the target failed on the network, for a
+// planner to tell "no answer" from an answer: "timeout" (no answer in time:
+// a blackhole, a hung or overloaded target), "unreachable" (refused, reset
+// or cut short before or while answering). Either may be the target's
+// fault or fleetd's own network: a finding should say which it saw, not
+// guess.
+func netHint(err error) string {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	return "unreachable"
 }
 
 func unwrapURLError(err error) error {

@@ -84,6 +84,11 @@ func Recover(path, reason string) (recovered bool, err error) {
 		return false, fmt.Errorf("recover %s: %w", path, err)
 	}
 	if _, err := f.WriteAt(line, r.offset); err != nil {
+		// A footer cut short (a full disk) is taken back, so the record
+		// ends at its last whole line as before; a later Recover retries.
+		if terr := f.Truncate(r.offset); terr != nil {
+			err = errors.Join(err, terr)
+		}
 		return false, fmt.Errorf("recover %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {

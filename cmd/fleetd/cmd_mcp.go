@@ -29,6 +29,7 @@ type mcpOptions struct {
 	addr         string
 	idle         time.Duration
 	maxRuns      int
+	maxSessions  int
 	requireToken bool
 	level        string
 }
@@ -73,6 +74,7 @@ binds 127.0.0.1 by default, and on any non-loopback address (or with
 	f.StringVar(&o.addr, "addr", defaultMCPAddr, "HTTP listen address (--transport http)")
 	f.DurationVar(&o.idle, "idle-timeout", 10*time.Minute, "close an HTTP session idle this long; a client that vanished holds its run until then")
 	f.IntVar(&o.maxRuns, "max-runs", 4, "sessions that may run a run at once")
+	f.IntVar(&o.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions that may be open at once, running or not (--transport http)")
 	f.BoolVar(&o.requireToken, "require-token", false, "require the bearer token on loopback too (always required elsewhere)")
 	f.StringVar(&o.level, "log-level", "warn", "debug, info, warn or error (logs are JSON on stderr)")
 	return cmd
@@ -169,7 +171,7 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 		return fmt.Errorf("--addr %s: %w", o.addr, err)
 	}
 	loopback := isLoopback(ln.Addr())
-	var h http.Handler = srv.Handler(mcpserver.HTTPOptions{IdleTimeout: o.idle})
+	ho := mcpserver.HTTPOptions{IdleTimeout: o.idle, MaxSessions: o.maxSessions}
 	needToken := o.requireToken || !loopback
 	if needToken {
 		want, err := serviceCommands{a.app}.httpToken(true)
@@ -177,11 +179,11 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 			ln.Close()
 			return err
 		}
-		h = mcpserver.RequireBearer(func(tok string) bool { return tokenMatches(tok, want) }, h)
+		ho.Token = func(tok string) bool { return tokenMatches(tok, want) }
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	mux.Handle("/mcp", srv.Handler(ho))
+	hs := mcpserver.HTTPServer(mux, logger)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String() + "/mcp"

@@ -359,6 +359,11 @@ func (d *daemon) status() httpapi.Status {
 	if d.env.poster != nil {
 		items, _ := d.env.poster.Pending()
 		st.Outbox = len(items)
+		f := d.env.poster.Funds()
+		st.Posting = &httpapi.Posting{Paused: f.Dry, Since: f.Since, Error: f.Error}
+		if f.Dry {
+			st.Posting.Sponsor = f.Payer.String()
+		}
 	}
 	return st
 }

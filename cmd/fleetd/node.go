@@ -106,6 +106,25 @@ func (d *daemon) watchNode(ctx context.Context) {
 			d.recoverCrashed(ctx)
 		} else if up {
 			wait = nodeRetryMin
+			d.retryDryPosting(ctx)
 		}
 	}
+}
+
+// retryDryPosting tries the outbox again while posting is paused for a
+// sponsor run dry, so what queued during the pause is posted soon after the
+// sponsor is funded, not at the next start or the next finding. It sets
+// fleetd_posting_paused.
+func (d *daemon) retryDryPosting(ctx context.Context) {
+	if d.env.poster == nil {
+		return
+	}
+	if d.env.poster.Funds().Dry {
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if posted, _, _ := d.env.poster.Flush(fctx); posted > 0 {
+			d.log.Info("outbox flushed after posting resumed", "posted", posted)
+		}
+		cancel()
+	}
+	d.metrics.SetPostingPaused(d.env.poster.Funds().Dry)
 }
