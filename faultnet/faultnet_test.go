@@ -40,7 +40,9 @@ func TestFaults(t *testing.T) {
 		}
 		return Fault{}
 	})
-	hc := &http.Client{Timeout: 2 * time.Second}
+	// A connection per request: a kept-alive one that SetDown cut would fail
+	// the next request before the proxy could refuse (and count) a new one.
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	post := func(what string) (string, time.Duration, error) {
 		start := time.Now()
 		resp, err := hc.Post("http://"+p.Addr()+"/", "text/plain", strings.NewReader(what))
