@@ -102,13 +102,11 @@ func (t *Triage) Close() error {
 	return t.store.Close()
 }
 
-// rebuild makes a fresh engine from the store.
+// rebuild makes a fresh engine from the store (BuildEngine: the log read
+// again when an unmerge splits an entry read before it).
 func (t *Triage) rebuild() error {
-	e, err := NewEngine(t.cfg)
+	e, err := BuildEngine(t.cfg, t.store.Load)
 	if err != nil {
-		return err
-	}
-	if err := t.store.Load(e.Add); err != nil {
 		return fmt.Errorf("rebuild triage: %w", err)
 	}
 	t.engine = e
@@ -183,6 +181,12 @@ func (t *Triage) sync(ctx context.Context, c Chain) (SyncResult, error) {
 				return errors.Join(err, rerr)
 			}
 			return err
+		}
+		if t.engine.Stale() {
+			// An unmerge split an entry already placed: place it again.
+			if err := t.rebuild(); err != nil {
+				return err
+			}
 		}
 		t.version++
 		res.Read += len(page)
