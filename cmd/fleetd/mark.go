@@ -134,9 +134,13 @@ func (a findingsCommands) markEntry(ctx context.Context, c conn, m markRequest, 
 	if !corr.Until.IsZero() {
 		what += " until " + corr.Until.Format(time.RFC3339)
 	}
-	audit := fmt.Sprintf("%s %s: correction %s", corr.RefString(), what, res.Status)
+	ref := "entry " + corr.RefString()
+	if corr.Cluster != "" {
+		ref = "cluster " + corr.Cluster
+	}
+	audit := fmt.Sprintf("%s %s: correction %s", ref, what, res.Status)
 	if res.Entry != nil {
-		audit = fmt.Sprintf("%s %s: correction entry %d, tx %s", corr.RefString(), what, res.Entry.Index, res.Entry.Tx)
+		audit = fmt.Sprintf("%s %s: correction entry %d, tx %s", ref, what, res.Entry.Index, res.Entry.Tx)
 	}
 	return res, p.OutboxDir(), a.control().Record("mark", audit, user)
 }
