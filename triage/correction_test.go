@@ -209,6 +209,13 @@ func TestAcceptedRisk(t *testing.T) {
 		if len(row.Corrections) != 1 || row.Corrections[0].Until == nil || !row.Corrections[0].Until.Equal(until) {
 			t.Errorf("history %+v, want the acceptance until %s", row.Corrections, until)
 		}
+		var md strings.Builder
+		if err := RenderMarkdown(&md, inc, 0, tc.now); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(md.String(), "## Corrections") || !strings.Contains(md.String(), "accepted-risk of `0` until "+until.Format(time.RFC3339)+": only reachable from the admin network") {
+			t.Errorf("the Markdown report does not show the history:\n%s", md.String())
+		}
 		if tc.state == fleet.ClusterAcceptedRisk {
 			if inc.Clusters[0].ID == a || inc.Totals.AcceptedRisk != 1 {
 				t.Errorf("an accepted risk ranks first or is not counted: %v %+v", ids(inc), inc.Totals)
