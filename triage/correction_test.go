@@ -3,6 +3,7 @@ package triage
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -340,4 +341,40 @@ func FuzzParseCorrection(f *testing.F) {
 			t.Fatalf("round trip %+v -> %q -> %+v", c, back, c2)
 		}
 	})
+}
+
+// TestRunRewritesAtExpiry: nothing new on the log, but an accepted risk
+// expired: the next Run rewrites the report files with the row open.
+func TestRunRewritesAtExpiry(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	c := newFakeChain()
+	until := t0.Add(5 * time.Hour)
+	c.Append(fleetAddr, fmt.Sprintf(crashA, 1))
+	c.Append(operatorAddr, op("kind=accepted-risk ref=0 until="+until.Format(time.RFC3339), "admin only"))
+	tr := MustOpen(t, dir, Config{})
+	out, err := tr.Run(ctx, c, nil, t0.Add(time.Hour))
+	if err != nil || !out.Wrote || out.Report.Clusters[0].State != fleet.ClusterAcceptedRisk {
+		t.Fatalf("first run: wrote %v err %v", out.Wrote, err)
+	}
+	if got := NextExpiry(out.Report); !got.Equal(until) {
+		t.Errorf("NextExpiry %s, want %s", got, until)
+	}
+	if out, err = tr.Run(ctx, c, nil, t0.Add(2*time.Hour)); err != nil || out.Wrote {
+		t.Errorf("before the expiry: wrote %v err %v, want no write", out.Wrote, err)
+	}
+	out, err = tr.Run(ctx, c, nil, until)
+	if err != nil || !out.Wrote {
+		t.Fatalf("at the expiry: wrote %v err %v, want the files rewritten", out.Wrote, err)
+	}
+	r, err := LoadReport(filepath.Join(dir, ReportsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Clusters[0].State != fleet.ClusterOpen || !strings.Contains(r.Clusters[0].StateReason, "expired") {
+		t.Errorf("the written report: %s %q, want open, expired", r.Clusters[0].State, r.Clusters[0].StateReason)
+	}
+	if out, err = tr.Run(ctx, c, nil, until.Add(time.Hour)); err != nil || out.Wrote {
+		t.Errorf("after the expiry: wrote %v err %v, want no write", out.Wrote, err)
+	}
 }
