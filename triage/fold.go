@@ -336,7 +336,14 @@ func correctionKind(r *fleet.Cluster) fleet.Kind {
 // foldNotes is the correction history of a folded row: every place's,
 // oldest first, the latest maxNotes.
 func foldNotes(rows []fleet.Cluster, ms []foldMember) []fleet.CorrectionNote {
-	var out []fleet.CorrectionNote
+	n := 0
+	for _, m := range ms {
+		n += len(rows[m.i].Corrections)
+	}
+	if n == 0 {
+		return nil // most rows: nothing to sort
+	}
+	out := make([]fleet.CorrectionNote, 0, n)
 	for _, m := range ms {
 		out = append(out, rows[m.i].Corrections...)
 	}
