@@ -606,12 +606,8 @@ func (e *Engine) CheckCorrection(c Correction) error {
 		case e.find(ci) != ci:
 			return fmt.Errorf("cluster %s was merged into %s: unmerge one of its entries instead: %w", c.Cluster, e.clusters[e.find(ci)].id, ErrNotMerged)
 		}
-		for _, row := range e.Report(time.Time{}).Clusters {
-			for _, p := range row.Places {
-				if p.Cluster == c.Cluster {
-					return nil
-				}
-			}
+		if e.isPlace(c.Cluster) {
+			return nil
 		}
 		return fmt.Errorf("cluster %s is not a place of a folded row: %w", c.Cluster, ErrNotMerged)
 	}
@@ -630,11 +626,15 @@ func (e *Engine) CheckCorrection(c Correction) error {
 		}
 		cl := &e.clusters[ci]
 		raw := e.of[c.Ref-e.base]
+		hint := ""
+		if e.isPlace(cl.id) {
+			hint = fmt.Sprintf("; to take its place out of the folded row, unmerge cluster %s", cl.id)
+		}
 		if cl.counted[0].n+cl.counted[1].n < 2 {
-			return fmt.Errorf("entry %d is alone in cluster %s: %w", c.Ref, cl.id, ErrNotMerged)
+			return fmt.Errorf("entry %d is alone in cluster %s%s: %w", c.Ref, cl.id, hint, ErrNotMerged)
 		}
 		if raw == ci && firstEntry(cl) == c.Ref {
-			return fmt.Errorf("entry %d is the first finding of cluster %s (the others joined it): unmerge those, or mark the cluster: %w", c.Ref, cl.id, ErrNotMerged)
+			return fmt.Errorf("entry %d is the first finding of cluster %s (the others joined it): unmerge those, or mark the cluster%s: %w", c.Ref, cl.id, hint, ErrNotMerged)
 		}
 	}
 	return nil
@@ -649,4 +649,17 @@ func firstEntry(cl *cluster) uint64 {
 		}
 	}
 	return first
+}
+
+// isPlace reports whether cluster id is listed among a folded row's
+// places (a whole report: for CheckCorrection, not for a hot path).
+func (e *Engine) isPlace(id string) bool {
+	for _, row := range e.Report(time.Time{}).Clusters {
+		for _, p := range row.Places {
+			if p.Cluster == id {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -177,7 +177,13 @@ func TestUnmergePlace(t *testing.T) {
 		t.Errorf("the folded row lists %d places, want alice and carol", got)
 	}
 	e := MustEngine(t, Config{})
-	mustAdd(t, e, entries(0, fleetAddr, steps[0]...), entries(3, operatorAddr, steps[1]...))
+	mustAdd(t, e, entries(0, fleetAddr, steps[0]...))
+	// Entry 2 is carol's only finding: unmerging it is refused, pointing
+	// at the place's unmerge.
+	if err := e.CheckCorrection(Correction{Kind: fleet.KindUnmerge, Ref: 2}); !errors.Is(err, ErrNotMerged) || !strings.Contains(err.Error(), "unmerge cluster") {
+		t.Errorf("unmerging a place's only entry: %v, want ErrNotMerged with a hint", err)
+	}
+	mustAdd(t, e, entries(3, operatorAddr, steps[1]...))
 	if err := e.CheckCorrection(Correction{Kind: fleet.KindUnmerge, Cluster: bobby.Cluster}); !errors.Is(err, ErrAlreadySplit) {
 		t.Errorf("unmerging the place again: %v, want ErrAlreadySplit", err)
 	}
