@@ -384,3 +384,23 @@ func TestRunRewritesAtExpiry(t *testing.T) {
 		t.Errorf("after the expiry: wrote %v err %v, want no write", out.Wrote, err)
 	}
 }
+
+// TestUntrustedCorrectionsIgnored: anyone may write an unmerge or an
+// accepted risk; only trusted senders' change anything.
+func TestUntrustedCorrectionsIgnored(t *testing.T) {
+	e, err := BuildEngine(Config{Trusted: fleetTrusted()}, func(add func([]Entry) error) error {
+		if err := add(entries(0, fleetAddr, fmt.Sprintf(staleTransfer, 1), fmt.Sprintf(staleExpiry, 2))); err != nil {
+			return err
+		}
+		return add(entries(2, strangerAddr,
+			op("kind=unmerge ref=1", "not the same bug, trust me"),
+			op("kind=accepted-risk ref=0", "nothing to see")))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Report(t0)
+	if len(r.Clusters) != 1 || r.Clusters[0].State != fleet.ClusterOpen || len(r.Clusters[0].Corrections) != 0 || r.Totals.CorrectionsIgnored != 2 {
+		t.Errorf("after a stranger's corrections: %d rows, state %s, history %v, totals %+v", len(r.Clusters), r.Clusters[0].State, r.Clusters[0].Corrections, r.Totals)
+	}
+}
