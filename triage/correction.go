@@ -496,7 +496,12 @@ func (e *Engine) Presplit(splits map[uint64]uint64) {
 // is the same whatever the pages (at most once more per new split;
 // normally not at all).
 func BuildEngine(cfg Config, load func(add func([]Entry) error) error) (*Engine, error) {
-	var splits map[uint64]uint64
+	return buildEngine(cfg, load, nil)
+}
+
+// buildEngine is BuildEngine starting from splits already known to hold
+// for the log load reads.
+func buildEngine(cfg Config, load func(add func([]Entry) error) error, splits map[uint64]uint64) (*Engine, error) {
 	for {
 		e, err := NewEngine(cfg)
 		if err != nil {

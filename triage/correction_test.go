@@ -138,9 +138,17 @@ func TestUnmergeEntry(t *testing.T) {
 	all := append(entries(0, fleetAddr, steps[0]...), entries(3, operatorAddr, steps[1]...)...)
 	all = append(all, entries(4, fleetAddr, steps[2][0])...)
 	all = append(all, entries(5, operatorAddr, steps[2][1], op("kind=unmerge ref=1", ""))...)
-	e2, err := BuildEngine(Config{Trusted: fleetTrusted()}, func(add func([]Entry) error) error { return add(all) })
+	loads := 0
+	e2, err := BuildEngine(Config{Trusted: fleetTrusted()}, func(add func([]Entry) error) error { loads++; return add(all) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if loads != 2 {
+		t.Errorf("the log was read %d times, want 2: once to learn the split, once to apply it", loads)
+	}
+	loads = 0
+	if _, err := buildEngine(Config{Trusted: fleetTrusted()}, func(add func([]Entry) error) error { loads++; return add(all) }, e2.Splits()); err != nil || loads != 1 {
+		t.Errorf("with the splits known the log was read %d times (%v), want once", loads, err)
 	}
 	if err := e2.CheckCorrection(Correction{Kind: fleet.KindUnmerge, Ref: 1}); !errors.Is(err, ErrAlreadySplit) {
 		t.Errorf("a second unmerge of entry 1: %v, want ErrAlreadySplit", err)

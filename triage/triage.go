@@ -108,8 +108,13 @@ func (t *Triage) Close() error {
 
 // rebuild makes a fresh engine from the store (BuildEngine: the log read
 // again when an unmerge splits an entry read before it).
-func (t *Triage) rebuild() error {
-	e, err := BuildEngine(t.cfg, t.store.Load)
+func (t *Triage) rebuild() error { return t.rebuildWith(nil) }
+
+// rebuildWith is rebuild given splits known to hold for the whole store
+// (the stale engine's, after a sync read an unmerge): the store is then
+// read once, not once more to find them.
+func (t *Triage) rebuildWith(splits map[uint64]uint64) error {
+	e, err := buildEngine(t.cfg, t.store.Load, splits)
 	if err != nil {
 		return fmt.Errorf("rebuild triage: %w", err)
 	}
@@ -188,7 +193,7 @@ func (t *Triage) sync(ctx context.Context, c Chain) (SyncResult, error) {
 		}
 		if t.engine.Stale() {
 			// An unmerge split an entry already placed: place it again.
-			if err := t.rebuild(); err != nil {
+			if err := t.rebuildWith(t.engine.Splits()); err != nil {
 				return err
 			}
 		}
