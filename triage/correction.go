@@ -492,9 +492,10 @@ func (e *Engine) Presplit(splits map[uint64]uint64) {
 
 // BuildEngine builds an engine over a whole log: load calls add with the
 // log's entries in order. When an unmerge in the log splits an entry read
-// before it, the log is read again with the split known, so the result
-// is the same whatever the pages (at most once more per new split;
-// normally not at all).
+// before it, the log is read again with the splits known, so the result
+// is the same whatever the pages: twice at most, since the first pass
+// finds every split (whether an unmerge splits depends on the log alone),
+// and once for a log without such an unmerge.
 func BuildEngine(cfg Config, load func(add func([]Entry) error) error) (*Engine, error) {
 	return buildEngine(cfg, load, nil)
 }
