@@ -268,6 +268,31 @@ func TestFalsePositiveRegresses(t *testing.T) {
 			t.Errorf("state %s (%q), want regressed naming the new state and its entry", row.State, row.StateReason)
 		}
 	})
+	t.Run("a materially different repro", func(t *testing.T) {
+		const panicOn = "qa/v1 source=qa-fuzz sev=high surface=compiler run=r-%d\ncompile panic in the type checker on a recursive type\nrepro: qa_compile {\"source\":%q}"
+		steps := [][]string{
+			{fmt.Sprintf(panicOn, 1, "type T = T"), fmt.Sprintf(panicOn, 2, "type T = T")},
+			{op("kind=false-positive ref=0", "the harness's own recursion limit")},
+			{fmt.Sprintf(panicOn, 3, "type  T  =  T")}, // the same repro, other spacing: stays dismissed
+		}
+		inc, _, _ := syncedTriages(t, t0, steps...)
+		if len(inc.Clusters) != 1 || inc.Clusters[0].State != fleet.ClusterFalsePositive || inc.Clusters[0].Count != 3 {
+			t.Fatalf("the same repro again: %d rows, %s, count %d", len(inc.Clusters), inc.Clusters[0].State, inc.Clusters[0].Count)
+		}
+		steps = append(steps, []string{fmt.Sprintf(panicOn, 4, "struct S { s: Option<S> }")})
+		inc, fresh, reopened := syncedTriages(t, t0, steps...)
+		sameReports(t, inc, fresh, reopened)
+		if len(inc.Clusters) != 1 || inc.Clusters[0].State != fleet.ClusterRegressed || !strings.Contains(inc.Clusters[0].StateReason, "a repro (entry 4) unlike the one marked a false positive at entry 2") {
+			t.Errorf("%d rows, first %s (%q), want the false positive regressed by the other repro", len(inc.Clusters), inc.Clusters[0].State, inc.Clusters[0].StateReason)
+		}
+		// Not dismissed, the same words with another repro are another
+		// bug, as ever.
+		e := MustEngine(t, Config{})
+		mustAdd(t, e, entries(0, fleetAddr, fmt.Sprintf(panicOn, 1, "type T = T"), fmt.Sprintf(panicOn, 4, "struct S { s: Option<S> }")))
+		if r := e.Report(t0); len(r.Clusters) != 2 {
+			t.Errorf("an open cluster took another repro: %d rows", len(r.Clusters))
+		}
+	})
 	t.Run("a repro where there was none", func(t *testing.T) {
 		const word = "qa/v1 source=qa-ux sev=medium surface=face run=r-%d\nthe publish button of the face stays disabled after a valid form is filled in%s"
 		steps := [][]string{

@@ -136,7 +136,10 @@
 // Of resolution, false-positive and accepted-risk the latest applies. A
 // false positive stays one however often the same crash is reported
 // again, and is regressed (State, StateReason) when a new crash state
-// arrives with its repro or a repro joins a cluster dismissed without one;
+// arrives with its repro, when a report reading like it arrives with a
+// materially different repro (a dismissed cluster is the one anchored
+// cluster another repro may join by similarity), or when a repro joins a
+// cluster dismissed without one;
 // a resolved cluster that a counted finding reports after its resolution
 // is regressed; an accepted risk is open again once the report's time
 // reaches its until=. unmerge ref=N splits entry N out of its cluster

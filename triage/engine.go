@@ -418,8 +418,11 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
-			// cluster that has none yet (its other reports omitted it).
-			return !cl.freeForm && !(hasRepro && cl.anchored)
+			// cluster that has none yet (its other reports omitted it), or
+			// one dismissed as a false positive and not regressed yet: the
+			// same report with a materially different repro is what the
+			// dismissal did not see, so it brings the cluster back.
+			return !cl.freeForm && !(hasRepro && cl.anchored && !(trusted && cl.corr.kind == fleet.KindFalsePositive && cl.reopen.index == 0))
 		})
 		if best >= 0 {
 			if !trusted {
@@ -439,13 +442,18 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 			cl := &e.clusters[best]
 			e.keys[key] = best
 			if hasRepro && cl.corr.kind == fleet.KindFalsePositive && cl.reopen.index == 0 {
-				// Marked a false positive on reports without a repro: a
-				// repro (or crash state) is material the mark did not see.
+				// A repro (or crash state) the false-positive mark did not
+				// see: none then, or one materially different (another
+				// literal key, joined by its words alone).
 				what := "a repro"
 				if f.State() != "" {
 					what = fmt.Sprintf("crash state %.80q", f.State())
 				}
-				cl.reopen = reopen{index: en.Index, reason: fmt.Sprintf("%s (entry %d) where there was none when it was marked a false positive at entry %d", what, en.Index, cl.corr.index)}
+				why := fmt.Sprintf("%s (entry %d) where there was none when it was marked a false positive at entry %d", what, en.Index, cl.corr.index)
+				if cl.anchored {
+					why = fmt.Sprintf("%s (entry %d) unlike the one marked a false positive at entry %d", what, en.Index, cl.corr.index)
+				}
+				cl.reopen = reopen{index: en.Index, reason: why}
 			}
 			cl.anchored = cl.anchored || hasRepro
 			if !hasRepro {
