@@ -175,7 +175,8 @@ only (the fleet identity is always trusted), on every rebuild:
 
   false-positive  the cluster holding REF is dismissed; it comes back as
                   "regressed" (with the reason) only when a new crash state
-                  with its repro, or a repro where it had none, arrives
+                  with its repro, a materially different repro, or a repro
+                  where it had none, arrives
   resolved        fixed; regressed when reported again
   duplicate-of=J  the cluster of REF joins the cluster of entry J
   unmerge         REF (an entry) is split out of its cluster into one of its
