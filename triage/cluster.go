@@ -245,12 +245,13 @@ func (e *Engine) merge(src, dst int32) {
 		d.corr, d.reopen = s.corr, s.reopen
 	}
 	if len(s.notes) > 0 {
-		d.notes = append(d.notes, s.notes...)
-		slices.SortStableFunc(d.notes, func(a, b fleet.CorrectionNote) int { return cmp.Compare(a.Entry, b.Entry) })
-		if len(d.notes) > maxNotes {
-			d.notes = d.notes[len(d.notes)-maxNotes:]
+		// A new slice: reports share the old ones (Engine.row).
+		notes := append(slices.Clone(d.notes), s.notes...)
+		slices.SortStableFunc(notes, func(a, b fleet.CorrectionNote) int { return cmp.Compare(a.Entry, b.Entry) })
+		if len(notes) > maxNotes {
+			notes = notes[len(notes)-maxNotes:]
 		}
-		s.notes = nil
+		d.notes, s.notes = notes, nil
 	}
 	d.needsRepro = d.needsRepro || s.needsRepro
 	d.anchored = d.anchored || s.anchored

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -445,11 +446,14 @@ func (e *Engine) splitOut(c int32, created bool, en *Entry, f *fleet.Finding, tr
 
 // addNote adds a correction to cluster c's history, keeping the latest
 // maxNotes.
+//
+// Notes are never changed once appended (reports share them: row), so
+// the trim copies.
 func (e *Engine) addNote(c int32, n fleet.CorrectionNote) {
 	cl := &e.clusters[c]
 	cl.notes = append(cl.notes, n)
 	if len(cl.notes) > maxNotes {
-		cl.notes = append(cl.notes[:0], cl.notes[len(cl.notes)-maxNotes:]...)
+		cl.notes = slices.Clone(cl.notes[len(cl.notes)-maxNotes:])
 	}
 }
 

@@ -158,7 +158,7 @@ func (e *Engine) row(cl *cluster, now time.Time) (fleet.Cluster, uint64) {
 		EntriesOmitted: st.n - len(entries),
 		Correction:     correction,
 		StateReason:    reason,
-		Corrections:    slices.Clone(cl.notes),
+		Corrections:    cl.notes[:len(cl.notes):len(cl.notes)], // shared: notes are never changed once appended
 		NeedsRepro:     cl.needsRepro && cl.rep.repro == nil,
 	}
 	if trusted {
