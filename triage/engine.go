@@ -664,8 +664,9 @@ func (e *Engine) clusterAt(index uint64) (int32, bool) {
 
 // bridges reports whether a trusted report that matches clusters a and b
 // both may merge them: neither was corrected (a resolved or false-positive
-// cluster stays as marked) or split out by an unmerge, they do not hold two different repros, and
-// their leading summaries do not name different things.
+// cluster stays as marked) or split out by an unmerge, they do not hold
+// two different repros, and their leading summaries do not name different
+// things.
 func (e *Engine) bridges(a, b int32) bool {
 	ca, cb := &e.clusters[a], &e.clusters[b]
 	if ca.anchored && cb.anchored || ca.corr.kind != "" || cb.corr.kind != "" || ca.freeForm || cb.freeForm || ca.split != 0 || cb.split != 0 {
