@@ -71,33 +71,52 @@ func (c *Console) triageNow(ctx context.Context, _ *http.Request, _ params, who 
 	return "triage started", nil, nil
 }
 
-// markKinds are the corrections the console offers.
-var markKinds = []string{"false-positive", "resolved", "duplicate-of"}
+// markKinds are the corrections the console offers on a cluster.
+var markKinds = []string{"false-positive", "resolved", "duplicate-of", "accepted-risk", "unmerge"}
 
 func (c *Console) mark(ctx context.Context, r *http.Request, p params, who caller) (string, any, error) {
 	if c.cfg.Controls == nil {
 		return "", nil, fmt.Errorf("%w: this server cannot post corrections", ErrUnavailable)
 	}
-	index := r.PathValue("index")
-	what := strings.TrimSpace(p.get("what"))
-	switch what {
-	case "false-positive", "resolved":
+	req := MarkRequest{
+		Ref:    r.PathValue("index"),
+		What:   strings.TrimSpace(p.get("what")),
+		Reason: strings.TrimSpace(p.get("reason")),
+		Until:  strings.TrimSpace(p.get("until")),
+	}
+	switch req.What {
+	case "false-positive", "resolved", "unmerge":
+	case "accepted-risk":
+		if req.Reason == "" {
+			return "", nil, fmt.Errorf("%w: accepted-risk needs a reason", ErrBadRequest)
+		}
 	case "duplicate-of":
 		of := strings.TrimSpace(p.get("of"))
 		if of == "" {
 			return "", nil, fmt.Errorf("%w: duplicate-of needs of=J, the entry it duplicates", ErrBadRequest)
 		}
-		what += "=" + of
+		req.What += "=" + of
 	default:
-		return "", nil, fmt.Errorf("%w: mark %q: want one of %s", ErrBadRequest, clip(what, 40), strings.Join(markKinds, ", "))
+		return "", nil, fmt.Errorf("%w: mark %q: want one of %s", ErrBadRequest, clip(req.What, 40), strings.Join(markKinds, ", "))
 	}
-	res, err := c.cfg.Controls.Mark(ctx, index, what, who.user)
+	if req.Until != "" && req.What != "accepted-risk" {
+		return "", nil, fmt.Errorf("%w: until is only for accepted-risk", ErrBadRequest)
+	}
+	res, err := c.cfg.Controls.Mark(ctx, req, who.user)
 	if err != nil {
 		return "", nil, err
 	}
-	msg := fmt.Sprintf("entry %s marked %s: correction posted as entry %d (tx %s); triage applies it at its next pass", index, what, res.Index, res.Tx)
+	what := req.What
+	if req.Until != "" {
+		what += " until " + clip(req.Until, 40)
+	}
+	ref := "entry " + req.Ref
+	if req.What == "unmerge" && len(req.Ref) == 16 {
+		ref = "cluster " + req.Ref
+	}
+	msg := fmt.Sprintf("%s marked %s: correction posted as entry %d (tx %s); triage applies it at its next pass", ref, what, res.Index, res.Tx)
 	if res.Queued {
-		msg = fmt.Sprintf("entry %s marked %s: the chain cannot be reached, so the correction is queued in the outbox and posted when it is back", index, what)
+		msg = fmt.Sprintf("%s marked %s: the chain cannot be reached, so the correction is queued in the outbox and posted when it is back", ref, what)
 	}
 	c.hub.Publish(Event{Kind: KindControl, Text: msg})
 	return msg, map[string]any{"ok": true, "message": msg, "correction": res}, nil

@@ -48,6 +48,8 @@ func FuzzControlRequest(f *testing.F) {
 	f.Add("/api/dial", "application/x-www-form-urlencoded", "rung=propose&reason=%00")
 	f.Add("/api/findings/1/mark", "application/json", `{"what":"duplicate-of","of":1e99}`)
 	f.Add("/api/pause", "text/plain", "")
+	f.Add("/api/findings/1/mark", "application/json", `{"what":"accepted-risk","reason":"x","until":"720h"}`)
+	f.Add("/api/findings/0123456789abcdef/mark", "application/x-www-form-urlencoded", "what=unmerge&reason=%ff")
 	f.Add("/api/dial", "application/json", `{"rung":null,"reason":{}}`)
 	f.Add("/api/specialists/smoke/run", "application/json; charset=utf-8", `{}`)
 	fx := newFixture(f)

@@ -87,9 +87,16 @@ func (f *fakeControls) TriageNow(_ context.Context, user string) error {
 	return nil
 }
 
-func (f *fakeControls) Mark(_ context.Context, index, what, user string) (MarkResult, error) {
-	if strings.Trim(index, "0123456789") != "" || index == "" {
+func (f *fakeControls) Mark(_ context.Context, req MarkRequest, user string) (MarkResult, error) {
+	index, what := req.Ref, req.What
+	if (strings.Trim(index, "0123456789") != "" || index == "") && !(what == "unmerge" && len(index) == 16) {
 		return MarkResult{}, fmt.Errorf("%w: mark: index %q: not an entry index", ErrBadRequest, index)
+	}
+	if req.Reason != "" {
+		what += " (" + req.Reason + ")"
+	}
+	if req.Until != "" {
+		what += " until " + req.Until
 	}
 	f.record("mark " + index + " " + what + " by " + user)
 	return MarkResult{Index: 99, Tx: "0xabc", Text: "qa/v1 ..."}, nil

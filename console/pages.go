@@ -48,8 +48,11 @@ func funcs() template.FuncMap {
 			}
 			return int(min(100, used*100/limit))
 		},
-		"add":     func(a, b int) int { return a + b },
-		"reproOf": reproText,
+		"add": func(a, b int) int { return a + b },
+		// somePlaces is a folded row's first places, for a table cell.
+		"somePlaces": func(ps []fleet.Place) []fleet.Place { return ps[:min(len(ps), placesShown)] },
+		"morePlaces": func(ps []fleet.Place) int { return max(0, len(ps)-placesShown) },
+		"reproOf":    reproText,
 		"stateClass": func(s fleet.ClusterState) string {
 			return "state-" + strings.Map(func(r rune) rune {
 				if 'a' <= r && r <= 'z' || r == '-' {
@@ -136,9 +139,13 @@ type filter struct {
 }
 
 // stateChoices are the state filter's values: "" is every state.
-var stateChoices = []string{"", "active", string(fleet.ClusterOpen), string(fleet.ClusterRegressed), string(fleet.ClusterResolved), string(fleet.ClusterFalsePositive)}
+var stateChoices = []string{"", "active", string(fleet.ClusterOpen), string(fleet.ClusterRegressed), string(fleet.ClusterResolved), string(fleet.ClusterFalsePositive), string(fleet.ClusterAcceptedRisk)}
 
 var severityChoices = []string{"", "critical", "high", "medium", "low", "info", "unknown"}
+
+// placesShown bounds the places a table row lists; the cluster page lists
+// them all.
+const placesShown = 8
 
 // rowsPerPage bounds the Health page's table; the JSON has every row.
 const rowsPerPage = 200
@@ -147,7 +154,7 @@ func readFilter(r *http.Request) (filter, error) {
 	q := r.URL.Query()
 	f := filter{State: q.Get("state"), Severity: q.Get("severity"), Surface: q.Get("surface"), Page: 1}
 	if !slices.Contains(stateChoices, f.State) {
-		return f, fmt.Errorf("%w: state %q: want one of active, open, regressed, resolved, false-positive", ErrBadRequest, clip(f.State, 40))
+		return f, fmt.Errorf("%w: state %q: want one of active, open, regressed, resolved, false-positive, accepted-risk", ErrBadRequest, clip(f.State, 40))
 	}
 	if !slices.Contains(severityChoices, f.Severity) {
 		return f, fmt.Errorf("%w: severity %q: want one of critical, high, medium, low, info, unknown", ErrBadRequest, clip(f.Severity, 40))

@@ -147,11 +147,24 @@ type Controls interface {
 	RunNow(ctx context.Context, specialist, user string) error
 	// TriageNow starts a triage pass through the runner; errors as RunNow.
 	TriageNow(ctx context.Context, user string) error
-	// Mark posts an operator's correction about entry index, as the fleet
-	// identity: what is false-positive, resolved or duplicate-of=J. It wraps
-	// ErrBadRequest for a bad index or mark and ErrUnavailable when the
-	// correction can be neither posted nor queued.
-	Mark(ctx context.Context, index, what, user string) (MarkResult, error)
+	// Mark posts an operator's correction, as the fleet identity (see
+	// MarkRequest). It wraps ErrBadRequest for a bad request (an index that
+	// is no finding, a member already split, an accepted risk without a
+	// reason) and ErrUnavailable when the correction can be neither posted
+	// nor queued.
+	Mark(ctx context.Context, req MarkRequest, user string) (MarkResult, error)
+}
+
+// MarkRequest is a correction an operator asks for from the console.
+type MarkRequest struct {
+	// Ref is an entry index, or, for unmerge, the id of a cluster listed
+	// among a folded row's places.
+	Ref string
+	// What is false-positive, resolved, duplicate-of=J, unmerge or
+	// accepted-risk.
+	What   string
+	Reason string // why; required for accepted-risk
+	Until  string // accepted-risk: when it ends (RFC 3339, a date, a duration); "" never
 }
 
 // MarkResult is a posted correction, or one queued in the outbox (the chain

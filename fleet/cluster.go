@@ -32,11 +32,19 @@ type Cluster struct {
 	// Entries holds the first counted entry index and the latest ones.
 	Entries        []uint64 `json:"entries"`
 	EntriesOmitted int      `json:"entries_omitted,omitempty"`
-	// Correction is the entry whose resolution or false-positive record set
-	// State, when one did.
-	Correction *uint64  `json:"correction,omitempty"`
-	NeedsRepro bool     `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
-	Merged     []string `json:"merged,omitempty"`      // ids folded in by duplicate-of or a bridging report
+	// Correction is the entry whose resolution, false-positive or
+	// accepted-risk record set State, when one did.
+	Correction *uint64 `json:"correction,omitempty"`
+	// StateReason says why State is what it is when a correction is
+	// involved: a false positive regressed by a new crash state or repro,
+	// an accepted risk and its expiry, a risk whose expiry has passed.
+	StateReason string `json:"state_reason,omitempty"`
+	// Corrections is the cluster's correction history, oldest first (the
+	// latest ones when there are many): every correction record triage
+	// applied to it, or to a place of a folded row.
+	Corrections []CorrectionNote `json:"corrections,omitempty"`
+	NeedsRepro  bool             `json:"needs_repro,omitempty"` // the fix stage asked for one and none came since
+	Merged      []string         `json:"merged,omitempty"`      // ids folded in by duplicate-of or a bridging report
 	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
 	// attached one (triage.AttachPRs).
 	PR *PRLink `json:"pr,omitempty"`
@@ -55,16 +63,31 @@ type Place struct {
 	LastSeen time.Time `json:"last_seen"`
 }
 
+// CorrectionNote is one correction record triage applied to a cluster.
+// Reason is the record's summary (untrusted text, like a title).
+type CorrectionNote struct {
+	Entry  uint64     `json:"entry"` // the correction record's own entry
+	Kind   Kind       `json:"kind"`
+	Time   time.Time  `json:"time"`
+	Ref    string     `json:"ref"`              // the entry index or cluster id it names
+	Of     string     `json:"of,omitempty"`     // duplicate-of: the cluster it joined; unmerge: the cluster split from
+	Until  *time.Time `json:"until,omitempty"`  // accepted-risk: when the acceptance ends
+	Reason string     `json:"reason,omitempty"` // why, as the operator wrote it
+}
+
 // ClusterState is where a cluster stands.
 type ClusterState string
 
 // The cluster states. A resolved cluster that a counted finding reports
-// again after its resolution is regressed.
+// again after its resolution is regressed, and so is a false positive that
+// a new crash state or a materially different repro joins. An accepted
+// risk whose expiry has passed is open again.
 const (
 	ClusterOpen          ClusterState = "open"
 	ClusterRegressed     ClusterState = "regressed"
 	ClusterResolved      ClusterState = "resolved"
 	ClusterFalsePositive ClusterState = "false-positive"
+	ClusterAcceptedRisk  ClusterState = "accepted-risk"
 )
 
 // Active reports whether the state needs work: open or regressed.

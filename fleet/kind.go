@@ -16,13 +16,18 @@ const (
 	// KindPersona publishes the fleet's running set of specialists (sev=meta,
 	// ref= the set's hash): what anyone can read of what the fleet is.
 	KindPersona Kind = "persona"
+	// KindUnmerge splits a member (an entry, or a place of a folded row)
+	// out of the cluster or row it was put in; KindAcceptedRisk accepts a
+	// cluster's risk, with a reason and an optional expiry (until=).
+	KindUnmerge      Kind = "unmerge"
+	KindAcceptedRisk Kind = "accepted-risk"
 )
 
 // Known reports whether k is one of the known kinds, or empty (which means
 // KindFinding). Kinds are case-sensitive: "Resolution" is not known.
 func (k Kind) Known() bool {
 	switch k {
-	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta, KindPersona:
+	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta, KindPersona, KindUnmerge, KindAcceptedRisk:
 		return true
 	}
 	return false

@@ -15,6 +15,8 @@ func TestKind(t *testing.T) {
 		{KindDuplicateOf, true, KindDuplicateOf},
 		{KindNeedsRepro, true, KindNeedsRepro},
 		{KindMeta, true, KindMeta},
+		{KindUnmerge, true, KindUnmerge},
+		{KindAcceptedRisk, true, KindAcceptedRisk},
 		{"Resolution", false, "Resolution"},
 		{"reopened", false, "reopened"},
 	}

@@ -33,7 +33,7 @@ type Report struct {
 	Weights json.RawMessage `json:"weights,omitempty"`
 	// Clusters holds every cluster, ranked: open and regressed clusters a
 	// trusted sender reported, then open ones only untrusted senders
-	// reported, then resolved, then false positives; by score within each,
+	// reported, then resolved and accepted risks, then false positives; by score within each,
 	// ties broken by the most recent report.
 	Clusters []Cluster `json:"clusters"`
 }
@@ -55,4 +55,5 @@ type ReportTotals struct {
 	Regressed          int `json:"regressed"`
 	Resolved           int `json:"resolved"`
 	FalsePositive      int `json:"false_positive"`
+	AcceptedRisk       int `json:"accepted_risk,omitempty"`
 }

@@ -195,6 +195,10 @@ func result(c fleet.Cluster, rule string, opt Options) Result {
 			just += fmt.Sprintf(" (entry %d)", *c.Correction)
 		}
 		res.Suppressions = []Suppression{{Kind: "external", Status: "accepted", Justification: just}}
+	case fleet.ClusterAcceptedRisk:
+		// An accepted risk is dismissed until its expiry (the state is
+		// open again after it, and the result unsuppressed).
+		res.Suppressions = []Suppression{{Kind: "external", Status: "accepted", Justification: clean(c.StateReason, 500)}}
 	}
 	var text string
 	if opt.Text != nil {

@@ -3,7 +3,8 @@ package triage
 import "github.com/qafleet/fleetd/fleet"
 
 // Changes is what changed between two reports: clusters that appeared, that
-// regressed and that were resolved (or marked false positive) in between.
+// regressed and that were resolved (or marked false positive, or had their
+// risk accepted) in between.
 type Changes struct {
 	New       []fleet.Cluster
 	Regressed []fleet.Cluster
@@ -30,7 +31,7 @@ func Diff(prev, next fleet.Report) Changes {
 			c.New = append(c.New, r)
 		case r.State == fleet.ClusterRegressed && was != fleet.ClusterRegressed:
 			c.Regressed = append(c.Regressed, r)
-		case (r.State == fleet.ClusterResolved || r.State == fleet.ClusterFalsePositive) && was != r.State:
+		case (r.State == fleet.ClusterResolved || r.State == fleet.ClusterFalsePositive || r.State == fleet.ClusterAcceptedRisk) && was != r.State:
 			c.Resolved = append(c.Resolved, r)
 		}
 	}

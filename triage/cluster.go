@@ -1,7 +1,9 @@
 package triage
 
 import (
+	"cmp"
 	"slices"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -18,12 +20,25 @@ type cluster struct {
 	rep        rep
 	counted    [2]stats // [0] trusted senders' findings, [1] the others'
 	merged     []int32  // clusters merged into this one by duplicate-of
+	split      uint64   // the unmerge record that split its first entry out of another cluster; 0: none
+	unfold     uint64   // the unmerge record that took it out of a folded row; 0: none
+	reopen     reopen   // what regressed a false positive
+	notes      []fleet.CorrectionNote
 }
 
 // corr is the latest state correction applied to a cluster.
 type corr struct {
-	kind  fleet.Kind // "", KindResolution or KindFalsePositive
-	index uint64     // the correction entry
+	kind   fleet.Kind // "", KindResolution, KindFalsePositive or KindAcceptedRisk
+	index  uint64     // the correction entry
+	until  time.Time  // KindAcceptedRisk: when it ends; zero: never
+	reason string
+}
+
+// reopen is the finding that regressed a false positive (a new crash
+// state, a repro where there was none) and why; index 0: none.
+type reopen struct {
+	index  uint64
+	reason string
 }
 
 // rep is what a cluster shows: the first trusted finding's title and the
@@ -227,7 +242,16 @@ func (e *Engine) merge(src, dst int32) {
 		d.counted[k].merge(&s.counted[k])
 	}
 	if s.corr.index > d.corr.index {
-		d.corr = s.corr
+		d.corr, d.reopen = s.corr, s.reopen
+	}
+	if len(s.notes) > 0 {
+		// A new slice: reports share the old ones (Engine.row).
+		notes := append(slices.Clone(d.notes), s.notes...)
+		slices.SortStableFunc(notes, func(a, b fleet.CorrectionNote) int { return cmp.Compare(a.Entry, b.Entry) })
+		if len(notes) > maxNotes {
+			notes = notes[len(notes)-maxNotes:]
+		}
+		d.notes, s.notes = notes, nil
 	}
 	d.needsRepro = d.needsRepro || s.needsRepro
 	d.anchored = d.anchored || s.anchored

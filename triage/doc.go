@@ -128,10 +128,24 @@
 //	qa/v1 source=qa-fixer sev=info surface=compiler kind=needs-repro ref=5c1e0a9d2b3f4a10
 //	qa/v1 source=qa-fixer sev=info surface=compiler kind=resolution ref=5c1e0a9d2b3f4a10
 //
+//	qa/v1 source=qa-operator sev=info surface=fleet kind=unmerge ref=12
+//	qa/v1 source=qa-operator sev=info surface=fleet kind=accepted-risk ref=12 until=2027-01-31T00:00:00Z
+//	only reachable from the admin network
+//
 // duplicate-of folds the cluster of entry 12 into the cluster of entry 7.
-// Of resolution and false-positive the latest applies: a false positive
-// stays one however often it is reported again; a resolved cluster that a
-// counted finding reports after its resolution is regressed. A ref that is
+// Of resolution, false-positive and accepted-risk the latest applies. A
+// false positive stays one however often the same crash is reported
+// again, and is regressed (State, StateReason) when a new crash state
+// arrives with its repro, when a report reading like it arrives with a
+// materially different repro (a dismissed cluster is the one anchored
+// cluster another repro may join by similarity), or when a repro joins a
+// cluster dismissed without one;
+// a resolved cluster that a counted finding reports after its resolution
+// is regressed; an accepted risk is open again once the report's time
+// reaches its until=. unmerge ref=N splits entry N out of its cluster
+// (applied when N arrives: see Engine.Stale and BuildEngine); unmerge
+// ref=<cluster id> takes a place out of its folded row. Each cluster
+// keeps the corrections applied to it (fleet.Cluster.Corrections). A ref that is
 // not an earlier finding (a future index, a correction, a meta summary) is
 // counted in fleet.ReportTotals.CorrectionsInvalid and changes nothing.
 //

@@ -57,6 +57,20 @@ type Engine struct {
 	}
 	sim *simIndex
 
+	// splits are the entries unmerge records split out: entry index ->
+	// the unmerge record. Known before the entry arrives (Presplit), a
+	// split is applied then (splitOut); learnt later, it makes the
+	// engine stale (Stale). splitFrom is, for each split entry, the
+	// cluster it would have joined, which earlier corrections naming it
+	// meant.
+	splits    map[uint64]uint64
+	splitFrom map[uint64]int32
+	stale     bool
+	// fpRepro maps the repro key of each false-positive cluster with a
+	// repro to it, so that a new crash state with that repro rejoins
+	// and regresses it (newGroup).
+	fpRepro map[litKey]int32
+
 	totals   fleet.ReportTotals
 	foldMemo []foldMemo  // cluster -> its behaviourCore (Report's fold of places)
 	repro    fleet.Repro // Add's parse scratch (fleet.ParseInto)
@@ -251,7 +265,8 @@ func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 		case fleet.KindMeta:
 			e.totals.Meta++
 			return -1
-		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro:
+		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro,
+			fleet.KindUnmerge, fleet.KindAcceptedRisk:
 			e.correct(en, f, trusted)
 			return -1
 		}
@@ -264,7 +279,11 @@ func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 	if f.FreeForm {
 		e.totals.FreeForm++
 	}
+	n := len(e.clusters)
 	c := e.assign(en, f, trusted)
+	if r, ok := e.splits[en.Index]; ok {
+		c = e.splitOut(c, len(e.clusters) > n, en, f, trusted, r)
+	}
 	e.count(c, en, f, trusted)
 	return c
 }
@@ -279,6 +298,28 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 	// texts alike as written can differ once normalized (D12 is a word with
 	// a digit run, d4691 a hex literal), and the first one decides for
 	// both, for good, so that no clustering depends on what was evicted.
+	h := e.writtenHash(f)
+	i, ok := e.written.find(h)
+	if s := e.written.slots[i]; ok && (s.pub || !trusted) {
+		return e.find(s.c)
+	}
+	key, hasRepro := e.literalKey(f)
+	c, pub := int32(-1), true
+	if id, ok := e.keys[key]; ok {
+		c = e.find(id)
+	} else if id, ok := e.ukeys[key]; ok && !trusted {
+		c, pub = e.find(id), false
+	} else {
+		c, pub = e.newGroup(en, f, key, hasRepro, trusted)
+	}
+	// A trusted finding replaces what an untrusted one decided: untrusted
+	// text never decides for trusted findings.
+	e.written.set(i, h, c, pub)
+	return c
+}
+
+// writtenHash is the hash of a finding's written key (see assign).
+func (e *Engine) writtenHash(f *fleet.Finding) uint64 {
 	b := append(e.buf[:0], f.Surface...)
 	switch {
 	case f.FreeForm:
@@ -297,24 +338,17 @@ func (e *Engine) assign(en *Entry, f *fleet.Finding, trusted bool) int32 {
 		b = appendLiterals(b, f.Summary)
 	}
 	e.buf = b
-	h := maphash.Bytes(e.seed, b)
-	i, ok := e.written.find(h)
-	if s := e.written.slots[i]; ok && (s.pub || !trusted) {
-		return e.find(s.c)
-	}
-	key, hasRepro := e.literalKey(f)
-	c, pub := int32(-1), true
-	if id, ok := e.keys[key]; ok {
-		c = e.find(id)
-	} else if id, ok := e.ukeys[key]; ok && !trusted {
-		c, pub = e.find(id), false
-	} else {
-		c, pub = e.newGroup(en, f, key, hasRepro, trusted)
-	}
-	// A trusted finding replaces what an untrusted one decided: untrusted
-	// text never decides for trusted findings.
-	e.written.set(i, h, c, pub)
-	return c
+	return maphash.Bytes(e.seed, b)
+}
+
+// reproKey is the literal key a finding of surface s with repro r and no
+// crash state has.
+func (e *Engine) reproKey(s fleet.Surface, r *fleet.Repro) litKey {
+	b := append(e.buf[:0], s...)
+	b = append(b, 0, 'r', 0)
+	b = appendLiterals(b, fleet.NormalizeRepro(*r))
+	e.buf = b
+	return litKey{maphash.Bytes(e.seed, b), maphash.Bytes(e.seed, append(b, 0xff))}
 }
 
 // literalKey computes a finding's literal key (see litKey).
@@ -354,6 +388,20 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		e.toks = tokenSet(e.toks[:0], e.seq)
 		toks, seq = e.toks, e.seq
 	}
+	if trusted && len(e.fpRepro) > 0 && f.State() != "" && f.Repro != nil {
+		// A new crash state with the repro of a false positive: the same
+		// input now fails another way, which is a reason to look again.
+		if c, ok := e.fpRepro[e.reproKey(f.Surface, f.Repro)]; ok {
+			c = e.find(c)
+			if cl := &e.clusters[c]; cl.corr.kind == fleet.KindFalsePositive && !cl.freeForm {
+				if cl.reopen.index == 0 {
+					cl.reopen = reopen{index: en.Index, reason: fmt.Sprintf("new crash state %.80q (entry %d) with the repro marked a false positive at entry %d", f.State(), en.Index, cl.corr.index)}
+				}
+				e.keys[key] = c
+				return c, true
+			}
+		}
+	}
 	var seqSum uint64
 	if len(toks) >= minSimTokens {
 		seqSum = e.sim.seqHash(surface, seq)
@@ -370,8 +418,11 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 		best, _ := e.sim.query(surface, toks, seq, e.cfg.MergeThreshold, trusted, e.find, func(c int32) bool {
 			cl := &e.clusters[c]
 			// A repro names one bug: a group with a new repro may only join a
-			// cluster that has none yet (its other reports omitted it).
-			return !cl.freeForm && !(hasRepro && cl.anchored)
+			// cluster that has none yet (its other reports omitted it), or
+			// one dismissed as a false positive and not regressed yet: the
+			// same report with a materially different repro is what the
+			// dismissal did not see, so it brings the cluster back.
+			return !cl.freeForm && !(hasRepro && cl.anchored && !(trusted && cl.corr.kind == fleet.KindFalsePositive && cl.reopen.index == 0))
 		})
 		if best >= 0 {
 			if !trusted {
@@ -390,6 +441,20 @@ func (e *Engine) newGroup(en *Entry, f *fleet.Finding, key litKey, hasRepro, tru
 			}
 			cl := &e.clusters[best]
 			e.keys[key] = best
+			if hasRepro && cl.corr.kind == fleet.KindFalsePositive && cl.reopen.index == 0 {
+				// A repro (or crash state) the false-positive mark did not
+				// see: none then, or one materially different (another
+				// literal key, joined by its words alone).
+				what := "a repro"
+				if f.State() != "" {
+					what = fmt.Sprintf("crash state %.80q", f.State())
+				}
+				why := fmt.Sprintf("%s (entry %d) where there was none when it was marked a false positive at entry %d", what, en.Index, cl.corr.index)
+				if cl.anchored {
+					why = fmt.Sprintf("%s (entry %d) unlike the one marked a false positive at entry %d", what, en.Index, cl.corr.index)
+				}
+				cl.reopen = reopen{index: en.Index, reason: why}
+			}
 			cl.anchored = cl.anchored || hasRepro
 			if !hasRepro {
 				e.sim.placed[seqSum] = best
@@ -599,11 +664,12 @@ func (e *Engine) clusterAt(index uint64) (int32, bool) {
 
 // bridges reports whether a trusted report that matches clusters a and b
 // both may merge them: neither was corrected (a resolved or false-positive
-// cluster stays as marked), they do not hold two different repros, and
-// their leading summaries do not name different things.
+// cluster stays as marked) or split out by an unmerge, they do not hold
+// two different repros, and their leading summaries do not name different
+// things.
 func (e *Engine) bridges(a, b int32) bool {
 	ca, cb := &e.clusters[a], &e.clusters[b]
-	if ca.anchored && cb.anchored || ca.corr.kind != "" || cb.corr.kind != "" || ca.freeForm || cb.freeForm {
+	if ca.anchored && cb.anchored || ca.corr.kind != "" || cb.corr.kind != "" || ca.freeForm || cb.freeForm || ca.split != 0 || cb.split != 0 {
 		return false
 	}
 	return e.sim.compatible(a, b, e.cfg.MergeThreshold)

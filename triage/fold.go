@@ -121,6 +121,9 @@ func (e *Engine) behaviourOf(c int32, row *fleet.Cluster) (key, place string, ok
 	if !row.Trusted || row.FreeForm || row.Repro == nil {
 		return "", "", false
 	}
+	if cl := &e.clusters[c]; cl.split != 0 || cl.unfold != 0 {
+		return "", "", false // unmerged: a row of its own
+	}
 	if int(c) >= len(e.foldMemo) {
 		e.foldMemo = slices.Grow(e.foldMemo, len(e.clusters)-len(e.foldMemo))[:len(e.clusters)]
 	}
@@ -251,7 +254,8 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 			entries = append(entries[:1], entries[len(entries)-maxFoldEntries+1:]...)
 		}
 		folded.Count, folded.Entries, folded.EntriesOmitted = count, entries, count-len(entries)
-		folded.State, folded.Correction = foldState(rows, ms)
+		folded.State, folded.Correction, folded.StateReason = foldState(rows, ms)
+		folded.Corrections = foldNotes(rows, ms)
 		*lead = folded
 	}
 	if len(drop) == 0 {
@@ -276,9 +280,12 @@ type foldMember struct {
 // foldState is a folded row's state: a correction of any place is a
 // correction of the behaviour, the latest one applying (a dismissal sticks
 // when the behaviour shows up at a new place). With none, the row is open;
-// after a false positive it stays one; after a resolution it is regressed
-// when any place was reported after the resolution entry, else resolved.
-func foldState(rows []fleet.Cluster, ms []foldMember) (fleet.ClusterState, *uint64) {
+// after a false positive it stays one unless a place's false positive was
+// regressed (a new crash state, a repro where there was none); after an
+// accepted risk it is what that place's row is (accepted, or open once
+// expired); after a resolution it is regressed when any place was reported
+// after the resolution entry, else resolved.
+func foldState(rows []fleet.Cluster, ms []foldMember) (fleet.ClusterState, *uint64, string) {
 	var latest *fleet.Cluster
 	for _, m := range ms {
 		r := &rows[m.i]
@@ -287,18 +294,65 @@ func foldState(rows []fleet.Cluster, ms []foldMember) (fleet.ClusterState, *uint
 		}
 	}
 	if latest == nil {
-		return fleet.ClusterOpen, nil
+		return fleet.ClusterOpen, nil, ""
 	}
 	at := *latest.Correction
-	if latest.State == fleet.ClusterFalsePositive {
-		return fleet.ClusterFalsePositive, &at
+	switch correctionKind(latest) {
+	case fleet.KindFalsePositive:
+		for _, m := range ms {
+			r := &rows[m.i]
+			if r.State == fleet.ClusterRegressed && correctionKind(r) == fleet.KindFalsePositive {
+				return fleet.ClusterRegressed, &at, r.StateReason
+			}
+		}
+		return fleet.ClusterFalsePositive, &at, ""
+	case fleet.KindAcceptedRisk:
+		return latest.State, &at, latest.StateReason
 	}
 	for _, m := range ms {
 		if e := rows[m.i].Entries; len(e) > 0 && e[len(e)-1] > at {
-			return fleet.ClusterRegressed, &at
+			return fleet.ClusterRegressed, &at, ""
 		}
 	}
-	return fleet.ClusterResolved, &at
+	return fleet.ClusterResolved, &at, ""
+}
+
+// correctionKind is the kind of the correction that set a row's state.
+func correctionKind(r *fleet.Cluster) fleet.Kind {
+	if r.Correction == nil {
+		return ""
+	}
+	for i := len(r.Corrections) - 1; i >= 0; i-- {
+		if r.Corrections[i].Entry == *r.Correction {
+			return r.Corrections[i].Kind
+		}
+	}
+	if r.State == fleet.ClusterFalsePositive {
+		return fleet.KindFalsePositive
+	}
+	return fleet.KindResolution
+}
+
+// foldNotes is the correction history of a folded row: every place's,
+// oldest first, the latest maxNotes.
+func foldNotes(rows []fleet.Cluster, ms []foldMember) []fleet.CorrectionNote {
+	n := 0
+	for _, m := range ms {
+		n += len(rows[m.i].Corrections)
+	}
+	if n == 0 {
+		return nil // most rows: nothing to sort
+	}
+	out := make([]fleet.CorrectionNote, 0, n)
+	for _, m := range ms {
+		out = append(out, rows[m.i].Corrections...)
+	}
+	slices.SortStableFunc(out, func(a, b fleet.CorrectionNote) int { return cmp.Compare(a.Entry, b.Entry) })
+	out = slices.CompactFunc(out, func(a, b fleet.CorrectionNote) bool { return a.Entry == b.Entry && a.Ref == b.Ref })
+	if len(out) > maxNotes {
+		out = out[len(out)-maxNotes:]
+	}
+	return out
 }
 
 // maxFoldEntries bounds the entries a folded row lists: the first and the

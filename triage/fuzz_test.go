@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // FuzzEngine feeds arbitrary texts from trusted and untrusted senders and
@@ -16,14 +18,19 @@ func FuzzEngine(f *testing.F) {
 	f.Add("qa/v1 source=a sev=high surface=b\nx\nrepro: t {\"a\":1}", "qa/v1 source=qa-operator sev=info surface=fleet kind=resolution ref=0", true)
 	f.Add("qa/v1 source=a sev=meta surface=b kind=meta\nx", "qa/v1 source=a sev=low surface=b kind=false-positive ref=99999999999999999999", false)
 	f.Add("\xff\xfe", "qa/v1", false)
+	f.Add("qa/v1 source=a sev=high surface=b\nx y z\nrepro: t {\"a\":1}", "qa/v1 source=qa-operator sev=info surface=fleet kind=unmerge ref=0", true)
+	f.Add("qa/v1 source=a sev=high surface=b state=00aa\nx\nrepro: t {\"a\":1}", "qa/v1 source=qa-operator sev=info surface=fleet kind=false-positive ref=0", true)
+	f.Add("qa/v1 source=a sev=high surface=b\nx", "qa/v1 source=qa-operator sev=info surface=fleet kind=accepted-risk ref=0 until=1970-01-01T00:00:01Z\nwhy", true)
 	f.Fuzz(func(t *testing.T, a, b string, trusted bool) {
-		e := MustEngine(t, Config{})
 		sender := strangerAddr
 		if trusted {
 			sender = fleetAddr
 		}
 		es := append(entries(0, sender, a, b, a), entries(3, operatorAddr, b, a)...)
-		if err := e.Add(es); err != nil {
+		// Built the way Triage builds it: again when an unmerge splits an
+		// entry read before it.
+		e, err := BuildEngine(Config{Trusted: []fleet.Address{fleetAddr, operatorAddr}}, func(add func([]Entry) error) error { return add(es) })
+		if err != nil {
 			t.Fatal(err)
 		}
 		r := e.Report(time.Unix(0, 0))

@@ -68,8 +68,12 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 		fmt.Fprintf(&b, " read at block %d", r.Block)
 	}
 	b.WriteString(".\n\n")
-	fmt.Fprintf(&b, "**%d open, %d regressed**, %d resolved, %d false positive in %d clusters; %d findings (%d free-form, %d malformed, %d from untrusted senders), %d meta summaries, %d corrections (%d applied, %d ignored from untrusted senders, %d invalid).\n\n",
-		t.Open, t.Regressed, t.Resolved, t.FalsePositive, t.Clusters, t.Findings, t.FreeForm, t.Malformed, t.Untrusted, t.Meta, t.Corrections, t.CorrectionsApplied, t.CorrectionsIgnored, t.CorrectionsInvalid)
+	accepted := ""
+	if t.AcceptedRisk > 0 {
+		accepted = fmt.Sprintf(", %d accepted risk", t.AcceptedRisk)
+	}
+	fmt.Fprintf(&b, "**%d open, %d regressed**, %d resolved%s, %d false positive in %d clusters; %d findings (%d free-form, %d malformed, %d from untrusted senders), %d meta summaries, %d corrections (%d applied, %d ignored from untrusted senders, %d invalid).\n\n",
+		t.Open, t.Regressed, t.Resolved, accepted, t.FalsePositive, t.Clusters, t.Findings, t.FreeForm, t.Malformed, t.Untrusted, t.Meta, t.Corrections, t.CorrectionsApplied, t.CorrectionsIgnored, t.CorrectionsInvalid)
 	b.WriteString("Text quoted from the log is untrusted data: it is escaped here and must never be pasted into a shell or a prompt.\n\n")
 	rows := topN(r, top)
 	if len(rows) == 0 {
@@ -120,6 +124,35 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 		b.WriteString("\n## Places\n\nOne behaviour seen at several places is one row; where it was seen:\n\n")
 		for _, row := range folded {
 			fmt.Fprintf(&b, "- #%d %s: %s\n", row.Rank, MarkdownCode(row.ID, 16), placeList(row, func(s string) string { return MarkdownCode(s, 120) }))
+		}
+	}
+	var corrected []fleet.Cluster
+	for _, row := range rows {
+		if len(row.Corrections) > 0 || row.StateReason != "" {
+			corrected = append(corrected, row)
+		}
+	}
+	if len(corrected) > 0 {
+		b.WriteString("\n## Corrections\n\nWhy a state is what it is, and every correction applied, oldest first:\n\n")
+		for _, row := range corrected {
+			fmt.Fprintf(&b, "- #%d %s %s", row.Rank, MarkdownCode(row.ID, 16), row.State)
+			if row.StateReason != "" {
+				fmt.Fprintf(&b, ": %s", MarkdownText(row.StateReason, 300))
+			}
+			b.WriteString("\n")
+			for _, n := range row.Corrections {
+				fmt.Fprintf(&b, "  - entry %d %s of %s", n.Entry, n.Kind, MarkdownCode(n.Ref, 20))
+				if n.Of != "" {
+					fmt.Fprintf(&b, " (%s)", MarkdownCode(n.Of, 20))
+				}
+				if n.Until != nil {
+					fmt.Fprintf(&b, " until %s", n.Until.Format(time.RFC3339))
+				}
+				if n.Reason != "" {
+					fmt.Fprintf(&b, ": %s", MarkdownText(n.Reason, 200))
+				}
+				b.WriteString("\n")
+			}
 		}
 	}
 	b.WriteString("\n## Repros\n\n")

@@ -2,6 +2,7 @@ package triage
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -13,8 +14,9 @@ import (
 const maxSources = 20
 
 // Report ranks every cluster, one behaviour seen at several places folded
-// into one row (foldPlaces). now is the report's GeneratedAt; ranking does
-// not depend on it.
+// into one row (foldPlaces). now is the report's GeneratedAt; ranking
+// depends on it only through the expiry of accepted risks (an accepted
+// risk whose until= is not after now is open again).
 func (e *Engine) Report(now time.Time) fleet.Report {
 	r := fleet.Report{
 		Schema:      fleet.ReportSchema,
@@ -31,7 +33,7 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 		if e.parent[c] != int32(c) {
 			continue
 		}
-		row, f := e.row(cl)
+		row, f := e.row(cl, now)
 		rows = append(rows, row)
 		first = append(first, f)
 		of = append(of, int32(c))
@@ -47,6 +49,8 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 			r.Totals.Resolved++
 		case fleet.ClusterFalsePositive:
 			r.Totals.FalsePositive++
+		case fleet.ClusterAcceptedRisk:
+			r.Totals.AcceptedRisk++
 		}
 	}
 	r.Totals.Clusters = len(rows)
@@ -73,22 +77,22 @@ func (e *Engine) Report(now time.Time) fleet.Report {
 
 // bucket orders rows before their score does: active findings from trusted
 // senders, then active ones only untrusted senders reported (so a flood of
-// fake criticals can never push a real finding down), then resolved, then
-// false positives.
+// fake criticals can never push a real finding down), then resolved and
+// accepted risks, then false positives.
 func bucket(r *fleet.Cluster) int {
 	switch {
 	case r.State.Active() && r.Trusted:
 		return 0
 	case r.State.Active():
 		return 1
-	case r.State == fleet.ClusterResolved:
+	case r.State == fleet.ClusterResolved || r.State == fleet.ClusterAcceptedRisk:
 		return 2
 	}
 	return 3
 }
 
 // row builds a cluster's row and returns its first counted entry index.
-func (e *Engine) row(cl *cluster) (fleet.Cluster, uint64) {
+func (e *Engine) row(cl *cluster, now time.Time) (fleet.Cluster, uint64) {
 	w := &e.cfg.Weights
 	st, trusted := &cl.counted[0], true
 	if st.n == 0 {
@@ -100,11 +104,26 @@ func (e *Engine) row(cl *cluster) (fleet.Cluster, uint64) {
 	if !trusted {
 		score *= w.Untrusted
 	}
-	state := fleet.ClusterOpen
+	state, reason := fleet.ClusterOpen, ""
 	var correction *uint64
 	switch cl.corr.kind {
 	case fleet.KindFalsePositive:
 		state = fleet.ClusterFalsePositive
+		if cl.reopen.index > cl.corr.index {
+			state, reason = fleet.ClusterRegressed, cl.reopen.reason
+			score *= w.RegressionBoost
+		}
+	case fleet.KindAcceptedRisk:
+		state, reason = fleet.ClusterAcceptedRisk, fmt.Sprintf("risk accepted at entry %d", cl.corr.index)
+		if !cl.corr.until.IsZero() {
+			reason += " until " + cl.corr.until.Format(time.RFC3339)
+			if !now.Before(cl.corr.until) {
+				state, reason = fleet.ClusterOpen, fmt.Sprintf("the risk accepted at entry %d expired at %s", cl.corr.index, cl.corr.until.Format(time.RFC3339))
+			}
+		}
+		if cl.corr.reason != "" {
+			reason += ": " + cl.corr.reason
+		}
 	case fleet.KindResolution:
 		state = fleet.ClusterResolved
 		if st.last > cl.corr.index {
@@ -138,6 +157,8 @@ func (e *Engine) row(cl *cluster) (fleet.Cluster, uint64) {
 		Entries:        entries,
 		EntriesOmitted: st.n - len(entries),
 		Correction:     correction,
+		StateReason:    reason,
+		Corrections:    cl.notes[:len(cl.notes):len(cl.notes)], // shared: notes are never changed once appended
 		NeedsRepro:     cl.needsRepro && cl.rep.repro == nil,
 	}
 	if trusted {

@@ -74,6 +74,10 @@ type Triage struct {
 	reports string
 	version uint64 // bumped whenever the engine's input changes
 	written uint64 // version of the report last written
+	// expires is the earliest expiry of an accepted risk in the report last
+	// written: from then on that report is out of date though the log is
+	// not (zero: none).
+	expires time.Time
 }
 
 // Open opens the triage state of a data dir (<dataDir>/triage, reports in
@@ -102,13 +106,16 @@ func (t *Triage) Close() error {
 	return t.store.Close()
 }
 
-// rebuild makes a fresh engine from the store.
-func (t *Triage) rebuild() error {
-	e, err := NewEngine(t.cfg)
+// rebuild makes a fresh engine from the store (BuildEngine: the log read
+// again when an unmerge splits an entry read before it).
+func (t *Triage) rebuild() error { return t.rebuildWith(nil) }
+
+// rebuildWith is rebuild given splits known to hold for the whole store
+// (the stale engine's, after a sync read an unmerge): the store is then
+// read once, not once more to find them.
+func (t *Triage) rebuildWith(splits map[uint64]uint64) error {
+	e, err := buildEngine(t.cfg, t.store.Load, splits)
 	if err != nil {
-		return err
-	}
-	if err := t.store.Load(e.Add); err != nil {
 		return fmt.Errorf("rebuild triage: %w", err)
 	}
 	t.engine = e
@@ -183,6 +190,12 @@ func (t *Triage) sync(ctx context.Context, c Chain) (SyncResult, error) {
 				return errors.Join(err, rerr)
 			}
 			return err
+		}
+		if t.engine.Stale() {
+			// An unmerge split an entry already placed: place it again.
+			if err := t.rebuildWith(t.engine.Splits()); err != nil {
+				return err
+			}
 		}
 		t.version++
 		res.Read += len(page)
@@ -260,11 +273,12 @@ func (t *Triage) Run(ctx context.Context, c Chain, p Poster, now time.Time) (Run
 	}
 	out.Report = t.report(now)
 	_, statErr := os.Stat(filepath.Join(t.reports, LatestJSON))
-	if t.written != t.version || statErr != nil {
+	expired := !t.expires.IsZero() && !now.Before(t.expires)
+	if t.written != t.version || statErr != nil || expired {
 		if err := WriteReport(t.reports, out.Report, t.cfg.Top, t.cfg.History); err != nil {
 			return out, fmt.Errorf("triage run: %w", err)
 		}
-		t.written, out.Wrote = t.version, true
+		t.written, t.expires, out.Wrote = t.version, NextExpiry(out.Report), true
 	}
 	if p == nil {
 		return out, nil
@@ -316,6 +330,25 @@ func (t *Triage) Rank(now time.Time) (fleet.Report, error) {
 	if err := WriteReport(t.reports, r, t.cfg.Top, t.cfg.History); err != nil {
 		return r, fmt.Errorf("triage rank: %w", err)
 	}
-	t.written = t.version
+	t.written, t.expires = t.version, NextExpiry(r)
 	return r, nil
+}
+
+// NextExpiry returns the earliest until= of the accepted risks in r that
+// have not expired (zero when none): when r stops being what the log
+// says.
+func NextExpiry(r fleet.Report) time.Time {
+	var next time.Time
+	for i := range r.Clusters {
+		c := &r.Clusters[i]
+		if c.State != fleet.ClusterAcceptedRisk || c.Correction == nil {
+			continue
+		}
+		for _, n := range c.Corrections {
+			if n.Entry == *c.Correction && n.Until != nil && (next.IsZero() || n.Until.Before(next)) {
+				next = *n.Until
+			}
+		}
+	}
+	return next
 }

@@ -31,9 +31,10 @@ const defaultCheckSpecialists = "smoke,security,ux"
 // Statuses of a finding of `fleetd check` against the log's clusters.
 const (
 	checkNew        = "new"            // in no cluster of the log
-	checkRegressed  = "regressed"      // in a cluster the log marked resolved
+	checkRegressed  = "regressed"      // in a cluster the log marked resolved, or a false positive this finding regresses (a new crash state, a first repro)
 	checkOpen       = "still open"     // in an open or regressed cluster
 	checkDismissed  = "false positive" // in a cluster the log marked a false positive
+	checkAccepted   = "accepted risk"  // in a cluster whose risk the log accepted (and the acceptance has not expired)
 	checkNoLongerIn = "no longer seen" // an open cluster of these specialists that this check did not find
 )
 
@@ -342,11 +343,12 @@ type comparison struct {
 // triageLog triages the whole log with a fresh engine (so a daemon
 // holding the triage store is no obstacle) and returns it with its report.
 func triageLog(ctx context.Context, log *chain.FeedbackLog, cfg triage.Config, now time.Time) (*triage.Engine, fleet.Report, error) {
-	e, err := triage.NewEngine(cfg)
+	// BuildEngine: an unmerge on the log splits its entry as triage does.
+	e, err := triage.BuildEngine(cfg, func(add func([]triage.Entry) error) error {
+		_, err := log.Scan(ctx, 0, add)
+		return err
+	})
 	if err != nil {
-		return nil, fleet.Report{}, err
-	}
-	if _, err := log.Scan(ctx, 0, e.Add); err != nil {
 		return nil, fleet.Report{}, fmt.Errorf("check: read the log: %w", err)
 	}
 	return e, e.Report(now), nil
@@ -402,6 +404,11 @@ func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address
 					status = checkRegressed
 				case fleet.ClusterFalsePositive:
 					status = checkDismissed
+					if now, ok := afterRows[member]; ok && now.State == fleet.ClusterRegressed {
+						status = checkRegressed // this finding is what the dismissal said would bring it back
+					}
+				case fleet.ClusterAcceptedRisk:
+					status = checkAccepted
 				default:
 					status = checkOpen
 				}
@@ -460,13 +467,13 @@ func rowsByCluster(r fleet.Report) map[string]fleet.Cluster {
 }
 
 func statusOrder(s string) int {
-	return slices.Index([]string{checkNew, checkRegressed, checkOpen, checkDismissed, checkNoLongerIn}, s)
+	return slices.Index([]string{checkNew, checkRegressed, checkOpen, checkAccepted, checkDismissed, checkNoLongerIn}, s)
 }
 
 // printCheck writes the result as a table for a terminal or a CI log.
 func printCheck(w io.Writer, r checkResult) {
-	fmt.Fprintf(w, "check of %s at dial %s against the log's %d clusters (entries 0-%d): %d new, %d regressed, %d still open, %d false positive, %d no longer seen\n",
-		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.count(checkNew), r.count(checkRegressed), r.count(checkOpen), r.count(checkDismissed), r.count(checkNoLongerIn))
+	fmt.Fprintf(w, "check of %s at dial %s against the log's %d clusters (entries 0-%d): %d new, %d regressed, %d still open, %d accepted risk, %d false positive, %d no longer seen\n",
+		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.count(checkNew), r.count(checkRegressed), r.count(checkOpen), r.count(checkAccepted), r.count(checkDismissed), r.count(checkNoLongerIn))
 	for _, row := range r.Rows {
 		mark := " "
 		if row.Fails {
@@ -510,7 +517,7 @@ func checkSummary(r checkResult) string {
 		triage.MarkdownText(strings.Join(r.Specialists, ", "), 200), r.Dial, r.Clusters, int64(r.Head)-1, posted)
 	for _, sec := range []struct{ status, heading string }{
 		{checkNew, "New"}, {checkRegressed, "Regressed (the log had it resolved)"}, {checkOpen, "Still open"},
-		{checkDismissed, "Marked false positive on the log"}, {checkNoLongerIn, "No longer seen"},
+		{checkAccepted, "Accepted risk on the log"}, {checkDismissed, "Marked false positive on the log"}, {checkNoLongerIn, "No longer seen"},
 	} {
 		var rows []checkRow
 		for _, row := range r.Rows {

@@ -160,20 +160,46 @@ cannot be reached, the last saved report is printed with its age.`,
 }
 
 func (a findingsCommands) findingsMarkCmd() *cobra.Command {
-	var f *connFlags
+	var (
+		f      *connFlags
+		reason string
+		until  string
+	)
 	cmd := &cobra.Command{
-		Use:   "mark INDEX false-positive|resolved|duplicate-of=J",
-		Short: "Append an operator's correction about entry INDEX (sponsored, as the fleet identity)",
-		Long: `Appends a qa/v1 correction record: kind=false-positive or kind=resolution
-with ref=INDEX, or kind=duplicate-of with ref=INDEX of=J. Triage applies it to
-the whole cluster holding INDEX, and only from trusted senders (the fleet
-identity is always trusted). It prints the correction's entry index and
+		Use:   "mark REF false-positive|resolved|duplicate-of=J|unmerge|accepted-risk [--reason R] [--until T]",
+		Short: "Append an operator's correction about entry REF (sponsored, as the fleet identity)",
+		Long: `Appends a qa/v1 correction record (never an edit): kind=false-positive or
+kind=resolution with ref=REF, kind=duplicate-of with ref=REF of=J,
+kind=unmerge or kind=accepted-risk. Triage applies it, from trusted senders
+only (the fleet identity is always trusted), on every rebuild:
+
+  false-positive  the cluster holding REF is dismissed; it comes back as
+                  "regressed" (with the reason) only when a new crash state
+                  with its repro, a materially different repro, or a repro
+                  where it had none, arrives
+  resolved        fixed; regressed when reported again
+  duplicate-of=J  the cluster of REF joins the cluster of entry J
+  unmerge         REF (an entry) is split out of its cluster into one of its
+                  own, and later reports like it follow it; REF may instead
+                  be a cluster id listed among a folded row's places, which
+                  then stays a row of its own
+  accepted-risk   the risk is accepted (--reason required) until --until
+                  (an RFC 3339 time, a date, or a duration like 720h; none:
+                  for good); after it the cluster is open again
+
+The request is checked against the log first: an entry that is not a
+finding, a member already split or one with nothing to split out is refused
+(exit 2) and nothing is posted. It prints the correction's entry index and
 transaction. When the node cannot be reached the correction is queued in
-the outbox instead (status "queued"; exit 0) and posted, in order, by the
-next flush.`,
+the outbox instead, unchecked (status "queued"; exit 0), and posted, in
+order, by the next flush.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, outbox, err := a.markEntry(cmd.Context(), a.resolve(f), args[0], args[1], operator())
+			req := markRequest{Ref: args[0], What: args[1], Reason: reason, Until: until}
+			res, outbox, err := a.markEntry(cmd.Context(), a.resolve(f), req, operator())
+			if errors.Is(err, errBadMark) {
+				return &exitError{code: exitConfig, err: err}
+			}
 			if err != nil {
 				return err
 			}
@@ -185,5 +211,7 @@ next flush.`,
 		},
 	}
 	f = addConnFlags(cmd, "rpc", "chain-id", "feedback-log", "key-file", "sponsor-key-file")
+	cmd.Flags().StringVar(&reason, "reason", "", "why (the record's text; required for accepted-risk)")
+	cmd.Flags().StringVar(&until, "until", "", "accepted-risk: when it ends (RFC 3339, 2006-01-02, or a duration from now such as 720h)")
 	return cmd
 }

@@ -270,11 +270,11 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 }
 
 // Mark posts a correction through the `fleetd findings mark` path.
-func (s *consoleSource) Mark(ctx context.Context, index, what, user string) (console.MarkResult, error) {
+func (s *consoleSource) Mark(ctx context.Context, req console.MarkRequest, user string) (console.MarkResult, error) {
 	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	res, _, err := findingsCommands{d.a}.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), index, what, user)
+	res, _, err := findingsCommands{d.a}.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), markRequest(req), user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)

@@ -415,6 +415,48 @@ func TestConsoleInBrowser(t *testing.T) {
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
+		// An accepted risk, with its reason and expiry, from the same form:
+		// after the next triage the cluster page shows it and its history.
+		var other string
+		for _, c := range rep.Clusters {
+			if c.ID != id && (c.State == "open" || c.State == "regressed") && !strings.Contains(c.Title, "<") {
+				other = c.ID
+				break
+			}
+		}
+		if other == "" {
+			t.Fatalf("no other open cluster in %+v", rep.Clusters)
+		}
+		b.run(t, "accept a risk", chromedp.Navigate(base+"clusters/"+other), chromedp.WaitVisible("#mark"),
+			chromedp.Click(`input[name="what"][value="accepted-risk"]`),
+			chromedp.SendKeys(`input[name="reason"]`, "only the admin network reaches it"),
+			chromedp.SendKeys(`input[name="until"]`, "720h"),
+			chromedp.Click("#mark"), chromedp.WaitVisible("#flash"))
+		if got := b.text(t, "#flash"); !strings.Contains(got, "marked accepted-risk until 720h: correction posted as entry") {
+			t.Fatalf("accept a risk: flash %q", got)
+		}
+		startFrom(t, b, base, "#triage-now", "triage started")
+		deadline = time.Now().Add(40 * time.Second)
+		for {
+			rep, _ := readReport(t, base)
+			state := ""
+			for _, c := range rep.Clusters {
+				if c.ID == other {
+					state = c.State
+				}
+			}
+			if state == "accepted-risk" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the accepted cluster is %q after triage", state)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		b.run(t, "the accepted risk's page", chromedp.Navigate(base+"clusters/"+other), chromedp.WaitVisible("table.corrections"))
+		if got := b.text(t, "table.corrections"); !strings.Contains(got, "accepted-risk") || !strings.Contains(got, "only the admin network reaches it") {
+			t.Errorf("the correction history reads %q", got)
+		}
 		audit, _ := fleet.NewControl(f.dataDir).Audit()
 		var actions []string
 		for _, r := range audit {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
@@ -12,23 +14,80 @@ import (
 )
 
 // errBadMark marks a correction the operator asked for wrongly (a bad
-// index or kind, an entry that does not exist), as opposed to one the
-// chain would not take.
+// index or kind, an entry that does not exist, a member already split),
+// as opposed to one the chain would not take.
 var errBadMark = errors.New("bad correction")
 
-// markEntry appends an operator's correction about entry index: `fleetd
-// findings mark` and the console's mark control. It posts through the
-// poster as the identity of c's key file (sponsored when a sponsor key is
-// configured), keyed as one action (poster.Once), and records the
-// correction in the audit log as user. When the node cannot be reached the
-// correction is queued in the outbox (whether entry index exists is then
-// not checked here; triage ignores a correction of no entry). outbox is
-// the outbox it went through. Errors wrap errBadMark when the request
-// itself is wrong.
-func (a findingsCommands) markEntry(ctx context.Context, c conn, index, what, user string) (res poster.Result, outbox string, err error) {
-	corr, err := triage.ParseMark(index, what)
+// markRequest is a correction an operator asks for: `fleetd findings mark
+// REF WHAT [--reason R] [--until T]` or the console's mark control.
+type markRequest struct {
+	Ref    string // an entry index, or (unmerge) a cluster id
+	What   string // false-positive, resolved, duplicate-of=J, unmerge, accepted-risk
+	Reason string // why; required for accepted-risk
+	Until  string // accepted-risk: when it ends (parseUntil); "" never
+}
+
+// correction turns the request into the record to post; errors wrap
+// errBadMark.
+func (m markRequest) correction(now time.Time) (triage.Correction, error) {
+	corr, err := triage.ParseMark(strings.TrimSpace(m.Ref), strings.TrimSpace(m.What))
 	if err != nil {
-		return poster.Result{}, "", fmt.Errorf("%w: %w", errBadMark, err)
+		return corr, fmt.Errorf("%w: %w", errBadMark, err)
+	}
+	corr.Note = strings.TrimSpace(m.Reason)
+	if u := strings.TrimSpace(m.Until); u != "" {
+		if corr.Until, err = parseUntil(u, now); err != nil {
+			return corr, fmt.Errorf("%w: mark: --until %q: %w", errBadMark, u, err)
+		}
+	}
+	if err := corr.Validate(); err != nil {
+		return corr, fmt.Errorf("%w: mark: %w", errBadMark, err)
+	}
+	return corr, nil
+}
+
+// parseUntil reads an expiry: an RFC 3339 time, a date (midnight UTC
+// starting it), or a duration from now (720h). It must be in the future.
+func parseUntil(s string, now time.Time) (time.Time, error) {
+	var t time.Time
+	var err error
+	switch {
+	case len(s) == len("2006-01-02") && strings.Count(s, "-") == 2:
+		t, err = time.Parse(time.DateOnly, s)
+	case strings.ContainsAny(s, "T:"):
+		t, err = time.Parse(time.RFC3339, s)
+	default:
+		var d time.Duration
+		if d, err = time.ParseDuration(s); err == nil {
+			t = now.Add(d)
+		}
+	}
+	if err != nil {
+		return time.Time{}, errors.New("want an RFC 3339 time, a date (2006-01-02) or a duration from now (720h)")
+	}
+	t = t.UTC().Truncate(time.Second)
+	if !t.After(now) {
+		return time.Time{}, fmt.Errorf("%s is not in the future", t.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+// markEntry appends an operator's correction: `fleetd findings mark` and
+// the console's mark control. When the node answers, the correction is
+// first checked against the log as triage reads it (triage.BuildEngine,
+// Engine.CheckCorrection): an entry that is not a finding, a member
+// already split or one with nothing to split out is refused and nothing
+// is posted. It posts through the poster as the identity of c's key file
+// (sponsored when a sponsor key is configured), keyed as one action
+// (poster.Once), and records the correction in the audit log as user.
+// When the node cannot be reached the correction is queued in the outbox
+// unchecked (triage ignores a correction of no entry). outbox is the
+// outbox it went through. Errors wrap errBadMark when the request itself
+// is wrong.
+func (a findingsCommands) markEntry(ctx context.Context, c conn, m markRequest, user string) (res poster.Result, outbox string, err error) {
+	corr, err := m.correction(time.Now())
+	if err != nil {
+		return poster.Result{}, "", err
 	}
 	text, err := corr.Format()
 	if err != nil {
@@ -49,8 +108,8 @@ func (a findingsCommands) markEntry(ctx context.Context, c conn, index, what, us
 		return poster.Result{}, "", err
 	default:
 		defer cl.Close()
-		if n, err := log.Count(ctx); err == nil && corr.Ref >= n {
-			return poster.Result{}, "", fmt.Errorf("%w: findings mark: entry %d does not exist (the log has %d)", errBadMark, corr.Ref, n)
+		if err := a.checkCorrection(ctx, log, identity, corr); err != nil {
+			return poster.Result{}, "", err
 		}
 	}
 	var sponsor *chain.Key
@@ -68,9 +127,42 @@ func (a findingsCommands) markEntry(ctx context.Context, c conn, index, what, us
 	if err != nil {
 		return res, p.OutboxDir(), err
 	}
-	audit := fmt.Sprintf("entry %d %s: correction %s", corr.Ref, what, res.Status)
+	what := m.What
+	if corr.Note != "" {
+		what += fmt.Sprintf(" (%s)", clip(sanitize(corr.Note), 200))
+	}
+	if !corr.Until.IsZero() {
+		what += " until " + corr.Until.Format(time.RFC3339)
+	}
+	ref := "entry " + corr.RefString()
+	if corr.Cluster != "" {
+		ref = "cluster " + corr.Cluster
+	}
+	audit := fmt.Sprintf("%s %s: correction %s", ref, what, res.Status)
 	if res.Entry != nil {
-		audit = fmt.Sprintf("entry %d %s: correction entry %d, tx %s", corr.Ref, what, res.Entry.Index, res.Entry.Tx)
+		audit = fmt.Sprintf("%s %s: correction entry %d, tx %s", ref, what, res.Entry.Index, res.Entry.Tx)
 	}
 	return res, p.OutboxDir(), a.control().Record("mark", audit, user)
+}
+
+// checkCorrection triages the whole log (as `fleetd check` does, so a
+// daemon holding the triage store is no obstacle) and asks the engine
+// whether corr names what it must. Errors wrap errBadMark for a wrong
+// request; others are the log's.
+func (a findingsCommands) checkCorrection(ctx context.Context, log *chain.FeedbackLog, identity *chain.Key, corr triage.Correction) error {
+	cfg, err := a.triageConfig(identity)
+	if err != nil {
+		return fmt.Errorf("triage config: %w", err)
+	}
+	e, err := triage.BuildEngine(cfg, func(add func([]triage.Entry) error) error {
+		_, err := log.Scan(ctx, 0, add)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("findings mark: read the log: %w", err)
+	}
+	if err := e.CheckCorrection(corr); err != nil {
+		return fmt.Errorf("%w: findings mark: %w", errBadMark, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 )
 
@@ -101,5 +102,96 @@ func TestMarkAndPostThroughTheOutbox(t *testing.T) {
 	audit, _ := os.ReadFile(filepath.Join(data, "audit.jsonl"))
 	if !strings.Contains(string(audit), "correction queued") {
 		t.Errorf("the audit log does not say the correction was queued:\n%s", audit)
+	}
+}
+
+// TestMarkCorrectionsThatStick: unmerge and accepted-risk from the CLI on a
+// real dev chain. Bad requests exit 2 and leave the log as it was; good ones
+// change the next report, and the report is the same after the triage
+// store is thrown away and rebuilt from the chain.
+func TestMarkCorrectionsThatStick(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	info := startDevnetCmd(t, data)
+	c := []string{"--config", info.Config}
+	post := func(text string) {
+		t.Helper()
+		if _, stderr, code := run(t, "", append(c, "findings", "post", "--text", text)...); code != 0 {
+			t.Fatalf("findings post: %s", stderr)
+		}
+	}
+	// 0 and 1 read alike, so triage merges them; 2 is another bug.
+	post("qa/v1 source=qa-registry sev=high surface=registry run=r-1\nregistry lookup returns the stale owner of a name after its transfer")
+	post("qa/v1 source=qa-registry sev=high surface=registry run=r-2\nregistry lookup returns the stale owner of a name after its transfer once the name has expired")
+	post("qa/v1 source=qa-fuzz sev=high surface=compiler run=r-3\ncompile panic on enum E {}\nrepro: qa_compile {\"source\":\"enum E {}\"}")
+	count := func() int {
+		out, _, _ := run(t, "", append(c, "findings", "--json")...)
+		return strings.Count(strings.TrimSpace(out), "\n") + 1
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"9", "unmerge"}, "entry 9: no such finding"},
+		{[]string{"0", "unmerge"}, "first finding of cluster"},
+		{[]string{"2", "unmerge"}, "alone in cluster"},
+		{[]string{"2", "accepted-risk"}, "accepted-risk needs a reason"},
+		{[]string{"2", "accepted-risk", "--reason", "x", "--until", "2020-01-01"}, "not in the future"},
+		{[]string{"2", "false-positive", "--until", "720h"}, "only for accepted-risk"},
+		{[]string{"5c1e0a9d2b3f4a10", "unmerge"}, "no such finding"},
+	} {
+		_, stderr, code := run(t, "", append(append(c, "findings", "mark"), tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("mark %v: exit %d %q, want 2 and %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("refused corrections reached the log: %d entries, want 3", n)
+	}
+	for _, args := range [][]string{
+		{"1", "unmerge", "--reason", "the expiry path is another bug"},
+		{"2", "accepted-risk", "--reason", "only the admin network reaches it", "--until", "720h"},
+	} {
+		if _, stderr, code := run(t, "", append(append(c, "findings", "mark"), args...)...); code != 0 {
+			t.Fatalf("mark %v: %s", args, stderr)
+		}
+	}
+	if _, stderr, code := run(t, "", append(c, "findings", "mark", "1", "unmerge")...); code != 2 || !strings.Contains(stderr, "already split") {
+		t.Errorf("a second unmerge: exit %d %q", code, stderr)
+	}
+	report := func() fleet.Report {
+		t.Helper()
+		if _, stderr, code := run(t, "", append(c, "triage")...); code != 0 {
+			t.Fatalf("triage: %s", stderr)
+		}
+		out, stderr, code := run(t, "", append(c, "report", "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("report: %s", stderr)
+		}
+		var r fleet.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := report()
+	states := map[fleet.ClusterState]int{}
+	for _, row := range r.Clusters {
+		states[row.State]++
+		if row.State == fleet.ClusterAcceptedRisk && (len(row.Corrections) != 1 || row.Corrections[0].Until == nil || !strings.Contains(row.StateReason, "only the admin network")) {
+			t.Errorf("the accepted risk: %q %+v", row.StateReason, row.Corrections)
+		}
+	}
+	if len(r.Clusters) != 3 || states[fleet.ClusterOpen] != 2 || states[fleet.ClusterAcceptedRisk] != 1 {
+		t.Errorf("after the corrections: %d clusters, states %v, want the split pair open and one accepted risk", len(r.Clusters), states)
+	}
+	if err := os.RemoveAll(filepath.Join(data, triage.StoreDir)); err != nil {
+		t.Fatal(err)
+	}
+	r2 := report()
+	for i := range r.Clusters {
+		if i >= len(r2.Clusters) || r.Clusters[i].ID != r2.Clusters[i].ID || r.Clusters[i].State != r2.Clusters[i].State || r.Clusters[i].Count != r2.Clusters[i].Count {
+			t.Fatalf("rebuilt from the chain, the report differs:\n%+v\n%+v", r.Clusters, r2.Clusters)
+		}
 	}
 }
