@@ -63,7 +63,7 @@ func (a probeCommands) runsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per run")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show only the N most recent runs")
-	cmd.AddCommand(a.runsShowCmd())
+	cmd.AddCommand(a.runsShowCmd(), a.runsReplayCmd())
 	return cmd
 }
 
