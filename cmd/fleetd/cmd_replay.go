@@ -301,14 +301,14 @@ type replayer struct {
 	calls []trajectory.Turn
 	next  int
 	rows  []replayRow
-	// names maps a recorded name or owner to the replay's; rewrite is the
-	// replacer over it, longest first so qa-x-1 never rewrites qa-x-10.
-	names   map[string]string
-	rewrite *strings.Replacer
+	// names maps a recorded name or owner to the replay's; olds are its
+	// keys, longest first.
+	names map[string]string
+	olds  []string
 }
 
 func newReplayer(calls []trajectory.Turn) *replayer {
-	return &replayer{calls: calls, names: map[string]string{}, rewrite: strings.NewReplacer()}
+	return &replayer{calls: calls, names: map[string]string{}}
 }
 
 // Next implements fleet.Model.
@@ -320,7 +320,7 @@ func (r *replayer) Next(_ context.Context, _ *fleet.State) (fleet.Step, error) {
 	r.next++
 	args := act.Args
 	if len(args) > 0 {
-		args = json.RawMessage(r.rewrite.Replace(string(args)))
+		args = json.RawMessage(r.rewrite(string(args)))
 	}
 	return fleet.Step{Call: &fleet.Call{Tool: act.Tool, Args: args}}, nil
 }
@@ -353,8 +353,9 @@ func (r *replayer) observe(e fleet.TurnEvent) {
 }
 
 // learn adds old -> fresh to the name map. Only names and addresses are
-// mapped: tokens of letters, digits and dashes, which need no escaping
-// inside JSON, so rewriting the raw arguments keeps them valid.
+// mapped: tokens of letters, digits, dashes, dots and underscores, which
+// need no escaping inside JSON, so rewriting the raw arguments keeps them
+// valid. An address is mapped in its lowercase form too.
 func (r *replayer) learn(old, fresh string) {
 	if old == "" || fresh == "" || old == fresh || !nameToken(old) || !nameToken(fresh) {
 		return
@@ -363,17 +364,43 @@ func (r *replayer) learn(old, fresh string) {
 	if strings.HasPrefix(old, "0x") && strings.ToLower(old) != old {
 		r.names[strings.ToLower(old)] = strings.ToLower(fresh)
 	}
-	olds := make([]string, 0, len(r.names))
+	r.olds = r.olds[:0]
 	for k := range r.names {
-		olds = append(olds, k)
+		r.olds = append(r.olds, k)
 	}
-	slices.SortFunc(olds, func(x, y string) int { return len(y) - len(x) })
-	pairs := make([]string, 0, 2*len(olds))
-	for _, k := range olds {
-		pairs = append(pairs, k, r.names[k])
-	}
-	r.rewrite = strings.NewReplacer(pairs...)
+	slices.SortFunc(r.olds, func(x, y string) int { return len(y) - len(x) })
 }
+
+// rewrite replaces every recorded name in s by the replay's. A name matches
+// only as a whole token (no letter or digit on either side), longest first,
+// so qa-x-1 never rewrites part of qa-x-10.
+func (r *replayer) rewrite(s string) string {
+	if len(r.olds) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		hit := ""
+		if i == 0 || !alnum(s[i-1]) {
+			for _, old := range r.olds {
+				if strings.HasPrefix(s[i:], old) && (i+len(old) == len(s) || !alnum(s[i+len(old)])) {
+					hit = old
+					break
+				}
+			}
+		}
+		if hit == "" {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString(r.names[hit])
+		i += len(hit)
+	}
+	return b.String()
+}
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
 
 func nameToken(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -471,7 +498,7 @@ func (r *replayer) compare(tool, thenV, nowV string, then, now map[string]any) (
 // mapValue rewrites a recorded string value to the replay's names.
 func (r *replayer) mapValue(v any) any {
 	if s, ok := v.(string); ok {
-		return r.rewrite.Replace(s)
+		return r.rewrite(s)
 	}
 	return v
 }
