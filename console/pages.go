@@ -48,8 +48,9 @@ func funcs() template.FuncMap {
 			}
 			return int(min(100, used*100/limit))
 		},
-		"add":     func(a, b int) int { return a + b },
-		"reproOf": reproText,
+		"add":      func(a, b int) int { return a + b },
+		"reproOf":  reproText,
+		"replayOf": replayCommand,
 		"stateClass": func(s fleet.ClusterState) string {
 			return "state-" + strings.Map(func(r rune) rune {
 				if 'a' <= r && r <= 'z' || r == '-' {

@@ -153,6 +153,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "refused now") || !strings.Contains(out, "of run "+origID) {
 		t.Errorf("text replay: %d\n%s", code, out)
 	}
+	t.Logf("fleetd runs replay %s --dial observe:\n%s", origID, out)
 
 	// Bad input: exit 2, the records and the log untouched.
 	torn := filepath.Join(f.dataDir, trajectory.RunsDir, "r-20260101-000000-aaaaaa.jsonl")
