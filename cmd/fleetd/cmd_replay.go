@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
@@ -486,7 +487,8 @@ func (r *replayer) compare(tool, thenV, nowV string, then, now map[string]any) (
 	for _, k := range replayKeys {
 		tv, nv := r.mapValue(then[k]), now[k]
 		if fmt.Sprint(tv) != fmt.Sprint(nv) {
-			diffs = append(diffs, fmt.Sprintf("%s %s -> %s", k, shown(tv), shown(nv)))
+			ts, ns := shownPair(tv, nv)
+			diffs = append(diffs, fmt.Sprintf("%s %s -> %s", k, ts, ns))
 		}
 	}
 	if len(diffs) > 0 {
@@ -501,6 +503,28 @@ func (r *replayer) mapValue(v any) any {
 		return r.rewrite(s)
 	}
 	return v
+}
+
+// shownPair renders two differing values; two long strings are shown from
+// a little before where they first differ, so the detail shows the change.
+func shownPair(a, b any) (string, string) {
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if !aok || !bok {
+		return shown(a), shown(b)
+	}
+	i := 0
+	for i < len(as) && i < len(bs) && as[i] == bs[i] {
+		i++
+	}
+	if i <= 40 {
+		return shown(a), shown(b)
+	}
+	from := i - 20
+	for from > 0 && !utf8.RuneStart(as[from]) {
+		from--
+	}
+	return "…" + shown(as[from:]), "…" + shown(bs[from:])
 }
 
 func shown(v any) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,46 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	}
 	t.Logf("fleetd runs replay %s --dial observe:\n%s", origID, out)
 
+	// A run that posted findings: replayed, its qa_report calls are checked
+	// and fingerprinted, and nothing reaches the log.
+	if _, err := fleet.NewControl(f.dataDir).SetDial(fleet.Observe, "test", "test"); err != nil {
+		t.Fatal(err)
+	}
+	had, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	if out, stderr, code := run(t, "", "probe", "security", "--config", f.config); code != 0 {
+		t.Fatalf("probe security: %d\n%s%s", code, out, stderr)
+	}
+	now, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
+	secID := ""
+	for _, file := range now {
+		if !slices.Contains(had, file) {
+			secID = strings.TrimSuffix(filepath.Base(file), ".jsonl")
+		}
+	}
+	before = logLen()
+	rep, stderr, code = replay(secID)
+	if code != 0 {
+		t.Fatalf("replay of the security run: %d %s", code, stderr)
+	}
+	reports := byTool(rep)["qa_report"]
+	if len(reports) == 0 {
+		t.Fatalf("the security run reported nothing to replay: %+v", rep.Turns)
+	}
+	for _, r := range reports {
+		if r.Comparison != replaySame || !strings.Contains(r.Detail, "not posted") {
+			t.Errorf("qa_report turn %d: %s (%s)", r.Turn, r.Comparison, r.Detail)
+		}
+	}
+	if after := logLen(); after != before {
+		t.Errorf("replaying %d qa_report calls posted %d entries", len(reports), after-before)
+	}
+	t.Logf("security run %s: %d calls, %v", secID, len(rep.Turns), rep.Counts)
+	for _, r := range rep.Turns {
+		if r.Comparison != replaySame {
+			t.Logf("  turn %d %s: %s (%s)", r.Turn, r.Tool, r.Comparison, r.Detail)
+		}
+	}
+
 	// Bad input: exit 2, the records and the log untouched.
 	torn := filepath.Join(f.dataDir, trajectory.RunsDir, "r-20260101-000000-aaaaaa.jsonl")
 	b, _ := os.ReadFile(files[0])
@@ -183,9 +224,6 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(torn); !bytes.Equal(got, cut) {
 		t.Error("a refused replay changed the truncated record")
-	}
-	if _, err := fleet.NewControl(f.dataDir).SetDial(fleet.Observe, "test", "test"); err != nil {
-		t.Fatal(err)
 	}
 	if _, stderr, code := replay(origID, "--dial", "exercise"); code != exitConfig || !strings.Contains(stderr, "never raises the dial") {
 		t.Errorf("--dial above the stored dial: %d %s", code, stderr)
