@@ -560,3 +560,19 @@ func renderReplay(w io.Writer, rep *replayReport) error {
 		c[replaySame], c[replayChanged], c[replayRefusedNow], c[replayNotReplayed], rep.Outcome, sanitize(rep.Summary))
 	return err
 }
+
+// replayOf is the run a replay's header names (its config's replay_of), ""
+// for a run that is not a replay.
+func replayOf(h trajectory.Header) string {
+	raw, ok := h.Config.(json.RawMessage)
+	if !ok {
+		return ""
+	}
+	var c struct {
+		ReplayOf string `json:"replay_of"`
+	}
+	if json.Unmarshal(raw, &c) != nil || !sandbox.ValidRunID(c.ReplayOf) {
+		return ""
+	}
+	return c.ReplayOf
+}

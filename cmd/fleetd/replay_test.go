@@ -115,6 +115,9 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	if cfg.ReplayOf != origID || rrun.Header.Model != "replay/"+origID || rrun.Footer == nil || rrun.Footer.Outcome != trajectory.OutcomeDone {
 		t.Errorf("replay record: header config %s, model %s, footer %+v", rrun.Header.Config, rrun.Header.Model, rrun.Footer)
 	}
+	if out, _, _ := run(t, "", "runs", "show", rep.RunID, "--config", f.config); !strings.Contains(out, "replay of run "+origID) {
+		t.Errorf("runs show of the replay does not name the original:\n%s", out)
+	}
 	published := false
 	for _, turn := range rrun.Turns() {
 		if a := turn.ExecutedAction; a != nil && a.Tool == "qa_publish" {
