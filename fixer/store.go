@@ -54,6 +54,10 @@ type Record struct {
 	LastRunAt       time.Time `json:"last_run_at,omitzero"`
 	LastOutcome     string    `json:"last_outcome,omitempty"`
 	LastError       string    `json:"last_error,omitempty"`
+
+	// Cause is the last job's search for the commit that introduced the
+	// finding (BisectStage); nil when none ran.
+	Cause *Bisection `json:"cause,omitempty"`
 }
 
 // Active reports whether the record's PR is open (draft or ready).
