@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // Defaults of the cause bisection's bounds (Config.BisectCommits,
@@ -86,7 +88,48 @@ func (s BisectStage) Run(ctx context.Context, j *Job) error {
 	}
 	b.Duration = time.Since(start)
 	j.Bisect = &b
-	return nil
+	return f.postCause(ctx, j)
+}
+
+// postCause posts a conclusive bisection as a kind=cause ref=<fp> record
+// (severity meta) through the Poster, once per result, and keeps it in
+// the fingerprint's record. A dry run, a fixer without a Poster, a
+// bisection that found nothing or had no history to search posts nothing.
+func (f *Fixer) postCause(ctx context.Context, j *Job) error {
+	b := j.Bisect
+	key := b.Commit
+	if key == "" && b.PresentSinceOldest && b.Span > 0 {
+		key = "since " + b.Oldest
+	}
+	if key == "" || j.DryRun || f.cfg.Poster == nil {
+		return nil
+	}
+	recs, err := LoadRecords(f.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if r, ok := findRecord(recs, j.Item.ID); ok && r.CausePosted == key {
+		return nil
+	}
+	var summary string
+	if b.Commit != "" {
+		summary = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: first bad commit %s %q (%s).",
+			b.Span, f.cfg.Repo.BaseBranch(), b.Commit, Inline(b.Subject, 120), b.Date.UTC().Format(time.RFC3339))
+	} else {
+		summary = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: present since the oldest commit tried, %s.",
+			b.Span, f.cfg.Repo.BaseBranch(), b.Oldest)
+	}
+	idx, err := f.cfg.Poster.Post(ctx, fleet.Finding{
+		Source: f.cfg.Source, Severity: fleet.SeverityMeta, Surface: j.Item.Surface, Kind: fleet.KindCause, Ref: j.Item.ID, Summary: summary,
+	})
+	if err != nil {
+		return fmt.Errorf("post cause: %w", err)
+	}
+	_, err = updateRecord(f.cfg.StateDir, j.Item.ID, func(r *Record) {
+		fillRecord(r, j.Item)
+		r.Cause, r.CausePosted, r.CauseEntry = b, key, idx
+	})
+	return err
 }
 
 // bisect runs `git bisect` in a scratch worktree of the base branch's

@@ -58,6 +58,11 @@ type Record struct {
 	// Cause is the last job's search for the commit that introduced the
 	// finding (BisectStage); nil when none ran.
 	Cause *Bisection `json:"cause,omitempty"`
+	// CausePosted is the bisection result last posted as kind=cause (the
+	// first bad commit, or "since <oldest>"), CauseEntry its record: a
+	// result is posted once.
+	CausePosted string  `json:"cause_posted,omitempty"`
+	CauseEntry  *uint64 `json:"cause_entry,omitempty"`
 }
 
 // Active reports whether the record's PR is open (draft or ready).

@@ -15,6 +15,7 @@ func TestKind(t *testing.T) {
 		{KindDuplicateOf, true, KindDuplicateOf},
 		{KindNeedsRepro, true, KindNeedsRepro},
 		{KindMeta, true, KindMeta},
+		{KindCause, true, KindCause},
 		{"Resolution", false, "Resolution"},
 		{"reopened", false, "reopened"},
 	}

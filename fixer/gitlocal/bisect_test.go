@@ -8,6 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // commitFile rewrites file in repo with edit and commits it with subject;
@@ -75,6 +76,16 @@ func TestBisectNamesTheCommit(t *testing.T) {
 	if len(recs) != 1 || recs[0].Cause == nil || recs[0].Cause.Commit != culprit {
 		t.Errorf("record's cause: %+v", recs)
 	}
+	if kinds := e.poster.Kinds(); len(kinds) != 1 || kinds[0] != "cause ref="+fpA || !strings.Contains(e.poster.Posts[0].Summary, culprit) {
+		t.Errorf("posted %v, want one kind=cause record naming %s", kinds, culprit)
+	} else if text, err := fleet.Format(e.poster.Posts[0]); err != nil || !strings.Contains(text, "kind=cause") || !strings.Contains(text, "sev=meta") {
+		t.Errorf("cause record %q: %v", text, err)
+	}
+	// The next job on the same history posts nothing new.
+	fix(t, f, crashItem(fpA, "compile panic on enum E {}", "enum E {}"))
+	if n := len(e.poster.Kinds()); n != 1 {
+		t.Errorf("the same cause was posted %d times", n)
+	}
 	if got := fixertest.Git(t, filepath.Join(e.state, "repo.git"), "worktree", "list"); strings.Contains(got, "bisect") {
 		t.Errorf("the bisect worktree is left: %s", got)
 	}
@@ -90,5 +101,8 @@ func TestBisectNamesTheCommit(t *testing.T) {
 	}
 	if body := readRecord(t, e2.forge, 1).Body; !strings.Contains(body, "Present since the oldest commit tried") || !strings.Contains(body, first) {
 		t.Errorf("PR body does not say since when:\n%s", body)
+	}
+	if p := e2.poster.Posts; len(p) != 1 || p[0].Kind != fleet.KindCause || !strings.Contains(p[0].Summary, "present since the oldest commit tried, "+first) {
+		t.Errorf("posted %+v", p)
 	}
 }
