@@ -275,6 +275,17 @@ func (a probeCommands) replay(ctx context.Context, env *fleetEnv, orig *trajecto
 	}
 	now, _ := dial.Dial()
 	r := newReplayer(replayCalls(orig))
+	// A tool whose argument schema changed since the recording may answer
+	// differently for that reason alone: its rows say so.
+	today := map[string]string{}
+	for _, ti := range fleet.ToolManifest(known.List()) {
+		today[ti.Name] = ti.SchemaSHA256
+	}
+	for _, ti := range h.Tools {
+		if sum, ok := today[ti.Name]; ok && ti.SchemaSHA256 != "" && sum != ti.SchemaSHA256 {
+			r.schemaChanged[ti.Name] = true
+		}
+	}
 	res, err := a.runSpecialist(ctx, &renv, p, runOptions{
 		model: r, modelName: "replay/" + h.RunID, dial: dial, logger: a.warnLogger(),
 		config:  map[string]any{"replay_of": h.RunID},
@@ -306,10 +317,13 @@ type replayer struct {
 	// keys, longest first.
 	names map[string]string
 	olds  []string
+	// schemaChanged holds the tools whose argument schema differs from
+	// the recorded manifest's.
+	schemaChanged map[string]bool
 }
 
 func newReplayer(calls []trajectory.Turn) *replayer {
-	return &replayer{calls: calls, names: map[string]string{}}
+	return &replayer{calls: calls, names: map[string]string{}, schemaChanged: map[string]bool{}}
 }
 
 // Next implements fleet.Model.
@@ -349,6 +363,9 @@ func (r *replayer) observe(e fleet.TurnEvent) {
 		if old, _ := then["name"].(string); old != "" && r.names[old] != "" && row.Detail == "" {
 			row.Detail = fmt.Sprintf("name %s -> %s", old, r.names[old])
 		}
+	}
+	if r.schemaChanged[row.Tool] {
+		row.Detail = strings.TrimSpace(row.Detail + " (the tool's argument schema changed since the recording)")
 	}
 	r.rows = append(r.rows, row)
 }

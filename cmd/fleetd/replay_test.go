@@ -277,12 +277,14 @@ func TestReplayerMapsNames(t *testing.T) {
 			t.Errorf("row %d: %s (%s), want %s", i, row.Comparison, row.Detail, want[i])
 		}
 	}
-	// A call the replay never reached, and a changed outcome.
+	// A call the replay never reached, and a changed outcome of a tool
+	// whose schema changed since the recording.
 	r = newReplayer(calls)
+	r.schemaChanged["qa_create"] = true
 	r.Next(context.Background(), nil)
 	r.observe(fleet.TurnEvent{Index: 0, Tool: "qa_create", Verdict: fleet.VerdictError, Result: fleet.Result{"ok": false, "error": "register: reverted"}})
 	rows = r.finish()
-	if rows[0].Comparison != replayChanged || !strings.Contains(rows[0].Detail, "verdict ok -> error") || rows[1].Comparison != replayNotReplayed || rows[2].Turn != -1 {
+	if rows[0].Comparison != replayChanged || !strings.Contains(rows[0].Detail, "verdict ok -> error") || !strings.Contains(rows[0].Detail, "schema changed") || rows[1].Comparison != replayNotReplayed || rows[2].Turn != -1 {
 		t.Errorf("rows: %+v", rows)
 	}
 }
