@@ -106,3 +106,23 @@ func TestBisectNamesTheCommit(t *testing.T) {
 		t.Errorf("posted %+v", p)
 	}
 }
+
+// TestBisectOldestDoesNotBuild: when the oldest commit in range does not
+// build, there is no good commit to start from: the job says why, names
+// no commit, posts nothing and goes on to open its PR.
+func TestBisectOldestDoesNotBuild(t *testing.T) {
+	e := newEnv(t)
+	commitFile(t, e.repo, "compile.go", "wip: half a refactor", func(s string) string { return s + "\nfunc broken( {\n" })
+	commitFile(t, e.repo, "compile.go", "finish the refactor", func(s string) string { return strings.TrimSuffix(s, "\nfunc broken( {\n") })
+	j := fix(t, e.fixer(t, nil, func(c *fixer.Config) { c.BisectCommits = 1 }), crashItem(fpA, "compile panic on enum E {}", "enum E {}"))
+	b := j.Bisect
+	if b == nil || b.Commit != "" || b.PresentSinceOldest || !strings.Contains(b.Note, "does not run at the oldest commit tried") {
+		t.Fatalf("bisection %+v", b)
+	}
+	if j.Outcome != fixer.OutcomeOpened || len(e.poster.Posts) != 0 {
+		t.Errorf("outcome %s, posted %v", j.Outcome, e.poster.Kinds())
+	}
+	if body := readRecord(t, e.forge, 1).Body; !strings.Contains(body, "## Cause") || !strings.Contains(body, "Not found") {
+		t.Errorf("PR body does not say the cause was not found:\n%s", body)
+	}
+}
