@@ -53,6 +53,7 @@ func funcs() template.FuncMap {
 		"somePlaces": func(ps []fleet.Place) []fleet.Place { return ps[:min(len(ps), placesShown)] },
 		"morePlaces": func(ps []fleet.Place) int { return max(0, len(ps)-placesShown) },
 		"reproOf":    reproText,
+		"replayOf":   replayCommand,
 		"stateClass": func(s fleet.ClusterState) string {
 			return "state-" + strings.Map(func(r rune) rune {
 				if 'a' <= r && r <= 'z' || r == '-' {

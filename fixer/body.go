@@ -78,6 +78,18 @@ func prBody(j *Job, modelName string) string {
 			b.WriteString(Block(j.Before.Output, bodyOutput))
 		}
 	}
+	if bi := j.Bisect; bi != nil {
+		b.WriteString("\n## Cause\n\n")
+		switch {
+		case bi.Commit != "":
+			fmt.Fprintf(&b, "First bad commit: %s %s (%s), found by `git bisect` over %d commits of the base branch with the regression test as the judge.\n",
+				Code(bi.Commit, 50), Code(Inline(bi.Subject, 120), 130), bi.Date.UTC().Format(time.RFC3339), bi.Tried)
+		case bi.PresentSinceOldest:
+			fmt.Fprintf(&b, "Present since the oldest commit tried: the regression test fails at %s too (%d commits back: the start of the history or the bisection's bound).\n", Code(bi.Oldest, 50), bi.Span)
+		default:
+			fmt.Fprintf(&b, "Not found: %s\n", Code(bi.Note, 300))
+		}
+	}
 	if j.Verified {
 		b.WriteString("\n## Verification\n\n")
 		fmt.Fprintf(&b, "**After** (with the patch): the regression test passes (%s).\n\n", j.After.Duration.Round(time.Millisecond))

@@ -90,6 +90,12 @@ type Config struct {
 	// the regression test. Defaults 10 minutes and 2 minutes.
 	TestTimeout       time.Duration
 	RegressionTimeout time.Duration
+	// BisectCommits bounds the cause bisection to that many commits of the
+	// base branch's first-parent history before base (default
+	// DefaultBisectCommits; negative: no bisection); BisectTimeout bounds
+	// its time (default DefaultBisectTimeout).
+	BisectCommits int
+	BisectTimeout time.Duration
 	// TestEnv is the complete environment of test commands (PATH, HOME,
 	// GOCACHE, ...): nothing else is inherited.
 	TestEnv []string
@@ -144,6 +150,12 @@ func New(cfg Config) (*Fixer, error) {
 	}
 	if cfg.RegressionTimeout <= 0 {
 		cfg.RegressionTimeout = DefaultRegressionTimeout
+	}
+	if cfg.BisectCommits == 0 {
+		cfg.BisectCommits = DefaultBisectCommits
+	}
+	if cfg.BisectTimeout <= 0 {
+		cfg.BisectTimeout = DefaultBisectTimeout
 	}
 	if cfg.Source == "" {
 		cfg.Source = "qa-fixer"
@@ -215,6 +227,10 @@ type Job struct {
 	// verify (applying and testing patches), forge (push and PR).
 	Timings map[string]time.Duration `json:"timings"`
 
+	// Bisect is the search of base's history for the commit that
+	// introduced the finding (BisectStage).
+	Bisect *Bisection `json:"bisect,omitempty"`
+
 	worktree string
 }
 
@@ -275,10 +291,10 @@ func (p Pipeline) Run(ctx context.Context, j *Job) error {
 	return nil
 }
 
-// Stages returns the standard pipeline: Reproduce, Regression, Patch,
-// Publish.
+// Stages returns the standard pipeline: Reproduce, Regression, Bisect,
+// Patch, Publish.
 func (f *Fixer) Stages() Pipeline {
-	return Pipeline{ReproduceStage{f}, RegressionStage{f}, PatchStage{f}, PublishStage{f}}
+	return Pipeline{ReproduceStage{f}, RegressionStage{f}, BisectStage{f}, PatchStage{f}, PublishStage{f}}
 }
 
 // JobOptions are the per-job inputs cmd supplies.

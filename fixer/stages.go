@@ -314,6 +314,9 @@ func (f *Fixer) saveOpened(j *Job, pr *PR, opened bool) error {
 		r.Verified, r.Verification = j.Verified, verificationLine(j)
 		r.Attempts = len(j.Attempts)
 		r.Regression = j.Regression
+		if j.Bisect != nil {
+			r.Cause = j.Bisect
+		}
 		r.UpdatedAt = now
 		if opened {
 			r.OpenedAt = now

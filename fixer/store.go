@@ -54,6 +54,15 @@ type Record struct {
 	LastRunAt       time.Time `json:"last_run_at,omitzero"`
 	LastOutcome     string    `json:"last_outcome,omitempty"`
 	LastError       string    `json:"last_error,omitempty"`
+
+	// Cause is the last job's search for the commit that introduced the
+	// finding (BisectStage); nil when none ran.
+	Cause *Bisection `json:"cause,omitempty"`
+	// CausePosted is the bisection result last posted as kind=cause (the
+	// first bad commit, or "since <oldest>"), CauseEntry its record: a
+	// result is posted once.
+	CausePosted string  `json:"cause_posted,omitempty"`
+	CauseEntry  *uint64 `json:"cause_entry,omitempty"`
 }
 
 // Active reports whether the record's PR is open (draft or ready).

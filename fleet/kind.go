@@ -21,13 +21,17 @@ const (
 	// cluster's risk, with a reason and an optional expiry (until=).
 	KindUnmerge      Kind = "unmerge"
 	KindAcceptedRisk Kind = "accepted-risk"
+	// KindCause is the fix stage's bisection of a cluster (ref=): the
+	// commit that introduced it, or since when it is present. Posted with
+	// severity meta, so a triage that does not read it counts it as meta.
+	KindCause Kind = "cause"
 )
 
 // Known reports whether k is one of the known kinds, or empty (which means
 // KindFinding). Kinds are case-sensitive: "Resolution" is not known.
 func (k Kind) Known() bool {
 	switch k {
-	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta, KindPersona, KindUnmerge, KindAcceptedRisk:
+	case "", KindFinding, KindResolution, KindFalsePositive, KindDuplicateOf, KindNeedsRepro, KindMeta, KindPersona, KindUnmerge, KindAcceptedRisk, KindCause:
 		return true
 	}
 	return false

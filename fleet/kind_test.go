@@ -17,6 +17,7 @@ func TestKind(t *testing.T) {
 		{KindMeta, true, KindMeta},
 		{KindUnmerge, true, KindUnmerge},
 		{KindAcceptedRisk, true, KindAcceptedRisk},
+		{KindCause, true, KindCause},
 		{"Resolution", false, "Resolution"},
 		{"reopened", false, "reopened"},
 	}

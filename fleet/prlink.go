@@ -8,4 +8,8 @@ type PRLink struct {
 	State    string `json:"state"` // draft, open, merged, closed
 	URL      string `json:"url"`
 	Verified bool   `json:"verified"`
+	// Cause is the fix stage's bisection in one line: the commit that
+	// introduced the finding, or since when it is present ("" when none
+	// was conclusive).
+	Cause string `json:"cause,omitempty"`
 }

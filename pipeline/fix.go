@@ -62,6 +62,11 @@ type FixConfig struct {
 	TestTimeout       time.Duration
 	RegressionTimeout time.Duration
 	Logger            *slog.Logger
+
+	// BisectCommits and BisectTimeout bound the cause bisection (the
+	// fixer's defaults when zero; negative BisectCommits: none).
+	BisectCommits int
+	BisectTimeout time.Duration
 }
 
 // DefaultDeadline bounds a fix job when FixConfig.Deadline is zero.
@@ -90,6 +95,7 @@ func NewFix(ctx context.Context, cfg FixConfig) (*Fix, error) {
 		Model: cfg.Model, ModelName: cfg.ModelName, Dial: cfg.Dial,
 		Attempts: cfg.Attempts, MaxOpenPRs: cfg.MaxOpenPRs, MaxPRsPerHour: cfg.MaxPRsPerHour, Cooldown: cfg.Cooldown,
 		TestTimeout: cfg.TestTimeout, RegressionTimeout: cfg.RegressionTimeout,
+		BisectCommits: cfg.BisectCommits, BisectTimeout: cfg.BisectTimeout,
 		TestEnv: fixer.TestEnv(ctx, home), Logger: cfg.Logger,
 	})
 	if err != nil {

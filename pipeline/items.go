@@ -101,7 +101,11 @@ func PRLinks(stateDir string) map[string]fleet.PRLink {
 	out := map[string]fleet.PRLink{}
 	for _, r := range recs {
 		if r.Number > 0 {
-			out[r.Fingerprint] = fleet.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
+			l := fleet.PRLink{Number: r.Number, State: r.State, URL: r.URL, Verified: r.Verified}
+			if c := r.Cause; c != nil && (c.Commit != "" || c.PresentSinceOldest) {
+				l.Cause = c.Line()
+			}
+			out[r.Fingerprint] = l
 		}
 	}
 	return out

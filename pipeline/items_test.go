@@ -139,12 +139,19 @@ func TestPRLinks(t *testing.T) {
 	recs := []fixer.Record{
 		{Fingerprint: "0123456789abcdef", Number: 3, State: fixer.StateMerged, URL: "https://forge/pr/3", Verified: true},
 		{Fingerprint: "fedcba9876543210"}, // needs-repro, no PR
+		{Fingerprint: "00000000000000aa", Number: 4, State: fixer.StateDraft, URL: "https://forge/pr/4",
+			Cause: &fixer.Bisection{Commit: "0123456789abcdef0123456789abcdef01234567", Subject: "simplify enum lowering", Date: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}},
+		{Fingerprint: "00000000000000bb", Number: 5, State: fixer.StateDraft, URL: "https://forge/pr/5", Cause: &fixer.Bisection{Note: "stopped at the time bound"}},
 	}
 	b, _ := json.Marshal(map[string]any{"schema": 1, "records": recs})
 	if err := os.WriteFile(filepath.Join(dir, "prs.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]fleet.PRLink{"0123456789abcdef": {Number: 3, State: fixer.StateMerged, URL: "https://forge/pr/3", Verified: true}}
+	want := map[string]fleet.PRLink{
+		"0123456789abcdef": {Number: 3, State: fixer.StateMerged, URL: "https://forge/pr/3", Verified: true},
+		"00000000000000aa": {Number: 4, State: fixer.StateDraft, URL: "https://forge/pr/4", Cause: `introduced by 0123456789ab "simplify enum lowering" (2026-11-20)`},
+		"00000000000000bb": {Number: 5, State: fixer.StateDraft, URL: "https://forge/pr/5"},
+	}
 	if diff := cmp.Diff(want, PRLinks(dir)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -101,6 +101,7 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 		Budget: a.cfg.budget(), MaxTokens: fc.MaxTokens, Deadline: fc.Deadline,
 		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
 		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout, Logger: logger,
+		BisectCommits: fc.BisectCommits, BisectTimeout: fc.BisectTimeout,
 	})
 }
 

@@ -33,6 +33,12 @@ type FixerConfig struct {
 	Deadline          time.Duration `yaml:"deadline"`           // per job; default 20m
 	TestTimeout       time.Duration `yaml:"test_timeout"`       // the repository's test command; default 10m
 	RegressionTimeout time.Duration `yaml:"regression_timeout"` // the regression test; default 2m
+
+	// BisectCommits bounds the cause bisection (commits of the base
+	// branch's history before base; default 64, negative: no bisection);
+	// BisectTimeout its time (default 10m).
+	BisectCommits int           `yaml:"bisect_commits"`
+	BisectTimeout time.Duration `yaml:"bisect_timeout"`
 }
 
 // Forge kinds.
@@ -89,6 +95,7 @@ func (c *Config) validateFixStage() []error {
 		{"max_open_prs", x.MaxOpenPRs < 0}, {"max_prs_per_hour", x.MaxPRsPerHour < 0}, {"attempts", x.Attempts < 0},
 		{"cooldown", x.Cooldown < 0}, {"every", x.Every < 0}, {"max_tokens", x.MaxTokens < 0}, {"deadline", x.Deadline < 0},
 		{"test_timeout", x.TestTimeout < 0}, {"regression_timeout", x.RegressionTimeout < 0},
+		{"bisect_timeout", x.BisectTimeout < 0},
 	} {
 		if f.bad {
 			errs = append(errs, fmt.Errorf("fixer.%s: must not be negative", f.name))

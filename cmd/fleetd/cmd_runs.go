@@ -63,7 +63,7 @@ func (a probeCommands) runsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per run")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show only the N most recent runs")
-	cmd.AddCommand(a.runsShowCmd())
+	cmd.AddCommand(a.runsShowCmd(), a.runsReplayCmd())
 	return cmd
 }
 
@@ -106,6 +106,9 @@ func (a probeCommands) runsShowCmd() *cobra.Command {
 func renderTimeline(w io.Writer, run *trajectory.Run) error {
 	h := run.Header
 	fmt.Fprintf(w, "run %s  specialist %s  model %s  dial %s\n", h.RunID, h.Specialist, dash(h.Model), dash(h.Dial))
+	if of := replayOf(h); of != "" {
+		fmt.Fprintf(w, "replay of run %s (fleetd runs replay)\n", of)
+	}
 	fmt.Fprintf(w, "goal: %s\n", sanitize(h.Goal))
 	fmt.Fprintf(w, "started %s  budget: turns %d, writes %d, tokens %d, deadline %s\n\n",
 		h.StartedAt.Local().Format(time.RFC3339), h.Budget.MaxTurns, h.Budget.MaxWrites, h.Budget.MaxTokens, time.Duration(h.Budget.DeadlineMS)*time.Millisecond)

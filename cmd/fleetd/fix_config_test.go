@@ -31,6 +31,7 @@ func TestFixConfigErrors(t *testing.T) {
 		{"forge without repo", "forge:\n  kind: gitlocal\n", "needs target.repo"},
 		{"negative cap", "fixer:\n  max_open_prs: -1\n", "fixer.max_open_prs"},
 		{"negative cooldown", "fixer:\n  cooldown: -1h\n", "fixer.cooldown"},
+		{"negative bisect time", "fixer:\n  bisect_timeout: -1m\n", "fixer.bisect_timeout"},
 		{"bad planner", "fixer:\n  planner: playbook\n", "fixer.planner"},
 		{"unknown fixer key", "fixer:\n  max_prs: 3\n", `unknown key "max_prs" in fixer`},
 	} {

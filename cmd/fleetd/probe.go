@@ -84,6 +84,9 @@ type runOptions struct {
 	model     fleet.Model
 	modelName string
 	config    map[string]any
+	// dial, when set, is the run's dial instead of the stored one (a
+	// replay's --dial caps it); nil: env.control.
+	dial fleet.DialSource
 }
 
 // runSpecialist runs p once: a fresh sandbox, a run record, the loop, and
@@ -92,7 +95,11 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	if paused, err := env.control.Paused(); paused {
 		return fleet.RunResult{}, errors.Join(ErrPaused, err)
 	}
-	dial, _ := env.control.Dial()
+	var dialSrc fleet.DialSource = env.control
+	if o.dial != nil {
+		dialSrc = o.dial
+	}
+	dial, _ := dialSrc.Dial()
 	budget := a.cfg.budget().Merge(p.Budget)
 	if o.budget != nil {
 		budget = o.budget(budget)
@@ -139,7 +146,7 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	}
 	cfg := fleet.LoopConfig{
 		RunID: runID, Specialist: p.Name, Goal: p.Goal, Persona: p.Prompt, Target: env.Target,
-		Model: model, Tools: tools, Dial: env.control, Paused: env.control.Paused, Meter: meter, Record: w,
+		Model: model, Tools: tools, Dial: dialSrc, Paused: env.control.Paused, Meter: meter, Record: w,
 		Cleanup: func(ctx context.Context) error { return qatools.CleanupRun(ctx, env.Env, run) },
 		Narrate: o.narrate,
 	}
