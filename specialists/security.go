@@ -1,6 +1,7 @@
 package specialists
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -66,7 +67,7 @@ func security(p *probe.Probe, o Options) {
 	secCORS(p, pages)
 	secMixedContent(p, pages)
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
-	secExercise(p, o.Corpus, own)
+	secExercise(p, o.Corpus, own, pages)
 	inject.Reflected(p, pages)      // reflected injection and path handling
 	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
 }
@@ -259,7 +260,7 @@ func reflectsRaw(text, token string) bool {
 // secExercise runs the checks that need the exercise rung: a canary
 // through the call endpoint, spoofed identities, and a canary published to
 // a fresh name.
-func secExercise(p *probe.Probe, corpus []string, own string) {
+func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) {
 	token, canary := runCanary(p)
 	if target := probe.FirstName(p.Target()); target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
@@ -275,7 +276,7 @@ func secExercise(p *probe.Probe, corpus []string, own string) {
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			secSpoof(p, target)
+			secSpoof(p, target, pages)
 		}
 	}
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
@@ -337,7 +338,7 @@ func secExercise(p *probe.Probe, corpus []string, own string) {
 var stringLiteral = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
 // secSpoof compares replies with and without a claimed identity.
-func secSpoof(p *probe.Probe, target string) {
+func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return
@@ -366,33 +367,109 @@ func secSpoof(p *probe.Probe, target string) {
 			break
 		}
 	}
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	if len(headers)+len(fields) > 0 {
+		var names []string
+		for _, n := range append(slices.Clone(headers), fields...) {
+			names = append(names, n.Name)
+		}
+		p.Notef("identity names learned from the target and tried on the call endpoint: %s", strings.Join(names, ", "))
+	}
+	secSpoofHeaders(p, base, b1, stable, headers)
+	secSpoofFields(p, base, b1, stable, fields)
+}
+
+// secSpoofHeaders sends the identity headers (the fixed list and those
+// learned from the target) set to admin, all at once, then one by one when
+// the set makes a difference.
+func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) {
 	if !p.Room(1) {
 		return
 	}
+	names := slices.Clone(identityHeaders)
+	where := map[string]string{}
+	for _, n := range learned {
+		names = append(names, n.Name)
+		where[n.Name] = n.Where
+	}
 	all := base
 	all.Headers = map[string]string{}
-	for _, h := range identityHeaders {
+	for _, h := range names {
 		all.Headers[h] = "admin"
 	}
 	d, sev, ok := spoofed(b1, p.Agent(all), []string{"admin"}, stable)
 	if !ok {
 		return
 	}
-	repro, which := all, strings.Join(identityHeaders, ", ")
-	for _, h := range identityHeaders {
+	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
+	for _, h := range names {
 		if !p.Room(1) {
+			how = " (together; not isolated: no call left)"
 			break
 		}
 		one := base
 		one.Headers = map[string]string{h: "admin"}
 		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), []string{"admin"}, stable); ok1 {
 			repro, which, d, sev = one, h, d1, sev1
+			how = ", a header proxies commonly set"
+			if w, ok := where[h]; ok {
+				how = ", a name learned from " + w
+			}
 			break
 		}
 	}
 	p.ReportChecked(sev, fleet.SurfaceCall,
-		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: admin). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
-			which, base.Message, target, d),
+		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: admin%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
+			which, how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{"admin"}, stable); return ok })
+}
+
+// secSpoofFields sends the identity-like body fields learned from the
+// target set to admin beside the call's own fields, all at once, then one
+// by one when the set makes a difference.
+func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) {
+	if len(fields) == 0 || !p.Room(1) {
+		return
+	}
+	with := func(ns []identName) probe.CallArgs {
+		body := map[string]any{"target": base.Target, "message": base.Message}
+		for _, n := range ns {
+			body[n.Name] = "admin"
+		}
+		raw, _ := json.Marshal(body)
+		a := base
+		s := string(raw)
+		a.RawBody = &s
+		return a
+	}
+	all := with(fields)
+	d, sev, ok := spoofed(b1, p.Agent(all), []string{"admin"}, stable)
+	if !ok {
+		return
+	}
+	var names []string
+	for _, n := range fields {
+		names = append(names, n.Name)
+	}
+	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
+	for _, n := range fields {
+		if len(fields) == 1 {
+			which, how = n.Name, ", a name learned from "+n.Where
+			break
+		}
+		if !p.Room(1) {
+			how = " (together; not isolated: no call left)"
+			break
+		}
+		one := with([]identName{n})
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), []string{"admin"}, stable); ok1 {
+			repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
+			break
+		}
+	}
+	p.ReportChecked(sev, fleet.SurfaceCall,
+		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: \"admin\"%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
+			which, how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{"admin"}, stable); return ok })
 }
 
