@@ -107,7 +107,8 @@
 //   - The registry's whole surface (issue 23): its runtime bytecode
 //     (eth_getCode) gives every selector its dispatcher compares
 //     (chain/evm); each is named, where it can be, from target.
-//     admin_functions, ABIs and signatures on the crawled pages, the
+//     admin_functions, target.abis (files in Options.ABIs, URLs fetched
+//     by the run), ABIs and signatures on the crawled pages, the
 //     platform ABIs fleetd ships and common signatures. Every selector but
 //     the named read-only ones and the platform's public functions
 //     (register, release, setMetadata, submitFeedback...) is simulated

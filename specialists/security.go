@@ -60,9 +60,9 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
-	fns := secRegistrySurface(p, pages)   // every selector in the registry's bytecode, named or not
-	secSecrets(p, pages, fns)             // keys among them verified against the chain
-	secInvariants(p, o.properties(), fns) // properties over simulated call sequences
+	fns := secRegistrySurface(p, pages, o.ABIs) // every selector in the registry's bytecode, named or not
+	secSecrets(p, pages, fns)                   // keys among them verified against the chain
+	secInvariants(p, o.properties(), fns)       // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
