@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -126,19 +127,26 @@ var (
 var docNamesMemo probe.Memo[[]identName]
 
 // docIdentityNames returns the identity-like header and parameter names a
-// docs page uses: curl -H examples, raw header lines, X- headers and
-// headers named in prose, JSON keys of examples, query parameters of
-// documented URLs, and parameters named in prose.
+// docs page (or a script, or any text but JSON) uses: curl -H examples, raw
+// header lines, X- headers and headers named in prose, JSON keys of
+// examples, query parameters of documented URLs, and parameters named in
+// prose.
 func docIdentityNames(pageURL, contentType, body string) []identName {
 	return docNamesMemo.Get(pageURL+"\x00"+contentType+"\x00"+body, func(string) []identName {
-		text := body
-		if crawl.Sniff(pageURL, contentType, body) == crawl.KindHTML {
+		text, in := body, " in the docs at "
+		switch crawl.Sniff(pageURL, contentType, body) {
+		case crawl.KindJSON, crawl.KindBinary, crawl.KindCSS:
+			return nil // a JSON answer's keys are respIdentityNames'
+		case crawl.KindHTML:
 			text = crawl.Text(body)
+		case crawl.KindMarkdown, crawl.KindText:
+		default:
+			in = " in "
 		}
 		var out []identName
 		add := func(name string, header bool, how string) {
 			if identityLike(name) {
-				out = append(out, identName{Name: name, Header: header, Where: how + " in the docs at " + pageURL})
+				out = append(out, identName{Name: name, Header: header, Where: how + in + pageURL})
 			}
 		}
 		for _, m := range curlHeader.FindAllStringSubmatch(text, -1) {
@@ -264,4 +272,92 @@ func learnIdentityNames(pages []probe.Page, extra map[string]fleet.Result) (head
 // describeLearned names where a learned name was seen, for a finding.
 func describeLearned(n identName) string {
 	return fmt.Sprintf("%s, a name learned from %s", n.Name, n.Where)
+}
+
+// identQueryTargets bounds the GET endpoints tried with identity
+// parameters per run.
+const identQueryTargets = 4
+
+// secSpoofQuery adds the identity-like parameter names learned from the
+// target to the query of the JSON endpoints the crawl fetched (GET, at
+// the exercise rung: it sends claims), set to admin, and compares the
+// answer with a second plain fetch: a materially different answer (see
+// spoofed) means the endpoint takes the caller's identity from the query.
+func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
+	if !p.Can("qa_fetch") || !p.Exercised() {
+		return
+	}
+	_, fields := learnIdentityNames(pages, nil)
+	if len(fields) == 0 {
+		return
+	}
+	tried := 0
+	seen := map[string]bool{}
+	for _, pg := range pages {
+		if tried == identQueryTargets || !p.Room(3) {
+			return
+		}
+		u, err := url.Parse(pg.URL)
+		if err != nil || !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" || pg.URL == p.Target().Call ||
+			crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) != crawl.KindJSON {
+			continue
+		}
+		q := u.Query()
+		var names []identName
+		for _, f := range fields {
+			if !q.Has(f.Name) {
+				names = append(names, f)
+			}
+		}
+		key := u.Scheme + "://" + u.Host + u.Path
+		if len(names) == 0 || seen[key] || p.HostBusy(u.Host, nil) {
+			continue
+		}
+		seen[key] = true
+		tried++
+		with := func(ns []identName) string {
+			v := u.Query()
+			for _, n := range ns {
+				v.Set(n.Name, "admin")
+			}
+			w := *u
+			w.RawQuery = v.Encode()
+			return w.String()
+		}
+		base := p.Fetch(pg.URL)
+		if p.HostBusy(u.Host, base) || !probe.Answered(base) {
+			continue
+		}
+		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
+		all := with(names)
+		d, sev, ok := spoofed(base, p.Fetch(all), []string{"admin"}, stable)
+		if !ok {
+			continue
+		}
+		repro, which, how := all, "", " (together; none alone)"
+		var list []string
+		for _, n := range names {
+			list = append(list, n.Name)
+		}
+		which = strings.Join(list, ", ")
+		for _, n := range names {
+			if len(names) == 1 {
+				which, how = n.Name, ", a name learned from "+n.Where
+				break
+			}
+			if !p.Room(1) {
+				how = " (together; not isolated: no call left)"
+				break
+			}
+			one := with([]identName{n})
+			if d1, sev1, ok1 := spoofed(base, p.Fetch(one), []string{"admin"}, stable); ok1 {
+				repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
+				break
+			}
+		}
+		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
+			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=admin%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
+				key, which, how, d),
+			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, []string{"admin"}, stable); return ok })
+	}
 }

@@ -279,6 +279,7 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 			secSpoof(p, target, pages)
 		}
 	}
+	secSpoofQuery(p, pages)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
@@ -373,7 +374,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 		for _, n := range append(slices.Clone(headers), fields...) {
 			names = append(names, n.Name)
 		}
-		p.Notef("identity names learned from the target and tried on the call endpoint: %s", strings.Join(names, ", "))
+		p.Notef("identity names learned from the target (tried on the call endpoint, parameters also on JSON endpoints): %s", strings.Join(names, ", "))
 	}
 	secSpoofHeaders(p, base, b1, stable, headers)
 	secSpoofFields(p, base, b1, stable, fields)

@@ -28,6 +28,7 @@ import (
 var tricksFlaws = []plantedFlaw{
 	{"spoofed identity: a header named only in the docs", []string{"call"}, []string{"identity header", "X-Quarry-Principal: admin", "learned from", "/help/agents.md"}, fleet.SeverityHigh},
 	{"spoofed identity: a body field named only in the docs", []string{"call"}, []string{"request body field", `"on_behalf_of"`, "learned from", "/help/agents.md"}, fleet.SeverityHigh},
+	{"spoofed identity: a query parameter named only in a response", []string{"web"}, []string{"/api/drafts", "query parameter", "member=admin", "learned from a JSON field"}, fleet.SeverityHigh},
 	// Medium, not high: every page carries a CSP without 'unsafe-inline',
 	// which limits the impact (the finding says so).
 	{"reflected XSS through a form field", []string{"web"}, []string{"/lookup", "shelf", "CWE-79"}, fleet.SeverityMedium},
