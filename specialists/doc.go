@@ -233,12 +233,29 @@
 //     run (the tools themselves pace requests per host and back off a 429).
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
-//     with identity headers (X-Caller, X-User, X-Forwarded-User,
-//     X-Auth-User, X-Remote-User; isolated one by one when the set makes a
-//     difference). A reply that differs materially — a refusal turned into
-//     success, a secret that was not there, or at least three new words
-//     beyond an echo of the claim, when identical calls answer identically
-//     — is a finding; critical when it reveals a secret.
+//     with identity headers set to admin: the fixed floor (X-Caller,
+//     X-User, X-Forwarded-User, X-Auth-User, X-Remote-User) plus up to
+//     eight names the target itself uses (issue 23): header names in the
+//     docs (curl -H examples, raw header lines, X- headers and headers
+//     named in prose), in crawled responses (their header names, Vary and
+//     Access-Control-Allow/Expose-Headers lists) and in the call
+//     endpoint's own answer, kept when a small classifier of words says
+//     identity (user, uid, account, role, tenant, caller, actor,
+//     principal, impersonate, on behalf of, run-as, sub, owner, member,
+//     ...; not User-Agent, counts or URLs). Up to six parameter names
+//     learned the same way (JSON keys and query parameters in the docs,
+//     parameters named in prose, JSON keys of answers) go into the call's
+//     JSON body, and into the query of up to four JSON endpoints the crawl
+//     fetched (compared with a second plain fetch). Each set is sent at
+//     once, then one name at a time when it makes a difference. A reply
+//     that differs materially — a refusal turned into success, a secret
+//     that was not there, or at least three new words beyond an echo of
+//     the claim, when identical calls answer identically — is a finding
+//     naming where the name was learned; critical when it reveals a
+//     secret. Forms: GET forms the static crawl finds are submitted by the
+//     reflected-injection probes below, a canary per field; POST forms are
+//     not submitted without the rendering crawl's browser (qa_fetch sends
+//     no body).
 //   - Headers: per host, crawled HTML pages without Content-Security-Policy,
 //     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
 //     frame-ancestors) are one low finding.
