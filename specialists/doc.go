@@ -233,8 +233,9 @@
 //     run (the tools themselves pace requests per host and back off a 429).
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
-//     with identity headers set to admin: the fixed floor (X-Caller,
-//     X-User, X-Forwarded-User, X-Auth-User, X-Remote-User) plus up to
+//     with identity headers set to admin (1 for a name ending in id): the
+//     fixed floor (X-Caller, X-User, X-Forwarded-User, X-Auth-User,
+//     X-Remote-User) plus up to
 //     eight names the target itself uses (issue 23): header names in the
 //     docs (curl -H examples, raw header lines, X- headers and headers
 //     named in prose), in crawled responses (their header names, Vary and

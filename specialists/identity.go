@@ -269,9 +269,23 @@ func learnIdentityNames(pages []probe.Page, extra map[string]fleet.Result) (head
 	return headers, fields
 }
 
-// describeLearned names where a learned name was seen, for a finding.
-func describeLearned(n identName) string {
-	return fmt.Sprintf("%s, a name learned from %s", n.Name, n.Where)
+// identClaims are the values a claim sends: a privileged name, or the
+// first id for a name that says it holds an id.
+var identClaims = []string{"admin", "1"}
+
+// identClaim is the value claimed for a header or field: 1 when its last
+// word says it holds an id (X-User-Id, uid, accountNo), else admin. A
+// list of names (a set sent together) claims admin.
+func identClaim(name string) string {
+	ws := identWords(name)
+	if strings.Contains(name, ",") || len(ws) == 0 {
+		return "admin"
+	}
+	switch ws[len(ws)-1] {
+	case "id", "uid", "userid", "no", "num", "number":
+		return "1"
+	}
+	return "admin"
 }
 
 // identQueryTargets bounds the GET endpoints tried with identity
@@ -318,7 +332,7 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 		with := func(ns []identName) string {
 			v := u.Query()
 			for _, n := range ns {
-				v.Set(n.Name, "admin")
+				v.Set(n.Name, identClaim(n.Name))
 			}
 			w := *u
 			w.RawQuery = v.Encode()
@@ -330,7 +344,7 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 		}
 		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
 		all := with(names)
-		d, sev, ok := spoofed(base, p.Fetch(all), []string{"admin"}, stable)
+		d, sev, ok := spoofed(base, p.Fetch(all), identClaims, stable)
 		if !ok {
 			continue
 		}
@@ -350,14 +364,14 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 				break
 			}
 			one := with([]identName{n})
-			if d1, sev1, ok1 := spoofed(base, p.Fetch(one), []string{"admin"}, stable); ok1 {
+			if d1, sev1, ok1 := spoofed(base, p.Fetch(one), identClaims, stable); ok1 {
 				repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
 				break
 			}
 		}
 		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
-			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=admin%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
-				key, which, how, d),
-			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, []string{"admin"}, stable); return ok })
+			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
+				key, which, identClaim(which), how, d),
+			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, identClaims, stable); return ok })
 	}
 }

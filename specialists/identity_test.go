@@ -96,3 +96,14 @@ func FuzzDocIdentityNames(f *testing.F) {
 		respIdentityNames("u", fleet.Result{"body": body, "headers": map[string]any{"vary": body}})
 	})
 }
+
+func TestIdentClaim(t *testing.T) {
+	for name, want := range map[string]string{
+		"X-User-Id": "1", "uid": "1", "accountNo": "1", "X-Caller": "admin", "on_behalf_of": "admin",
+		"X-Role": "admin", "tenant_id": "1", "X-User, X-Role": "admin",
+	} {
+		if got := identClaim(name); got != want {
+			t.Errorf("identClaim(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -60,6 +60,7 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
+	secStaticForms(p, pages)
 	fns := secRegistrySurface(p, pages, o.ABIs) // every selector in the registry's bytecode, named or not
 	secSecrets(p, pages, fns)                   // keys among them verified against the chain
 	secInvariants(p, o.properties(), fns)       // properties over simulated call sequences
@@ -396,9 +397,9 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 	all := base
 	all.Headers = map[string]string{}
 	for _, h := range names {
-		all.Headers[h] = "admin"
+		all.Headers[h] = identClaim(h)
 	}
-	d, sev, ok := spoofed(b1, p.Agent(all), []string{"admin"}, stable)
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
 		return
 	}
@@ -409,8 +410,8 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 			break
 		}
 		one := base
-		one.Headers = map[string]string{h: "admin"}
-		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), []string{"admin"}, stable); ok1 {
+		one.Headers = map[string]string{h: identClaim(h)}
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
 			repro, which, d, sev = one, h, d1, sev1
 			how = ", a header proxies commonly set"
 			if w, ok := where[h]; ok {
@@ -420,9 +421,9 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 		}
 	}
 	p.ReportChecked(sev, fleet.SurfaceCall,
-		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: admin%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
-			which, how, base.Message, base.Target, d),
-		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{"admin"}, stable); return ok })
+		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
 }
 
 // secSpoofFields sends the identity-like body fields learned from the
@@ -435,7 +436,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 	with := func(ns []identName) probe.CallArgs {
 		body := map[string]any{"target": base.Target, "message": base.Message}
 		for _, n := range ns {
-			body[n.Name] = "admin"
+			body[n.Name] = identClaim(n.Name)
 		}
 		raw, _ := json.Marshal(body)
 		a := base
@@ -444,7 +445,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 		return a
 	}
 	all := with(fields)
-	d, sev, ok := spoofed(b1, p.Agent(all), []string{"admin"}, stable)
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
 		return
 	}
@@ -463,15 +464,15 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 			break
 		}
 		one := with([]identName{n})
-		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), []string{"admin"}, stable); ok1 {
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
 			repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
 			break
 		}
 	}
 	p.ReportChecked(sev, fleet.SurfaceCall,
-		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: \"admin\"%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
-			which, how, base.Message, base.Target, d),
-		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{"admin"}, stable); return ok })
+		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
 }
 
 var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)
