@@ -53,6 +53,7 @@ var layers = map[string]int{
 	"fleet/gemini":    2,
 	"fleet/openai":    2,
 	"sarif":           2, // code scanning's format, over the report's types
+	"browser":         2, // headless Chromium over chromedp: the rendering crawl
 	"fuzzing":         3,
 	"poster":          3,
 	"qatools":         4,
@@ -105,6 +106,7 @@ var narrow = map[string][]string{
 	"crawl":           nil,
 	"docclaims":       {"crawl"},
 	"sarif":           {"fleet"},
+	"browser":         {"crawl"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
 	// the probe API: the domain and the crawl's link discovery only
 	"specialists/probe": {"fleet", "crawl", "trajectory"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
 }
@@ -130,8 +132,9 @@ var sdks = map[string][]string{
 	"github.com/spf13/cobra":          {"cmd/fleetd"},
 	// The MCP SDK stays in mcpserver; cmd/fleetd only composes mcpserver.
 	"github.com/modelcontextprotocol/go-sdk": {"mcpserver"},
-	// chromedp drives the console's browser tests; no production code uses it.
-	"github.com/chromedp": {"cmd/fleetd"},
+	// chromedp stays in the browser adapter (the rendering crawl); cmd/fleetd's
+	// console browser tests drive it too.
+	"github.com/chromedp": {"browser", "cmd/fleetd"},
 }
 
 // sdkTests lets a package's tests (never its code) import an SDK: cmd/fleetd's

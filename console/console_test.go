@@ -629,7 +629,7 @@ func TestFleetFuzzStats(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) // the fixture's; its pages' now is 2 minutes on
 	f.src.mu.Lock()
 	f.src.fleet.Fuzz = []FuzzStats{
-		{Key: "go-0123456789abcdef", Engine: "libfuzzer", Target: "FuzzParse", Sessions: 3, ExecsPerSec: 3200, Coverage: 812, Features: 2400, CorpusSize: 57,
+		{Key: "go-0123456789abcdef", Engine: "libfuzzer", Target: "FuzzParse", Sessions: 3, ExecsPerSec: 3200, ExecsPerCPUSec: 3410, Coverage: 812, Features: 2400, CorpusSize: 57,
 			Last: now, NewCoverage: now.Add(-90 * time.Minute),
 			Crashes: []FuzzCrash{{State: "panic: <script>alert(1)</script>", Sessions: 2}, {State: "b", Sessions: 1}, {State: "c", Sessions: 1}, {State: "d", Sessions: 1}},
 			Points:  []FuzzPoint{{now.Add(-2 * time.Hour), 100}, {now.Add(-90 * time.Minute), 812}, {now, 812}}},
@@ -641,7 +641,7 @@ func TestFleetFuzzStats(t *testing.T) {
 	if w.Code != 200 {
 		t.Fatalf("fleet: %d\n%s", w.Code, page)
 	}
-	for _, want := range []string{`data-fuzz="go-0123456789abcdef/libfuzzer"`, "FuzzParse", "3200", "812 edges, 2400 features", "1h ago",
+	for _, want := range []string{`data-fuzz="go-0123456789abcdef/libfuzzer"`, "FuzzParse", "3200", "3410/CPU-s", "812 edges, 2400 features", "1h ago",
 		"panic: &lt;script&gt;alert(1)&lt;/script&gt;</code> ×2", "and 1 more", `<svg class="spark"`, "edges 100 → 812 over 3 sessions",
 		`data-fuzz="compiler-fedcba9876543210/builtin"`, "never"} {
 		if !strings.Contains(page, want) {

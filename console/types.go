@@ -37,18 +37,21 @@ type Fleet struct {
 // FuzzStats is one target's fuzzing with one engine, over the sessions
 // kept in its statistics (across runs and processes).
 type FuzzStats struct {
-	Key         string      `json:"key"` // the target's corpus key
-	Engine      string      `json:"engine"`
-	Target      string      `json:"target,omitempty"` // readable: the fuzz target, or "compiler"
-	Sessions    int         `json:"sessions"`
-	ExecsPerSec int         `json:"execs_per_sec"` // the newest session's
-	Coverage    int         `json:"coverage,omitempty"`
-	Features    int         `json:"features,omitempty"`
-	CorpusSize  int         `json:"corpus_size"`
-	Last        time.Time   `json:"last"`                       // the newest session's end
-	NewCoverage time.Time   `json:"last_new_coverage,omitzero"` // zero: no session found any
-	Crashes     []FuzzCrash `json:"crashes,omitempty"`          // by state, most often found first
-	Points      []FuzzPoint `json:"points,omitempty"`           // coverage over time, oldest first
+	Key         string `json:"key"` // the target's corpus key
+	Engine      string `json:"engine"`
+	Target      string `json:"target,omitempty"` // readable: the fuzz target, or "compiler"
+	Sessions    int    `json:"sessions"`
+	ExecsPerSec int    `json:"execs_per_sec"` // the newest session's
+	// ExecsPerCPUSec is the newest session's inputs per CPU-second (0:
+	// not measured): what compares engines on a busy machine.
+	ExecsPerCPUSec int         `json:"execs_per_cpu_sec,omitempty"`
+	Coverage       int         `json:"coverage,omitempty"`
+	Features       int         `json:"features,omitempty"`
+	CorpusSize     int         `json:"corpus_size"`
+	Last           time.Time   `json:"last"`                       // the newest session's end
+	NewCoverage    time.Time   `json:"last_new_coverage,omitzero"` // zero: no session found any
+	Crashes        []FuzzCrash `json:"crashes,omitempty"`          // by state, most often found first
+	Points         []FuzzPoint `json:"points,omitempty"`           // coverage over time, oldest first
 }
 
 // FuzzCrash is a crash state and how many sessions found it.

@@ -62,9 +62,12 @@ type FuzzStat struct {
 	Engine      string
 	Sessions    int
 	ExecsPerSec float64 // the newest session's
-	Coverage    int     // edges; 0: the engine has none
-	Features    int
-	CorpusSize  int
+	// ExecsPerCPUSec is the newest session's inputs per CPU-second; 0:
+	// not measured (the series is left out).
+	ExecsPerCPUSec float64
+	Coverage       int // edges; 0: the engine has none
+	Features       int
+	CorpusSize     int
 	// SinceNewCoverage is how long ago the newest session that found new
 	// coverage ended; negative when none did (the series is left out).
 	SinceNewCoverage time.Duration
@@ -82,6 +85,7 @@ var (
 	fuzzLabels   = []string{"target", "engine"}
 	fuzzSessions = prometheus.NewDesc("fleetd_fuzz_sessions", "Fuzz sessions kept in the statistics, by target and engine.", fuzzLabels, nil)
 	fuzzExecs    = prometheus.NewDesc("fleetd_fuzz_execs_per_second", "Inputs per second of the newest fuzz session, by target and engine.", fuzzLabels, nil)
+	fuzzCPU      = prometheus.NewDesc("fleetd_fuzz_execs_per_cpu_second", "Inputs per CPU-second of the newest fuzz session (the fuzzing's processor time, its target's included), by target and engine.", fuzzLabels, nil)
 	fuzzCov      = prometheus.NewDesc("fleetd_fuzz_coverage_edges", "Edges covered at the end of the newest fuzz session (coverage-guided engines).", fuzzLabels, nil)
 	fuzzFeat     = prometheus.NewDesc("fleetd_fuzz_coverage_features", "libFuzzer features at the end of the newest fuzz session.", fuzzLabels, nil)
 	fuzzCorpus   = prometheus.NewDesc("fleetd_fuzz_corpus_size", "Inputs in the corpus at the end of the newest fuzz session.", fuzzLabels, nil)
@@ -90,7 +94,7 @@ var (
 )
 
 func (c *fuzzCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{fuzzSessions, fuzzExecs, fuzzCov, fuzzFeat, fuzzCorpus, fuzzSince, fuzzStates} {
+	for _, d := range []*prometheus.Desc{fuzzSessions, fuzzExecs, fuzzCPU, fuzzCov, fuzzFeat, fuzzCorpus, fuzzSince, fuzzStates} {
 		ch <- d
 	}
 }
@@ -106,6 +110,9 @@ func (c *fuzzCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		g(fuzzSessions, float64(s.Sessions))
 		g(fuzzExecs, s.ExecsPerSec)
+		if s.ExecsPerCPUSec > 0 {
+			g(fuzzCPU, s.ExecsPerCPUSec)
+		}
 		if s.Coverage > 0 {
 			g(fuzzCov, float64(s.Coverage))
 		}

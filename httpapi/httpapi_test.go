@@ -107,13 +107,14 @@ func TestMetricsFuzzStats(t *testing.T) {
 	m.SetFuzzStats(func() []FuzzStat {
 		n++
 		return []FuzzStat{
-			{Target: "go-0123456789abcdef", Engine: "libfuzzer", Sessions: 3, ExecsPerSec: 3200, Coverage: 812, Features: 2400, CorpusSize: 57, SinceNewCoverage: 90 * time.Second, CrashStates: 2},
+			{Target: "go-0123456789abcdef", Engine: "libfuzzer", Sessions: 3, ExecsPerSec: 3200, ExecsPerCPUSec: 3410, Coverage: 812, Features: 2400, CorpusSize: 57, SinceNewCoverage: 90 * time.Second, CrashStates: 2},
 			{Target: "compiler-fedcba9876543210", Engine: "builtin", Sessions: 1, ExecsPerSec: 150, CorpusSize: 9, SinceNewCoverage: -1},
 		}
 	})
 	body := scrape()
 	for _, want := range []string{
 		`fleetd_fuzz_execs_per_second{engine="libfuzzer",target="go-0123456789abcdef"} 3200`,
+		`fleetd_fuzz_execs_per_cpu_second{engine="libfuzzer",target="go-0123456789abcdef"} 3410`,
 		`fleetd_fuzz_coverage_edges{engine="libfuzzer",target="go-0123456789abcdef"} 812`,
 		`fleetd_fuzz_coverage_features{engine="libfuzzer",target="go-0123456789abcdef"} 2400`,
 		`fleetd_fuzz_corpus_size{engine="builtin",target="compiler-fedcba9876543210"} 9`,

@@ -272,6 +272,20 @@
 //   - Mixed content: HTTPS pages that load scripts, frames, stylesheets or
 //     submit forms over plain HTTP (medium), or only images and media (low),
 //     one finding per host.
+//   - With the rendering crawl (Options.Renderer; browser.go): DOM-based
+//     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
+//     is opened with a payload calling alert with a canary in the fragment
+//     and in each query parameter the page has or its scripts read, a
+//     canary per place, as markup and as a javascript: URL; a place counts only when the browser opens a dialog
+//     with exactly its canary, and again with a fresh one on a second
+//     render. Content-Security-Policy violations the browser reported on
+//     load (low), mixed content only the browser saw (medium), secrets only
+//     the rendered DOM holds (medium: no tool call replays them). Forms
+//     (exercise): up to four non-GET forms of rendered pages are submitted
+//     in the browser, each text field holding a payload with the form's
+//     canary and the field's name; a field whose payload runs in the page
+//     the submission leads to is cross-site scripting (high, CWE-79, again
+//     with a fresh canary), a 5xx answer a medium finding.
 //
 // fuzz:
 //   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",
@@ -358,6 +372,10 @@
 //     Content-Type (low, one per host and kind).
 //   - Empty replies (exercise): qa_call "hello" to target.names and to a
 //     fresh name; HTTP 2xx with an empty reply is a finding.
+//   - With the rendering crawl (browser.go): a rendered page that throws on
+//     load (uncaught exceptions, medium), loses requests on load or logs
+//     console errors (low), and stack traces or database errors its
+//     rendered DOM shows (the leak rule above, without a repro).
 //
 // perf:
 //   - Latency: each face of target.names and each docs page is fetched

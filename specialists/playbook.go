@@ -44,6 +44,11 @@ type Options struct {
 	// security names the registry's selectors with them. The URLs of
 	// target.abis are fetched by the run itself.
 	ABIs []ABI
+	// Renderer is the rendering crawl's browser (package browser, wired
+	// by cmd); nil: the crawl reads responses as text only. security and
+	// ux render the HTML pages they crawl with it (renderBudget pages a
+	// run) and run the browser checks (browser.go) on what it saw.
+	Renderer probe.Renderer
 }
 
 // properties are o.Properties, or the embedded ones.
@@ -138,6 +143,12 @@ var defaultCaps = map[string]int{
 // included. It is part of the playbook's call cap (see defaultCaps).
 var crawlBudget = map[string]int{"security": 40, "ux": 40}
 
+// renderBudget is how many pages each playbook's browser opens per run:
+// the crawl's HTML pages and, for security, the DOM-XSS canary renders and
+// the form submissions.
+// Renders are not tool calls; each costs about a second (BENCHMARKS.md).
+var renderBudget = map[string]int{"security": 32, "ux": 12}
+
 // Names returns the playbook names, sorted.
 func Names() []string {
 	names := make([]string, 0, len(plays))
@@ -157,14 +168,17 @@ var _ fleet.Model = (*Playbook)(nil)
 // Playbook is a deterministic planner: a fleet.Model that replays its
 // program over the run's history on every Next (see the package doc).
 type Playbook struct {
-	name string
-	play play
-	opts Options
-	cap  int
+	name    string
+	play    play
+	opts    Options
+	cap     int
+	renders *probe.Renders // this run's rendering crawl; nil: off
 }
 
 // New returns the named playbook (one of Names) as a fleet.Model. It fails
-// for an unknown name or a negative cap.
+// for an unknown name or a negative cap. A Playbook is one run's planner:
+// it keeps the pages its rendering crawl rendered (Options.Renderer), so
+// make a new one per run.
 func New(name string, opts Options) (fleet.Model, error) {
 	pl, ok := plays[name]
 	if !ok {
@@ -188,7 +202,11 @@ func New(name string, opts Options) (fleet.Model, error) {
 	opts.Corpus = slices.Clone(opts.Corpus)
 	opts.Families = slices.Clone(opts.Families)
 	opts.Properties = slices.Clone(opts.Properties)
-	return &Playbook{name: name, play: pl, opts: opts, cap: limit}, nil
+	pb := &Playbook{name: name, play: pl, opts: opts, cap: limit}
+	if renderBudget[name] > 0 {
+		pb.renders = probe.NewRenders(opts.Renderer)
+	}
+	return pb, nil
 }
 
 // Name returns the playbook's name.
@@ -203,6 +221,7 @@ func (pb *Playbook) Next(ctx context.Context, s *fleet.State) (fleet.Step, error
 	if err := ctx.Err(); err != nil {
 		return fleet.Step{}, err
 	}
-	cfg := probe.Config{Name: pb.name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: crawlBudget[pb.name]}
+	cfg := probe.Config{Name: pb.name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: crawlBudget[pb.name],
+		Renders: pb.renders, RenderBudget: renderBudget[pb.name], Context: ctx}
 	return probe.Replay(s, cfg, func(p *probe.Probe) { pb.play(p, pb.opts) })
 }

@@ -60,16 +60,20 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
-	secStaticForms(p, pages)
 	fns := secRegistrySurface(p, pages, o.ABIs) // every selector in the registry's bytecode, named or not
 	secSecrets(p, pages, fns)                   // keys among them verified against the chain
 	secInvariants(p, o.properties(), fns)       // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
+	secBrowserReports(p)           // CSP violations and mixed content the browser reported
+	secRenderedSecrets(p)          // secrets only the rendered DOM shows
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own, pages)
 	inject.Reflected(p, pages)      // reflected injection and path handling
+	secDOMXSS(p)                    // URL canaries run in the browser
+	secForms(p)                     // forms submitted in the browser with canaries
+	secStaticForms(p, pages)        // the forms nothing submitted, named in a note
 	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
 }
 

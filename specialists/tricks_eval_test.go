@@ -69,7 +69,7 @@ func runTricks(t *testing.T, mode tricks.Mode) []map[string]any {
 	}
 	res, got := runLoop(t, "security", fleet.Exercise, tg, tools, Options{})
 	// The POST form is not submittable without a browser: the run says so.
-	if !strings.Contains(res.Summary, "1 form(s) with a request body found by the static crawl") || !strings.Contains(res.Summary, "POST "+app.URL()+"/suggest") {
+	if !strings.Contains(res.Summary, "1 form(s) with a request body found by the static crawl and not submitted (qa_fetch sends no body and no browser") || !strings.Contains(res.Summary, "POST "+app.URL()+"/suggest") {
 		t.Errorf("the summary does not name the POST form it could not submit:\n%s", res.Summary)
 	}
 	return got

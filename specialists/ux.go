@@ -60,6 +60,8 @@ func ux(p *probe.Probe, _ Options) {
 		u.contentTypes(pages)
 		u.errorPaths() // before pageLeaks: a leak both show is named by its probe
 		u.pageLeaks(pages)
+		u.rendered()      // what the rendering crawl saw break
+		u.renderedLeaks() // internals only the rendered DOM shows
 	} else {
 		p.Skip("qa_fetch unavailable: docs, links and error pages not checked")
 	}

@@ -156,6 +156,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 		}
 	}
 	add(libFuzzerCheck(ctx))
+	add(a.crawlCheck())
 
 	// The data dir and the switches in it.
 	out = append(out, a.dataDirChecks()...)

@@ -25,6 +25,7 @@ type Config struct {
 	Target  *fleet.Target `yaml:"target"`
 	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
 	Tools   ToolsConfig   `yaml:"tools"`
+	Crawl   CrawlConfig   `yaml:"crawl"` // the crawl engine (crawl.go)
 	Report  ReportConfig  `yaml:"report"`
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
 	PersonasDir string       `yaml:"personas_dir"`
@@ -213,6 +214,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.FuzzWorkers < 0 || c.Tools.FuzzWorkers > 64 {
 		errs = append(errs, fmt.Errorf("tools.fuzz_workers: must be 0 (one per CPU, at most 4) to 64, got %d", c.Tools.FuzzWorkers))
+	}
+	if err := c.Crawl.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Tools.RequestBurst < 0 {
 		errs = append(errs, fmt.Errorf("tools.request_burst: must not be negative, got %d", c.Tools.RequestBurst))

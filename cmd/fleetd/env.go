@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/big"
 	"net/http"
 	"os"
@@ -134,6 +135,16 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 	if !logAddr.IsZero() {
 		env.Log = client.FeedbackLog(logAddr)
 	}
+	// One pacer for the tools and the rendering crawl's browser, so a
+	// host's rate is shared by both (the tools' defaults).
+	rate, burst := tc.RequestRate, tc.RequestBurst
+	if rate == 0 {
+		rate = qatools.DefaultRequestRate
+	}
+	if burst <= 0 {
+		burst = max(1, int(math.Ceil(rate)))
+	}
+	env.Pacer = qatools.NewPacer(rate, burst)
 	allow, err := qatools.NewAllowlist(target.FetchAllow)
 	if err != nil {
 		client.Close()

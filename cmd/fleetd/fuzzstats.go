@@ -21,6 +21,9 @@ func consoleFuzzStats(fuzzDir string) []console.FuzzStats {
 		l := s.Last()
 		f := console.FuzzStats{Key: s.Key, Engine: s.Engine, Target: s.Target, Sessions: len(s.Points), ExecsPerSec: l.ExecsPerSec,
 			Coverage: l.Coverage, Features: l.Features, CorpusSize: l.CorpusSize, Last: l.Time, NewCoverage: s.LastNewCoverage()}
+		if l.CPUMS > 0 {
+			f.ExecsPerCPUSec = int(float64(l.Execs) * 1000 / float64(l.CPUMS))
+		}
 		for _, c := range s.CrashStates() {
 			f.Crashes = append(f.Crashes, console.FuzzCrash{State: c.State, Sessions: c.Sessions})
 		}
@@ -52,6 +55,9 @@ func metricsFuzzStats(fuzzDir string, now time.Time) []httpapi.FuzzStat {
 			Coverage: l.Coverage, Features: l.Features, CorpusSize: l.CorpusSize, SinceNewCoverage: -1, CrashStates: len(s.CrashStates())}
 		if t := s.LastNewCoverage(); !t.IsZero() {
 			st.SinceNewCoverage = max(now.Sub(t), 0)
+		}
+		if l.CPUMS > 0 {
+			st.ExecsPerCPUSec = float64(l.Execs) * 1000 / float64(l.CPUMS)
 		}
 		out = append(out, st)
 	}

@@ -18,7 +18,7 @@ func writeFuzzStats(t *testing.T) (string, time.Time) {
 	reps := []fuzzing.Report{
 		{Engine: fuzzing.EngineLibFuzzer, Execs: 60000, Elapsed: 20 * time.Second, ExecsPerSec: 3000, Coverage: 100, Features: 300, CorpusSize: 10},
 		{Engine: fuzzing.EngineLibFuzzer, Execs: 64000, Elapsed: 20 * time.Second, ExecsPerSec: 3200, Coverage: 140, Features: 380, CorpusSize: 14},
-		{Engine: fuzzing.EngineLibFuzzer, Execs: 62000, Elapsed: 20 * time.Second, ExecsPerSec: 3100, Coverage: 140, Features: 380, CorpusSize: 14,
+		{Engine: fuzzing.EngineLibFuzzer, Execs: 62000, Elapsed: 20 * time.Second, CPU: 31 * time.Second, ExecsPerSec: 3100, Coverage: 140, Features: 380, CorpusSize: 14,
 			Crashers: []fuzzing.Crasher{{State: "panic: boom\nparse.go:12"}}},
 		{Engine: fuzzing.EngineBuiltin, Execs: 3000, Elapsed: 20 * time.Second, CorpusSize: 9, NewInputs: 2},
 	}
@@ -37,7 +37,7 @@ func TestConsoleFuzzStats(t *testing.T) {
 		t.Fatalf("fuzz stats: %+v", fs)
 	}
 	lf := fs[1]
-	if lf.Target != "FuzzParse" || lf.Sessions != 3 || lf.ExecsPerSec != 3100 || lf.Coverage != 140 || lf.CorpusSize != 14 ||
+	if lf.Target != "FuzzParse" || lf.Sessions != 3 || lf.ExecsPerSec != 3100 || lf.ExecsPerCPUSec != 2000 || lf.Coverage != 140 || lf.CorpusSize != 14 ||
 		!lf.NewCoverage.Equal(t0.Add(time.Minute)) || len(lf.Crashes) != 1 || len(lf.Points) != 3 || lf.Points[1].Coverage != 140 {
 		t.Errorf("libfuzzer: %+v", lf)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/specialists"
+	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
 )
@@ -44,7 +45,8 @@ type OpenAIConfig struct {
 var ErrPaused = errors.New("paused: the kill switch is on (fleetd resume to turn it off)")
 
 // planner builds the model that drives p: its configured planner, or override.
-func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, logger *slog.Logger) (fleet.Model, string, error) {
+// render is the run's rendering crawl for the playbooks (nil: off).
+func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, render probe.Renderer, logger *slog.Logger) (fleet.Model, string, error) {
 	kind := p.Planner
 	if override != "" {
 		kind = override
@@ -55,6 +57,7 @@ func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override st
 		if err != nil {
 			return nil, "", err
 		}
+		opts.Renderer = render
 		m, err := specialists.New(p.PlaybookName(), opts)
 		return m, "playbook/" + p.PlaybookName(), err
 	case fleet.PlannerGemini:
@@ -97,8 +100,14 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	}
 	model, modelName := o.model, o.modelName
 	if model == nil {
-		var err error
-		if model, modelName, err = a.planner(ctx, p, o.planner, env.Target, o.logger); err != nil {
+		// The rendering crawl's browser lives as long as this run: it
+		// starts on the first page a playbook renders and stops here.
+		render, stop, err := a.renderer(env)
+		if err != nil {
+			return fleet.RunResult{}, err
+		}
+		defer stop()
+		if model, modelName, err = a.planner(ctx, p, o.planner, env.Target, render, o.logger); err != nil {
 			return fleet.RunResult{}, err
 		}
 	}

@@ -4,7 +4,10 @@
 // Compile, Chain, Create, Publish, Agent), keeps it within the run (Has,
 // Can, Room, Cap), files its findings (Report; ReportChecked files a high
 // one only once its repro reproduces) and crawls the platform's web
-// surface once per replay (Crawl, Get, FreshName).
+// surface once per replay (Crawl, Get, FreshName), rendering its HTML pages
+// in a browser when the run has one (Renderer, Renders: the rendering
+// crawl, kept per run so every replay reads the same renders; Render,
+// Rendered, Endpoints, Forms).
 //
 // Beside it sits the vocabulary every check shares: accessors of tool
 // results (Str, Status, Body, Headers, ...), text for summaries (Quote,

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -20,6 +21,15 @@ type Config struct {
 	Cap         int    // calls per run, findings included
 	Seed        uint64 // the seed of fuzz mutations and canaries; 0: derived from the run id
 	CrawlBudget int    // pages the crawl fetches, seeds included; 0: crawlDefaultBudget
+	// Renders is the run's rendering crawl (NewRenders); nil: the crawl
+	// reads responses as text only.
+	Renders *Renders
+	// RenderBudget is how many pages the browser opens per run (the
+	// crawl's and every rule's renders together); 0: renderDefaultBudget.
+	RenderBudget int
+	// Context bounds what a replay does outside tool calls (a render); it
+	// is the turn's context. nil: context.Background().
+	Context context.Context
 }
 
 // Replay runs program over s.History (see the package doc): it returns the

@@ -41,11 +41,18 @@ type webState struct {
 	forms   []crawl.Link // non-GET form targets the crawl saw (never fetched)
 	fresh   *string
 	cache   map[string]fleet.Result
+
+	// The rendering crawl (render.go).
+	rendered     []RenderedPage
+	renderedN    map[string]bool // URLs rendered in this replay (the budget)
+	endpoints    []crawl.Request // calls the rendered pages' scripts made
+	endpointSeen map[string]bool
+	pageForms    []PageForm // non-GET forms of rendered pages
 }
 
 func (p *Probe) webState() *webState {
 	if p.web == nil {
-		p.web = &webState{cache: map[string]fleet.Result{}}
+		p.web = &webState{cache: map[string]fleet.Result{}, renderedN: map[string]bool{}, endpointSeen: map[string]bool{}}
 	}
 	return p.web
 }
@@ -200,7 +207,7 @@ func (p *Probe) Crawl() []Page {
 		}
 		for _, l := range LinksOf(base, Str(r, "content_type"), Body(r)) {
 			if l.Method != "GET" {
-				w.forms = append(w.forms, l)
+				w.addForm(l)
 				continue
 			}
 			u := fillMemo.Get(l.URL+"\x00"+name, func(string) string {
@@ -214,7 +221,12 @@ func (p *Probe) Crawl() []Page {
 			}
 			fr.Add(crawl.Item{URL: u, From: it.URL, Kind: l.Kind, Depth: it.Depth + 1, Later: slices.Contains(leafKinds, l.Kind)})
 		}
+		// The rendering crawl: what the page's scripts built and called.
+		p.renderPage(pages[len(pages)-1], func(u, kind string) {
+			fr.Add(crawl.Item{URL: u, From: it.URL, Kind: kind, Depth: it.Depth + 1, Later: slices.Contains(leafKinds, kind)})
+		})
 	}
+	p.renderSummary()
 	if left := fr.Pending(); left > 0 {
 		p.Notef("crawl: %d pages fetched, %d more found but over the page budget", len(pages), left)
 	} else {

@@ -1,0 +1,33 @@
+// Package browser is the rendering crawl's adapter: headless Chromium,
+// driven over the DevTools protocol with chromedp, opens one page at a time
+// and reports what the page did (crawl.Rendered): the DOM after its scripts
+// ran, every request it made, uncaught exceptions, console errors, failed
+// subresources, Content-Security-Policy violations, mixed content and the
+// dialogs it opened.
+//
+// Nothing the browser asks for leaves the fetch allowlist. Two fences, both
+// fed by the caller's Config.Allow:
+//
+//   - every request of the page (documents, subresources, fetch and XHR,
+//     redirects hop by hop) is paused with the DevTools Fetch domain and
+//     either continued, after Config.Pace granted it a slot (the tools'
+//     per-host pacing), or failed as blocked by the client;
+//   - the browser's only way out is a proxy inside this package
+//     (--proxy-server, loopback included), which refuses every connection
+//     to a host:port off the allowlist: WebSockets, workers and anything
+//     else the Fetch domain does not see.
+//
+// A page is bounded by Config.PageTimeout: it settles when no request is in
+// flight and the DOM has not changed for Config.Quiet (a MutationObserver
+// in an isolated world reports changes through a binding); a page that
+// never settles, a script that loops, dialogs that keep opening or a
+// redirect off the allowlist end the render at the budget with a note.
+// Dialogs are dismissed as they open. Each page gets a fresh tab.
+//
+// The browser process starts on the first Render and stops in Close, which
+// also kills any Chromium child process left with the run's profile
+// directory: no browser process outlives its Browser.
+//
+// Find locates Chromium (FLEETD_CHROMIUM, then the usual names on PATH);
+// ErrNoBrowser says none is installed, and the rendering crawl is then off.
+package browser

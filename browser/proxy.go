@@ -1,0 +1,174 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// proxy is the browser's only way out (--proxy-server): it forwards plain
+// HTTP requests and tunnels CONNECT (https, wss, ws) only to host:ports the
+// allowlist takes, so what the DevTools Fetch domain does not pause
+// (WebSockets, workers, preconnects) cannot leave the allowlist either.
+type proxy struct {
+	allow func(rawURL string) error
+	ln    net.Listener
+	srv   *http.Server
+	tr    *http.Transport
+
+	mu      sync.Mutex
+	tunnels map[net.Conn]struct{}
+	refused []string // host:port or URL refused, in order
+}
+
+// hopHeaders are the hop-by-hop headers a proxy must not forward.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func startProxy(allow func(string) error, timeout time.Duration) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{
+		allow: allow, ln: ln, tunnels: map[net.Conn]struct{}{},
+		tr: &http.Transport{
+			Proxy:                 nil, // never through an environment proxy
+			DialContext:           (&net.Dialer{Timeout: timeout}).DialContext,
+			ResponseHeaderTimeout: timeout,
+			TLSHandshakeTimeout:   timeout,
+			MaxIdleConnsPerHost:   4,
+		},
+	}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: timeout}
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+// refusals returns the refusals so far, in order.
+func (p *proxy) refusals() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.refused...)
+}
+
+func (p *proxy) refuse(w http.ResponseWriter, what string, err error) {
+	p.mu.Lock()
+	p.refused = append(p.refused, what)
+	p.mu.Unlock()
+	http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusForbidden)
+}
+
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.tunnel(w, r)
+		return
+	}
+	if !r.URL.IsAbs() {
+		http.Error(w, "fleetd browser proxy: not a proxy request", http.StatusBadRequest)
+		return
+	}
+	if err := p.allow(r.URL.String()); err != nil {
+		p.refuse(w, r.URL.String(), err)
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	resp, err := p.tr.RoundTrip(out)
+	if err != nil {
+		http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range hopHeaders {
+		resp.Header.Del(h)
+	}
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
+
+// tunnel serves CONNECT host:port: refused off the allowlist, else spliced.
+func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
+	hp := r.Host
+	if err := p.allow("http://" + hp + "/"); err != nil {
+		p.refuse(w, hp, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	up, err := (&net.Dialer{}).DialContext(ctx, "tcp", hp)
+	cancel()
+	if err != nil {
+		http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		up.Close()
+		http.Error(w, "fleetd browser proxy: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	down, buf, err := hj.Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	p.track(up, true)
+	p.track(down, true)
+	down.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n"))
+	go func() {
+		defer p.track(up, false)
+		defer p.track(down, false)
+		done := make(chan struct{}, 2)
+		go func() {
+			if n := buf.Reader.Buffered(); n > 0 {
+				b, _ := buf.Reader.Peek(n)
+				up.Write(b)
+			}
+			io.Copy(up, down)
+			done <- struct{}{}
+		}()
+		go func() { io.Copy(down, up); done <- struct{}{} }()
+		<-done
+		up.Close()
+		down.Close()
+		<-done
+	}()
+}
+
+func (p *proxy) track(c net.Conn, add bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if add {
+		p.tunnels[c] = struct{}{}
+	} else {
+		delete(p.tunnels, c)
+	}
+}
+
+// close stops the proxy and every open tunnel.
+func (p *proxy) close() error {
+	err := p.srv.Close()
+	p.mu.Lock()
+	for c := range p.tunnels {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.tr.CloseIdleConnections()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
