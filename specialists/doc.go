@@ -254,9 +254,9 @@
 //     the claim, when identical calls answer identically — is a finding
 //     naming where the name was learned; critical when it reveals a
 //     secret. Forms: GET forms the static crawl finds are submitted by the
-//     reflected-injection probes below, a canary per field; POST forms are
-//     not submitted without the rendering crawl's browser (qa_fetch sends
-//     no body).
+//     reflected-injection probes below, a canary per field; forms with a
+//     body only by the rendering crawl's browser (qa_fetch sends none):
+//     the run's notes name each one nothing submitted.
 //   - Headers: per host, crawled HTML pages without Content-Security-Policy,
 //     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
 //     frame-ancestors) are one low finding.
