@@ -7,7 +7,7 @@ package specialists
 // no chain. The flawed platform must yield one finding per planted flaw;
 // its correct twin nothing at high or above:
 //
-//	go test -run TestEvalTricks -v ./specialists
+//	go test -run 'TestEvalTricks' -v ./specialists  (Rendered: with Chromium)
 
 import (
 	"context"
@@ -19,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fixtures/tricks"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // tricksFlaws are the flaws fixtures/tricks/README.md lists.
@@ -34,7 +36,7 @@ var tricksFlaws = []plantedFlaw{
 	{"reflected XSS through a form field", []string{"web"}, []string{"/lookup", "shelf", "CWE-79"}, fleet.SeverityMedium},
 }
 
-func runTricks(t *testing.T, mode tricks.Mode) []map[string]any {
+func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 	t.Helper()
 	app := tricks.Serve(mode)
 	t.Cleanup(app.Close)
@@ -67,7 +69,28 @@ func runTricks(t *testing.T, mode tricks.Mode) []map[string]any {
 		})
 		return reg
 	}
-	res, got := runLoop(t, "security", fleet.Exercise, tg, tools, Options{})
+	opts := Options{}
+	if render {
+		b, err := browser.New(browser.Config{Exec: mustChromium(t), Allow: func(u string) error {
+			if !probe.AllowedURL(tg.FetchAllow, u) {
+				return fmt.Errorf("not on the fetch allowlist: %s", u)
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		opts.Renderer = b
+	}
+	res, got := runLoop(t, "security", fleet.Exercise, tg, tools, opts)
+	if render {
+		// The browser submitted the POST form: no note names it.
+		if strings.Contains(res.Summary, "/suggest") {
+			t.Errorf("the summary names a form the browser submitted:\n%s", res.Summary)
+		}
+		return got
+	}
 	// The POST form is not submittable without a browser: the run says so.
 	if !strings.Contains(res.Summary, "1 form(s) with a request body found by the static crawl and not submitted (qa_fetch sends no body and no browser") || !strings.Contains(res.Summary, "POST "+app.URL()+"/suggest") {
 		t.Errorf("the summary does not name the POST form it could not submit:\n%s", res.Summary)
@@ -75,13 +98,19 @@ func runTricks(t *testing.T, mode tricks.Mode) []map[string]any {
 	return got
 }
 
-func TestEvalTricks(t *testing.T) {
+func TestEvalTricks(t *testing.T) { evalTricks(t, false) }
+
+// TestEvalTricksRendered is the same with the rendering crawl on
+// (Chromium): the same recall, nothing at high or above on the twin.
+func TestEvalTricksRendered(t *testing.T) { evalTricks(t, true) }
+
+func evalTricks(t *testing.T, render bool) {
 	if testing.Short() {
 		t.Skip("runs the security playbook against two platforms")
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| class | planted | found | severity |\n| --- | --- | --- | --- |\n")
-	flawed := runTricks(t, tricks.Flawed)
+	flawed := runTricks(t, tricks.Flawed, render)
 	used := make([]bool, len(flawed))
 	found := 0
 	for _, fl := range tricksFlaws {
@@ -104,7 +133,7 @@ func TestEvalTricks(t *testing.T) {
 			extra = append(extra, f)
 		}
 	}
-	correct := runTricks(t, tricks.Correct)
+	correct := runTricks(t, tricks.Correct, render)
 	high := func(fs []map[string]any) int {
 		n := 0
 		for _, f := range fs {
