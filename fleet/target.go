@@ -26,6 +26,11 @@ type Target struct {
 	// Repo is the source repository behind the platform's surfaces: what the
 	// fix stage repairs and what coverage-guided fuzzing builds. Optional.
 	Repo *Repo `yaml:"repo" json:"repo,omitempty"`
+	// ABIs are extra contract ABIs (JSON: solc's array, or a Hardhat or
+	// Foundry artifact) that name the registry's functions for the surface
+	// check: files (relative to the config) or http(s) URLs on fetch_allow,
+	// which the run fetches. Optional.
+	ABIs []string `yaml:"abis" json:"abis,omitempty"`
 }
 
 // Repo is the `target.repo` section: a repository that owns some of the
@@ -200,6 +205,16 @@ func (t Target) Validate(prefix string) error {
 			errs = append(errs, fmt.Errorf("%s: no argument holds {src}", field("compiler")))
 		}
 	}
+	for i, a := range t.ABIs {
+		switch {
+		case strings.TrimSpace(a) == "":
+			errs = append(errs, fmt.Errorf("%s[%d]: empty (a file or an http(s) URL)", field("abis"), i))
+		case IsURL(a):
+			if err := checkHTTPURL(a); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", field("abis"), i, err))
+			}
+		}
+	}
 	for i, n := range t.Names {
 		if n == "" {
 			errs = append(errs, fmt.Errorf("%s[%d]: empty name", field("names"), i))
@@ -214,6 +229,13 @@ func (t Target) Validate(prefix string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// IsURL reports whether a target.abis entry is a URL (it has a scheme)
+// rather than a file.
+func IsURL(s string) bool {
+	i := strings.Index(s, "://")
+	return i > 0 && !strings.ContainsAny(s[:i], `/\.`)
 }
 
 func checkHTTPURL(s string) error {

@@ -107,7 +107,8 @@
 //   - The registry's whole surface (issue 23): its runtime bytecode
 //     (eth_getCode) gives every selector its dispatcher compares
 //     (chain/evm); each is named, where it can be, from target.
-//     admin_functions, ABIs and signatures on the crawled pages, the
+//     admin_functions, target.abis (files in Options.ABIs, URLs fetched
+//     by the run), ABIs and signatures on the crawled pages, the
 //     platform ABIs fleetd ships and common signatures. Every selector but
 //     the named read-only ones and the platform's public functions
 //     (register, release, setMetadata, submitFeedback...) is simulated
@@ -232,12 +233,30 @@
 //     run (the tools themselves pace requests per host and back off a 429).
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
-//     with identity headers (X-Caller, X-User, X-Forwarded-User,
-//     X-Auth-User, X-Remote-User; isolated one by one when the set makes a
-//     difference). A reply that differs materially — a refusal turned into
-//     success, a secret that was not there, or at least three new words
-//     beyond an echo of the claim, when identical calls answer identically
-//     — is a finding; critical when it reveals a secret.
+//     with identity headers set to admin (1 for a name ending in id): the
+//     fixed floor (X-Caller, X-User, X-Forwarded-User, X-Auth-User,
+//     X-Remote-User) plus up to
+//     eight names the target itself uses (issue 23): header names in the
+//     docs (curl -H examples, raw header lines, X- headers and headers
+//     named in prose), in crawled responses (their header names, Vary and
+//     Access-Control-Allow/Expose-Headers lists) and in the call
+//     endpoint's own answer, kept when a small classifier of words says
+//     identity (user, uid, account, role, tenant, caller, actor,
+//     principal, impersonate, on behalf of, run-as, sub, owner, member,
+//     ...; not User-Agent, counts or URLs). Up to six parameter names
+//     learned the same way (JSON keys and query parameters in the docs,
+//     parameters named in prose, JSON keys of answers) go into the call's
+//     JSON body, and into the query of up to four JSON endpoints the crawl
+//     fetched (compared with a second plain fetch). Each set is sent at
+//     once, then one name at a time when it makes a difference. A reply
+//     that differs materially — a refusal turned into success, a secret
+//     that was not there, or at least three new words beyond an echo of
+//     the claim, when identical calls answer identically — is a finding
+//     naming where the name was learned; critical when it reveals a
+//     secret. Forms: GET forms the static crawl finds are submitted by the
+//     reflected-injection probes below, a canary per field; forms with a
+//     body only by the rendering crawl's browser (qa_fetch sends none):
+//     the run's notes name each one nothing submitted.
 //   - Headers: per host, crawled HTML pages without Content-Security-Policy,
 //     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
 //     frame-ancestors) are one low finding.

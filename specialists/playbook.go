@@ -40,6 +40,10 @@ type Options struct {
 	// simulated call sequences; nil means the embedded ones
 	// (DefaultProperties). Load more with LoadProperties.
 	Properties []Property
+	// ABIs are the functions of target.abis files (LoadABIs, OptionsFor);
+	// security names the registry's selectors with them. The URLs of
+	// target.abis are fetched by the run itself.
+	ABIs []ABI
 	// Renderer is the rendering crawl's browser (package browser, wired
 	// by cmd); nil: the crawl reads responses as text only. security and
 	// ux render the HTML pages they crawl with it (renderBudget pages a
@@ -99,10 +103,14 @@ func LoadCorpus(dir string) ([]string, error) {
 }
 
 // OptionsFor returns Options filled from a target: its corpus loaded with
-// LoadCorpus. The error is LoadCorpus's.
+// LoadCorpus and its ABI files with LoadABIs. The error is theirs.
 func OptionsFor(t fleet.Target) (Options, error) {
 	corpus, err := LoadCorpus(t.Corpus)
-	return Options{Corpus: corpus}, err
+	if err != nil {
+		return Options{}, err
+	}
+	abis, err := LoadABIs(t)
+	return Options{Corpus: corpus, ABIs: abis}, err
 }
 
 // play is a playbook's straight-line program over the probe API; o are

@@ -3,6 +3,7 @@ package specialists
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
@@ -83,7 +84,7 @@ func (f surfFn) label() string {
 // bytecode and simulates every one that may change state from a fresh
 // address; see the package doc. It returns the selectors it read, named where it could (nil when it
 // read none), for the key checks to find the registry's roles.
-func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
+func secRegistrySurface(p *probe.Probe, pages []probe.Page, files []ABI) []surfFn {
 	t := p.Target()
 	if t.Registry == "" {
 		p.Skip("target.registry not configured: the registry's surface not read")
@@ -113,7 +114,7 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page) []surfFn {
 		p.Skip("the registry %s: %v", t.Registry, err)
 		return nil
 	}
-	fns := nameSelectors(read.Selectors, t.AdminFunctions, pages)
+	fns := nameSelectors(read.Selectors, t.AdminFunctions, append(slices.Clone(files), fetchABIs(p)...), pages)
 	for _, sig := range t.AdminFunctions {
 		if !slices.Contains(read.Selectors, evm.Selector(strings.ReplaceAll(sig, " ", ""))) {
 			p.Notef("target.admin_functions lists %s, but the registry's dispatcher has no selector for it", sig)
@@ -153,10 +154,46 @@ func countNamed(fns []surfFn) int {
 	return n
 }
 
+// fetchABIs fetches the URLs of target.abis (qa_fetch, on the allowlist)
+// and parses each as a JSON ABI; one that cannot be fetched or parsed is
+// a note naming it and why.
+func fetchABIs(p *probe.Probe) []ABI {
+	var out []ABI
+	for _, u := range p.Target().ABIs {
+		if !fleet.IsURL(u) {
+			continue
+		}
+		if !probe.AllowedURL(p.Target().FetchAllow, u) {
+			p.Notef("target.abis %s is off the fetch allowlist: not read", u)
+			continue
+		}
+		r, ok := p.Get(u)
+		switch {
+		case !ok:
+			p.Notef("target.abis %s not fetched (no qa_fetch or no call left)", u)
+		case !probe.Answered(r):
+			p.Notef("target.abis %s did not answer (%s): not read", u, probe.Clip(r.Err(), 100))
+		case probe.Status(r) >= 400:
+			p.Notef("target.abis %s answered HTTP %d: not read", u, probe.Status(r))
+		default:
+			fns, err := evm.ParseABI([]byte(probe.Body(r)))
+			if err == nil && len(fns) == 0 {
+				err = errors.New("no function in it")
+			}
+			if err != nil {
+				p.Notef("target.abis %s is not a JSON contract ABI: %s", u, probe.Clip(err.Error(), 120))
+				continue
+			}
+			out = append(out, ABI{Source: "target.abis " + u, Functions: fns})
+		}
+	}
+	return out
+}
+
 // nameSelectors names each selector from, in order: target.admin_functions,
-// ABIs and signatures on the crawled pages, the platform ABIs fleetd knows
-// and the common signatures.
-func nameSelectors(sels [][4]byte, admin []string, pages []probe.Page) []surfFn {
+// the ABIs of target.abis, ABIs and signatures on the crawled pages, the
+// platform ABIs fleetd knows and the common signatures.
+func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []probe.Page) []surfFn {
 	names := map[[4]byte]surfFn{}
 	add := func(f evm.Function, source string) {
 		sel := f.Selector()
@@ -166,6 +203,11 @@ func nameSelectors(sels [][4]byte, admin []string, pages []probe.Page) []surfFn 
 	}
 	for _, s := range admin {
 		add(evm.Function{Signature: strings.ReplaceAll(s, " ", "")}, "target.admin_functions")
+	}
+	for _, a := range abis {
+		for _, f := range a.Functions {
+			add(f, a.Source)
+		}
 	}
 	for _, pg := range pages {
 		if !pg.OK() {

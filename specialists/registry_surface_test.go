@@ -365,3 +365,84 @@ func TestRegistrySurfaceNamesFromDocs(t *testing.T) {
 		t.Errorf("the finding does not name the function from the ABI (a fee setter changing a contract-wide slot is critical):%s", summaries(w.reports))
 	}
 }
+
+// TestRegistrySurfaceNamesFromConfigABIs: target.abis names the registry's
+// functions from a file (loaded by OptionsFor) or a URL (fetched by the
+// run), with no docs; a URL that is not an ABI is a note naming it.
+func TestRegistrySurfaceNamesFromConfigABIs(t *testing.T) {
+	cw := startChainWorld(t, false)
+	addr, err := registries.Deploy(context.Background(), cw.c, cw.sponsor, registries.Flawed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abiFile := filepath.Join("..", "fixtures", "registries", "contracts", "build", "OpenGuildRegistry.abi")
+	abi, err := os.ReadFile(abiFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const abiURL = "http://plat.test/abi/registry.json"
+	const notABI = "http://plat.test/abi/broken.json"
+	pages := map[string]fleet.Result{
+		abiURL: fetchOK(string(abi), map[string]any{"content-type": "application/json"}),
+		notABI: fetchOK(`{"contract": "no abi here"}`, map[string]any{"content-type": "application/json"}),
+	}
+	for _, tc := range []struct {
+		abis   []string
+		source string
+	}{
+		{[]string{abiFile}, "target.abis " + abiFile},
+		{[]string{notABI, abiURL}, "target.abis " + abiURL},
+	} {
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_chain": cw.qaChain,
+			"qa_fetch": func(a map[string]any) fleet.Result {
+				if r, ok := pages[a["url"].(string)]; ok {
+					return r
+				}
+				return fleet.Result{"ok": true, "status": 404, "body": "not found", "headers": map[string]any{}}
+			},
+		}}
+		tg := fleet.Target{Registry: addr.String(), ABIs: tc.abis, FetchAllow: []string{"plat.test"}}
+		opts, err := OptionsFor(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fleet.State{RunID: "r-config-abi", Target: tg, Tools: toolList("qa_chain", "qa_fetch", "qa_report")}
+		_, summary := drive(t, mustNew(t, "security", opts), st, w, 200)
+		if r := findReport(w.reports, "adjustListingFee(uint256) (selector 0xfdb336ac, named from "+tc.source); r == nil || r["severity"] != "critical" {
+			t.Errorf("%v: the finding does not name the function from %s:%s\n%s", tc.abis, tc.source, summaries(w.reports), summary)
+		}
+		if slices.Contains(tc.abis, notABI) && !strings.Contains(summary, "target.abis "+notABI+" is not a JSON contract ABI") {
+			t.Errorf("no note for the URL that is not an ABI:\n%s", summary)
+		}
+	}
+}
+
+func TestLoadABIs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `[{"type":"function","name":"setFee","inputs":[{"type":"uint256"}],"stateMutability":"nonpayable"}]`)
+	artifact := write("artifact.json", `{"abi":[{"type":"function","name":"pause","inputs":[]}]}`)
+	abis, err := LoadABIs(fleet.Target{ABIs: []string{good, "https://plat.test/abi.json", artifact}})
+	if err != nil || len(abis) != 2 || abis[0].Functions[0].Signature != "setFee(uint256)" || abis[1].Functions[0].Signature != "pause()" {
+		t.Fatalf("LoadABIs = %+v, %v", abis, err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing.json"), "target.abis[0]: read abi " + filepath.Join(dir, "missing.json")},
+		{write("bad.json", `[{"type":"function",`), "is not a JSON contract ABI"},
+		{write("events.json", `[{"type":"event","name":"X","inputs":[]}]`), "holds no function"},
+		{write("badname.json", `[{"type":"function","name":"1x","inputs":[]}]`), "is not a JSON contract ABI: abi entry 0"},
+		{dir, "not a regular file"},
+	} {
+		_, err := LoadABIs(fleet.Target{ABIs: []string{tc.path}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("LoadABIs(%s) = %v, want an error with %q", tc.path, err, tc.want)
+		}
+	}
+}

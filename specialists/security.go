@@ -1,6 +1,7 @@
 package specialists
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -59,19 +60,20 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 func security(p *probe.Probe, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
-	fns := secRegistrySurface(p, pages)   // every selector in the registry's bytecode, named or not
-	secSecrets(p, pages, fns)             // keys among them verified against the chain
-	secInvariants(p, o.properties(), fns) // properties over simulated call sequences
+	fns := secRegistrySurface(p, pages, o.ABIs) // every selector in the registry's bytecode, named or not
+	secSecrets(p, pages, fns)                   // keys among them verified against the chain
+	secInvariants(p, o.properties(), fns)       // properties over simulated call sequences
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
 	secBrowserReports(p)           // CSP violations and mixed content the browser reported
 	secRenderedSecrets(p)          // secrets only the rendered DOM shows
 	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
-	secExercise(p, o.Corpus, own)
+	secExercise(p, o.Corpus, own, pages)
 	inject.Reflected(p, pages)      // reflected injection and path handling
 	secDOMXSS(p)                    // URL canaries run in the browser
 	secForms(p)                     // forms submitted in the browser with canaries
+	secStaticForms(p, pages)        // the forms nothing submitted, named in a note
 	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
 }
 
@@ -263,7 +265,7 @@ func reflectsRaw(text, token string) bool {
 // secExercise runs the checks that need the exercise rung: a canary
 // through the call endpoint, spoofed identities, and a canary published to
 // a fresh name.
-func secExercise(p *probe.Probe, corpus []string, own string) {
+func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) {
 	token, canary := runCanary(p)
 	if target := probe.FirstName(p.Target()); target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
@@ -279,9 +281,10 @@ func secExercise(p *probe.Probe, corpus []string, own string) {
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			secSpoof(p, target)
+			secSpoof(p, target, pages)
 		}
 	}
+	secSpoofQuery(p, pages)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
@@ -341,7 +344,7 @@ func secExercise(p *probe.Probe, corpus []string, own string) {
 var stringLiteral = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
 // secSpoof compares replies with and without a claimed identity.
-func secSpoof(p *probe.Probe, target string) {
+func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return
@@ -370,34 +373,110 @@ func secSpoof(p *probe.Probe, target string) {
 			break
 		}
 	}
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	if len(headers)+len(fields) > 0 {
+		var names []string
+		for _, n := range append(slices.Clone(headers), fields...) {
+			names = append(names, n.Name)
+		}
+		p.Notef("identity names learned from the target (tried on the call endpoint, parameters also on JSON endpoints): %s", strings.Join(names, ", "))
+	}
+	secSpoofHeaders(p, base, b1, stable, headers)
+	secSpoofFields(p, base, b1, stable, fields)
+}
+
+// secSpoofHeaders sends the identity headers (the fixed list and those
+// learned from the target) set to admin, all at once, then one by one when
+// the set makes a difference.
+func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) {
 	if !p.Room(1) {
 		return
 	}
+	names := slices.Clone(identityHeaders)
+	where := map[string]string{}
+	for _, n := range learned {
+		names = append(names, n.Name)
+		where[n.Name] = n.Where
+	}
 	all := base
 	all.Headers = map[string]string{}
-	for _, h := range identityHeaders {
-		all.Headers[h] = "admin"
+	for _, h := range names {
+		all.Headers[h] = identClaim(h)
 	}
-	d, sev, ok := spoofed(b1, p.Agent(all), []string{"admin"}, stable)
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
 		return
 	}
-	repro, which := all, strings.Join(identityHeaders, ", ")
-	for _, h := range identityHeaders {
+	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
+	for _, h := range names {
 		if !p.Room(1) {
+			how = " (together; not isolated: no call left)"
 			break
 		}
 		one := base
-		one.Headers = map[string]string{h: "admin"}
-		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), []string{"admin"}, stable); ok1 {
+		one.Headers = map[string]string{h: identClaim(h)}
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
 			repro, which, d, sev = one, h, d1, sev1
+			how = ", a header proxies commonly set"
+			if w, ok := where[h]; ok {
+				how = ", a name learned from " + w
+			}
 			break
 		}
 	}
 	p.ReportChecked(sev, fleet.SurfaceCall,
-		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: admin). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
-			which, base.Message, target, d),
-		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{"admin"}, stable); return ok })
+		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+}
+
+// secSpoofFields sends the identity-like body fields learned from the
+// target set to admin beside the call's own fields, all at once, then one
+// by one when the set makes a difference.
+func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) {
+	if len(fields) == 0 || !p.Room(1) {
+		return
+	}
+	with := func(ns []identName) probe.CallArgs {
+		body := map[string]any{"target": base.Target, "message": base.Message}
+		for _, n := range ns {
+			body[n.Name] = identClaim(n.Name)
+		}
+		raw, _ := json.Marshal(body)
+		a := base
+		s := string(raw)
+		a.RawBody = &s
+		return a
+	}
+	all := with(fields)
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
+	if !ok {
+		return
+	}
+	var names []string
+	for _, n := range fields {
+		names = append(names, n.Name)
+	}
+	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
+	for _, n := range fields {
+		if len(fields) == 1 {
+			which, how = n.Name, ", a name learned from "+n.Where
+			break
+		}
+		if !p.Room(1) {
+			how = " (together; not isolated: no call left)"
+			break
+		}
+		one := with([]identName{n})
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
+			repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
+			break
+		}
+	}
+	p.ReportChecked(sev, fleet.SurfaceCall,
+		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
 }
 
 var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)

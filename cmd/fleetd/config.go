@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -117,6 +118,14 @@ func (c *Config) target() (fleet.Target, error) {
 	if t.Corpus != "" {
 		t.Corpus = c.resolve(t.Corpus)
 	}
+	if len(t.ABIs) > 0 {
+		t.ABIs = slices.Clone(t.ABIs)
+		for i, a := range t.ABIs {
+			if !fleet.IsURL(a) {
+				t.ABIs[i] = c.resolve(a)
+			}
+		}
+	}
 	// A compiler named by a relative path (./bin/tlc) means "next to the
 	// config", like every other path in it; a bare name is looked up in PATH.
 	if len(t.Compiler) > 0 && strings.ContainsRune(t.Compiler[0], filepath.Separator) {
@@ -187,6 +196,14 @@ func (c *Config) validate() error {
 	if c.Target != nil {
 		if err := c.Target.Validate("target"); err != nil {
 			errs = append(errs, err)
+		}
+		for i, a := range c.Target.ABIs {
+			if strings.TrimSpace(a) == "" || fleet.IsURL(a) {
+				continue // Validate judged it; a URL is fetched by the run
+			}
+			if _, err := specialists.LoadABIFile(c.resolve(a)); err != nil {
+				errs = append(errs, fmt.Errorf("target.abis[%d]: %w", i, err))
+			}
 		}
 	}
 	if err := c.Budget.Validate("budget"); err != nil {

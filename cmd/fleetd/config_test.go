@@ -161,3 +161,45 @@ func configKeys(t reflect.Type, prefix string) []string {
 	}
 	return keys
 }
+
+// TestConfigTargetABIs: target.abis files are read at load, relative to
+// the config, and an unreadable or invalid one is an error naming the
+// entry and the file; URLs are left to the run.
+func TestConfigTargetABIs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "reg.json"), []byte(`[{"type":"function","name":"setFee","inputs":[{"type":"uint256"}]}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "junk.json"), []byte(`{"not":"an abi"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := func(abis string) string {
+		return "target:\n  registry: \"0x00000000000000000000000000000000000000aa\"\n  faces: http://127.0.0.1:1/{name}\n  call: http://127.0.0.1:1/call\n  fetch_allow: [\"127.0.0.1:1\"]\n  abis: " + abis + "\n"
+	}
+	write := func(body string) string {
+		p := filepath.Join(dir, "fleetd.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := LoadConfig(write(target(`["reg.json", "http://127.0.0.1:1/abi.json"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := cfg.target()
+	if err != nil || tg.ABIs[0] != filepath.Join(dir, "reg.json") || tg.ABIs[1] != "http://127.0.0.1:1/abi.json" {
+		t.Errorf("target.abis resolved to %q (%v)", tg.ABIs, err)
+	}
+	for _, tc := range []struct{ abis, want string }{
+		{`["missing.json"]`, "target.abis[0]: read abi " + filepath.Join(dir, "missing.json")},
+		{`["reg.json", "junk.json"]`, "target.abis[1]: abi " + filepath.Join(dir, "junk.json") + " is not a JSON contract ABI"},
+		{`[""]`, "target.abis[0]: empty"},
+		{`["ftp://127.0.0.1:1/abi.json"]`, "target.abis[0]"},
+	} {
+		_, err := LoadConfig(write(target(tc.abis)))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("abis %s: %v, want an error with %q", tc.abis, err, tc.want)
+		}
+	}
+}

@@ -53,11 +53,12 @@ func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override st
 	}
 	switch kind {
 	case fleet.PlannerPlaybook:
-		corpus, err := specialists.LoadCorpus(target.Corpus)
+		opts, err := specialists.OptionsFor(target) // target.corpus and the files of target.abis
 		if err != nil {
 			return nil, "", err
 		}
-		m, err := specialists.New(p.PlaybookName(), specialists.Options{Corpus: corpus, Renderer: render})
+		opts.Renderer = render
+		m, err := specialists.New(p.PlaybookName(), opts)
 		return m, "playbook/" + p.PlaybookName(), err
 	case fleet.PlannerGemini:
 		gc := a.cfg.Models.Gemini

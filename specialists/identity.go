@@ -1,0 +1,377 @@
+package specialists
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/qafleet/fleetd/crawl"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
+)
+
+// Limits of the identity names learned from the target.
+const (
+	identHeadersMax = 8 // learned header names tried per run (the fixed list comes on top)
+	identFieldsMax  = 6 // learned body field names tried per run
+	identNameLen    = 48
+	identJSONDepth  = 4
+	identJSONKeys   = 200 // keys read from one JSON answer
+)
+
+// identName is a request header or body field name learned from the
+// target, and where it was learned (for the finding).
+type identName struct {
+	Name   string
+	Header bool // a request header; else a JSON body field
+	Where  string
+	rank   int // 0 docs, 1 a header list in a response, 2 a response header or JSON field
+}
+
+// identityWords are words of a name that say it carries who the caller is
+// or acts as: user, account, role, tenant, the actor or principal, an
+// impersonation. Generic vocabulary of proxies, gateways and frameworks.
+var identityWords = map[string]bool{
+	"user": true, "userid": true, "username": true, "uid": true, "account": true, "acct": true,
+	"role": true, "roles": true, "tenant": true, "caller": true, "actor": true, "principal": true,
+	"impersonate": true, "impersonating": true, "impersonation": true, "behalf": true, "sub": true,
+	"subject": true, "identity": true, "whoami": true, "owner": true, "login": true, "member": true,
+	"persona": true, "customer": true, "admin": true, "acting": true, "sudo": true, "su": true,
+}
+
+// identityStop are words that make a name about something else than the
+// caller (User-Agent, a user count, an avatar URL).
+var identityStop = map[string]bool{
+	"agent": true, "count": true, "total": true, "url": true, "uri": true, "link": true, "avatar": true,
+	"image": true, "icon": true, "photo": true, "limit": true, "max": true, "min": true, "created": true,
+	"updated": true, "since": true, "until": true, "length": true, "size": true, "type": true,
+}
+
+// identityReserved are names the check must not send as claims: the call's
+// own fields, credentials and hop-by-hop headers (qa_call refuses some).
+var identityReserved = []string{"target", "message", "from", "authorization", "cookie", "set-cookie",
+	"proxy-authorization", "www-authenticate", "host", "content-type", "content-length"}
+
+// identWords splits a name into lowercase words at separators and camel
+// case: "X-Acting-As" and "actingAs" give acting, as.
+func identWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && len(cur) > 0 && (unicode.IsLower(cur[len(cur)-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return words
+}
+
+// identityLike reports whether a header or field name looks like it
+// carries the caller's identity, role or the user it acts for.
+func identityLike(name string) bool {
+	if name == "" || len(name) > identNameLen || slices.Contains(identityReserved, strings.ToLower(name)) {
+		return false
+	}
+	words := identWords(name)
+	hit := false
+	for i, w := range words {
+		if identityStop[w] {
+			return false
+		}
+		// "as" alone is too common a word; it counts as run-as, act-as,
+		// X-As-User, or the whole name.
+		if identityWords[w] || w == "as" && (len(words) == 1 || i > 0 && (words[i-1] == "run" || words[i-1] == "act" || words[i-1] == "acting") || i+1 < len(words) && identityWords[words[i+1]]) {
+			hit = true
+		}
+	}
+	return hit
+}
+
+var (
+	// curlHeader is a header a curl example sends: -H 'Name: value'.
+	curlHeader = regexp.MustCompile(`(?:^|\s)(?:-H|--header)\s*['"]?\s*([A-Za-z][A-Za-z0-9_-]{0,47})\s*:`)
+	// headerLine is a "Name: value" line with a hyphenated name, as in a
+	// raw HTTP example.
+	headerLine = regexp.MustCompile(`(?m)^[\s>]*\x60?([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+)\x60?\s*:\s*\S`)
+	// xHeader is an X- header named in prose or a table.
+	xHeader = regexp.MustCompile(`\b([Xx]-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)\b`)
+	// namedHeader is "the `Name` header" or "header `Name`".
+	namedHeader = regexp.MustCompile("(?i)\x60([A-Za-z][A-Za-z0-9_-]{0,47})\x60\\s+(?:request\\s+)?header|header\\s+\x60([A-Za-z][A-Za-z0-9_-]{0,47})\x60")
+	// jsonKey is a quoted key of a JSON example.
+	jsonKey = regexp.MustCompile(`"([A-Za-z_][A-Za-z0-9_-]{0,47})"\s*:`)
+	// queryParam is a query parameter of a documented URL.
+	queryParam = regexp.MustCompile(`[?&]([A-Za-z_][A-Za-z0-9_.-]{0,47})=`)
+	// namedParam is "the `name` parameter / field".
+	namedParam = regexp.MustCompile("(?i)\x60([A-Za-z_][A-Za-z0-9_.-]{0,47})\x60\\s+(?:query\\s+|body\\s+|request\\s+|json\\s+)?(?:parameter|param|field|property|key)")
+)
+
+// docNamesMemo caches docIdentityNames over page bodies across replays.
+var docNamesMemo probe.Memo[[]identName]
+
+// docIdentityNames returns the identity-like header and parameter names a
+// docs page (or a script, or any text but JSON) uses: curl -H examples, raw
+// header lines, X- headers and headers named in prose, JSON keys of
+// examples, query parameters of documented URLs, and parameters named in
+// prose.
+func docIdentityNames(pageURL, contentType, body string) []identName {
+	return docNamesMemo.Get(pageURL+"\x00"+contentType+"\x00"+body, func(string) []identName {
+		text, in := body, " in the docs at "
+		switch crawl.Sniff(pageURL, contentType, body) {
+		case crawl.KindJSON, crawl.KindBinary, crawl.KindCSS:
+			return nil // a JSON answer's keys are respIdentityNames'
+		case crawl.KindHTML:
+			text = crawl.Text(body)
+		case crawl.KindMarkdown, crawl.KindText:
+		default:
+			in = " in "
+		}
+		var out []identName
+		add := func(name string, header bool, how string) {
+			if identityLike(name) {
+				out = append(out, identName{Name: name, Header: header, Where: how + in + pageURL})
+			}
+		}
+		for _, m := range curlHeader.FindAllStringSubmatch(text, -1) {
+			add(m[1], true, "a curl -H example")
+		}
+		for _, m := range headerLine.FindAllStringSubmatch(text, -1) {
+			add(m[1], true, "a header line")
+		}
+		for _, m := range namedHeader.FindAllStringSubmatch(text, -1) {
+			add(m[1]+m[2], true, "a header named")
+		}
+		for _, m := range xHeader.FindAllStringSubmatch(text, -1) {
+			add(m[1], true, "a header named")
+		}
+		for _, m := range jsonKey.FindAllStringSubmatch(text, -1) {
+			add(m[1], false, "a JSON field")
+		}
+		for _, m := range queryParam.FindAllStringSubmatch(text, -1) {
+			add(m[1], false, "a query parameter")
+		}
+		for _, m := range namedParam.FindAllStringSubmatch(text, -1) {
+			add(m[1], false, "a parameter named")
+		}
+		return out
+	})
+}
+
+// respIdentityNames returns the identity-like names a response uses: its
+// header names, the headers Vary and Access-Control-Allow-Headers /
+// -Expose-Headers list, and the keys of a JSON answer (any depth).
+func respIdentityNames(where string, r fleet.Result) []identName {
+	var out []identName
+	hd := probe.Headers(r)
+	for _, k := range slices.Sorted(maps.Keys(hd)) {
+		if identityLike(k) {
+			out = append(out, identName{Name: k, Header: true, Where: "a response header of " + where, rank: 2})
+		}
+		if k == "vary" || k == "access-control-allow-headers" || k == "access-control-expose-headers" {
+			for _, h := range strings.Split(hd[k], ",") {
+				if h = strings.TrimSpace(h); identityLike(h) {
+					out = append(out, identName{Name: h, Header: true, Where: "the " + k + " header of " + where, rank: 1})
+				}
+			}
+		}
+	}
+	body := strings.TrimSpace(probe.Body(r))
+	if !strings.HasPrefix(body, "{") && !strings.HasPrefix(body, "[") {
+		return out
+	}
+	var v any
+	if json.Unmarshal([]byte(body), &v) != nil {
+		return out
+	}
+	seen := 0
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > identJSONDepth || seen >= identJSONKeys {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				seen++
+				if identityLike(k) {
+					out = append(out, identName{Name: k, Where: "a JSON field of " + where, rank: 2})
+				}
+				walk(t[k], depth+1)
+			}
+		case []any:
+			for _, e := range t[:min(len(t), 3)] {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(v, 0)
+	return out
+}
+
+// learnIdentityNames gathers the identity-like names the target itself
+// uses: in its docs and other non-face pages, in every crawled response,
+// and in the call endpoint's own answers (extra). Names of the fixed list
+// are left out (they are tried anyway); each name once (the first place
+// it was seen, docs first), at most identHeadersMax headers and
+// identFieldsMax fields.
+func learnIdentityNames(pages []probe.Page, extra map[string]fleet.Result) (headers, fields []identName) {
+	var all []identName
+	for _, pg := range pages {
+		if !pg.OK() {
+			continue
+		}
+		if pg.Kind != "face" && pg.Kind != "fresh-face" {
+			all = append(all, docIdentityNames(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res))...)
+		}
+		all = append(all, respIdentityNames(pg.URL, pg.Res)...)
+	}
+	for _, where := range slices.Sorted(maps.Keys(extra)) {
+		all = append(all, respIdentityNames(where, extra[where])...)
+	}
+	slices.SortStableFunc(all, func(a, b identName) int { return a.rank - b.rank })
+	seen := map[string]bool{}
+	for _, h := range identityHeaders {
+		seen["h"+strings.ToLower(h)] = true
+	}
+	for _, n := range all {
+		key := "f" + n.Name
+		if n.Header {
+			key = "h" + strings.ToLower(n.Name)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		switch {
+		case n.Header && len(headers) < identHeadersMax:
+			headers = append(headers, n)
+		case !n.Header && len(fields) < identFieldsMax:
+			fields = append(fields, n)
+		}
+	}
+	return headers, fields
+}
+
+// identClaims are the values a claim sends: a privileged name, or the
+// first id for a name that says it holds an id.
+var identClaims = []string{"admin", "1"}
+
+// identClaim is the value claimed for a header or field: 1 when its last
+// word says it holds an id (X-User-Id, uid, accountNo), else admin. A
+// list of names (a set sent together) claims admin.
+func identClaim(name string) string {
+	ws := identWords(name)
+	if strings.Contains(name, ",") || len(ws) == 0 {
+		return "admin"
+	}
+	switch ws[len(ws)-1] {
+	case "id", "uid", "userid", "no", "num", "number":
+		return "1"
+	}
+	return "admin"
+}
+
+// identQueryTargets bounds the GET endpoints tried with identity
+// parameters per run.
+const identQueryTargets = 4
+
+// secSpoofQuery adds the identity-like parameter names learned from the
+// target to the query of the JSON endpoints the crawl fetched (GET, at
+// the exercise rung: it sends claims), set to admin, and compares the
+// answer with a second plain fetch: a materially different answer (see
+// spoofed) means the endpoint takes the caller's identity from the query.
+func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
+	if !p.Can("qa_fetch") || !p.Exercised() {
+		return
+	}
+	_, fields := learnIdentityNames(pages, nil)
+	if len(fields) == 0 {
+		return
+	}
+	tried := 0
+	seen := map[string]bool{}
+	for _, pg := range pages {
+		if tried == identQueryTargets || !p.Room(3) {
+			return
+		}
+		u, err := url.Parse(pg.URL)
+		if err != nil || !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" || pg.URL == p.Target().Call ||
+			crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) != crawl.KindJSON {
+			continue
+		}
+		q := u.Query()
+		var names []identName
+		for _, f := range fields {
+			if !q.Has(f.Name) {
+				names = append(names, f)
+			}
+		}
+		key := u.Scheme + "://" + u.Host + u.Path
+		if len(names) == 0 || seen[key] || p.HostBusy(u.Host, nil) {
+			continue
+		}
+		seen[key] = true
+		tried++
+		with := func(ns []identName) string {
+			v := u.Query()
+			for _, n := range ns {
+				v.Set(n.Name, identClaim(n.Name))
+			}
+			w := *u
+			w.RawQuery = v.Encode()
+			return w.String()
+		}
+		base := p.Fetch(pg.URL)
+		if p.HostBusy(u.Host, base) || !probe.Answered(base) {
+			continue
+		}
+		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
+		all := with(names)
+		d, sev, ok := spoofed(base, p.Fetch(all), identClaims, stable)
+		if !ok {
+			continue
+		}
+		repro, which, how := all, "", " (together; none alone)"
+		var list []string
+		for _, n := range names {
+			list = append(list, n.Name)
+		}
+		which = strings.Join(list, ", ")
+		for _, n := range names {
+			if len(names) == 1 {
+				which, how = n.Name, ", a name learned from "+n.Where
+				break
+			}
+			if !p.Room(1) {
+				how = " (together; not isolated: no call left)"
+				break
+			}
+			one := with([]identName{n})
+			if d1, sev1, ok1 := spoofed(base, p.Fetch(one), identClaims, stable); ok1 {
+				repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
+				break
+			}
+		}
+		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
+			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
+				key, which, identClaim(which), how, d),
+			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, identClaims, stable); return ok })
+	}
+}

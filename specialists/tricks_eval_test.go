@@ -1,0 +1,155 @@
+package specialists
+
+// The evaluation of the tricks learned from the target (issue 23, item 5)
+// on fixtures/tricks ("Quarry"): identity names that only its docs give,
+// and a form whose field it reflects. The security playbook runs through
+// the real loop at exercise with the test-local HTTP tools, no browser and
+// no chain. The flawed platform must yield one finding per planted flaw;
+// its correct twin nothing at high or above:
+//
+//	go test -run 'TestEvalTricks' -v ./specialists  (Rendered: with Chromium)
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/browser"
+	"github.com/qafleet/fleetd/fixtures/tricks"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/specialists/probe"
+)
+
+// tricksFlaws are the flaws fixtures/tricks/README.md lists.
+var tricksFlaws = []plantedFlaw{
+	{"spoofed identity: a header named only in the docs", []string{"call"}, []string{"identity header", "X-Quarry-Principal: admin", "learned from", "/help/agents.md"}, fleet.SeverityHigh},
+	{"spoofed identity: a body field named only in the docs", []string{"call"}, []string{"request body field", `"on_behalf_of"`, "learned from", "/help/agents.md"}, fleet.SeverityHigh},
+	{"spoofed identity: a query parameter named only in a response", []string{"web"}, []string{"/api/drafts", "query parameter", "member=admin", "learned from a JSON field"}, fleet.SeverityHigh},
+	// Medium, not high: every page carries a CSP without 'unsafe-inline',
+	// which limits the impact (the finding says so).
+	{"reflected XSS through a form field", []string{"web"}, []string{"/lookup", "shelf", "CWE-79"}, fleet.SeverityMedium},
+}
+
+func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
+	t.Helper()
+	app := tricks.Serve(mode)
+	t.Cleanup(app.Close)
+	tg := app.Target()
+	client := &http.Client{Timeout: 5 * time.Second}
+	tools := func(runID string, findings *[]map[string]any) *fleet.Registry {
+		reg := fleet.NewRegistry()
+		add := func(name string, rung fleet.Dial, fn func(a map[string]any) fleet.Result) {
+			tool, _ := fleettest.Tool(name, rung, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
+				var a map[string]any
+				if err := json.Unmarshal(raw, &a); err != nil {
+					return fleet.Fail("bad args: %v", err), nil
+				}
+				return fn(a), nil
+			})
+			reg.Add(tool)
+		}
+		notConfigured := func(what string) func(map[string]any) fleet.Result {
+			return func(map[string]any) fleet.Result { return fleet.Fail("%s is not configured", what) }
+		}
+		add("qa_fetch", fleet.Observe, fetchTool(tg.FetchAllow, client))
+		add("qa_call", fleet.Exercise, callTool(tg.Call, client))
+		add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
+		add("qa_chain", fleet.Observe, notConfigured("chain"))
+		add("qa_create", fleet.Exercise, notConfigured("qa_create needs target.registry and chain.sponsor_key_file: chain"))
+		add("qa_publish", fleet.Exercise, notConfigured("chain"))
+		add("qa_report", fleet.Observe, func(a map[string]any) fleet.Result {
+			*findings = append(*findings, a)
+			return fleet.OK(map[string]any{"status": "posted"})
+		})
+		return reg
+	}
+	opts := Options{}
+	if render {
+		b, err := browser.New(browser.Config{Exec: mustChromium(t), Allow: func(u string) error {
+			if !probe.AllowedURL(tg.FetchAllow, u) {
+				return fmt.Errorf("not on the fetch allowlist: %s", u)
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		opts.Renderer = b
+	}
+	res, got := runLoop(t, "security", fleet.Exercise, tg, tools, opts)
+	if render {
+		// The browser submitted the POST form: no note names it.
+		if strings.Contains(res.Summary, "/suggest") {
+			t.Errorf("the summary names a form the browser submitted:\n%s", res.Summary)
+		}
+		return got
+	}
+	// The POST form is not submittable without a browser: the run says so.
+	if !strings.Contains(res.Summary, "1 form(s) with a request body found by the static crawl and not submitted (qa_fetch sends no body and no browser") || !strings.Contains(res.Summary, "POST "+app.URL()+"/suggest") {
+		t.Errorf("the summary does not name the POST form it could not submit:\n%s", res.Summary)
+	}
+	return got
+}
+
+func TestEvalTricks(t *testing.T) { evalTricks(t, false) }
+
+// TestEvalTricksRendered is the same with the rendering crawl on
+// (Chromium): the same recall, nothing at high or above on the twin.
+func TestEvalTricksRendered(t *testing.T) { evalTricks(t, true) }
+
+func evalTricks(t *testing.T, render bool) {
+	if testing.Short() {
+		t.Skip("runs the security playbook against two platforms")
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n| class | planted | found | severity |\n| --- | --- | --- | --- |\n")
+	flawed := runTricks(t, tricks.Flawed, render)
+	used := make([]bool, len(flawed))
+	found := 0
+	for _, fl := range tricksFlaws {
+		i := slices.IndexFunc(flawed, func(f map[string]any) bool { return matches(f, fl) })
+		sev := "—"
+		if i >= 0 {
+			used[i], found = true, found+1
+			sev = fmt.Sprint(flawed[i]["severity"])
+			if fleet.Severity(sev).Rank() < fl.minSev.Rank() {
+				t.Errorf("%s found at %s, want at least %s", fl.class, sev, fl.minSev)
+			}
+		} else {
+			t.Errorf("missed: %s (%v %v)", fl.class, fl.surfaces, fl.words)
+		}
+		fmt.Fprintf(&table, "| %s | 1 | %d | %s |\n", fl.class, map[bool]int{true: 1, false: 0}[i >= 0], sev)
+	}
+	var extra []map[string]any
+	for i, f := range flawed {
+		if !used[i] {
+			extra = append(extra, f)
+		}
+	}
+	correct := runTricks(t, tricks.Correct, render)
+	high := func(fs []map[string]any) int {
+		n := 0
+		for _, f := range fs {
+			if fleet.Severity(fmt.Sprint(f["severity"])).Rank() >= fleet.SeverityHigh.Rank() {
+				n++
+			}
+		}
+		return n
+	}
+	fmt.Fprintf(&table, "\nrecall %d/%d; findings not matching a planted flaw on the flawed platform: %d (%d at high or above); findings on the correct twin: %d (%d at high or above)\n",
+		found, len(tricksFlaws), len(extra), high(extra), len(correct), high(correct))
+	t.Log(table.String())
+	if high(extra) > 0 {
+		t.Errorf("findings at high or above on the flawed platform that match no planted flaw:%s", summaries(extra))
+	}
+	if high(correct) > 0 {
+		t.Errorf("findings at high or above on the correct twin (false positives):%s", summaries(correct))
+	}
+}
