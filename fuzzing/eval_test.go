@@ -92,21 +92,7 @@ func TestEval(t *testing.T) {
 		if only := os.Getenv("FLEETD_EVAL_TARGETS"); only != "" && !slices.Contains(strings.Split(only, ","), et.module+"/"+et.pkg[2:]) {
 			continue // e.g. FLEETD_EVAL_TARGETS=controls/htmlfixed
 		}
-		mod, err := filepath.Abs(filepath.Join("..", "fixtures", et.module))
-		if err != nil {
-			t.Fatal(err)
-		}
-		work := t.TempDir()
-		bin := filepath.Join(work, "target")
-		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{goCmd, "build", "-o", bin, et.cmd}, Dir: mod,
-			Env: GoEnv(goCmd, work, shared, 2<<30), Timeout: 10 * time.Minute, MemoryBytes: 8 << 30, CPUSeconds: 1200})
-		if err != nil || res.ExitCode != 0 {
-			t.Fatalf("build %s: %v %s", et.cmd, err, res.Stderr)
-		}
-		seeds, err := LoadSeeds(filepath.Join(mod, et.seeds), 64, 64<<10)
-		if err != nil || len(seeds) == 0 {
-			t.Fatalf("seeds: %v", err)
-		}
+		mod, bin, seeds := prepareEvalTarget(t, et, goCmd, shared)
 		for _, eng := range engines {
 			var ts []trial
 			for i := range trials {
@@ -317,22 +303,9 @@ func TestEvalCoverage(t *testing.T) {
 		if !slices.Contains(only, et.module+"/"+et.pkg[2:]) {
 			continue
 		}
-		mod, err := filepath.Abs(filepath.Join("..", "fixtures", et.module))
-		if err != nil {
-			t.Fatal(err)
-		}
-		work := t.TempDir()
-		bin := filepath.Join(work, "target")
-		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{goCmd, "build", "-o", bin, et.cmd}, Dir: mod,
-			Env: GoEnv(goCmd, work, shared, 2<<30), Timeout: 10 * time.Minute, MemoryBytes: 8 << 30, CPUSeconds: 1200})
-		if err != nil || res.ExitCode != 0 {
-			t.Fatalf("build %s: %v %s", et.cmd, err, res.Stderr)
-		}
-		seeds, err := LoadSeeds(filepath.Join(mod, et.seeds), 64, 64<<10)
-		if err != nil || len(seeds) == 0 {
-			t.Fatalf("seeds: %v", err)
-		}
+		mod, bin, seeds := prepareEvalTarget(t, et, goCmd, shared)
 		// The yardstick: the libFuzzer build of the target's fuzz function.
+		work := t.TempDir()
 		src := filepath.Join(work, "yard")
 		if err := CheckoutRepo(ctx, mod, src); err != nil {
 			t.Fatal(err)
@@ -462,4 +435,26 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// prepareEvalTarget returns an evaluation target's module directory, its
+// command built (the target the process-per-input engines run) and its
+// benign seeds.
+func prepareEvalTarget(t *testing.T, et evalTarget, goCmd, shared string) (mod, bin string, seeds [][]byte) {
+	t.Helper()
+	mod, err := filepath.Abs(filepath.Join("..", "fixtures", et.module))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	bin = filepath.Join(work, "target")
+	res, err := sandbox.Exec(context.Background(), sandbox.ExecSpec{Argv: []string{goCmd, "build", "-o", bin, et.cmd}, Dir: mod,
+		Env: GoEnv(goCmd, work, shared, 2<<30), Timeout: 10 * time.Minute, MemoryBytes: 8 << 30, CPUSeconds: 1200})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("build %s: %v %s", et.cmd, err, res.Stderr)
+	}
+	if seeds, err = LoadSeeds(filepath.Join(mod, et.seeds), 64, 64<<10); err != nil || len(seeds) == 0 {
+		t.Fatalf("seeds: %v", err)
+	}
+	return mod, bin, seeds
 }
