@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -145,36 +144,7 @@ func ParseProperty(file string, data []byte) (Property, error) {
 // by name; two properties may not share a name. The error names each bad
 // file.
 func LoadProperties(fsys fs.FS, dir string) ([]Property, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("load properties %s: %w", dir, err)
-	}
-	var out []Property
-	var errs []error
-	names := map[string]string{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		file := path.Join(dir, e.Name())
-		b, err := fs.ReadFile(fsys, file)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("load properties: %w", err))
-			continue
-		}
-		pr, err := ParseProperty(file, b)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if prev, dup := names[pr.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: property %q is also in %s", file, pr.Name, prev))
-			continue
-		}
-		names[pr.Name] = file
-		out = append(out, pr)
-	}
-	return out, errors.Join(errs...)
+	return probe.LoadDir(fsys, dir, "property", "properties", ParseProperty, func(v Property) string { return v.Name })
 }
 
 //go:embed properties/*.yaml

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -164,36 +164,7 @@ func ParseFamily(file string, data []byte) (Family, error) {
 // LoadFamilies parses every *.yaml file directly in dir of fsys, sorted by
 // name; two families may not share a name. The error names each bad file.
 func LoadFamilies(fsys fs.FS, dir string) ([]Family, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return nil, fmt.Errorf("load families %s: %w", dir, err)
-	}
-	var out []Family
-	var errs []error
-	names := map[string]string{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		file := path.Join(dir, e.Name())
-		b, err := fs.ReadFile(fsys, file)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("load families: %w", err))
-			continue
-		}
-		f, err := ParseFamily(file, b)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if prev, dup := names[f.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: family %q is also in %s", file, f.Name, prev))
-			continue
-		}
-		names[f.Name] = file
-		out = append(out, f)
-	}
-	return out, errors.Join(errs...)
+	return probe.LoadDir(fsys, dir, "family", "families", ParseFamily, func(v Family) string { return v.Name })
 }
 
 //go:embed families/*.yaml
