@@ -14,7 +14,6 @@ package specialists
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -27,7 +26,6 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -54,38 +52,6 @@ func mustChromium(t testing.TB) string {
 	}
 	t.Skipf("%v: apt-get install -y chromium to run the rendering crawl's evaluation", err)
 	return ""
-}
-
-// spaTools are the HTTP tools of the webapp evaluation over plain HTTP;
-// the platform has no chain.
-func spaTools(tg fleet.Target, client *http.Client) func(string, *[]map[string]any) *fleet.Registry {
-	return func(runID string, findings *[]map[string]any) *fleet.Registry {
-		reg := fleet.NewRegistry()
-		add := func(name string, rung fleet.Dial, fn func(a map[string]any) fleet.Result) {
-			tool, _ := fleettest.Tool(name, rung, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
-				var a map[string]any
-				if err := json.Unmarshal(raw, &a); err != nil {
-					return fleet.Fail("bad args: %v", err), nil
-				}
-				return fn(a), nil
-			})
-			reg.Add(tool)
-		}
-		notConfigured := func(what string) func(map[string]any) fleet.Result {
-			return func(map[string]any) fleet.Result { return fleet.Fail("%s is not configured", what) }
-		}
-		add("qa_fetch", fleet.Observe, fetchTool(tg.FetchAllow, client))
-		add("qa_call", fleet.Exercise, callTool(tg.Call, client))
-		add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
-		add("qa_chain", fleet.Observe, notConfigured("chain"))
-		add("qa_create", fleet.Exercise, notConfigured("qa_create needs target.registry and chain.sponsor_key_file: chain"))
-		add("qa_publish", fleet.Exercise, notConfigured("chain"))
-		add("qa_report", fleet.Observe, func(a map[string]any) fleet.Result {
-			*findings = append(*findings, a)
-			return fleet.OK(map[string]any{"status": "posted"})
-		})
-		return reg
-	}
 }
 
 // timedRenderer counts the pages rendered and the time they took.
@@ -117,7 +83,7 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 	t.Helper()
 	tg := app.Target()
 	client := &http.Client{Timeout: 10 * time.Second}
-	tools := spaTools(tg, client)
+	tools := httpTools(tg, client, client)
 	timed := &timedRenderer{}
 	var all []map[string]any
 	for _, name := range []string{"security", "ux"} {

@@ -10,8 +10,6 @@ package specialists
 //	go test -run 'TestEvalTricks' -v ./specialists  (Rendered: with Chromium)
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -22,7 +20,6 @@ import (
 	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fixtures/tricks"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -42,33 +39,8 @@ func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 	t.Cleanup(app.Close)
 	tg := app.Target()
 	client := &http.Client{Timeout: 5 * time.Second}
-	tools := func(runID string, findings *[]map[string]any) *fleet.Registry {
-		reg := fleet.NewRegistry()
-		add := func(name string, rung fleet.Dial, fn func(a map[string]any) fleet.Result) {
-			tool, _ := fleettest.Tool(name, rung, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
-				var a map[string]any
-				if err := json.Unmarshal(raw, &a); err != nil {
-					return fleet.Fail("bad args: %v", err), nil
-				}
-				return fn(a), nil
-			})
-			reg.Add(tool)
-		}
-		notConfigured := func(what string) func(map[string]any) fleet.Result {
-			return func(map[string]any) fleet.Result { return fleet.Fail("%s is not configured", what) }
-		}
-		add("qa_fetch", fleet.Observe, fetchTool(tg.FetchAllow, client))
-		add("qa_call", fleet.Exercise, callTool(tg.Call, client))
-		add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
-		add("qa_chain", fleet.Observe, notConfigured("chain"))
-		add("qa_create", fleet.Exercise, notConfigured("qa_create needs target.registry and chain.sponsor_key_file: chain"))
-		add("qa_publish", fleet.Exercise, notConfigured("chain"))
-		add("qa_report", fleet.Observe, func(a map[string]any) fleet.Result {
-			*findings = append(*findings, a)
-			return fleet.OK(map[string]any{"status": "posted"})
-		})
-		return reg
-	}
+	tools := httpTools(tg, client, client)
+
 	opts := Options{}
 	if render {
 		b, err := browser.New(browser.Config{Exec: mustChromium(t), Allow: func(u string) error {

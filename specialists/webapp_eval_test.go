@@ -12,7 +12,6 @@ package specialists
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -25,7 +24,6 @@ import (
 	"github.com/qafleet/fleetd/chain/devchain"
 	"github.com/qafleet/fleetd/fixtures/webapp"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/fleettest"
 )
 
 // plantedFlaw is one flaw of the flawed webapp and how its finding reads.
@@ -87,33 +85,7 @@ func webappTools(app *webapp.App) func(string, *[]map[string]any) *fleet.Registr
 	fetchClient := app.Client()
 	fetchClient.Timeout = 15 * time.Second
 	callClient := &http.Client{Timeout: 4 * time.Second, Transport: &http.Transport{TLSClientConfig: app.TLSConfig()}}
-	return func(runID string, findings *[]map[string]any) *fleet.Registry {
-		reg := fleet.NewRegistry()
-		add := func(name string, rung fleet.Dial, fn func(a map[string]any) fleet.Result) {
-			tool, _ := fleettest.Tool(name, rung, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
-				var a map[string]any
-				if err := json.Unmarshal(raw, &a); err != nil {
-					return fleet.Fail("bad args: %v", err), nil
-				}
-				return fn(a), nil
-			})
-			reg.Add(tool)
-		}
-		notConfigured := func(what string) func(map[string]any) fleet.Result {
-			return func(map[string]any) fleet.Result { return fleet.Fail("%s is not configured", what) }
-		}
-		add("qa_fetch", fleet.Observe, fetchTool(tg.FetchAllow, fetchClient))
-		add("qa_call", fleet.Exercise, callTool(tg.Call, callClient))
-		add("qa_compile", fleet.Observe, notConfigured("target.compiler"))
-		add("qa_chain", fleet.Observe, notConfigured("chain"))
-		add("qa_create", fleet.Exercise, notConfigured("qa_create needs target.registry and chain.sponsor_key_file: chain"))
-		add("qa_publish", fleet.Exercise, notConfigured("chain"))
-		add("qa_report", fleet.Observe, func(a map[string]any) fleet.Result {
-			*findings = append(*findings, a)
-			return fleet.OK(map[string]any{"status": "posted"})
-		})
-		return reg
-	}
+	return httpTools(tg, fetchClient, callClient)
 }
 
 // runWebapp runs the web-facing playbooks against app and returns every
