@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -420,35 +419,10 @@ type VersionControl struct {
 	RepositoryURI string `json:"repositoryUri"`
 }
 
-// clean makes untrusted text one safe line: invalid UTF-8 replaced, control
-// and format characters (bidirectional overrides included) dropped,
-// whitespace runs one space, at most limit runes.
-func clean(s string, limit int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	n, space := 0, false
-	for _, r := range s {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			continue
-		}
-		if n >= limit {
-			b.WriteString("…")
-			break
-		}
-		if space {
-			b.WriteByte(' ')
-			n++
-			space = false
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
+// clean makes untrusted text one safe line (fleet.PlainText): invalid
+// UTF-8 replaced, control and format characters (bidirectional overrides
+// included) dropped, whitespace runs one space, at most limit runes.
+func clean(s string, limit int) string { return fleet.PlainText(s, limit) }
 
 func cleanAll(ss []string) []string {
 	out := make([]string, len(ss))
