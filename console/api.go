@@ -14,22 +14,32 @@ import (
 	"github.com/qafleet/fleetd/sarif"
 )
 
-// apiReport is the latest report as JSON, with the Health page's filters
-// (state, severity, surface) applied when given. Without filters it is
-// latest.json as decoded: every row.
-func (c *Console) apiReport(w http.ResponseWriter, r *http.Request) {
+// filteredReport is the latest report with the request's filters applied;
+// on an error it has answered and ok is false.
+func (c *Console) filteredReport(w http.ResponseWriter, r *http.Request) (out fleet.Report, ok bool) {
 	f, err := readFilter(r)
 	if err != nil {
 		c.apiError(w, r, err)
-		return
+		return out, false
 	}
 	rep, err := c.reports.Latest()
 	if err != nil {
 		c.apiError(w, r, err)
+		return out, false
+	}
+	out = *rep
+	out.Clusters = f.apply(rep.Clusters)
+	return out, true
+}
+
+// apiReport is the latest report as JSON, with the Health page's filters
+// (state, severity, surface) applied when given. Without filters it is
+// latest.json as decoded: every row.
+func (c *Console) apiReport(w http.ResponseWriter, r *http.Request) {
+	out, ok := c.filteredReport(w, r)
+	if !ok {
 		return
 	}
-	out := *rep
-	out.Clusters = f.apply(rep.Clusters)
 	if out.Clusters == nil {
 		out.Clusters = []fleet.Cluster{}
 	}
@@ -42,18 +52,10 @@ func (c *Console) apiReport(w http.ResponseWriter, r *http.Request) {
 // console does not read the triage store, so no file:line from crash
 // output past a title).
 func (c *Console) apiReportSARIF(w http.ResponseWriter, r *http.Request) {
-	f, err := readFilter(r)
-	if err != nil {
-		c.apiError(w, r, err)
+	out, ok := c.filteredReport(w, r)
+	if !ok {
 		return
 	}
-	rep, err := c.reports.Latest()
-	if err != nil {
-		c.apiError(w, r, err)
-		return
-	}
-	out := *rep
-	out.Clusters = f.apply(rep.Clusters)
 	w.Header().Set("Content-Type", "application/sarif+json")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := sarif.Render(w, out, sarif.Options{ToolVersion: c.cfg.Version}); err != nil {
