@@ -348,30 +348,38 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 		if !ok {
 			continue
 		}
-		repro, which, how := all, "", " (together; none alone)"
-		var list []string
-		for _, n := range names {
-			list = append(list, n.Name)
-		}
-		which = strings.Join(list, ", ")
-		for _, n := range names {
-			if len(names) == 1 {
-				which, how = n.Name, ", a name learned from "+n.Where
-				break
-			}
-			if !p.Room(1) {
-				how = " (together; not isolated: no call left)"
-				break
-			}
-			one := with([]identName{n})
-			if d1, sev1, ok1 := spoofed(base, p.Fetch(one), identClaims, stable); ok1 {
-				repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
-				break
-			}
-		}
+		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one string) (string, fleet.Severity, bool) {
+			return spoofed(base, p.Fetch(one), identClaims, stable)
+		})
 		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
 			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
 				key, which, identClaim(which), how, d),
 			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, identClaims, stable); return ok })
 	}
+}
+
+// isolateName, once the learned names together made a difference (all, with
+// d and sev), tries each name alone while calls are left, and returns the
+// repro to report, which names it is about and how they were found: the
+// first name that alone makes the difference, or all of them together.
+func isolateName[R any](p *probe.Probe, names []identName, all R, d string, sev fleet.Severity, with func([]identName) R,
+	try func(R) (string, fleet.Severity, bool)) (repro R, which, how, dOut string, sevOut fleet.Severity) {
+	var list []string
+	for _, n := range names {
+		list = append(list, n.Name)
+	}
+	repro, which, how, dOut, sevOut = all, strings.Join(list, ", "), " (together; none alone)", d, sev
+	for _, n := range names {
+		if len(names) == 1 {
+			return repro, n.Name, ", a name learned from " + n.Where, dOut, sevOut
+		}
+		if !p.Room(1) {
+			return repro, which, " (together; not isolated: no call left)", dOut, sevOut
+		}
+		one := with([]identName{n})
+		if d1, sev1, ok := try(one); ok {
+			return one, n.Name, ", a name learned from " + n.Where, d1, sev1
+		}
+	}
+	return repro, which, how, dOut, sevOut
 }

@@ -453,26 +453,9 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 	if !ok {
 		return
 	}
-	var names []string
-	for _, n := range fields {
-		names = append(names, n.Name)
-	}
-	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
-	for _, n := range fields {
-		if len(fields) == 1 {
-			which, how = n.Name, ", a name learned from "+n.Where
-			break
-		}
-		if !p.Room(1) {
-			how = " (together; not isolated: no call left)"
-			break
-		}
-		one := with([]identName{n})
-		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
-			repro, which, d, sev, how = one, n.Name, d1, sev1, ", a name learned from "+n.Where
-			break
-		}
-	}
+	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+		return spoofed(b1, p.Agent(one), identClaims, stable)
+	})
 	p.ReportChecked(sev, fleet.SurfaceCall,
 		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
 			which, identClaim(which), how, base.Message, base.Target, d),
