@@ -199,8 +199,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
 	}
-	// A full kept corpus is pruned whatever the schedule.
-	prune := n >= maxKeptInputs || pruneDue(o.Kept, o.PruneEvery, start)
+	// A kept corpus half full is pruned whatever the schedule. (Not the
+	// staged count: the other engines' inputs and the go engine's cache,
+	// which this engine's own finds feed, fill the stage to its cap after a
+	// few sessions, and a prune every session is a merge pass every session.)
+	prune := o.Kept == "" || countFiles(o.Kept) >= maxKeptInputs/2 || pruneDue(o.Kept, o.PruneEvery, start)
 	staged := listDir(in)
 	merged := n == 0
 	switch {
