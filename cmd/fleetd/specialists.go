@@ -199,8 +199,8 @@ func newestPublished(ctx context.Context, log *chain.FeedbackLog, fleetAddr flee
 // are logged: publishing never stops the daemon.
 func (d *daemon) publishSpecialists(ctx context.Context) {
 	env := d.env
-	if env == nil || env.Log == nil || env.FleetKey == nil || env.poster == nil {
-		return
+	if env == nil || env.Log == nil || env.FleetKey == nil || env.poster == nil || d.personas.Load() == nil {
+		return // not the daemon (fleetd mcp recovers crashed runs with it too), or no log to publish on
 	}
 	ps := d.personaList()
 	rung, _ := env.control.Dial()
