@@ -276,3 +276,37 @@ func tail(s string, n int) string {
 }
 
 func signalNotify(c chan os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+
+// runningDaemon is `fleetd run` started in-process by startTestDaemon.
+type runningDaemon struct {
+	base      string        // the console's URL, from the daemon's http line
+	done      <-chan int    // its exit status, once it has stopped
+	out, errb *syncBuffer   // its stdout and stderr
+	reload    chan struct{} // a SIGHUP
+}
+
+// startTestDaemon starts `fleetd run --config config` in this process until
+// ctx ends and waits (at most 60 s) for its http line; it fails the test
+// when the daemon exits before it.
+func startTestDaemon(t *testing.T, ctx context.Context, config string) *runningDaemon {
+	t.Helper()
+	done := make(chan int, 1)
+	d := &runningDaemon{done: done, out: &syncBuffer{}, errb: &syncBuffer{}, reload: make(chan struct{}, 1)}
+	go func() {
+		done <- mainWithReload(ctx, []string{"run", "--config", config}, strings.NewReader(""), d.out, d.errb, d.reload)
+	}()
+	waitFor(t, 60*time.Second, "the daemon's http line", func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("fleetd run exited %d before it served:\n%s", code, tail(d.errb.String(), 20))
+		default:
+		}
+		var line struct{ HTTP string }
+		if json.Unmarshal([]byte(d.out.String()), &line) == nil && line.HTTP != "" {
+			d.base = line.HTTP
+			return true
+		}
+		return false
+	})
+	return d
+}

@@ -372,23 +372,8 @@ func TestDaemonStartsWithTheNodeDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb) }()
-	var base string
-	waitFor(t, 60*time.Second, "the daemon's http line", func() bool {
-		select {
-		case code := <-done:
-			t.Fatalf("fleetd run exited %d with the node down:\n%s", code, tail(errb.String(), 20))
-		default:
-		}
-		var line struct{ HTTP string }
-		if json.Unmarshal([]byte(out.String()), &line) == nil && line.HTTP != "" {
-			base = line.HTTP
-			return true
-		}
-		return false
-	})
+	d := startTestDaemon(t, ctx, f.config)
+	base, done, errb := d.base, d.done, d.errb
 	get := func(path string) string {
 		t.Helper()
 		resp, err := http.Get(base + path)

@@ -82,12 +82,7 @@ func TestSpecialistsPublished(t *testing.T) {
 	f := newFleetFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": hour, "ux": hour, "security": hour, "perf": hour, "fuzz": hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reload := make(chan struct{}, 1)
-	done := make(chan int, 1)
-	var out, errb syncBuffer
-	go func() {
-		done <- mainWithReload(ctx, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb, reload)
-	}()
+	d := startTestDaemon(t, ctx, f.config)
 	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +111,6 @@ func TestSpecialistsPublished(t *testing.T) {
 		t.Fatalf("--on-chain after start: exit %d\n%s%s", code, o, e)
 	}
 	// The console's fleet view says so too.
-	var line struct{ HTTP string }
-	fleettest.WaitFor(t, 30*time.Second, "the daemon's http line", func() bool {
-		return json.Unmarshal([]byte(out.String()), &line) == nil && line.HTTP != ""
-	})
 	var fl struct {
 		Published *struct {
 			Set     string
@@ -128,7 +119,7 @@ func TestSpecialistsPublished(t *testing.T) {
 		}
 	}
 	fleettest.WaitFor(t, 10*time.Second, "the console's published set", func() bool {
-		resp, err := http.Get(line.HTTP + "/api/fleet")
+		resp, err := http.Get(d.base + "/api/fleet")
 		if err != nil {
 			return false
 		}
@@ -161,7 +152,7 @@ func TestSpecialistsPublished(t *testing.T) {
 	if code != 1 || !strings.Contains(o, "DIFFERS") || !strings.Contains(o, "differs: smoke") {
 		t.Errorf("--on-chain with an edited persona not yet reloaded: exit %d\n%s%s", code, o, e)
 	}
-	reload <- struct{}{}
+	d.reload <- struct{}{}
 	second := waitSet(first.Hash)
 	if second.Index <= first.Index {
 		t.Errorf("second set at entry %d, first at %d", second.Index, first.Index)
@@ -171,14 +162,14 @@ func TestSpecialistsPublished(t *testing.T) {
 		t.Errorf("--on-chain --json after the reload: exit %d\n%s%s", code, o, e)
 	}
 	cancel()
-	if c := <-done; c != 0 {
-		t.Errorf("fleetd run exited %d:\n%s", c, tail(errb.String(), 20))
+	if c := <-d.done; c != 0 {
+		t.Errorf("fleetd run exited %d:\n%s", c, tail(d.errb.String(), 20))
 	}
 	// The daemon's restart with the same set posts nothing new.
 	n, _ := log.Count(context.Background())
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel2()
-	Main(ctx2, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb)
+	Main(ctx2, []string{"run", "--config", f.config}, strings.NewReader(""), d.out, d.errb)
 	if m, _ := log.Count(context.Background()); m != n {
 		t.Errorf("a restart with the same set posted %d entries", m-n)
 	}

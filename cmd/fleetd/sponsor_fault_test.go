@@ -30,23 +30,8 @@ func TestDaemonSponsorRunsDry(t *testing.T) {
 	ctx := context.Background()
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- Main(dctx, []string{"run", "--config", f.config}, strings.NewReader(""), &out, &errb) }()
-	var base string
-	waitFor(t, 60*time.Second, "the daemon's http line", func() bool {
-		select {
-		case code := <-done:
-			t.Fatalf("fleetd run exited %d with the sponsor dry:\n%s", code, tail(errb.String(), 20))
-		default:
-		}
-		var line struct{ HTTP string }
-		if json.Unmarshal([]byte(out.String()), &line) == nil && line.HTTP != "" {
-			base = line.HTTP
-			return true
-		}
-		return false
-	})
+	d := startTestDaemon(t, dctx, f.config)
+	base, done, errb := d.base, d.done, d.errb
 	// Mid-run: the daemon refuses to start with a dry sponsor (its
 	// preflight), so the sponsor is drained under it.
 	bystander, _ := chain.GenerateKey()
