@@ -203,7 +203,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	// staged count: the other engines' inputs and the go engine's cache,
 	// which this engine's own finds feed, fill the stage to its cap after a
 	// few sessions, and a prune every session is a merge pass every session.)
-	prune := o.Kept == "" || countFiles(o.Kept) >= maxKeptInputs/2 || pruneDue(o.Kept, o.PruneEvery, start)
+	prune := pruneDue(o.Kept, o.PruneEvery, start) || countFiles(o.Kept) >= maxKeptInputs/2
 	staged := listDir(in)
 	merged := n == 0
 	switch {
