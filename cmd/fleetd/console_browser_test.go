@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,7 +383,10 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	t.Run("run now, mark a finding and triage from the page", func(t *testing.T) {
 		startFrom(t, b, base+"fleet", `tr[data-specialist="ux"] button.run-now`, "ux started")
-		rep, _ := readReport(t, base)
+		// Mark only once the run's findings are in the report: a dead link
+		// it posts after the mark, with a repro the posted one lacked, would
+		// rightly regress the false positive.
+		rep := reportAfterRun(t, d, f, base, "ux")
 		var id string
 		for _, c := range rep.Clusters {
 			if strings.HasPrefix(c.Title, "Dead link in llms.txt") {
@@ -529,6 +533,50 @@ func TestConsoleInBrowser(t *testing.T) {
 }
 
 // readReport reads /api/report.
+// reportAfterRun waits for the specialist's run to end and for the report
+// to cover every entry on the log, and returns that report.
+func reportAfterRun(t *testing.T, d *daemon, f *fleetFixture, base, specialist string) struct {
+	Clusters []struct{ ID, Title, State string }
+} {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for slices.Contains(d.runner.Running(), specialist) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still running after 60s", specialist)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for {
+		if d.env.poster != nil {
+			if items, _ := d.env.poster.Pending(); len(items) > 0 && time.Now().Before(deadline) {
+				time.Sleep(300 * time.Millisecond) // posted yet: then on the log
+				continue
+			}
+		}
+		n, err := f.dn.log.Count(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head struct{ Head uint64 }
+		resp, err := http.Get(base + "api/report")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&head)
+			resp.Body.Close()
+		}
+		if err == nil && head.Head >= n {
+			rep, err := readReport(t, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rep
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the report covers entries [0, %d) of %d after %s's run (%v)", head.Head, n, specialist, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
 func readReport(t *testing.T, base string) (struct {
 	Clusters []struct{ ID, Title, State string }
 }, error) {
