@@ -50,8 +50,8 @@ type AFLOptions struct {
 	// its inputs from AFL++'s shared memory: afl-fuzz gets t.Argv without
 	// the {src} argument.
 	Instrumented *AFLBinaries
-	// Why is the reason the mode was chosen, for the note (e.g. why the
-	// instrumented build is not used).
+	// Why is the reason the mode was chosen (e.g. why the instrumented
+	// build is not used), the start of Report.ModeWhy.
 	Why string
 	// Minimize bounds afl-tmin per crash of a new state on an instrumented
 	// build (afl-tmin needs the instrumentation); 0 = 30 s at most (a
@@ -113,7 +113,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		timeout = 2 * time.Second
 	}
 	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
-	mode, note := aflMode(afl, o)
+	mode, note, why := aflMode(afl, o)
 	switch {
 	case o.Instrumented != nil && o.Instrumented.CmpLog != "":
 		args = append(args, "-c", o.Instrumented.CmpLog)
@@ -124,7 +124,11 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		args = append(args, "-n")
 	}
 	dictEntries := 0
-	if text, _ := FormatDict(append(o.Dictionary.Tokens(), o.Extra...)); len(text) > 0 {
+	tokens := append(o.Dictionary.Tokens(), o.Extra...)
+	if o.Instrumented != nil {
+		tokens = append(tokens, o.Instrumented.Dict...)
+	}
+	if text, _ := FormatDict(tokens); len(text) > 0 {
 		dict := filepath.Join(work, "dict.txt")
 		if err := os.WriteFile(dict, text, 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp dictionary: %w", err)
@@ -152,7 +156,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Mode: mode, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
+	rep := &Report{Engine: EngineAFL, Mode: mode, ModeWhy: why, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")
@@ -241,30 +245,31 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	return rep, nil
 }
 
-// aflMode names the mode RunAFL runs in and says why, with CmpLog on or
-// off for an instrumented build.
-func aflMode(afl string, o AFLOptions) (mode, note string) {
-	why := ""
-	if o.Why != "" {
-		why = ": " + o.Why
-	}
+// aflMode names the mode RunAFL runs in, says how (note: the build's
+// passes, CmpLog on or off) and why this mode (o.Why first, then what the
+// build or its absence decided).
+func aflMode(afl string, o AFLOptions) (mode, note, why string) {
 	if b := o.Instrumented; b != nil {
-		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast, laf-intel split comparisons), file input"
+		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast, laf-intel split comparisons), fork server, file input"
+		why = "built from target.repo with afl-clang-fast; no harness, so one process per input from the fork server"
 		if b.Persistent {
 			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness, laf-intel split comparisons)"
+			why = "built from target.repo with afl-clang-fast; its harness links AFL++'s persistent loop (many inputs per process, from shared memory)"
 		}
+		why = strings.Join(nonEmptyStrings(o.Why, why), "; ")
 		if b.CmpLog != "" {
-			return mode, note + "; cmplog on (-c)"
+			return mode, note + "; cmplog on (-c)", why
 		}
-		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off", b.CmpLogNote), ": ")
+		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off", b.CmpLogNote), ": "), why
 	}
 	if aflQEMU(afl) {
-		return AFLModeQEMU, "QEMU mode (-Q)" + why
+		return AFLModeQEMU, "QEMU mode (-Q)", strings.Join(nonEmptyStrings(o.Why, "an opaque binary: QEMU mode traces its coverage"), "; ")
 	}
+	why = o.Why
 	if why == "" {
-		why = ": an opaque binary, and no QEMU mode in this AFL++ install"
+		why = "an opaque binary (target.compiler, no target.repo build), and no QEMU mode in this AFL++ install"
 	}
-	return AFLModeBlind, "non-instrumented mode (-n)" + why
+	return AFLModeBlind, "non-instrumented mode (-n): havoc and splicing without coverage feedback", why
 }
 
 func nonEmptyStrings(ss ...string) []string {

@@ -41,6 +41,11 @@ type AFLBinaries struct {
 	CmpLog     string
 	CmpLogNote string
 	Persistent bool // Bin runs AFL++'s persistent loop (a linked harness)
+	// Dict is the build's dictionary, what afl-clang-lto's autodictionary
+	// would embed: the string comparisons AFL_LLVM_DICT2FILE saw while
+	// compiling, then the literals of the repository's C and C++ sources
+	// (CLiterals). RunAFL hands it to afl-fuzz (-x) with the others.
+	Dict []string
 }
 
 // AFLClangFast returns afl-clang-fast ("" when AFL++'s LLVM mode is not
@@ -54,14 +59,15 @@ func AFLClangFast() string {
 }
 
 // aflBuildVersion changes when the build recipe does (flags, passes).
-const aflBuildVersion = "afl-build-1"
+const aflBuildVersion = "afl-build-2"
 
 // BuildAFL builds b with afl-clang-fast, from the cache when this source
 // was built before: the fuzzing binary with laf-intel's split comparisons
 // (AFL_LLVM_LAF_ALL=1, so a multi-byte comparison is coverage AFL++ can
 // climb) and a second, CmpLog-instrumented one (AFL_LLVM_CMPLOG=1) for
-// afl-fuzz -c. Each build runs in its own copy of the repository, in the
-// jail, with CC/CXX set to afl-clang-fast(++). Errors: afl-clang-fast
+// afl-fuzz -c, and the build's dictionary (AFLBinaries.Dict). Each build
+// runs in its own copy of the repository, in the jail, with CC/CXX set to
+// afl-clang-fast(++). Errors: afl-clang-fast
 // missing, or the build failing (its output's tail in the error).
 func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 	cc := AFLClangFast()
@@ -87,8 +93,21 @@ func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 	if err != nil {
 		return nil, fmt.Errorf("afl build: %w", err)
 	}
-	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "fuzzer"), "AFL_LLVM_LAF_ALL=1"); err != nil {
+	d2f := filepath.Join(tmp, "dict2file.txt")
+	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "fuzzer"), "AFL_LLVM_LAF_ALL=1", "AFL_LLVM_DICT2FILE="+d2f); err != nil {
 		return nil, err
+	}
+	// The build's dictionary: a file of its own in the cache entry, so a
+	// cached build keeps it.
+	var toks []string
+	if raw, err := os.ReadFile(d2f); err == nil {
+		toks, _ = ParseDict(raw) // AFL++ writes valid lines; any other is left out
+	}
+	os.Remove(d2f)
+	if text, _ := FormatDict(append(toks, CLiterals(b.Dir, 0)...)); len(text) > 0 {
+		if err := os.WriteFile(filepath.Join(tmp, "dict.txt"), text, 0o600); err != nil {
+			return nil, fmt.Errorf("afl build: %w", err)
+		}
 	}
 	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "cmplog"), "AFL_LLVM_CMPLOG=1"); err != nil {
 		if ctx.Err() != nil {
@@ -118,6 +137,9 @@ func loadAFLBuild(dir string) (*AFLBinaries, error) {
 	}
 	_, err := os.Stat(filepath.Join(dir, "persistent"))
 	bins.Persistent = err == nil
+	if text, err := os.ReadFile(filepath.Join(dir, "dict.txt")); err == nil {
+		bins.Dict, _ = ParseDict(text)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "cmplog")); err == nil {
 		bins.CmpLog = filepath.Join(dir, "cmplog")
 	} else if n, err := os.ReadFile(filepath.Join(dir, "cmplog-note")); err == nil {
@@ -127,8 +149,8 @@ func loadAFLBuild(dir string) (*AFLBinaries, error) {
 }
 
 // aflBuildOnce runs the build command in a fresh copy of the repository
-// with one more AFL++ variable, writing out.
-func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out, extra string) error {
+// with more AFL++ variables, writing out.
+func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out string, extra ...string) error {
 	dir, err := os.MkdirTemp(b.Work, "src-")
 	if err != nil {
 		return fmt.Errorf("afl build: %w", err)
@@ -156,7 +178,8 @@ func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out, extra string) error 
 	}
 	env := []string{"PATH=" + filepath.Dir(cc) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
 		"CC=" + cc, "CXX=" + cc + "++", "CFLAGS=-g -O1", "CXXFLAGS=-g -O1", "LIB_FUZZING_ENGINE=" + engine,
-		"OUT=" + filepath.Dir(out), "FUZZ_HARNESS=" + harness, "AFL_QUIET=1", extra}
+		"OUT=" + filepath.Dir(out), "FUZZ_HARNESS=" + harness, "AFL_QUIET=1"}
+	env = append(env, extra...)
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: dir, Env: env, Timeout: 10 * time.Minute,
 		CPUSeconds: 1200, OutputCap: 64 << 10, MemoryBytes: 8 << 30})
 	if err != nil {
@@ -164,10 +187,10 @@ func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out, extra string) error 
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 600)
-		return fmt.Errorf("build %s (%s) exited %d: %s", strings.Join(b.Build, " "), extra, res.ExitCode, strings.TrimSpace(stripANSI(tail)))
+		return fmt.Errorf("build %s (%s) exited %d: %s", strings.Join(b.Build, " "), extra[0], res.ExitCode, strings.TrimSpace(stripANSI(tail)))
 	}
 	if _, err := os.Stat(out); err != nil {
-		return fmt.Errorf("build %s (%s) wrote no {out} binary", strings.Join(b.Build, " "), extra)
+		return fmt.Errorf("build %s (%s) wrote no {out} binary", strings.Join(b.Build, " "), extra[0])
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,10 +58,12 @@ func runCMagic(t *testing.T, persistent bool) (*Report, *AFLBinaries) {
 }
 
 // TestAFLInstrumented: the record parser builds instrumented, in
-// persistent and file mode, afl-fuzz runs it without -n and the report
-// says which mode ran. Whether the abort behind the 4-byte magic is found
-// in 30 s is logged, not asserted: with Debian's afl++ 4.04c neither
-// CmpLog nor laf-intel found it reliably (see BENCHMARKS.md).
+// persistent and file mode, afl-fuzz runs it without -n, the report says
+// which mode ran, and the abort behind the 4-byte magic is found within
+// 30 s. The magic is compared a byte at a time, which CmpLog does not log
+// and laf-intel has nothing to split: the build's dictionary (the
+// source's byte-array literal) is what finds it (BENCHMARKS.md: none in 6
+// sessions of 30 s without it, under a second with it).
 func TestAFLInstrumented(t *testing.T) {
 	needAFLClang(t)
 	if testing.Short() {
@@ -72,18 +75,21 @@ func TestAFLInstrumented(t *testing.T) {
 		if persistent {
 			want = AFLModePersistent
 		}
-		t.Logf("%s: first crash %v after %d execs (%s)", rep.Mode, rep.FirstCrash, rep.Execs, rep.Note)
+		t.Logf("%s: first crash %v after %d execs, %d ms CPU (%s)", rep.Mode, rep.FirstCrash, rep.Execs, rep.CPU.Milliseconds(), rep.Note)
 		if rep.Mode != want || !strings.Contains(rep.Note, "cmplog") || (bins.CmpLog != "") != strings.Contains(rep.Note, "cmplog on") {
 			t.Errorf("mode %q note %q (cmplog binary %q)", rep.Mode, rep.Note, bins.CmpLog)
 		}
-		if rep.Execs == 0 {
-			t.Errorf("%s: no execs", rep.Mode)
+		if !slices.Contains(bins.Dict, "\xe1\xc2\x3f\x7a") || rep.DictEntries < len(bins.Dict) {
+			t.Errorf("the build's dictionary %q (%d entries used) lacks the source's magic", bins.Dict, rep.DictEntries)
+		}
+		if rep.Execs == 0 || rep.CPU <= 0 {
+			t.Errorf("%s: %d execs, CPU %v", rep.Mode, rep.Execs, rep.CPU)
 		}
 		if len(rep.Crashers) == 0 {
-			t.Logf("%s: no crash in %d execs", rep.Mode, rep.Execs)
+			t.Errorf("%s: no crash in %d execs", rep.Mode, rep.Execs)
 			continue
 		}
-		if c := rep.Crashers[0]; c.Outcome != Crashed || c.Signal == "" || !strings.Contains(c.State, "SIGABRT") {
+		if c := rep.Crashers[0]; c.Outcome != Crashed || c.Signal == "" || !strings.Contains(c.State, "abort") {
 			t.Errorf("crasher %+v", c)
 		}
 	}

@@ -66,9 +66,12 @@ type Crasher struct {
 
 // Report is what a session did.
 type Report struct {
-	Engine  string        `json:"engine"`
-	Note    string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
-	Mode    string        `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
+	Engine string `json:"engine"`
+	Note   string `json:"note,omitempty"` // why this engine (a fallback), or what limited it
+	Mode   string `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
+	// ModeWhy says why Mode ran (aflpp): what the build offered, or why
+	// the instrumented build was not used (the fallback's cause).
+	ModeWhy string        `json:"mode_why,omitempty"`
 	Execs   int           `json:"execs"`
 	Elapsed time.Duration `json:"-"`
 	// CPU is the processor time the fuzzing itself used (user+system, the
