@@ -115,8 +115,8 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
 	mode, note, why := aflMode(afl, o)
 	switch {
-	case o.Instrumented != nil && o.Instrumented.CmpLog != "":
-		args = append(args, "-c", o.Instrumented.CmpLog)
+	case o.Instrumented != nil && o.Instrumented.CmpLog:
+		args = append(args, "-c", "0") // the fuzzing binary logs comparisons itself (see BuildAFL)
 	case o.Instrumented != nil:
 	case mode == AFLModeQEMU:
 		args = append(args, "-Q")
@@ -250,17 +250,17 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 // build or its absence decided).
 func aflMode(afl string, o AFLOptions) (mode, note, why string) {
 	if b := o.Instrumented; b != nil {
-		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast, laf-intel split comparisons), fork server, file input"
+		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast), fork server, file input"
 		why = "built from target.repo with afl-clang-fast; no harness, so one process per input from the fork server"
 		if b.Persistent {
-			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness, laf-intel split comparisons)"
+			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness)"
 			why = "built from target.repo with afl-clang-fast; its harness links AFL++'s persistent loop (many inputs per process, from shared memory)"
 		}
 		why = strings.Join(nonEmptyStrings(o.Why, why), "; ")
-		if b.CmpLog != "" {
-			return mode, note + "; cmplog on (-c)", why
+		if b.CmpLog {
+			return mode, note + "; cmplog on (-c 0)", why
 		}
-		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off", b.CmpLogNote), ": "), why
+		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off, laf-intel split comparisons", b.CmpLogNote), ": "), why
 	}
 	if aflQEMU(afl) {
 		return AFLModeQEMU, "QEMU mode (-Q)", strings.Join(nonEmptyStrings(o.Why, "an opaque binary: QEMU mode traces its coverage"), "; ")

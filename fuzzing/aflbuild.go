@@ -34,11 +34,12 @@ type AFLBuild struct {
 	SourceKey string   // RepoSourceKey of Dir ("": computed)
 }
 
-// AFLBinaries is an instrumented build: Bin always, CmpLog when its
-// AFL_LLVM_CMPLOG=1 build succeeded (else CmpLogNote says why not).
+// AFLBinaries is an instrumented build: Bin, with CmpLog's comparison
+// logging in it when the AFL_LLVM_CMPLOG=1 build succeeded (afl-fuzz -c 0;
+// else Bin has laf-intel's split comparisons and CmpLogNote says why).
 type AFLBinaries struct {
 	Bin        string
-	CmpLog     string
+	CmpLog     bool
 	CmpLogNote string
 	Persistent bool // Bin runs AFL++'s persistent loop (a linked harness)
 	// Dict is the build's dictionary, what afl-clang-lto's autodictionary
@@ -59,16 +60,21 @@ func AFLClangFast() string {
 }
 
 // aflBuildVersion changes when the build recipe does (flags, passes).
-const aflBuildVersion = "afl-build-2"
+const aflBuildVersion = "afl-build-3"
 
 // BuildAFL builds b with afl-clang-fast, from the cache when this source
-// was built before: the fuzzing binary with laf-intel's split comparisons
-// (AFL_LLVM_LAF_ALL=1, so a multi-byte comparison is coverage AFL++ can
-// climb) and a second, CmpLog-instrumented one (AFL_LLVM_CMPLOG=1) for
-// afl-fuzz -c, and the build's dictionary (AFLBinaries.Dict). Each build
-// runs in its own copy of the repository, in the jail, with CC/CXX set to
-// afl-clang-fast(++). Errors: afl-clang-fast
-// missing, or the build failing (its output's tail in the error).
+// was built before: one fuzzing binary with CmpLog's comparison logging in
+// it (AFL_LLVM_CMPLOG=1, run with afl-fuzz -c 0), or, when that build
+// fails, with laf-intel's split comparisons (AFL_LLVM_LAF_ALL=1, so a
+// multi-byte comparison is coverage AFL++ can climb); and the build's
+// dictionary (AFLBinaries.Dict). Not a second, CmpLog-only binary for
+// -c: with Debian's afl++ 4.04c its input-to-state stage never solved a
+// 32-bit comparison that way (0 of 8 sessions), where -c 0 solved it
+// within 30 inputs in each; and CmpLog with laf-intel in one binary logs
+// only the split one-byte comparisons, which CmpLog skips (BENCHMARKS.md).
+// Each build runs in its own copy of the repository, in the jail, with
+// CC/CXX set to afl-clang-fast(++). Errors: afl-clang-fast missing, or the
+// build failing (its output's tail in the error).
 func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 	cc := AFLClangFast()
 	if cc == "" {
@@ -94,8 +100,18 @@ func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 		return nil, fmt.Errorf("afl build: %w", err)
 	}
 	d2f := filepath.Join(tmp, "dict2file.txt")
-	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "fuzzer"), "AFL_LLVM_LAF_ALL=1", "AFL_LLVM_DICT2FILE="+d2f); err != nil {
-		return nil, err
+	fuzzer := filepath.Join(tmp, "fuzzer")
+	if cerr := aflBuildOnce(ctx, b, cc, fuzzer, "AFL_LLVM_CMPLOG=1", "AFL_LLVM_DICT2FILE="+d2f); cerr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		os.Remove(d2f)
+		if err := aflBuildOnce(ctx, b, cc, fuzzer, "AFL_LLVM_LAF_ALL=1", "AFL_LLVM_DICT2FILE="+d2f); err != nil {
+			return nil, err
+		}
+		os.WriteFile(filepath.Join(tmp, "cmplog-note"), []byte("the AFL_LLVM_CMPLOG=1 build failed, laf-intel instead: "+cerr.Error()), 0o600)
+	} else if err := os.WriteFile(filepath.Join(tmp, "cmplog"), nil, 0o600); err != nil {
+		return nil, fmt.Errorf("afl build: %w", err)
 	}
 	// The build's dictionary: a file of its own in the cache entry, so a
 	// cached build keeps it.
@@ -108,12 +124,6 @@ func BuildAFL(ctx context.Context, b AFLBuild) (*AFLBinaries, error) {
 		if err := os.WriteFile(filepath.Join(tmp, "dict.txt"), text, 0o600); err != nil {
 			return nil, fmt.Errorf("afl build: %w", err)
 		}
-	}
-	if err := aflBuildOnce(ctx, b, cc, filepath.Join(tmp, "cmplog"), "AFL_LLVM_CMPLOG=1"); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		os.WriteFile(filepath.Join(tmp, "cmplog-note"), []byte("cmplog off: the AFL_LLVM_CMPLOG=1 build failed: "+err.Error()), 0o600)
 	}
 	// afl-fuzz reads the same signature to choose persistent mode; it is
 	// looked for once here, not in the whole binary at every session.
@@ -141,7 +151,7 @@ func loadAFLBuild(dir string) (*AFLBinaries, error) {
 		bins.Dict, _ = ParseDict(text)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cmplog")); err == nil {
-		bins.CmpLog = filepath.Join(dir, "cmplog")
+		bins.CmpLog = true
 	} else if n, err := os.ReadFile(filepath.Join(dir, "cmplog-note")); err == nil {
 		bins.CmpLogNote = string(n)
 	}
