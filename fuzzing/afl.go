@@ -59,6 +59,10 @@ type AFLOptions struct {
 	Minimize time.Duration
 }
 
+// aflDeterministicBudget bounds the inputs AFL++'s deterministic stage may
+// cost on the longest seed for RunAFL to turn it on.
+const aflDeterministicBudget = 20000
+
 var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
 
 // RunAFL runs one AFL++ session on t for s.Duration (-V), from s.Seeds and
@@ -93,11 +97,12 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		}
 		seeds = append(seeds, q...)
 	}
-	n := 0
+	n, longest := 0, 1
 	for _, sd := range seeds {
 		if len(sd) == 0 || len(sd) > 1<<20 {
 			continue
 		}
+		longest = max(longest, len(sd))
 		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("seed-%04d", n)), sd, 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp: %w", err)
 		}
@@ -136,6 +141,19 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		args = append(args, "-x", dict)
 		dictEntries = strings.Count(string(text), "\n")
 	}
+	// The explore schedule, not the default fast one, and the
+	// deterministic stage when it is cheap: on testdata/cmagic fast
+	// starved the one seed that passes the length check (6,300 to 85,000
+	// inputs to the crash), explore did not (250 to 11,000), and -D placed
+	// the dictionary's magic at every offset (1,300 inputs each time;
+	// BENCHMARKS.md). -D costs about 40 inputs per byte of a queue entry
+	// plus one per token and byte, once per entry: on only when that stays
+	// under ~20,000 for the longest seed.
+	args = append(args, "-p", "explore")
+	det := "deterministic stage off (long seeds or a large dictionary)"
+	if longest*(40+dictEntries) <= aflDeterministicBudget {
+		args, det = append(args, "-D"), "deterministic stage on (-D)"
+	}
 	var targetArgv []string
 	for _, a := range t.Argv {
 		if o.Instrumented != nil && o.Instrumented.Persistent && a == "{src}" {
@@ -156,7 +174,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Mode: mode, ModeWhy: why, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
+	rep := &Report{Engine: EngineAFL, Mode: mode, ModeWhy: why, Note: note + "; explore schedule, " + det, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")

@@ -159,8 +159,19 @@ func loadAFLBuild(dir string) (*AFLBinaries, error) {
 }
 
 // aflBuildOnce runs the build command in a fresh copy of the repository
-// with more AFL++ variables, writing out.
+// with afl-clang-fast and more AFL++ variables, writing out.
 func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out string, extra ...string) error {
+	return buildOnce(ctx, b, toolchain{cc: cc, cxx: cc + "++", engine: "-fsanitize=fuzzer"}, out, extra...)
+}
+
+// toolchain is what a build command gets as $CC, $CXX and, with a
+// harness, $LIB_FUZZING_ENGINE.
+type toolchain struct{ cc, cxx, engine string }
+
+// buildOnce runs the build command in a fresh copy of the repository with
+// tc and the variables in extra (extra[0] names the build in errors),
+// writing out.
+func buildOnce(ctx context.Context, b AFLBuild, tc toolchain, out string, extra ...string) error {
 	dir, err := os.MkdirTemp(b.Work, "src-")
 	if err != nil {
 		return fmt.Errorf("afl build: %w", err)
@@ -172,7 +183,7 @@ func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out string, extra ...stri
 	}
 	harness, engine := "", ""
 	if b.Harness != "" {
-		harness, engine = filepath.Join(dir, b.Harness), "-fsanitize=fuzzer"
+		harness, engine = filepath.Join(dir, b.Harness), tc.engine
 		if _, err := os.Stat(harness); err != nil {
 			return fmt.Errorf("harness %s: %w", b.Harness, err)
 		}
@@ -186,8 +197,8 @@ func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out string, extra ...stri
 			argv[0] = p
 		}
 	}
-	env := []string{"PATH=" + filepath.Dir(cc) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
-		"CC=" + cc, "CXX=" + cc + "++", "CFLAGS=-g -O1", "CXXFLAGS=-g -O1", "LIB_FUZZING_ENGINE=" + engine,
+	env := []string{"PATH=" + filepath.Dir(tc.cc) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8",
+		"CC=" + tc.cc, "CXX=" + tc.cxx, "CFLAGS=-g -O1", "CXXFLAGS=-g -O1", "LIB_FUZZING_ENGINE=" + engine,
 		"OUT=" + filepath.Dir(out), "FUZZ_HARNESS=" + harness, "AFL_QUIET=1"}
 	env = append(env, extra...)
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: dir, Env: env, Timeout: 10 * time.Minute,
@@ -203,4 +214,77 @@ func aflBuildOnce(ctx context.Context, b AFLBuild, cc, out string, extra ...stri
 		return fmt.Errorf("build %s (%s) wrote no {out} binary", strings.Join(b.Build, " "), extra[0])
 	}
 	return nil
+}
+
+// plainDriver is the main a harness gets in a build without AFL++: it runs
+// LLVMFuzzerTestOneInput once on the file named by its argument (stdin
+// without one), as libFuzzer's and AFL++'s drivers do given a file.
+const plainDriver = `/* fleetd: runs LLVMFuzzerTestOneInput once on a file. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#ifdef __cplusplus
+extern "C"
+#endif
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int main(int argc, char **argv) {
+	FILE *f = argc > 1 ? fopen(argv[1], "rb") : stdin;
+	if (!f) {
+		perror(argv[1]);
+		return 2;
+	}
+	size_t cap = 1 << 16, n = 0, r;
+	uint8_t *buf = (uint8_t *)malloc(cap);
+	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			cap *= 2;
+			buf = (uint8_t *)realloc(buf, cap);
+		}
+	}
+	if (!buf) {
+		return 2;
+	}
+	LLVMFuzzerTestOneInput(buf, n);
+	free(buf);
+	return 0;
+}
+`
+
+// BuildPlain builds b's harness with the system's C compiler (clang, else
+// cc) and a main that runs it once on a file (plainDriver, given as
+// $LIB_FUZZING_ENGINE) into work/plain: the opaque binary AFL++'s
+// non-instrumented mode (-n) runs when the afl-clang-fast build fails or
+// afl-clang-fast is missing. Not cached (a plain build is a fallback).
+// Errors: no harness, no C compiler, or the build failing.
+func BuildPlain(ctx context.Context, b AFLBuild) (string, error) {
+	if b.Harness == "" || len(b.Build) == 0 {
+		return "", errors.New("a plain build needs a harness and a build command")
+	}
+	tc := toolchain{}
+	for _, pair := range [][2]string{{"clang", "clang++"}, {"cc", "c++"}} {
+		cc, err1 := exec.LookPath(pair[0])
+		cxx, err2 := exec.LookPath(pair[1])
+		if err1 == nil && err2 == nil {
+			tc.cc, tc.cxx = cc, cxx
+			break
+		}
+	}
+	if tc.cc == "" {
+		return "", errors.New("no C compiler (clang or cc) for a plain build")
+	}
+	tmp, err := os.MkdirTemp(b.Work, "plainbuild-")
+	if err != nil {
+		return "", fmt.Errorf("plain build: %w", err)
+	}
+	tc.engine = filepath.Join(tmp, "fleetd_driver.c")
+	if err := os.WriteFile(tc.engine, []byte(plainDriver), 0o600); err != nil {
+		return "", fmt.Errorf("plain build: %w", err)
+	}
+	out := filepath.Join(tmp, "plain")
+	if err := buildOnce(ctx, b, tc, out, "plain "+filepath.Base(tc.cc)); err != nil {
+		return "", err
+	}
+	return out, nil
 }

@@ -127,6 +127,37 @@ func TestAFLCmpLog(t *testing.T) {
 	}
 }
 
+// TestBuildPlain: the harness builds without AFL++ (clang and a
+// file-reading main as $LIB_FUZZING_ENGINE), the binary aborts on the
+// magic and not on the seed, and afl-fuzz runs it non-instrumented with
+// the reason it was given.
+func TestBuildPlain(t *testing.T) {
+	needAFLClang(t)
+	dir := t.TempDir()
+	bin, err := BuildPlain(context.Background(), AFLBuild{Dir: "testdata/cmagic", Work: dir, Harness: "harness.c",
+		Build: []string{"sh", "-c", "$CC $CFLAGS $LIB_FUZZING_ENGINE -o {out} {harness} parse.c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := Target{Argv: []string{bin, "{src}"}, Dir: dir, Timeout: time.Second}
+	for input, want := range map[string]string{"R\x05\x00\xe1\xc2\x3f\x7a0": Crashed, string(cmagicSeed): "passed"} {
+		c, err := Describe(context.Background(), tg, []byte(input))
+		if err != nil || (c.Outcome == Crashed) != (want == Crashed) {
+			t.Errorf("%q: %s %q (%v), want %s", input, c.Outcome, c.State, err, want)
+		}
+	}
+	rep, err := RunAFL(context.Background(), tg, Session{Seeds: [][]byte{cmagicSeed}, Duration: 2 * time.Second}, AFLOptions{Why: "the afl-clang-fast build failed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != AFLModeBlind || rep.ModeWhy != "the afl-clang-fast build failed" || rep.Execs == 0 {
+		t.Errorf("mode %q why %q, %d execs", rep.Mode, rep.ModeWhy, rep.Execs)
+	}
+	if _, err := BuildPlain(context.Background(), AFLBuild{Dir: "testdata/cmagic", Work: dir, Build: []string{"true"}}); err == nil {
+		t.Error("a plain build without a harness did not fail")
+	}
+}
+
 // TestAFLBuildFails: a build that fails says why, naming the command.
 func TestAFLBuildFails(t *testing.T) {
 	needAFLClang(t)

@@ -197,10 +197,10 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	return out, nil
 }
 
-// fuzzHarness runs an AFL++ session on target.repo's harness, built with
-// afl-clang-fast (there is no target.compiler: nothing opaque to fall back
-// to, so a build that fails is the session's error). Its corpus and
-// statistics are kept under the harness's target key.
+// fuzzHarness runs an AFL++ session on target.repo's harness (there is no
+// target.compiler), built with afl-clang-fast, or plain for -n when that
+// build fails (harnessBinary). Its corpus and statistics are kept under the
+// harness's target key.
 func (t *tools) fuzzHarness(ctx context.Context, note string, d time.Duration) (map[string]any, error) {
 	repo := t.env.Target.Repo
 	work, err := t.fuzzWorkDir("fuzz-" + fuzzing.EngineAFL)
@@ -208,9 +208,9 @@ func (t *tools) fuzzHarness(ctx context.Context, note string, d time.Duration) (
 		return nil, err
 	}
 	key := harnessKey(repo)
-	bins, argv, err := t.fuzzAFLBuild(ctx, work, key)
+	bins, argv, why, err := t.harnessBinary(ctx, work, key)
 	if err != nil {
-		return nil, fmt.Errorf("target.repo's harness %s did not build with afl-clang-fast, and without target.compiler there is no binary to fuzz non-instrumented (-n): %w", repo.Harness, err)
+		return nil, err
 	}
 	seeds, err := fuzzing.LoadSeeds(t.env.Target.Corpus, 32, 64<<10)
 	if err != nil {
@@ -220,8 +220,10 @@ func (t *tools) fuzzHarness(ctx context.Context, note string, d time.Duration) (
 	if s.Corpus, err = t.fuzzCorpus(key); err != nil {
 		return nil, err
 	}
-	o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds), Instrumented: bins,
-		Why: "target.repo has a harness (" + repo.Harness + ") and a build command, and no target.compiler"}
+	o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds), Instrumented: bins, Why: why}
+	if info, err := os.Stat(repo.URL); err == nil && info.IsDir() {
+		o.Extra = fuzzing.CLiterals(repo.URL, 0) // the instrumented build has them in its own dictionary; the plain one does not
+	}
 	tg := fuzzing.Target{Argv: argv, Dir: work, Timeout: min(t.env.Limits.CompileTimeout, 2*time.Second)}
 	rep, err := fuzzing.RunAFL(ctx, tg, s, o)
 	if err != nil {
@@ -232,6 +234,26 @@ func (t *tools) fuzzHarness(ctx context.Context, note string, d time.Duration) (
 	out["corpus_key"] = key
 	t.recordStats(out, key, rep, repo.Harness)
 	return out, nil
+}
+
+// harnessBinary builds target.repo's harness (no target.compiler): with
+// afl-clang-fast when it can (bins set), else with the system's C compiler
+// and a file-reading main for AFL++'s -n mode (bins nil, why saying what
+// failed). why is the start of the session's mode_why. Errors: neither
+// build worked (both causes named).
+func (t *tools) harnessBinary(ctx context.Context, work, key string) (bins *fuzzing.AFLBinaries, argv []string, why string, err error) {
+	repo := t.env.Target.Repo
+	why = "target.repo has a harness (" + repo.Harness + ") and a build command, and no target.compiler"
+	bins, argv, err = t.fuzzAFLBuild(ctx, work, key)
+	if err == nil || ctxErr(ctx) != nil {
+		return bins, argv, why, err
+	}
+	ierr := err
+	plain, err := fuzzing.BuildPlain(ctx, fuzzing.AFLBuild{Dir: filepath.Join(work, "repo"), Build: repo.Build, Harness: repo.Harness, Work: work})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("target.repo's harness %s did not build with afl-clang-fast (%v) nor plain for non-instrumented AFL++ (-n): %w", repo.Harness, clipNote(ierr.Error(), 600), err)
+	}
+	return nil, []string{plain, "{src}"}, why + "; fallback to non-instrumented (-n) on a plain build of the harness: the afl-clang-fast build failed: " + clipNote(ierr.Error(), 600), nil
 }
 
 // harnessKey is the corpus and statistics key of target.repo's harness.
@@ -267,9 +289,14 @@ func (t *tools) fuzzAFLReplay(ctx context.Context, a fuzzArgs) (map[string]any, 
 	if len(t.env.Target.Compiler) > 0 {
 		key, target = fuzzing.TargetKey("compiler", t.env.Target.Compiler...), "compiler"
 	}
-	_, argv, err := t.fuzzAFLBuild(ctx, work, key)
+	var argv []string
+	if target == "compiler" {
+		_, argv, err = t.fuzzAFLBuild(ctx, work, key)
+	} else {
+		_, argv, _, err = t.harnessBinary(ctx, work, key) // the binary the session ran, plain when that was the fallback
+	}
 	if err != nil {
-		return nil, fmt.Errorf("replay: target.repo's afl-clang-fast build: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	c, err := fuzzing.Describe(ctx, fuzzing.Target{Argv: argv, Dir: work, Timeout: t.env.Limits.CompileTimeout * 3}, input)
 	if err != nil {

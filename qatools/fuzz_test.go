@@ -219,9 +219,10 @@ func hasExtra(f fleet.Finding, k, v string) bool {
 // in persistent mode, the result saying which mode ran and why; the crash
 // behind the record parser's magic is found, its binary input comes back
 // in base64 and replays on the instrumented build with the same crash
-// state. A harness that does not build is an error naming the build (no
-// -n fallback: nothing opaque to run); with target.compiler the session
-// falls back to it, non-instrumented, and mode_why says why.
+// state. A harness afl-clang-fast cannot build is built plain and run
+// non-instrumented (-n), mode_why saying why; one that does not build at
+// all is an error naming the build; with target.compiler the session falls
+// back to it, non-instrumented, and mode_why says why.
 func TestFuzzToolAFLHarness(t *testing.T) {
 	if fuzzing.AFLPath() == "" || fuzzing.AFLClangFast() == "" {
 		if os.Getenv("CI") != "" {
@@ -285,6 +286,19 @@ func TestFuzzToolAFLHarness(t *testing.T) {
 	key := fuzzing.TargetKey("harness", src, "harness.c")
 	if series, err := fuzzing.ReadStats(h.env.FuzzDir); err != nil || len(series) != 1 || series[0].Key != key || series[0].Engine != fuzzing.EngineAFL {
 		t.Errorf("stats: %+v, %v", series, err)
+	}
+
+	// A build afl-clang-fast cannot do: the plain build runs -n, and the
+	// crash replays on it.
+	h.env.Target.Repo.Build = []string{"sh", "-c", "case $CC in *afl*) echo no AFL here >&2; exit 3;; esac; $CC $CFLAGS $LIB_FUZZING_ENGINE -o {out} {harness} parse.c"}
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 2})
+	r = out.Result
+	if why, _ := r["mode_why"].(string); out.Verdict != fleet.VerdictOK || r["mode"] != fuzzing.AFLModeBlind || !strings.Contains(why, "fallback to non-instrumented (-n) on a plain build") || !strings.Contains(why, "no AFL here") {
+		t.Errorf("a harness afl-clang-fast cannot build: %s %v", out.Verdict, r)
+	}
+	rep, err = h.call(reg, "qa_fuzz", map[string]any{"replay_base64": b64})
+	if err != nil || rep.Verdict != fleet.VerdictOK || rep.Result["outcome"] != Crashed {
+		t.Errorf("replay on the plain build: %v %v", err, rep.Result)
 	}
 
 	h.env.Target.Repo.Build = []string{"sh", "-c", "$CC -o {out} missing.c"}
