@@ -148,10 +148,15 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	// the dictionary's magic at every offset (1,300 inputs each time;
 	// BENCHMARKS.md). -D costs about 40 inputs per byte of a queue entry
 	// plus one per token and byte, once per entry: on only when that stays
-	// under ~20,000 for the longest seed.
+	// under ~20,000 for the longest seed, and only on an instrumented build
+	// (where it was measured; the -n sessions of the evaluation ran
+	// without it).
 	args = append(args, "-p", "explore")
 	det := "deterministic stage off (long seeds or a large dictionary)"
-	if longest*(40+dictEntries) <= aflDeterministicBudget {
+	switch {
+	case o.Instrumented == nil:
+		det = "deterministic stage off (not instrumented)"
+	case longest*(40+dictEntries) <= aflDeterministicBudget:
 		args, det = append(args, "-D"), "deterministic stage on (-D)"
 	}
 	var targetArgv []string
