@@ -58,7 +58,9 @@ type Repo struct {
 	Build []string `yaml:"build" json:"build,omitempty"`
 	// Harness is a C or C++ file (relative to the repository root) defining
 	// LLVMFuzzerTestOneInput; Build links it with $LIB_FUZZING_ENGINE for
-	// AFL++'s persistent mode. Optional; needs Build.
+	// AFL++'s persistent mode. Without target.compiler the harness is the
+	// fuzz target on its own (qa_fuzz auto runs AFL++ on it). Optional;
+	// needs Build.
 	Harness string `yaml:"harness" json:"harness,omitempty"`
 	// Regression is where a regression test goes when the repository has no
 	// Go fuzz target.

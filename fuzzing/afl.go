@@ -50,14 +50,18 @@ type AFLOptions struct {
 	// its inputs from AFL++'s shared memory: afl-fuzz gets t.Argv without
 	// the {src} argument.
 	Instrumented *AFLBinaries
-	// Why is the reason the mode was chosen, for the note (e.g. why the
-	// instrumented build is not used).
+	// Why is the reason the mode was chosen (e.g. why the instrumented
+	// build is not used), the start of Report.ModeWhy.
 	Why string
 	// Minimize bounds afl-tmin per crash of a new state on an instrumented
 	// build (afl-tmin needs the instrumentation); 0 = 30 s at most (a
 	// quarter of the session, at least 5 s), negative = not minimized.
 	Minimize time.Duration
 }
+
+// aflDeterministicBudget bounds the inputs AFL++'s deterministic stage may
+// cost on the longest seed for RunAFL to turn it on.
+const aflDeterministicBudget = 20000
 
 var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
 
@@ -93,11 +97,12 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		}
 		seeds = append(seeds, q...)
 	}
-	n := 0
+	n, longest := 0, 1
 	for _, sd := range seeds {
 		if len(sd) == 0 || len(sd) > 1<<20 {
 			continue
 		}
+		longest = max(longest, len(sd))
 		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("seed-%04d", n)), sd, 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp: %w", err)
 		}
@@ -113,10 +118,10 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		timeout = 2 * time.Second
 	}
 	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
-	mode, note := aflMode(afl, o)
+	mode, note, why := aflMode(afl, o)
 	switch {
-	case o.Instrumented != nil && o.Instrumented.CmpLog != "":
-		args = append(args, "-c", o.Instrumented.CmpLog)
+	case o.Instrumented != nil && o.Instrumented.CmpLog:
+		args = append(args, "-c", "0") // the fuzzing binary logs comparisons itself (see BuildAFL)
 	case o.Instrumented != nil:
 	case mode == AFLModeQEMU:
 		args = append(args, "-Q")
@@ -124,13 +129,35 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		args = append(args, "-n")
 	}
 	dictEntries := 0
-	if text, _ := FormatDict(append(o.Dictionary.Tokens(), o.Extra...)); len(text) > 0 {
+	tokens := append(o.Dictionary.Tokens(), o.Extra...)
+	if o.Instrumented != nil {
+		tokens = append(tokens, o.Instrumented.Dict...)
+	}
+	if text, _ := FormatDict(tokens); len(text) > 0 {
 		dict := filepath.Join(work, "dict.txt")
 		if err := os.WriteFile(dict, text, 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp dictionary: %w", err)
 		}
 		args = append(args, "-x", dict)
 		dictEntries = strings.Count(string(text), "\n")
+	}
+	// The explore schedule, not the default fast one, and the
+	// deterministic stage when it is cheap: on testdata/cmagic fast
+	// starved the one seed that passes the length check (6,300 to 85,000
+	// inputs to the crash), explore did not (250 to 11,000), and -D placed
+	// the dictionary's magic at every offset (1,300 inputs each time;
+	// BENCHMARKS.md). -D costs about 40 inputs per byte of a queue entry
+	// plus one per token and byte, once per entry: on only when that stays
+	// under ~20,000 for the longest seed, and only on an instrumented build
+	// (where it was measured; the -n sessions of the evaluation ran
+	// without it).
+	args = append(args, "-p", "explore")
+	det := "deterministic stage off (long seeds or a large dictionary)"
+	switch {
+	case o.Instrumented == nil:
+		det = "deterministic stage off (not instrumented)"
+	case longest*(40+dictEntries) <= aflDeterministicBudget:
+		args, det = append(args, "-D"), "deterministic stage on (-D)"
 	}
 	var targetArgv []string
 	for _, a := range t.Argv {
@@ -152,7 +179,7 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Mode: mode, Note: note, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
+	rep := &Report{Engine: EngineAFL, Mode: mode, ModeWhy: why, Note: note + "; explore schedule, " + det, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
 	outDir := out
 	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
 		outDir = filepath.Join(out, "default")
@@ -241,30 +268,31 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	return rep, nil
 }
 
-// aflMode names the mode RunAFL runs in and says why, with CmpLog on or
-// off for an instrumented build.
-func aflMode(afl string, o AFLOptions) (mode, note string) {
-	why := ""
-	if o.Why != "" {
-		why = ": " + o.Why
-	}
+// aflMode names the mode RunAFL runs in, says how (note: the build's
+// passes, CmpLog on or off) and why this mode (o.Why first, then what the
+// build or its absence decided).
+func aflMode(afl string, o AFLOptions) (mode, note, why string) {
 	if b := o.Instrumented; b != nil {
-		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast, laf-intel split comparisons), file input"
+		mode, note = AFLModeInstrument, "instrumented (afl-clang-fast), fork server, file input"
+		why = "built from target.repo with afl-clang-fast; no harness, so one process per input from the fork server"
 		if b.Persistent {
-			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness, laf-intel split comparisons)"
+			mode, note = AFLModePersistent, "instrumented+persistent (afl-clang-fast, the repository's LLVMFuzzerTestOneInput harness)"
+			why = "built from target.repo with afl-clang-fast; its harness links AFL++'s persistent loop (many inputs per process, from shared memory)"
 		}
-		if b.CmpLog != "" {
-			return mode, note + "; cmplog on (-c)"
+		why = strings.Join(nonEmptyStrings(o.Why, why), "; ")
+		if b.CmpLog {
+			return mode, note + "; cmplog on (-c 0)", why
 		}
-		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off", b.CmpLogNote), ": ")
+		return mode, strings.Join(nonEmptyStrings(note+"; cmplog off, laf-intel split comparisons", b.CmpLogNote), ": "), why
 	}
 	if aflQEMU(afl) {
-		return AFLModeQEMU, "QEMU mode (-Q)" + why
+		return AFLModeQEMU, "QEMU mode (-Q)", strings.Join(nonEmptyStrings(o.Why, "an opaque binary: QEMU mode traces its coverage"), "; ")
 	}
+	why = o.Why
 	if why == "" {
-		why = ": an opaque binary, and no QEMU mode in this AFL++ install"
+		why = "an opaque binary (target.compiler, no target.repo build), and no QEMU mode in this AFL++ install"
 	}
-	return AFLModeBlind, "non-instrumented mode (-n)" + why
+	return AFLModeBlind, "non-instrumented mode (-n): havoc and splicing without coverage feedback", why
 }
 
 func nonEmptyStrings(ss ...string) []string {

@@ -67,8 +67,9 @@ type Crasher struct {
 // Report is what a session did.
 type Report struct {
 	Engine  string        `json:"engine"`
-	Note    string        `json:"note,omitempty"` // why this engine (a fallback), or what limited it
-	Mode    string        `json:"mode,omitempty"` // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
+	Note    string        `json:"note,omitempty"`     // why this engine (a fallback), or what limited it
+	Mode    string        `json:"mode,omitempty"`     // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
+	ModeWhy string        `json:"mode_why,omitempty"` // aflpp: why Mode ran (what the build offered, or a fallback's cause)
 	Execs   int           `json:"execs"`
 	Elapsed time.Duration `json:"-"`
 	// CPU is the processor time the fuzzing itself used (user+system, the

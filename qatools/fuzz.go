@@ -2,6 +2,7 @@ package qatools
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -16,9 +17,10 @@ import (
 )
 
 type fuzzArgs struct {
-	Engine  string `json:"engine,omitempty" enum:"auto,builtin,blind,go,libfuzzer,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; for target.repo's Go fuzz target libfuzzer when clang with the libFuzzer runtime is installed, else go. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only; libfuzzer: libFuzzer with comparison feedback and a dictionary on the Go fuzz target (falls back to go when it cannot build)"`
-	Seconds int    `json:"seconds,omitempty" desc:"session length in seconds, 1-600 (default 20)"`
-	Replay  string `json:"replay,omitempty" desc:"engine go or libfuzzer only: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go or libfuzzer crasher's repro)" maxlen:"1048576"`
+	Engine       string `json:"engine,omitempty" enum:"auto,builtin,blind,go,libfuzzer,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; for target.repo's Go fuzz target libfuzzer when clang with the libFuzzer runtime is installed, else go; for target.repo's C/C++ harness with a build command (and no target.compiler) aflpp. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only; libfuzzer: libFuzzer with comparison feedback and a dictionary on the Go fuzz target (falls back to go when it cannot build); aflpp: AFL++, instrumented (persistent with a harness, CmpLog on) when target.repo has a build command, else non-instrumented (-n); the result's mode and mode_why say which ran and why"`
+	Seconds      int    `json:"seconds,omitempty" desc:"session length in seconds, 1-600 (default 20)"`
+	Replay       string `json:"replay,omitempty" desc:"engine go or libfuzzer: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go or libfuzzer crasher's repro); engine aflpp: run this input on target.repo's instrumented build (an aflpp crasher's repro)" maxlen:"1048576"`
+	ReplayBase64 string `json:"replay_base64,omitempty" desc:"engine aflpp: the input to replay, base64 (a crasher's input_base64, for inputs that are not UTF-8)" maxlen:"1398104"`
 }
 
 // Fuzz session bounds.
@@ -55,14 +57,26 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 	repo := t.env.Target.Repo
 	hasGo := repo != nil && repo.FuzzTarget != ""
 	hasCompiler := len(t.env.Target.Compiler) > 0
+	// A C or C++ harness with a build command: AFL++ builds and runs it
+	// instrumented; without target.compiler it is the only thing to fuzz.
+	hasHarness := repo != nil && repo.Harness != "" && len(repo.Build) > 0
 	engine, note := a.Engine, ""
 	switch {
-	case a.Replay != "":
+	case a.Replay != "" || a.ReplayBase64 != "":
 		if engine == "" || engine == "auto" {
 			engine = fuzzing.EngineGo
+			if hasHarness && !hasGo {
+				engine = fuzzing.EngineAFL
+			}
+		}
+		if engine == fuzzing.EngineAFL {
+			return t.fuzzAFLReplay(ctx, a)
 		}
 		if engine != fuzzing.EngineGo && engine != fuzzing.EngineLibFuzzer {
-			return nil, fmt.Errorf("replay is for engine go or libfuzzer, not %s (replay a compiler input with qa_compile)", engine)
+			return nil, fmt.Errorf("replay is for engine go, libfuzzer or aflpp, not %s (replay a compiler input with qa_compile)", engine)
+		}
+		if a.ReplayBase64 != "" {
+			return nil, fmt.Errorf("replay_base64 is for engine aflpp: engine %s replays a 'go test fuzz v1' input (replay)", engine)
 		}
 	case engine == "" || engine == "auto":
 		switch {
@@ -72,10 +86,17 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 			engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran"
 		case hasGo:
 			engine = fuzzing.EngineLibFuzzer
+		case hasHarness && fuzzing.AFLPath() != "":
+			engine = fuzzing.EngineAFL
+		case hasHarness:
+			return nil, fmt.Errorf("target.repo's harness %s needs AFL++, which is not installed (apt-get install afl++)", repo.Harness)
 		default:
-			return nil, errors.New("nothing to fuzz: neither target.compiler nor target.repo.fuzz_target is configured")
+			return nil, errors.New("nothing to fuzz: neither target.compiler, target.repo.fuzz_target nor target.repo.harness with target.repo.build is configured")
 		}
 	case engine == fuzzing.EngineAFL && fuzzing.AFLPath() == "":
+		if !hasCompiler {
+			return nil, errors.New("engine aflpp: afl-fuzz is not installed (apt-get install afl++)")
+		}
 		engine, note = fuzzing.EngineBuiltin, "afl-fuzz not installed: the built-in engine ran instead"
 	}
 	if engine == fuzzing.EngineGo || engine == fuzzing.EngineLibFuzzer {
@@ -102,6 +123,12 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 		return out, err
 	}
 	if !hasCompiler {
+		if engine == fuzzing.EngineAFL && hasHarness {
+			return t.fuzzHarness(ctx, note, time.Duration(secs)*time.Second)
+		}
+		if engine == fuzzing.EngineAFL {
+			return nil, errors.New("engine aflpp needs target.compiler or target.repo with harness and build")
+		}
 		return nil, fmt.Errorf("engine %s needs target.compiler", engine)
 	}
 	return t.fuzzCompiler(ctx, engine, note, time.Duration(secs)*time.Second)
@@ -143,12 +170,12 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 			}
 		}
 		if repo := t.env.Target.Repo; repo != nil && len(repo.Build) > 0 {
-			bins, argv, err := t.fuzzAFLBuild(ctx, work)
+			bins, argv, err := t.fuzzAFLBuild(ctx, work, key)
 			if err != nil {
 				if ctxErr(ctx) != nil {
 					return nil, err
 				}
-				o.Why = "target.repo's instrumented build failed: " + clipNote(err.Error(), 600)
+				o.Why = "fallback to target.compiler, not instrumented: target.repo's afl-clang-fast build failed: " + clipNote(err.Error(), 600)
 			} else {
 				o.Instrumented, tg.Argv = bins, argv
 			}
@@ -170,11 +197,121 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	return out, nil
 }
 
+// fuzzHarness runs an AFL++ session on target.repo's harness (there is no
+// target.compiler), built with afl-clang-fast, or plain for -n when that
+// build fails (harnessBinary). Its corpus and statistics are kept under the
+// harness's target key.
+func (t *tools) fuzzHarness(ctx context.Context, note string, d time.Duration) (map[string]any, error) {
+	repo := t.env.Target.Repo
+	work, err := t.fuzzWorkDir("fuzz-" + fuzzing.EngineAFL)
+	if err != nil {
+		return nil, err
+	}
+	key := harnessKey(repo)
+	bins, argv, why, err := t.harnessBinary(ctx, work, key)
+	if err != nil {
+		return nil, err
+	}
+	seeds, err := fuzzing.LoadSeeds(t.env.Target.Corpus, 32, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	s := fuzzing.Session{Seeds: seeds, Duration: d, MaxCrashers: fuzzMaxCrashers}
+	if s.Corpus, err = t.fuzzCorpus(key); err != nil {
+		return nil, err
+	}
+	o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds), Instrumented: bins, Why: why}
+	if info, err := os.Stat(repo.URL); err == nil && info.IsDir() {
+		o.Extra = fuzzing.CLiterals(repo.URL, 0) // the instrumented build has them in its own dictionary; the plain one does not
+	}
+	tg := fuzzing.Target{Argv: argv, Dir: work, Timeout: min(t.env.Limits.CompileTimeout, 2*time.Second)}
+	rep, err := fuzzing.RunAFL(ctx, tg, s, o)
+	if err != nil {
+		return nil, err
+	}
+	out := reportFields(rep, note)
+	out["target"] = repo.Harness
+	out["corpus_key"] = key
+	t.recordStats(out, key, rep, repo.Harness)
+	return out, nil
+}
+
+// harnessBinary builds target.repo's harness (no target.compiler): with
+// afl-clang-fast when it can (bins set), else with the system's C compiler
+// and a file-reading main for AFL++'s -n mode (bins nil, why saying what
+// failed). why is the start of the session's mode_why. Errors: neither
+// build worked (both causes named).
+func (t *tools) harnessBinary(ctx context.Context, work, key string) (bins *fuzzing.AFLBinaries, argv []string, why string, err error) {
+	repo := t.env.Target.Repo
+	why = "target.repo has a harness (" + repo.Harness + ") and a build command, and no target.compiler"
+	bins, argv, err = t.fuzzAFLBuild(ctx, work, key)
+	if err == nil || ctxErr(ctx) != nil {
+		return bins, argv, why, err
+	}
+	ierr := err
+	plain, err := fuzzing.BuildPlain(ctx, fuzzing.AFLBuild{Dir: filepath.Join(work, "repo"), Build: repo.Build, Harness: repo.Harness, Work: work})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("target.repo's harness %s did not build with afl-clang-fast (%v) nor plain for non-instrumented AFL++ (-n): %w", repo.Harness, clipNote(ierr.Error(), 600), err)
+	}
+	return nil, []string{plain, "{src}"}, why + "; fallback to non-instrumented (-n) on a plain build of the harness: the afl-clang-fast build failed: " + clipNote(ierr.Error(), 600), nil
+}
+
+// harnessKey is the corpus and statistics key of target.repo's harness.
+func harnessKey(repo *fleet.Repo) string {
+	return fuzzing.TargetKey("harness", repo.URL, repo.Harness)
+}
+
+// fuzzAFLReplay runs one input (a crasher's repro) on target.repo's
+// instrumented build, the binary the aflpp session fuzzed (from the build
+// cache), the way the session ran it: the harness on the input's file, or
+// target.compiler's argv with the built program. It is how an aflpp crash
+// is confirmed before it is posted.
+func (t *tools) fuzzAFLReplay(ctx context.Context, a fuzzArgs) (map[string]any, error) {
+	repo := t.env.Target.Repo
+	if repo == nil || len(repo.Build) == 0 {
+		return nil, errors.New("replay with engine aflpp needs target.repo with a build command (replay a compiler input with qa_compile)")
+	}
+	input := []byte(a.Replay)
+	if a.ReplayBase64 != "" {
+		if a.Replay != "" {
+			return nil, errors.New("replay and replay_base64 are one input: give one of them")
+		}
+		var err error
+		if input, err = base64.StdEncoding.DecodeString(a.ReplayBase64); err != nil {
+			return nil, fmt.Errorf("replay_base64: %w", err)
+		}
+	}
+	work, err := t.fuzzWorkDir("replay-" + fuzzing.EngineAFL)
+	if err != nil {
+		return nil, err
+	}
+	key, target := harnessKey(repo), repo.Harness
+	if len(t.env.Target.Compiler) > 0 {
+		key, target = fuzzing.TargetKey("compiler", t.env.Target.Compiler...), "compiler"
+	}
+	var argv []string
+	if target == "compiler" {
+		_, argv, err = t.fuzzAFLBuild(ctx, work, key)
+	} else {
+		_, argv, _, err = t.harnessBinary(ctx, work, key) // the binary the session ran, plain when that was the fallback
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	c, err := fuzzing.Describe(ctx, fuzzing.Target{Argv: argv, Dir: work, Timeout: t.env.Limits.CompileTimeout * 3}, input)
+	if err != nil {
+		return nil, err
+	}
+	out := crasherFields(c)
+	out["engine"], out["target"], out["replayed"] = fuzzing.EngineAFL, target, true
+	return out, nil
+}
+
 // fuzzAFLBuild builds target.repo with afl-clang-fast in the jail (cached
-// per source under the data dir) and returns the binaries and the argv
-// that runs one input: the harness binary on {src}, or target.compiler
-// with the built binary as its program.
-func (t *tools) fuzzAFLBuild(ctx context.Context, work string) (*fuzzing.AFLBinaries, []string, error) {
+// per source under the data dir, in the directory of target key) and
+// returns the binaries and the argv that runs one input: the harness binary
+// on {src}, or target.compiler with the built binary as its program.
+func (t *tools) fuzzAFLBuild(ctx context.Context, work, key string) (*fuzzing.AFLBinaries, []string, error) {
 	repo := t.env.Target.Repo
 	src := filepath.Join(work, "repo")
 	if err := fuzzing.CheckoutRepo(ctx, repo.URL, src); err != nil {
@@ -182,7 +319,7 @@ func (t *tools) fuzzAFLBuild(ctx context.Context, work string) (*fuzzing.AFLBina
 	}
 	cache := filepath.Join(work, "aflbin")
 	if t.env.FuzzDir != "" {
-		cache = filepath.Join(t.env.FuzzDir, fuzzing.TargetKey("compiler", t.env.Target.Compiler...), "aflpp", "bin")
+		cache = filepath.Join(t.env.FuzzDir, key, "aflpp", "bin")
 	}
 	bins, err := fuzzing.BuildAFL(ctx, fuzzing.AFLBuild{Dir: src, Build: repo.Build, Harness: repo.Harness, Work: work, CacheDir: cache})
 	if err != nil {
@@ -375,6 +512,9 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 	if rep.Mode != "" {
 		out["mode"] = rep.Mode
 	}
+	if rep.ModeWhy != "" {
+		out["mode_why"] = rep.ModeWhy
+	}
 	if rep.FirstCrash > 0 {
 		out["first_crash_ms"] = rep.FirstCrash.Milliseconds()
 	}
@@ -409,6 +549,9 @@ func crasherFields(c fuzzing.Crasher) map[string]any {
 	}
 	if !utf8.Valid(in) {
 		m["input_lossy"] = true // invalid UTF-8 replaced: a replay may not reproduce
+		if !cut {
+			m["input_base64"] = base64.StdEncoding.EncodeToString(in) // what replay_base64 takes
+		}
 	}
 	return m
 }

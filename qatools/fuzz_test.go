@@ -67,7 +67,7 @@ func TestFuzzTool(t *testing.T) {
 	}
 	// Replay is for Go fuzz targets only; a compiler input replays through qa_compile.
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "builtin", "replay": "go test fuzz v1\n[]byte(\"x\")\n"})
-	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "replay is for engine go or libfuzzer") {
+	if out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "replay is for engine go, libfuzzer or aflpp") {
 		t.Errorf("replay with builtin: %v", out.Result)
 	}
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "go"})
@@ -212,4 +212,104 @@ func hasExtra(f fleet.Finding, k, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestFuzzToolAFLHarness: a C repository with a harness and a build
+// command but no target.compiler is fuzzed by auto with instrumented AFL++
+// in persistent mode, the result saying which mode ran and why; the crash
+// behind the record parser's magic is found, its binary input comes back
+// in base64 and replays on the instrumented build with the same crash
+// state. A harness afl-clang-fast cannot build is built plain and run
+// non-instrumented (-n), mode_why saying why; one that does not build at
+// all is an error naming the build; with target.compiler the session falls
+// back to it, non-instrumented, and mode_why says why.
+func TestFuzzToolAFLHarness(t *testing.T) {
+	if fuzzing.AFLPath() == "" || fuzzing.AFLClangFast() == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("afl-fuzz or afl-clang-fast not installed: .ci/run installs Debian's afl++")
+		}
+		t.Skip("afl-fuzz or afl-clang-fast not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds with afl-clang-fast and fuzzes for up to 30 s")
+	}
+	h := newHarness(t, fleet.Observe)
+	src, err := filepath.Abs(filepath.Join("..", "fuzzing", "testdata", "cmagic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := t.TempDir()
+	if err := os.WriteFile(filepath.Join(corpus, "seed"), []byte("R\x05\x00hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compiler := h.env.Target.Compiler
+	h.env.Target.Compiler = nil
+	h.env.Target.Corpus = corpus
+	h.env.Target.Repo = &fleet.Repo{URL: src, Harness: "harness.c", Build: []string{"sh", "-c", "$CC $CFLAGS $LIB_FUZZING_ENGINE -o {out} {harness} parse.c"}}
+	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	_, reg := h.newRun("r-aflpp", fleet.Budget{})
+	out, err := h.call(reg, "qa_fuzz", map[string]any{"seconds": 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	if out.Verdict != fleet.VerdictOK || r["engine"] != fuzzing.EngineAFL || r["mode"] != fuzzing.AFLModePersistent || r["target"] != "harness.c" {
+		t.Fatalf("qa_fuzz: %s %v", out.Verdict, r)
+	}
+	if why, _ := r["mode_why"].(string); !strings.Contains(why, "harness (harness.c)") || !strings.Contains(why, "persistent loop") {
+		t.Errorf("mode_why %q", why)
+	}
+	for _, k := range []string{"cpu_ms", "execs_per_cpu_sec", "dict_entries"} {
+		if n, _ := r[k].(int64); n <= 0 {
+			if n, _ := r[k].(int); n <= 0 {
+				t.Errorf("%s = %v", k, r[k])
+			}
+		}
+	}
+	crashers, _ := r["crashers"].([]map[string]any)
+	if len(crashers) == 0 {
+		t.Fatalf("no crash in 30 s: %v", r)
+	}
+	c := crashers[0]
+	b64, _ := c["input_base64"].(string)
+	if c["outcome"] != Crashed || !strings.Contains(c["crash_state"].(string), "abort") || b64 == "" {
+		t.Fatalf("crasher %v", c)
+	}
+	rep, err := h.call(reg, "qa_fuzz", map[string]any{"replay_base64": b64})
+	if err != nil || rep.Verdict != fleet.VerdictOK || rep.Result["engine"] != fuzzing.EngineAFL || rep.Result["outcome"] != Crashed || rep.Result["crash_state"] != c["crash_state"] {
+		t.Errorf("replay: %v %v", err, rep.Result)
+	}
+	rep, _ = h.call(reg, "qa_fuzz", map[string]any{"engine": "aflpp", "replay": "R\x05\x00hello"})
+	if rep.Verdict != fleet.VerdictOK || rep.Result["outcome"] == Crashed {
+		t.Errorf("the benign seed replayed: %v", rep.Result)
+	}
+	key := fuzzing.TargetKey("harness", src, "harness.c")
+	if series, err := fuzzing.ReadStats(h.env.FuzzDir); err != nil || len(series) != 1 || series[0].Key != key || series[0].Engine != fuzzing.EngineAFL {
+		t.Errorf("stats: %+v, %v", series, err)
+	}
+
+	// A build afl-clang-fast cannot do: the plain build runs -n, and the
+	// crash replays on it.
+	h.env.Target.Repo.Build = []string{"sh", "-c", "case $CC in *afl*) echo no AFL here >&2; exit 3;; esac; $CC $CFLAGS $LIB_FUZZING_ENGINE -o {out} {harness} parse.c"}
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 2})
+	r = out.Result
+	if why, _ := r["mode_why"].(string); out.Verdict != fleet.VerdictOK || r["mode"] != fuzzing.AFLModeBlind || !strings.Contains(why, "fallback to non-instrumented (-n) on a plain build") || !strings.Contains(why, "no AFL here") {
+		t.Errorf("a harness afl-clang-fast cannot build: %s %v", out.Verdict, r)
+	}
+	rep, err = h.call(reg, "qa_fuzz", map[string]any{"replay_base64": b64})
+	if err != nil || rep.Verdict != fleet.VerdictOK || rep.Result["outcome"] != Crashed {
+		t.Errorf("replay on the plain build: %v %v", err, rep.Result)
+	}
+
+	h.env.Target.Repo.Build = []string{"sh", "-c", "$CC -o {out} missing.c"}
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 2})
+	if e := out.Result.Err(); out.Verdict != fleet.VerdictError || !strings.Contains(e, "did not build") || !strings.Contains(e, "missing.c") || !strings.Contains(e, "(-n)") {
+		t.Errorf("a harness that does not build: %v", out.Result)
+	}
+	h.env.Target.Compiler = compiler
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"seconds": 2})
+	r = out.Result
+	if why, _ := r["mode_why"].(string); out.Verdict != fleet.VerdictOK || r["mode"] != fuzzing.AFLModeBlind || !strings.Contains(why, "build failed") || !strings.Contains(why, "missing.c") {
+		t.Errorf("a failed build with target.compiler: %s %v", out.Verdict, r)
+	}
 }

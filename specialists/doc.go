@@ -326,6 +326,11 @@
 //     repository's first surface (else "code"): high for a crash, medium
 //     for a hang or resource exhaustion, low and flaky when the replay
 //     does not fail the same way.
+//   - C/C++ harness (target.repo harness and build, no target.compiler):
+//     one qa_fuzz engine aflpp session of 60 s on the afl-clang-fast build
+//     (persistent, CmpLog on; the summary says the mode and why); each
+//     crasher (up to three) is replayed on that build through qa_fuzz
+//     replay (replay_base64 for a binary input) and reported the same way.
 //   - Call endpoint (exercise): a grammar of 39 requests, each departing
 //     from POST {"target","message"} one way — empty, whitespace-only, 16 KB,
 //     unicode, control-character, JSON-fragment and format-string messages;

@@ -216,6 +216,55 @@ func TestFuzzRepoGoTarget(t *testing.T) {
 	}
 }
 
+// TestFuzzHarness: a C harness with a build command and no compiler gets
+// an AFL++ session; the summary says which mode ran and why, and a binary
+// crasher is replayed in base64 on the instrumented build before it is
+// reported: high when it reproduces, low and flaky when it does not.
+func TestFuzzHarness(t *testing.T) {
+	for _, reproduces := range []bool{true, false} {
+		b64 := "UgUA4cI/ejA=" // R\x05\x00 and the magic: not UTF-8
+		state := "signal aborted"
+		var replays int
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_fuzz": func(a map[string]any) fleet.Result {
+				if a["engine"] != "aflpp" {
+					t.Errorf("engine %v, want aflpp", a["engine"])
+				}
+				if a["replay_base64"] != nil {
+					replays++
+					if a["replay_base64"] != b64 {
+						t.Errorf("replayed %v, want the crasher's base64", a["replay_base64"])
+					}
+					if reproduces {
+						return fleet.Result{"outcome": "crashed", "crash_state": state}
+					}
+					return fleet.Result{"outcome": "compiled"}
+				}
+				return fleet.Result{"engine": "aflpp", "mode": "instrumented+persistent", "mode_why": "its harness links AFL++'s persistent loop", "execs": 5000,
+					"crashers": []any{map[string]any{"input": "R\x05\x00\ufffd?z0", "input_lossy": true, "input_base64": b64, "input_bytes": 8, "outcome": "crashed", "crash_state": state}}}
+			},
+		}}
+		tg := testTarget()
+		tg.Compiler = nil
+		tg.Repo = &fleet.Repo{URL: "/src/rec", Harness: "fuzz/harness.c", Build: []string{"make", "OUT={out}"}, Surfaces: []string{"parser"}}
+		st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+		_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 20)
+		if len(w.reports) != 1 || replays != 1 {
+			t.Fatalf("reproduces=%v: %d replays, want one finding:%s", reproduces, replays, summaries(w.reports))
+		}
+		r := w.reports[0]
+		args := r["repro"].(map[string]any)["args"].(map[string]any)
+		wantSev := map[bool]string{true: "high", false: "low"}[reproduces]
+		if r["severity"] != wantSev || r["surface"] != "parser" || args["replay_base64"] != b64 || args["engine"] != "aflpp" || (r["flaky"] == true) == reproduces ||
+			!strings.Contains(r["summary"].(string), "harness fuzz/harness.c") {
+			t.Errorf("reproduces=%v: finding %v", reproduces, r)
+		}
+		if !strings.Contains(summary, "AFL++ (instrumented+persistent: its harness links AFL++'s persistent loop) on harness fuzz/harness.c ran 5000 inputs") {
+			t.Errorf("summary %q does not say which mode ran and why", summary)
+		}
+	}
+}
+
 // TestFuzzRepoAndCompilerShareTheCap: with both a compiler and a Go fuzz
 // target, the Go target still gets its two sessions (compiler havoc runs
 // to the cap).

@@ -49,6 +49,7 @@ func Run(p *probe.Probe, corpus []string) {
 	}
 	fuzzCompiler(p, corpus, repo)
 	repo()
+	fuzzHarness(p) // fuzz_engine.go: a C/C++ harness without a compiler
 }
 
 // fuzzer is one compile-fuzzing session.

@@ -285,6 +285,25 @@ func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[s
 		note = " (" + probe.Clip(n, 160) + ")"
 	}
 	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), plateau(r), note, why)
+	reportCrashers(p, crashers, goFuzzCrashers, seen, fmt.Sprintf("Go fuzz target %s in %s", repo.FuzzTarget, repo.FuzzPackage), found,
+		func(c fleet.Result) map[string]any {
+			if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
+				return nil // a 'go test fuzz v1' input is text: this one was cut or mangled
+			}
+			return map[string]any{"engine": engine, "replay": probe.Str(c, "input")}
+		})
+	return r, true
+}
+
+// reportCrashers replays each of a session's crashers (up to max, states
+// not in seen) through qa_fuzz replay with the args replay gives, and
+// reports it with that replay as the repro: high for a crash that
+// reproduces with its crash state, medium for a hang or resource
+// exhaustion, low with flaky=true when the replay does not fail the same
+// way. what names the fuzzed code, found the engine; replay returns nil
+// for a crasher whose input cannot be carried in a repro (noted).
+func reportCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[string]bool, what, found string, replay func(fleet.Result) map[string]any) {
+	repo := p.Target().Repo
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
 		if s, err := fleet.ParseSurface(repo.Surfaces[0]); err == nil {
@@ -292,38 +311,79 @@ func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[s
 		}
 	}
 	for i, c := range crashers {
-		if i == goFuzzCrashers || !p.Room(2) {
+		if i == max || !p.Room(2) {
 			break
 		}
-		input, kind, state := probe.Str(c, "input"), probe.Str(c, "outcome"), probe.Str(c, "crash_state")
+		kind, state := probe.Str(c, "outcome"), probe.Str(c, "crash_state")
 		if seen[kind+"|"+state] {
 			continue // found by the run's other session: reported once
 		}
 		seen[kind+"|"+state] = true
-		if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
-			p.Notef("a %s crasher of %d bytes cannot be carried in a repro", repo.FuzzTarget, probe.Int(c, "input_bytes"))
+		args := replay(c)
+		if args == nil {
+			p.Notef("a %d-byte crasher of %s cannot be carried in a repro", probe.Int(c, "input_bytes"), what)
 			continue
 		}
-		args := map[string]any{"engine": engine, "replay": input}
 		rep := p.Call("qa_fuzz", args)
 		ok := rep.IsOK() && probe.Str(rep, "outcome") == kind && probe.Str(rep, "crash_state") == state
-		sev, what := fleet.SeverityHigh, "crash"
+		sev, failure := fleet.SeverityHigh, "crash"
 		switch kind {
 		case "timeout":
-			sev, what = fleet.SeverityMedium, "hang"
+			sev, failure = fleet.SeverityMedium, "hang"
 		case "resource":
-			sev, what = fleet.SeverityMedium, "resource exhaustion"
+			sev, failure = fleet.SeverityMedium, "resource exhaustion"
 		}
 		flaky := ""
 		if !ok {
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(rep, "outcome"), probe.Clip(rep.Err(), 100)))
 		}
 		p.Report(sev, surface,
-			fmt.Sprintf("Go fuzz target %s in %s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
-				repo.FuzzTarget, repo.FuzzPackage, what, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
+			fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
+				what, failure, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
 			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
 	}
-	return r, true
+}
+
+// harnessSeconds is the AFL++ session on target.repo's C/C++ harness.
+const harnessSeconds = 60
+
+// fuzzHarness runs instrumented AFL++ on target.repo's C or C++ harness
+// when there is no target.compiler (with one, the compiler's engine stage
+// runs the harness build and replays its crashers through qa_compile):
+// one qa_fuzz session, whose note says which AFL++ mode ran and why, then
+// each crasher replayed on the instrumented build through qa_fuzz replay
+// and reported as fuzzRepo does. A binary input travels in base64.
+func fuzzHarness(p *probe.Probe) {
+	tg := p.Target()
+	repo := tg.Repo
+	switch {
+	case repo == nil || repo.Harness == "" || len(repo.Build) == 0 || len(tg.Compiler) > 0:
+		return
+	case !p.Can("qa_fuzz"):
+		p.Skip("qa_fuzz unavailable: harness %s not fuzzed", repo.Harness)
+		return
+	case !p.Room(3):
+		p.Skip("no calls left for harness %s", repo.Harness)
+		return
+	}
+	r := p.Call("qa_fuzz", map[string]any{"engine": "aflpp", "seconds": harnessSeconds})
+	if !r.IsOK() {
+		p.Notef("qa_fuzz on harness %s: %s", repo.Harness, probe.Clip(r.Err(), 300))
+		return
+	}
+	crashers := results(r["crashers"])
+	p.Notef("AFL++ (%s: %s) on harness %s ran %d inputs, %d crasher(s)%s", orText(probe.Str(r, "mode"), "mode unknown"), probe.Clip(probe.Str(r, "mode_why"), 200),
+		repo.Harness, probe.Int(r, "execs"), len(crashers), plateau(r))
+	reportCrashers(p, crashers, goFuzzCrashers, map[string]bool{}, "C/C++ harness "+repo.Harness, "AFL++ "+probe.Str(r, "mode"),
+		func(c fleet.Result) map[string]any {
+			switch {
+			case probe.Flag(c, "input_truncated"):
+				return nil
+			case probe.Str(c, "input_base64") != "":
+				return map[string]any{"engine": "aflpp", "replay_base64": probe.Str(c, "input_base64")}
+			}
+			return map[string]any{"engine": "aflpp", "replay": probe.Str(c, "input")}
+		})
 }
 
 // plateau says, from a session's kept statistics, whether it found new
