@@ -118,6 +118,11 @@ func TestClusterPage(t *testing.T) {
 			t.Errorf("cluster page lacks %q", s)
 		}
 	}
+	for _, s := range []string{"introduced by <code>3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49</code>", "simplify &lt;b&gt;enum&lt;/b&gt; lowering", "bisection, entry 9"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("cluster page lacks the cause %q", s)
+		}
+	}
 	if strings.Contains(body, `href="/runs/r-gone"`) {
 		t.Error("links a run that has no record here")
 	}

@@ -247,6 +247,9 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 			if r.LastSeen.After(folded.LastSeen) {
 				folded.LastSeen = r.LastSeen
 			}
+			if r.Cause != nil && (folded.Cause == nil || r.Cause.Entry > folded.Cause.Entry) {
+				folded.Cause = r.Cause // one behaviour, one cause: the latest bisection of any place
+			}
 		}
 		slices.Sort(entries)
 		entries = slices.Compact(entries)
