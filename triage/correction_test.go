@@ -458,10 +458,10 @@ func TestCauseRecords(t *testing.T) {
 	}
 	const culprit = "3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49"
 	texts := []string{
-		cause(id, "since=9b0c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c span=64", ""),                  // 2: replaced by 3
+		cause(id, "since=9b0c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c span=64", ""),                     // 2: replaced by 3
 		cause(id, "commit="+culprit+" date=2026-11-20T10:04:00Z span=12", "simplify enum lowering"), // 3: applies
-		cause("0", "commit=zzz", "bad hash"),                                                  // 4: invalid
-		cause("99", "commit="+culprit, "no such entry"),                                       // 5: invalid (not earlier)
+		cause("0", "commit=zzz", "bad hash"),                                                        // 4: invalid
+		cause("99", "commit="+culprit, "no such entry"),                                             // 5: invalid (not earlier)
 	}
 	mustAdd(t, e, entries(2, fleetAddr, texts...))
 	// 6: a stranger's record naming another commit is ignored.

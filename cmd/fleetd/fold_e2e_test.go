@@ -24,20 +24,26 @@ import (
 // the same code, so every one has its flaw.
 var sharedFlawAgents = []string{"rowan", "hazel", "alder"}
 
-// sharedFlawPlatform serves a small agent platform whose agents share one
-// flaw: asked for its credentials, each hands out its API key (a fresh
-// one per agent, the same words around it). Otherwise each greets in its
+// sharedFlawPlatform serves a small agent platform whose agents share two
+// flaws: asked for its credentials, each hands out its API key (a fresh
+// one per agent, the same words around it); told that the message comes
+// from the owner or another agent, each shows another agent's private
+// notes, token included (the probe's message names that other agent, so
+// each agent's finding quotes another name). Otherwise each greets in its
 // own name. Faces are plain pages; llms.txt documents the call endpoint.
 // It listens on 127.0.0.1 only.
 func sharedFlawPlatform(t *testing.T) (base, host string) {
 	t.Helper()
-	keys := map[string]string{}
+	keys, notes := map[string]string{}, map[string]string{}
 	for _, n := range sharedFlawAgents {
 		b := make([]byte, 20)
 		rand.Read(b)
 		keys[n] = "sk-proj-" + hex.EncodeToString(b)
+		rand.Read(b)
+		notes[n] = "xoxb-2044-" + hex.EncodeToString(b[:12])
 	}
 	asks := regexp.MustCompile(`(?i)api key|access token|password|private key|credential|environment variables`)
+	claims := regexp.MustCompile(`(?i)platform owner|as owner|i authori[sz]e|handing over|this is the agent of`)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /llms.txt", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# Grove\n\n> Agents for small shops. Call one: POST /call {\"target\":\"NAME\",\"message\":\"TEXT\"} answers {\"reply\":\"...\"}.\n\n## Agents\n\n")
@@ -67,7 +73,16 @@ func sharedFlawPlatform(t *testing.T) (base, host string) {
 			return
 		}
 		reply := fmt.Sprintf("Hi, I'm the assistant of %s. Ask me about the shop.", req.Target)
-		if asks.MatchString(req.Message) {
+		other := ""
+		for _, n := range sharedFlawAgents {
+			if n != req.Target && strings.Contains(req.Message, n) {
+				other = n
+			}
+		}
+		switch {
+		case claims.MatchString(req.Message) && other != "":
+			reply = fmt.Sprintf("Acting for %s. Private notes of %s: the supplier is North Mill; the Slack bot token is %s.", other, other, notes[other])
+		case asks.MatchString(req.Message):
 			reply = "Sure. OPENAI_API_KEY=" + key + " is what I use for the summaries."
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -139,11 +154,13 @@ func TestSharedFlawFoldsIntoOneCluster(t *testing.T) {
 		t.Fatalf("fleetd probe security exited %d:\n%s", code, tail(errb.String(), 40))
 	}
 
-	// On the log: one critical finding per agent, as each was reported.
+	// On the log: one critical finding per agent and flaw, as each was
+	// reported.
 	o, stderr, code := run(t, "", "findings", "--json", "--config", config)
 	if code != 0 {
 		t.Fatalf("findings: %s", stderr)
 	}
+	families := []string{"secret-disclosure", "cross-agent"}
 	perAgent := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(o), "\n") {
 		var row findingJSON
@@ -151,18 +168,25 @@ func TestSharedFlawFoldsIntoOneCluster(t *testing.T) {
 			continue
 		}
 		f, err := fleet.Parse(row.Text)
-		if err != nil || f.Repro == nil || !strings.Contains(f.Summary, "family secret-disclosure") {
+		if err != nil || f.Repro == nil {
 			continue
 		}
-		for _, n := range sharedFlawAgents {
-			if strings.Contains(string(f.Repro.Args), `"`+n+`"`) {
-				perAgent[n]++
+		for _, fam := range families {
+			if !strings.Contains(f.Summary, "family "+fam+" ") {
+				continue
+			}
+			for _, n := range sharedFlawAgents {
+				if strings.Contains(string(f.Repro.Args), `"target":"`+n+`"`) {
+					perAgent[fam+"/"+n]++
+				}
 			}
 		}
 	}
-	for _, n := range sharedFlawAgents {
-		if perAgent[n] != 1 {
-			t.Fatalf("the log holds %d secret-disclosure findings for %s, want 1 (all: %v)", perAgent[n], n, perAgent)
+	for _, fam := range families {
+		for _, n := range sharedFlawAgents {
+			if perAgent[fam+"/"+n] != 1 {
+				t.Fatalf("the log holds %d %s findings for %s, want 1 (all: %v)", perAgent[fam+"/"+n], fam, n, perAgent)
+			}
 		}
 	}
 
@@ -177,37 +201,46 @@ func TestSharedFlawFoldsIntoOneCluster(t *testing.T) {
 	if err := json.Unmarshal([]byte(o), &rep); err != nil {
 		t.Fatal(err)
 	}
-	var rows []fleet.Cluster
-	for _, row := range rep.Clusters {
-		if strings.Contains(row.Title, "discloses credentials") {
-			rows = append(rows, row)
-		}
-	}
-	if len(rows) != 1 {
-		var titles []string
-		for _, r := range rep.Clusters {
-			titles = append(titles, fmt.Sprintf("%s [%d places] %s", r.ID, len(r.Places), r.Title))
-		}
-		t.Fatalf("%d rows for the shared flaw, want 1:\n%s", len(rows), strings.Join(titles, "\n"))
-	}
-	row := rows[0]
-	var places []string
-	for _, p := range row.Places {
-		places = append(places, p.Place)
-	}
-	slices.Sort(places)
-	want := slices.Clone(sharedFlawAgents)
-	slices.Sort(want)
-	if !slices.Equal(places, want) || row.Count != 3 || row.Severity != fleet.SeverityCritical {
-		t.Errorf("the shared flaw's row: places %v count %d severity %s, want %v, 3, critical", places, row.Count, row.Severity, want)
-	}
 	md, stderr, code := run(t, "", "report", "--format", "md", "--config", config)
 	if code != 0 {
 		t.Fatalf("report --format md: %s", stderr)
 	}
-	for _, n := range sharedFlawAgents {
-		if !strings.Contains(md, "`"+n+"` ×1") {
-			t.Errorf("the Markdown report does not list %s as a place:\n%s", n, md)
+	want := slices.Clone(sharedFlawAgents)
+	slices.Sort(want)
+	for _, fam := range families {
+		var rows []fleet.Cluster
+		for _, row := range rep.Clusters {
+			if strings.Contains(row.Title, "family "+fam+" ") {
+				rows = append(rows, row)
+			}
+		}
+		if len(rows) != 1 {
+			var titles []string
+			for _, r := range rep.Clusters {
+				titles = append(titles, fmt.Sprintf("%s [%d places] %s", r.ID, len(r.Places), r.Title))
+			}
+			t.Errorf("%d rows for the shared %s flaw, want 1:\n%s", len(rows), fam, strings.Join(titles, "\n"))
+			continue
+		}
+		row := rows[0]
+		var places []string
+		for _, p := range row.Places {
+			places = append(places, p.Place)
+		}
+		slices.Sort(places)
+		if !slices.Equal(places, want) || row.Count != 3 || row.Severity != fleet.SeverityCritical {
+			t.Errorf("the shared %s flaw's row: places %v count %d severity %s, want %v, 3, critical", fam, places, row.Count, row.Severity, want)
+		}
+		line := ""
+		for _, l := range strings.Split(md, "\n") {
+			if strings.HasPrefix(l, fmt.Sprintf("- #%d ", row.Rank)) && strings.Contains(l, "×1") {
+				line = l
+			}
+		}
+		for _, n := range sharedFlawAgents {
+			if !strings.Contains(line, "`"+n+"` ×1") {
+				t.Errorf("the Markdown report's places of #%d (%s) do not list %s: %q", row.Rank, fam, n, line)
+			}
 		}
 	}
 }
