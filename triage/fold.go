@@ -27,10 +27,9 @@ const foldTitle = 150
 // sources, repro tool and arguments other than the place, and its
 // title with the place masked and measurements masked (maskMeasures);
 // foldPlaces masks the other rows' places too and cuts the title
-// (foldKey). ok is
-// false for a row that names no place (or one too short to mask safely),
-// an untrusted or free-form row, or a row without a repro: those are never
-// folded.
+// (foldKey). ok is false for a row that names no place (or one too short
+// to mask safely), an untrusted or free-form row, or a row without a
+// repro: those are never folded.
 func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
 	if !row.Trusted || row.FreeForm || row.Repro == nil {
 		return "", "", false
@@ -179,9 +178,10 @@ func maskMeasures(s string) string {
 // foldPlaces folds rows that are one behaviour seen at several places
 // (one check, the same reply or status shape, the same surface: behaviour,
 // with every place any candidate row names masked wherever it appears in
-// the arguments and titles, foldKey) into one row: the row of the place seen first, with every place listed
-// (Places), counts summed, the highest severity and score, the union of
-// sources and entries, the other places' cluster ids in Merged, and the
+// the arguments and titles, foldKey) into one row: the row of the place
+// seen first, with every place listed (Places), counts summed, the
+// highest severity and score, the union of sources and entries, the other
+// places' cluster ids in Merged, the latest cause of any place, and the
 // state the latest correction of any place gave (foldState). A place that
 // behaves differently has another key and stays its own row. The engine's
 // clusters are untouched (one per place: what ClusterOf and corrections
