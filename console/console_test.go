@@ -118,6 +118,11 @@ func TestClusterPage(t *testing.T) {
 			t.Errorf("cluster page lacks %q", s)
 		}
 	}
+	for _, s := range []string{"introduced by <code>3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49</code>", "simplify &lt;b&gt;enum&lt;/b&gt; lowering", "bisection, entry 9"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("cluster page lacks the cause %q", s)
+		}
+	}
 	if strings.Contains(body, `href="/runs/r-gone"`) {
 		t.Error("links a run that has no record here")
 	}
@@ -635,7 +640,7 @@ func TestFleetFuzzStats(t *testing.T) {
 			Points:  []FuzzPoint{{now.Add(-2 * time.Hour), 100}, {now.Add(-90 * time.Minute), 812}, {now, 812}}},
 		{Key: "compiler-fedcba9876543210", Engine: "builtin", Target: "compiler", Sessions: 1, ExecsPerSec: 150, CorpusSize: 9, Last: now},
 	}
-	f.src.fleet.Published = &PublishedSet{Set: "0123456789abcdef", Matches: true, Entry: 42, Time: now, Checked: now}
+	f.src.fleet.Published = &PublishedSet{Set: "0123456789abcdef", Matches: true, Entry: 42, Time: now, Checked: now, Name: "grove-fleet", NameError: "not written: the dial is observe"}
 	f.src.mu.Unlock()
 	w := f.do("GET", "/fleet", "", nil)
 	page := w.Body.String()
@@ -645,7 +650,8 @@ func TestFleetFuzzStats(t *testing.T) {
 	for _, want := range []string{`data-fuzz="go-0123456789abcdef/libfuzzer"`, "FuzzParse", "3200", "3410/CPU-s", "812 edges, 2400 features", "1h ago",
 		"panic: &lt;script&gt;alert(1)&lt;/script&gt;</code> ×2", "and 1 more", `<svg class="spark"`, "edges 100 → 812 over 3 sessions",
 		`data-fuzz="compiler-fedcba9876543210/builtin"`, "never",
-		"Published on the log as set <code>0123456789abcdef</code> (entry 42,", "matches what runs."} {
+		"Published on the log as set <code>0123456789abcdef</code> (entry 42,", "matches what runs.",
+		"The fleet's name <code>grove-fleet</code> on the registry: <strong>does not hold it</strong> (not written: the dial is observe)."} {
 		if !strings.Contains(page, want) {
 			t.Errorf("fleet page lacks %q", want)
 		}

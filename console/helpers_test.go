@@ -120,7 +120,8 @@ func testReport(now time.Time) fleet.Report {
 		Schema: 1, GeneratedAt: now, Head: 12, Block: 40,
 		Totals: fleet.ReportTotals{Entries: 12, Findings: 10, Clusters: 3, Open: 2, Resolved: 1, Untrusted: 1},
 		Clusters: []fleet.Cluster{
-			{Rank: 1, ID: "aaaa1111", Score: 48, Severity: fleet.SeverityCritical, Surface: fleet.SurfaceCompiler, Title: "compile panic on enum E{}", State: fleet.ClusterOpen, Trusted: true, Count: 3, Runs: 2, Sources: []string{"qa-fuzz"}, FirstSeen: now.Add(-time.Hour), LastSeen: now.Add(-time.Minute), Repro: &fleet.Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"enum E{}"}`)}, Entries: []uint64{1, 4}},
+			{Rank: 1, ID: "aaaa1111", Score: 48, Severity: fleet.SeverityCritical, Surface: fleet.SurfaceCompiler, Title: "compile panic on enum E{}", State: fleet.ClusterOpen, Trusted: true, Count: 3, Runs: 2, Sources: []string{"qa-fuzz"}, FirstSeen: now.Add(-time.Hour), LastSeen: now.Add(-time.Minute), Repro: &fleet.Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"enum E{}"}`)}, Entries: []uint64{1, 4},
+				Cause: &fleet.Cause{Entry: 9, Commit: "3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49", Subject: "simplify <b>enum</b> lowering", Date: now.Add(-48 * time.Hour), Span: 12}},
 			{Rank: 2, ID: "bbbb2222", Score: 2, Severity: fleet.SeverityHigh, Surface: fleet.SurfaceFace, Title: xss, State: fleet.ClusterOpen, Trusted: false, Count: 1, Runs: 1, Sources: []string{"0x00000000000000000000000000000000000000bb"}, FirstSeen: now, LastSeen: now, Entries: []uint64{5}},
 			{Rank: 3, ID: "cccc3333", Score: 1, Severity: fleet.SeverityLow, Surface: fleet.SurfaceDocs, Title: "dead link in llms.txt", State: fleet.ClusterResolved, Trusted: true, Count: 1, Runs: 1, Sources: []string{"qa-ux"}, FirstSeen: now, LastSeen: now, Entries: []uint64{6}, Correction: &corr},
 		},

@@ -45,6 +45,9 @@ func TestRenderReportFile(t *testing.T) {
 	if !strings.Contains(text, xss) || !strings.Contains(text, "compile panic on enum E{}") {
 		t.Error("the clusters are not in the file as text")
 	}
+	if !strings.Contains(text, "introduced by 3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49 “simplify <b>enum</b> lowering”") {
+		t.Error("the cluster's cause is not in the file")
+	}
 	for _, s := range []string{"<script", "<link", ` src="`, "/static/", `href="/`, "url("} {
 		if strings.Contains(out, s) {
 			t.Errorf("the file is not self-contained: it holds %q", s)

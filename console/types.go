@@ -46,6 +46,12 @@ type PublishedSet struct {
 	Time    time.Time `json:"time,omitzero"`   // when it was published
 	Checked time.Time `json:"checked"`         // when the daemon last compared
 	Error   string    `json:"error,omitempty"` // why it could not compare or publish
+	// Name is the fleet's name on the registry (chain.fleet_name), when
+	// configured; NameMatches says its metadata holds this set and entry,
+	// NameError why not.
+	Name        string `json:"name,omitempty"`
+	NameMatches bool   `json:"name_matches,omitempty"`
+	NameError   string `json:"name_error,omitempty"`
 }
 
 // FuzzStats is one target's fuzzing with one engine, over the sessions

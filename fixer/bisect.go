@@ -92,7 +92,8 @@ func (s BisectStage) Run(ctx context.Context, j *Job) error {
 }
 
 // postCause posts a conclusive bisection as a kind=cause ref=<fp> record
-// (severity meta) through the Poster, once per result, and keeps it in
+// (severity meta, fleet.Cause: commit=, date=, the subject line, or since=)
+// through the Poster, once per result, and keeps it in
 // the fingerprint's record. A dry run, a fixer without a Poster, a
 // bisection that found nothing or had no history to search posts nothing.
 func (f *Fixer) postCause(ctx context.Context, j *Job) error {
@@ -111,17 +112,21 @@ func (f *Fixer) postCause(ctx context.Context, j *Job) error {
 	if r, ok := findRecord(recs, j.Item.ID); ok && r.CausePosted == key {
 		return nil
 	}
-	var summary string
+	var prose string
+	c := fleet.Cause{Commit: b.Commit, Subject: b.Subject, Date: b.Date, Span: b.Span}
 	if b.Commit != "" {
-		summary = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: first bad commit %s %q (%s).",
-			b.Span, f.cfg.Repo.BaseBranch(), b.Commit, Inline(b.Subject, 120), b.Date.UTC().Format(time.RFC3339))
+		prose = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: first bad commit %s (%s).",
+			b.Span, f.cfg.Repo.BaseBranch(), b.Commit, b.Date.UTC().Format(time.RFC3339))
 	} else {
-		summary = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: present since the oldest commit tried, %s.",
+		c.Since = b.Oldest
+		prose = fmt.Sprintf("fleetd's fix stage bisected this cluster over %d commits of %s with its regression test: present since the oldest commit tried, %s.",
 			b.Span, f.cfg.Repo.BaseBranch(), b.Oldest)
 	}
-	idx, err := f.cfg.Poster.Post(ctx, fleet.Finding{
-		Source: f.cfg.Source, Severity: fleet.SeverityMeta, Surface: j.Item.Surface, Kind: fleet.KindCause, Ref: j.Item.ID, Summary: summary,
-	})
+	rec, err := c.Record(f.cfg.Source, j.Item.Surface, j.Item.ID, prose)
+	if err != nil {
+		return fmt.Errorf("post cause: %w", err)
+	}
+	idx, err := f.cfg.Poster.Post(ctx, rec)
 	if err != nil {
 		return fmt.Errorf("post cause: %w", err)
 	}

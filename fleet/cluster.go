@@ -48,6 +48,10 @@ type Cluster struct {
 	// PR is the fix stage's pull request for the cluster, when cmd/fleetd
 	// attached one (triage.AttachPRs).
 	PR *PRLink `json:"pr,omitempty"`
+	// Cause is the commit that introduced the cluster's bug, or since when
+	// it is present, as the latest valid kind=cause record from a trusted
+	// sender says (the fix stage's bisection); nil when none does.
+	Cause *Cause `json:"cause,omitempty"`
 	// Places lists where one behaviour was seen when triage folded the
 	// clusters of several places (names, pages) into this row: each
 	// place, the cluster that holds its findings and their count. Empty

@@ -50,10 +50,16 @@ type ReportTotals struct {
 	CorrectionsApplied int `json:"corrections_applied"`
 	CorrectionsIgnored int `json:"corrections_ignored"` // from untrusted senders
 	CorrectionsInvalid int `json:"corrections_invalid"` // ref= not an earlier finding
-	Clusters           int `json:"clusters"`
-	Open               int `json:"open"`
-	Regressed          int `json:"regressed"`
-	Resolved           int `json:"resolved"`
-	FalsePositive      int `json:"false_positive"`
-	AcceptedRisk       int `json:"accepted_risk,omitempty"`
+	// Causes counts kind=cause records (the fix stage's bisections):
+	// those applied to a cluster, those from untrusted senders (ignored)
+	// and those that are malformed or name no earlier finding (invalid).
+	Causes        int `json:"causes,omitempty"`
+	CausesIgnored int `json:"causes_ignored,omitempty"`
+	CausesInvalid int `json:"causes_invalid,omitempty"`
+	Clusters      int `json:"clusters"`
+	Open          int `json:"open"`
+	Regressed     int `json:"regressed"`
+	Resolved      int `json:"resolved"`
+	FalsePositive int `json:"false_positive"`
+	AcceptedRisk  int `json:"accepted_risk,omitempty"`
 }

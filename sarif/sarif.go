@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -176,6 +177,27 @@ func result(c fleet.Cluster, rule string, opt Options) Result {
 	}
 	if c.PR != nil {
 		res.Properties["pr"] = c.PR
+	}
+	if c.Cause != nil {
+		// The fix stage's bisection: the commit that introduced it. A
+		// property, since SARIF has no field for a result's origin commit
+		// (versionControlProvenance is the analysed revision, per run).
+		cause := map[string]any{"entry": c.Cause.Entry, "text": clean(c.Cause.Line(), 400)}
+		if c.Cause.Commit != "" {
+			cause["commit"] = c.Cause.Commit
+			if c.Cause.Subject != "" {
+				cause["subject"] = clean(c.Cause.Subject, fleet.MaxCauseSubject)
+			}
+			if !c.Cause.Date.IsZero() {
+				cause["date"] = c.Cause.Date.UTC().Format(time.RFC3339)
+			}
+		} else {
+			cause["presentSinceOldest"] = c.Cause.Since
+		}
+		if c.Cause.Span > 0 {
+			cause["span"] = c.Cause.Span
+		}
+		res.Properties["cause"] = cause
 	}
 	if len(c.Places) > 0 {
 		places := make([]map[string]any, len(c.Places))

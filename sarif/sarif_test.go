@@ -70,7 +70,8 @@ func sampleReport() fleet.Report {
 			{Rank: 2, ID: "00000000000000a2", Score: 8, Severity: fleet.SeverityCritical, Surface: fleet.SurfaceCompiler, State: fleet.ClusterRegressed, Trusted: true,
 				Title: `Compiler crash: "panic: runtime error: index out of range [N] with length N @ compiler.(*compiler).enum", on a 12-byte input`,
 				Count: 1, Runs: 1, Sources: []string{"qa-fuzz"}, Entries: []uint64{5},
-				Repro: &fleet.Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"enum {"}`)}},
+				Repro: &fleet.Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"enum {"}`)},
+				Cause: &fleet.Cause{Entry: 12, Commit: "3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49", Subject: "simplify enum lowering\u202e", Date: at.Add(-72 * time.Hour), Span: 12}},
 			{Rank: 3, ID: "00000000000000a3", Score: 4, Severity: fleet.SeverityMedium, Surface: fleet.SurfaceDocs, State: fleet.ClusterOpen, Trusted: true,
 				Title: "The docs promise GET http://127.0.0.1:8080/api/v1/names (llms.txt), but it answers 404.", Count: 1, Runs: 1, Entries: []uint64{6}},
 			{Rank: 4, ID: "00000000000000a4", Score: 3, Severity: fleet.SeverityCritical, Surface: "chain", State: fleet.ClusterOpen, Trusted: false,
@@ -78,7 +79,7 @@ func sampleReport() fleet.Report {
 			{Rank: 5, ID: "00000000000000a5", Score: 1, Severity: fleet.SeverityHigh, Surface: "perf", State: fleet.ClusterResolved, Trusted: true,
 				Title: "Latency of /api is over the SLO", Count: 2, Runs: 2, Entries: []uint64{1, 2}, Correction: u64(8), PR: &fleet.PRLink{Number: 4, State: "merged", URL: "https://example.invalid/pr/4", Verified: true},
 				Places: []fleet.Place{{Place: "alice", Cluster: "00000000000000a5", Count: 1, LastSeen: time.Unix(0, 0)}, {Place: "bob", Cluster: "00000000000000b5", Count: 1, LastSeen: time.Unix(0, 0)}}},
-			{Rank: 6, ID: "00000000000000a6", Score: 1, Severity: fleet.SeverityLow, Surface: "headers", State: fleet.ClusterFalsePositive, Trusted: true,
+			{Rank: 6, ID: "00000000000000a6", Cause: &fleet.Cause{Entry: 13, Since: "9b0c8d7e", Span: 64}, Score: 1, Severity: fleet.SeverityLow, Surface: "headers", State: fleet.ClusterFalsePositive, Trusted: true,
 				Title: "HTML pages on 127.0.0.1 lack security headers: CSP", Count: 1, Runs: 1, Entries: []uint64{4}, Correction: u64(10)},
 			{Rank: 7, ID: "00000000000000a7", Score: 0.5, Severity: fleet.SeverityUnknown, State: fleet.ClusterOpen, Trusted: true, FreeForm: true,
 				Title: "something odd happened", Count: 1, Runs: 1, Entries: []uint64{11}},
@@ -314,5 +315,26 @@ func TestSourceLine(t *testing.T) {
 		if f != tc.file || l != tc.line || ok != (tc.file != "") {
 			t.Errorf("SourceLine(%q) = %q, %d, %v; want %q, %d", tc.in, f, l, ok, tc.file, tc.line)
 		}
+	}
+}
+
+// TestSARIFCarriesTheCause: a cluster the fix stage bisected carries the
+// first bad commit (or since when it is present) in its result's
+// properties, its untrusted subject cleaned.
+func TestSARIFCarriesTheCause(t *testing.T) {
+	run := sarif.Build(sampleReport(), opts()).Runs[0]
+	got := map[string]any{}
+	for _, res := range run.Results {
+		if c, ok := res.Properties["cause"]; ok {
+			got[res.PartialFingerprints[sarif.FingerprintKey]] = c
+		}
+	}
+	want := map[string]any{
+		"00000000000000a2": map[string]any{"entry": uint64(12), "commit": "3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49", "subject": "simplify enum lowering",
+			"date": "2026-11-23T12:00:00Z", "span": 12, "text": `introduced by 3f2a9c1d0e8b "simplify enum lowering\u202e" (2026-11-23)`},
+		"00000000000000a6": map[string]any{"entry": uint64(13), "presentSinceOldest": "9b0c8d7e", "span": 64, "text": "present since the oldest commit tried (9b0c8d7e, 64 commits back)"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("causes (-want +got):\n%s", d)
 	}
 }

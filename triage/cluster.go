@@ -24,6 +24,7 @@ type cluster struct {
 	unfold     uint64   // the unmerge record that took it out of a folded row; 0: none
 	reopen     reopen   // what regressed a false positive
 	notes      []fleet.CorrectionNote
+	cause      *fleet.Cause // the latest valid cause record's; never changed once set (reports share it)
 }
 
 // corr is the latest state correction applied to a cluster.
@@ -252,6 +253,9 @@ func (e *Engine) merge(src, dst int32) {
 			notes = notes[len(notes)-maxNotes:]
 		}
 		d.notes, s.notes = notes, nil
+	}
+	if s.cause != nil && (d.cause == nil || s.cause.Entry > d.cause.Entry) {
+		d.cause = s.cause
 	}
 	d.needsRepro = d.needsRepro || s.needsRepro
 	d.anchored = d.anchored || s.anchored

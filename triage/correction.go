@@ -673,3 +673,30 @@ func (e *Engine) isPlace(id string) bool {
 	}
 	return false
 }
+
+// applyCause applies a kind=cause record read at en: the fix stage's
+// bisection of the cluster its ref= names (a cluster id or an earlier
+// finding's entry). Only a trusted sender's counts; a record triage
+// cannot read, or whose ref= names no earlier finding, is counted invalid
+// and changes nothing. Read in log order, the latest valid record of a
+// cluster wins, so every build of the same log agrees.
+func (e *Engine) applyCause(en *Entry, f *fleet.Finding, trusted bool) {
+	e.totals.Causes++
+	if !trusted {
+		e.totals.CausesIgnored++
+		return
+	}
+	c, err := fleet.ParseCause(f)
+	if err != nil {
+		e.totals.CausesInvalid++
+		return
+	}
+	ci, ok := e.refCluster(f.Ref, en.Index)
+	if !ok {
+		e.totals.CausesInvalid++
+		return
+	}
+	c.Entry = en.Index
+	c.Commit, c.Since, c.Subject = strings.Clone(c.Commit), strings.Clone(c.Since), strings.Clone(c.Subject)
+	e.clusters[ci].cause = &c
+}

@@ -437,3 +437,72 @@ func TestUntrustedCorrectionsIgnored(t *testing.T) {
 		t.Errorf("after a stranger's corrections: %d rows, state %s, history %v, totals %+v", len(r.Clusters), r.Clusters[0].State, r.Clusters[0].Corrections, r.Totals)
 	}
 }
+
+// TestCauseRecords: the fix stage's kind=cause records put the first bad
+// commit on the cluster they name (by id or by an entry), the latest
+// valid one winning; an untrusted sender's is ignored, a malformed one or
+// one naming no earlier finding is counted invalid; and every way of
+// building the report from the log agrees.
+func TestCauseRecords(t *testing.T) {
+	crash := "qa/v1 source=qa-fuzz sev=high surface=compiler run=r-%d\ncompile panic on enum E {} with no variants\nrepro: qa_compile {\"source\":\"enum E {}\"}"
+	other := "qa/v1 source=qa-ux sev=low surface=console run=r-1\nthe report page has no title"
+	e := MustEngine(t, Config{})
+	mustAdd(t, e, entries(0, fleetAddr, fmt.Sprintf(crash, 1), other))
+	id := mustCluster(t, e, 0)
+	cause := func(ref, header, subject string) string {
+		s := "qa/v1 source=qa-fixer sev=meta surface=compiler kind=cause ref=" + ref + " " + header + "\nbisected."
+		if subject != "" {
+			s += "\nsubject: " + subject
+		}
+		return s
+	}
+	const culprit = "3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49"
+	texts := []string{
+		cause(id, "since=9b0c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c span=64", ""),                     // 2: replaced by 3
+		cause(id, "commit="+culprit+" date=2026-11-20T10:04:00Z span=12", "simplify enum lowering"), // 3: applies
+		cause("0", "commit=zzz", "bad hash"),                                                        // 4: invalid
+		cause("99", "commit="+culprit, "no such entry"),                                             // 5: invalid (not earlier)
+	}
+	mustAdd(t, e, entries(2, fleetAddr, texts...))
+	// 6: a stranger's record naming another commit is ignored.
+	mustAdd(t, e, entries(6, strangerAddr, cause(id, "commit=deadbeefdeadbeef", "stranger")))
+	r := e.Report(t0.Add(time.Hour))
+	var row *fleet.Cluster
+	for i := range r.Clusters {
+		if r.Clusters[i].ID == id {
+			row = &r.Clusters[i]
+		} else if r.Clusters[i].Cause != nil {
+			t.Errorf("cluster %s got a cause: %+v", r.Clusters[i].ID, r.Clusters[i].Cause)
+		}
+	}
+	want := &fleet.Cause{Entry: 3, Commit: culprit, Subject: "simplify enum lowering", Date: time.Date(2026, 11, 20, 10, 4, 0, 0, time.UTC), Span: 12}
+	if row == nil || !cmp.Equal(row.Cause, want) {
+		t.Fatalf("cause %+v, want %+v", row, want)
+	}
+	if tt := r.Totals; tt.Causes != 5 || tt.CausesIgnored != 1 || tt.CausesInvalid != 2 || tt.Meta != 0 || tt.Findings != 2 {
+		t.Errorf("totals %+v", tt)
+	}
+
+	// By entry index, a later record wins; every build agrees.
+	later := cause("0", "since=9b0c8d7", "")
+	inc, fresh, reopened := syncedTriages(t, t0.Add(time.Hour), []string{fmt.Sprintf(crash, 1), other}, texts, []string{fmt.Sprintf(crash, 2), later})
+	sameReports(t, inc, fresh, reopened)
+	if c := inc.Clusters[0].Cause; c == nil || c.Since != "9b0c8d7" || c.Commit != "" || c.Entry != 7 {
+		t.Errorf("after the later record: %+v", c)
+	}
+
+	// Rendered: the Markdown and text reports say it.
+	var md, tbl strings.Builder
+	if err := RenderMarkdown(&md, r, 10, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderTable(&tbl, r, 10, t0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Causes") || !strings.Contains(md.String(), "3f2a9c1d0e8b") || !strings.Contains(md.String(), "simplify enum lowering") {
+		t.Errorf("markdown lacks the cause:\n%s", md.String())
+	}
+	if !strings.Contains(tbl.String(), "introduced by 3f2a9c1d0e8b") {
+		t.Errorf("table lacks the cause:\n%s", tbl.String())
+	}
+}

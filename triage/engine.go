@@ -265,6 +265,9 @@ func (e *Engine) add(en *Entry, f *fleet.Finding, perr error) int32 {
 		case fleet.KindMeta:
 			e.totals.Meta++
 			return -1
+		case fleet.KindCause:
+			e.applyCause(en, f, trusted)
+			return -1
 		case fleet.KindResolution, fleet.KindFalsePositive, fleet.KindDuplicateOf, fleet.KindNeedsRepro,
 			fleet.KindUnmerge, fleet.KindAcceptedRisk:
 			e.correct(en, f, trusted)

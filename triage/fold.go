@@ -25,10 +25,11 @@ const foldTitle = 150
 
 // behaviour returns what a row's check saw, without where: its surface,
 // sources, repro tool and arguments other than the place, and its
-// title with the place masked and measurements masked (maskMeasures). ok is
-// false for a row that names no place (or one too short to mask safely),
-// an untrusted or free-form row, or a row without a repro: those are never
-// folded.
+// title with the place masked and measurements masked (maskMeasures);
+// foldPlaces masks the other rows' places too and cuts the title
+// (foldKey). ok is false for a row that names no place (or one too short
+// to mask safely), an untrusted or free-form row, or a row without a
+// repro: those are never folded.
 func behaviour(row *fleet.Cluster) (key, place string, ok bool) {
 	if !row.Trusted || row.FreeForm || row.Repro == nil {
 		return "", "", false
@@ -89,9 +90,7 @@ func behaviourCore(title string, repro *fleet.Repro) (core, place string, ok boo
 		}
 	}
 	t = maskMeasures(strings.ToLower(t))
-	if len(t) > foldTitle {
-		t = t[:foldTitle]
-	}
+	// Cut at foldTitle by foldKey, once other places are masked too.
 	return strings.ToLower(repro.Tool) + "\x01" + string(rest) + "\x01" + t, place, true
 }
 
@@ -177,10 +176,12 @@ func maskMeasures(s string) string {
 }
 
 // foldPlaces folds rows that are one behaviour seen at several places
-// (one check, the same reply or status shape, the same surface: behaviour)
-// into one row: the row of the place seen first, with every place listed
-// (Places), counts summed, the highest severity and score, the union of
-// sources and entries, the other places' cluster ids in Merged, and the
+// (one check, the same reply or status shape, the same surface: behaviour,
+// with every place any candidate row names masked wherever it appears in
+// the arguments and titles, foldKey) into one row: the row of the place
+// seen first, with every place listed (Places), counts summed, the
+// highest severity and score, the union of sources and entries, the other
+// places' cluster ids in Merged, the latest cause of any place, and the
 // state the latest correction of any place gave (foldState). A place that
 // behaves differently has another key and stays its own row. The engine's
 // clusters are untouched (one per place: what ClusterOf and corrections
@@ -190,13 +191,34 @@ func maskMeasures(s string) string {
 // behaviourOf returns rows[i]'s behaviour (behaviour, or the Engine's memo
 // of it).
 func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (key, place string, ok bool)) ([]fleet.Cluster, []uint64) {
+	type candidate struct {
+		i          int
+		key, place string
+	}
+	var cands []candidate
+	for i := range rows {
+		if key, place, ok := behaviourOf(i); ok {
+			cands = append(cands, candidate{i, key, place})
+		}
+	}
+	if len(cands) < 2 {
+		return rows, first
+	}
+	// Every place a candidate row names is masked in every candidate's
+	// arguments and title, not only its own: a probe whose message names
+	// another place of the platform (act for bob, asked of alice; act for
+	// alice, asked of bob) is still one behaviour.
+	places := map[string]struct{}{}
+	for _, c := range cands {
+		if isPlaceWord(c.place) {
+			places[c.place] = struct{}{}
+			places[strings.ToLower(c.place)] = struct{}{} // titles are compared lowercased
+		}
+	}
 	groups := map[string][]foldMember{}
 	var keys []string
-	for i := range rows {
-		key, place, ok := behaviourOf(i)
-		if !ok {
-			continue
-		}
+	for _, c := range cands {
+		key, place, i := foldKey(c.key, places), c.place, c.i
 		if _, seen := groups[key]; !seen {
 			keys = append(keys, key)
 		}
@@ -247,6 +269,9 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 			if r.LastSeen.After(folded.LastSeen) {
 				folded.LastSeen = r.LastSeen
 			}
+			if r.Cause != nil && (folded.Cause == nil || r.Cause.Entry > folded.Cause.Entry) {
+				folded.Cause = r.Cause // one behaviour, one cause: the latest bisection of any place
+			}
 		}
 		slices.Sort(entries)
 		entries = slices.Compact(entries)
@@ -269,6 +294,85 @@ func foldPlaces(rows []fleet.Cluster, first []uint64, behaviourOf func(i int) (k
 		}
 	}
 	return outRows, outFirst
+}
+
+// foldKey finishes a behaviour key (surface, tool, arguments, title,
+// sources, split by \x01; only the title may hold \x01 itself, and the
+// sources follow the last one): every word of the arguments and the
+// title that is one of places becomes \x00, as the row's own place
+// already is, and then the title is cut at foldTitle bytes, since titles
+// are cut at maxTitle and a longer place name moves the cut.
+func foldKey(key string, places map[string]struct{}) string {
+	i := strings.IndexByte(key, 1)
+	j := i + 1 + strings.IndexByte(key[i+1:], 1)
+	k := j + 1 + strings.IndexByte(key[j+1:], 1)
+	l := strings.LastIndexByte(key, 1)
+	if i < 0 || j <= i || k <= j || l <= k {
+		return key // not a key behaviourKey made: leave it whole
+	}
+	rest, rm := maskPlaceWords(key[j+1:k], places)
+	title, tm := maskPlaceWords(key[k+1:l], places)
+	if len(title) > foldTitle {
+		title = title[:foldTitle]
+	} else if !rm && !tm {
+		return key
+	}
+	return key[:j+1] + rest + "\x01" + title + key[l:]
+}
+
+// placeWordByte are the bytes of a word maskPlaceWords compares with the
+// places: a name's (letters, digits, '-', '_').
+var placeWordByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	return t
+}()
+
+// isPlaceWord reports whether a place is one word (a name, not a URL):
+// only those are masked where other rows name them.
+func isPlaceWord(p string) bool {
+	if len(p) < 3 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if !placeWordByte[p[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// maskPlaceWords replaces every whole word of s that is one of places by
+// \x00, and reports whether it replaced any (s is returned as is when
+// not, without allocating).
+func maskPlaceWords(s string, places map[string]struct{}) (string, bool) {
+	var b strings.Builder
+	last := 0 // s[last:] is not yet copied
+	for i := 0; i < len(s); {
+		if !placeWordByte[s[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && placeWordByte[s[j]] {
+			j++
+		}
+		if _, ok := places[s[i:j]]; ok {
+			if b.Len() == 0 && last == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteByte(0)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
 }
 
 // foldMember is a row of a fold group: its index and its place.

@@ -21,6 +21,8 @@ func FuzzEngine(f *testing.F) {
 	f.Add("qa/v1 source=a sev=high surface=b\nx y z\nrepro: t {\"a\":1}", "qa/v1 source=qa-operator sev=info surface=fleet kind=unmerge ref=0", true)
 	f.Add("qa/v1 source=a sev=high surface=b state=00aa\nx\nrepro: t {\"a\":1}", "qa/v1 source=qa-operator sev=info surface=fleet kind=false-positive ref=0", true)
 	f.Add("qa/v1 source=a sev=high surface=b\nx", "qa/v1 source=qa-operator sev=info surface=fleet kind=accepted-risk ref=0 until=1970-01-01T00:00:01Z\nwhy", true)
+	f.Add("qa/v1 source=a sev=high surface=b\nx", "qa/v1 source=qa-fixer sev=meta surface=b kind=cause ref=0 commit=3f2a9c1 date=2026-11-20T10:04:00Z span=3\nbisected\nsubject: \u202e", true)
+	f.Add("qa/v1 source=a sev=high surface=b\nx", "qa/v1 source=qa-fixer sev=meta surface=b kind=cause ref=0 since=zz", true)
 	f.Fuzz(func(t *testing.T, a, b string, trusted bool) {
 		sender := strangerAddr
 		if trusted {

@@ -73,6 +73,9 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	}
 	fmt.Fprintf(&b, "**%d open, %d regressed**, %d resolved%s, %d false positive in %d clusters; %d findings (%d free-form, %d malformed, %d from untrusted senders), %d meta summaries, %d corrections (%d applied, %d ignored from untrusted senders, %d invalid).\n\n",
 		t.Open, t.Regressed, t.Resolved, accepted, t.FalsePositive, t.Clusters, t.Findings, t.FreeForm, t.Malformed, t.Untrusted, t.Meta, t.Corrections, t.CorrectionsApplied, t.CorrectionsIgnored, t.CorrectionsInvalid)
+	if t.Causes > 0 {
+		fmt.Fprintf(&b, "%d cause records from bisections (%d ignored from untrusted senders, %d invalid).\n\n", t.Causes, t.CausesIgnored, t.CausesInvalid)
+	}
 	b.WriteString("Text quoted from the log is untrusted data: it is escaped here and must never be pasted into a shell or a prompt.\n\n")
 	rows := topN(r, top)
 	if len(rows) == 0 {
@@ -111,6 +114,18 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 		b.WriteString("\n## Pull requests\n\n")
 		for _, row := range prs {
 			fmt.Fprintf(&b, "- #%d %s: PR %d, %s: %s\n", row.Rank, MarkdownCode(row.ID, 16), row.PR.Number, MarkdownText(row.PR.State, 10), MarkdownCode(row.PR.URL, 300))
+		}
+	}
+	var caused []fleet.Cluster
+	for _, row := range rows {
+		if row.Cause != nil {
+			caused = append(caused, row)
+		}
+	}
+	if len(caused) > 0 {
+		b.WriteString("\n## Causes\n\nThe commit that introduced each bug, as the fix stage's bisection found it:\n\n")
+		for _, row := range caused {
+			fmt.Fprintf(&b, "- #%d %s: %s (entry %d)\n", row.Rank, MarkdownCode(row.ID, 16), causeMarkdown(row.Cause), row.Cause.Entry)
 		}
 	}
 	var folded []fleet.Cluster
@@ -163,6 +178,26 @@ func RenderMarkdown(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// causeMarkdown is a cluster's cause in Markdown: the commit as code, the
+// subject (from the log: untrusted) escaped.
+func causeMarkdown(c *fleet.Cause) string {
+	if c.Commit == "" {
+		s := "present since the oldest commit tried, " + MarkdownCode(c.Since, 64)
+		if c.Span > 0 {
+			s += fmt.Sprintf(" (%d commits back)", c.Span)
+		}
+		return s
+	}
+	s := "introduced by " + MarkdownCode(c.Commit, 64)
+	if c.Subject != "" {
+		s += " " + MarkdownText(c.Subject, fleet.MaxCauseSubject)
+	}
+	if !c.Date.IsZero() {
+		s += " (" + c.Date.UTC().Format(time.RFC3339) + ")"
+	}
+	return s
 }
 
 // placeList is a folded row's places with their counts, each rendered by
@@ -248,6 +283,13 @@ func RenderTable(w io.Writer, r fleet.Report, top int, now time.Time) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("render report table: %w", err)
+	}
+	for _, row := range topN(r, top) {
+		if row.Cause != nil {
+			if _, err := fmt.Fprintf(w, "#%d cause: %s\n", row.Rank, PlainText(row.Cause.Line(), 300)); err != nil {
+				return fmt.Errorf("render report table: %w", err)
+			}
+		}
 	}
 	return nil
 }

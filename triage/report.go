@@ -160,6 +160,7 @@ func (e *Engine) row(cl *cluster, now time.Time) (fleet.Cluster, uint64) {
 		StateReason:    reason,
 		Corrections:    cl.notes[:len(cl.notes):len(cl.notes)], // shared: notes are never changed once appended
 		NeedsRepro:     cl.needsRepro && cl.rep.repro == nil,
+		Cause:          cl.cause,
 	}
 	if trusted {
 		row.Untrusted = cl.counted[1].n

@@ -42,10 +42,14 @@ type Config struct {
 // ChainConfig holds the connection settings shared by every command that talks
 // to the chain. Command-line flags win over these values.
 type ChainConfig struct {
-	RPC             string   `yaml:"rpc"`
-	ChainID         uint64   `yaml:"chain_id"`
-	FeedbackLog     string   `yaml:"feedback_log"`
-	FleetKeyFile    string   `yaml:"fleet_key_file"`
+	RPC          string `yaml:"rpc"`
+	ChainID      uint64 `yaml:"chain_id"`
+	FeedbackLog  string `yaml:"feedback_log"`
+	FleetKeyFile string `yaml:"fleet_key_file"`
+	// FleetName is a name on target.registry the fleet identity owns (or
+	// the daemon claims): its metadata says which specialist set runs and
+	// where its kind=persona record is (fleetname.go). Empty: none.
+	FleetName       string   `yaml:"fleet_name"`
 	SponsorKeyFile  string   `yaml:"sponsor_key_file"`
 	TrustedSenders  []string `yaml:"trusted_senders"`
 	MaxGasPriceGwei float64  `yaml:"max_gas_price_gwei"`
@@ -175,6 +179,11 @@ func (c *Config) validate() error {
 	if ch.FeedbackLog != "" {
 		if _, err := fleet.ParseAddress(ch.FeedbackLog); err != nil {
 			errs = append(errs, fmt.Errorf("chain.feedback_log: %w", err))
+		}
+	}
+	if ch.FleetName != "" {
+		if err := validFleetName(ch.FleetName); err != nil {
+			errs = append(errs, fmt.Errorf("chain.fleet_name: %w", err))
 		}
 	}
 	for i, s := range ch.TrustedSenders {

@@ -217,6 +217,7 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 	}
 	if pub != nil && pub.Hash == set.hash() {
 		st.Matches, st.Entry, st.Time = true, pub.Index, pub.Time
+		d.publishNameOf(cctx, st)
 		return
 	}
 	text, err := set.text()
@@ -228,6 +229,7 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 				st.Matches, st.Time = true, time.Now()
 				if res.Entry != nil {
 					st.Entry = res.Entry.Index
+					d.publishNameOf(cctx, st)
 				}
 			} else {
 				st.Error = "the record is " + string(res.Status)
@@ -237,6 +239,23 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 	}
 	st.Error = err.Error()
 	d.log.Error("specialists not published", "err", err)
+}
+
+// publishNameOf writes the set st says is on the log into the fleet's
+// name (chain.fleet_name), when one is configured, and notes the outcome
+// in st.
+func (d *daemon) publishNameOf(ctx context.Context, st *console.PublishedSet) {
+	name := d.a.cfg.Chain.FleetName
+	if name == "" {
+		return
+	}
+	st.Name = name
+	ok, err := d.publishName(ctx, name, nameRecord{Set: st.Set, Log: d.env.Log.Address().String(), Entry: st.Entry})
+	st.NameMatches = ok
+	if err != nil {
+		st.NameError = err.Error()
+		d.log.Warn("the fleet's name does not hold the specialist set", "name", name, "err", err)
+	}
 }
 
 // personaList is the running personas, by name.
@@ -270,10 +289,38 @@ func (a probeCommands) onChain(ctx context.Context, set specialistSet, asJSON bo
 		return &exitError{code: exitInfra, err: fmt.Errorf("reading the log: %w", err)}
 	}
 	matches := pub != nil && pub.Hash == set.hash()
+	// The fleet's name, when configured, must hold the same set and point
+	// at the same record.
+	var name *nameView
+	nameMatches := true
+	if n := a.cfg.Chain.FleetName; n != "" {
+		if env.Registry == nil {
+			return &exitError{code: exitConfig, err: errors.New("chain.fleet_name needs target.registry")}
+		}
+		v, err := readFleetName(ctx, env.Registry, n)
+		if err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("reading the fleet's name: %w", err)}
+		}
+		name = &v
+		nameMatches = pub != nil && v.matches(env.FleetKey.Address(), nameRecord{Set: set.hash(), Log: env.Log.Address().String(), Entry: pub.Index})
+	}
+	var want *nameRecord
+	if pub != nil {
+		want = &nameRecord{Set: set.hash(), Log: env.Log.Address().String(), Entry: pub.Index}
+	}
 	if asJSON {
-		out := map[string]any{"set": set.hash(), "rung": set.Rung, "specialists": set.Lines, "published": pub != nil, "matches": matches}
+		out := map[string]any{"set": set.hash(), "rung": set.Rung, "specialists": set.Lines, "published": pub != nil, "matches": matches && nameMatches}
 		if pub != nil {
 			out["on_chain"] = map[string]any{"set": pub.Hash, "entry": pub.Index, "time": pub.Time, "rung": pub.Set.Rung, "specialists": pub.Set.Lines}
+		}
+		if name != nil {
+			nm := map[string]any{"name": name.Name, "owner": name.Owner, "matches": nameMatches}
+			if name.Rec != nil {
+				nm["set"], nm["log"], nm["entry"] = name.Rec.Set, name.Rec.Log, name.Rec.Entry
+			} else {
+				nm["error"] = name.Err
+			}
+			out["name"] = nm
 		}
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -282,9 +329,15 @@ func (a probeCommands) onChain(ctx context.Context, set specialistSet, asJSON bo
 		}
 	} else {
 		fmt.Fprintf(a.stdout, "running set %s (%d specialists, dial %s)\n%s\n", set.hash(), len(set.Lines), set.Rung, onChainText(set, pub))
+		if name != nil {
+			fmt.Fprintln(a.stdout, nameText(*name, env.FleetKey.Address(), want))
+		}
 	}
 	if !matches {
 		return &exitError{code: exitInfra, err: errors.New("the running specialists are not the ones published on the log")}
+	}
+	if !nameMatches {
+		return &exitError{code: exitInfra, err: fmt.Errorf("the fleet's name %q does not hold the set published on the log", name.Name)}
 	}
 	return nil
 }

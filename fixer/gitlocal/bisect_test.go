@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
@@ -80,6 +81,10 @@ func TestBisectNamesTheCommit(t *testing.T) {
 		t.Errorf("posted %v, want one kind=cause record naming %s", kinds, culprit)
 	} else if text, err := fleet.Format(e.poster.Posts[0]); err != nil || !strings.Contains(text, "kind=cause") || !strings.Contains(text, "sev=meta") {
 		t.Errorf("cause record %q: %v", text, err)
+	} else if back, err := fleet.Parse(text); err != nil {
+		t.Errorf("cause record %q does not parse: %v", text, err)
+	} else if c, err := fleet.ParseCause(&back); err != nil || c.Commit != culprit || c.Subject != "simplify enum lowering" || !c.Date.Equal(b.Date.UTC().Truncate(time.Second)) || c.Span != 5 {
+		t.Errorf("cause record %q reads back as %+v, %v", text, c, err)
 	}
 	// The next job on the same history posts nothing new.
 	fix(t, f, crashItem(fpA, "compile panic on enum E {}", "enum E {}"))
@@ -104,6 +109,11 @@ func TestBisectNamesTheCommit(t *testing.T) {
 	}
 	if p := e2.poster.Posts; len(p) != 1 || p[0].Kind != fleet.KindCause || !strings.Contains(p[0].Summary, "present since the oldest commit tried, "+first) {
 		t.Errorf("posted %+v", p)
+	}
+	if p := e2.poster.Posts; len(p) == 1 {
+		if c, err := fleet.ParseCause(&p[0]); err != nil || c.Since != first || c.Commit != "" || c.Span != 2 {
+			t.Errorf("the since record reads back as %+v, %v", c, err)
+		}
 	}
 }
 
