@@ -393,8 +393,10 @@ func formText(canary string) string {
 // with exactly that canary and name, and again with a fresh canary. A
 // submission answered with HTTP 5xx is reported too. Submissions go
 // through the browser's fences (fetch_allow, pacing) and draw on the
-// render budget; at most formsMax a run.
-func secForms(p *probe.Probe) {
+// render budget; at most formsMax a run. It returns the forms (method and
+// action) it reported.
+func secForms(p *probe.Probe) (found map[string]bool) {
+	found = map[string]bool{}
 	if !p.CanSubmit() {
 		return
 	}
@@ -432,9 +434,11 @@ func secForms(p *probe.Probe) {
 			p.Report(fleet.SeverityHigh, surfaceDOM,
 				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called alert('%s-%s'), and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
 					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
+			found[method+" "+action] = true
 			break
 		}
 	}
+	return found
 }
 
 func orURL(u, def string) string {
