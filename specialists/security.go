@@ -74,6 +74,7 @@ func security(p *probe.Probe, o Options) {
 	secDOMXSS(p)                      // URL canaries run in the browser
 	byBrowser := secForms(p)          // forms submitted in the browser with canaries
 	secPostForms(p, pages, byBrowser) // forms submitted over HTTP, the rest named in a note
+	secStoredDOM(p)                   // canaries in stored fields the pages read back, run in the browser
 	redteam.Run(p, o.Families, own)   // the agent endpoint's own attack class
 }
 

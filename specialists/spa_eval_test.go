@@ -34,6 +34,7 @@ var spaFlaws = []plantedFlaw{
 	{"DOM XSS: URL fragment into innerHTML on the faces", []string{"dom"}, []string{"/u/", "fragment", "CWE-79", "second render"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into innerHTML", []string{"dom"}, []string{"/search", "query parameter q", "CWE-79"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into location.assign", []string{"dom"}, []string{"/guide", "query parameter next", "javascript: URL", "CWE-79"}, fleet.SeverityHigh},
+	{"stored DOM XSS: a JSON resource's field into innerHTML", []string{"dom"}, []string{"Stored DOM-based XSS", `field "status"`, "/api/v1/profiles/", "PUT", "CWE-79", "second write"}, fleet.SeverityHigh},
 	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
