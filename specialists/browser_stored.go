@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -245,15 +246,23 @@ func secStoredDOM(p *probe.Probe) {
 		return ran, seen
 	}
 	written := 0
+	done := map[string]bool{}
 	for _, read := range reads {
 		if written == storedResources || !affordable(1) {
 			break
+		}
+		// One probe per resource pattern: the pages of every name read
+		// their own instance through the same script.
+		pat := resourcePattern(p.Target(), read)
+		if done[pat] {
+			continue
 		}
 		w, ok := storedWriteFor(p, read, pages[read])
 		if !ok {
 			continue
 		}
 		written++
+		done[pat] = true
 		canary := domCanary(p, read, w.method, "stored1")
 		payload := func(c string) func(string) string {
 			return func(f string) string { return strings.ReplaceAll(formText(c), "{field}", f) }
@@ -302,6 +311,24 @@ func secStoredDOM(p *probe.Probe) {
 		}
 	}
 }
+
+// resourcePattern is u with the path segments that name an instance (a
+// name of the target, a number, a long hex or UUID-like id) as "*".
+func resourcePattern(t fleet.Target, u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	segs := strings.Split(pu.EscapedPath(), "/")
+	for i, sg := range segs {
+		if slices.Contains(t.Names, sg) || instanceID.MatchString(sg) {
+			segs[i] = "*"
+		}
+	}
+	return pu.Scheme + "://" + pu.Host + strings.Join(segs, "/")
+}
+
+var instanceID = regexp.MustCompile(`^(?:[0-9]+|[0-9a-fA-F]{12,}|[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})$`)
 
 // orStatus says what an answer was, for a note.
 func orStatus(r fleet.Result) string {

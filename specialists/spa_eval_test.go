@@ -84,7 +84,8 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 	t.Helper()
 	tg := app.Target()
 	client := &http.Client{Timeout: 10 * time.Second}
-	tools := httpTools(tg, client, client)
+	var count writeCount
+	tools := httpToolsCounted(tg, client, client, evalWrites, &count)
 	timed := &timedRenderer{}
 	var all []map[string]any
 	for _, name := range []string{"security", "ux"} {
@@ -112,6 +113,9 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 			all = append(all, f)
 		}
 	}
+	// Writes (qa_submit): the forms over HTTP and the stored fields, within
+	// the budget (a write past it ends the run, which runLoop fails).
+	t.Logf("%s (rendering %v): qa_submit sent %d request(s) of a budget of %d per run: %v", app.URL(), render, count.writes, evalWrites, count.urls)
 	return all, timed
 }
 
