@@ -89,8 +89,8 @@ type Turn struct {
 	// LatencyMS is the wall time of the whole turn, model call included.
 	LatencyMS int64 `json:"latency_ms"`
 	// Findings and Writes count the findings filed and writes made (the
-	// meter's: on-chain writes and qa_submit requests)
-	// by this turn, so Recover can rebuild footer totals from turns alone.
+	// meter's: on-chain writes and qa_submit requests) by this turn, so
+	// Recover can rebuild footer totals from turns alone.
 	Findings  int       `json:"findings,omitempty"`
 	Writes    int       `json:"writes,omitempty"`
 	StartedAt time.Time `json:"started_at"`
