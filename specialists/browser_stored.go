@@ -312,6 +312,85 @@ func secStoredDOM(p *probe.Probe) {
 	}
 }
 
+// secStoredDOMName is the stored DOM XSS probe for a chain platform: the
+// fresh name inject.Stored minted (own, owned by the run's throwaway key)
+// gets the markup canary in each metadata field it wrote (qa_publish), and
+// its face is rendered. A field is DOM-based XSS only when the browser
+// runs the canary while the face as served (qa_fetch) does not hold the
+// markup: markup the server itself writes is inject.Stored's finding.
+// Confirmed by a second write with a fresh canary; the name is released
+// when the run ends.
+func secStoredDOMName(p *probe.Probe, own string, fields []string) {
+	if !p.Rendering() || own == "" || len(fields) == 0 || !p.Can("qa_publish") || !p.Exercised() {
+		return
+	}
+	face := p.Target().FaceURL(own)
+	if face == "" {
+		return
+	}
+	left, limited := 0, false
+	affordable := func(n int) bool {
+		return (!limited || left-n >= storedSpare) && p.Room(n) && p.Can("qa_publish")
+	}
+	publish := func(token string, fs []string) []string {
+		var ok []string
+		for _, f := range fs {
+			if !affordable(1) {
+				break
+			}
+			r := p.Call("qa_publish", map[string]any{"name": own, "key": f, "text": strings.ReplaceAll(formText(token), "{field}", f)})
+			if _, has := r["writes_left"]; has {
+				left, limited = probe.Int(r, "writes_left"), true
+			}
+			if r.IsOK() {
+				ok = append(ok, f)
+			}
+		}
+		return ok
+	}
+	ranIn := func(token string, fs []string) []string {
+		r, ok := p.Render(storedFragment(face, token))
+		if !ok {
+			return nil
+		}
+		var ran []string
+		for _, f := range fs {
+			if slices.Contains(r.Dialogs, token+"-"+f) {
+				ran = append(ran, f)
+			}
+		}
+		return ran
+	}
+	canary := domCanary(p, face, "metadata", "stored1")
+	ran := ranIn(canary, publish(canary, probe.First(fields, storedFields)))
+	if len(ran) == 0 || !p.Can("qa_fetch") || !p.Room(1) {
+		return
+	}
+	served := probe.Body(p.Call("qa_fetch", map[string]any{"url": face}))
+	var dom []string
+	for _, f := range ran {
+		if strings.Contains(served, "onerror=alert('"+canary+"-"+f) {
+			p.Notef("stored DOM XSS: the canary in field %s of %s ran, but the face as served holds it (stored XSS the server writes)", f, own)
+			continue
+		}
+		dom = append(dom, f)
+	}
+	if len(dom) == 0 {
+		return
+	}
+	fresh := domCanary(p, face, "metadata", "stored2")
+	again := ranIn(fresh, publish(fresh, dom))
+	for _, f := range dom {
+		if !slices.Contains(again, f) {
+			p.Notef("a stored DOM XSS canary in field %s of %s ran once and not after a second write", f, own)
+			continue
+		}
+		p.Report(fleet.SeverityHigh, surfaceDOM,
+			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (alert('CANARY-%s') fired) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
+				f, strings.ReplaceAll(p.Target().Faces, "{name}", "NAME"), f), "", nil)
+	}
+}
+
 // resourcePattern is u with the path segments that name an instance (a
 // name of the target, a number, a long hex or UUID-like id) as "*".
 func resourcePattern(t fleet.Target, u string) string {
