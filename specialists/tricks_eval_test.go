@@ -136,3 +136,22 @@ func evalTricks(t *testing.T, render bool) {
 		t.Errorf("findings at high or above on the correct twin (false positives):%s", summaries(correct))
 	}
 }
+
+// TestPostFormsWithinWriteBudget: with a write budget of 2, the form
+// submission over HTTP sends one request (it keeps one write spare, so
+// the budget is reached, never crossed: a write past it would end the run,
+// which runLoop fails), tries no payload, and the run ends done.
+func TestPostFormsWithinWriteBudget(t *testing.T) {
+	app := tricks.Serve(tricks.Flawed)
+	t.Cleanup(app.Close)
+	tg := app.Target()
+	client := &http.Client{Timeout: 5 * time.Second}
+	var count writeCount
+	_, got := runLoop(t, "security", fleet.Exercise, tg, httpToolsCounted(tg, client, client, 2, &count), Options{})
+	if count.writes != 1 {
+		t.Errorf("qa_submit sent %d requests under a budget of 2, want 1: %v", count.writes, count.urls)
+	}
+	if f := findReport(got, "through the form POST"); f != nil {
+		t.Errorf("a payload was tried past the spare write: %v", f["summary"])
+	}
+}
