@@ -16,7 +16,9 @@ const staticFormsListed = 3
 // and in the rendered DOM. A form whose payload the browser already saw
 // run (secForms, browserFound) is left alone; one the browser submitted
 // without a finding is submitted again, since the answer's markup can
-// carry a payload a policy kept from running. The forms left unsubmitted
+// carry a payload a policy kept from running. One form per action pattern
+// (resourcePattern: every name's page holds the same form). The forms left
+// unsubmitted
 // (no qa_submit, not at the exercise rung, or past the limits) are named
 // in a note.
 func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bool) {
@@ -24,10 +26,12 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 	seen := map[string]bool{}
 	add := func(page, body string) {
 		for _, f := range inject.PostForms(page, body) {
-			if seen[f.Key()] || browserFound[f.Key()] || !probe.AllowedURL(p.Target().FetchAllow, f.Action) {
+			// One per action pattern: every name's page holds the same form.
+			pat := f.Method + " " + resourcePattern(p.Target(), f.Action)
+			if seen[pat] || browserFound[f.Key()] || !probe.AllowedURL(p.Target().FetchAllow, f.Action) {
 				continue
 			}
-			seen[f.Key()] = true
+			seen[pat] = true
 			forms = append(forms, f)
 		}
 	}
@@ -50,11 +54,17 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 	}
 	for _, k := range inject.Posted(p, forms) {
 		done[k] = true
+		for _, f := range forms {
+			if f.Key() == k {
+				done[f.Method+" "+resourcePattern(p.Target(), f.Action)] = true
+			}
+		}
 	}
 	var left []string
 	listed := map[string]bool{}
 	note := func(key, page string) {
-		if !done[key] && !listed[key] {
+		method, action, _ := strings.Cut(key, " ")
+		if !done[key] && !done[method+" "+resourcePattern(p.Target(), action)] && !listed[key] {
 			listed[key] = true
 			left = append(left, key+" (on "+page+")")
 		}
