@@ -1,6 +1,7 @@
 // Package qatools builds the qa_* tools of DESIGN.md §5 — qa_create,
 // qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — plus
-// qa_fuzz (bounded fuzz-engine sessions; docs/architecture.md) for one
+// qa_fuzz (bounded fuzz-engine sessions) and qa_submit (a POST, PUT or
+// PATCH with a form or JSON body; both in docs/architecture.md) for one
 // run, over a shared Env (the chain, the target, the reporter) and the run's
 // own sandbox and meter.
 //
@@ -9,7 +10,8 @@
 // guard through DialHook); a name is written only if this run's ledger minted
 // it; every write spends from the run's meter first; files go only through the
 // jail; fetches go only to allowlisted hosts and never to special addresses;
-// chain reads go only through the read-only allowlist. Tool failures come back
+// chain reads go only through the read-only allowlist; a qa_submit spends a
+// write like a transaction does. Tool failures come back
 // as {"ok":false,"error":...} results for the model; a Go error from a handler
 // means the run cannot go on.
 package qatools
