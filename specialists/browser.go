@@ -378,11 +378,14 @@ func secRenderedSecrets(p *probe.Probe) {
 // formsMax bounds the forms security submits per run.
 const formsMax = 4
 
-// formText is what a form submission types into each text field: markup
-// that calls alert with the canary and the field's name once a page puts
-// it into the document as HTML.
+// formText is what a form submission types into each text field, and
+// what the stored probes write: markup that calls alert with the canary
+// and the field's name once a page puts it into the document as HTML. An
+// open <details> fires its toggle handler on insertion without loading
+// anything: a canary left stored (a POST nothing can undo) makes the page
+// lose no request for later runs to report.
 func formText(canary string) string {
-	return `<img src=x onerror=alert('` + canary + `-{field}')>`
+	return `<details open ontoggle=alert('` + canary + `-{field}')>`
 }
 
 // secForms submits, at the exercise rung, the non-GET forms the rendering

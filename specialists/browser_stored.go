@@ -369,7 +369,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 	served := probe.Body(p.Call("qa_fetch", map[string]any{"url": face}))
 	var dom []string
 	for _, f := range ran {
-		if strings.Contains(served, "onerror=alert('"+canary+"-"+f) {
+		if strings.Contains(served, "alert('"+canary+"-"+f+"')>") {
 			p.Notef("stored DOM XSS: the canary in field %s of %s ran, but the face as served holds it (stored XSS the server writes)", f, own)
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // alerts are the alert('...') calls of stored markup.
-var alerts = regexp.MustCompile(`onerror=alert\('([^']*)'\)`)
+var alerts = regexp.MustCompile(`on(?:error|toggle)=alert\('([^']*)'\)`)
 
 // TestStoredDOMOnAName: on a chain platform (the end-to-end platform, whose
 // faces the server writes with the face and bio fields unescaped and the

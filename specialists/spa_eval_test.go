@@ -35,6 +35,7 @@ var spaFlaws = []plantedFlaw{
 	{"DOM XSS: query parameter into innerHTML", []string{"dom"}, []string{"/search", "query parameter q", "CWE-79"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into location.assign", []string{"dom"}, []string{"/guide", "query parameter next", "javascript: URL", "CWE-79"}, fleet.SeverityHigh},
 	{"stored DOM XSS: a JSON resource's field into innerHTML", []string{"dom"}, []string{"Stored DOM-based XSS", `field "status"`, "/api/v1/profiles/", "PUT", "CWE-79", "second write"}, fleet.SeverityHigh},
+	{"stored DOM XSS: a field a form writes into innerHTML", []string{"dom"}, []string{"Stored DOM-based XSS", `field "note"`, "/notes", "POST", "the form on", "CWE-79", "second write"}, fleet.SeverityHigh},
 	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
