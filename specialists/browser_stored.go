@@ -257,12 +257,12 @@ func secStoredDOM(p *probe.Probe) {
 		if done[pat] {
 			continue
 		}
+		done[pat] = true // writable or not, the other instances are alike
 		w, ok := storedWriteFor(p, read, pages[read])
 		if !ok {
 			continue
 		}
 		written++
-		done[pat] = true
 		canary := domCanary(p, read, w.method, "stored1")
 		payload := func(c string) func(string) string {
 			return func(f string) string { return strings.ReplaceAll(formText(c), "{field}", f) }
