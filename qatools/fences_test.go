@@ -35,13 +35,14 @@ func TestEveryToolAtEveryRung(t *testing.T) {
 		"qa_chain":   map[string]any{"method": "eth_blockNumber"},
 		"qa_report":  map[string]any{"severity": "info", "surface": "fleet", "summary": "rung test finding"},
 		"qa_fuzz":    map[string]any{"engine": "builtin", "seconds": 1},
+		"qa_submit":  map[string]any{"url": h.web.URL + "/echo", "fields": map[string]any{"a": "1"}},
 	}
-	writes := map[string]bool{"qa_create": true, "qa_publish": true, "qa_call": true}
+	writes := map[string]bool{"qa_create": true, "qa_publish": true, "qa_call": true, "qa_submit": true}
 	for _, d := range []fleet.Dial{fleet.Observe, fleet.Exercise, fleet.Propose} {
 		h.setDial(d)
 		run, reg := h.newRun("r-rung-"+d.String(), fleet.Budget{})
 		name := ""
-		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report", "qa_fuzz"} {
+		for _, tool := range []string{"qa_create", "qa_compile", "qa_publish", "qa_call", "qa_fetch", "qa_chain", "qa_report", "qa_fuzz", "qa_submit"} {
 			args := calls[tool]
 			if tool == "qa_publish" && name != "" {
 				args = map[string]any{"name": name, "source": "let x = 1;"}

@@ -1,6 +1,7 @@
 package qatools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -232,6 +233,10 @@ type Request struct {
 	// every response header) instead of following it: probes for open
 	// redirects and header injection need the answer the server gave.
 	NoFollow bool
+	// Body and ContentType are qa_submit's: a POST, PUT or PATCH needs a
+	// ContentType, a safe method takes neither.
+	Body        []byte
+	ContentType string
 }
 
 // Get fetches rawURL with GET; see Do.
@@ -239,18 +244,15 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 	return f.Do(ctx, Request{URL: rawURL})
 }
 
-// Do sends one safe request and returns the qa_fetch result fields. Every
-// refusal (a URL off the allowlist, a special address, an unsafe method, a
-// malformed origin) and every network failure is a failed result naming
+// Do sends one request and returns the qa_fetch result fields: a safe one
+// (qa_fetch), or a POST, PUT or PATCH with a body (qa_submit). Every
+// refusal (a URL off the allowlist, a special address, an unsafe method or
+// one without a body, a malformed origin) and every network failure is a failed result naming
 // what was wrong; the error is non-nil only when ctx was cancelled.
 func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
-	method := strings.ToUpper(in.Method)
-	switch method {
-	case "":
-		method = http.MethodGet
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		return fleet.Fail("method %q: qa_fetch sends only GET, HEAD and OPTIONS", in.Method), nil
+	method, err := methodOf(in)
+	if err != nil {
+		return fleet.Fail("%v", err), nil
 	}
 	if err := checkOrigin(in.Origin); err != nil {
 		return fleet.Fail("%v", err), nil
@@ -262,11 +264,18 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 	if _, _, err := f.allow.match(u); err != nil {
 		return fleet.Fail("%v", err), nil
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	var reqBody io.Reader
+	if in.Body != nil {
+		reqBody = bytes.NewReader(in.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
 	if err != nil {
 		return fleet.Fail("bad url %q: %v", in.URL, err), nil
 	}
 	req.Header.Set("User-Agent", "fleetd-qa/1")
+	if in.ContentType != "" {
+		req.Header.Set("Content-Type", in.ContentType)
+	}
 	if in.Origin != "" {
 		req.Header.Set("Origin", in.Origin)
 		if method == http.MethodOptions {

@@ -3,12 +3,15 @@ package qatools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,6 +182,30 @@ func platformHandler() http.Handler {
 	for _, m := range []string{"GET", "OPTIONS"} { // GET covers HEAD
 		mux.HandleFunc(m+" /redirect307", redirect307)
 		mux.HandleFunc(m+" /cors", cors)
+	}
+	// /echo answers what a qa_submit sent: method, content type and the
+	// body's fields as the server parsed them.
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		var fields string
+		switch {
+		case strings.HasPrefix(ct, "multipart/form-data"):
+			if err := r.ParseMultipartForm(1 << 20); err == nil {
+				fields = url.Values(r.MultipartForm.Value).Encode()
+			}
+		case ct == "application/x-www-form-urlencoded":
+			if err := r.ParseForm(); err == nil {
+				fields = r.PostForm.Encode()
+			}
+		default:
+			b, _ := io.ReadAll(r.Body)
+			fields = string(b)
+		}
+		fmt.Fprintf(w, "%s %s %s", r.Method, strings.SplitN(ct, ";", 2)[0], fields)
+	}
+	for _, m := range []string{"POST", "PUT", "PATCH"} {
+		mux.HandleFunc(m+" /echo", echo)
+		mux.HandleFunc(m+" /redirect307", redirect307)
 	}
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

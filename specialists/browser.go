@@ -378,11 +378,14 @@ func secRenderedSecrets(p *probe.Probe) {
 // formsMax bounds the forms security submits per run.
 const formsMax = 4
 
-// formText is what a form submission types into each text field: markup
-// that calls alert with the canary and the field's name once a page puts
-// it into the document as HTML.
+// formText is what a form submission types into each text field, and
+// what the stored probes write: markup that calls alert with the canary
+// and the field's name once a page puts it into the document as HTML. An
+// open <details> fires its toggle handler on insertion without loading
+// anything: a canary left stored (a POST nothing can undo) makes the page
+// lose no request for later runs to report.
 func formText(canary string) string {
-	return `<img src=x onerror=alert('` + canary + `-{field}')>`
+	return `<details open ontoggle=alert('` + canary + `-{field}')>`
 }
 
 // secForms submits, at the exercise rung, the non-GET forms the rendering
@@ -393,8 +396,10 @@ func formText(canary string) string {
 // with exactly that canary and name, and again with a fresh canary. A
 // submission answered with HTTP 5xx is reported too. Submissions go
 // through the browser's fences (fetch_allow, pacing) and draw on the
-// render budget; at most formsMax a run.
-func secForms(p *probe.Probe) {
+// render budget; at most formsMax a run. It returns the forms (method and
+// action) it reported.
+func secForms(p *probe.Probe) (found map[string]bool) {
+	found = map[string]bool{}
 	if !p.CanSubmit() {
 		return
 	}
@@ -432,9 +437,11 @@ func secForms(p *probe.Probe) {
 			p.Report(fleet.SeverityHigh, surfaceDOM,
 				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called alert('%s-%s'), and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
 					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
+			found[method+" "+action] = true
 			break
 		}
 	}
+	return found
 }
 
 func orURL(u, def string) string {

@@ -254,9 +254,15 @@
 //     the claim, when identical calls answer identically — is a finding
 //     naming where the name was learned; critical when it reveals a
 //     secret. Forms: GET forms the static crawl finds are submitted by the
-//     reflected-injection probes below, a canary per field; forms with a
-//     body only by the rendering crawl's browser (qa_fetch sends none):
-//     the run's notes name each one nothing submitted.
+//     reflected-injection probes below, a canary per field; POST forms
+//     either crawl finds (forms.go, inject.Posted) are submitted over HTTP
+//     with qa_submit at exercise (urlencoded or multipart as the form
+//     says; one write each, one short of the write budget; at most four):
+//     a canary per text field, then a payload fitted to each place it
+//     lands, judged as for a URL parameter (reflected XSS through the
+//     form, high, medium under a CSP without 'unsafe-inline', confirmed by
+//     replaying the repro; a 5xx answer medium). The run's notes name the
+//     forms nothing submitted.
 //   - Headers: per host, crawled HTML pages without Content-Security-Policy,
 //     X-Content-Type-Options: nosniff or X-Frame-Options (or CSP
 //     frame-ancestors) are one low finding.
@@ -285,7 +291,15 @@
 //     in the browser, each text field holding a payload with the form's
 //     canary and the field's name; a field whose payload runs in the page
 //     the submission leads to is cross-site scripting (high, CWE-79, again
-//     with a fresh canary), a 5xx answer a medium finding.
+//     with a fresh canary), a 5xx answer a medium finding. Stored DOM XSS
+//     (exercise, browser_stored.go): the JSON resources the rendered
+//     pages' scripts read, writable by a form or script call to the same
+//     URL or by the methods their OPTIONS answer allows, get a markup
+//     canary per string field (qa_submit), and the pages that read them
+//     are rendered again; on a chain platform the fresh name's metadata
+//     fields (qa_publish) and its face. A field counts only when the
+//     browser opens a dialog with its canary, again after a second write
+//     with a fresh one (high, CWE-79); PUT and PATCH values are restored.
 //
 // fuzz:
 //   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",

@@ -1,52 +1,103 @@
 package specialists
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/qafleet/fleetd/specialists/inject"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // staticFormsListed bounds the POST forms a note names.
 const staticFormsListed = 3
 
-// secStaticForms says which forms the static crawl found that nothing in
-// the run submits: GET forms go to the reflected-injection probes (a
-// canary per field, inject.Reflected) and the non-GET forms of rendered
-// pages to the browser (secForms); a non-GET form on a page the browser
-// did not render (or with no browser) needs a request body, which qa_fetch
-// does not send.
-func secStaticForms(p *probe.Probe, pages []probe.Page) {
-	submitted := map[string]bool{}
-	if p.CanSubmit() {
-		for _, pf := range probe.First(p.PageForms(), formsMax) {
-			submitted[pf.Form.Method+" "+pf.Form.URL] = true
+// secPostForms submits over HTTP (inject.Posted, qa_submit) the forms with
+// a request body that either crawl found: in the fetched pages as served
+// and in the rendered DOM. A form whose payload the browser already saw
+// run (secForms, browserFound) is left alone; one the browser submitted
+// without a finding is submitted again, since the answer's markup can
+// carry a payload a policy kept from running. One form per action pattern
+// (resourcePattern: every name's page holds the same form). The forms left
+// unsubmitted
+// (no qa_submit, not at the exercise rung, or past the limits) are named
+// in a note.
+func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bool) {
+	var forms []inject.PostForm
+	seen := map[string]bool{}
+	add := func(page, body string) {
+		for _, f := range inject.PostForms(page, body) {
+			// One per action pattern: every name's page holds the same form.
+			pat := f.Method + " " + resourcePattern(p.Target(), f.Action)
+			if seen[pat] || browserFound[f.Key()] || !probe.AllowedURL(p.Target().FetchAllow, f.Action) {
+				continue
+			}
+			seen[pat] = true
+			forms = append(forms, f)
 		}
 	}
-	var posts []string
-	seen := map[string]bool{}
+	for _, pg := range pages {
+		if pg.OK() && isHTML(pg.Res) {
+			add(pg.URL, probe.Body(pg.Res))
+		}
+	}
+	for _, rp := range p.Rendered() {
+		add(rp.URL, rp.R.HTML)
+	}
+	done := map[string]bool{}
+	for k := range browserFound {
+		done[k] = true
+	}
+	if p.CanSubmit() && p.Exercised() {
+		for _, pf := range probe.First(p.PageForms(), formsMax) {
+			done[pf.Form.Method+" "+pf.Form.URL] = true
+		}
+	}
+	for _, k := range inject.Posted(p, forms) {
+		done[k] = true
+		for _, f := range forms {
+			if f.Key() == k {
+				done[f.Method+" "+resourcePattern(p.Target(), f.Action)] = true
+			}
+		}
+	}
+	var left []string
+	listed := map[string]bool{}
+	note := func(key, page string) {
+		method, action, _ := strings.Cut(key, " ")
+		if !done[key] && !done[method+" "+resourcePattern(p.Target(), action)] && !listed[key] {
+			listed[key] = true
+			left = append(left, key+" (on "+page+")")
+		}
+	}
 	for _, pg := range pages {
 		if !pg.OK() || !isHTML(pg.Res) {
 			continue
 		}
 		for _, l := range probe.LinksOf(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
-			key := l.Method + " " + l.URL
-			if l.Kind != "form" || l.Method == "GET" || seen[key] || submitted[key] {
-				continue
+			if l.Kind == "form" && l.Method != "GET" {
+				note(l.Method+" "+l.URL, pg.URL)
 			}
-			seen[key] = true
-			posts = append(posts, key+" (on "+pg.URL+")")
 		}
 	}
-	if len(posts) == 0 {
+	for _, pf := range p.PageForms() {
+		note(pf.Form.Method+" "+pf.Form.URL, pf.Page)
+	}
+	if len(left) == 0 {
 		return
 	}
-	more, why := "", "qa_fetch sends no body and no browser submits forms in this run"
-	if len(posts) > staticFormsListed {
+	why := fmt.Sprintf("at most %d a run over HTTP, within the write budget and the call cap", inject.PostFormsMax)
+	switch {
+	case !p.Can("qa_submit") && !p.CanSubmit():
+		why = "qa_submit is not among this run's tools and no browser submits forms in this run"
+	case !p.Can("qa_submit"):
+		why = "qa_submit is not among this run's tools, and the browser submits only the first forms of the pages it rendered"
+	case !p.Exercised():
+		why = "forms are submitted only at the exercise rung"
+	}
+	more := ""
+	if len(left) > staticFormsListed {
 		more = " and more"
 	}
-	if p.CanSubmit() {
-		why = "qa_fetch sends no body, and the browser submits only the first forms of the pages it rendered"
-	}
-	p.Notef("%d form(s) with a request body found by the static crawl and not submitted (%s): %s%s",
-		len(posts), why, strings.Join(probe.First(posts, staticFormsListed), "; "), more)
+	p.Notef("%d form(s) with a request body found and not submitted (%s): %s%s",
+		len(left), why, strings.Join(probe.First(left, staticFormsListed), "; "), more)
 }

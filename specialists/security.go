@@ -66,15 +66,17 @@ func security(p *probe.Probe, o Options) {
 	secHeaders(p, pages)
 	secCORS(p, pages)
 	secMixedContent(p, pages)
-	secBrowserReports(p)           // CSP violations and mixed content the browser reported
-	secRenderedSecrets(p)          // secrets only the rendered DOM shows
-	own := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
+	secBrowserReports(p)                  // CSP violations and mixed content the browser reported
+	secRenderedSecrets(p)                 // secrets only the rendered DOM shows
+	own, wrote := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own, pages)
-	inject.Reflected(p, pages)      // reflected injection and path handling
-	secDOMXSS(p)                    // URL canaries run in the browser
-	secForms(p)                     // forms submitted in the browser with canaries
-	secStaticForms(p, pages)        // the forms nothing submitted, named in a note
-	redteam.Run(p, o.Families, own) // the agent endpoint's own attack class
+	inject.Reflected(p, pages)        // reflected injection and path handling
+	secDOMXSS(p)                      // URL canaries run in the browser
+	byBrowser := secForms(p)          // forms submitted in the browser with canaries
+	secPostForms(p, pages, byBrowser) // forms submitted over HTTP, the rest named in a note
+	secStoredDOM(p)                   // canaries in stored fields the pages read back, run in the browser
+	secStoredDOMName(p, own, wrote)   // the same for the fresh name's metadata on its face
+	redteam.Run(p, o.Families, own)   // the agent endpoint's own attack class
 }
 
 // secAdminFunctions simulates every admin function from a fresh address:

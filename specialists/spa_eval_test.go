@@ -34,6 +34,8 @@ var spaFlaws = []plantedFlaw{
 	{"DOM XSS: URL fragment into innerHTML on the faces", []string{"dom"}, []string{"/u/", "fragment", "CWE-79", "second render"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into innerHTML", []string{"dom"}, []string{"/search", "query parameter q", "CWE-79"}, fleet.SeverityHigh},
 	{"DOM XSS: query parameter into location.assign", []string{"dom"}, []string{"/guide", "query parameter next", "javascript: URL", "CWE-79"}, fleet.SeverityHigh},
+	{"stored DOM XSS: a JSON resource's field into innerHTML", []string{"dom"}, []string{"Stored DOM-based XSS", `field "status"`, "/api/v1/profiles/", "PUT", "CWE-79", "second write"}, fleet.SeverityHigh},
+	{"stored DOM XSS: a field a form writes into innerHTML", []string{"dom"}, []string{"Stored DOM-based XSS", `field "note"`, "/notes", "POST", "the form on", "CWE-79", "second write"}, fleet.SeverityHigh},
 	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
@@ -83,7 +85,8 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 	t.Helper()
 	tg := app.Target()
 	client := &http.Client{Timeout: 10 * time.Second}
-	tools := httpTools(tg, client, client)
+	var count writeCount
+	tools := httpToolsCounted(tg, client, client, evalWrites, &count)
 	timed := &timedRenderer{}
 	var all []map[string]any
 	for _, name := range []string{"security", "ux"} {
@@ -111,6 +114,9 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 			all = append(all, f)
 		}
 	}
+	// Writes (qa_submit): the forms over HTTP and the stored fields, within
+	// the budget (a write past it ends the run, which runLoop fails).
+	t.Logf("%s (rendering %v): qa_submit sent %d request(s) of a budget of %d per run: %v", app.URL(), render, count.writes, evalWrites, count.urls)
 	return all, timed
 }
 

@@ -31,6 +31,7 @@ var tricksFlaws = []plantedFlaw{
 	// Medium, not high: every page carries a CSP without 'unsafe-inline',
 	// which limits the impact (the finding says so).
 	{"reflected XSS through a form field", []string{"web"}, []string{"/lookup", "shelf", "CWE-79"}, fleet.SeverityMedium},
+	{"reflected XSS through a POST form (multipart)", []string{"web"}, []string{"through the form POST", "/suggest", `field "title"`, "CWE-79"}, fleet.SeverityMedium},
 }
 
 func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
@@ -39,7 +40,8 @@ func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 	t.Cleanup(app.Close)
 	tg := app.Target()
 	client := &http.Client{Timeout: 5 * time.Second}
-	tools := httpTools(tg, client, client)
+	var count writeCount
+	tools := httpToolsCounted(tg, client, client, evalWrites, &count)
 
 	opts := Options{}
 	if render {
@@ -56,19 +58,28 @@ func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 		opts.Renderer = b
 	}
 	res, got := runLoop(t, "security", fleet.Exercise, tg, tools, opts)
-	if render {
-		// The browser submitted the POST form: no note names it.
-		if strings.Contains(res.Summary, "/suggest") {
-			t.Errorf("the summary names a form the browser submitted:\n%s", res.Summary)
-		}
-		return got
+	// The POST form was submitted over HTTP, with or without a browser:
+	// no note names it as left out.
+	if strings.Contains(res.Summary, "not submitted") {
+		t.Errorf("the summary names a form as not submitted:\n%s", res.Summary)
 	}
-	// The POST form is not submittable without a browser: the run says so.
-	if !strings.Contains(res.Summary, "1 form(s) with a request body found by the static crawl and not submitted (qa_fetch sends no body and no browser") || !strings.Contains(res.Summary, "POST "+app.URL()+"/suggest") {
-		t.Errorf("the summary does not name the POST form it could not submit:\n%s", res.Summary)
+	// Writes: one submission with canaries, one payload per place the
+	// title landed, one replay of the finding's repro; within the budget.
+	t.Logf("%s (rendering %v): qa_submit sent %d request(s) of a budget of %d: %v; %d tool calls in all",
+		mode, render, count.writes, evalWrites, count.urls, res.Totals.ToolCalls)
+	if count.writes == 0 || count.writes > 2+refLandingsMax {
+		t.Errorf("qa_submit sent %d requests, want 1 to %d", count.writes, 2+refLandingsMax)
+	}
+	for _, u := range count.urls {
+		if u != "POST "+app.URL()+"/suggest" {
+			t.Errorf("qa_submit sent %s, want only the form's action", u)
+		}
 	}
 	return got
 }
+
+// refLandingsMax is inject's bound on the places a field's payloads try.
+const refLandingsMax = 3
 
 func TestEvalTricks(t *testing.T) { evalTricks(t, false) }
 
@@ -123,5 +134,24 @@ func evalTricks(t *testing.T, render bool) {
 	}
 	if high(correct) > 0 {
 		t.Errorf("findings at high or above on the correct twin (false positives):%s", summaries(correct))
+	}
+}
+
+// TestPostFormsWithinWriteBudget: with a write budget of 2, the form
+// submission over HTTP sends one request (it keeps one write spare, so
+// the budget is reached, never crossed: a write past it would end the run,
+// which runLoop fails), tries no payload, and the run ends done.
+func TestPostFormsWithinWriteBudget(t *testing.T) {
+	app := tricks.Serve(tricks.Flawed)
+	t.Cleanup(app.Close)
+	tg := app.Target()
+	client := &http.Client{Timeout: 5 * time.Second}
+	var count writeCount
+	_, got := runLoop(t, "security", fleet.Exercise, tg, httpToolsCounted(tg, client, client, 2, &count), Options{})
+	if count.writes != 1 {
+		t.Errorf("qa_submit sent %d requests under a budget of 2, want 1: %v", count.writes, count.urls)
+	}
+	if f := findReport(got, "through the form POST"); f != nil {
+		t.Errorf("a payload was tried past the spare write: %v", f["summary"])
 	}
 }

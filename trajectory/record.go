@@ -88,8 +88,9 @@ type Turn struct {
 	ModelMetadata ModelMetadata `json:"model_metadata"`
 	// LatencyMS is the wall time of the whole turn, model call included.
 	LatencyMS int64 `json:"latency_ms"`
-	// Findings and Writes count the findings filed and on-chain writes made
-	// by this turn, so Recover can rebuild footer totals from turns alone.
+	// Findings and Writes count the findings filed and writes made (the
+	// meter's: on-chain writes and qa_submit requests) by this turn, so
+	// Recover can rebuild footer totals from turns alone.
 	Findings  int       `json:"findings,omitempty"`
 	Writes    int       `json:"writes,omitempty"`
 	StartedAt time.Time `json:"started_at"`

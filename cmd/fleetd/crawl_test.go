@@ -120,8 +120,9 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 
 // TestProbeRendersSPA: `fleetd probe security` against a platform whose
 // pages render in the browser (fixtures/spa), through the real tools and
-// the real browser: the DOM XSS and the form's XSS reach the log, doctor
-// says the rendering crawl is on, and no Chromium process is left behind.
+// the real browser: the DOM XSS, the form's XSS and the stored DOM XSS
+// (written with the real qa_submit) reach the log, doctor says the
+// rendering crawl is on, and no Chromium process is left behind.
 func TestProbeRendersSPA(t *testing.T) {
 	findChromium(t)
 	if testing.Short() {
@@ -165,7 +166,9 @@ func TestProbeRendersSPA(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"URL's fragment", "query parameter q", "query parameter next", "through the form POST"} {
+	// The stored status line goes through the real qa_submit (a PUT, its
+	// writes on the run's meter).
+	for _, want := range []string{"URL's fragment", "query parameter q", "query parameter next", "through the form POST", `Stored DOM-based XSS (CWE-79): the field "status"`} {
 		if !slices.ContainsFunc(dom, func(s string) bool { return strings.Contains(s, want) }) {
 			t.Errorf("no DOM finding on the log with %q: %q", want, dom)
 		}

@@ -249,8 +249,9 @@ func (lf *liveFinding) has(f field) bool {
 // (already-live stored injection, no writes); with the exercise rung, a
 // fresh name gets a canary in each field, pages are searched for where each
 // field lands, and a payload for each place is written and judged. One
-// finding per (field, context).
-func Stored(p *probe.Probe, pages []probe.Page) (own string) {
+// finding per (field, context). It returns the fresh name it probed with
+// ("" when none) and the fields (qa_publish's key argument) it wrote to.
+func Stored(p *probe.Probe, pages []probe.Page) (own string, wrote []string) {
 	if !p.Can("qa_fetch") {
 		return
 	}
@@ -260,7 +261,7 @@ func Stored(p *probe.Probe, pages []probe.Page) (own string) {
 		return
 	}
 	live := injectLive(p, pages, fields, names)
-	own = injectExercise(p, pages, fields, live)
+	own, wrote = injectExercise(p, pages, fields, live)
 	for _, lf := range live {
 		if lf.merged {
 			continue
@@ -275,7 +276,7 @@ func Stored(p *probe.Probe, pages []probe.Page) (own string) {
 				lf.name, lf.fieldsLabel(), lf.hit.Where, lf.hit.Ctx, lf.page, probe.Quote(lf.value, 120), became(lf.hit), csp),
 			"qa_fetch", map[string]any{"url": lf.repro()})
 	}
-	return own
+	return own, wrote
 }
 
 // repro is the live finding's page with the field in the fragment (not
@@ -427,7 +428,7 @@ type storedTask struct {
 // injectExercise probes each field of a fresh name with canaries; it
 // reports one finding per (field, context) it confirms, merged with the
 // live findings for that field and context (marked merged).
-func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*liveFinding) (own string) {
+func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*liveFinding) (own string, wrote []string) {
 	if !p.Can("qa_create") || !p.Can("qa_publish") {
 		if p.Has("qa_create") {
 			p.Skip("qa_create or qa_publish not allowed: stored-injection canaries not written")
@@ -469,6 +470,9 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 	if len(probed) == 0 {
 		p.Skip("no canary could be written (writes left %d)", left)
 		return
+	}
+	for _, f := range probed {
+		wrote = append(wrote, f.arg())
 	}
 	if len(probed) < min(len(fields), injFields) {
 		p.Notef("canaries went to %d of %d fields (write budget or call cap)", len(probed), len(fields))
@@ -645,7 +649,7 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 		}
 	}
 	p.Notef("stored injection: %d field(s) probed, %d place(s) found, %d confirmed", len(probed), len(tasks), len(order))
-	return own
+	return own, wrote
 }
 
 // confirmation is one breakout a payload caused.
