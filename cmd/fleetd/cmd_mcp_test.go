@@ -262,6 +262,8 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 				args["target"], args["message"] = target.Names[0], "ping"
 			case "qa_fetch":
 				args["url"] = target.Docs[0]
+			case "qa_submit":
+				args["url"], args["fields"] = target.Docs[0], map[string]any{"q": "rung test"}
 			case "qa_chain":
 				args["method"] = "eth_blockNumber"
 			case "qa_fuzz":
@@ -304,8 +306,8 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 		t.Errorf("%d run records for one session", runs)
 	}
 	rec := f.runRecords(t)[0]
-	if rec.Footer.Totals.Refusals != 3 {
-		t.Errorf("%d refusals recorded, want 3 (qa_create, qa_publish, qa_call at observe)", rec.Footer.Totals.Refusals)
+	if rec.Footer.Totals.Refusals != 4 {
+		t.Errorf("%d refusals recorded, want 4 (qa_create, qa_publish, qa_call, qa_submit at observe)", rec.Footer.Totals.Refusals)
 	}
 }
 
