@@ -156,6 +156,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 		}
 	}
 	add(libFuzzerCheck(ctx))
+	add(aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
 	add(a.crawlCheck())
 
 	// The data dir and the switches in it.
@@ -361,6 +362,21 @@ func libFuzzerCheck(ctx context.Context) check {
 	}
 	return check{name: "libfuzzer", warn: true, detail: why + "; qa_fuzz falls back to go test -fuzz on Go fuzz targets (no comparison feedback, no dictionary)",
 		fix: "install clang and compiler-rt's libFuzzer runtime (Debian 12: apt-get install clang libclang-rt-14-dev)"}
+}
+
+// aflCheck says which AFL++ modes qa_fuzz has: instrumented builds of C and
+// C++ sources (afl-clang-fast, CmpLog) and the blind -n mode for opaque
+// binaries. A miss is a warning: the other engines still run.
+func aflCheck(aflFuzz, clangFast string) check {
+	switch {
+	case aflFuzz == "":
+		return check{name: "afl++", warn: true, detail: "afl-fuzz is not on PATH: qa_fuzz's aflpp engine is off (the built-in engine and libFuzzer still run)",
+			fix: "apt-get install afl++"}
+	case clangFast == "":
+		return check{name: "afl++", warn: true, detail: aflFuzz + " runs opaque binaries blind (-n) only: afl-clang-fast is missing, so C and C++ sources in target.repo are not built instrumented",
+			fix: "install AFL++'s LLVM mode (Debian: apt-get install afl++ clang)"}
+	}
+	return check{name: "afl++", ok: true, detail: aflFuzz + " with " + clangFast + ": C and C++ sources in target.repo are built instrumented (CmpLog, persistent mode with a harness); opaque binaries run blind (-n)"}
 }
 
 // dataDirChecks: the data dir is writable with room to spare; then the dial,

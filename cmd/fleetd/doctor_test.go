@@ -12,6 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -243,6 +244,29 @@ func TestPrintedPathsWorkElsewhere(t *testing.T) {
 // TestDoctorLibFuzzer: the libfuzzer check passes where clang links
 // libFuzzer (CI installs it) and is otherwise a warning, "!", that names
 // the fallback and does not fail doctor.
+// TestDoctorAFL: the afl++ check passes with both binaries, warns naming
+// what is off without afl-clang-fast or without afl-fuzz, and passes here
+// under CI (where .ci/run installs afl++ and clang).
+func TestDoctorAFL(t *testing.T) {
+	if c := aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()); os.Getenv("CI") != "" && !c.ok {
+		t.Fatalf("CI is set and AFL++ is incomplete: %s", c.detail)
+	}
+	for _, tc := range []struct {
+		fuzz, fast string
+		ok         bool
+		want       string
+	}{
+		{"/usr/bin/afl-fuzz", "/usr/bin/afl-clang-fast", true, "built instrumented"},
+		{"/usr/bin/afl-fuzz", "", false, "blind (-n) only"},
+		{"", "", false, "aflpp engine is off"},
+	} {
+		c := aflCheck(tc.fuzz, tc.fast)
+		if c.ok != tc.ok || c.warn == tc.ok || c.fatal || !strings.Contains(c.detail, tc.want) || !tc.ok && c.fix == "" {
+			t.Errorf("aflCheck(%q, %q) = %+v, want ok=%v and %q", tc.fuzz, tc.fast, c, tc.ok, tc.want)
+		}
+	}
+}
+
 func TestDoctorLibFuzzer(t *testing.T) {
 	c := libFuzzerCheck(context.Background())
 	if os.Getenv("CI") != "" && !c.ok {
