@@ -115,11 +115,15 @@ func packPhrase(idx []uint16) (bits [33]byte, entLen int, ok bool) {
 }
 
 // MnemonicWords returns the words of a phrase span (a MnemonicSpans
-// result) in lower case: what a wallet joins with single spaces to make
+// result; its markup skipped) in lower case: what a wallet joins with single spaces to make
 // the seed.
 func MnemonicWords(phrase string) []string {
 	var out []string
 	for i := 0; i < len(phrase); {
+		if n := tagLen(phrase, i); n > 0 {
+			i += n
+			continue
+		}
 		if !isLetter(phrase[i]) {
 			i++
 			continue
@@ -139,8 +143,10 @@ type token struct {
 
 // MnemonicSpans returns the byte spans [start, end) of the BIP-39 English
 // mnemonic phrases in s: 12, 15, 18, 21 or 24 wordlist words in a row (any
-// ASCII case; between two words at most 12 bytes with no letter, digit or
-// underscore next to a word) whose checksum matches. The checksum is what
+// ASCII case; between two words HTML tags and at most 12 other bytes with
+// no letter, ':' or '=', and no digit or underscore next to a word) whose
+// checksum matches. A ':' or '=' ends a run: "seed phrase: ..." names the
+// phrase, and "seed" and "phrase" are list words. The checksum is what
 // separates a phrase from prose: 12 list words in a row with a wrong one
 // are not a phrase. A run of list words longer than a phrase by more than
 // 4 words (a word list, not a secret) is not searched; in a shorter one
@@ -153,9 +159,18 @@ func MnemonicSpans(s string) [][2]int {
 		out = phrasesIn(run, out)
 		run = run[:0]
 	}
-	prevEnd := -1
+	prevEnd, tags := -1, 0 // tags: bytes of markup since the last word
+	label := false         // a ':' or '=' since the last word: what came before is a name
 	for i := 0; i < len(s); {
+		if n := tagLen(s, i); n > 0 {
+			i += n
+			tags += n
+			continue
+		}
 		if !isLetter(s[i]) {
+			if s[i] == ':' || s[i] == '=' {
+				label = true
+			}
 			i++
 			continue
 		}
@@ -173,9 +188,10 @@ func MnemonicSpans(s string) [][2]int {
 			prevEnd = -1
 			continue
 		}
-		if len(run) > 0 && start-prevEnd > maxSep {
+		if len(run) > 0 && (start-prevEnd-tags > maxSep || label) {
 			flush()
 		}
+		tags, label = 0, false
 		if len(run) <= maxRunWords {
 			run = append(run, token{start, end, j})
 		} else {
@@ -185,6 +201,27 @@ func MnemonicSpans(s string) [][2]int {
 	}
 	flush()
 	return out
+}
+
+// maxTag is the longest markup tag MnemonicSpans skips.
+const maxTag = 120
+
+// tagLen is the length of the HTML tag at i ("<li>", "</span>", "<span
+// class=w>"), 0 if there is none: a phrase shown word by word in markup is
+// still a phrase, and the crawl reads pages as text.
+func tagLen(s string, i int) int {
+	if s[i] != '<' || i+2 >= len(s) || !(isLetter(s[i+1]) || s[i+1] == '/') {
+		return 0
+	}
+	for j := i + 1; j < len(s) && j-i < maxTag; j++ {
+		switch s[j] {
+		case '>':
+			return j - i + 1
+		case '<', '\n':
+			return 0
+		}
+	}
+	return 0
 }
 
 // phrasesIn appends the spans of the phrases in one run of list words:

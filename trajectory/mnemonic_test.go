@@ -121,6 +121,9 @@ func TestMnemonicSpans(t *testing.T) {
 		{"sentence", "Our wallet seed is " + devPhrase + ". Keep it safe.", []string{devPhrase}},
 		{"json array", `{"words":` + list + `}`, []string{list[2 : len(list)-2]}},
 		{"numbered", numbered.String(), []string{strings.TrimSpace(numbered.String()[3:])}},
+		{"markup", "<ol>" + strings.ReplaceAll("<li><span class=\"w\">"+strings.ReplaceAll(devPhrase, " ", "</span></li>\n<li><span class=\"w\">")+"</span></li>", "", "") + "</ol>",
+			[]string{strings.ReplaceAll(devPhrase, " ", "</span></li>\n<li><span class=\"w\">")}},
+		{"not a tag", strings.ReplaceAll(devPhrase, " ", " < ok > "), nil},
 		{"upper case", strings.ToUpper(devPhrase), []string{strings.ToUpper(devPhrase)}},
 		{"checksum wrong", "words: " + notPhrase, nil},
 		{"11 words", strings.Join(words[1:], " "), nil},
@@ -129,6 +132,8 @@ func TestMnemonicSpans(t *testing.T) {
 		{"gap too wide", strings.Join(words[:6], " ") + strings.Repeat(" ", 13) + strings.Join(words[6:], " "), nil},
 		{"two", devPhrase + " and " + devPhrase, []string{devPhrase, devPhrase}},
 		{"list words around", "wallet " + devPhrase + " about", []string{devPhrase}},
+		{"label of list words", "secret phrase: " + devPhrase + "\nseed=" + devPhrase, []string{devPhrase, devPhrase}},
+		{"colon inside", strings.Replace(devPhrase, " ", ": ", 1), nil},
 		{"too long a run", long, nil},
 		{"empty", "", nil},
 	} {
