@@ -12,7 +12,6 @@ import (
 	"github.com/qafleet/fleetd/chain/evm"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
-	"github.com/qafleet/fleetd/trajectory"
 )
 
 // Key check limits.
@@ -47,7 +46,7 @@ func chainKeys(text string) []pageKey {
 		var out []pageKey
 		for _, c := range probe.KeyCandidates(text) {
 			if c.Kind == "mnemonic" {
-				seed, err := evm.MnemonicSeed(trajectory.MnemonicWords(c.Value()), "")
+				seed, err := evm.MnemonicSeed(c.Words(), "")
 				if err != nil {
 					continue
 				}

@@ -25,9 +25,17 @@ type KeyCandidate struct {
 }
 
 // Value is the candidate's text: 64 hex digits (0x kept), a PEM block or
-// a phrase as the text wrote it (trajectory.MnemonicWords reads its
-// words). Never put it in a finding, a note or a tool call.
+// a phrase as the text wrote it (Words reads its words). Never put it in a finding, a note or a tool call.
 func (c KeyCandidate) Value() string { return c.value }
+
+// Words are a mnemonic candidate's words in lower case, as a wallet joins
+// them for the seed; nil for other kinds.
+func (c KeyCandidate) Words() []string {
+	if c.Kind != "mnemonic" {
+		return nil
+	}
+	return trajectory.MnemonicWords(c.value)
+}
 
 // Describe says what the candidate is and where, without the value (of a
 // phrase, not even a word: its first word is 11 bits of the secret).
@@ -37,7 +45,7 @@ func (c KeyCandidate) Describe() string {
 	case "PEM":
 		d = "a PEM private key"
 	case "mnemonic":
-		d = "a " + itoa(len(trajectory.MnemonicWords(c.value))) + "-word mnemonic phrase (BIP-39, valid checksum)"
+		d = "a " + itoa(len(c.Words())) + "-word mnemonic phrase (BIP-39, valid checksum)"
 	}
 	if c.Name != "" {
 		d += " assigned to " + c.Name

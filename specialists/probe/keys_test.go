@@ -77,7 +77,7 @@ func TestMnemonicCandidates(t *testing.T) {
 		if d := g.Describe(); strings.Contains(strings.ToLower(d), "test") || !strings.Contains(d, "12-word mnemonic phrase") {
 			t.Errorf("Describe: %s", d)
 		}
-		if words := trajectory.MnemonicWords(g.Value()); strings.Join(words, " ") != devPhrase {
+		if words := g.Words(); strings.Join(words, " ") != devPhrase {
 			t.Errorf("candidate %d words %q", i, words)
 		}
 	}
