@@ -108,10 +108,67 @@ func immediateSecrets(text string) []probe.Secret {
 }
 
 // keyPage is a page holding a key that could control an account, with
-// the secrets found on it that need no chain to judge.
+// the secrets found on it that need no chain to judge. A rendered page's
+// keys are in its DOM (text), not in the response as served.
 type keyPage struct {
-	page  probe.Page
-	found []probe.Secret
+	page     probe.Page
+	found    []probe.Secret
+	rendered bool
+	text     string // the rendered DOM; "" for a served page (its body)
+}
+
+func (kp keyPage) body() string {
+	if kp.rendered {
+		return kp.text
+	}
+	return probe.Body(kp.page.Res)
+}
+
+// renderedKeyPages are the rendered pages whose DOM holds a key no served
+// response holds: a key the page's scripts assemble or fetch.
+func renderedKeyPages(p *probe.Probe, served []keyPage) []keyPage {
+	if !p.Rendering() {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, kp := range served {
+		for _, k := range chainKeys(kp.body()) {
+			seen[strings.ToLower(k.Value())] = true
+		}
+	}
+	var out []keyPage
+	for _, rp := range p.Rendered() {
+		if slices.ContainsFunc(chainKeys(rp.R.HTML), func(k pageKey) bool { return !seen[strings.ToLower(k.Value())] }) {
+			out = append(out, keyPage{page: rp.Page, rendered: true, text: rp.R.HTML})
+		}
+	}
+	return out
+}
+
+// chainRepro is a qa_chain call that shows again what makes a verdict
+// live, with its check: the balance or the nonce of the first live
+// account. ok is false when a role is the only evidence.
+func chainRepro(vs []keyVerdict) (args map[string]any, holds func(fleet.Result) bool, ok bool) {
+	for _, v := range vs {
+		for _, a := range v.accts {
+			method := ""
+			switch {
+			case a.balance != nil && a.balance.Sign() > 0:
+				method = "eth_getBalance"
+			case a.nonce > 0:
+				method = "eth_getTransactionCount"
+			default:
+				continue
+			}
+			args = map[string]any{"method": method, "params": []any{addrHex(a.addr), "latest"}}
+			holds = func(r fleet.Result) bool {
+				q, err := quantity(rpcResult(r))
+				return r.IsOK() && err == nil && q.Sign() > 0
+			}
+			return args, holds, true
+		}
+	}
+	return nil, nil, false
 }
 
 // keyVerdict is what the chain says about one key: of each account it
@@ -212,7 +269,7 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 	}
 	var todo []judged
 	for _, kp := range pages {
-		keys := chainKeys(probe.Body(kp.page.Res))
+		keys := chainKeys(kp.body())
 		var verdicts []keyVerdict
 		fresh := false
 		for _, k := range keys {
@@ -261,6 +318,9 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 				slices.ContainsFunc(kp.found, func(s probe.Secret) bool { return probe.HoldsSecret(probe.Body(r), s) })
 		}
 		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", probe.DescribePage(pg), probe.Status(pg.Res), strings.Join(j.parts, "; "))
+		if kp.rendered {
+			summary = fmt.Sprintf("Public URL %s, once a browser runs its scripts, shows (in no response as served) %s. ", probe.DescribePage(pg), strings.Join(j.parts, "; "))
+		}
 		switch j.keySev {
 		case "":
 			summary += "Anyone can read it; rotate the credential and remove it from public paths."
@@ -274,7 +334,24 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 		default:
 			summary += "It controls nothing on this chain (a placeholder, or a key of another chain): remove it from public paths all the same."
 		}
-		p.ReportChecked(j.sev, probe.SurfaceOf(p.Target(), pg.URL), summary, "qa_fetch", map[string]any{"url": pg.URL}, holds)
+		surface := probe.SurfaceOf(p.Target(), pg.URL)
+		if !kp.rendered {
+			p.ReportChecked(j.sev, surface, summary, "qa_fetch", map[string]any{"url": pg.URL}, holds)
+			continue
+		}
+		// qa_fetch shows the page as served, without the key: the chain
+		// read that made it live is the repro; otherwise, as for other
+		// secrets only the rendered DOM shows, medium.
+		if args, live, ok := chainRepro(verdicts); ok && j.keySev == fleet.SeverityCritical {
+			p.ReportChecked(j.sev, surface, summary, "qa_chain", args, live)
+			continue
+		}
+		sev := j.sev
+		if sev.Rank() > fleet.SeverityMedium.Rank() {
+			sev = fleet.SeverityMedium
+			summary += " (Seen only in the rendered DOM and no chain read replays it, so filed at medium.)"
+		}
+		p.Report(sev, surface, summary, "", nil)
 	}
 	if quiet > 0 {
 		p.Notef("%d unnamed key-shaped value(s) (64 hex digits, mnemonic phrases) on the pages checked as keys: none controls anything on the chain (or the chain could not say), so none is reported", quiet)

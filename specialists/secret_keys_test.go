@@ -16,6 +16,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/chain/evm"
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
@@ -84,7 +85,8 @@ func keyHex(k *chain.Key) string {
 // (m/44'/60'/0'/0/2) is funded, shown as a numbered list with no name, is
 // critical with that account and its path; a valid unfunded one under a
 // label is medium and says which accounts it derives; 12 list words with
-// a wrong checksum give nothing.
+// a wrong checksum give nothing; a funded phrase that only the rendered
+// DOM shows is critical, its repro the chain read.
 func TestVerifiedKeys(t *testing.T) {
 	cw := startChainWorld(t, false)
 	ctx := context.Background()
@@ -108,6 +110,11 @@ func TestVerifiedKeys(t *testing.T) {
 	if _, err := cw.c.Transfer(ctx, cw.sponsor, liveAcct, big.NewInt(7e14)); err != nil {
 		t.Fatal(err)
 	}
+	renderedPhrase := randomPhrase(t, true)
+	renderedAcct := phraseAccount(t, renderedPhrase, 0)
+	if _, err := cw.c.Transfer(ctx, cw.sponsor, renderedAcct, big.NewInt(3e14)); err != nil {
+		t.Fatal(err)
+	}
 	var numbered strings.Builder
 	for i, w := range strings.Fields(livePhrase) {
 		fmt.Fprintf(&numbered, "<li>%d. %s</li>\n", i+1, w)
@@ -115,7 +122,7 @@ func TestVerifiedKeys(t *testing.T) {
 
 	// Two runs on one chain: the security rule reports at most four key
 	// pages per run, and the keys' pages fill them.
-	run := func(runID string, pages map[string]string) ([]map[string]any, string) {
+	run := func(runID string, pages map[string]string, opts Options) ([]map[string]any, string) {
 		tg := fleet.Target{Registry: reg.String(), FetchAllow: []string{"plat.test"}}
 		for u := range pages {
 			tg.Docs = append(tg.Docs, u)
@@ -131,7 +138,7 @@ func TestVerifiedKeys(t *testing.T) {
 			},
 		}}
 		st := fleet.State{RunID: runID, Target: tg, Tools: toolList("qa_chain", "qa_fetch", "qa_report")}
-		_, summary := drive(t, mustNew(t, "security", Options{}), st, w, 300)
+		_, summary := drive(t, mustNew(t, "security", opts), st, w, 300)
 		t.Log(summaries(w.reports))
 		return w.reports, summary
 	}
@@ -142,12 +149,21 @@ func TestVerifiedKeys(t *testing.T) {
 		host + "/env.txt":    "PRIVATE_KEY=0x" + keyHex(random2) + "\n",
 		host + "/build.html": "<p>artifact " + keyHex(random1) + "</p>",
 		host + "/ops.txt":    "deploy key:\n" + pemOf(t, funded) + "rsa:\n-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----\n",
-	})
+	}, Options{})
 	phraseReports, _ := run("r-phrases", map[string]string{
 		host + "/words.html": "<ol>\n" + numbered.String() + "</ol>",
 		host + "/backup.md":  "## Wallet backup\n\nseed phrase: " + unusedPhrase + "\n",
 		host + "/quiz.txt":   "Recovery phrase (a practice one): " + notPhrase + "\n",
-	})
+		host + "/wallet":     shellHTML,
+	}, Options{Renderer: &fakeRenderer{fn: func(u string) (crawl.Rendered, error) {
+		out := crawl.Rendered{URL: u, FinalURL: u, Status: 200, Settled: true, HTML: shellHTML}
+		if strings.HasSuffix(u, "/wallet") {
+			// The page's script fetches the phrase and shows it: no
+			// response as served holds it.
+			out.HTML = strings.Replace(shellHTML, "<main id=view>", "<main id=view><p>"+renderedPhrase+"</p>", 1)
+		}
+		return out, nil
+	}}})
 	w := struct{ reports []map[string]any }{append(keyReports, phraseReports...)}
 
 	addrOf := func(k *chain.Key) string { return strings.ToLower(k.Address().String()) }
@@ -174,6 +190,11 @@ func TestVerifiedKeys(t *testing.T) {
 	if r := findReport(w.reports, "/backup.md", "mnemonic phrase that controls nothing", addrOf2(unused0), addrOf2(unused4), "m/44'/60'/0'/0/4"); r == nil || r["severity"] != "medium" {
 		t.Errorf("a named valid phrase that controls nothing: want a medium finding naming the accounts checked:%s", summaries(w.reports))
 	}
+	if r := findReport(w.reports, "/wallet", "once a browser runs its scripts", "live mnemonic phrase", addrOf2(renderedAcct), "m/44'/60'/0'/0/0"); r == nil || r["severity"] != "critical" {
+		t.Errorf("a live phrase only the rendered DOM shows: want it critical, replayed by the chain read:%s", summaries(w.reports))
+	} else if rp, _ := r["repro"].(map[string]any); rp == nil || rp["tool"] != "qa_chain" {
+		t.Errorf("the rendered phrase's repro: %v", r["repro"])
+	}
 	for _, r := range w.reports {
 		s := r["summary"].(string)
 		if strings.Contains(s, "/build.html") || strings.Contains(s, "/quiz.txt") {
@@ -184,7 +205,7 @@ func TestVerifiedKeys(t *testing.T) {
 				t.Errorf("a summary repeats a key: %s", s)
 			}
 		}
-		for _, ph := range []string{livePhrase, unusedPhrase} {
+		for _, ph := range []string{livePhrase, unusedPhrase, renderedPhrase} {
 			if words := strings.Fields(ph); strings.Contains(s, words[0]+" "+words[1]) || strings.Contains(s, ". "+words[1]+"<") {
 				t.Errorf("a summary repeats a phrase: %s", s)
 			}
