@@ -44,8 +44,15 @@ type account struct {
 func chainKeys(text string) []pageKey {
 	return chainKeysMemo.Get(text, func(text string) []pageKey {
 		var out []pageKey
+		phrases := 0
 		for _, c := range probe.KeyCandidates(text) {
 			if c.Kind == "mnemonic" {
+				// ~30 ms each (2048 PBKDF2 rounds, five derivations); no
+				// more than a run verifies.
+				if phrases == secKeyChecks {
+					continue
+				}
+				phrases++
 				seed, err := evm.MnemonicSeed(c.Words(), "")
 				if err != nil {
 					continue
