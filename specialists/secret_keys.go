@@ -375,7 +375,14 @@ func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
 			sev = s
 		}
 	}
-	for _, v := range vs {
+	for i, v := range vs {
+		// Of overlapping readings of one run of list words, a live one
+		// speaks for the run; failing that, the first.
+		if v.key.Kind == "mnemonic" && !v.live() && slices.ContainsFunc(vs, func(o keyVerdict) bool {
+			return o.key.Kind == "mnemonic" && o.key.Overlaps(v.key.KeyCandidate) && (o.live() || slices.IndexFunc(vs, func(x keyVerdict) bool { return x.key.Value() == o.key.Value() }) < i)
+		}) {
+			continue
+		}
 		kind := "a " + v.key.Kind + " private key"
 		if v.key.Kind == "mnemonic" {
 			kind = "a mnemonic phrase"

@@ -19,6 +19,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -210,5 +211,35 @@ func TestVerifiedKeys(t *testing.T) {
 				t.Errorf("a summary repeats a phrase: %s", s)
 			}
 		}
+	}
+}
+
+// TestKeyFindingOverlaps: two readings of one run of list words as a
+// phrase ("secret phrase" on the line above are list words too) make one
+// part of a finding: the live one when there is one, else the first.
+func TestKeyFindingOverlaps(t *testing.T) {
+	var cands []probe.KeyCandidate
+	for tries := 0; len(cands) != 2; tries++ { // 1 in ~8 phrases has exactly one more reading
+		if tries == 2000 {
+			t.Fatal("no phrase with a second reading in 2000 tries")
+		}
+		cands = probe.KeyCandidates("secret phrase\n" + randomPhrase(t, true) + "\n")
+	}
+	if len(cands) != 2 || !cands[0].Overlaps(cands[1]) {
+		t.Fatalf("candidates %+v", cands)
+	}
+	dead := func(c probe.KeyCandidate) keyVerdict {
+		return keyVerdict{key: pageKey{KeyCandidate: c, accts: []account{{path: "m/44'/60'/0'/0/0"}}},
+			accts: []acctVerdict{{account: account{path: "m/44'/60'/0'/0/0"}, balance: big.NewInt(0)}}}
+	}
+	sev, parts := keyFinding([]keyVerdict{dead(cands[0]), dead(cands[1])})
+	if sev != fleet.SeverityMedium || len(parts) != 1 {
+		t.Errorf("two dead readings: %s %q", sev, parts)
+	}
+	live := dead(cands[1])
+	live.accts[0].balance = big.NewInt(5)
+	sev, parts = keyFinding([]keyVerdict{dead(cands[0]), live})
+	if sev != fleet.SeverityCritical || len(parts) != 1 || !strings.Contains(parts[0], "live mnemonic phrase") {
+		t.Errorf("a live reading beside a dead one: %s %q", sev, parts)
 	}
 }

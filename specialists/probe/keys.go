@@ -22,6 +22,14 @@ type KeyCandidate struct {
 	Prefix string // at most the first 6 characters
 	Line   int    // 1-based
 	value  string
+	start  int // byte offset of value in the text
+}
+
+// Overlaps reports whether two candidates of one text share bytes: two
+// readings of one run of list words as a phrase, of which at most one is
+// what a wallet made.
+func (c KeyCandidate) Overlaps(o KeyCandidate) bool {
+	return c.start < o.start+len(o.value) && o.start < c.start+len(c.value)
 }
 
 // Value is the candidate's text: 64 hex digits (0x kept), a PEM block or
@@ -109,7 +117,7 @@ func keyCandidates(text string) []KeyCandidate {
 		if i := strings.LastIndexByte(before, '\n'); i >= 0 {
 			before = before[i+1:]
 		}
-		c := KeyCandidate{Kind: "hex", Prefix: prefix(v, 6), Line: strings.Count(text[:sp[0]], "\n") + 1, value: v}
+		c := KeyCandidate{Kind: "hex", Prefix: prefix(v, 6), Line: strings.Count(text[:sp[0]], "\n") + 1, value: v, start: sp[0]}
 		if m := assignedName.FindStringSubmatch(before); m != nil {
 			c.Name = m[1]
 		}
@@ -128,7 +136,7 @@ func keyCandidates(text string) []KeyCandidate {
 			}
 		}
 		out = append(out, KeyCandidate{Kind: "PEM", Named: true, Prefix: prefix(text[loc[0]:], 6),
-			Line: strings.Count(text[:loc[0]], "\n") + 1, value: text[loc[0]:end]})
+			Line: strings.Count(text[:loc[0]], "\n") + 1, value: text[loc[0]:end], start: loc[0]})
 	}
 	for _, sp := range trajectory.MnemonicSpans(text) {
 		if len(out) == maxCandidates {
@@ -142,7 +150,7 @@ func keyCandidates(text string) []KeyCandidate {
 			}
 		}
 		c := KeyCandidate{Kind: "mnemonic", Prefix: prefix(text[sp[0]:sp[1]], 6),
-			Line: strings.Count(text[:sp[0]], "\n") + 1, value: text[sp[0]:sp[1]]}
+			Line: strings.Count(text[:sp[0]], "\n") + 1, value: text[sp[0]:sp[1]], start: sp[0]}
 		if m := assignedName.FindStringSubmatch(before); m != nil {
 			c.Name = m[1]
 		}
