@@ -366,7 +366,8 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 }
 
 // keyFinding is the severity of a page's keys and what to say of each
-// that counts; "" when none does.
+// that counts; "" when none does. Overlapping readings of one run of list
+// words as phrases count once.
 func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
 	var sev fleet.Severity
 	var parts []string
@@ -377,9 +378,12 @@ func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
 	}
 	for i, v := range vs {
 		// Of overlapping readings of one run of list words, a live one
-		// speaks for the run; failing that, the first.
+		// speaks for the run; failing that, the first that is named.
 		if v.key.Kind == "mnemonic" && !v.live() && slices.ContainsFunc(vs, func(o keyVerdict) bool {
-			return o.key.Kind == "mnemonic" && o.key.Overlaps(v.key.KeyCandidate) && (o.live() || slices.IndexFunc(vs, func(x keyVerdict) bool { return x.key.Value() == o.key.Value() }) < i)
+			if o.key.Kind != "mnemonic" || !o.key.Overlaps(v.key.KeyCandidate) {
+				return false
+			}
+			return o.live() || o.key.Named && slices.IndexFunc(vs, func(x keyVerdict) bool { return x.key.Value() == o.key.Value() }) < i
 		}) {
 			continue
 		}

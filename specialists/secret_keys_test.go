@@ -223,9 +223,9 @@ func TestKeyFindingOverlaps(t *testing.T) {
 		if tries == 2000 {
 			t.Fatal("no phrase with a second reading in 2000 tries")
 		}
-		cands = probe.KeyCandidates("secret phrase\n" + randomPhrase(t, true) + "\n")
+		cands = probe.KeyCandidates("Wallet backup\nsecret phrase\n" + randomPhrase(t, true) + "\n")
 	}
-	if len(cands) != 2 || !cands[0].Overlaps(cands[1]) {
+	if len(cands) != 2 || !cands[0].Overlaps(cands[1]) || !cands[0].Named || !cands[1].Named {
 		t.Fatalf("candidates %+v", cands)
 	}
 	dead := func(c probe.KeyCandidate) keyVerdict {
