@@ -361,7 +361,7 @@ func secRenderedSecrets(p *probe.Probe) {
 	}
 	for _, rp := range p.Rendered() {
 		var fresh []string
-		for _, s := range probe.ScanSecrets(rp.R.HTML) {
+		for _, s := range immediateSecrets(rp.R.HTML) { // keys are secKeys' to verify
 			if d := s.Describe(); !served[s.Kind+s.Prefix] && !slices.Contains(fresh, d) {
 				fresh = append(fresh, d)
 			}

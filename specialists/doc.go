@@ -135,15 +135,17 @@
 //     dispatcher is a note).
 //   - Verified keys (issue 23): every key-shaped value on a page (64 hex
 //     digits named or not, with or without 0x, that the run records
-//     redact; PEM keys on secp256k1) is turned into the address it
-//     controls, and the chain is asked for its balance, its nonce and
-//     whether a zero-argument registry function returns it (owner(), a
-//     curator...). A live key (funded, used or holding a role) is
-//     critical and says what it controls; one the chain could not be asked
-//     about is high when its name says key; one that controls nothing is
-//     medium when named, and only a note when unnamed. Nothing is ever
-//     signed with a found key. BIP-39 phrases are not checked: no wordlist
-//     ships with fleetd's dependencies.
+//     redact; PEM keys on secp256k1; BIP-39 mnemonic phrases with a valid
+//     checksum, whose accounts m/44'/60'/0'/0/0 to /4 are derived with the
+//     empty passphrase) is turned into the addresses it controls, and the
+//     chain is asked for each one's balance, nonce and whether a
+//     zero-argument registry function returns it (owner(), a curator...).
+//     A live key (funded, used or holding a role) is critical and says
+//     what it controls (of a phrase: the account and its path); one the
+//     chain could not be asked about is high when its name says key; one
+//     that controls nothing is medium when named, and only a note when
+//     unnamed. Pages are all judged before the limit on findings applies,
+//     most severe first. Nothing is ever signed with a found key.
 //   - Invariants over call sequences (issue 23): properties as data
 //     (properties/*.yaml, embedded; Options.Properties, LoadProperties),
 //     each a sequence of calls by throwaway actors (alice, bob, carol:

@@ -149,7 +149,7 @@ func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 		if repeats > 0 {
 			p.Notef("%d more page(s) repeat a secret already reported", repeats)
 		}
-		secKeys(p, keyPages, fns)
+		secKeys(p, append(keyPages, renderedKeyPages(p, keyPages)...), fns)
 	}()
 	for _, pg := range pages {
 		if !probe.Answered(pg.Res) {
@@ -157,7 +157,7 @@ func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 		}
 		found := immediateSecrets(probe.Body(pg.Res))
 		if len(chainKeys(probe.Body(pg.Res))) > 0 {
-			keyPages = append(keyPages, keyPage{pg, found})
+			keyPages = append(keyPages, keyPage{page: pg, found: found})
 			continue
 		}
 		fresh := false

@@ -82,7 +82,10 @@
 //     word before it on the same line, within six words, is a digest word
 //     ("tx 0x..."), or it is an ABI word (16 or more leading zeros: an
 //     address or a number), or it is the whole string with its 0x (a
-//     structured chain value such as an eth_call result).
+//     structured chain value such as an eth_call result);
+//   - anywhere: a BIP-39 mnemonic phrase (MnemonicSpans: 12 to 24 words of
+//     the English list in a row, whatever separates them, whose checksum
+//     matches; 12 list words with a wrong checksum are prose and kept).
 //
 // The 64-hex rule is a trade-off. Transaction hashes, block hashes, log
 // topics, sha256 digests and fingerprints have exactly the shape of a

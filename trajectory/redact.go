@@ -306,6 +306,11 @@ func (r rules) redactOnce(s string, c class) (string, bool) {
 		}
 	}
 	spans = scanPatterns(s, c, spans)
+	if len(s) >= minPhraseBytes {
+		for _, m := range MnemonicSpans(s) {
+			spans = append(spans, span{m[0], m[1], "mnemonic"})
+		}
+	}
 	if len(spans) == 0 {
 		return s, false
 	}

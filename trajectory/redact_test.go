@@ -240,6 +240,10 @@ func TestRedactLinear(t *testing.T) {
 		"bearer":              strings.Repeat("bearer ", n/7),
 		"hex words":           strings.Repeat(txHex+" ", n/65),
 		"markers":             strings.Repeat("[REDACTED:private_key] ", n/23) + "0x" + txHex,
+		"list words":          strings.Repeat("abandon ", n/8),
+		"runs of 28 words":    strings.Repeat(strings.Repeat("zoo ", 28)+"x ", n/114),
+		"tag opens":           strings.Repeat("<a", n/2),
+		"tags between words":  strings.Repeat("able<li>", n/8),
 	}
 	for name, in := range inputs {
 		start := time.Now()

@@ -228,6 +228,7 @@ func TestWriterRedacts(t *testing.T) {
 		"body":     "config.js: const KEY = '" + googleK + "'; // PRIVATE_KEY=" + strings.Repeat("ab", 32),
 		"raw":      []byte("not scanned: base64"),
 		"key_echo": throwaway,
+		"page":     "<li>" + strings.ReplaceAll(devPhrase, " ", "</li><li>") + "</li>",
 	}
 	if err := w.WriteTurn(turn); err != nil {
 		t.Fatal(err)
@@ -236,12 +237,12 @@ func TestWriterRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := string(mustReadFile(t, w.Path()))
-	for _, secret := range []string{privHex, googleK, strings.Repeat("ab", 32)} {
+	for _, secret := range []string{privHex, googleK, strings.Repeat("ab", 32), "junk"} {
 		if strings.Contains(data, secret) {
 			t.Errorf("secret %s written", secret)
 		}
 	}
-	for _, kept := range []string{"0x" + txHex, "0x71C7656EC7ab88b098defB751B7401B5f6d8976F", `"funded [REDACTED:registered] with 1 ETH"`, "[REDACTED:google_api_key]", "PRIVATE_KEY=[REDACTED:private_key]", `"final_summary":"used key [REDACTED:registered]"`} {
+	for _, kept := range []string{"0x" + txHex, "0x71C7656EC7ab88b098defB751B7401B5f6d8976F", `"funded [REDACTED:registered] with 1 ETH"`, "[REDACTED:google_api_key]", "PRIVATE_KEY=[REDACTED:private_key]", `"page":"<li>[REDACTED:mnemonic]</li>"`, `"final_summary":"used key [REDACTED:registered]"`} {
 		if !strings.Contains(data, kept) {
 			t.Errorf("record lacks %s:\n%s", kept, data)
 		}

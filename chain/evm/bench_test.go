@@ -1,6 +1,9 @@
 package evm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // BenchmarkSelectors reads NameRegistry's creation code (the constructor
 // and the runtime code with its dispatcher).
@@ -22,6 +25,23 @@ func BenchmarkAddressOf(b *testing.B) {
 	for b.Loop() {
 		if _, err := AddressOf(k); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMnemonicAccounts is what one phrase found on a page costs before
+// the chain is asked: the BIP-39 seed (2048 PBKDF2 rounds) and five
+// standard Ethereum accounts.
+func BenchmarkMnemonicAccounts(b *testing.B) {
+	words := strings.Fields("test test test test test test test test test test test junk")
+	b.ReportAllocs()
+	for b.Loop() {
+		seed, err := MnemonicSeed(words, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if a, err := EthAccounts(seed[:], 5); err != nil || len(a) != 5 {
+			b.Fatal(len(a), err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package evm
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -89,5 +90,28 @@ func FuzzEncodeArgs(f *testing.F) {
 	f.Add("f(address,int8,bool)", "0x00000000000000000000000000000000000000aa", "-128", "true")
 	f.Fuzz(func(t *testing.T, sig, a, b, c string) {
 		_, _ = EncodeArgs(sig, []string{a, b, c})
+	})
+}
+
+// FuzzEthAccounts: any words and any seed length give accounts or an
+// error, never a panic; every account is a valid key at its path.
+func FuzzEthAccounts(f *testing.F) {
+	f.Add("test test test test test test test test test test test junk", "", 16)
+	f.Add("zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo wrong", "TREZOR", 64)
+	f.Add("caf\u00e9", "", 0)
+	f.Fuzz(func(t *testing.T, phrase, pass string, n int) {
+		seed, err := MnemonicSeed(strings.Fields(phrase), pass)
+		if err != nil {
+			return
+		}
+		accts, err := EthAccounts(seed[:max(0, min(n, 64))], 2)
+		if err != nil {
+			return
+		}
+		for i, a := range accts {
+			if addr, err := AddressOf(a.Key); err != nil || addr != a.Address || a.Path != PathString(EthPath(uint32(i))) {
+				t.Fatalf("account %d: %x at %s: %v", i, a.Address, a.Path, err)
+			}
+		}
 	})
 }

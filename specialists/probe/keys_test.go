@@ -49,19 +49,74 @@ func TestKeyCandidates(t *testing.T) {
 	}
 }
 
+const devPhrase = "test test test test test test test test test test test junk"
+
+// TestMnemonicCandidates: phrases are candidates whatever separates their
+// words, named by a label on their line or the line above; 12 list words
+// with a wrong checksum are not; Describe gives no word of a phrase.
+func TestMnemonicCandidates(t *testing.T) {
+	text := "<h2>Recovery phrase</h2>\n<p>" + devPhrase + "</p>\n" +
+		"words: test test test test test test test test test test test test\n" +
+		`{"cfg": {"m": ["` + strings.ReplaceAll(devPhrase, " ", `", "`) + `"]}}` + "\n" +
+		"DEPLOYER_MNEMONIC=\"" + strings.ToUpper(devPhrase) + "\"\n"
+	got := KeyCandidates(text)
+	type c struct {
+		name  string
+		named bool
+		line  int
+	}
+	want := []c{{"", true, 2}, {"", false, 4}, {"DEPLOYER_MNEMONIC", true, 5}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d candidates, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Kind != "mnemonic" || g.Name != w.name || g.Named != w.named || g.Line != w.line {
+			t.Errorf("candidate %d = %+v, want %+v", i, g, w)
+		}
+		if d := g.Describe(); strings.Contains(strings.ToLower(d), "test") || !strings.Contains(d, "12-word mnemonic phrase") {
+			t.Errorf("Describe: %s", d)
+		}
+		if words := g.Words(); strings.Join(words, " ") != devPhrase {
+			t.Errorf("candidate %d words %q", i, words)
+		}
+	}
+	red := trajectory.Redact(text)
+	if strings.Count(red, "junk") != 0 || !strings.Contains(red, "words: test test") {
+		t.Errorf("record redaction: %s", red)
+	}
+	if r := redactSecrets(text); strings.Contains(strings.ToLower(r), "junk") || !strings.Contains(r, "words: test test") {
+		t.Errorf("summary redaction: %s", r)
+	}
+}
+
 // FuzzKeyCandidates: never panics; every candidate's value is in the text
-// at its line, and no hex candidate survives the run records' redaction.
+// at its line, no hex or phrase candidate survives the run records' or the
+// summaries' redaction, and every phrase has a valid checksum.
 func FuzzKeyCandidates(f *testing.F) {
 	f.Add("PRIVATE_KEY=0x" + candKey + "\ntx " + candHash)
 	f.Add("-----BEGIN PRIVATE KEY-----\nabc")
 	f.Add(candKey + candKey)
+	f.Add("seed: " + devPhrase + " and " + strings.ToUpper(devPhrase))
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, c := range KeyCandidates(text) {
 			if !strings.Contains(text, c.Value()) || c.Line < 1 || c.Line > strings.Count(text, "\n")+1 {
 				t.Fatalf("candidate %+v not in the text", c)
 			}
-			if c.Kind == "hex" && strings.Contains(trajectory.Redact(text), c.Value()) {
-				t.Fatalf("hex candidate %s… kept by the redaction", c.Prefix)
+			// The value may also sit inside a longer run that is no
+			// candidate ("1…10" in 65 digits): one occurrence at least
+			// must go.
+			n := strings.Count(text, c.Value())
+			if c.Kind != "PEM" && strings.Count(trajectory.Redact(text), c.Value()) >= n {
+				t.Fatalf("%s candidate %s… kept by the redaction", c.Kind, c.Prefix)
+			}
+			if c.Kind != "PEM" && strings.Count(redactSecrets(text), c.Value()) >= n {
+				t.Fatalf("%s candidate %s… kept by the summaries' redaction", c.Kind, c.Prefix)
+			}
+			if c.Kind == "mnemonic" {
+				if _, err := trajectory.MnemonicEntropy(trajectory.MnemonicWords(c.Value())); err != nil {
+					t.Fatalf("phrase candidate: %v", err)
+				}
 			}
 		}
 	})

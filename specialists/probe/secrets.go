@@ -157,9 +157,10 @@ func prefix(s string, n int) string {
 	return string(r)
 }
 
-// redactSecrets replaces every credential ScanSecrets finds, and every
-// 64-hex value that could be a key (KeyCandidates' hex values), with
-// "[redacted]", so no summary repeats one, on the log or in a record.
+// redactSecrets replaces every credential ScanSecrets finds, every 64-hex
+// value that could be a key (KeyCandidates' hex values) and every mnemonic
+// phrase with "[redacted]", so no summary repeats one, on the log or in a
+// record.
 func redactSecrets(text string) string {
 	found := ScanSecrets(text)
 	for i := len(found) - 1; i >= 0; i-- {
@@ -169,6 +170,18 @@ func redactSecrets(text string) string {
 	spans := trajectory.HexKeySpans(text)
 	for i := len(spans) - 1; i >= 0; i-- {
 		text = text[:spans[i][0]] + "[redacted]" + text[spans[i][1]:]
+	}
+	// Phrase windows may overlap: merge them, then cut from the last.
+	var merged [][2]int
+	for _, sp := range trajectory.MnemonicSpans(text) {
+		if n := len(merged); n > 0 && sp[0] < merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	for i := len(merged) - 1; i >= 0; i-- {
+		text = text[:merged[i][0]] + "[redacted]" + text[merged[i][1]:]
 	}
 	return text
 }
