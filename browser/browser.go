@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -79,6 +80,11 @@ type Config struct {
 	// a request the allowlist took is sent; an error fails the request. nil:
 	// no pacing.
 	Pace func(ctx context.Context, rawURL string) error
+	// Dial connects the browser's proxy to a host:port the allowlist took
+	// (the tools' connect-time checks: a name resolving to a loopback,
+	// private or metadata address is refused unless listed exactly). nil: a
+	// plain dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// PageTimeout bounds one render, from opening the tab to reading the
 	// DOM (DefaultPageTimeout).
 	PageTimeout time.Duration
@@ -146,7 +152,7 @@ func (b *Browser) start() error {
 }
 
 func (b *Browser) launch() error {
-	px, err := startProxy(b.cfg.Allow, b.cfg.PageTimeout)
+	px, err := startProxy(b.cfg.Allow, b.cfg.Dial, b.cfg.PageTimeout)
 	if err != nil {
 		return fmt.Errorf("start browser proxy: %w", err)
 	}

@@ -468,3 +468,41 @@ func TestSubmit(t *testing.T) {
 		t.Errorf("%d requests reached a host off the allowlist", n)
 	}
 }
+
+// TestDialRefusalIsARefusal: a host the allowlist takes but whose address
+// the dialler refuses (Config.Dial, the tools' connect-time checks: a
+// wildcard name resolving into the host's own network) is reached by
+// nothing the page asks for, and the proxy records the refusals.
+func TestDialRefusalIsARefusal(t *testing.T) {
+	var reached atomic.Int32
+	other := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		fmt.Fprint(w, "reached")
+	}))
+	ou, _ := url.Parse(other.URL)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", htmlPage(`<!doctype html><html><body><img src="`+other.URL+`/x.png">
+<script>fetch('`+other.URL+`/api').catch(()=>{});</script></body></html>`))
+	s := serve(t, mux)
+	var dials atomic.Int32
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == ou.Host {
+			dials.Add(1)
+			return nil, fmt.Errorf("%w: %s resolves to a loopback address", ErrRefused, addr)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL, other.URL), Dial: dial, PageTimeout: 6 * time.Second})
+	render(t, b, s.URL+"/")
+	time.Sleep(300 * time.Millisecond)
+	if n := reached.Load(); n > 0 {
+		t.Fatalf("%d requests reached a host whose address the dialler refused", n)
+	}
+	if dials.Load() == 0 {
+		t.Fatal("the page's requests to the refused host never reached the dialler: the test proves nothing")
+	}
+	refused := strings.Join(b.Refused(), " ")
+	if !strings.Contains(refused, ou.Host) {
+		t.Errorf("the proxy did not record the refusals of %s: %q", ou.Host, refused)
+	}
+}

@@ -16,6 +16,7 @@ import (
 // (WebSockets, workers, preconnects) cannot leave the allowlist either.
 type proxy struct {
 	allow func(rawURL string) error
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	ln    net.Listener
 	srv   *http.Server
 	tr    *http.Transport
@@ -28,16 +29,19 @@ type proxy struct {
 // hopHeaders are the hop-by-hop headers a proxy must not forward.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func startProxy(allow func(string) error, timeout time.Duration) (*proxy, error) {
+func startProxy(allow func(string) error, dial func(ctx context.Context, network, addr string) (net.Conn, error), timeout time.Duration) (*proxy, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	p := &proxy{
-		allow: allow, ln: ln, tunnels: map[net.Conn]struct{}{},
+		allow: allow, dial: dial, ln: ln, tunnels: map[net.Conn]struct{}{},
 		tr: &http.Transport{
 			Proxy:                 nil, // never through an environment proxy
-			DialContext:           (&net.Dialer{Timeout: timeout}).DialContext,
+			DialContext:           dial,
 			ResponseHeaderTimeout: timeout,
 			TLSHandshakeTimeout:   timeout,
 			MaxIdleConnsPerHost:   4,
@@ -64,6 +68,22 @@ func (p *proxy) refuse(w http.ResponseWriter, what string, err error) {
 	http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusForbidden)
 }
 
+// ErrRefused is wrapped by a Config.Dial error that refuses the address
+// (rather than failing to reach it): the proxy answers 403 and records a
+// refusal, as for a URL off the allowlist.
+var ErrRefused = errors.New("refused by the address checks")
+
+// refuseDial answers a connection that could not be made: a refusal by
+// the dialler's address checks is recorded as one (403), anything else is
+// a bad gateway.
+func (p *proxy) refuseDial(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, ErrRefused) {
+		p.refuse(w, what, err)
+		return
+	}
+	http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusBadGateway)
+}
+
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		p.tunnel(w, r)
@@ -84,7 +104,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := p.tr.RoundTrip(out)
 	if err != nil {
-		http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusBadGateway)
+		p.refuseDial(w, r.URL.String(), err)
 		return
 	}
 	defer resp.Body.Close()
@@ -108,10 +128,10 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	up, err := (&net.Dialer{}).DialContext(ctx, "tcp", hp)
+	up, err := p.dial(ctx, "tcp", hp)
 	cancel()
 	if err != nil {
-		http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusBadGateway)
+		p.refuseDial(w, hp, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)

@@ -124,37 +124,9 @@ func NewFetcher(allow *Allowlist, timeout time.Duration, maxBody int) *Fetcher {
 	dialer := &net.Dialer{Timeout: timeout}
 	tr := &http.Transport{
 		Proxy: nil, // never through an environment proxy
-		// The last word on where a fetch goes. Decided per connection from the
-		// host:port being dialled, never from the request that started a
-		// redirect chain: the name is resolved here, every address is checked,
-		// and the checked address is the one dialled (no second lookup to
-		// rebind). Only an exactly listed host:port may reach a special address.
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, port, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			exact := allow.exact[strings.ToLower(addr)]
-			var ips []netip.Addr
-			if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-				ips = []netip.Addr{ip}
-			} else if ips, err = f.lookup(ctx, host); err != nil {
-				return nil, err
-			}
-			var lastErr error = fmt.Errorf("%w: %s resolves to no address", ErrNotAllowed, host)
-			for _, ip := range ips {
-				if special(ip) && !exact {
-					lastErr = fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or metadata address", ErrNotAllowed, host, ip)
-					continue
-				}
-				conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-				if err == nil {
-					return conn, nil
-				}
-				lastErr = err
-			}
-			return nil, lastErr
-		},
+		// The last word on where a fetch goes, per connection, never from the
+		// request that started a redirect chain (Allowlist.dial).
+		DialContext:           allow.dial(dialer, func(ctx context.Context, host string) ([]netip.Addr, error) { return f.lookup(ctx, host) }),
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConnsPerHost:   4,

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -97,8 +99,18 @@ func (a *app) renderer(env *fleetEnv) (probe.Renderer, func(), error) {
 		return nil, func() {}, fmt.Errorf("target.fetch_allow: %w", err)
 	}
 	pacer := env.Pacer
+	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
 	b, err := headless.New(headless.Config{
 		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout,
+		// qa_fetch's connect-time checks: a name on a wildcard pattern that
+		// resolves into the host's own network is refused, as for qa_fetch.
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if errors.Is(err, qatools.ErrNotAllowed) {
+				err = fmt.Errorf("%w: %w", headless.ErrRefused, err)
+			}
+			return c, err
+		},
 		Pace: func(ctx context.Context, raw string) error {
 			if pacer == nil {
 				return nil
