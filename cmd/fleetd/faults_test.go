@@ -37,7 +37,13 @@ type faultFixture struct {
 
 func newFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Trigger) *faultFixture {
 	t.Helper()
-	f := &faultFixture{fleetFixture: newFleetFixture(t, dial, fast)}
+	return wrapFaultFixture(t, newFleetFixture(t, dial, fast))
+}
+
+// wrapFaultFixture puts a fault proxy between ff's config and its node.
+func wrapFaultFixture(t *testing.T, ff *fleetFixture) *faultFixture {
+	t.Helper()
+	f := &faultFixture{fleetFixture: ff}
 	var err error
 	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.info.RPC, "http://")); err != nil {
 		t.Fatal(err)
