@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/faultnet"
 	"github.com/qafleet/fleetd/fixtures/testbed"
@@ -155,9 +157,19 @@ func startDaemonProc(t *testing.T, config string) *daemonProc {
 }
 
 // kill SIGKILLs the daemon and waits for it.
-func (d *daemonProc) kill() {
+func (d *daemonProc) kill(t *testing.T) {
+	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.exited
+	d.checkNoPanic(t)
+}
+
+// checkNoPanic fails the test when the daemon's log shows a panic.
+func (d *daemonProc) checkNoPanic(t *testing.T) {
+	t.Helper()
+	if strings.Contains(d.stderr.String(), "panic:") {
+		t.Errorf("the daemon panicked\n%s", tail(d.stderr.String(), 30))
+	}
 }
 
 // stop sends SIGTERM and fails the test unless the daemon exits 0 within
@@ -167,6 +179,7 @@ func (d *daemonProc) stop(t *testing.T, what string) {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.exited:
+		d.checkNoPanic(t)
 		if d.err != nil {
 			t.Errorf("%s: daemon stopped on SIGTERM with %v\n%s", what, d.err, tail(d.stderr.String(), 20))
 		}
@@ -193,16 +206,31 @@ func (d *daemonProc) status() (nodeUp bool, outbox int, ok bool) {
 	return st.Node.Up, st.Outbox, true
 }
 
+// waitSettled waits until the daemon sees the node and its outbox is
+// empty; it fails the test with the last status and the daemon's log
+// otherwise.
+func (d *daemonProc) waitSettled(t *testing.T, within time.Duration) {
+	t.Helper()
+	var up, ok bool
+	var outbox int
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		if up, outbox, ok = d.status(); ok && up && outbox == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Fatalf("after %s the daemon answers %v, sees the node %v, holds %d in its outbox\n%s", within, ok, up, outbox, tail(d.stderr.String(), 40))
+}
+
 // settle runs the daemon on config once the faults have stopped: its
 // start-up recovery finishes what the killed ones left, it posts its outbox,
 // and it stops on SIGTERM with exit 0.
 func settle(t *testing.T, config string) {
 	t.Helper()
 	d := startDaemonProc(t, config)
-	waitFor(t, 90*time.Second, "the daemon to see the node and empty its outbox", func() bool {
-		up, outbox, ok := d.status()
-		return ok && up && outbox == 0
-	})
+	d.waitSettled(t, 90*time.Second)
 	d.stop(t, "settle")
 }
 
@@ -268,7 +296,7 @@ func TestDaemonUnderFaults(t *testing.T) {
 			d.stop(t, fmt.Sprintf("cycle %d", cycle))
 			process["sigterm"]++
 		} else {
-			d.kill()
+			d.kill(t)
 			process["sigkill"]++
 		}
 		if t.Failed() {
@@ -541,14 +569,178 @@ func TestNodeRestartUnderDaemon(t *testing.T) {
 	}
 	f.proxy.SetRule(nil)
 	tallyFaults(t, f.proxy.Counts(), process)
-	waitFor(t, 90*time.Second, "the daemon to see the node and empty its outbox", func() bool {
-		up, outbox, ok := d.status()
-		return ok && up && outbox == 0
-	})
+	d.waitSettled(t, 90*time.Second)
 	d.stop(t, "after the node restarts")
 	h := checkHistory(t, f.fleetFixture)
 	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
 	if h.runs < 5 || h.acked == 0 || h.keys == 0 {
 		t.Errorf("the daemon did too little across the restarts: %+v", h)
+	}
+}
+
+// TestMCPUnderFaults runs `fleetd mcp --transport http --require-token`
+// (a process of its own) behind a client-side fault proxy that delays,
+// resets, truncates or slowly closes about one answer in three, with the
+// node behind its own fault proxy as well; sessions create a name and
+// report findings drawn from three fixed ones (so the same finding arrives
+// again and again across sessions and processes), and the server is killed
+// with SIGKILL in the middle of a call (every third cycle stopped with
+// SIGTERM instead, exit 0), then started again (the proxy follows it to its
+// new port). Calls may fail under the faults; nothing may be posted twice.
+// Then the faults stop, `fleetd reconcile` settles what the killed servers
+// left, and the history checker holds fleetd to what it acknowledged.
+// FLEETD_FAULT_SECONDS sets how long the faults last (default 40).
+func TestMCPUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills fleetd mcp under client and node faults for ~1 minute")
+	}
+	budget := faultSeconds(t, 40*time.Second)
+	f := newFaultFixture(t, fleet.Exercise, nil)
+	token := func() string {
+		b, _ := os.ReadFile(filepath.Join(f.dataDir, "keys", "http.token"))
+		return strings.TrimSpace(string(b))
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("fault seed %d", seed)
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 4))
+	draw := func(n int) int { mu.Lock(); defer mu.Unlock(); return rng.IntN(n) }
+	nodeRule := func([]byte) faultnet.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.IntN(3) != 0 {
+			return faultnet.Fault{}
+		}
+		return randomNodeFault(rng)
+	}
+	f.proxy.SetRule(nodeRule)
+	var client *faultnet.Proxy
+	clientRule := func([]byte) faultnet.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.IntN(3) != 0 {
+			return faultnet.Fault{}
+		}
+		switch rng.IntN(4) {
+		case 0:
+			return faultnet.Fault{Kind: faultnet.Latency, Delay: time.Duration(20+rng.IntN(400)) * time.Millisecond}
+		case 1:
+			return faultnet.Fault{Kind: faultnet.Reset, Bytes: rng.IntN(64)}
+		case 2:
+			return faultnet.Fault{Kind: faultnet.Truncate, Bytes: rng.IntN(64)}
+		}
+		return faultnet.Fault{Kind: faultnet.SlowClose, Delay: time.Duration(10+rng.IntN(200)) * time.Millisecond}
+	}
+	faces := f.tb.Target().Faces
+	report := func(cs *mcp.ClientSession, i int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		face := strings.ReplaceAll(faces, "{name}", fmt.Sprintf("faultmcp%d", i))
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "qa_report", Arguments: map[string]any{
+			"severity": "low", "surface": "face",
+			"summary": fmt.Sprintf("fault suite finding %d: pages are served without content-security-policy", i),
+			"repro":   map[string]any{"tool": "qa_fetch", "args": map[string]any{"url": face}},
+		}})
+		return err
+	}
+
+	process := map[string]int{}
+	calls := map[string]int{}
+	start := time.Now()
+	for cycle := 0; time.Since(start) < budget; cycle++ {
+		// fleetd mcp checks the node once at start and exits 1 when that
+		// call fails ("node unreachable"): the client sees the server
+		// fail to start, and starts it again.
+		var p *mcpProc
+		var u string
+		for try := 0; u == ""; try++ {
+			if try == 10 {
+				t.Fatalf("fleetd mcp did not start in 10 tries under the faults\n%s", tail(p.stderr.String(), 20))
+			}
+			p = startMCPProc(t, f.fleetFixture, "--transport", "http", "--addr", "127.0.0.1:0", "--require-token")
+			line, _ := bufio.NewReader(p.stdout).ReadString('\n')
+			var v struct{ MCP string }
+			if json.Unmarshal([]byte(line), &v) == nil && v.MCP != "" {
+				u = v.MCP
+				break
+			}
+			err := <-p.exited
+			p.exited <- err
+			if !strings.Contains(p.stderr.String(), "node unreachable") {
+				t.Fatalf("fleetd mcp exited at start (%v) for another reason than the node\n%s", err, tail(p.stderr.String(), 20))
+			}
+			calls["start_refused"]++
+		}
+		host := strings.Split(strings.TrimPrefix(u, "http://"), "/")[0]
+		if client == nil {
+			var err error
+			if client, err = faultnet.Start(host); err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			client.SetRule(clientRule)
+		} else {
+			client.SetUpstream(host)
+		}
+		cs, err := connectHTTP(t, strings.Replace(u, host, client.Addr(), 1), fmt.Sprintf("agent%d", cycle), (&connKiller{token: token()}).client())
+		if err != nil {
+			calls["connect_failed"]++
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "qa_create", Arguments: map[string]any{}}); err != nil {
+				calls["failed"]++
+			} else {
+				calls["ok"]++
+			}
+			cancel()
+			for range 1 + draw(2) {
+				if err := report(cs, draw(3)); err != nil {
+					calls["failed"]++
+				} else {
+					calls["ok"]++
+				}
+			}
+			// One more report, and the server dies while it runs.
+			go report(cs, draw(3))
+		}
+		time.Sleep(time.Duration(draw(400)) * time.Millisecond)
+		if cycle%3 == 2 {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.wait(60 * time.Second)
+			process["sigterm"]++
+		} else {
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			<-p.exited
+			p.exited <- nil // for the cleanup
+			process["sigkill"]++
+		}
+		if cs != nil {
+			cs.Close()
+		}
+		if strings.Contains(p.stderr.String(), "panic:") {
+			t.Errorf("fleetd mcp panicked under the faults\n%s", tail(p.stderr.String(), 30))
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	f.proxy.SetRule(nil)
+	client.SetRule(nil)
+	counts := f.proxy.Counts()
+	for k, n := range client.Counts() {
+		counts[faultnet.Kind("mcp_"+string(k))] += n
+	}
+	tallyFaults(t, counts, process)
+	t.Logf("tool calls under faults: %v", calls)
+	if calls["ok"] == 0 {
+		t.Errorf("no tool call got through the faults: %v", calls)
+	}
+	if out, stderr, code := run(t, "", "reconcile", "--config", f.config); code != 0 {
+		t.Fatalf("reconcile after the faults: exit %d\n%s%s", code, out, stderr)
+	}
+	h := checkHistory(t, f.fleetFixture)
+	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
+	if h.runs == 0 || h.acked == 0 {
+		t.Errorf("the MCP sessions did too little under the faults: %+v", h)
 	}
 }
