@@ -557,10 +557,11 @@ func TestFaultHarness(t *testing.T) {
 	// Two probe loops at once, as two CronJobs sharing a data dir would.
 	specialists := []string{"security", "smoke", "ux", "security", "perf"}
 	var (
-		exitMu sync.Mutex
-		exits  = map[int]int{}
-		took   []time.Duration
-		wg     sync.WaitGroup
+		exitMu  sync.Mutex
+		exits   = map[int]int{}
+		took    []time.Duration
+		cancels int // probes stopped by a "signal" part-way
+		wg      sync.WaitGroup
 	)
 	start := time.Now()
 	for loop := range 2 {
@@ -571,6 +572,9 @@ func TestFaultHarness(t *testing.T) {
 				sp := specialists[i%len(specialists)]
 				ctx, cancel := context.WithCancel(context.Background())
 				if i%3 == 2 {
+					exitMu.Lock()
+					cancels++
+					exitMu.Unlock()
 					mu.Lock()
 					after := time.Duration(300+rng.IntN(1500)) * time.Millisecond
 					mu.Unlock()
@@ -595,6 +599,7 @@ func TestFaultHarness(t *testing.T) {
 	counts := f.proxy.Counts()
 	f.proxy.SetRule(nil)
 	t.Logf("faults injected in %s: %d (%v); probe exits %v", time.Since(start).Round(time.Second), f.proxy.Total(), counts, exits)
+	tallyFaults(t, counts, map[string]int{"probe_cancel": cancels})
 	for _, k := range []faultnet.Kind{faultnet.Latency, faultnet.Reset, faultnet.Truncate, faultnet.Blackhole, faultnet.SlowClose} {
 		if counts[k] == 0 {
 			t.Errorf("no %s fault was injected", k)

@@ -55,7 +55,7 @@ func TestForgeUnderFaults(t *testing.T) {
 	forge, err := github.New(github.Config{
 		BaseURL: "http://" + fp.Addr() + "/api/v1/", Owner: e.g.User, Repo: e.repo, Token: e.g.Token,
 		RepoURL:    "http://" + fp.Addr() + "/" + e.g.User + "/" + e.repo + ".git",
-		HTTPClient: &http.Client{Timeout: 4 * time.Second}, // a blackholed API call costs 4 s
+		HTTPClient: &http.Client{Timeout: 15 * time.Second}, // a blackholed API call costs 15 s; Gitea takes seconds to create a PR on a loaded machine
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -125,10 +125,20 @@ func TestForgeUnderFaults(t *testing.T) {
 		t.Fatal("no fault was injected")
 	}
 
+	// Each finding fixed once more, as the daemon's next round would (up
+	// to three tries: Gitea's own hooks may still hold a ref a cut push
+	// left locked, "cannot lock ref").
 	for _, it := range items {
-		j, err := fix(it)
-		if err != nil || (j.Outcome != fixer.OutcomeOpened && j.Outcome != fixer.OutcomeUpdated) {
-			t.Errorf("%s after the faults: %v %s", it.ID, err, j.Outcome)
+		for try := 1; ; try++ {
+			j, err := fix(it)
+			if err == nil && (j.Outcome == fixer.OutcomeOpened || j.Outcome == fixer.OutcomeUpdated) {
+				break
+			}
+			if try == 3 {
+				t.Errorf("%s after the faults: %v %s", it.ID, err, j.Outcome)
+				break
+			}
+			t.Logf("%s after the faults, try %d: %v %s", it.ID, try, err, j.Outcome)
 		}
 	}
 	perBranch := map[string]int{}
@@ -140,6 +150,34 @@ func TestForgeUnderFaults(t *testing.T) {
 			t.Errorf("%s: %d PRs on Gitea, want exactly 1", it.ID, n)
 		}
 	}
+	// A forge that never saw Gitea ignore a draft flag (another process,
+	// or a create whose answer was lost) turns a ready PR into a draft:
+	// Gitea answers /graphql with a web page, so the draft state goes
+	// into the title (issue 25: every such update failed "change draft
+	// state").
+	fresh := func() *github.Forge {
+		fg, err := github.New(github.Config{BaseURL: e.g.URL + "/api/v1/", Owner: e.g.User, Repo: e.repo, Token: e.g.Token,
+			RepoURL: e.g.URL + "/" + e.g.User + "/" + e.repo + ".git"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fg
+	}
+	var number int
+	for _, p := range e.pulls(t) {
+		if p.Head.Ref == fixer.BranchFor(items[1].ID) {
+			number = p.Number
+		}
+	}
+	req := fixer.PRRequest{Branch: fixer.BranchFor(items[1].ID), Base: "main", Title: "a fault suite PR", Body: "body", Labels: []string{"fleetd"}}
+	if pr, err := fresh().Edit(context.Background(), number, req); err != nil || pr.State != fixer.StateOpen {
+		t.Errorf("ready for review by a fresh forge: %v %+v", err, pr)
+	}
+	req.Draft = true
+	if pr, err := fresh().Edit(context.Background(), number, req); err != nil || pr.State != fixer.StateDraft {
+		t.Errorf("back to a draft by a fresh forge: %v %+v", err, pr)
+	}
+
 	// The forge refuses every edit of an existing PR (a 5xx, retried, then
 	// given up): the job fails saying so, and the PR stays as it was
 	// (issue 25: the stage dereferenced the nil PR Edit returned).
