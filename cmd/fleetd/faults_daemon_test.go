@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,8 @@ import (
 	"github.com/qafleet/fleetd/faultnet"
 	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // faultTally is what the fault suite injected in this test process, per
@@ -206,31 +210,47 @@ func (d *daemonProc) status() (nodeUp bool, outbox int, ok bool) {
 	return st.Node.Up, st.Outbox, true
 }
 
-// waitSettled waits until the daemon sees the node and its outbox is
-// empty; it fails the test with the last status and the daemon's log
-// otherwise.
-func (d *daemonProc) waitSettled(t *testing.T, within time.Duration) {
+// waitSettled waits until the daemon sees the node, its outbox is empty
+// and no ended run's sandbox under dataDir is left open (its cleanup failed
+// and the daemon has not reconciled it yet); it fails the test with what is left and the daemon's log otherwise.
+func (d *daemonProc) waitSettled(t *testing.T, within time.Duration, dataDir string) {
 	t.Helper()
 	var up, ok bool
 	var outbox int
+	var abandoned []string
+	base := filepath.Join(dataDir, "qa-sandbox")
 	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
-		if up, outbox, ok = d.status(); ok && up && outbox == 0 {
+		abandoned = abandoned[:0]
+		// A run that ended (its record has a footer) with its sandbox not
+		// closed; read without taking the sandbox's lock, which would make
+		// the daemon's reconciliation take it for a live run's.
+		records, _ := filepath.Glob(filepath.Join(dataDir, trajectory.RunsDir, "*.jsonl"))
+		for _, rec := range records {
+			id := strings.TrimSuffix(filepath.Base(rec), ".jsonl")
+			if s, err := trajectory.Summary(rec); err == nil && s.Outcome != trajectory.OutcomeCrashed && !sandbox.Closed(base, id) {
+				if _, err := os.Stat(filepath.Join(base, id)); err == nil {
+					abandoned = append(abandoned, id)
+				}
+			}
+		}
+		if up, outbox, ok = d.status(); ok && up && outbox == 0 && len(abandoned) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
 			break
 		}
 	}
-	t.Fatalf("after %s the daemon answers %v, sees the node %v, holds %d in its outbox\n%s", within, ok, up, outbox, tail(d.stderr.String(), 40))
+	t.Fatalf("after %s the daemon answers %v, sees the node %v, holds %d in its outbox, leaves abandoned %v\n%s",
+		within, ok, up, outbox, abandoned, tail(d.stderr.String(), 40))
 }
 
 // settle runs the daemon on config once the faults have stopped: its
 // start-up recovery finishes what the killed ones left, it posts its outbox,
 // and it stops on SIGTERM with exit 0.
-func settle(t *testing.T, config string) {
+func settle(t *testing.T, config, dataDir string) {
 	t.Helper()
 	d := startDaemonProc(t, config)
-	d.waitSettled(t, 90*time.Second)
+	d.waitSettled(t, 90*time.Second, dataDir)
 	d.stop(t, "settle")
 }
 
@@ -312,7 +332,7 @@ func TestDaemonUnderFaults(t *testing.T) {
 		}
 	}
 
-	settle(t, f.config)
+	settle(t, f.config, f.dataDir)
 	h := checkHistory(t, f.fleetFixture)
 	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
 	if h.runs < 5 || h.keys == 0 {
@@ -572,7 +592,7 @@ func TestNodeRestartUnderDaemon(t *testing.T) {
 	}
 	f.proxy.SetRule(nil)
 	tallyFaults(t, f.proxy.Counts(), process)
-	d.waitSettled(t, 90*time.Second)
+	d.waitSettled(t, 90*time.Second, f.dataDir)
 	d.stop(t, "after the node restarts")
 	h := checkHistory(t, f.fleetFixture)
 	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
@@ -746,4 +766,53 @@ func TestMCPUnderFaults(t *testing.T) {
 	if h.runs == 0 || h.acked == 0 {
 		t.Errorf("the MCP sessions did too little under the faults: %+v", h)
 	}
+}
+
+// TestDaemonStartsWhenTheLogCheckTimesOut: the node answers the dial, then
+// its answer to the start-up check of the FeedbackLog never comes (a
+// blackhole). `fleetd run` starts degraded and catches up (issue 25: it
+// refused to start, exit 2, calling the log "not a FeedbackLog"); `fleetd
+// doctor` says the node stopped answering, not that the contract is wrong.
+func TestDaemonStartsWhenTheLogCheckTimesOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev chain, the testbed and the daemon")
+	}
+	f := newFaultFixture(t, fleet.Observe, nil)
+	var holes atomic.Int32
+	f.proxy.SetRule(func(req []byte) faultnet.Fault {
+		if rpcMethod(req, "eth_call") && bytes.Contains(bytes.ToLower(req), []byte(f.logHex)) && holes.Add(1) == 1 {
+			return faultnet.Fault{Kind: faultnet.Blackhole}
+		}
+		return faultnet.Fault{}
+	})
+	out, _, code := run(t, "", "doctor", "--config", f.config)
+	if code == 0 || !strings.Contains(out, "the node stopped answering") || strings.Contains(out, "not a FeedbackLog") {
+		t.Errorf("doctor with the log check blackholed: exit %d\n%s", code, out)
+	}
+	holes.Store(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := startTestDaemon(t, ctx, f.config) // fails the test when the daemon exits first
+	waitFor(t, 60*time.Second, "the daemon to see the node", func() bool {
+		resp, err := http.Get(d.base + "/api/status")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st struct{ Node struct{ Up bool } }
+		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Node.Up
+	})
+	cancel()
+	select {
+	case code := <-d.done:
+		if code != 0 {
+			t.Errorf("fleetd run exited %d\n%s", code, tail(d.errb.String(), 20))
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the daemon did not stop within 60s")
+	}
+	if holes.Load() == 0 {
+		t.Error("the blackhole never fired")
+	}
+	tallyFaults(t, f.proxy.Counts(), nil)
 }
