@@ -96,6 +96,15 @@ func (p *Proxy) SetRule(r Rule) {
 	p.mu.Unlock()
 }
 
+// SetUpstream sends new connections to addr (host:port) from now on: a
+// dependency restarted on another port keeps the address its clients know.
+// Open connections stay with the old upstream.
+func (p *Proxy) SetUpstream(addr string) {
+	p.mu.Lock()
+	p.upstream = addr
+	p.mu.Unlock()
+}
+
 // SetDown makes the dependency unreachable (every new connection is reset
 // at once, and the open ones are cut) or reachable again.
 func (p *Proxy) SetDown(down bool) {
@@ -206,7 +215,10 @@ type link struct {
 }
 
 func (p *Proxy) serve(client net.Conn) {
-	up, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
+	p.mu.Lock()
+	upstream := p.upstream
+	p.mu.Unlock()
+	up, err := net.DialTimeout("tcp", upstream, 5*time.Second)
 	if err != nil {
 		reset(client)
 		return

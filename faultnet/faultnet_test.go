@@ -86,3 +86,36 @@ func TestFaults(t *testing.T) {
 	}
 	t.Logf("faults injected: %v", c)
 }
+
+// TestSetUpstream: a dependency restarted on another port keeps its
+// clients' address; new connections reach the new upstream.
+func TestSetUpstream(t *testing.T) {
+	serve := func(name string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name) }))
+	}
+	a, b := serve("a"), serve("b")
+	defer a.Close()
+	defer b.Close()
+	p, err := Start(strings.TrimPrefix(a.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() string {
+		resp, err := hc.Get("http://" + p.Addr() + "/")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		s, _ := io.ReadAll(resp.Body)
+		return string(s)
+	}
+	if got := get(); got != "a" {
+		t.Fatalf("before: %q, want a", got)
+	}
+	p.SetUpstream(strings.TrimPrefix(b.URL, "http://"))
+	if got := get(); got != "b" {
+		t.Errorf("after SetUpstream: %q, want b", got)
+	}
+}

@@ -222,11 +222,14 @@ func (s PublishStage) Run(ctx context.Context, j *Job) error {
 		if err := f.cfg.Forge.Push(ctx, f.gitDir(), j.Commit, branch); err != nil {
 			return fmt.Errorf("push %s: %w", branch, err)
 		}
-		if pr, err = f.cfg.Forge.Edit(ctx, pr.Number, req); err != nil {
+		// Edit answers nil with its error (a reset or a timeout from the
+		// forge): keep pr for the message (issue 25: it panicked here).
+		edited, err := f.cfg.Forge.Edit(ctx, pr.Number, req)
+		if err != nil {
 			return fmt.Errorf("update PR %d: %w", pr.Number, err)
 		}
-		j.PR, j.Outcome = pr, OutcomeUpdated
-		return f.saveOpened(j, pr, false)
+		j.PR, j.Outcome = edited, OutcomeUpdated
+		return f.saveOpened(j, edited, false)
 	}
 	closedAt := rec.ClosedAt
 	if pr != nil && !pr.ClosedAt.IsZero() {

@@ -292,6 +292,17 @@ func FindCrashed(base string) ([]Crashed, error) {
 	return out, errors.Join(errs...)
 }
 
+// Closed reports whether run runID's sandbox under base has its closed
+// marker: the run cleaned up, or reconciliation finished it. A sandbox that
+// is missing or abandoned (Abandon) is not closed.
+func Closed(base, runID string) bool {
+	if !ValidRunID(runID) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(base, runID, closedMarker))
+	return err == nil
+}
+
 // Live reports whether run runID under base is running in some process
 // (its sandbox lock is held). A missing sandbox is not live.
 func Live(base, runID string) bool {

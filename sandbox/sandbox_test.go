@@ -435,3 +435,34 @@ func TestLedgerNotesAFailedRelease(t *testing.T) {
 		t.Error("a name whose release failed is not listed as unreleased")
 	}
 }
+
+// TestClosed: a sandbox is closed once Close wrote its marker, not while
+// open, not when abandoned, and an invalid or missing run id is not.
+func TestClosed(t *testing.T) {
+	base := t.TempDir()
+	for _, id := range []string{"r-test-1", "r-test-2"} {
+		s, err := Open(base, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Closed(base, id) {
+			t.Errorf("%s: closed while open", id)
+		}
+		if id == "r-test-1" {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			s.Abandon()
+		}
+	}
+	if !Closed(base, "r-test-1") {
+		t.Error("r-test-1: not closed after Close")
+	}
+	if Closed(base, "r-test-2") {
+		t.Error("r-test-2: closed after Abandon")
+	}
+	if Closed(base, "r-missing") || Closed(base, "../r-test-1") {
+		t.Error("a missing or invalid run id reads as closed")
+	}
+}

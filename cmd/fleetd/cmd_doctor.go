@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +104,13 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	default:
 		addr, _ := fleet.ParseAddress(cc.FeedbackLog) // validated at load
 		l := cl.FeedbackLog(addr)
-		if err := l.CheckInterface(ctx); err != nil {
+		if err := l.CheckInterface(ctx); err != nil && nodeFailed(err) {
+			// The node answered the dial, then a read of the log got no
+			// answer (a timeout, a reset): that says nothing about the
+			// contract, so `fleetd run` starts degraded instead of
+			// refusing "not a FeedbackLog" (issue 25).
+			add(check{name: "feedback log", fatal: true, nodeDown: true, detail: "not checked: the node stopped answering: " + nodeFailure(err)})
+		} else if err != nil {
 			add(check{name: "feedback log", fatal: true, detail: err.Error(),
 				fix: "point chain.feedback_log at fleetd's FeedbackLog on this chain, or deploy one: fleetd chain deploy --config F"})
 		} else {
@@ -487,6 +495,26 @@ func printChecks(w io.Writer, cs []check) (failed int) {
 		fmt.Fprintln(w, line)
 	}
 	return failed
+}
+
+// nodeFailed reports whether err is the node not answering (unreachable,
+// a timeout, a connection reset or an answer cut short) rather than an
+// answer that says something.
+func nodeFailed(err error) bool {
+	var ue *url.Error
+	var ne net.Error
+	return errors.Is(err, chain.ErrUnreachable) || errors.As(err, &ue) || errors.As(err, &ne) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// nodeFailure is the network failure inside err, for a message that does
+// not repeat what the failed check would have concluded.
+func nodeFailure(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Error()
+	}
+	return err.Error()
 }
 
 // firstFatalUp is firstFatal for the daemon, which starts degraded while

@@ -15,6 +15,7 @@ import (
 	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
+	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
@@ -73,6 +74,10 @@ type daemon struct {
 	started   time.Time
 	node      nodeState // the chain node up or down (node.go)
 	stopNode  func()    // stops watchNode and waits for it
+	// abandoned is set when a run ends without cleaning up (its release or
+	// sweep failed: the node stalled or restarted mid-cleanup); watchNode
+	// reconciles while the node answers rather than at the next start.
+	abandoned atomic.Bool
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
@@ -151,6 +156,9 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
 	r := d.a.recoverCrashed(ctx, d.env, "the daemon at start")
+	if r.closed() < len(r.runs) {
+		d.abandoned.Store(true) // watchNode tries again
+	}
 	if r.err != nil {
 		d.log.Error("recover crashed runs", "err", r.err)
 	}
@@ -215,9 +223,13 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 	if !ok {
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
-	return probeCommands{d.a}.runSpecialist(ctx, d.env, p, runOptions{
+	res, err := probeCommands{d.a}.runSpecialist(ctx, d.env, p, runOptions{
 		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
 	})
+	if res.RunID != "" && !sandbox.Closed(d.a.sandboxDir(), res.RunID) {
+		d.abandoned.Store(true)
+	}
+	return res, err
 }
 
 // triagePass is one triage run; its result's Summary is the narration line

@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 		go func() { <-sig; cancel() }()
 		os.Exit(Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	printFaultTally(os.Stdout)
+	os.Exit(code)
 }
 
 // fleetFixture is a dev chain and the testbed living in the test process, and

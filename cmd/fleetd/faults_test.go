@@ -37,7 +37,13 @@ type faultFixture struct {
 
 func newFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Trigger) *faultFixture {
 	t.Helper()
-	f := &faultFixture{fleetFixture: newFleetFixture(t, dial, fast)}
+	return wrapFaultFixture(t, newFleetFixture(t, dial, fast))
+}
+
+// wrapFaultFixture puts a fault proxy between ff's config and its node.
+func wrapFaultFixture(t *testing.T, ff *fleetFixture) *faultFixture {
+	t.Helper()
+	f := &faultFixture{fleetFixture: ff}
 	var err error
 	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.info.RPC, "http://")); err != nil {
 		t.Fatal(err)
@@ -551,10 +557,11 @@ func TestFaultHarness(t *testing.T) {
 	// Two probe loops at once, as two CronJobs sharing a data dir would.
 	specialists := []string{"security", "smoke", "ux", "security", "perf"}
 	var (
-		exitMu sync.Mutex
-		exits  = map[int]int{}
-		took   []time.Duration
-		wg     sync.WaitGroup
+		exitMu  sync.Mutex
+		exits   = map[int]int{}
+		took    []time.Duration
+		cancels int // probes stopped by a "signal" part-way
+		wg      sync.WaitGroup
 	)
 	start := time.Now()
 	for loop := range 2 {
@@ -565,6 +572,9 @@ func TestFaultHarness(t *testing.T) {
 				sp := specialists[i%len(specialists)]
 				ctx, cancel := context.WithCancel(context.Background())
 				if i%3 == 2 {
+					exitMu.Lock()
+					cancels++
+					exitMu.Unlock()
 					mu.Lock()
 					after := time.Duration(300+rng.IntN(1500)) * time.Millisecond
 					mu.Unlock()
@@ -589,6 +599,7 @@ func TestFaultHarness(t *testing.T) {
 	counts := f.proxy.Counts()
 	f.proxy.SetRule(nil)
 	t.Logf("faults injected in %s: %d (%v); probe exits %v", time.Since(start).Round(time.Second), f.proxy.Total(), counts, exits)
+	tallyFaults(t, counts, map[string]int{"probe_cancel": cancels})
 	for _, k := range []faultnet.Kind{faultnet.Latency, faultnet.Reset, faultnet.Truncate, faultnet.Blackhole, faultnet.SlowClose} {
 		if counts[k] == 0 {
 			t.Errorf("no %s fault was injected", k)

@@ -16,6 +16,10 @@ var (
 	nodeCheckEvery = 5 * time.Second
 	nodeRetryMin   = time.Second
 	nodeRetryMax   = 30 * time.Second
+	// abandonedRetry spaces the reconciliations of runs that could not
+	// clean up, so a name that keeps failing to release is not retried at
+	// every check.
+	abandonedRetry = 30 * time.Second
 )
 
 // nodeState is the daemon's view of its chain node (/api/status "node",
@@ -89,8 +93,11 @@ func (d *daemon) checkNode(ctx context.Context) (up, back bool) {
 // watchNode checks the node until ctx ends: on a schedule while it is up,
 // with backoff and jitter while it is down; when it comes back the daemon
 // catches up (crashed runs reconciled, records closed, the outbox posted).
+// While it is up, a run that ended without cleaning up is reconciled at the
+// next check.
 func (d *daemon) watchNode(ctx context.Context) {
 	wait := nodeRetryMin
+	var lastReconcile time.Time
 	for {
 		next := nodeCheckEvery
 		if !d.node.Up() {
@@ -106,6 +113,13 @@ func (d *daemon) watchNode(ctx context.Context) {
 			d.recoverCrashed(ctx)
 		} else if up {
 			wait = nodeRetryMin
+			if time.Since(lastReconcile) >= abandonedRetry && d.abandoned.Swap(false) {
+				// A run could not clean up while the node stalled or
+				// restarted between two checks: finish it now, not at the
+				// next start (issue 25).
+				lastReconcile = time.Now()
+				d.recoverCrashed(ctx)
+			}
 			d.retryDryPosting(ctx)
 		}
 	}

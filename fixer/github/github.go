@@ -310,12 +310,19 @@ func (f *Forge) setDraft(ctx context.Context, p *gh.PullRequest, req fixer.PRReq
 		if req.Draft {
 			mutation = "convertPullRequestToDraft"
 		}
-		err := f.graphQL(ctx, fmt.Sprintf(`mutation($id: ID!) { %s(input: {pullRequestId: $id}) { clientMutationId } }`, mutation), p.GetNodeID())
+		resp, err := f.graphQL(ctx, fmt.Sprintf(`mutation($id: ID!) { %s(input: {pullRequestId: $id}) { clientMutationId } }`, mutation), p.GetNodeID())
 		if err == nil {
 			return nil
 		}
 		var ge *gh.ErrorResponse
-		if !errors.As(err, &ge) || (ge.Response.StatusCode != http.StatusNotFound && ge.Response.StatusCode != http.StatusMethodNotAllowed) {
+		notFound := errors.As(err, &ge) && (ge.Response.StatusCode == http.StatusNotFound || ge.Response.StatusCode == http.StatusMethodNotAllowed)
+		// Gitea answers /graphql with a web page (200, text/html), not a
+		// 404: this forge learned it was a title-prefix server only when
+		// Gitea ignored a draft flag, so one whose PR was opened by
+		// another process, or by a create whose answer was lost, failed
+		// every change of draft state (issue 25).
+		page := resp != nil && resp.Response != nil && resp.StatusCode < 300 && !strings.Contains(resp.Header.Get("Content-Type"), "json")
+		if !notFound && !page {
 			return f.apiErr("change draft state", err)
 		}
 		f.wip = true // no GraphQL: a title-prefix server
@@ -327,21 +334,24 @@ func (f *Forge) setDraft(ctx context.Context, p *gh.PullRequest, req fixer.PRReq
 	return nil
 }
 
-func (f *Forge) graphQL(ctx context.Context, query, id string) error {
+// graphQL sends one GraphQL request and returns its answer's response
+// (nil when none came) with the error.
+func (f *Forge) graphQL(ctx context.Context, query, id string) (*gh.Response, error) {
 	r, err := f.c.NewRequest("POST", f.graphql, map[string]any{"query": query, "variables": map[string]any{"id": id}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out struct {
 		Errors []struct{ Message string } `json:"errors"`
 	}
-	if _, err := f.c.Do(ctx, r, &out); err != nil {
-		return err
+	resp, err := f.c.Do(ctx, r, &out)
+	if err != nil {
+		return resp, err
 	}
 	if len(out.Errors) > 0 {
-		return fmt.Errorf("graphql: %s", out.Errors[0].Message)
+		return resp, fmt.Errorf("graphql: %s", out.Errors[0].Message)
 	}
-	return nil
+	return resp, nil
 }
 
 // labelColor is the color of labels fleetd creates.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -274,5 +275,37 @@ func TestTokenBudget(t *testing.T) {
 	}
 	if j.PR == nil || j.PR.State != fixer.StateDraft || len(model.States) != 1 {
 		t.Errorf("PR %+v after %d model calls, want a draft after one", j.PR, len(model.States))
+	}
+}
+
+// refusingForge is the local forge refusing every PR edit, as a forge that
+// resets or times out the call does.
+type refusingForge struct{ *gitlocal.Forge }
+
+func (refusingForge) Edit(context.Context, int, fixer.PRRequest) (*fixer.PR, error) {
+	return nil, errors.New("connection reset by peer")
+}
+
+// TestUpdateTheForgeRefuses: the fingerprint's PR exists and the forge
+// refuses its edit; the job fails with an error naming the PR and the
+// record keeps the PR (issue 25: the publish stage dereferenced the nil PR
+// Edit returned and panicked).
+func TestUpdateTheForgeRefuses(t *testing.T) {
+	e := newEnv(t)
+	opened := fix(t, e.fixer(t, nil, nil), crashItem(fpA, "compile panic", "enum E {}"))
+	if opened.Outcome != fixer.OutcomeOpened {
+		t.Fatalf("first job: %s", opened.Outcome)
+	}
+	f := e.fixer(t, nil, func(c *fixer.Config) { c.Forge = refusingForge{e.forge} })
+	j, err := f.Fix(context.Background(), crashItem(fpA, "compile panic", "enum E {}"), nil, fixer.JobOptions{Dir: filepath.Join(t.TempDir(), "job")})
+	if err == nil || !strings.Contains(err.Error(), "connection reset") || j.Outcome != fixer.OutcomeFailed {
+		t.Fatalf("an edit the forge refuses: %v, outcome %s; want the job failed with the forge's error", err, j.Outcome)
+	}
+	if want := fmt.Sprintf("update PR %d", opened.PR.Number); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %q", err, want)
+	}
+	recs, err := fixer.LoadRecords(e.state)
+	if err != nil || len(recs) != 1 || recs[0].Number != opened.PR.Number {
+		t.Errorf("records after the refused edit: %+v %v", recs, err)
 	}
 }
