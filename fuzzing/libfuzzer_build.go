@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,7 +330,7 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 	// and the standard library's plumbing (for each package the last
 	// matching -gcflags wins).
 	modPath, _ := modulePath(filepath.Join(g.Dir, "go.mod"))
-	for _, p := range append(append(uninstrumented, plainStd...), modPath+"/"+harnessDir+"/...") {
+	for _, p := range slices.Concat(uninstrumented, plainStd, []string{modPath + "/" + harnessDir + "/..."}) {
 		argv = append(argv, "-gcflags="+p+"=")
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
