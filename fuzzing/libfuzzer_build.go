@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,7 +184,8 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 			return nil, err
 		}
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{harnessVersion, src, filepath.Clean(g.Package), g.Func, g.Go, lt.Clang, goVersion(ctx, g)}, "\x00")))
+	sum := sha256.Sum256([]byte(strings.Join([]string{harnessVersion, src, filepath.Clean(g.Package), g.Func, g.Go, lt.Clang, goVersion(ctx, g),
+		strings.Join(uninstrumented, ","), strings.Join(plainStd, ",")}, "\x00")))
 	key := hex.EncodeToString(sum[:12])
 	cacheRoot := lt.CacheDir
 	if cacheRoot == "" {
@@ -324,10 +326,11 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 	archive := filepath.Join(out, "fuzzer.a")
 	argv := []string{g.Go, "build", "-tags", "libfuzzer", "-buildmode=c-archive", "-gcflags=all=-d=libfuzzer"}
 	// Like go test -fuzz, leave uninstrumented the packages whose coverage
-	// is the runtime's and the harness's noise rather than the target's
-	// (for each package the last matching -gcflags wins).
+	// is the runtime's and the harness's noise rather than the target's,
+	// and the standard library's plumbing (for each package the last
+	// matching -gcflags wins).
 	modPath, _ := modulePath(filepath.Join(g.Dir, "go.mod"))
-	for _, p := range append(uninstrumented, modPath+"/"+harnessDir+"/...") {
+	for _, p := range slices.Concat(uninstrumented, plainStd, []string{modPath + "/" + harnessDir + "/..."}) {
 		argv = append(argv, "-gcflags="+p+"=")
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
@@ -411,6 +414,21 @@ func sigSuffix(sig string) string {
 // (cmd/go/internal/test: used concurrently with fuzzing, coverage noise).
 var uninstrumented = []string{"context", "internal/fuzz", "internal/godebug", "internal/runtime/maps", "internal/sync",
 	"reflect", "runtime", "sync", "sync/atomic", "syscall", "testing", "time"}
+
+// plainStd are the standard library's plumbing, left uninstrumented too
+// (go test -fuzz instruments them; its hooks are no-ops there, not here):
+// what a parser calls on its whole input or for its error messages
+// (bytes.Runes, strings.Fields, UTF-8 decoding, fmt), whose comparisons
+// cost a hook call each, per byte, and describe the library rather than
+// the target's grammar. A comparison these packages inline into the
+// target (strings.HasPrefix, bytes.Equal) is compiled, and instrumented,
+// as the target's; strconv, unicode, encoding/..., regexp, text/... and
+// the other parsers of the standard library stay instrumented, since a
+// target may hand its input to them. Measured on go-toml (bytes.Runes
+// over every input: 16 % of the CPU in its hooks) and mvdan.cc/sh (fmt
+// formats every syntax error): see BENCHMARKS.md, issue 21.
+var plainStd = []string{"bufio", "bytes", "errors", "fmt", "internal/...", "io", "io/fs", "maps", "math/bits", "os",
+	"path", "path/filepath", "slices", "sort", "strings", "unicode/utf16", "unicode/utf8"}
 
 // buildEnv is the Go environment with cgo on and clang as the C compiler.
 func (lt *LibFuzzerTarget) buildEnv() []string {

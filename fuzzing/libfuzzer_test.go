@@ -374,3 +374,38 @@ func TestLibFuzzerCrashesOnEverySeed(t *testing.T) {
 	}
 	t.Logf("%d crashers in %s: %s", len(rep.Crashers), rep.Elapsed, rep.Note)
 }
+
+// TestLibFuzzerPlainPackagesAreStandard: every package the libfuzzer build
+// leaves uninstrumented is a standard library package that exists (a
+// misspelt -gcflags pattern matches nothing and instruments it after all;
+// a non-standard one would blind libFuzzer to target code).
+func TestLibFuzzerPlainPackagesAreStandard(t *testing.T) {
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Skip(err)
+	}
+	patterns := append(append([]string(nil), uninstrumented...), plainStd...)
+	out, err := exec.Command(goCmd, append([]string{"list", "-e", "-f", "{{.ImportPath}} {{.Standard}}"}, patterns...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	std := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, isStd, _ := strings.Cut(line, " ")
+		if isStd != "true" {
+			t.Errorf("%s is not a standard library package", path)
+		}
+		std[path] = true
+	}
+	for _, p := range patterns {
+		found := std[p]
+		if prefix, ok := strings.CutSuffix(p, "/..."); ok {
+			for path := range std {
+				found = found || strings.HasPrefix(path, prefix+"/")
+			}
+		}
+		if !found {
+			t.Errorf("-gcflags=%s= matches no standard library package", p)
+		}
+	}
+}
