@@ -3,6 +3,7 @@ package qatools
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -15,10 +16,29 @@ import (
 )
 
 type compileArgs struct {
-	Source string `json:"source" desc:"program source text" maxlen:"1048576"`
+	Source string `json:"source,omitempty" desc:"program source text (this or source_base64)" maxlen:"1048576"`
+	// SourceBase64 carries a source that is not UTF-8 text (a binary input
+	// a fuzz engine found): JSON strings cannot hold arbitrary bytes.
+	SourceBase64 string `json:"source_base64,omitempty" desc:"the source as base64, for inputs that are not UTF-8 text (this or source)" maxlen:"1398104"`
 	// TimeoutMS lets a caller minimizing a hang spend less than the
 	// configured timeout per candidate; it can only shorten it.
 	TimeoutMS int `json:"timeout_ms,omitempty" desc:"optional: a timeout in milliseconds shorter than the configured compile timeout (e.g. while minimizing a hang); ignored when 0 or longer"`
+}
+
+// source is the program to compile: source or source_base64, exactly one
+// (an empty source is a program too, so neither means "").
+func (a compileArgs) source() (string, error) {
+	switch {
+	case a.Source != "" && a.SourceBase64 != "":
+		return "", fmt.Errorf("give source or source_base64, not both")
+	case a.SourceBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(a.SourceBase64)
+		if err != nil {
+			return "", fmt.Errorf("source_base64 is not base64: %v", err)
+		}
+		return string(b), nil
+	}
+	return a.Source, nil
 }
 
 // Compile outcomes (DESIGN.md §5, plus resource): see fuzzing.Classify.
@@ -137,7 +157,11 @@ func (t *tools) runCompilerFor(ctx context.Context, source string, timeout time.
 // compile: qa_compile. A crash or timeout is a successful probe (ok: true):
 // the tool worked, the compiler did not.
 func (t *tools) compile(ctx context.Context, a compileArgs) (fleet.Result, error) {
-	c, err := t.runCompilerFor(ctx, a.Source, time.Duration(a.TimeoutMS)*time.Millisecond)
+	src, err := a.source()
+	if err != nil {
+		return fleet.Fail("qa_compile: %v", err), nil
+	}
+	c, err := t.runCompilerFor(ctx, src, time.Duration(a.TimeoutMS)*time.Millisecond)
 	if err != nil {
 		if cerr := ctxErr(ctx); cerr != nil {
 			return nil, cerr

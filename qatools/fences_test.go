@@ -1,7 +1,9 @@
 package qatools
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -409,6 +411,28 @@ func TestCompile(t *testing.T) {
 	out, _ = h.call(reg, "qa_compile", map[string]any{"source": big})
 	if out.Verdict != fleet.VerdictInvalid || !strings.Contains(out.Result.Err(), "longer than the maximum") {
 		t.Errorf("oversize source: %v", out.Result["error"])
+	}
+	// A binary input travels as base64 and reaches the compiler byte for
+	// byte (a JSON string would have replaced its invalid UTF-8).
+	bin := []byte("let x = 1;\xff\xfe\x00\x80")
+	out, _ = h.call(reg, "qa_compile", map[string]any{"source_base64": base64.StdEncoding.EncodeToString(bin)})
+	if out.Verdict != fleet.VerdictOK || out.Result["source_bytes"] != int64(len(bin)) && out.Result["source_bytes"] != len(bin) {
+		t.Errorf("source_base64: %v", out.Result)
+	}
+	if got, err := os.ReadFile(filepath.Join(run.Sandbox.JailDir(), "src", "input.src")); err != nil || !bytes.Equal(got, bin) {
+		t.Errorf("the compiler read %q (%v), want %q", got, err, bin)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"source": "x", "source_base64": "eA=="}, "not both"},
+		{map[string]any{"source_base64": "not base64!"}, "source_base64 is not base64"},
+	} {
+		out, _ = h.call(reg, "qa_compile", tc.args)
+		if out.Result.IsOK() || !strings.Contains(out.Result.Err(), tc.want) {
+			t.Errorf("qa_compile %v: %v, want an error naming %q", tc.args, out.Result, tc.want)
+		}
 	}
 	h.env.Target.Compiler = nil
 	out, _ = h.call(reg, "qa_compile", map[string]any{"source": "x"})

@@ -1,6 +1,8 @@
 package specialists
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,7 +19,53 @@ func (f fakeCompile) handler(calls *[]map[string]any) func(map[string]any) fleet
 	return func(a map[string]any) fleet.Result {
 		*calls = append(*calls, a)
 		ms, _ := probe.Num(a, "timeout_ms")
+		if b64, ok := a["source_base64"].(string); ok {
+			b, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				return fleet.Fail("qa_compile: source_base64 is not base64: %v", err)
+			}
+			return f(string(b), int(ms))
+		}
 		return f(a["source"].(string), int(ms))
+	}
+}
+
+// TestFuzzEngineBinaryCrasher: an engine's crasher that is not UTF-8 is
+// replayed from its base64 bytes (its input field has replacement
+// characters), minimized, and posted with a source_base64 repro that holds
+// the failing bytes.
+func TestFuzzEngineBinaryCrasher(t *testing.T) {
+	var calls []map[string]any
+	cc := fakeCompile(func(src string, _ int) fleet.Result {
+		if strings.Contains(src, "\xff\xfe") {
+			return fleet.Result{"outcome": "crashed", "exit_code": -1, "signal": "segmentation fault", "crash_state": "SIGSEGV @ read_header"}
+		}
+		return fleet.Result{"outcome": "rejected", "exit_code": 1}
+	})
+	found := []byte("IMG\x00\x01\xff\xfe\x02 tail")
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_compile": cc.handler(&calls),
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			if a["engine"] == "auto" {
+				return fleet.Result{"engine": "aflpp", "execs": 900, "crashers": []map[string]any{{
+					"input": strings.ToValidUTF8(string(found), "\uFFFD"), "input_lossy": true,
+					"input_base64": base64.StdEncoding.EncodeToString(found), "input_bytes": len(found),
+					"outcome": "crashed", "crash_state": "SIGSEGV @ read_header",
+				}}}
+			}
+			return fleet.Result{"engine": "builtin", "execs": 10, "crashers": []any{}}
+		},
+	}}
+	st := fleet.State{RunID: "r-bin", Target: testTarget(), Tools: toolList("qa_compile", "qa_fuzz", "qa_report")}
+	drive(t, mustNew(t, "fuzz", Options{Corpus: []string{"let x = 1;\n"}, Caps: map[string]int{"fuzz": 60}}), st, w, 70)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding:%s", summaries(w.reports))
+	}
+	r := w.reports[0]
+	args := r["repro"].(map[string]any)["args"].(map[string]any)
+	b, err := base64.StdEncoding.DecodeString(fmt.Sprint(args["source_base64"]))
+	if err != nil || !bytes.Contains(b, []byte("\xff\xfe")) || args["source"] != nil || r["severity"] != "high" {
+		t.Errorf("finding %v: repro args %v (decoded %q, %v)", r["severity"], args, b, err)
 	}
 }
 

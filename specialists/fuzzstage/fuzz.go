@@ -1,10 +1,12 @@
 package fuzzstage
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -120,13 +122,23 @@ func fuzzCompiler(p *probe.Probe, corpus []string, afterDeterministic func()) {
 	}
 }
 
+// sourceArgs are qa_compile's arguments for src: source when it is UTF-8
+// text, else source_base64, so a binary input reaches the compiler (and the
+// posted repro) byte for byte instead of with its invalid bytes replaced.
+func sourceArgs(src string) map[string]any {
+	if utf8.ValidString(src) {
+		return map[string]any{"source": src}
+	}
+	return map[string]any{"source_base64": base64.StdEncoding.EncodeToString([]byte(src))}
+}
+
 // live reports whether fuzzing may go on.
 func (f *fuzzer) live() bool { return f.stopped == "" && f.p.Room(1) }
 
 // compile runs one qa_compile (timeoutMS 0: the configured timeout) and
 // tracks tool failures and the slowest clean compile.
 func (f *fuzzer) compile(src string, timeoutMS int) fleet.Result {
-	args := map[string]any{"source": src}
+	args := sourceArgs(src)
 	if timeoutMS > 0 {
 		args["timeout_ms"] = timeoutMS
 	}
@@ -231,7 +243,7 @@ func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 	f.p.Report(sev, fleet.SurfaceCompiler,
 		fmt.Sprintf("%s: %s, on a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed), exit %d%s, where %s was expected.%s stderr: %s",
 			what, probe.Quote(state, 240), len(small), tests, len(src), origin, probe.Int(r, "exit_code"), probe.SignalText(r), expected, flaky, probe.Quote(stderrOf(r), 400)),
-		"qa_compile", map[string]any{"source": small}, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
+		"qa_compile", sourceArgs(small), probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
 }
 
 // stderrOf is the most telling part of a result's stderr: the head (the
@@ -280,7 +292,7 @@ func (f *fuzzer) hangFound(src, origin string, r fleet.Result) {
 	f.p.Report(sev, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compiler hang: a %d-byte input (minimized with %d compiles at a %d ms timeout each from a %d-byte %s mutant of a seed) does not finish within the compile timeout (killed after %d ms%s), where a result or a clean error was expected.%s Input: %s",
 			len(small), tests, step, len(src), origin, probe.Int(rep, "duration_ms"), cpuText(rep), flaky, probe.Quote(small, 200)),
-		"qa_compile", map[string]any{"source": small}, probe.StateArgs{State: "timeout: " + state, Flaky: !ok})
+		"qa_compile", sourceArgs(small), probe.StateArgs{State: "timeout: " + state, Flaky: !ok})
 }
 
 // cpuText notes a hang ended by the CPU limit rather than the timeout.

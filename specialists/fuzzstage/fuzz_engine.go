@@ -1,6 +1,7 @@
 package fuzzstage
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -198,7 +199,15 @@ func (f *fuzzer) session(engine string, secs int, why string) (fleet.Result, boo
 		if probe.Flag(c, "input_truncated") {
 			continue // cannot be replayed as it was found
 		}
-		f.try(probe.Str(c, "input"), "engine "+ran)
+		in := probe.Str(c, "input")
+		if b64 := probe.Str(c, "input_base64"); b64 != "" {
+			b, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				continue
+			}
+			in = string(b) // the bytes as found, not input's replacement characters
+		}
+		f.try(in, "engine "+ran)
 	}
 	return r, true
 }
