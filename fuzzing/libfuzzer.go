@@ -369,7 +369,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		rep.CorpusSize = countFiles(corpus)
 	}
 	if o.Kept != "" {
-		if err := keepCorpus(corpus, o.Kept, prune && merged); err != nil {
+		// Between prunes only this session's finds join the kept corpus: the
+		// other engines' inputs and the seeds staged with it are staged again
+		// next time, and keeping them would fill it to the prune threshold in
+		// a session or two (a merge pass in nearly every session).
+		if err := keepCorpus(corpus, o.Kept, prune && merged, staged); err != nil {
 			return rep, err
 		}
 		if prune && merged {
@@ -817,11 +821,12 @@ func ReplayLibFuzzer(ctx context.Context, lt LibFuzzerTarget, input []byte, time
 }
 
 // keepCorpus adds the session's corpus to kept, skipping inputs over
-// maxKeptInput and stopping at maxKeptInputs. When the merge at the start
+// maxKeptInput and stopping at maxKeptInputs; between prunes only what the
+// session found (names not in staged). When the merge at the start
 // completed (prune), the session's corpus held every input of kept that
 // adds coverage, so kept then holds exactly the session's corpus: the
 // merge is the pruning.
-func keepCorpus(corpus, kept string, prune bool) error {
+func keepCorpus(corpus, kept string, prune bool, staged map[string]bool) error {
 	if err := os.MkdirAll(kept, 0o700); err != nil {
 		return fmt.Errorf("libfuzzer corpus: %w", err)
 	}
@@ -831,7 +836,7 @@ func keepCorpus(corpus, kept string, prune bool) error {
 		if len(want) >= maxKeptInputs {
 			break
 		}
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || !prune && staged[e.Name()] {
 			continue
 		}
 		info, err := e.Info()

@@ -310,9 +310,10 @@ func TestLibFuzzerPruneSchedule(t *testing.T) {
 			}
 		}
 	}
+	var others [][]byte // the other engines' inputs, staged with the kept corpus
 	session := func() *Report {
 		t.Helper()
-		rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1, PruneEvery: 24 * time.Hour})
+		rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1, PruneEvery: 24 * time.Hour, Others: others})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,12 +338,23 @@ func TestLibFuzzerPruneSchedule(t *testing.T) {
 		t.Fatalf("no prune stamp: %v", err)
 	}
 	redundant()
+	for i := range 30 {
+		others = append(others, fmt.Appendf(nil, "other engine's input %02d", i))
+	}
 	before := countFiles(kept)
 	rep = session()
 	// (The two f.Add seeds are kept already: staging counts them once.)
-	if rep.Pruned != 0 || dups() != 20 || rep.StartedFrom < before-2 {
-		t.Errorf("between prunes: pruned %d, %d of 20 redundant inputs kept, started from %d of %d", rep.Pruned, dups(), rep.StartedFrom, before)
+	if rep.Pruned != 0 || dups() != 20 || rep.StartedFrom < before-2+len(others) {
+		t.Errorf("between prunes: pruned %d, %d of 20 redundant inputs kept, started from %d of %d kept and %d others", rep.Pruned, dups(), rep.StartedFrom, before, len(others))
 	}
+	// Between prunes the kept corpus gains only the session's own finds:
+	// the others' inputs are staged again next time, not kept.
+	for _, in := range others {
+		if _, err := os.Stat(filepath.Join(kept, sha1Name(in))); err == nil {
+			t.Fatalf("between prunes another engine's input %q joined the kept corpus", in)
+		}
+	}
+	others = nil
 	if err := os.WriteFile(filepath.Join(kept, prunedStamp), []byte(time.Now().Add(-25*time.Hour).UTC().Format(time.RFC3339)), 0o600); err != nil {
 		t.Fatal(err)
 	}
