@@ -117,10 +117,15 @@ type LibFuzzerOptions struct {
 }
 
 // prunedStamp, in the kept corpus's directory, holds the time of its last
-// prune (RFC 3339).
+// prune (RFC 3339) and the number of inputs it kept.
 const prunedStamp = ".pruned"
 
-// pruneDue reports whether the kept corpus is due a prune.
+// pruneDue reports whether the kept corpus is due a prune: by the schedule
+// (every), or by its size, holding twice what the last prune kept (at
+// least half the stage's cap, at most three quarters of it, so the other
+// engines' inputs still fit beside it). Between prunes a session adds its
+// finds, and a parser with many small paths adds hundreds a session: a
+// fixed threshold near the pruned size would merge in nearly every session.
 func pruneDue(kept string, every time.Duration, now time.Time) bool {
 	if kept == "" || every <= 0 {
 		return true
@@ -129,8 +134,19 @@ func pruneDue(kept string, every time.Duration, now time.Time) bool {
 	if err != nil {
 		return true
 	}
-	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
-	return err != nil || now.Sub(t) >= every || t.After(now)
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return true
+	}
+	t, err := time.Parse(time.RFC3339, f[0])
+	if err != nil || now.Sub(t) >= every || t.After(now) {
+		return true
+	}
+	last := 0
+	if len(f) > 1 {
+		last, _ = strconv.Atoi(f[1])
+	}
+	return countFiles(kept) >= min(max(maxKeptInputs/2, 2*last), maxKeptInputs*3/4)
 }
 
 // Input limits of the kept corpus.
@@ -199,11 +215,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if skipped > 0 {
 		notes = append(notes, fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
 	}
-	// A kept corpus half full is pruned whatever the schedule. (Not the
+	// By the schedule, or by the kept corpus's own size (pruneDue). Not the
 	// staged count: the other engines' inputs and the go engine's cache,
 	// which this engine's own finds feed, fill the stage to its cap after a
-	// few sessions, and a prune every session is a merge pass every session.)
-	prune := pruneDue(o.Kept, o.PruneEvery, start) || countFiles(o.Kept) >= maxKeptInputs/2
+	// few sessions, and a prune every session is a merge pass every session.
+	prune := pruneDue(o.Kept, o.PruneEvery, start)
 	staged := listDir(in)
 	merged := n == 0
 	switch {
@@ -377,7 +393,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			return rep, err
 		}
 		if prune && merged {
-			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), []byte(start.UTC().Format(time.RFC3339)+"\n")); err != nil {
+			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", start.UTC().Format(time.RFC3339), countFiles(o.Kept))); err != nil {
 				return rep, fmt.Errorf("libfuzzer corpus: %w", err)
 			}
 		}

@@ -279,6 +279,8 @@ func TestPruneDue(t *testing.T) {
 		{now.Add(-25 * time.Hour).Format(time.RFC3339), 24 * time.Hour, true},
 		{now.Add(time.Hour).Format(time.RFC3339), 24 * time.Hour, true},
 		{"yesterday", 24 * time.Hour, true},
+		// By size: twice what the last prune kept, within [2,048, 3,072].
+		{now.Add(-time.Hour).Format(time.RFC3339) + " 3", 24 * time.Hour, false},
 	} {
 		os.Remove(filepath.Join(kept, prunedStamp))
 		if tt.stamp != "" {
@@ -286,6 +288,30 @@ func TestPruneDue(t *testing.T) {
 		}
 		if got := pruneDue(kept, tt.every, now); got != tt.want {
 			t.Errorf("stamp %q every %s: due=%v, want %v", tt.stamp, tt.every, got, tt.want)
+		}
+	}
+	// By size, on a recent stamp: due once the kept corpus holds twice what
+	// the last prune kept, at least 2,048 and at most 3,072 inputs.
+	files := 0
+	fill := func(n int) {
+		for ; files < n; files++ {
+			if err := os.WriteFile(filepath.Join(kept, fmt.Sprintf("in-%05d", files)), []byte{1}, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	recent := now.Add(-time.Hour).Format(time.RFC3339)
+	for _, tt := range []struct {
+		last, threshold int
+	}{{100, 2048}, {1500, 3000}, {2000, 3072}} {
+		stamp(fmt.Sprintf("%s %d\n", recent, tt.last))
+		fill(tt.threshold - 1)
+		if pruneDue(kept, 24*time.Hour, now) {
+			t.Errorf("last prune kept %d: due at %d inputs, want not before %d", tt.last, files, tt.threshold)
+		}
+		fill(tt.threshold)
+		if !pruneDue(kept, 24*time.Hour, now) {
+			t.Errorf("last prune kept %d: not due at %d inputs", tt.last, files)
 		}
 	}
 }
