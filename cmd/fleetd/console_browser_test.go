@@ -386,7 +386,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		// Mark only once the run's findings are in the report: a dead link
 		// it posts after the mark, with a repro the posted one lacked, would
 		// rightly regress the false positive.
-		rep := reportAfterRun(t, d, f, base, "ux")
+		rep := reportAfterRun(t, b, d, f, base, "ux")
 		var id string
 		for _, c := range rep.Clusters {
 			if strings.HasPrefix(c.Title, "Dead link in llms.txt") {
@@ -533,9 +533,10 @@ func TestConsoleInBrowser(t *testing.T) {
 }
 
 // readReport reads /api/report.
-// reportAfterRun waits for the specialist's run to end and for the report
-// to cover every entry on the log, and returns that report.
-func reportAfterRun(t *testing.T, d *daemon, f *fleetFixture, base, specialist string) struct {
+// reportAfterRun waits for the specialist's run to end and its findings to
+// be on the log, triages from the page, and returns the first report that
+// covers every entry the log held by then.
+func reportAfterRun(t *testing.T, b *browser, d *daemon, f *fleetFixture, base, specialist string) struct {
 	Clusters []struct{ ID, Title, State string }
 } {
 	t.Helper()
@@ -546,35 +547,43 @@ func reportAfterRun(t *testing.T, d *daemon, f *fleetFixture, base, specialist s
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for {
-		if d.env.poster != nil {
-			if items, _ := d.env.poster.Pending(); len(items) > 0 && time.Now().Before(deadline) {
-				time.Sleep(300 * time.Millisecond) // posted yet: then on the log
-				continue
-			}
-		}
-		n, err := f.dn.log.Count(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var head struct{ Head uint64 }
-		resp, err := http.Get(base + "api/report")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&head)
-			resp.Body.Close()
-		}
-		if err == nil && head.Head >= n {
-			rep, err := readReport(t, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rep
+	for d.env.poster != nil {
+		items, _ := d.env.poster.Pending()
+		if len(items) == 0 {
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the report covers entries [0, %d) of %d after %s's run (%v)", head.Head, n, specialist, err)
+			t.Fatalf("%d findings still in the outbox 60s after %s's run", len(items), specialist)
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	n, err := f.dn.log.Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := func() uint64 {
+		var r struct{ Head uint64 }
+		resp, err := http.Get(base + "api/report")
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&r)
+		return r.Head
+	}
+	if head() < n {
+		startFrom(t, b, base, "#triage-now", "triage started")
+	}
+	for deadline = time.Now().Add(60 * time.Second); head() < n; time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the report covers entries [0, %d) of %d, 60s after triage started", head(), n)
+		}
+	}
+	rep, err := readReport(t, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 func readReport(t *testing.T, base string) (struct {
