@@ -129,22 +129,17 @@ func TestSoak(t *testing.T) {
 	}
 	third := len(samples) / 3
 	mid, last := samples[third:2*third], samples[2*third:]
-	med := func(ss []soakSample, get func(soakSample) float64) float64 {
+	vals := func(ss []soakSample, get func(soakSample) float64) []float64 {
 		v := make([]float64, len(ss))
 		for i, s := range ss {
 			v[i] = get(s)
 		}
+		return v
+	}
+	med := func(ss []soakSample, get func(soakSample) float64) float64 {
+		v := vals(ss, get)
 		slices.Sort(v)
 		return v[len(v)/2]
-	}
-	extreme := func(ss []soakSample, get func(soakSample) float64, highest bool) float64 {
-		v := get(ss[0])
-		for _, s := range ss[1:] {
-			if x := get(s); highest == (x > v) && x != v {
-				v = x
-			}
-		}
-		return v
 	}
 	// Memory: the last third's median within 50 % of the middle third's.
 	// Goroutines and open files follow the runs in flight at the moment of
@@ -173,7 +168,7 @@ func TestSoak(t *testing.T) {
 		{"goroutines", func(s soakSample) float64 { return s.goroutines }, 25},
 		{"open files", func(s soakSample) float64 { return s.fds }, 10},
 	} {
-		if ceil, floor := extreme(mid, c.get, true), extreme(last, c.get, false); floor > ceil+c.plus {
+		if ceil, floor := slices.Max(vals(mid, c.get)), slices.Min(vals(last, c.get)); floor > ceil+c.plus {
 			t.Errorf("%s grow after warm-up: at least %.0f all through the last third, at most %.0f in the middle third", c.what, floor, ceil)
 		}
 	}
