@@ -173,6 +173,12 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if s.StopAtFirst {
 		env = append(env, "AFL_BENCH_UNTIL_CRASH=1")
 	}
+	// The input file afl-fuzz writes for every execution (.cur_input) goes
+	// to RAM where there is some, as AFL++'s docs advise.
+	if tmp, release := RAMScratch(1 << 20); tmp != "" {
+		defer release()
+		env = append(env, "AFL_TMPDIR="+tmp)
+	}
 	start := time.Now()
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: work, Env: env, Timeout: dur + 60*time.Second,
 		CPUSeconds: uint64(dur.Seconds()+60) * 2, OutputCap: 256 << 10, MemoryBytes: 16 << 30})

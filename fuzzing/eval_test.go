@@ -3,6 +3,7 @@
 package fuzzing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -381,7 +382,11 @@ func coverageTrial(ctx context.Context, t *testing.T, eng string, et evalTarget,
 		if _, err := lt.build(ctx); err != nil { // before the clock starts
 			t.Fatal(err)
 		}
-		corpusDir = filepath.Join(lt.Work, "corpus")
+		// The product's scratch, made here so the snapshots can read it.
+		scratch, release := RAMScratch(64 << 20)
+		t.Cleanup(release)
+		lt.Scratch = cmp.Or(scratch, lt.Work)
+		corpusDir = filepath.Join(lt.Scratch, "corpus")
 		run = func() error {
 			_, err := RunLibFuzzer(ctx, lt, Session{Duration: budget, Seed: seed, Seeds: seeds}, LibFuzzerOptions{Minimize: -1})
 			return err

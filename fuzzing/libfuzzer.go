@@ -1,6 +1,7 @@
 package fuzzing
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +42,13 @@ type LibFuzzerTarget struct {
 	// directory at once (each reloads what the others add, -reload=1), at
 	// most the number of CPUs; default 1. The first to stop (a crash, the
 	// time) interrupts the others, as one process would have stopped.
-	Workers      int
+	Workers int
+	// Scratch holds the session's working corpus (the staged inputs and
+	// the directory the workers fuzz), where libFuzzer creates and
+	// deletes a file for every input it keeps or shrinks; "" = a fresh
+	// RAMScratch directory when there is room for the staged inputs,
+	// removed when the session ends, else Work.
+	Scratch      string
 	InputTimeout time.Duration // -timeout per input; default 10 s (go test's hang limit)
 	RSSLimitMB   int           // -rss_limit_mb; default 2048
 }
@@ -158,7 +166,8 @@ const (
 // RunLibFuzzer runs one libFuzzer session on the target for s.Duration: it
 // builds the binary (cached), merges the kept corpus, other engines' inputs
 // and the seeds (f.Add, testdata/fuzz, s.Seeds) into the session's corpus
-// with -merge=1, fuzzes with -use_value_profile=1 and the dictionary,
+// with -merge=1, fuzzes with the dictionary and value profile (on every
+// second worker, the first always: see valueProfile),
 // minimizes each crash with -minimize_crash=1 and replays it for its crash
 // state, and keeps the grown corpus. A plain session (one worker) stops at
 // a crash and starts again while time is left and its crashes are new;
@@ -184,7 +193,13 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if err := copyFile(b.bin, bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("libfuzzer: %w", err)
 	}
-	corpus, artifacts, mergeArtifacts := filepath.Join(work, "corpus"), filepath.Join(work, "artifacts"), filepath.Join(work, "merge-artifacts")
+	scratch := lt.Scratch
+	if scratch == "" {
+		dir, release := RAMScratch(lt.stageBytes(s, o))
+		defer release()
+		scratch = cmp.Or(dir, work)
+	}
+	corpus, artifacts, mergeArtifacts := filepath.Join(scratch, "corpus"), filepath.Join(work, "artifacts"), filepath.Join(work, "merge-artifacts")
 	for _, d := range []string{corpus, artifacts, mergeArtifacts} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("libfuzzer: %w", err)
@@ -207,7 +222,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if o.GoCacheDir != "" {
 		o.GoCorpus = append(o.GoCorpus, readGoCorpusDir(filepath.Join(o.GoCacheDir, lt.Go.Func))...)
 	}
-	in := filepath.Join(work, "merge-in")
+	in := filepath.Join(scratch, "merge-in")
 	n, skipped, sample, err := lt.stage(in, b, s, o)
 	if err != nil {
 		return nil, err
@@ -284,7 +299,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		if left < time.Second || ctx.Err() != nil {
 			break
 		}
-		args := []string{bin, "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+		args := []string{bin, "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
 			"-max_total_time=" + strconv.Itoa(max(1, int(left.Seconds()))), "-artifact_prefix=" + artifacts + "/", "-print_final_stats=1",
 			"-detect_leaks=0"}
 		if dict != "" {
@@ -496,7 +511,7 @@ type lfWorker struct {
 // the round ends as one process's would. Independent processes rather
 // than -fork=N: measured here on the sh parser, fork mode spent 40 % of
 // its CPU in the kernel and ran 2,360 inputs per CPU-second against 3,900
-// for two plain processes.
+// for two plain processes. Each worker's value profile is valueProfile's.
 func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string, corpus string, seed int, timeout time.Duration) ([]lfWorker, error) {
 	runs := make([]lfWorker, n)
 	errs := make([]error, n)
@@ -504,7 +519,7 @@ func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string
 	var once sync.Once
 	var wg sync.WaitGroup
 	for i := range n {
-		argv := append([]string(nil), args...)
+		argv := append(append([]string(nil), args...), valueProfile(i))
 		if seed != 0 {
 			argv = append(argv, "-seed="+strconv.Itoa(seed+i))
 		}
@@ -528,6 +543,17 @@ func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string
 		return nil, err
 	}
 	return runs, nil
+}
+
+// valueProfile is a worker's -use_value_profile flag. Value profile
+// (comparison operands as coverage) is a per-worker strategy, as
+// ClusterFuzz makes it a per-session one: worker 0, and every
+// second worker after it, runs with -use_value_profile=1; the others run
+// without it and explore edges about a quarter faster per CPU-second
+// (BENCHMARKS.md, issue 21), picking up what the value-profile workers
+// solve from the shared directory (-reload). One worker always has it.
+func valueProfile(worker int) string {
+	return "-use_value_profile=" + strconv.Itoa(1-worker%2)
 }
 
 // stage writes the inputs to merge into dir: the kept corpus, the seeds
@@ -882,4 +908,18 @@ func keepCorpus(corpus, kept string, prune bool, staged map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// stageBytes is about what a session writes to its scratch: the inputs it
+// stages (the kept corpus, the shared queue, the caller's) twice, as the
+// merge copies them into the corpus, plus room for what the session adds.
+func (lt *LibFuzzerTarget) stageBytes(s Session, o LibFuzzerOptions) int64 {
+	n := dirBytes(o.Kept)
+	if s.Corpus != nil {
+		n += dirBytes(filepath.Join(s.Corpus.dir, "queue"))
+	}
+	for _, b := range slices.Concat(o.Others, o.GoCorpus, s.Seeds) {
+		n += int64(len(b))
+	}
+	return 2*n + 64<<20
 }

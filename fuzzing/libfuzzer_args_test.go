@@ -161,3 +161,23 @@ func ExampleX() {}
 		t.Error("lines moved")
 	}
 }
+
+// TestValueProfileEveryOtherWorker: the first worker always fuzzes with
+// value profile, and half of the workers, rounded up, do.
+func TestValueProfileEveryOtherWorker(t *testing.T) {
+	for n := 1; n <= 4; n++ {
+		on := 0
+		for i := range n {
+			switch valueProfile(i) {
+			case "-use_value_profile=1":
+				on++
+			case "-use_value_profile=0":
+			default:
+				t.Fatalf("worker %d: %q", i, valueProfile(i))
+			}
+		}
+		if valueProfile(0) != "-use_value_profile=1" || on != (n+1)/2 {
+			t.Errorf("%d workers: %d with value profile", n, on)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,10 +162,21 @@ func TestLibFuzzerSharesCorpus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(kept, "huge"), make([]byte, maxKeptInput+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: filepath.Join(root, "bin")}
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: filepath.Join(root, "bin"), Work: t.TempDir()}
 	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 4 * time.Second, Corpus: c}, LibFuzzerOptions{Kept: kept, GoCacheDir: goCache, Minimize: -1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The working corpus was in a RAM scratch (where there is one), which
+	// the session removed.
+	if ram, release := RAMScratch(0); ram != "" {
+		release()
+		if _, err := os.Stat(filepath.Join(lt.Work, "corpus")); err == nil {
+			t.Error("the working corpus was on disk with a RAM scratch available")
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(ramRoot, ramPrefix+strconv.Itoa(os.Getpid())+"-*")); len(left) > 0 {
+		t.Errorf("the session left its scratch: %v", left)
 	}
 	if !strings.Contains(rep.Note, "1 corpus inputs over 1048576 bytes skipped") {
 		t.Errorf("note %q", rep.Note)
