@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -104,14 +105,16 @@ func (n *smokeNet) confirmCall(a probe.CallArgs, first fleet.Result) (r fleet.Re
 	return r, evidence, !refused
 }
 
-// checkControl checks the control once: the chain node, else a page of
-// the target on another host than target's. It returns the evidence that
-// the control answered, "" when none could be checked, and stops the run
-// when the control did not answer.
+// checkControl checks the control once: the chain node and, when it is
+// unavailable or does not answer, a page of the target on another host
+// than target's. It returns the evidence that a control answered, "" when
+// none could be checked, and stops the run when every control it could
+// check did not answer.
 func (n *smokeNet) checkControl(target string, first, retry fleet.Result) string {
 	p := n.p
 	lost := fmt.Sprintf("%s did not answer (%s), nor when re-tried after %s (%s)",
 		target, probe.Clip(first.Err(), 200), n.delay, probe.Clip(retry.Err(), 200))
+	var silent []string // the controls that did not answer, for the run's error
 	if p.Can("qa_chain") {
 		ex := p.Exchange("qa_chain", controlCall)
 		r := ex.Result
@@ -120,25 +123,31 @@ func (n *smokeNet) checkControl(target string, first, retry fleet.Result) string
 		case r.IsOK():
 			return "the control, the chain node fleetd uses (qa_chain eth_blockNumber), answered in the same run, so fleetd's own network was up"
 		case noAnswer(r):
-			p.Stop(fmt.Errorf("playbook smoke: %w: the control, the chain node, did not answer either (%s); no outage finding posted. The target: %s",
-				ErrOwnNetwork, probe.Clip(r.Err(), 300), lost))
+			silent = append(silent, fmt.Sprintf("the chain node (%s)", probe.Clip(r.Err(), 300)))
 		}
 	}
-	// No node to ask: a page of the target on another host.
+	// A page of the target on another host: the control without a node,
+	// and the second opinion when the node did not answer (it may be the
+	// node that is down, not fleetd's network).
 	for _, u := range n.otherHost(target) {
 		if !p.Can("qa_fetch") {
 			break
 		}
 		r := p.Fetch(u)
 		switch {
-		case probe.NotAllowed(r):
-			continue
 		case noAnswer(r):
-			p.Stop(fmt.Errorf("playbook smoke: %w: the control, %s on another host of the target, did not answer either (%s); no outage finding posted. The target: %s",
-				ErrOwnNetwork, u, probe.Clip(r.Err(), 300), lost))
+			silent = append(silent, fmt.Sprintf("%s on another host of the target (%s)", u, probe.Clip(r.Err(), 200)))
 		case probe.Answered(r):
-			return fmt.Sprintf("the control, %s on another host of the target, answered in the same run (HTTP %d), so fleetd's own network was up", u, probe.Status(r))
+			ev := fmt.Sprintf("the control, %s on another host of the target, answered in the same run (HTTP %d), so fleetd's own network was up", u, probe.Status(r))
+			if len(silent) > 0 {
+				ev = "the chain node did not answer, but " + ev
+			}
+			return ev
 		}
+	}
+	if len(silent) > 0 {
+		p.Stop(fmt.Errorf("playbook smoke: %w: the control, %s, did not answer either; no outage finding posted. The target: %s",
+			ErrOwnNetwork, strings.Join(silent, ", and "), lost))
 	}
 	return ""
 }

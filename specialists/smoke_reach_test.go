@@ -8,6 +8,7 @@ package specialists
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/big"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,7 +228,7 @@ func TestSmokeOwnNetworkDownPostsNothing(t *testing.T) {
 	if f == nil || f.Outcome != trajectory.OutcomeHarnessError {
 		t.Fatalf("footer %+v, want outcome harness_error", f)
 	}
-	for _, w := range []string{"fleetd's own network", "the chain node, did not answer either", hostOf(b.node.URL()), "no outage finding posted", "/u/alice"} {
+	for _, w := range []string{"fleetd's own network", "the control, the chain node (", "did not answer either", hostOf(b.node.URL()), "no outage finding posted", "/u/alice"} {
 		if !strings.Contains(f.HarnessError, w) {
 			t.Errorf("the run record's harness error does not say %q: %s", w, f.HarnessError)
 		}
@@ -244,5 +246,104 @@ func TestSmokeTargetUpIsUnchanged(t *testing.T) {
 	}
 	if texts := b.posted(); len(texts) != 0 {
 		t.Errorf("findings on a target that answers: %q", texts)
+	}
+}
+
+// reportSummaries are the summaries of the run record's qa_report calls.
+func reportSummaries(t *testing.T, rec *trajectory.Run) []string {
+	t.Helper()
+	var out []string
+	for _, tn := range rec.Turns() {
+		if a := tn.ProposedAction; a != nil && a.Tool == "qa_report" {
+			var args struct{ Summary string }
+			if err := json.Unmarshal(a.Args, &args); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, args.Summary)
+		}
+	}
+	return out
+}
+
+// twoHosts is a target whose faces are on faces and whose docs page is on
+// docs, another host.
+func (b *smokeBed) twoHosts(faces, docs *httptest.Server) fleet.Target {
+	tg := b.target(faces, "alice")
+	d, _ := url.Parse(docs.URL)
+	tg.Docs = []string{docs.URL + "/docs"}
+	tg.FetchAllow = append(tg.FetchAllow, d.Host)
+	return tg
+}
+
+func TestSmokeNodeDownButAnotherHostAnswers(t *testing.T) {
+	b := newSmokeBed(t)
+	if err := b.node.Close(); err != nil {
+		t.Fatal(err)
+	}
+	docs := servePages(t)
+	res, rec := b.run(b.twoHosts(downTarget(t), docs))
+	if res.Outcome != trajectory.OutcomeDone {
+		t.Fatalf("outcome %s (%v), want done", res.Outcome, res.Err)
+	}
+	got := reportSummaries(t, rec)
+	if len(got) != 1 {
+		t.Fatalf("%d findings, want the face's outage: %q", len(got), got)
+	}
+	for _, w := range []string{"/u/alice", "the chain node did not answer, but the control, " + docs.URL + "/docs on another host of the target, answered"} {
+		if !strings.Contains(got[0], w) {
+			t.Errorf("the finding does not say %q:\n%s", w, got[0])
+		}
+	}
+	// The node is down: the finding waits in the outbox, posted when it is back.
+	if n := b.outboxed(); n != 1 {
+		t.Errorf("%d entries in the outbox, want 1", n)
+	}
+}
+
+func TestSmokeEveryControlDownPostsNothing(t *testing.T) {
+	b := newSmokeBed(t)
+	if err := b.node.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, rec := b.run(b.twoHosts(downTarget(t), downTarget(t)))
+	if res.Outcome != trajectory.OutcomeHarnessError || !errors.Is(res.Err, ErrOwnNetwork) {
+		t.Fatalf("outcome %s (%v), want harness_error wrapping ErrOwnNetwork", res.Outcome, res.Err)
+	}
+	if got := reportSummaries(t, rec); len(got) != 0 || b.outboxed() != 0 {
+		t.Errorf("findings %q, %d in the outbox; want none", got, b.outboxed())
+	}
+	if f := rec.Footer; f == nil || !strings.Contains(f.HarnessError, "the chain node (") || !strings.Contains(f.HarnessError, "/docs on another host of the target (") {
+		t.Errorf("the run record does not name both controls: %+v", f)
+	}
+}
+
+// TestSmokeBlipIsNoFinding: a target that drops the first connection and
+// answers the re-try is not an outage, and no control is needed.
+func TestSmokeBlipIsNoFinding(t *testing.T) {
+	b := newSmokeBed(t)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // no answer at all
+			}
+			return
+		}
+		io.WriteString(w, "<html>face</html>")
+	}))
+	t.Cleanup(srv.Close)
+	res, rec := b.run(b.target(srv, "alice"))
+	if res.Outcome != trajectory.OutcomeDone {
+		t.Fatalf("outcome %s (%v), want done", res.Outcome, res.Err)
+	}
+	if got := strings.Join(toolsCalled(rec), " "); got != "qa_create qa_fetch qa_fetch" {
+		t.Errorf("calls %q, want the fetch and its re-try only", got)
+	}
+	if !strings.Contains(res.Summary, "answered when re-tried after 100ms") {
+		t.Errorf("the summary does not note the blip: %s", res.Summary)
+	}
+	if texts := b.posted(); len(texts) != 0 {
+		t.Errorf("findings for a blip: %q", texts)
 	}
 }
