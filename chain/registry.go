@@ -3,8 +3,11 @@ package chain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"net"
 	"reflect"
 	"regexp"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/qafleet/fleetd/chain/contracts"
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -123,6 +127,9 @@ var ReadMethods = []string{"eth_call", "eth_getCode", "eth_getBalance", "eth_get
 
 // ReadRPC forwards one read-only JSON-RPC call. Methods outside ReadMethods
 // are refused with an error wrapping ErrRefused, before anything is sent.
+// When the node gives no answer at all (refused, reset, timed out) the
+// error wraps ErrUnreachable; a JSON-RPC error or an HTTP status is an
+// answer and does not.
 func (c *Client) ReadRPC(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	allowed := false
 	for _, m := range ReadMethods {
@@ -150,9 +157,27 @@ func (c *Client) ReadRPC(ctx context.Context, method string, params json.RawMess
 	defer cancel()
 	var out json.RawMessage
 	if err := c.rpc.CallContext(ctx, &out, method, args...); err != nil {
+		if noAnswer(err) {
+			return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		}
 		return nil, decodeRevert(err, nil)
 	}
 	return out, nil
+}
+
+// noAnswer reports whether err from an RPC call means the node gave no
+// answer: a network error (refused, reset, unresolvable), the request's
+// deadline, or a connection cut before the reply ended. A JSON-RPC error
+// object or an HTTP status from the node are answers.
+func noAnswer(err error) bool {
+	var re rpc.Error
+	var he rpc.HTTPError
+	if errors.As(err, &re) || errors.As(err, &he) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // Selector returns the 4-byte selector of a canonical function signature.

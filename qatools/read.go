@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/qafleet/fleetd/chain"
@@ -51,7 +52,14 @@ func (t *tools) chainRead(ctx context.Context, a chainArgs) (fleet.Result, error
 		if cerr := ctxErr(ctx); cerr != nil {
 			return nil, cerr
 		}
-		return fleet.Fail("qa_chain %s: %s", a.Method, errorText(err)), nil
+		res := fleet.Fail("qa_chain %s: %s", a.Method, errorText(err))
+		if errors.Is(err, chain.ErrUnreachable) {
+			// The node gave no answer: say so as qa_fetch does for the
+			// target, so a planner tells it from an answer (smoke's
+			// control check).
+			res["hint"] = netHint(err)
+		}
+		return res, nil
 	}
 	switch a.Method {
 	case "owner_of":

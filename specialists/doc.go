@@ -100,6 +100,11 @@
 // that reverts, a known-good program that does not compile, a publish that
 // fails, a page that answers 4xx/5xx or not at all, a call that answers 5xx
 // or times out) is one finding. At observe only the read-only steps run.
+// A request that got no answer at all is re-tried once after
+// Options.RetryDelay and a control is checked before it becomes a finding
+// (smoke_reach.go): the chain node (qa_chain eth_blockNumber) or a page of
+// the target on another host. The finding says which control answered;
+// when none does, nothing is posted and the run ends with ErrOwnNetwork.
 //
 // security:
 //   - Admin functions: qa_chain simulate of every target.admin_functions

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/fuzzstage"
@@ -44,6 +45,10 @@ type Options struct {
 	// security names the registry's selectors with them. The URLs of
 	// target.abis are fetched by the run itself.
 	ABIs []ABI
+	// RetryDelay is how long smoke waits before re-trying a target request
+	// that got no answer, before it checks the control (smoke_reach.go);
+	// 0: DefaultRetryDelay.
+	RetryDelay time.Duration
 	// Renderer is the rendering crawl's browser (package browser, wired
 	// by cmd); nil: the crawl reads responses as text only. security and
 	// ux render the HTML pages they crawl with it (renderBudget pages a

@@ -20,8 +20,11 @@ const (
 // publish it, fetch the new face, call it — and reports each step that
 // should have worked and did not; then checks the public faces, the docs
 // and (at exercise) a call to a public name. At observe the mint is refused
-// and only the read-only steps run.
+// and only the read-only steps run. A request to the target that gets no
+// answer is re-tried and checked against a control before it becomes an
+// outage finding (smokeNet, smoke_reach.go).
 func smoke(p *probe.Probe, o Options) {
+	net := newSmokeNet(p, o)
 	name := ""
 	if p.Can("qa_create") {
 		ex := p.Exchange("qa_create", map[string]any{})
@@ -51,7 +54,7 @@ func smoke(p *probe.Probe, o Options) {
 	good := smokeCompile(p, o.Corpus)
 
 	if name != "" {
-		smokeFreshName(p, name, good)
+		smokeFreshName(p, net, name, good)
 	}
 
 	// The public, read-only surfaces.
@@ -61,14 +64,14 @@ func smoke(p *probe.Probe, o Options) {
 		}
 		url := p.Target().FaceURL(n)
 		r := p.Fetch(url)
-		smokeHTTP(p, r, url, fleet.SurfaceFace, fleet.SeverityHigh, fmt.Sprintf("the face of public name %q", n))
+		smokeHTTP(p, net, r, url, fleet.SurfaceFace, fleet.SeverityHigh, fmt.Sprintf("the face of public name %q", n))
 	}
 	for _, d := range probe.First(p.Target().Docs, smokeDocs) {
 		if !p.Can("qa_fetch") || !p.Room(1) {
 			break
 		}
 		r := p.Fetch(d)
-		smokeHTTP(p, r, d, fleet.SurfaceDocs, fleet.SeverityMedium, "the docs page")
+		smokeHTTP(p, net, r, d, fleet.SurfaceDocs, fleet.SeverityMedium, "the docs page")
 	}
 	if !p.Has("qa_fetch") {
 		p.Skip("qa_fetch is not among this run's tools: faces and docs not checked")
@@ -80,9 +83,11 @@ func smoke(p *probe.Probe, o Options) {
 		ex := p.Exchange("qa_call", a)
 		if probe.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
-		} else if broken, why := brokenCall(ex.Result); broken {
+		} else if r, ev, ok := net.confirmCall(a, ex.Result); !ok {
+			p.Skip("qa_call re-try refused: the call's outage not confirmed")
+		} else if broken, why := brokenCall(r); broken {
 			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
-				fmt.Sprintf("Calling public name %q with %q %s. Expected a 2xx JSON reply.", a.Target, a.Message, why),
+				fmt.Sprintf("Calling public name %q with %q %s.%s Expected a 2xx JSON reply.", a.Target, a.Message, why, sentence(ev)),
 				"qa_call", a)
 		}
 	}
@@ -126,7 +131,7 @@ func smokeCompile(p *probe.Probe, corpus []string) string {
 // smokeFreshName publishes a known-good program to a name this run minted,
 // fetches its face and calls it. The name is released when the run ends, so
 // these findings describe the steps instead of giving a repro.
-func smokeFreshName(p *probe.Probe, name, good string) {
+func smokeFreshName(p *probe.Probe, net *smokeNet, name, good string) {
 	const fresh = "a name freshly minted with qa_create"
 	if good == "" {
 		p.Skip("no compiled known-good program: publish skipped")
@@ -151,12 +156,16 @@ func smokeFreshName(p *probe.Probe, name, good string) {
 	if p.Can("qa_fetch") && p.Room(1) {
 		url := p.Target().FaceURL(name)
 		r := p.Fetch(url)
+		ev := ""
+		if noAnswer(r) {
+			r, ev = net.confirm(url, r, func() fleet.Result { return p.Fetch(url) })
+		}
 		switch {
 		case probe.NotAllowed(r):
 			p.Skip("the face of %s is not fetchable (%s)", name, probe.Clip(r.Err(), 120))
 		case !probe.Answered(r):
 			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
-				fmt.Sprintf("The face of %s did not answer: %s. Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Quote(r.Err(), 200)), "", nil)
+				fmt.Sprintf("The face of %s did not answer: %s.%s Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Quote(r.Err(), 200), sentence(ev)), "", nil)
 		case probe.Status(r) >= 400:
 			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
 				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Status(r)), "", nil)
@@ -165,25 +174,33 @@ func smokeFreshName(p *probe.Probe, name, good string) {
 		}
 	}
 	if p.Can("qa_call") && p.Room(1) {
-		ex := p.Exchange("qa_call", probe.CallArgs{Target: name, Message: "ping"})
+		a := probe.CallArgs{Target: name, Message: "ping"}
+		ex := p.Exchange("qa_call", a)
 		if probe.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
-		} else if broken, why := brokenCall(ex.Result); broken {
+		} else if r, ev, ok := net.confirmCall(a, ex.Result); !ok {
+			p.Skip("qa_call re-try refused: the fresh call's outage not confirmed")
+		} else if broken, why := brokenCall(r); broken {
 			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
-				fmt.Sprintf("Calling %s with \"ping\" %s. Expected a 2xx reply. Steps: qa_create, then qa_call the new name.", fresh, why), "", nil)
+				fmt.Sprintf("Calling %s with \"ping\" %s.%s Expected a 2xx reply. Steps: qa_create, then qa_call the new name.", fresh, why, sentence(ev)), "", nil)
 		} else {
-			p.Notef("fresh call: %s", probe.Str(ex.Result, "hint"))
+			p.Notef("fresh call: %s", probe.Str(r, "hint"))
 		}
 	}
 }
 
-// smokeHTTP reports a page that should answer and does not.
-func smokeHTTP(p *probe.Probe, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
+// smokeHTTP reports a page that should answer and does not; one that got
+// no answer is confirmed first (smokeNet.confirm).
+func smokeHTTP(p *probe.Probe, net *smokeNet, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
+	ev := ""
+	if noAnswer(r) {
+		r, ev = net.confirm(url, r, func() fleet.Result { return p.Fetch(url) })
+	}
 	switch {
 	case probe.NotAllowed(r):
 		p.Skip("%s is not fetchable (%s)", url, probe.Clip(r.Err(), 120))
 	case !probe.Answered(r):
-		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s. Expected a page.", capitalize(what), url, probe.Quote(r.Err(), 200)),
+		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s.%s Expected a page.", capitalize(what), url, probe.Quote(r.Err(), 200), sentence(ev)),
 			"qa_fetch", map[string]any{"url": url})
 	case probe.Status(r) >= 400:
 		p.Report(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, probe.Status(r)),
@@ -221,6 +238,15 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// sentence is s as a sentence to append after a full stop: " S." ("" for
+// an empty s).
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + capitalize(s) + "."
 }
 
 func capitalize(s string) string {

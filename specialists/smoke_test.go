@@ -1,8 +1,11 @@
 package specialists
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -76,4 +79,84 @@ func TestSmokeExerciseWalksTheMainPath(t *testing.T) {
 		t.Errorf("call failure not reported, or it names the run's own name:%s", summaries(w.reports))
 	}
 	checkEnvelopes(t, "qa-smoke", "r-1", w.reports)
+}
+
+// TestSmokeHostDownIsConfirmedOnce: a target host that gives no answer at
+// all costs one re-try and one control check per run, not one per page;
+// every outage finding then says the control answered, and the call to a
+// public name is confirmed the same way.
+func TestSmokeHostDownIsConfirmedOnce(t *testing.T) {
+	tg := testTarget()
+	down := func(map[string]any) fleet.Result {
+		return fleet.Result{"ok": false, "error": "dial tcp: connect: connection refused", "hint": "unreachable"}
+	}
+	w := &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_create": func(map[string]any) fleet.Result { return fleet.Result{"ok": false, "error": "qa_create: node busy"} },
+		"qa_fetch":  down,
+		"qa_call":   down,
+		"qa_chain": func(a map[string]any) fleet.Result {
+			if a["method"] != "eth_blockNumber" {
+				t.Errorf("control call %v, want eth_blockNumber", a)
+			}
+			return fleet.Result{"result": "0x2a"}
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList()}
+	h, _ := drive(t, mustNew(t, "smoke", Options{RetryDelay: time.Millisecond}), st, w, 40)
+	want := "qa_create qa_fetch qa_fetch qa_chain qa_report qa_fetch qa_report qa_fetch qa_report qa_call qa_report"
+	if got := strings.Join(calls(h), " "); got != want {
+		t.Errorf("calls\n%s\nwant\n%s", got, want)
+	}
+	if len(w.reports) != 4 {
+		t.Fatalf("want 4 outage findings (alice, bob, docs, call):%s", summaries(w.reports))
+	}
+	for _, r := range w.reports {
+		if s := r["summary"].(string); !strings.Contains(s, "the chain node fleetd uses (qa_chain eth_blockNumber), answered") {
+			t.Errorf("a finding does not name the control: %s", s)
+		}
+	}
+	if r := findReport(w.reports, "Re-tried after 1ms"); r == nil || !strings.Contains(r["summary"].(string), "/alice/") {
+		t.Errorf("the first finding does not say it was re-tried:%s", summaries(w.reports))
+	}
+	if r := findReport(w.reports, "Calling public name", "got no answer"); r == nil || r["surface"] != "call" {
+		t.Errorf("no call finding:%s", summaries(w.reports))
+	}
+}
+
+// TestSmokeOwnNetworkEndsTheReplay: the playbook itself stops with
+// ErrOwnNetwork when the target and the control give no answer, and never
+// asks for qa_report.
+func TestSmokeOwnNetworkEndsTheReplay(t *testing.T) {
+	tg := testTarget()
+	down := func(map[string]any) fleet.Result {
+		return fleet.Result{"ok": false, "error": "dial tcp: lookup plat.test: no such host", "hint": "unreachable"}
+	}
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_fetch": down,
+		"qa_chain": func(map[string]any) fleet.Result {
+			return fleet.Result{"ok": false, "error": `qa_chain eth_blockNumber: node unreachable: Post "http://node.test:8545": i/o timeout`, "hint": "timeout"}
+		},
+	}}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList()}
+	m := mustNew(t, "smoke", Options{RetryDelay: time.Millisecond})
+	for turn := 0; turn < 10; turn++ {
+		step, err := m.Next(context.Background(), &st)
+		if err != nil {
+			if !errors.Is(err, ErrOwnNetwork) || errors.Is(err, fleet.ErrMalformed) || !strings.Contains(err.Error(), "node.test:8545") {
+				t.Fatalf("error %v, want ErrOwnNetwork naming the node", err)
+			}
+			if got := strings.Join(calls(st.History), " "); got != "qa_create qa_fetch qa_fetch qa_chain" {
+				t.Errorf("calls %q before stopping", got)
+			}
+			return
+		}
+		if step.Done {
+			t.Fatalf("done without an error: %s (findings:%s)", step.Summary, summaries(w.reports))
+		}
+		if step.Call.Tool == "qa_report" {
+			t.Fatalf("qa_report asked for: %s", step.Call.Args)
+		}
+		st.History = append(st.History, w.answer(*step.Call))
+	}
+	t.Fatal("the replay never stopped")
 }

@@ -1,8 +1,9 @@
 // Package probe is what the specialists' checks are written against: the
 // replay engine that runs a playbook's program (Replay) and the Probe it
 // hands the program. A Probe makes the program's tool calls (Call, Fetch,
-// Compile, Chain, Create, Publish, Agent), keeps it within the run (Has,
-// Can, Room, Cap), files its findings (Report; ReportChecked files a high
+// Compile, Chain, Create, Publish, Agent; Wait pauses before the next one,
+// Stop ends the run with the program's error), keeps it within the run
+// (Has, Can, Room, Cap), files its findings (Report; ReportChecked files a high
 // one only once its repro reproduces) and crawls the platform's web
 // surface once per replay (Crawl, Get, FreshName), rendering its HTML pages
 // in a browser when the run has one (Renderer, Renders: the rendering

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -54,6 +55,12 @@ func Replay(s *fleet.State, cfg Config, program func(*Probe)) (step fleet.Step, 
 		case h.capped:
 			p.Notef("stopped at the call cap (%d)", cfg.Cap)
 			step, err = fleet.Step{Done: true, Summary: p.summary()}, nil
+		case h.wait > 0:
+			if werr := sleep(cfg.Context, h.wait); werr != nil {
+				step, err = fleet.Step{}, fmt.Errorf("playbook %s: waiting %s before call %d: %w", cfg.Name, h.wait, p.n, werr)
+				return
+			}
+			step, err = fleet.Step{Call: h.call}, nil
 		default:
 			step, err = fleet.Step{Call: h.call}, nil
 		}
@@ -62,12 +69,29 @@ func Replay(s *fleet.State, cfg Config, program func(*Probe)) (step fleet.Step, 
 	return fleet.Step{Done: true, Summary: p.summary()}, nil
 }
 
-// halt unwinds a replay: either the next call to make, the cap, or a
-// divergence from the recorded history.
+// halt unwinds a replay: either the next call to make (after wait), the
+// cap, or an error: a divergence from the recorded history or the
+// program's own (Stop).
 type halt struct {
 	call   *fleet.Call
+	wait   time.Duration
 	capped bool
 	err    error
+}
+
+// sleep waits d or until ctx (nil: never) is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // reportReserve is how many calls of the cap only findings may use, so a
@@ -96,6 +120,8 @@ type Probe struct {
 	rateLimited bool
 
 	web *webState // the crawl, the fresh name and fetches (surface.go)
+
+	wait time.Duration // Wait's delay before the next call
 
 	own   string         // a name this run minted for probing (injection), for the agent rules
 	busy  map[string]int // 429 answers per host: the active rules stop at inj429
@@ -195,8 +221,10 @@ func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
 	if p.n >= p.limit || tool != "qa_report" && p.n >= p.limit-reportReserve(p.limit) {
 		panic(&halt{capped: true})
 	}
+	wait := p.wait
+	p.wait = 0
 	if p.n >= len(p.st.History) {
-		panic(&halt{call: &fleet.Call{Tool: tool, Args: raw}})
+		panic(&halt{call: &fleet.Call{Tool: tool, Args: raw}, wait: wait})
 	}
 	ex := p.st.History[p.n]
 	if ex.Call.Tool != tool || !sameJSON(ex.Call.Args, raw) {
@@ -216,6 +244,21 @@ func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
 		ex.Result = fleet.Result{}
 	}
 	return ex
+}
+
+// Wait makes the next call (Exchange) wait d before it is made: the replay
+// that first asks for it sleeps d (bounded by Config.Context) before
+// returning it, and replays that find it in the history do not wait
+// again. Re-trying a target after a short pause is its use.
+func (p *Probe) Wait(d time.Duration) { p.wait = d }
+
+// Stop ends the run with err, which names what the program saw: Replay
+// returns it as the step's error, so the loop ends the run harness_error
+// with err in the run record's footer. It is for conditions outside the
+// platform that make the playbook's findings untrustworthy (fleetd's own
+// network down), never for a finding. err must not wrap fleet.ErrMalformed.
+func (p *Probe) Stop(err error) {
+	panic(&halt{err: err})
 }
 
 // Call makes one tool call and returns its result (see Exchange).
