@@ -254,7 +254,9 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		rec.Validation = trajectory.Validation{Result: trajectory.ValidationInvalid, Reason: merr.Error(), Retries: l.retries}
 		return l.write(rec, started, TurnEvent{Index: turn, Verdict: VerdictInvalid, Error: merr.Error()}) || l.tokens(tokenErr)
 	case merr != nil:
-		reason := "the model failed"
+		// The summary is what `fleetd probe` prints: it names the error
+		// (a playbook stopping its run says why; an API says what failed).
+		reason := "the model failed: " + clipText(oneLine(merr.Error()), 300)
 		if errors.Is(merr, ErrMalformed) {
 			reason = fmt.Sprintf("the model's output was malformed %d times in a row", l.retries+1)
 		}

@@ -283,8 +283,8 @@ func TestLoopPanicsStillCleanUp(t *testing.T) {
 	}
 	// An infrastructure error from a model ends the run as harness_error.
 	res, _ = e.run(context.Background(), &fleettest.Script{Steps: []any{errors.New("503 from the API after retries")}}, nil)
-	if res.Outcome != trajectory.OutcomeHarnessError {
-		t.Errorf("model error: %s", res.Outcome)
+	if res.Outcome != trajectory.OutcomeHarnessError || res.Summary != "the model failed: 503 from the API after retries" {
+		t.Errorf("model error: %s %q", res.Outcome, res.Summary)
 	}
 }
 
