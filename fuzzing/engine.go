@@ -62,6 +62,9 @@ type Crasher struct {
 	// Raw is the input as the engine ran it when Input is another form of
 	// it (libfuzzer: Input is the `go test fuzz v1` file, Raw the bytes).
 	Raw []byte `json:"-"`
+	// site is where the panic was raised (file:line), as the libfuzzer
+	// harness prints it; "" for other engines and other failures.
+	site string
 }
 
 // Report is what a session did.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -292,6 +293,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	// Fuzz.
 	deadline := start.Add(dur)
 	states := map[string]bool{}
+	// The panic sites of the crashes found so far: the next round's
+	// workers pass over a panic at one of them (the harness's
+	// FLEETD_KNOWN_SITES) instead of stopping at the same bug again.
+	sites := map[string]bool{}
+	passedOver := map[string]bool{}
 	workers := min(max(lt.Workers, 1), runtime.NumCPU())
 	var fuzzing time.Duration // wall time in fuzzing runs
 	for round := 0; round < 3; round++ {
@@ -311,7 +317,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		}
 		before := listDir(artifacts)
 		runStart := time.Now()
-		runs, err := lt.fuzzWorkers(ctx, workers, args, corpus, seed, left+lt.inputTimeout()+30*time.Second)
+		var env []string
+		if len(sites) > 0 {
+			env = []string{"FLEETD_KNOWN_SITES=" + strings.Join(slices.Sorted(maps.Keys(sites)), "\n")}
+		}
+		runs, err := lt.fuzzWorkers(ctx, workers, args, env, corpus, seed, left+lt.inputTimeout()+30*time.Second)
 		if err != nil {
 			return rep, err
 		}
@@ -325,6 +335,9 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			rep.Coverage, rep.Features = max(rep.Coverage, w.stats.Coverage), max(rep.Features, w.stats.Features)
 			st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
 			crashes = append(crashes, w.crashes...)
+			for _, m := range passedLine.FindAllSubmatch(w.out, -1) {
+				passedOver[string(m[1])] = true
+			}
 			wall = max(wall, w.res.Duration)
 			rep.CPU += w.res.CPUTime
 			if w.res.Truncated {
@@ -353,7 +366,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 				break
 			}
 		}
-		newState := false
+		newState, newSite := false, false
 		known := func(c Crasher) bool { return states[c.Outcome+"|"+c.State] }
 		for i, a := range found {
 			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
@@ -365,6 +378,9 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			}
 			if !ok {
 				continue
+			}
+			if c.site != "" && !sites[c.site] {
+				sites[c.site], newSite = true, true
 			}
 			if c.Outcome == TimedOut {
 				rep.Timeouts++
@@ -388,9 +404,12 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 				}
 			}
 		}
-		if s.StopAtFirst && rep.FirstCrash > 0 || !newState || len(rep.Crashers) >= maxCrashers {
+		if s.StopAtFirst && rep.FirstCrash > 0 || !newState && !newSite || len(rep.Crashers) >= maxCrashers {
 			break
 		}
+	}
+	if len(passedOver) > 0 {
+		notes = append(notes, fmt.Sprintf("crashes at %d panic site(s) found earlier in the session passed over", len(passedOver)))
 	}
 	rep.Elapsed = time.Since(start)
 	if secs := fuzzing.Seconds(); secs > 0 {
@@ -485,7 +504,12 @@ func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Seconds()))
 // testdata relative to it), bounded by timeout; stop (nil = never)
 // interrupts it with SIGINT, on which libFuzzer prints its statistics.
 func (lt *LibFuzzerTarget) exec(ctx context.Context, argv []string, timeout time.Duration, stop ...<-chan struct{}) (*sandbox.ExecResult, error) {
-	spec := sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: lt.runEnv(), Timeout: timeout,
+	return lt.execEnv(ctx, argv, nil, timeout, stop...)
+}
+
+// execEnv is exec with env added to the fuzzer's environment.
+func (lt *LibFuzzerTarget) execEnv(ctx context.Context, argv, env []string, timeout time.Duration, stop ...<-chan struct{}) (*sandbox.ExecResult, error) {
+	spec := sandbox.ExecSpec{Argv: argv, Dir: lt.Go.pkgDir(), Env: append(lt.runEnv(), env...), Timeout: timeout,
 		MemoryBytes: lt.Go.memory(), CPUSeconds: uint64(timeout.Seconds()+1) * 2, OutputCap: 8 << 20, FileBytes: 1 << 30}
 	if len(stop) > 0 {
 		spec.Stop = stop[0]
@@ -512,7 +536,7 @@ type lfWorker struct {
 // than -fork=N: measured here on the sh parser, fork mode spent 40 % of
 // its CPU in the kernel and ran 2,360 inputs per CPU-second against 3,900
 // for two plain processes. Each worker's value profile is valueProfile's.
-func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string, corpus string, seed int, timeout time.Duration) ([]lfWorker, error) {
+func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args, env []string, corpus string, seed int, timeout time.Duration) ([]lfWorker, error) {
 	runs := make([]lfWorker, n)
 	errs := make([]error, n)
 	stop := make(chan struct{})
@@ -528,7 +552,7 @@ func (lt *LibFuzzerTarget) fuzzWorkers(ctx context.Context, n int, args []string
 		go func() {
 			defer wg.Done()
 			defer once.Do(func() { close(stop) })
-			res, err := lt.exec(ctx, argv, timeout, stop)
+			res, err := lt.execEnv(ctx, argv, env, timeout, stop)
 			if err != nil {
 				errs[i] = err
 				return
@@ -683,7 +707,7 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		goIn := GoInput(raw, b.types)
 		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
 		if rc != nil {
-			c.Stderr, _ = sandbox.Text(headTail(rc.Report), 2048)
+			c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(rc.Report)), 2048)
 		}
 		return c, true, nil
 	}
@@ -698,8 +722,8 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		// Flaky: keep what the session saw.
 		out := rc.outcome()
 		goIn := GoInput(raw, b.types)
-		c := Crasher{Input: goIn, Raw: raw, Outcome: out, State: rc.state(out, goIn), ExitCode: 1}
-		c.Stderr, _ = sandbox.Text(headTail(rc.Report), 2048)
+		c := Crasher{Input: goIn, Raw: raw, Outcome: out, State: rc.state(out, goIn), ExitCode: 1, site: reportedSite(rc.Report)}
+		c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(rc.Report)), 2048)
 		return c, true, nil
 	}
 	if strings.HasPrefix(name, "crash-") && minimize >= 0 && len(raw) > 1 && !known(orig) {
@@ -807,7 +831,7 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 	}
 	out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
 	goIn := GoInput(raw, b.types)
-	c := Crasher{Input: goIn, Raw: raw, ExitCode: res.ExitCode, Signal: res.Signal}
+	c := Crasher{Input: goIn, Raw: raw, ExitCode: res.ExitCode, Signal: res.Signal, site: reportedSite(out)}
 	_, crashes := ParseLibFuzzer(out)
 	switch {
 	case len(crashes) > 0:

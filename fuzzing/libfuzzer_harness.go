@@ -16,6 +16,13 @@ package fuzzing
 // t.FailNow and t.SkipNow unwind with a panic the harness recovers instead
 // of runtime.Goexit (which a cgo callback may not call).
 //
+// A panic is printed with its site (file:line where it was raised, on a
+// "fleetd-site:" line above it). A panic at a site named in
+// FLEETD_KNOWN_SITES (newline-separated; RunLibFuzzer sets it for the
+// rounds after a crash) is passed over instead: the input counts as run,
+// "fleetd-passed-over: <site>" is printed the first time, and the fuzzing
+// goes on past a bug the session already has.
+//
 // Arguments of a multi-argument fuzz function are read from the input in
 // order: []byte and string take a 4-byte little-endian length and that many
 // bytes (the last one takes the rest), bool one byte, integers and floats
@@ -35,7 +42,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "4"
+	harnessVersion = "5"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are
@@ -373,7 +380,36 @@ func Init(name string, target func(*F)) {
 		describe(f, dir)
 		os.Exit(0)
 	}
+	for _, s := range strings.Split(os.Getenv("FLEETD_KNOWN_SITES"), "\n") {
+		if s != "" {
+			knownSites[s] = false
+		}
+	}
 	fuzz = f
+}
+
+// knownSites are the panic sites (file:line) of crashes this session has
+// found: a panic at one of them is passed over, so the fuzzing goes on
+// past a bug it already has. The value says whether it was seen.
+var knownSites = map[string]bool{}
+
+// panicSite is where the panic being recovered was raised: the first frame
+// below runtime.gopanic that is not the runtime's (the faulting line of a
+// runtime error, the panic call of an explicit one).
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	past := false
+	for {
+		f, more := frames.Next()
+		if past && !strings.HasPrefix(f.Function, "runtime.") {
+			return f.File + ":" + fmt.Sprint(f.Line)
+		}
+		past = past || f.Function == "runtime.gopanic"
+		if !more {
+			return ""
+		}
+	}
 }
 
 func kindName(t reflect.Type) string {
@@ -531,7 +567,15 @@ func Run(data []byte) {
 				if _, ok := r.(stop); ok {
 					return
 				}
-				fmt.Fprintf(os.Stderr, "--- FAIL: %s\n    panic: %s\n%s\n", f.name, r, debug.Stack())
+				site := panicSite()
+				if seen, ok := knownSites[site]; ok && site != "" {
+					if !seen {
+						knownSites[site] = true
+						fmt.Fprintf(os.Stderr, "fleetd-passed-over: %s\n", site)
+					}
+					return
+				}
+				fmt.Fprintf(os.Stderr, "fleetd-site: %s\n--- FAIL: %s\n    panic: %s\n%s\n", site, f.name, r, debug.Stack())
 				Abort()
 			}
 		}()

@@ -196,13 +196,32 @@ func (c LibFuzzerCrash) state(outcome string, goInput []byte) string {
 	return st.String()
 }
 
+// The harness's own lines: the panic site it prints above a crash, and a
+// crash at a known site that it passed over (see FLEETD_KNOWN_SITES in
+// libfuzzer_harness.go).
+var (
+	siteLine   = regexp.MustCompile(`(?m)^fleetd-site: (\S.*?)\r?$`)
+	passedLine = regexp.MustCompile(`(?m)^fleetd-passed-over: (\S.*?)\r?$`)
+)
+
+// reportedSite is the panic site the harness printed in out ("" for none).
+func reportedSite(out []byte) string {
+	if m := siteLine.FindSubmatch(out); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
 // dropHarnessFrames removes the generated harness's stack frames (a
 // function line and its file line) from Go traces, so the top frames are
-// the target's as go test shows them.
+// the target's as go test shows them, and the harness's own lines.
 func dropHarnessFrames(out []byte) []byte {
 	lines := bytes.Split(out, []byte("\n"))
 	kept := make([][]byte, 0, len(lines))
 	for i := 0; i < len(lines); i++ {
+		if bytes.HasPrefix(lines[i], []byte("fleetd-site: ")) || bytes.HasPrefix(lines[i], []byte("fleetd-passed-over: ")) {
+			continue
+		}
 		if i+1 < len(lines) {
 			file := lines[i+1]
 			if (bytes.Contains(file, []byte(harnessMain)) || bytes.Contains(file, []byte(harnessTesting))) &&

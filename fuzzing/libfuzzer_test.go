@@ -459,3 +459,36 @@ func TestLibFuzzerPlainPackagesAreStandard(t *testing.T) {
 		}
 	}
 }
+
+// TestLibFuzzerPassesOverKnownCrashes: once a session has a crash, its
+// next round passes over a panic at the same site and goes on to the bug
+// behind it, instead of stopping at the first one again.
+func TestLibFuzzerPassesOverKnownCrashes(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./twobugs", "FuzzCheck")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: filepath.Join(t.TempDir(), "bin")}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 25 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, c := range rep.Crashers {
+		states = append(states, c.State)
+		if c.site == "" || !strings.Contains(c.site, "twobugs.go:") {
+			t.Errorf("crasher %q: site %q", c.State, c.site)
+		}
+		if strings.Contains(c.Stderr, "fleetd-") {
+			t.Errorf("the harness's own line in the report: %s", c.Stderr)
+		}
+	}
+	joined := strings.Join(states, "\n")
+	if len(rep.Crashers) != 2 || !strings.Contains(joined, "index out of range") || !strings.Contains(joined, "nil map") {
+		t.Fatalf("crash states %q, want the index panic and the nil map write (note %q)", joined, rep.Note)
+	}
+	if !strings.Contains(rep.Note, "passed over") {
+		t.Errorf("note %q does not say a known crash was passed over", rep.Note)
+	}
+}
