@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -141,10 +142,7 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	defer env.Close()
-	node := &mcpNode{
-		d:   &daemon{a: a.app, env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()},
-		rpc: publicURL(a.cfg.Chain.RPC),
-	}
+	node := newMCPNode(&daemon{a: a.app, env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()})
 	if !node.check(ctx) {
 		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", node.rpc)
 		defer node.watch(ctx)()
@@ -243,9 +241,14 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 // runs are reconciled (names released, keys swept, records closed) before
 // any run starts.
 type mcpNode struct {
-	d   *daemon // its checkNode, node state and recoverCrashed
-	rpc string  // the node's URL without credentials, for messages
-	mu  sync.Mutex
+	d      *daemon // its checkNode, node state and recoverCrashed
+	rawRPC string  // chain.rpc as configured: hosted nodes put API keys in it
+	rpc    string  // its public form (publicURL), for messages
+	mu     sync.Mutex
+}
+
+func newMCPNode(d *daemon) *mcpNode {
+	return &mcpNode{d: d, rawRPC: d.a.cfg.Chain.RPC, rpc: publicURL(d.a.cfg.Chain.RPC)}
 }
 
 // check asks the node once, reconciling crashed runs when it has just come
@@ -263,7 +266,8 @@ func (n *mcpNode) check(ctx context.Context) bool {
 
 // ready is nil when the node answers now, else an error naming it and why,
 // which the session's tool call is answered with (mcpserver: no run
-// started, the next call tries again).
+// started, the next call tries again). The MCP client sees the node's
+// public URL only, as the console's readers do.
 func (n *mcpNode) ready(ctx context.Context) error {
 	if n.check(ctx) {
 		return nil
@@ -271,6 +275,9 @@ func (n *mcpNode) ready(ctx context.Context) error {
 	why := "no answer"
 	if st := n.d.node.status(); st.Error != "" {
 		why = st.Error
+		if n.rawRPC != "" {
+			why = strings.ReplaceAll(why, n.rawRPC, n.rpc)
+		}
 	}
 	return fmt.Errorf("chain node %s does not answer (%s); fleetd mcp retries it and the tools work once it does: call again later", n.rpc, why)
 }
