@@ -142,23 +142,82 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%d MCP sessions are open (the limit), each running a run or active in the last %s: close one, or try again when one ends or idles out", d.o.MaxSessions, minIdleToEvict), http.StatusServiceUnavailable)
 		return
 	}
-	d.next.ServeHTTP(w, r)
-	if ss := d.srv.sessionByID(w.Header().Get(sessionIDHeader)); ss != nil {
-		id := ss.ID()
-		d.mu.Lock()
-		d.seen[id] = d.o.Now()
-		d.mu.Unlock()
-		go func() {
-			ss.Wait()
-			d.mu.Lock()
-			delete(d.seen, id)
-			d.mu.Unlock()
-			<-d.slots
-		}()
+	ow := &opening{ResponseWriter: w, d: d}
+	d.next.ServeHTTP(ow, r)
+	ow.record() // a response with no body written
+	if ow.id == "" {
+		<-d.slots // no session was opened (not an initialize, or it failed)
 		return
 	}
-	<-d.slots // no session was opened (not an initialize, or it failed)
+	ss := d.srv.sessionByID(ow.id)
+	if ss == nil { // it ended during its opening request (closed for room)
+		d.forget(ow.id)
+		return
+	}
+	go func() {
+		ss.Wait()
+		d.forget(ow.id)
+	}()
 }
+
+// forget drops an opened session that has ended and frees its slot.
+func (d *door) forget(id string) {
+	d.mu.Lock()
+	delete(d.seen, id)
+	d.mu.Unlock()
+	<-d.slots
+}
+
+// opening is the ResponseWriter of a request that opens a session. The door
+// records the new session when the SDK writes the response's header, which
+// names it, before a byte of the response reaches the client: a client that
+// has its session id finds the door knowing its session, so its next
+// requests count as activity, and the session can give its slot up once it
+// has been quiet long enough, even while the opening request's handler is
+// still finishing. (Recording it after the handler returned left a window
+// where the client had moved on while the door did not know the session;
+// TestDoorSessionKnownBeforeAnswer holds the handler there.)
+type opening struct {
+	http.ResponseWriter
+	d    *door
+	done bool
+	id   string // the opened session's id, once recorded
+}
+
+func (o *opening) record() {
+	if o.done {
+		return
+	}
+	o.done = true
+	id := o.Header().Get(sessionIDHeader)
+	if id == "" {
+		return
+	}
+	o.id = id
+	o.d.mu.Lock()
+	o.d.seen[id] = o.d.o.Now()
+	o.d.mu.Unlock()
+}
+
+func (o *opening) WriteHeader(code int) {
+	o.record()
+	o.ResponseWriter.WriteHeader(code)
+}
+
+func (o *opening) Write(p []byte) (int, error) {
+	o.record()
+	return o.ResponseWriter.Write(p)
+}
+
+// FlushError flushes the stream (the SDK flushes each event through
+// http.ResponseController); a flush sends the header too.
+func (o *opening) FlushError() error {
+	o.record()
+	return http.NewResponseController(o.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (o *opening) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 // touch records a request of session id, if it is one the door opened (a
 // made-up id is not remembered).

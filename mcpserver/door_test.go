@@ -504,3 +504,87 @@ func TestDoorSessionEviction(t *testing.T) {
 	r.waitRun()
 	r.waitRun()
 }
+
+// heldTail passes an opening request's answer to the client, then holds the
+// door's handler in the flush of its first event until release is closed:
+// the client has its session id while the request's handler has not
+// returned.
+type heldTail struct {
+	http.ResponseWriter
+	release <-chan struct{}
+	wrote   bytes.Buffer
+	held    bool
+}
+
+func (h *heldTail) Write(p []byte) (int, error) {
+	h.wrote.Write(p)
+	return h.ResponseWriter.Write(p)
+}
+
+func (h *heldTail) Flush() {
+	h.ResponseWriter.(http.Flusher).Flush()
+	if !h.held && bytes.Contains(h.wrote.Bytes(), []byte("data:")) {
+		h.held = true
+		<-h.release
+	}
+}
+
+// TestDoorSessionKnownBeforeAnswer: the door knows a session from the moment
+// its id is sent, not from when its opening request's handler returns. With
+// the one slot taken by a session whose client has its answer but whose
+// handler is still finishing, a new session an hour later takes that slot
+// (200), instead of finding no session it may close (503). This held the
+// race behind TestDoorSessionEviction's rare 503 open for as long as needed.
+func TestDoorSessionKnownBeforeAnswer(t *testing.T) {
+	var log logSink
+	r := newRig(t, withLog(&log))
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	door := r.srv.Handler(mcpserver.HTTPOptions{MaxSessions: 1, Rate: 1e6, Burst: 1e6, Now: clock.now})
+	release := make(chan struct{})
+	var first atomic.Bool
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Mcp-Session-Id") == "" && first.CompareAndSwap(false, true) {
+			w = &heldTail{ResponseWriter: w, release: release}
+		}
+		door.ServeHTTP(w, req)
+	}))
+	defer func() { ts.CloseClientConnections(); ts.Close() }()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+
+	code, h, body := post(t, ts.URL, initBody, nil)
+	if code != http.StatusOK || h.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("the first session: %d %q", code, body)
+	}
+	clock.add(time.Hour)
+	second := make(chan int, 1)
+	go func() { // not post: it may not call t.Fatal off the test's goroutine
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			second <- 0
+			return
+		}
+		resp.Body.Close()
+		second <- resp.StatusCode
+	}()
+	// The second session closes the first and waits for its slot, which
+	// comes back once the first's handler returns: let it return then.
+	deadline := time.After(10 * time.Second)
+	for log.count("closing the one quiet longest") == 0 {
+		select {
+		case code := <-second:
+			t.Fatalf("a second session with the first idle an hour, its opening request still finishing: %d, want 200", code)
+		case <-deadline:
+			t.Fatal("no eviction and no answer in 10 s")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	free()
+	if code := <-second; code != http.StatusOK {
+		t.Errorf("a second session after the first gave its slot up: %d, want 200", code)
+	}
+}

@@ -8,14 +8,18 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/mcpserver"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -55,6 +59,10 @@ the run ends, releasing its names, sweeping its keys and writing its footer,
 when the session closes, its budget (the specialist's, capped by the day's
 daemon.daily_budget) or deadline is spent, fleetd is paused (at the next
 call), or this process is stopped.
+
+With the chain node down at start it serves anyway: a tool call is answered
+with an error naming the node until it answers (retried with backoff), and
+the next call after that starts the run.
 
 Resources: fleetd://report/latest (Markdown and JSON), fleetd://cluster/{id},
 fleetd://run/{id}, fleetd://runs; a prompt per specialist.
@@ -125,16 +133,27 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	if reg, err = reg.Subset(p.Tools); err != nil {
 		return fmt.Errorf("specialist %s: %w", p.Name, err)
 	}
-	env, err := a.buildEnv(ctx, logger)
+	// The node is dialled lazily, as the daemon's: with the node down at
+	// start, fleetd mcp serves degraded (tools/list, resources and prompts
+	// answer; a tool call is answered with an error naming the node) and
+	// retries it, and catches up when it answers (mcpNode).
+	env, err := a.buildEnvWith(ctx, logger, true)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	(&daemon{a: a.app, env: env, log: logger.With("component", "mcp")}).recoverCrashed(ctx)
+	node := newMCPNode(&daemon{a: a.app, env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()})
+	if !node.check(ctx) {
+		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", node.rpc)
+		defer node.watch(ctx)()
+	}
 
 	daily := fleet.NewDailyBudget(a.dataDir(), a.cfg.Daemon.Daily.budget())
 	run := func(ctx context.Context, s *mcpserver.Session) (fleet.RunResult, error) {
 		if err := daily.Check(); err != nil {
+			return fleet.RunResult{}, err
+		}
+		if err := node.ready(ctx); err != nil {
 			return fleet.RunResult{}, err
 		}
 		res, err := a.runSpecialist(ctx, env, p, runOptions{
@@ -154,7 +173,11 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.flushOutbox(env, logger)
+	defer func() {
+		if node.d.node.Up() { // else it would only wait for the node to fail again
+			a.flushOutbox(env, logger)
+		}
+	}()
 	dial, _ := env.control.Dial()
 	if o.transport == "stdio" {
 		fmt.Fprintf(a.stderr, "fleetd mcp: serving the %s specialist's %d tools on stdio (dial %s, data dir %s)\n", p.Name, len(reg.List()), dial, a.dataDir())
@@ -208,6 +231,79 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 	// footers), which also ends the sessions' event streams; then HTTP.
 	cerr := srv.Close(sctx)
 	return errors.Join(cerr, hs.Shutdown(sctx))
+}
+
+// mcpNode is fleetd mcp's chain node: a session's run starts only while the
+// node answers (a run would fail on fleetd's own network), checked live at
+// each start, so a tool call made while it is down is answered with an
+// error naming it, and the next one after it is back starts the run. When
+// the node answers for the first time, at start or after an outage, crashed
+// runs are reconciled (names released, keys swept, records closed) before
+// any run starts.
+type mcpNode struct {
+	d      *daemon // its checkNode, node state and recoverCrashed
+	rawRPC string  // chain.rpc as configured: hosted nodes put API keys in it
+	rpc    string  // its public form (publicURL), for messages
+	mu     sync.Mutex
+}
+
+func newMCPNode(d *daemon) *mcpNode {
+	return &mcpNode{d: d, rawRPC: d.a.cfg.Chain.RPC, rpc: publicURL(d.a.cfg.Chain.RPC)}
+}
+
+// check asks the node once, reconciling crashed runs when it has just come
+// back, and reports whether it answers. Checks (and their catch-up) do not
+// overlap.
+func (n *mcpNode) check(ctx context.Context) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	up, back := n.d.checkNode(ctx)
+	if back {
+		n.d.recoverCrashed(ctx)
+	}
+	return up
+}
+
+// ready is nil when the node answers now, else an error naming it and why,
+// which the session's tool call is answered with (mcpserver: no run
+// started, the next call tries again). The MCP client sees the node's
+// public URL only, as the console's readers do.
+func (n *mcpNode) ready(ctx context.Context) error {
+	if n.check(ctx) {
+		return nil
+	}
+	why := "no answer"
+	if st := n.d.node.status(); st.Error != "" {
+		why = st.Error
+		if n.rawRPC != "" {
+			why = strings.ReplaceAll(why, n.rawRPC, n.rpc)
+		}
+	}
+	return fmt.Errorf("chain node %s does not answer (%s); fleetd mcp retries it and the tools work once it does: call again later", n.rpc, why)
+}
+
+// watch retries the node in the background while it is down, with backoff
+// and jitter as the daemon's (nodeRetryMin doubling to nodeRetryMax), until
+// it answers, so crashed runs are reconciled and the outbox posted without
+// waiting for a tool call. Once the node has answered, only run starts
+// check it. The returned func stops it and waits.
+func (n *mcpNode) watch(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait := nodeRetryMin
+		for !n.d.node.Up() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)/2+1))):
+			}
+			wait = min(wait*2, nodeRetryMax)
+			n.check(ctx) // when it answers, recoverCrashed posts the outbox too
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // flushOutbox posts findings queued while the chain was away, as the daemon

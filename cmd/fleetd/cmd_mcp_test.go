@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,8 +20,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/trajectory"
+	"go.yaml.in/yaml/v3"
 )
 
 // mcpProc is a real `fleetd mcp` process: this test binary acting as fleetd.
@@ -501,5 +505,114 @@ func TestMCPHTTP(t *testing.T) {
 	}
 	if want := map[string]string{"doomed": "done", "stays": "cancelled"}; runs != 2 || !cmp.Equal(want, outcomes) {
 		t.Errorf("%d runs, outcomes %v, want %v", runs, outcomes, want)
+	}
+}
+
+// TestMCPStartsWithTheNodeDown: `fleetd mcp` whose chain node does not
+// answer at start (it exited 1) serves degraded: the tools are listed, a
+// tool call is answered with an error naming the node and starts no run,
+// and the process stays up. It retries the node; once the node is back the
+// next call starts the run, which ends cleaned up. A bad config still stops
+// it at once, non-zero, with an error naming what is wrong.
+func TestMCPStartsWithTheNodeDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev chain, the testbed and a fleetd mcp process")
+	}
+	f := newFaultFixture(t, fleet.Exercise, nil)
+	f.proxy.SetDown(true)
+	p := startMCPProc(t, f.fleetFixture)
+	cs := p.connectStdio("early-agent")
+	if list, err := cs.ListTools(context.Background(), nil); err != nil || len(list.Tools) == 0 {
+		t.Fatalf("tools/list with the node down: %v %v", list, err)
+	}
+	obj, isErr := callTool(t, cs, "qa_create", map[string]any{})
+	msg, _ := obj["error"].(string)
+	if want := "chain node http://" + f.proxy.Addr() + " does not answer"; !isErr || !strings.Contains(msg, want) {
+		t.Errorf("qa_create with the node down: isError %v, %q; want an error containing %q", isErr, msg, want)
+	}
+	t.Logf("a tool call with the node down: %s", msg)
+	if n := len(f.runRecords(t)); n != 0 {
+		t.Errorf("%d runs started while the node was down", n)
+	}
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		t.Fatalf("fleetd mcp exited with the node down: %v\n%s", err, tail(p.stderr.String(), 20))
+	default:
+	}
+
+	f.proxy.SetDown(false)
+	// It sees the node back by itself (the first retries come within
+	// seconds), before any tool call asks.
+	waitFor(t, 30*time.Second, "fleetd mcp to see the node back", func() bool {
+		return strings.Contains(p.stderr.String(), "chain node answers")
+	})
+	created, isErr := callTool(t, cs, "qa_create", map[string]any{})
+	if name, _ := created["name"].(string); isErr || name == "" {
+		t.Fatalf("qa_create once the node is back: %v\n%s", created, tail(p.stderr.String(), 20))
+	}
+	cs.Close()
+	p.wait(30 * time.Second)
+	if runs, _ := f.checkInvariants(t); runs != 1 {
+		t.Errorf("%d runs, want 1", runs)
+	}
+
+	// Bad configs: the process stops with an error naming the fault.
+	for _, c := range []struct {
+		name string
+		set  func(ch map[string]any)
+		want string
+	}{
+		{"no rpc", func(ch map[string]any) { delete(ch, "rpc") }, "chain.rpc"},
+		{"wrong chain id", func(ch map[string]any) { ch["chain_id"] = 7 }, "wrong chain id"},
+	} {
+		b, err := os.ReadFile(f.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg map[string]any
+		if err := yaml.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		c.set(cfg["chain"].(map[string]any))
+		b, _ = yaml.Marshal(cfg)
+		bad := filepath.Join(t.TempDir(), "fleetd.yaml")
+		if err := os.WriteFile(bad, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run(t, "", "mcp", "--config", bad)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want non-zero naming %q", c.name, code, tail(stderr, 5), c.want)
+		}
+		t.Logf("%s: exit %d, %s", c.name, code, tail(stderr, 1))
+	}
+}
+
+// TestMCPNodeErrorHidesTheKey: the error a tool call gets while the node is
+// down names the node by its public URL; an API key in chain.rpc (hosted
+// nodes put it in the path) does not reach the MCP client. A real lazy
+// client against a port nothing listens on.
+func TestMCPNodeErrorHidesTheKey(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	rpc := "http://" + addr + "/v3/sekrit-api-key"
+	cl, err := chain.Dial(context.Background(), rpc, chain.Options{Timeout: 2 * time.Second, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	a := &app{cfg: &Config{Chain: ChainConfig{RPC: rpc}}}
+	n := newMCPNode(&daemon{a: a, env: &fleetEnv{client: cl}, log: slog.New(slog.DiscardHandler), metrics: httpapi.NewMetrics()})
+	err = n.ready(context.Background())
+	if err == nil {
+		t.Fatal("ready with nothing listening: nil")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "sekrit") || !strings.Contains(msg, "chain node http://"+addr+"/… does not answer") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("ready: %q; want the public URL, the cause, and no key", msg)
 	}
 }
