@@ -158,6 +158,11 @@ func pruneDue(kept string, every time.Duration, now time.Time) bool {
 	return countFiles(kept) >= min(max(maxKeptInputs/2, 2*last), maxKeptInputs*3/4)
 }
 
+// mergeBudget is the time a session of length d gives its corpus merge: a
+// third of it, at least 10 s and at most 2 minutes (a variable for the
+// tests).
+var mergeBudget = func(d time.Duration) time.Duration { return min(max(d/3, 10*time.Second), 2*time.Minute) }
+
 // Input limits of the kept corpus.
 const (
 	maxKeptInput  = 1 << 20 // bytes: larger inputs are skipped (with a note)
@@ -248,7 +253,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			return nil, fmt.Errorf("libfuzzer: %w", err)
 		}
 	case n > 0:
-		budget := min(max(dur/3, 10*time.Second), 2*time.Minute)
+		budget := mergeBudget(dur)
 		res, err := lt.exec(ctx, []string{bin, "-merge=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
 			"-artifact_prefix=" + mergeArtifacts + "/", corpus, in}, budget)
 		if err != nil {
@@ -258,7 +263,16 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		merged = !res.TimedOut && got > 0
 		switch {
 		case res.TimedOut:
-			notes = append(notes, fmt.Sprintf("the corpus merge did not finish in %s: the session started from the %d inputs merged by then", budget, got))
+			// libFuzzer writes a merge's output at its end: an unfinished
+			// one leaves next to nothing. Start from everything staged, as
+			// between prunes, rather than from what little it wrote.
+			if err := os.RemoveAll(corpus); err != nil {
+				return nil, fmt.Errorf("libfuzzer: %w", err)
+			}
+			if err := os.Rename(in, corpus); err != nil {
+				return nil, fmt.Errorf("libfuzzer: %w", err)
+			}
+			notes = append(notes, fmt.Sprintf("the corpus merge did not finish in %s (%d inputs merged by then): the session started from the %d staged inputs as they are, and the kept corpus is pruned next time", budget, got, n))
 		case got == 0 && countFiles(mergeArtifacts) > 0:
 			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge: %d crashed the target (it fails on its seeds)", n, countFiles(mergeArtifacts)))
 		case got == 0:

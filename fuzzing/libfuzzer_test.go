@@ -492,3 +492,41 @@ func TestLibFuzzerPassesOverKnownCrashes(t *testing.T) {
 		t.Errorf("note %q does not say a known crash was passed over", rep.Note)
 	}
 }
+
+// TestLibFuzzerMergeTimeout: a prune whose merge does not finish in its
+// time starts the session from everything staged (libFuzzer writes a
+// merge's output only at its end), keeps the kept corpus whole and leaves
+// the prune to the next session.
+func TestLibFuzzerMergeTimeout(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./record", "FuzzParse")
+	kept := t.TempDir()
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(kept, fmt.Sprintf("in-%02d", i)), []byte{byte(i), 'a', 'b'}, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Workers: 1}
+	if _, err := lt.build(context.Background()); err != nil { // before the merge's clock
+		t.Fatal(err)
+	}
+	old := mergeBudget
+	mergeBudget = func(time.Duration) time.Duration { return time.Millisecond }
+	t.Cleanup(func() { mergeBudget = old })
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1, PruneEvery: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Note, "merge did not finish") || rep.StartedFrom < 30 {
+		t.Fatalf("started from %d; note %q", rep.StartedFrom, rep.Note)
+	}
+	if n := countFiles(kept); n < 30 {
+		t.Errorf("the kept corpus lost inputs: %d of 30", n)
+	}
+	if _, err := os.Stat(filepath.Join(kept, prunedStamp)); err == nil {
+		t.Error("an unfinished merge stamped the corpus as pruned")
+	}
+}
