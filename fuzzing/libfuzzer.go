@@ -441,7 +441,11 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			return rep, err
 		}
 		if prune && merged {
-			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", start.UTC().Format(time.RFC3339), countFiles(o.Kept))); err != nil {
+			// What the merge kept, not the kept corpus now: with the
+			// session's finds added, that was at the next prune's threshold
+			// already once sessions ran their whole time, and every session
+			// pruned again (the daemon on sh, fourth session).
+			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", start.UTC().Format(time.RFC3339), rep.StartedFrom)); err != nil {
 				return rep, fmt.Errorf("libfuzzer corpus: %w", err)
 			}
 		}

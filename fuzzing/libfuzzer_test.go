@@ -372,8 +372,10 @@ func TestLibFuzzerPruneSchedule(t *testing.T) {
 	if rep.Pruned < 19 || dups() > 1 || !strings.Contains(rep.Note, "corpus pruned") {
 		t.Fatalf("first session: pruned %d, %d redundant inputs left, note %q", rep.Pruned, dups(), rep.Note)
 	}
-	if _, err := os.Stat(filepath.Join(kept, prunedStamp)); err != nil {
+	if b, err := os.ReadFile(filepath.Join(kept, prunedStamp)); err != nil {
 		t.Fatalf("no prune stamp: %v", err)
+	} else if f := strings.Fields(string(b)); len(f) != 2 || f[1] != strconv.Itoa(rep.StartedFrom) {
+		t.Errorf("stamp %q: want the %d inputs the merge kept", b, rep.StartedFrom)
 	}
 	redundant()
 	for i := range 30 {
