@@ -133,6 +133,40 @@ func (c *Corpus) AddCrash(input []byte) error {
 	return nil
 }
 
+// Minimized returns the smallest input kept for a crash key (an engine's
+// outcome and crash state; see SetMinimized), or nil (also for a nil
+// Corpus).
+func (c *Corpus) Minimized(key string) []byte {
+	if c == nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "minimized", contentName([]byte(key))))
+	if err != nil || len(b) == 0 || len(b) > maxKeptInput {
+		return nil
+	}
+	return b
+}
+
+// SetMinimized keeps input as the minimized crasher for key, unless one at
+// most as long is kept already: a later session that meets the same crash
+// replays it instead of minimizing again.
+func (c *Corpus) SetMinimized(key string, input []byte) error {
+	if c == nil || len(input) == 0 || len(input) > maxKeptInput {
+		return nil
+	}
+	if old := c.Minimized(key); old != nil && len(old) <= len(input) {
+		return nil
+	}
+	dir := filepath.Join(c.dir, "minimized")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("fuzz corpus: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(dir, contentName([]byte(key))), input); err != nil {
+		return fmt.Errorf("fuzz corpus: %w", err)
+	}
+	return nil
+}
+
 func contentName(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])

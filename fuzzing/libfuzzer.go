@@ -386,7 +386,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
 				break // more than enough to find the new states among
 			}
-			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known)
+			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known, s.Corpus)
 			if err != nil {
 				return rep, err
 			}
@@ -709,7 +709,7 @@ func newArtifacts(dir string, before map[string]bool) []string {
 // again): its state is its input's shape. ok is false for an artifact that
 // does not fail when replayed and was not reported in the session's
 // output.
-func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact string, reported []LibFuzzerCrash, minimize, session time.Duration, known func(Crasher) bool) (Crasher, bool, error) {
+func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact string, reported []LibFuzzerCrash, minimize, session time.Duration, known func(Crasher) bool, kept *Corpus) (Crasher, bool, error) {
 	raw, err := os.ReadFile(artifact)
 	if err != nil {
 		return Crasher{}, false, fmt.Errorf("libfuzzer: %w", err)
@@ -745,12 +745,21 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		return c, true, nil
 	}
 	if strings.HasPrefix(name, "crash-") && minimize >= 0 && len(raw) > 1 && !known(orig) {
+		// A crash an earlier session minimized: its small input, replayed,
+		// instead of minimizing again (a known bug is met in nearly every
+		// session, and its minimization took up to a quarter of one).
+		key := EngineLibFuzzer + "|" + orig.Outcome + "|" + orig.State
+		if small := kept.Minimized(key); small != nil && len(small) < len(raw) {
+			if c, err := lt.replayRaw(ctx, b, small, 0); err == nil && c.Outcome == orig.Outcome && c.State == orig.State {
+				return c, true, nil
+			}
+		}
 		if minimize == 0 {
 			minimize = min(30*time.Second, max(session/4, 5*time.Second))
 		}
 		if small, err := lt.minimize(ctx, raw, minimize); err == nil && len(small) < len(raw) {
 			if c, err := lt.replayRaw(ctx, b, small, 0); err == nil && c.Outcome == orig.Outcome && c.State == orig.State {
-				return c, true, nil
+				return c, true, kept.SetMinimized(key, small)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package fuzzing
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -227,16 +228,31 @@ func TestLibFuzzerMinimize(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "panic: assignment to entry in nil map @ record.Parse < record.FuzzParse.funcN"
-	c, ok, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return false })
+	kept, err := OpenCorpus(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := func(Crasher) bool { return false }
+	c, ok, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, never, kept)
 	if err != nil || !ok {
 		t.Fatalf("crasher: %v %v", ok, err)
 	}
 	if c.Outcome != Crashed || c.State != want || len(c.Raw) > 12 {
 		t.Errorf("minimized: %s %q, %d bytes %q (from %d)", c.Outcome, c.State, len(c.Raw), c.Raw, len(raw))
 	}
-	again, _, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return true })
+	again, _, err := lt.crasher(ctx, b, art, nil, 20*time.Second, time.Minute, func(Crasher) bool { return true }, kept)
 	if err != nil || len(again.Raw) != len(raw) || again.State != want {
 		t.Errorf("a known state minimized again: %d bytes, %q, %v", len(again.Raw), again.State, err)
+	}
+	// A later session, with no time to minimize: the kept minimized input,
+	// replayed; without a kept one, the original.
+	later, _, err := lt.crasher(ctx, b, art, nil, time.Nanosecond, time.Minute, never, kept)
+	if err != nil || later.State != want || !bytes.Equal(later.Raw, c.Raw) {
+		t.Errorf("a later session: %q (%d bytes), want the kept %q; %v", later.State, len(later.Raw), c.Raw, err)
+	}
+	fresh, _, err := lt.crasher(ctx, b, art, nil, time.Nanosecond, time.Minute, never, nil)
+	if err != nil || len(fresh.Raw) != len(raw) {
+		t.Errorf("no kept input, no time: %d bytes, want the original %d; %v", len(fresh.Raw), len(raw), err)
 	}
 }
 
