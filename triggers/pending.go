@@ -45,7 +45,8 @@ type pendingStart struct {
 	since  time.Time // when it was first refused, for retry order
 	seq    uint64    // s.seq at its last change: a run started later absorbs it
 	atCap  bool      // waits for any run to end, not only its own
-	ends   uint64    // the end count it waits to see exceed (own or all)
+	own    uint64    // the specialist's end count when it was refused
+	all    uint64    // everyone's end count then
 }
 
 func (p *pendingStart) reason() string { return eventReason(p.counts) }
@@ -90,22 +91,21 @@ func (s *Scheduler) endCounts(name string) (own, all uint64) {
 func (s *Scheduler) due(name string, p *pendingStart) bool {
 	own, all := s.endCounts(name)
 	if p.atCap {
-		return all > p.ends
+		return all > p.all
 	}
-	return own > p.ends
+	return own > p.own
 }
 
 // pendingFor makes a pending start for counts after a refusal that wraps
 // ErrRunning or ErrAtCap, given the end counts read before the Start call
-// and when the events were first refused, merged with the one that exists. It reports whether a run it waits
+// and when the events were first refused. One already pending (made while
+// a retry was in flight) is merged in, waiting for whichever end comes
+// first, so a merge never delays a retry. It reports whether a run it waits
 // for has already ended (the caller then wakes the retry loop). The caller
 // holds s.mu.
 func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, own, all uint64, since time.Time) bool {
 	s.seq++
-	p := &pendingStart{counts: maps.Clone(counts), since: since, seq: s.seq, atCap: errors.Is(err, ErrAtCap), ends: own}
-	if p.atCap {
-		p.ends = all
-	}
+	p := &pendingStart{counts: maps.Clone(counts), since: since, seq: s.seq, atCap: errors.Is(err, ErrAtCap), own: own, all: all}
 	if old := s.pending[name]; old != nil {
 		for k, n := range old.counts {
 			p.counts[k] += n
@@ -113,6 +113,8 @@ func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, ow
 		if old.since.Before(p.since) {
 			p.since = old.since
 		}
+		p.atCap = p.atCap || old.atCap
+		p.own, p.all = min(p.own, old.own), min(p.all, old.all)
 	}
 	s.pending[name] = p
 	return s.due(name, p)
