@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +14,9 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
+	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestStarterMarksBusyRefusals drives the starter over a real runner: the
@@ -74,4 +80,97 @@ func TestStarterMarksBusyRefusals(t *testing.T) {
 	check("tri", nil, "daily ") // the budget refusal itself
 	s.node = &nodeState{}       // never checked: down
 	check("tri", nil, "the chain node is down")
+}
+
+// TestTriageCatchesUpAfterABusyRun is the CI case made certain: with one
+// run slot, feedback that lands while a ux run holds it is refused to
+// triage (the fleet is at its cap); when the run ends, triage runs at once
+// for it, rather than at its hourly interval.
+func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
+	t.Parallel() // its own chain and data dir
+	if testing.Short() {
+		t.Skip("starts a daemon and a chain")
+	}
+	hour := fleet.Trigger{Every: time.Hour}
+	f := newFleetFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": hour, "security": hour, "ux": hour, "perf": hour, "fuzz": hour})
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["daemon"].(map[string]any)["max_concurrent"] = 1
+	raw["triage"] = map[string]any{"every": "1h"}
+	if b, err = yaml.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &logs, configPath: f.config}
+	if a.cfg, err = LoadConfig(f.config); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := serviceCommands{a}.startDaemon(ctx, daemonOptions{logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.shutdown(30 * time.Second) })
+
+	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
+		t.Fatalf("ux not started: %s", why)
+	}
+	uxStart := time.Now()
+	postFinding(t, f, "qa/v1 source=qa-test sev=low surface=docs\nfirst entry while ux runs")
+	postFinding(t, f, "qa/v1 source=qa-test sev=low surface=docs\nsecond entry while ux runs")
+	// The poller (every 1s) sees them while ux still holds the slot.
+	deadline := time.Now().Add(60 * time.Second)
+	for d.sched.Stats()[triageName].Events < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("triage saw no feedback events: %+v", d.sched.Stats()[triageName])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if running := d.runner.Running(); !slices.Contains(running, "ux") {
+		t.Fatalf("ux ended (%s) before triage saw the entries: this test needs a longer run", time.Since(uxStart))
+	}
+	if st := d.sched.Stats()[triageName]; st.PendingReason == "" {
+		t.Fatalf("no start pending for triage while ux holds the only slot: %+v", st)
+	}
+	for len(d.runner.Running()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("runs still going after 60s: %v", d.runner.Running())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	uxEnd := time.Now()
+	n, err := f.dn.log.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rep, err := triage.LoadReport(a.reportsDir())
+		if err == nil && rep.Head >= n {
+			break
+		}
+		if time.Since(uxEnd) > 30*time.Second {
+			head := uint64(0)
+			if err == nil {
+				head = rep.Head
+			}
+			t.Fatalf("the report covers [0, %d) of %d entries 30s after ux's run ended; triage %+v", head, n, d.sched.Stats()[triageName])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	st := d.sched.Stats()[triageName]
+	if st.Retried < 1 {
+		t.Errorf("triage stats %+v: no pending start was retried", st)
+	}
+	t.Logf("ux ran %s; the report covered all %d entries %s after it ended; triage %+v",
+		uxEnd.Sub(uxStart).Round(100*time.Millisecond), n, time.Since(uxEnd).Round(100*time.Millisecond), st)
 }
