@@ -153,8 +153,9 @@ const (
 
 // Scheduler fires specialists on their schedules and on chain events. Its
 // methods are safe for concurrent use; it owns every goroutine it starts
-// (cron's, one per continuous specialist, one event poller) and Stop waits
-// for them.
+// (cron's, one per continuous specialist, one event poller and the loop
+// that retries held event starts) and Stop waits for them. Held starts are
+// dropped at Stop.
 type Scheduler struct {
 	cfg    Config
 	log    *slog.Logger
