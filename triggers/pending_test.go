@@ -280,3 +280,48 @@ func TestBusyRefusal(t *testing.T) {
 		t.Error("a plain refusal is busy")
 	}
 }
+
+// TestEventsDuringASlowRetryAreKept: a retry whose Start call is slow is out
+// of the pending map meanwhile, so events found then make their own
+// attempt; when the retry is then refused it goes back, and nothing any
+// event stood for is lost: every poll's events reach a run that started
+// after they were seen.
+func TestEventsDuringASlowRetryAreKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFakeChain()
+		f := newFakeStarter()
+		run := overlapStarter(f, 30*time.Second)
+		calls := 0
+		f.run = func(name, reason string) (<-chan Outcome, error) {
+			calls++
+			if calls == 3 { // the retry at 32 s: slow to answer
+				time.Sleep(5 * time.Second)
+			}
+			return run(name, reason)
+		}
+		s := mustNew(t, eventConfig(f, src, "", Spec{Specialist: "tri", Events: []string{EventFeedback}}))
+		f.TellEnds(s)
+		s.Start(t.Context())
+		synctest.Wait()
+		src.Mine(feedbackLog(1, 0))
+		poll() // 2 s: starts, ends at 32 s
+		src.Mine(feedbackLog(2, 0), feedbackLog(2, 1))
+		poll() // 4 s: pending
+		time.Sleep(28*time.Second + 500*time.Millisecond)
+		synctest.Wait() // 32.5 s: the retry is in its slow Start call
+		src.Mine(feedbackLog(3, 0), feedbackLog(3, 1), feedbackLog(3, 2))
+		poll() // 34 s: its own attempt starts a run (to 64 s); the retry is refused at 37 s
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		want := []string{"event:feedback x 1", "event:feedback x 3", "event:feedback x 2"}
+		if diff := cmp.Diff(want, f.Started("tri")); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]time.Duration{2 * time.Second, 34 * time.Second, 64 * time.Second}, startedAt(f, "tri")); diff != "" {
+			t.Errorf("run starts (-want +got):\n%s", diff)
+		}
+		if st := s.Stats()["tri"]; st.Retried != 1 || st.PendingReason != "" || st.Events != 6 {
+			t.Errorf("stats = %+v", st)
+		}
+	})
+}
