@@ -24,7 +24,7 @@ func newTickRecorder(n int) *tickRecorder {
 	return &tickRecorder{n: n, at: make([]time.Time, 0, n), full: make(chan []time.Time, 4), done: finished(Outcome{})}
 }
 
-func (r *tickRecorder) Start(context.Context, string, string) (<-chan Outcome, bool, string) {
+func (r *tickRecorder) Start(context.Context, string, string) (<-chan Outcome, error) {
 	now := time.Now()
 	r.mu.Lock()
 	r.at = append(r.at, now)
@@ -33,7 +33,7 @@ func (r *tickRecorder) Start(context.Context, string, string) (<-chan Outcome, b
 		r.at = make([]time.Time, 0, r.n)
 	}
 	r.mu.Unlock()
-	return r.done, true, ""
+	return r.done, nil
 }
 
 func thousandSpecs(n int, cronSpec string) []Spec {

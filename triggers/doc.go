@@ -4,7 +4,9 @@
 // polled by block range. It only decides when: a [Starter] (the daemon's
 // runner) owns the runs, refuses one while the specialist is already running,
 // paused, over budget or at the fleet-wide concurrency cap, and the
-// [Scheduler] counts every refusal as a skip.
+// [Scheduler] counts every refusal as a skip, except that an event start
+// refused because the specialist runs or the fleet is at its cap waits for a
+// run to end (see Chain events).
 //
 // # Schedules
 //
@@ -45,8 +47,34 @@
 // Events found in one poll are coalesced: each subscribed specialist gets one
 // start attempt, with a reason such as "event:name_registered x 3" or
 // "event:name_registered x 2, feedback x 1", since its runs never overlap
-// anyway. An attempt the Starter refuses is counted as a skip and not
-// retried: like a tick during a run, it is absorbed by the run in progress.
+// anyway.
+//
+// A run in progress does not absorb new events: it read the chain before
+// they landed (a triage pass that read the log before the new feedback).
+// So an event attempt the Starter refuses with an error wrapping
+// [ErrRunning] (the specialist is running) or [ErrAtCap] (the fleet is at
+// its concurrency cap) becomes the specialist's pending start, at most one
+// per specialist: the events of later polls join it without asking the
+// Starter, and its reason keeps counting them ("event:feedback x 7"). It is
+// tried again when a run ends, as the Starter's owner reports through
+// [Scheduler.RunEnded]: for ErrRunning when one of the specialist's own runs
+// ends, for ErrAtCap when any run does, oldest pending first. Refused again
+// as busy, it stays pending; refused for any other reason (paused, budget
+// spent, node down) it is dropped and counted as a skip. Any run of the
+// specialist that starts after the pending start last changed (a tick, a
+// manual fire) reads everything it stands for, so it is dropped then too,
+// and a reload that unsubscribes the specialist from every event drops it.
+// The Starter never runs a specialist twice at once, so neither does a
+// retry.
+//
+// Other refusals of an event attempt stay plain skips: while the fleet is
+// paused or over its budget nothing is held, and resuming starts no run
+// until the next event (or tick). The Starter is asked to mark a running or
+// cap refusal busy only when it is not also paused or over budget. Cron and
+// every ticks, continuous iterations (which retry on their own) and manual
+// fires are never held. [Stats] counts held polls in Pending, pending starts
+// that a retry started in Retried, and shows the start pending now in
+// PendingReason.
 //
 // A kind no specialist subscribes to is not polled; when a Replace subscribes
 // to it again, it resumes from where it stopped.

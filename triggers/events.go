@@ -468,21 +468,23 @@ func (s *Scheduler) pollOnce(ctx context.Context) error {
 }
 
 // fireEvents makes one start attempt per subscribed specialist for all the
-// events of one poll, e.g. reason "event:name_registered x 2, feedback x 1".
+// events of one poll, e.g. reason "event:name_registered x 2, feedback x 1"
+// (or joins the specialist's pending start: pending.go).
 func (s *Scheduler) fireEvents(ctx context.Context, subs map[string][]string, counts map[string]int) {
-	parts := map[string][]string{}
-	total := map[string]int{}
+	per := map[string]map[string]int{}
 	for _, k := range eventKinds {
 		n := counts[k]
 		if n == 0 {
 			continue
 		}
 		for _, name := range subs[k] {
-			parts[name] = append(parts[name], fmt.Sprintf("%s x %d", k, n))
-			total[name] += n
+			if per[name] == nil {
+				per[name] = map[string]int{}
+			}
+			per[name][k] = n
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(parts)) {
-		s.fire(ctx, name, "event:"+strings.Join(parts[name], ", "), total[name])
+	for _, name := range slices.Sorted(maps.Keys(per)) {
+		s.fireEvent(ctx, name, per[name])
 	}
 }

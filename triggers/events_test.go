@@ -62,6 +62,7 @@ func TestEventsCoalescePerSpecialist(t *testing.T) {
 			Spec{Specialist: "tri", Events: []string{EventFeedback, EventNameRegistered}},
 			Spec{Specialist: "sec", Events: []string{EventNameRegistered}},
 		))
+		f.TellEnds(s)
 		s.Start(t.Context())
 		synctest.Wait()
 		src.Mine(registered(1, "a"), feedbackLog(1, 0), feedbackLog(1, 1))
@@ -72,13 +73,41 @@ func TestEventsCoalescePerSpecialist(t *testing.T) {
 		if diff := cmp.Diff([]string{"event:name_registered x 1"}, f.Reasons("sec")); diff != "" {
 			t.Errorf("sec (-want +got):\n%s", diff)
 		}
-		// Still running: the next event's attempt is refused and counted, not queued.
+		// Still running: the next poll's attempt is refused and becomes the
+		// pending start; the polls after it join it, counting their events.
 		src.Mine(feedbackLog(2, 2))
 		poll()
+		src.Mine(registered(3, "b"), feedbackLog(3, 3))
+		poll()
+		src.Mine(feedbackLog(4, 4))
 		poll()
 		st := s.Stats()["tri"]
-		if st.Fired != 2 || st.Skipped != 1 || st.LastSkip != "already running" || st.Events != 4 {
+		if st.Fired != 2 || st.Skipped != 0 || st.Pending != 3 || st.Events != 7 || st.PendingReason != "event:name_registered x 1, feedback x 3" {
 			t.Errorf("tri stats = %+v", st)
+		}
+		if diff := cmp.Diff([]string{"event:name_registered x 1, feedback x 2"}, f.Started("tri")); diff != "" {
+			t.Errorf("tri started while running (-want +got):\n%s", diff)
+		}
+		// The runs end an hour after they started: each specialist's
+		// pending start runs then, once, with every event it stands for.
+		first := f.Calls("tri")[0].At
+		time.Sleep(first + time.Hour - time.Since(f.t0))
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"event:name_registered x 1, feedback x 2", "event:name_registered x 1, feedback x 3"}, f.Started("tri")); diff != "" {
+			t.Errorf("tri (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"event:name_registered x 1", "event:name_registered x 1"}, f.Started("sec")); diff != "" {
+			t.Errorf("sec (-want +got):\n%s", diff)
+		}
+		for _, name := range []string{"tri", "sec"} {
+			calls := f.Calls(name)
+			if last := calls[len(calls)-1]; !last.Started || last.At != first+time.Hour {
+				t.Errorf("%s: last call %+v, want a start at %s (when the first run ended)", name, last, first+time.Hour)
+			}
+		}
+		st = s.Stats()["tri"]
+		if st.Started != 2 || st.Retried != 1 || st.PendingReason != "" || st.LastReason != "event:name_registered x 1, feedback x 3" {
+			t.Errorf("tri stats after the retry = %+v", st)
 		}
 	})
 }

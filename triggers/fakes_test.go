@@ -25,26 +25,55 @@ type call struct {
 // once with no findings; run, when set, decides instead.
 type fakeStarter struct {
 	t0  time.Time
-	run func(specialist, reason string) (<-chan Outcome, bool, string)
+	run func(specialist, reason string) (<-chan Outcome, error)
 
 	mu    sync.Mutex
 	calls []call
+	ended func(specialist string) // told when an overlapStarter run ends
+}
+
+// TellEnds makes the runs of an overlapStarter report their end to s, as
+// fleetd's runner does.
+func (f *fakeStarter) TellEnds(s *Scheduler) {
+	f.mu.Lock()
+	f.ended = s.RunEnded
+	f.mu.Unlock()
+}
+
+func (f *fakeStarter) runEnded(specialist string) {
+	f.mu.Lock()
+	ended := f.ended
+	f.mu.Unlock()
+	if ended != nil {
+		ended(specialist)
+	}
 }
 
 func newFakeStarter() *fakeStarter { return &fakeStarter{t0: time.Now()} }
 
-func (f *fakeStarter) Start(ctx context.Context, specialist, reason string) (<-chan Outcome, bool, string) {
+func (f *fakeStarter) Start(ctx context.Context, specialist, reason string) (<-chan Outcome, error) {
 	var done <-chan Outcome
-	started, why := true, ""
+	var err error
 	if f.run != nil {
-		done, started, why = f.run(specialist, reason)
+		done, err = f.run(specialist, reason)
 	} else {
 		done = finished(Outcome{})
 	}
 	f.mu.Lock()
-	f.calls = append(f.calls, call{At: time.Since(f.t0), Specialist: specialist, Reason: reason, Started: started})
+	f.calls = append(f.calls, call{At: time.Since(f.t0), Specialist: specialist, Reason: reason, Started: err == nil})
 	f.mu.Unlock()
-	return done, started, why
+	return done, err
+}
+
+// Started returns the reasons of name's calls that started a run.
+func (f *fakeStarter) Started(name string) []string {
+	var out []string
+	for _, c := range f.Calls(name) {
+		if c.Started {
+			out = append(out, c.Reason)
+		}
+	}
+	return out
 }
 
 // Calls returns the calls so far, for one specialist when name is not "".
@@ -79,25 +108,38 @@ func finished(o Outcome) <-chan Outcome {
 
 // overlapStarter refuses a specialist while its previous run (lasting d) is
 // still going, as the runner does.
-func overlapStarter(f *fakeStarter, d time.Duration) func(string, string) (<-chan Outcome, bool, string) {
+func overlapStarter(f *fakeStarter, d time.Duration) func(string, string) (<-chan Outcome, error) {
+	return fleetStarter(f, d, 0, nil)
+}
+
+// fleetStarter is overlapStarter with a fleet-wide cap (0: none) and a
+// kill switch (nil: never paused), checked in the runner's order: running,
+// cap, paused. A run that ends tells the scheduler (fakeStarter.TellEnds).
+func fleetStarter(f *fakeStarter, d time.Duration, maxRuns int, paused func() bool) func(string, string) (<-chan Outcome, error) {
 	var mu sync.Mutex
 	running := map[string]bool{}
-	return func(name, _ string) (<-chan Outcome, bool, string) {
+	return func(name, _ string) (<-chan Outcome, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if running[name] {
-			return nil, false, "already running"
+		switch {
+		case running[name]:
+			return nil, Busy(ErrRunning, "already running")
+		case maxRuns > 0 && len(running) >= maxRuns:
+			return nil, Busy(ErrAtCap, "fleet-wide cap reached")
+		case paused != nil && paused():
+			return nil, errors.New("paused")
 		}
 		running[name] = true
 		done := make(chan Outcome, 1)
 		time.AfterFunc(d, func() {
 			mu.Lock()
-			running[name] = false
+			delete(running, name)
 			mu.Unlock()
+			f.runEnded(name)
 			done <- Outcome{}
 			close(done)
 		})
-		return done, true, ""
+		return done, nil
 	}
 }
 

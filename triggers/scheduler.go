@@ -20,12 +20,15 @@ import (
 // implements it and owns the runs; the scheduler only decides when to ask.
 type Starter interface {
 	// Start begins a run and returns at once; ctx bounds this call only, not
-	// the run. started is false, with why, when the run was skipped; the
-	// scheduler counts skips. When started, done receives exactly one
+	// the run. A non-nil error means the run was not started and says why;
+	// the scheduler counts it. A refusal because the specialist is already
+	// running or the fleet is at its cap should wrap ErrRunning or ErrAtCap
+	// (see [Busy]): an event start refused so waits for a run to end
+	// instead of being dropped. When started, done receives exactly one
 	// Outcome when the run ends and is closed after. done must be buffered
 	// (capacity at least one): the scheduler waits on it only for continuous
 	// specialists and otherwise drops it.
-	Start(ctx context.Context, specialist, reason string) (done <-chan Outcome, started bool, why string)
+	Start(ctx context.Context, specialist, reason string) (done <-chan Outcome, err error)
 }
 
 // Outcome is how a started run ended, as continuous backoff needs it.
@@ -118,14 +121,24 @@ var (
 
 // Stats counts one specialist's triggers.
 type Stats struct {
-	Fired      int64     // start attempts: ticks, continuous iterations, event polls with news, manual fires
-	Started    int64     // attempts the Starter accepted
-	Skipped    int64     // attempts refused (already running, cap, paused, budget) or ticks dropped while the previous tick was still starting
+	Fired      int64     // start attempts: ticks, continuous iterations, event polls with news (unless they joined a pending start), manual fires
+	Started    int64     // runs started: attempts the Starter accepted and pending starts a retry started
+	Skipped    int64     // attempts refused and dropped (a tick while running, the cap, paused, budget; an event start while paused or over budget) or ticks dropped while the previous tick was still starting
 	LastSkip   string    // why the latest skip happened
 	LastFired  time.Time // when the latest attempt was made
 	LastReason string    // the reason given to the latest attempt
 	Events     int64     // chain events delivered (a coalesced attempt counts each)
 	NextRun    time.Time // next cron/every tick, or the end of a continuous wait; zero if none
+	// Pending counts event polls whose start waits for a run to end: an
+	// attempt refused because the specialist was running or the fleet at
+	// its cap, or events that joined a start already pending.
+	Pending int64
+	// Retried counts pending starts started when a run ended (also in
+	// Started).
+	Retried int64
+	// PendingReason is the reason the start pending now will carry; empty
+	// when none is pending.
+	PendingReason string
 }
 
 // Log attribute keys.
@@ -140,8 +153,9 @@ const (
 
 // Scheduler fires specialists on their schedules and on chain events. Its
 // methods are safe for concurrent use; it owns every goroutine it starts
-// (cron's, one per continuous specialist, one event poller) and Stop waits
-// for them.
+// (cron's, one per continuous specialist, one event poller and the loop
+// that retries held event starts) and Stop waits for them. Held starts are
+// dropped at Stop.
 type Scheduler struct {
 	cfg    Config
 	log    *slog.Logger
@@ -156,6 +170,15 @@ type Scheduler struct {
 	loops   map[string]context.CancelFunc
 	stats   map[string]*Stats
 	unlink  func() bool // detaches bg from Start's ctx
+	pending map[string]*pendingStart
+	seq     uint64 // bumped whenever a pending start changes
+
+	// Run ends reported by RunEnded, under their own lock so that RunEnded
+	// never waits for s.mu; wake tells the retry loop.
+	endMu   sync.Mutex
+	ends    map[string]uint64
+	endsAll uint64
+	wake    chan struct{}
 
 	// bg is the scheduler's own context, made in New and cancelled by Stop
 	// (or when Start's ctx ends); every job and loop runs under it.
@@ -207,6 +230,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg: cfg, log: log,
 		specs: map[string]compiled{}, subs: map[string][]string{},
 		entries: map[string]cron.EntryID{}, loops: map[string]context.CancelFunc{}, stats: map[string]*Stats{},
+		pending: map[string]*pendingStart{}, ends: map[string]uint64{}, wake: make(chan struct{}, 1),
 	}
 	s.bg, s.cancel = context.WithCancel(context.Background())
 	cl := cronLogger{log}
@@ -258,6 +282,11 @@ func (s *Scheduler) install(specs map[string]compiled) {
 	for _, v := range subs {
 		slices.Sort(v)
 	}
+	for name := range s.pending {
+		if len(specs[name].Events) == 0 {
+			delete(s.pending, name) // no longer subscribed to any event
+		}
+	}
 	s.specs, s.subs = specs, subs
 }
 
@@ -269,7 +298,7 @@ func (s *Scheduler) addEntry(name string, c compiled) {
 		reason = "every"
 	}
 	job := cron.NewChain(cron.SkipIfStillRunning(skipCounter{s, name})).Then(cron.FuncJob(func() {
-		s.fire(s.bg, name, reason, 0)
+		s.fire(s.bg, name, reason)
 	}))
 	s.entries[name] = s.cron.Schedule(c.sched, job)
 }
@@ -294,6 +323,7 @@ func (s *Scheduler) Start(ctx context.Context) {
 	}
 	if s.poller != nil {
 		s.wg.Go(func() { s.pollLoop(s.bg) })
+		s.wg.Go(func() { s.retryLoop(s.bg) })
 	}
 	s.log.Info("triggers started", "specialists", len(s.specs), "events", s.poller != nil)
 }
@@ -364,18 +394,26 @@ func (s *Scheduler) Replace(specs []Spec) error {
 // path), counted like any trigger, and reports whether it started. It works
 // whether or not the Scheduler is started, for any specialist name.
 func (s *Scheduler) Fire(ctx context.Context, specialist, reason string) (started bool, why string) {
-	_, started, why = s.fire(ctx, specialist, reason, 0)
+	_, started, why = s.fire(ctx, specialist, reason)
 	return started, why
 }
 
 // fire makes one start attempt and counts it. A cancelled ctx (stopping)
 // makes no attempt. A started run with a nil done gets a closed channel, so
 // a continuous loop treats it as a failed run rather than waiting forever.
-func (s *Scheduler) fire(ctx context.Context, name, reason string, events int) (<-chan Outcome, bool, string) {
+// A run it starts absorbs the specialist's pending event start.
+func (s *Scheduler) fire(ctx context.Context, name, reason string) (<-chan Outcome, bool, string) {
 	if ctx == nil || ctx.Err() != nil {
 		return nil, false, "stopping"
 	}
-	done, started, why := s.cfg.Starter.Start(ctx, name, reason)
+	s.mu.Lock()
+	seq := s.seq
+	s.mu.Unlock()
+	done, err := s.cfg.Starter.Start(ctx, name, reason)
+	started, why := err == nil, ""
+	if err != nil {
+		why = err.Error()
+	}
 	if started && done == nil {
 		ch := make(chan Outcome)
 		close(ch)
@@ -386,9 +424,9 @@ func (s *Scheduler) fire(ctx context.Context, name, reason string, events int) (
 	st := s.statsFor(name)
 	st.Fired++
 	st.LastFired, st.LastReason = now, reason
-	st.Events += int64(events)
 	if started {
 		st.Started++
+		s.absorb(name, seq)
 	} else {
 		st.Skipped++
 		st.LastSkip = why
@@ -440,6 +478,9 @@ func (s *Scheduler) Stats() map[string]Stats {
 		if !s.specs[name].Continuous {
 			c.NextRun = time.Time{} // only a continuous loop's wait is recorded here
 		}
+		if p := s.pending[name]; p != nil {
+			c.PendingReason = p.reason()
+		}
 		out[name] = c
 	}
 	for name := range s.specs { // every current specialist, fired or not
@@ -469,7 +510,7 @@ func (s *Scheduler) Stats() map[string]Stats {
 func (s *Scheduler) continuous(ctx context.Context, name string) {
 	var prev time.Duration
 	for {
-		done, started, _ := s.fire(ctx, name, "continuous", 0)
+		done, started, _ := s.fire(ctx, name, "continuous")
 		if ctx.Err() != nil {
 			return
 		}

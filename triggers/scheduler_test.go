@@ -124,9 +124,9 @@ func TestTickWhileStartBlocksIsDroppedAndCounted(t *testing.T) {
 		// A Start call that takes 15 s (a slow runner) overlaps the next
 		// 10 s tick: cron's SkipIfStillRunning drops it, and it is counted.
 		f := newFakeStarter()
-		f.run = func(string, string) (<-chan Outcome, bool, string) {
+		f.run = func(string, string) (<-chan Outcome, error) {
 			time.Sleep(15 * time.Second)
-			return finished(Outcome{}), true, ""
+			return finished(Outcome{}), nil
 		}
 		s := mustNew(t, Config{Specs: []Spec{{Specialist: "perf", Every: 10 * time.Second}}, Starter: f})
 		s.Start(t.Context())
@@ -151,14 +151,14 @@ func TestContinuousBackoff(t *testing.T) {
 		// F = new findings, E = failed, Q = nothing new.
 		script := []Outcome{{NewFindings: 1}, {NewFindings: 2}, {NewFindings: 1}, {NewFindings: 1}, {NewFindings: 5}, {}, {NewFindings: 1}, {Err: errors.New("platform down")}, {}}
 		var mu sync.Mutex
-		f.run = func(string, string) (<-chan Outcome, bool, string) {
+		f.run = func(string, string) (<-chan Outcome, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			o := Outcome{}
 			if len(script) > 0 {
 				o, script = script[0], script[1:]
 			}
-			return finished(o), true, ""
+			return finished(o), nil
 		}
 		s := mustNew(t, Config{Specs: []Spec{{Specialist: "sec", Continuous: true}}, Starter: f, Backoff: Backoff{Min: time.Second, Max: 8 * time.Second}})
 		s.Start(t.Context())
@@ -190,16 +190,16 @@ func TestContinuousWaitsForTheRunAndRetriesRefusals(t *testing.T) {
 		f := newFakeStarter()
 		var mu sync.Mutex
 		n := 0
-		f.run = func(string, string) (<-chan Outcome, bool, string) {
+		f.run = func(string, string) (<-chan Outcome, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			n++
 			if n <= 2 {
-				return nil, false, "fleet-wide cap reached"
+				return nil, Busy(ErrAtCap, "fleet-wide cap reached")
 			}
 			done := make(chan Outcome, 1)
 			time.AfterFunc(30*time.Second, func() { done <- Outcome{}; close(done) })
-			return done, true, ""
+			return done, nil
 		}
 		s := mustNew(t, Config{Specs: []Spec{{Specialist: "ux", Continuous: true}}, Starter: f, Backoff: Backoff{Min: 2 * time.Second}})
 		s.Start(t.Context())
@@ -269,9 +269,9 @@ func TestStopDrainsAndIsBoundedByCtx(t *testing.T) {
 		// A Start call that hangs: Stop gives up at the ctx deadline.
 		f := newFakeStarter()
 		release := make(chan struct{})
-		f.run = func(string, string) (<-chan Outcome, bool, string) {
+		f.run = func(string, string) (<-chan Outcome, error) {
 			<-release
-			return nil, false, "stopping"
+			return nil, errors.New("stopping")
 		}
 		s, err := New(Config{Specs: []Spec{{Specialist: "a", Every: time.Second}}, Starter: f})
 		if err != nil {

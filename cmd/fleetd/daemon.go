@@ -131,7 +131,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			tc.FeedbackLog = d.env.Log.Address()
 		}
 	}
-	tc.Starter = starter{r: d.runner, node: &d.node}
+	tc.Starter = starter{r: d.runner, node: &d.node, paused: d.env.control.Paused, daily: d.daily}
 	if d.sched, err = triggers.New(tc); err != nil {
 		return nil, err
 	}
@@ -330,17 +330,25 @@ func plural(n int, one, many string) string {
 // node is down nothing starts: a run would fail on fleetd's own network
 // and a finding about that would be noise.
 type starter struct {
-	r    *fleet.Runner
-	node *nodeState // nil: never gated
+	r      *fleet.Runner
+	node   *nodeState           // nil: never gated
+	paused func() (bool, error) // nil: never paused
+	daily  *fleet.DailyBudget   // nil: no daily budget
 }
 
-func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, bool, string) {
+// Refusal prefixes of fleet.Runner.Start (starter_test.go pins them).
+const (
+	runnerRunning = "already running"
+	runnerAtCap   = "fleet-wide limit of "
+)
+
+func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, error) {
 	if s.node != nil && !s.node.Up() {
-		return nil, false, "the chain node is down"
+		return nil, errors.New("the chain node is down")
 	}
 	done, ok, why := s.r.Start(specialist, reason)
 	if !ok {
-		return nil, false, why
+		return nil, s.refusal(why)
 	}
 	out := make(chan triggers.Outcome, 1)
 	go func() {
@@ -348,7 +356,33 @@ func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan t
 		out <- triggers.Outcome{NewFindings: rd.Result.Totals.Findings, Err: rd.Err}
 		close(out)
 	}()
-	return out, true, ""
+	return out, nil
+}
+
+// refusal marks the runner's refusals a run's end can lift (the specialist
+// is running, the fleet is at its cap), so the triggers hold an event start
+// for them, unless the fleet is paused or the day's budget spent: the
+// runner checks those after the other two, and a start held for a paused or
+// spent fleet would only be dropped at its retry.
+func (s starter) refusal(why string) error {
+	var cause error
+	switch {
+	case strings.HasPrefix(why, runnerRunning):
+		cause = triggers.ErrRunning
+	case strings.HasPrefix(why, runnerAtCap):
+		cause = triggers.ErrAtCap
+	default:
+		return errors.New(why)
+	}
+	if s.paused != nil {
+		if p, _ := s.paused(); p {
+			return errors.New(why)
+		}
+	}
+	if s.daily != nil && s.daily.Check() != nil {
+		return errors.New(why)
+	}
+	return triggers.Busy(cause, why)
 }
 
 func specsOf(ps []fleet.Persona) []triggers.Spec {
@@ -454,6 +488,9 @@ func (d *daemon) onEvent(e fleet.RunnerEvent) {
 	case "skipped":
 		d.log.Debug("run skipped", "specialist", e.Specialist, "reason", e.Reason)
 	case "finished":
+		if d.sched != nil {
+			d.sched.RunEnded(e.Specialist) // a held event start may go now
+		}
 		r := e.Result
 		attrs := []any{"specialist", e.Specialist, "run_id", r.RunID, "outcome", r.Outcome, "turns", r.Totals.Turns, "findings", r.Totals.Findings}
 		if e.Err != nil {

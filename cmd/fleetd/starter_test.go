@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/trajectory"
+	"github.com/qafleet/fleetd/triage"
+	"github.com/qafleet/fleetd/triggers"
+	"go.yaml.in/yaml/v3"
+)
+
+// TestStarterMarksBusyRefusals drives the starter over a real runner: the
+// runner's "already running" and cap refusals become triggers.ErrRunning
+// and ErrAtCap (so an event start waits for the run to end), but not while
+// the fleet is paused or the day's budget is spent, and the runner's other
+// refusals stay plain. It pins the runner's wording the starter reads.
+func TestStarterMarksBusyRefusals(t *testing.T) {
+	release := make(chan struct{})
+	daily := fleet.NewDailyBudget(t.TempDir(), fleet.Budget{MaxWrites: 1})
+	r := fleet.NewRunner(fleet.RunnerConfig{MaxConcurrent: 1, Daily: daily, Run: func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return fleet.RunResult{}, nil
+	}})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Shutdown(ctx)
+	})
+	var paused atomic.Bool
+	s := starter{r: r, paused: func() (bool, error) { return paused.Load(), nil }, daily: daily}
+	ctx := t.Context()
+
+	done, err := s.Start(ctx, "ux", "test")
+	if err != nil {
+		t.Fatalf("first start: %v", err)
+	}
+	check := func(name string, wantCause error, wantPrefix string) {
+		t.Helper()
+		_, err := s.Start(ctx, name, "test")
+		if err == nil {
+			t.Fatalf("%s started", name)
+		}
+		if wantCause != nil && !errors.Is(err, wantCause) {
+			t.Errorf("%s: %q, want %v", name, err, wantCause)
+		}
+		if wantCause == nil && (errors.Is(err, triggers.ErrRunning) || errors.Is(err, triggers.ErrAtCap)) {
+			t.Errorf("%s: %q is busy, want a plain refusal", name, err)
+		}
+		if got := err.Error(); !strings.HasPrefix(got, wantPrefix) {
+			t.Errorf("%s: refusal %q, want it to start with %q", name, got, wantPrefix)
+		}
+	}
+	check("ux", triggers.ErrRunning, "already running (started ")
+	check("tri", triggers.ErrAtCap, "fleet-wide limit of 1 concurrent runs reached")
+
+	paused.Store(true)
+	check("ux", nil, "already running")
+	check("tri", nil, "fleet-wide limit")
+	paused.Store(false)
+
+	daily.Add(fleet.RunResult{Totals: trajectory.Totals{Writes: 1}})
+	check("ux", nil, "already running")
+	check("tri", nil, "fleet-wide limit")
+
+	close(release)
+	<-done
+	check("tri", nil, "daily ") // the budget refusal itself
+	s.node = &nodeState{}       // never checked: down
+	check("tri", nil, "the chain node is down")
+}
+
+// TestTriageCatchesUpAfterABusyRun is the CI case made certain: with one
+// run slot, feedback that lands while a ux run holds it is refused to
+// triage (the fleet is at its cap); when the run ends, triage runs at once
+// for it, rather than at its hourly interval.
+func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
+	t.Parallel() // its own chain and data dir
+	if testing.Short() {
+		t.Skip("starts a daemon and a chain")
+	}
+	hour := fleet.Trigger{Every: time.Hour}
+	f := newFleetFixture(t, fleet.Observe, map[string]fleet.Trigger{"smoke": hour, "security": hour, "ux": hour, "perf": hour, "fuzz": hour})
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["daemon"].(map[string]any)["max_concurrent"] = 1
+	raw["triage"] = map[string]any{"every": "1h"}
+	if b, err = yaml.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &logs, configPath: f.config}
+	if a.cfg, err = LoadConfig(f.config); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := serviceCommands{a}.startDaemon(ctx, daemonOptions{logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.shutdown(30 * time.Second) })
+
+	// A first ux run posts its findings; the second finds the same ones,
+	// within report.dedupe_window, so it posts nothing: no feedback event
+	// comes after it ends to start triage by chance.
+	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
+		t.Fatalf("ux not started: %s", why)
+	}
+	settle := time.Now().Add(60 * time.Second)
+	for {
+		n, err := f.dn.log.Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := triage.LoadReport(a.reportsDir())
+		if len(d.runner.Running()) == 0 && err == nil && rep.Head >= n && n > 0 {
+			break
+		}
+		if time.Now().After(settle) {
+			t.Fatalf("the first ux run and its triage did not settle in 60s (running %v)", d.runner.Running())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	before, err := f.dn.log.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
+		t.Fatalf("second ux run not started: %s", why)
+	}
+	uxStart := time.Now()
+	postFinding(t, f, "qa/v1 source=qa-test sev=low surface=docs\nfirst entry while ux runs")
+	postFinding(t, f, "qa/v1 source=qa-test sev=low surface=docs\nsecond entry while ux runs")
+	// The poller (every 1s) sees them while ux still holds the slot.
+	deadline := time.Now().Add(60 * time.Second)
+	events := d.sched.Stats()[triageName].Events
+	for d.sched.Stats()[triageName].Events < events+2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("triage saw no feedback events: %+v", d.sched.Stats()[triageName])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if running := d.runner.Running(); !slices.Contains(running, "ux") {
+		t.Fatalf("ux ended (%s) before triage saw the entries: this test needs a longer run", time.Since(uxStart))
+	}
+	if st := d.sched.Stats()[triageName]; st.PendingReason == "" {
+		t.Fatalf("no start pending for triage while ux holds the only slot: %+v", st)
+	}
+	for slices.Contains(d.runner.Running(), "ux") {
+		if time.Now().After(deadline) {
+			t.Fatalf("ux still running after 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	uxEnd := time.Now()
+	n, err := f.dn.log.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != before+2 {
+		t.Logf("the second ux run posted %d entries: a later event may start triage anyway", n-before-2)
+	}
+	for {
+		rep, err := triage.LoadReport(a.reportsDir())
+		if err == nil && rep.Head >= n {
+			break
+		}
+		if time.Since(uxEnd) > 30*time.Second {
+			head := uint64(0)
+			if err == nil {
+				head = rep.Head
+			}
+			t.Fatalf("the report covers [0, %d) of %d entries 30s after ux's run ended; triage %+v", head, n, d.sched.Stats()[triageName])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st := d.sched.Stats()[triageName]
+	if st.Retried < 1 {
+		t.Errorf("triage stats %+v: no pending start was retried", st)
+	}
+	t.Logf("ux ran %s; the report covered all %d entries %s after it ended; triage %+v",
+		uxEnd.Sub(uxStart).Round(100*time.Millisecond), n, time.Since(uxEnd).Round(100*time.Millisecond), st)
+}

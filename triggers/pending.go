@@ -1,0 +1,269 @@
+package triggers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Refusals a Starter marks so that an event-triggered start waits for a run
+// to end rather than being dropped (see the package doc). Return them
+// through [Busy] so the skip reason stays the Starter's own words.
+var (
+	// ErrRunning: the specialist is already running. A pending start is
+	// retried when one of its runs ends.
+	ErrRunning = errors.New("already running")
+	// ErrAtCap: the fleet is at its concurrency cap. A pending start is
+	// retried when any run ends.
+	ErrAtCap = errors.New("at the concurrency cap")
+)
+
+// Busy returns a refusal whose message is why and which errors.Is matches
+// to cause (ErrRunning or ErrAtCap).
+func Busy(cause error, why string) error { return &busyError{cause: cause, why: why} }
+
+type busyError struct {
+	cause error
+	why   string
+}
+
+func (e *busyError) Error() string { return e.why }
+func (e *busyError) Unwrap() error { return e.cause }
+
+// busy reports whether a refusal may be lifted by a run's end.
+func busy(err error) bool { return errors.Is(err, ErrRunning) || errors.Is(err, ErrAtCap) }
+
+// pendingStart is one specialist's event start that waits for a run to end:
+// the events it stands for, per kind, and what it waits for.
+type pendingStart struct {
+	counts map[string]int
+	since  time.Time // when it was first refused, for retry order
+	seq    uint64    // s.seq at its last change: a run started later absorbs it
+	atCap  bool      // waits for any run to end, not only its own
+	own    uint64    // the specialist's end count when it was refused
+	all    uint64    // everyone's end count then
+}
+
+func (p *pendingStart) reason() string { return eventReason(p.counts) }
+
+// eventReason is "event:" and the counts in poll order, e.g.
+// "event:name_registered x 2, feedback x 1".
+func eventReason(counts map[string]int) string {
+	var parts []string
+	for _, k := range eventKinds {
+		if n := counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s x %d", k, n))
+		}
+	}
+	return "event:" + strings.Join(parts, ", ")
+}
+
+// RunEnded tells the Scheduler that a run of specialist ended (or failed to
+// run), however it was started, so a pending event start waiting for it, or
+// for a free slot, is retried. The Starter's owner must call it for every
+// run that ends (fleetd does from the runner's "finished" event); without
+// it pending starts wait for ever. It never blocks and never calls the
+// Starter, so it may be called with the Starter's own locks held.
+func (s *Scheduler) RunEnded(specialist string) {
+	s.endMu.Lock()
+	s.endsAll++
+	s.ends[specialist]++
+	s.endMu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// endCounts returns how many runs of name, and of anyone, ended so far.
+func (s *Scheduler) endCounts(name string) (own, all uint64) {
+	s.endMu.Lock()
+	defer s.endMu.Unlock()
+	return s.ends[name], s.endsAll
+}
+
+// due reports whether the run p waits for has ended since it was refused.
+func (s *Scheduler) due(name string, p *pendingStart) bool {
+	own, all := s.endCounts(name)
+	if p.atCap {
+		return all > p.all
+	}
+	return own > p.own
+}
+
+// pendingFor makes a pending start for counts after a refusal that wraps
+// ErrRunning or ErrAtCap, given the end counts read before the Start call
+// and when the events were first refused. One already pending (made while
+// a retry was in flight) is merged in, waiting for whichever end comes
+// first, so a merge never delays a retry. It reports whether a run it waits
+// for has already ended (the caller then wakes the retry loop). The caller
+// holds s.mu.
+func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, own, all uint64, since time.Time) bool {
+	s.seq++
+	p := &pendingStart{counts: maps.Clone(counts), since: since, seq: s.seq, atCap: errors.Is(err, ErrAtCap), own: own, all: all}
+	if old := s.pending[name]; old != nil {
+		for k, n := range old.counts {
+			p.counts[k] += n
+		}
+		if old.since.Before(p.since) {
+			p.since = old.since
+		}
+		p.atCap = p.atCap || old.atCap
+		p.own, p.all = min(p.own, old.own), min(p.all, old.all)
+	}
+	s.pending[name] = p
+	return s.due(name, p)
+}
+
+// absorb drops name's pending start when a run that started after its last
+// change (seq is s.seq read before the Start call) reads everything it
+// stands for. The caller holds s.mu.
+func (s *Scheduler) absorb(name string, seq uint64) {
+	if p := s.pending[name]; p != nil && p.seq <= seq {
+		delete(s.pending, name)
+		s.log.Debug("pending start absorbed by a run", keySpecialist, name, keyReason, p.reason())
+	}
+}
+
+// fireEvent makes the start attempt for one poll's events of one
+// specialist. While a start is pending it only joins it. A refusal that
+// wraps ErrRunning or ErrAtCap becomes a pending start; any other is a skip.
+func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[string]int) {
+	if ctx.Err() != nil {
+		return
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	s.mu.Lock()
+	st := s.statsFor(name)
+	st.Events += int64(n)
+	if p := s.pending[name]; p != nil {
+		for k, c := range counts {
+			p.counts[k] += c
+		}
+		s.seq++
+		p.seq = s.seq
+		st.Pending++
+		s.mu.Unlock()
+		s.log.Debug("events joined the pending start", keySpecialist, name, keyReason, p.reason())
+		return
+	}
+	seq := s.seq
+	s.mu.Unlock()
+	own, all := s.endCounts(name)
+	reason := eventReason(counts)
+	_, err := s.cfg.Starter.Start(ctx, name, reason)
+	now := time.Now()
+	s.mu.Lock()
+	st = s.statsFor(name)
+	st.Fired++
+	st.LastFired, st.LastReason = now, reason
+	wake := false
+	switch {
+	case err == nil:
+		st.Started++
+		s.absorb(name, seq)
+	case busy(err):
+		st.Pending++
+		wake = s.pendingFor(name, counts, err, own, all, now)
+	default:
+		st.Skipped++
+		st.LastSkip = err.Error()
+	}
+	s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.log.Debug("trigger started a run", keySpecialist, name, keyReason, reason)
+	case busy(err):
+		s.log.Debug("trigger pending until a run ends", keySpecialist, name, keyReason, reason, keyWhy, err)
+	default:
+		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, err)
+	}
+	if wake {
+		s.poke()
+	}
+}
+
+// poke wakes the retry loop without blocking.
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// retryLoop retries pending starts whenever a run ends.
+func (s *Scheduler) retryLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+		s.retryPending(ctx)
+	}
+}
+
+// retryPending tries, oldest first, every pending start whose run ended.
+// A start is taken out while it is tried, so events found meanwhile make
+// their own attempt; a refusal that is busy again puts it back (merged with
+// any start pending by then), any other refusal drops it as a skip.
+func (s *Scheduler) retryPending(ctx context.Context) {
+	s.mu.Lock()
+	names := slices.SortedFunc(maps.Keys(s.pending), func(a, b string) int {
+		return cmp.Or(s.pending[a].since.Compare(s.pending[b].since), strings.Compare(a, b))
+	})
+	s.mu.Unlock()
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		p := s.pending[name]
+		if p == nil || !s.due(name, p) {
+			s.mu.Unlock()
+			continue
+		}
+		delete(s.pending, name)
+		seq := s.seq
+		s.mu.Unlock()
+		own, all := s.endCounts(name)
+		reason := p.reason()
+		_, err := s.cfg.Starter.Start(ctx, name, reason)
+		now := time.Now()
+		s.mu.Lock()
+		st := s.statsFor(name)
+		wake := false
+		switch {
+		case err == nil:
+			st.Started++
+			st.Retried++
+			st.LastFired, st.LastReason = now, reason
+			s.absorb(name, seq)
+		case busy(err):
+			wake = s.pendingFor(name, p.counts, err, own, all, p.since)
+		default:
+			st.Skipped++
+			st.LastSkip = "pending start dropped: " + err.Error()
+		}
+		s.mu.Unlock()
+		switch {
+		case err == nil:
+			s.log.Info("pending start retried", keySpecialist, name, keyReason, reason)
+		case busy(err):
+			s.log.Debug("pending start still waiting", keySpecialist, name, keyWhy, err)
+		default:
+			s.log.Info("pending start dropped", keySpecialist, name, keyReason, reason, keyWhy, err)
+		}
+		if wake {
+			s.poke()
+		}
+	}
+}
