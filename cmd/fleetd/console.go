@@ -153,7 +153,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Specialists = append(f.Specialists, console.Specialist{
 			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
 			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
-			LastFired: st.LastFired, LastReason: st.LastReason,
+			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
 		})
 	}
 	u := d.daily.Usage()
