@@ -35,6 +35,10 @@ type Fleet struct {
 	// Published is how the running specialists compare with the newest set
 	// the fleet identity published on the log; nil: not known yet.
 	Published *PublishedSet `json:"published,omitempty"`
+	// Passes are the daemon's own scheduled passes (triage, the fix stage):
+	// their triggers' records in a Specialist's fields, without planner,
+	// tools or run records.
+	Passes []Specialist `json:"passes,omitempty"`
 }
 
 // PublishedSet is the fleet's published set of specialists as the daemon

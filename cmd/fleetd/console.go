@@ -156,6 +156,15 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
 		})
 	}
+	for _, sp := range d.specs(nil) { // with no personas: the daemon's own passes
+		st := stats[sp.Specialist]
+		f.Passes = append(f.Passes, console.Specialist{
+			Name: sp.Specialist, Trigger: triggerWords(fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}),
+			Running: slices.Contains(f.Running, sp.Specialist),
+			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
+			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
+		})
+	}
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
 		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
