@@ -626,6 +626,92 @@ func TestRunLiveWhileInFlight(t *testing.T) {
 	}
 }
 
+// TestFleetTriggerStats: each specialist's row on the Fleet page shows its
+// trigger counts, its last skip, and the event starts held until a run
+// ended (held / retried), with the start waiting now flagged by the name and
+// its reason shown; a specialist with none shows zeros and no flag. The
+// daemon's own passes (triage) get the same row, without a run-now control.
+// The JSON carries the same.
+func TestFleetTriggerStats(t *testing.T) {
+	f := newFixture(t)
+	f.src.mu.Lock()
+	f.src.fleet.Specialists = []Specialist{
+		{Name: "tri", Trigger: "every 5m, events feedback", Running: true, Fired: 4, Started: 3, Skipped: 1, LastSkip: "paused",
+			Held: 5, Retried: 2, PendingReason: "event:feedback x 7"},
+		{Name: "smoke", Trigger: "every 20s", Fired: 9, Started: 9},
+	}
+	f.src.fleet.Passes = []Specialist{{Name: "triage", Trigger: "every 5m0s; on feedback", Fired: 6, Started: 6, Held: 3, Retried: 1, PendingReason: "event:feedback x 2"}}
+	f.src.mu.Unlock()
+	cookie, _ := f.login(t)
+	w := f.do("GET", "/fleet", "", map[string]string{"Cookie": cookie})
+	page := w.Body.String()
+	if w.Code != 200 {
+		t.Fatalf("fleet: %d\n%s", w.Code, page)
+	}
+	if !strings.Contains(page, "<th>held / retried</th>") {
+		t.Error("fleet page lacks the held / retried column")
+	}
+	row := func(attr, name string) string {
+		t.Helper()
+		i := strings.Index(page, `<tr `+attr+`="`+name+`">`)
+		if i < 0 {
+			t.Fatalf("no row for %s in\n%s", name, page)
+		}
+		return page[i : i+strings.Index(page[i:], "</tr>")]
+	}
+	tri := row("data-specialist", "tri")
+	for _, want := range []string{`<span class="flag running">running</span> <span class="flag pending">start waiting</span>`,
+		"<td>4 / 3 / 1</td>", "<td>paused</td>",
+		`<td>5 / 2<br><span class="muted small">waits for a run to end: <code class="pending-reason">event:feedback x 7</code></span></td>`} {
+		if !strings.Contains(tri, want) {
+			t.Errorf("tri's row lacks %q:\n%s", want, tri)
+		}
+	}
+	smoke := row("data-specialist", "smoke")
+	for _, want := range []string{"<td>9 / 9 / 0</td>", "<td>0 / 0</td>", `class="run-now"`} {
+		if !strings.Contains(smoke, want) {
+			t.Errorf("smoke's row lacks %q:\n%s", want, smoke)
+		}
+	}
+	if strings.Contains(smoke, "start waiting") || strings.Contains(smoke, "waits for a run") {
+		t.Errorf("smoke has no start waiting, yet its row says so:\n%s", smoke)
+	}
+	triage := row("data-pass", "triage")
+	for _, want := range []string{`triage <span class="flag pending">start waiting</span>`, "<td>every 5m0s; on feedback</td>", "<td>6 / 6 / 0</td>",
+		`<td>3 / 1<br><span class="muted small">waits for a run to end: <code class="pending-reason">event:feedback x 2</code></span></td>`} {
+		if !strings.Contains(triage, want) {
+			t.Errorf("triage's row lacks %q:\n%s", want, triage)
+		}
+	}
+	if strings.Contains(triage, "run-now") {
+		t.Errorf("triage's row has a run-now control (triage has its own):\n%s", triage)
+	}
+
+	var m struct {
+		Specialists []map[string]any `json:"specialists"`
+		Passes      []map[string]any `json:"passes"`
+	}
+	if err := json.Unmarshal(f.do("GET", "/api/fleet", "", nil).Body.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"name": "tri", "held": 5.0, "retried": 2.0, "pending_reason": "event:feedback x 7", "skipped": 1.0, "last_skip": "paused"},
+		{"name": "smoke", "held": 0.0, "retried": 0.0, "pending_reason": nil, "skipped": 0.0, "last_skip": nil},
+		{"name": "triage", "held": 3.0, "retried": 1.0, "pending_reason": "event:feedback x 2", "skipped": 0.0, "last_skip": nil},
+	}
+	var got []map[string]any
+	for _, sp := range append(m.Specialists, m.Passes...) {
+		g := map[string]any{}
+		for k := range want[0] {
+			g[k] = sp[k]
+		}
+		got = append(got, g)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("/api/fleet specialists (-want +got):\n%s", diff)
+	}
+}
+
 // TestFleetFuzzStats: the Fleet page shows each target's engines with their
 // figures and a coverage plot, crash states escaped, without script; the
 // JSON carries the same.

@@ -35,6 +35,10 @@ type Fleet struct {
 	// Published is how the running specialists compare with the newest set
 	// the fleet identity published on the log; nil: not known yet.
 	Published *PublishedSet `json:"published,omitempty"`
+	// Passes are the daemon's own scheduled passes (triage, the fix stage):
+	// their triggers' records in a Specialist's fields, without planner,
+	// tools or run records.
+	Passes []Specialist `json:"passes,omitempty"`
 }
 
 // PublishedSet is the fleet's published set of specialists as the daemon
@@ -102,6 +106,14 @@ type Specialist struct {
 	LastSkip   string    `json:"last_skip,omitempty"`
 	LastFired  time.Time `json:"last_fired,omitzero"`
 	LastReason string    `json:"last_reason,omitempty"`
+	// Held counts event polls whose start waited for a run to end (the
+	// specialist was running or the fleet at daemon.max_concurrent) instead
+	// of being skipped; Retried, held starts that started when a run ended
+	// (also in Started); PendingReason, the reason of the start waiting
+	// now (e.g. "event:feedback x 7"), empty when none waits.
+	Held          int64  `json:"held"`
+	Retried       int64  `json:"retried"`
+	PendingReason string `json:"pending_reason,omitempty"`
 	// From the run records: its latest run.
 	LastRunID   string    `json:"last_run_id,omitempty"`
 	LastOutcome string    `json:"last_outcome,omitempty"`

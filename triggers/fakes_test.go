@@ -23,14 +23,35 @@ type call struct {
 
 // fakeStarter records Start calls. By default every run starts and ends at
 // once with no findings; run, when set, decides instead.
+//
+// It refuses, and fails the test mustNew bound it to, once one specialist
+// gets more than maxCallsAtOnce calls at one instant (see maxCallsAtOnce).
 type fakeStarter struct {
 	t0  time.Time
 	run func(specialist, reason string) (<-chan Outcome, error)
 
-	mu    sync.Mutex
-	calls []call
-	ended func(specialist string) // told when an overlapStarter run ends
+	mu      sync.Mutex
+	calls   []call
+	ended   func(specialist string) // told when an overlapStarter run ends
+	tb      testing.TB              // set by mustNew; told of a runaway
+	lastAt  map[string]time.Time    // per specialist: the instant of its latest call
+	atOnce  map[string]int          // and how many calls it got at that instant
+	runaway bool                    // the bound was hit (reported once)
 }
+
+// maxCallsAtOnce bounds one specialist's Start calls at one instant. In a
+// synctest bubble time stands still while any goroutine can run, so a
+// Scheduler that keeps asking at once (a pending start that is always due,
+// retried as soon as it is refused) never lets synctest.Wait return: the
+// test would hang until go test's -timeout killed the whole package. Past
+// the bound the fake fails the test with the specialist's name and refuses
+// with a plain error (not busy), which the Scheduler drops as a skip,
+// ending the loop. Legitimate tests make a handful at most: 1,000
+// specialists due together make one call each.
+const maxCallsAtOnce = 100
+
+// errRunaway is the fake's refusal past maxCallsAtOnce.
+var errRunaway = errors.New("fake starter: too many start calls at one instant")
 
 // TellEnds makes the runs of an overlapStarter report their end to s, as
 // fleetd's runner does.
@@ -52,6 +73,9 @@ func (f *fakeStarter) runEnded(specialist string) {
 func newFakeStarter() *fakeStarter { return &fakeStarter{t0: time.Now()} }
 
 func (f *fakeStarter) Start(ctx context.Context, specialist, reason string) (<-chan Outcome, error) {
+	if err := f.count(specialist); err != nil {
+		return nil, err
+	}
 	var done <-chan Outcome
 	var err error
 	if f.run != nil {
@@ -63,6 +87,31 @@ func (f *fakeStarter) Start(ctx context.Context, specialist, reason string) (<-c
 	f.calls = append(f.calls, call{At: time.Since(f.t0), Specialist: specialist, Reason: reason, Started: err == nil})
 	f.mu.Unlock()
 	return done, err
+}
+
+// count counts a call of specialist at this instant and returns errRunaway
+// past maxCallsAtOnce.
+func (f *fakeStarter) count(specialist string) error {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastAt == nil {
+		f.lastAt, f.atOnce = map[string]time.Time{}, map[string]int{}
+	}
+	if !now.Equal(f.lastAt[specialist]) {
+		f.lastAt[specialist], f.atOnce[specialist] = now, 0
+	}
+	f.atOnce[specialist]++
+	if f.atOnce[specialist] <= maxCallsAtOnce {
+		return nil
+	}
+	if !f.runaway {
+		f.runaway = true
+		if f.tb != nil {
+			f.tb.Errorf("%s: more than %d start calls at %v (time stands still: the Scheduler retries in a loop)", specialist, maxCallsAtOnce, now.Sub(f.t0))
+		}
+	}
+	return errRunaway
 }
 
 // Started returns the reasons of name's calls that started a run.
@@ -148,9 +197,15 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-// mustNew builds a Scheduler and stops it at cleanup.
+// mustNew builds a Scheduler and stops it at cleanup. A fakeStarter in cfg
+// reports a runaway (maxCallsAtOnce) to tb.
 func mustNew(tb testing.TB, cfg Config) *Scheduler {
 	tb.Helper()
+	if f, ok := cfg.Starter.(*fakeStarter); ok {
+		f.mu.Lock()
+		f.tb = tb
+		f.mu.Unlock()
+	}
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}

@@ -325,3 +325,75 @@ func TestEventsDuringASlowRetryAreKept(t *testing.T) {
 		}
 	})
 }
+
+// TestRunEndingDuringTheRefusalWakesTheRetry: the run a refused start waits
+// for can end while the Starter's refusal is on its way back (decided, not
+// yet returned). The Scheduler reads the end counts before asking, so that
+// end still counts and the start is retried as soon as the refusal is in;
+// read after, or without the wake-up, the start would wait for the next run
+// to end, for ever if none does. Both Start callers are covered: the first
+// attempt of a poll's events and a retry refused again.
+func TestRunEndingDuringTheRefusalWakesTheRetry(t *testing.T) {
+	// reply is one scripted answer of the starter to tri, in call order;
+	// calls past the script start a run.
+	type reply struct {
+		err  error
+		ends string // a run of this specialist ends while the refusal is on its way
+	}
+	running := Busy(ErrRunning, "already running")
+	atCap := Busy(ErrAtCap, "fleet-wide cap reached")
+	for _, tc := range []struct {
+		name   string
+		script []reply
+		endAt  string // when set, a run of it ends at 10 s (wakes the first retry)
+		want   time.Duration
+	}{
+		// The poll at 2 s asks; the reply is back at 4 s: the retry starts then.
+		{"attempt refused running, own run ends", []reply{{running, "tri"}}, "", 4 * time.Second},
+		{"attempt refused at the cap, a slot frees", []reply{{atCap, "ux"}}, "", 4 * time.Second},
+		// Refused at 2 s; ux ends at 10 s; the retry's refusal is back at 12 s.
+		{"retry refused at the cap, a slot frees", []reply{{atCap, ""}, {atCap, "fz"}}, "ux", 12 * time.Second},
+		{"retry refused running, own run ends", []reply{{running, ""}, {running, "tri"}}, "tri", 12 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := newFakeChain()
+				f := newFakeStarter()
+				s := mustNew(t, eventConfig(f, src, "", Spec{Specialist: "tri", Events: []string{EventFeedback}}))
+				n := 0
+				f.run = func(name, _ string) (<-chan Outcome, error) {
+					if n >= len(tc.script) {
+						return make(chan Outcome, 1), nil // runs past the test
+					}
+					r := tc.script[n]
+					n++
+					if r.ends != "" {
+						time.AfterFunc(time.Second, func() { s.RunEnded(r.ends) })
+						time.Sleep(2 * time.Second)
+					}
+					return nil, r.err
+				}
+				s.Start(t.Context())
+				synctest.Wait()
+				src.Mine(feedbackLog(1, 0), feedbackLog(1, 1))
+				if tc.endAt != "" {
+					time.AfterFunc(10*time.Second, func() { s.RunEnded(tc.endAt) })
+				}
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				if diff := cmp.Diff([]time.Duration{tc.want}, startedAt(f, "tri")); diff != "" {
+					t.Errorf("run starts (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff([]string{"event:feedback x 2"}, f.Started("tri")); diff != "" {
+					t.Errorf("run reasons (-want +got):\n%s", diff)
+				}
+				if calls := len(f.Calls("tri")); calls != len(tc.script)+1 {
+					t.Errorf("%d start calls, want %d: %+v", calls, len(tc.script)+1, f.Calls("tri"))
+				}
+				if st := s.Stats()["tri"]; st.Retried != 1 || st.Skipped != 0 || st.PendingReason != "" {
+					t.Errorf("stats = %+v", st)
+				}
+			})
+		})
+	}
+}

@@ -153,7 +153,16 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Specialists = append(f.Specialists, console.Specialist{
 			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
 			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
-			LastFired: st.LastFired, LastReason: st.LastReason,
+			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
+		})
+	}
+	for _, sp := range d.specs(nil) { // with no personas: the daemon's own passes
+		st := stats[sp.Specialist]
+		f.Passes = append(f.Passes, console.Specialist{
+			Name: sp.Specialist, Trigger: triggerWords(fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}),
+			Running: slices.Contains(f.Running, sp.Specialist),
+			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
+			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
 		})
 	}
 	u := d.daily.Usage()

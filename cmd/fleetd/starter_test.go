@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -168,6 +169,14 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	if st := d.sched.Stats()[triageName]; st.PendingReason == "" {
 		t.Fatalf("no start pending for triage while ux holds the only slot: %+v", st)
 	}
+	// The console shows it on triage's row (Fleet.Passes); the start is
+	// surely still waiting if ux still runs after the read.
+	fl, err := (&consoleSource{d: d}).Fleet(ctx)
+	uxRuns := slices.Contains(d.runner.Running(), "ux")
+	if i := slices.IndexFunc(fl.Passes, func(p console.Specialist) bool { return p.Name == triageName }); err != nil || i < 0 ||
+		fl.Passes[i].Held < 1 || (uxRuns && fl.Passes[i].PendingReason == "") {
+		t.Errorf("the console's passes do not show triage's held start (ux running: %v): %+v %v", uxRuns, fl.Passes, err)
+	}
 	for slices.Contains(d.runner.Running(), "ux") {
 		if time.Now().After(deadline) {
 			t.Fatalf("ux still running after 60s")
@@ -199,6 +208,10 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	st := d.sched.Stats()[triageName]
 	if st.Retried < 1 {
 		t.Errorf("triage stats %+v: no pending start was retried", st)
+	}
+	fl, err = (&consoleSource{d: d}).Fleet(ctx)
+	if i := slices.IndexFunc(fl.Passes, func(p console.Specialist) bool { return p.Name == triageName }); err != nil || i < 0 || fl.Passes[i].Retried < 1 {
+		t.Errorf("the console's passes do not show triage's retried start: %+v %v", fl.Passes, err)
 	}
 	t.Logf("ux ran %s; the report covered all %d entries %s after it ended; triage %+v",
 		uxEnd.Sub(uxStart).Round(100*time.Millisecond), n, time.Since(uxEnd).Round(100*time.Millisecond), st)
