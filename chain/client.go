@@ -364,6 +364,7 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 	}
 	rcpt, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
+		c.forgetLost(from, err)
 		return nil, err
 	}
 	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasEstimated: est, GasLimit: tx.Gas(), logs: rcpt.Logs}
@@ -521,6 +522,18 @@ func (c *Client) forgetNonce(a common.Address) {
 	c.mu.Lock()
 	delete(c.nonces, a)
 	c.mu.Unlock()
+}
+
+// forgetLost drops a's local nonce after a transaction of a's got no
+// receipt in time: the node may have lost it (a restart that did not keep
+// its pool, a reorg that did not put it back), and every later nonce
+// counted on from it would wait behind the gap forever. The next send
+// reads the node's pending nonce, which still counts the transaction if
+// the node has it.
+func (c *Client) forgetLost(a common.Address, err error) {
+	if errors.Is(err, ErrReceiptTimeout) {
+		c.forgetNonce(a)
+	}
 }
 
 // ErrReceiptTimeout is returned when a sent transaction is not mined within Options.ReceiptTimeout.
@@ -702,6 +715,7 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 	lock.Unlock()
 	r, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
+		c.forgetLost(from.addr, err)
 		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
 	}
 	return &Receipt{Tx: tx.Hash().Hex(), Block: r.BlockNumber.Uint64(), GasUsed: r.GasUsed, GasEstimated: 21_000, GasLimit: 21_000}, value, nil

@@ -196,6 +196,12 @@ type Stamp struct {
 	raw  *big.Int
 }
 
+// Head is the number of the chain's newest block.
+func (l *FeedbackLog) Head(ctx context.Context) (uint64, error) {
+	n, _, _, err := l.c.Head(ctx)
+	return n, err
+}
+
 // KeyStamp returns the stamp of sender's key.
 func (l *FeedbackLog) KeyStamp(ctx context.Context, sender fleet.Address, key [32]byte) (Stamp, error) {
 	out, err := l.c.call(ctx, l.addr, l.b.PackKeyStamp(common.Address(sender), key), nil, l.abi)

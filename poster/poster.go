@@ -205,7 +205,12 @@ type Item struct {
 	LogCount *uint64   `json:"log_count,omitempty"` // entries in the log when queued, if known
 	Key      string    `json:"key,omitempty"`       // a record's log key, 64 hex digits
 	Once     bool      `json:"once,omitempty"`      // a Once record
-	file     string
+	// Where its post landed, for an entry in <OutboxDir>.landed/ (see
+	// Settle): the log index, the block, and when the receipt came back.
+	Index  *uint64    `json:"index,omitempty"`
+	Block  uint64     `json:"block,omitempty"`
+	Landed *time.Time `json:"landed,omitempty"`
+	file   string
 }
 
 // ErrRejected means the log refused the text itself; retrying cannot help.
@@ -382,7 +387,7 @@ func (p *Poster) deliver(ctx context.Context, item *Item, res *Result, st *stage
 	switch {
 	case err == nil:
 		res.Status, res.Entry = Posted, sub
-		p.dequeue(*item)
+		p.land(*item, sub)
 		if p.takeResumed() {
 			// The sponsor was funded again: what queued during the pause
 			// goes now, not at the next start.
@@ -542,6 +547,125 @@ func (s *staged) discard() {
 	}
 }
 
+// A receipt is not final: a reorg, or a node that restarts and loses its
+// last blocks, can take an entry off the log again (seen with geth --dev
+// restarted under the daemon: findings acknowledged as posted, on the log 0
+// times). So a posted entry moves to <OutboxDir>.landed/ with its log index
+// and block, and leaves it only once it is settleDepth blocks deep or
+// settleAge old and still at its index; one that is no longer there goes
+// back into the outbox and is posted again (keyed, so at most once).
+const (
+	settleDepth = 64
+	settleAge   = time.Hour
+)
+
+// landedDir is where posted entries wait to settle: beside the outbox, so
+// the outbox holds only what is still to post.
+func (p *Poster) landedDir() string { return filepath.Clean(p.cfg.OutboxDir) + ".landed" }
+
+// land moves a posted item from the outbox to landedDir; without a
+// submission to say where it landed, it is only dequeued.
+func (p *Poster) land(item Item, sub *chain.Submission) {
+	if sub == nil {
+		p.dequeue(item)
+		return
+	}
+	now := p.now()
+	item.Index, item.Block, item.Landed = &sub.Index, sub.Block, &now
+	b, err := json.Marshal(item)
+	if err == nil {
+		dir := p.landedDir()
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			err = fleet.WriteFileAtomic(filepath.Join(dir, filepath.Base(item.file)), b, 0o600)
+		}
+	}
+	if err != nil {
+		// The entry is on the log; only the check for a reorg is lost.
+		p.log.Warn("outbox: posted entry not kept for the reorg check", "fp", item.FP, "err", err)
+	}
+	p.dequeue(item)
+}
+
+// Settle checks the landed entries (see land). A cheap pass (what the
+// daemon does every few seconds) reads the log's length and head: entries
+// at indexes past the length were taken off the log and go back into the
+// outbox, and entries deep or old enough are checked once at their index
+// and removed. Flush does a full pass first, reading every landed entry
+// at its index. It returns how many went back into the outbox.
+func (p *Poster) Settle(ctx context.Context) (requeued int, err error) {
+	p.flush.Lock()
+	defer p.flush.Unlock()
+	return p.settleLocked(ctx, false)
+}
+
+func (p *Poster) settleLocked(ctx context.Context, full bool) (requeued int, err error) {
+	files, _ := filepath.Glob(filepath.Join(p.landedDir(), "*.json"))
+	if len(files) == 0 || p.cfg.Log == nil || p.cfg.Identity == nil {
+		return 0, nil
+	}
+	count, err := p.cfg.Log.Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("settle: %w", err)
+	}
+	head, err := p.cfg.Log.Head(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("settle: %w", err)
+	}
+	now := p.now()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // another process settled it
+		}
+		var it Item
+		if json.Unmarshal(b, &it) != nil || it.Index == nil || it.Landed == nil {
+			os.Rename(f, f+".corrupt")
+			p.log.Error("outbox: unreadable landed entry moved aside", "file", f+".corrupt")
+			continue
+		}
+		settled := head >= it.Block+settleDepth || now.Sub(*it.Landed) >= settleAge
+		there := *it.Index < count
+		if there && (full || settled) {
+			e, err := p.cfg.Log.At(ctx, *it.Index)
+			if err != nil {
+				return requeued, fmt.Errorf("settle: %w", err)
+			}
+			there = e.Text == it.Text && e.Sender == p.cfg.Identity.Address()
+		}
+		switch {
+		case !there:
+			if err := p.requeue(it, f, count); err != nil {
+				return requeued, err
+			}
+			requeued++
+		case settled:
+			os.Remove(f)
+		}
+	}
+	return requeued, nil
+}
+
+// requeue puts a landed entry the log no longer holds back into the
+// outbox, to be posted again (and scanned for from the log's length now,
+// in case the same transaction landed again).
+func (p *Poster) requeue(it Item, file string, count uint64) error {
+	p.log.Warn("outbox: a posted entry is no longer on the log (a reorg, or a node that lost its last blocks): posting it again",
+		"fp", it.FP, "index", *it.Index, "block", it.Block)
+	if it.LogCount == nil || *it.LogCount > count {
+		it.LogCount = &count
+	}
+	it.Index, it.Block, it.Landed = nil, 0, nil
+	b, err := json.Marshal(it)
+	if err != nil {
+		return err
+	}
+	if err := fleet.WriteFileAtomic(filepath.Join(p.cfg.OutboxDir, filepath.Base(file)), b, 0o600); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	os.Remove(file)
+	return fleet.SyncDir(filepath.Dir(file))
+}
+
 func (p *Poster) dequeue(item Item) {
 	if err := os.Remove(item.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		p.log.Error("outbox: remove posted entry", "file", item.file, "err", err)
@@ -612,6 +736,9 @@ func (p *Poster) FlushRetry(ctx context.Context, tries int, base time.Duration) 
 
 // flushLocked is Flush with p.flush held.
 func (p *Poster) flushLocked(ctx context.Context) (posted, remaining int, err error) {
+	if _, err := p.settleLocked(ctx, true); err != nil {
+		p.log.Warn("outbox: landed entries not checked", "err", err)
+	}
 	items, err := p.Pending()
 	if err != nil || len(items) == 0 {
 		return 0, len(items), err
@@ -657,7 +784,8 @@ func (p *Poster) flushLocked(ctx context.Context) (posted, remaining int, err er
 			p.dequeue(it) // posted before a crash removed it from the outbox
 			continue
 		}
-		if _, err := p.post(ctx, it); err != nil {
+		sub, err := p.post(ctx, it)
+		if err != nil {
 			if errors.Is(err, chain.ErrDuplicate) {
 				p.dequeue(it) // another process posted it: once is enough
 				continue
@@ -669,7 +797,7 @@ func (p *Poster) flushLocked(ctx context.Context) (posted, remaining int, err er
 			}
 			return posted, len(items) - i, fmt.Errorf("flush outbox: %w", err)
 		}
-		p.dequeue(it)
+		p.land(it, sub)
 		posted++
 	}
 	return posted, 0, nil

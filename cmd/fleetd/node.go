@@ -121,7 +121,27 @@ func (d *daemon) watchNode(ctx context.Context) {
 				d.recoverCrashed(ctx)
 			}
 			d.retryDryPosting(ctx)
+			d.settleLanded(ctx)
 		}
+	}
+}
+
+// settleLanded checks what the outbox posted against the log (the
+// poster's Settle: an entry a reorg or a node that lost its last blocks
+// took off the log goes back into the outbox) and posts what came back.
+func (d *daemon) settleLanded(ctx context.Context) {
+	if d.env.poster == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, err := d.env.poster.Settle(sctx)
+	if err != nil {
+		d.log.Warn("outbox: posted entries not checked against the log", "err", err)
+	}
+	if n > 0 {
+		posted, left, err := d.env.poster.Flush(sctx)
+		d.log.Warn("outbox: entries taken off the log posted again", "requeued", n, "posted", posted, "left", left, "err", err)
 	}
 }
 
