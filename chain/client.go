@@ -367,6 +367,11 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 	}
 	rcpt, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
+		// The node may have dropped it (a restart empties its pool): the
+		// next send re-reads the pending nonce rather than count on this
+		// one, which would leave every later transaction from the key
+		// behind a gap, never mined.
+		c.forgetNonce(from)
 		return nil, err
 	}
 	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasEstimated: est, GasLimit: tx.Gas(), logs: rcpt.Logs}
@@ -749,6 +754,7 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 	lock.Unlock()
 	r, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
+		c.forgetNonce(from.addr) // as in send
 		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
 	}
 	return &Receipt{Tx: tx.Hash().Hex(), Block: r.BlockNumber.Uint64(), GasUsed: r.GasUsed, GasEstimated: 21_000, GasLimit: 21_000}, value, nil
