@@ -345,6 +345,9 @@ type sendRequest struct {
 	value  *big.Int
 	method string
 	abi    *abi.ABI // decodes reverts
+	// note, if set, is told each nonce before a transaction with it is
+	// sent, and again when the node refused it (SendRawNoted).
+	note func(nonce uint64, pending bool) error
 }
 
 // gasMargin pads estimates: FACTS.md shows fixed limits miss the costliest path.
@@ -364,7 +367,11 @@ func (c *Client) send(ctx context.Context, r sendRequest) (*Receipt, error) {
 	}
 	rcpt, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
-		c.forgetLost(from, err)
+		// The node may have dropped it (a restart empties its pool): the
+		// next send re-reads the pending nonce rather than count on this
+		// one, which would leave every later transaction from the key
+		// behind a gap, never mined.
+		c.forgetNonce(from)
 		return nil, err
 	}
 	out := &Receipt{Tx: tx.Hash().Hex(), Block: rcpt.BlockNumber.Uint64(), GasUsed: rcpt.GasUsed, GasEstimated: est, GasLimit: tx.Gas(), logs: rcpt.Logs}
@@ -434,6 +441,11 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 		if err != nil {
 			return nil, 0, fmt.Errorf("sign: %w", err)
 		}
+		if r.note != nil {
+			if err := r.note(nonce, true); err != nil {
+				return nil, 0, fmt.Errorf("note nonce %d: %w", nonce, err)
+			}
+		}
 		err = c.eth.SendTransaction(rctx, tx)
 		if err == nil {
 			c.mu.Lock()
@@ -475,7 +487,17 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 			}
 		}
 		c.forgetNonce(msg.From)
-		return nil, 0, fmt.Errorf("send transaction: %w", err)
+		err = fmt.Errorf("send transaction: %w", err)
+		var answered rpc.Error
+		if r.note != nil && errors.As(err, &answered) {
+			// The node answered with a refusal: it did not take the
+			// transaction, so it cannot land. A transport error says nothing
+			// of the kind (the node may have taken it and the answer got lost).
+			if nerr := r.note(nonce, false); nerr != nil {
+				err = errors.Join(err, fmt.Errorf("note nonce %d: %w", nonce, nerr))
+			}
+		}
+		return nil, 0, err
 	}
 }
 
@@ -522,18 +544,6 @@ func (c *Client) forgetNonce(a common.Address) {
 	c.mu.Lock()
 	delete(c.nonces, a)
 	c.mu.Unlock()
-}
-
-// forgetLost drops a's local nonce after a transaction of a's got no
-// receipt in time: the node may have lost it (a restart that did not keep
-// its pool, a reorg that did not put it back), and every later nonce
-// counted on from it would wait behind the gap forever. The next send
-// reads the node's pending nonce, which still counts the transaction if
-// the node has it.
-func (c *Client) forgetLost(a common.Address, err error) {
-	if errors.Is(err, ErrReceiptTimeout) {
-		c.forgetNonce(a)
-	}
 }
 
 // ErrReceiptTimeout is returned when a sent transaction is not mined within Options.ReceiptTimeout.
@@ -599,6 +609,35 @@ func (c *Client) Transfer(ctx context.Context, key *Key, to fleet.Address, wei *
 func (c *Client) SendRaw(ctx context.Context, key *Key, to fleet.Address, data []byte, value *big.Int) (*Receipt, error) {
 	addr := common.Address(to)
 	return c.send(ctx, sendRequest{key: key, to: &addr, data: data, value: value})
+}
+
+// SendRawNoted is SendRaw that calls note(nonce, true) before the
+// transaction leaves this process (again for each nonce it tries), so the
+// caller can record that a transaction from key with that nonce may land
+// from then on. The send's error does not say it will not: a node that
+// accepted a transaction journals it and, after a restart, puts it back in
+// its pool (geth: 10 s after start, then every minute), which can be long
+// after this call gave up; NonceSettled says when it no longer can. When
+// the node answered the send with a refusal (it never took the
+// transaction), note(nonce, false) withdraws it. An error from note before
+// the send stops the send before the transaction leaves.
+func (c *Client) SendRawNoted(ctx context.Context, key *Key, to fleet.Address, data []byte, value *big.Int, note func(nonce uint64, pending bool) error) (*Receipt, error) {
+	addr := common.Address(to)
+	return c.send(ctx, sendRequest{key: key, to: &addr, data: data, value: value, note: note})
+}
+
+// NonceSettled reports whether from's transaction with nonce can no longer
+// land: the latest block counts more than nonce transactions from from, so
+// that nonce was mined (this transaction or another that took it). Read it
+// before the balances the transaction would change.
+func (c *Client) NonceSettled(ctx context.Context, from fleet.Address, nonce uint64) (bool, error) {
+	ctx, cancel := c.reqCtx(ctx)
+	defer cancel()
+	n, err := c.eth.NonceAt(ctx, common.Address(from), nil)
+	if err != nil {
+		return false, fmt.Errorf("nonce of %s: %w", from, err)
+	}
+	return n > nonce, nil
 }
 
 // Deploy creates a contract from its creation bytecode (with any packed
@@ -715,7 +754,7 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 	lock.Unlock()
 	r, err := c.waitReceipt(ctx, tx.Hash())
 	if err != nil {
-		c.forgetLost(from.addr, err)
+		c.forgetNonce(from.addr) // as in send
 		return nil, nil, fmt.Errorf("sweep %s: %w", from.Address(), err)
 	}
 	return &Receipt{Tx: tx.Hash().Hex(), Block: r.BlockNumber.Uint64(), GasUsed: r.GasUsed, GasEstimated: 21_000, GasLimit: 21_000}, value, nil

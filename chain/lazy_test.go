@@ -3,8 +3,13 @@ package chain
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -144,4 +149,52 @@ func TestReadsRetriedSendsNot(t *testing.T) {
 		t.Errorf("recipient holds %v (%v), want 7 wei: the transfer ran once", bal, err)
 	}
 	t.Logf("faults injected: %v", p.Counts())
+}
+
+// TestSendAfterADroppedTransaction: the node took a transaction and lost it
+// (a restart empties its pool), so its receipt never comes. The next send
+// from the same key must not count on the lost nonce: on that nonce plus
+// one it would wait behind a gap nothing fills (TestNodeRestartUnderDaemon's
+// outbox that never emptied); it re-reads the node's pending nonce and lands.
+func TestSendAfterADroppedTransaction(t *testing.T) {
+	b := mustDevchain(t)
+	ctx := context.Background()
+	var dropped atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		if req.Method == "eth_sendRawTransaction" && dropped.Add(1) == 1 {
+			// Taken, then lost with the node's pool.
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"0x%064x"}`, req.ID, 1)
+			return
+		}
+		resp, err := http.Post(b.url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer front.Close()
+	c, err := Dial(ctx, front.URL, Options{Timeout: 2 * time.Second, ReceiptTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	to, _ := GenerateKey()
+	if _, err := c.Transfer(ctx, b.sponsor, to.Address(), big.NewInt(7)); !errors.Is(err, ErrReceiptTimeout) {
+		t.Fatalf("transfer the node dropped: %v, want %v", err, ErrReceiptTimeout)
+	}
+	if _, err := c.Transfer(ctx, b.sponsor, to.Address(), big.NewInt(8)); err != nil {
+		t.Fatalf("the next transfer from the key: %v", err)
+	}
+	if bal, err := c.Balance(ctx, to.Address()); err != nil || bal.Int64() != 8 {
+		t.Errorf("recipient holds %v (%v), want 8 wei", bal, err)
+	}
 }

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -199,6 +205,145 @@ func TestReconcileTopsUpASweptKey(t *testing.T) {
 			}
 			if bal := h.balance(key.Address()); bal.Sign() != 0 {
 				t.Errorf("key holds %s wei, want 0", bal)
+			}
+		})
+	}
+}
+
+// viaRPC puts front, an HTTP handler standing in for the node's JSON-RPC
+// endpoint, between the harness's tools and the node.
+func (h *harness) viaRPC(front http.Handler) {
+	h.t.Helper()
+	srv := httptest.NewServer(front)
+	h.t.Cleanup(srv.Close)
+	guard, err := chain.NewGuard(chain.GuardConfig{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	guard.AddHook(DialHook(h.ctl, h.env.Log.Address(), h.sponsor.Address()))
+	c, err := chain.Dial(context.Background(), srv.URL, chain.Options{Guard: guard, Timeout: 2 * time.Second, ReceiptTimeout: 20 * time.Second})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(c.Close)
+	reg := h.env.Registry.Address()
+	h.client, h.env.Chain, h.env.Registry = c, c, c.Registry(reg)
+	h.env.Log = c.FeedbackLog(h.env.Log.Address())
+}
+
+// forward passes one JSON-RPC request body to the node and copies its answer.
+func forward(w http.ResponseWriter, nodeURL string, body []byte) {
+	resp, err := http.Post(nodeURL, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
+
+// TestCleanupWaitsForAFundingThatMayStillLand is the money lost in
+// TestNodeRestartUnderDaemon (a throwaway key held its 0.01 ETH funding
+// after the run had closed): geth took the funding, the node restarted
+// before mining it and the send's answer was lost, so qa_create failed; the
+// run's cleanup found the key empty and closed the run; then geth put the
+// funding back in its pool from its journal (10 s after start) and mined
+// it, into a key nobody would sweep again. Here the front holds the
+// funding and cuts the connection (the node has it, the client does not
+// know), and sends it to the node only after the cleanup, as geth's journal
+// does. Cleanup must not close the run while the sponsor's nonce has not
+// passed the funding's; once the funding lands, reconcile sweeps the key
+// and closes the run. A funding the node refused outright cannot land and
+// does not hold the run open.
+func TestCleanupWaitsForAFundingThatMayStillLand(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refused bool // the node answers the funding with an error instead of losing the answer
+	}{{"answer lost", false}, {"refused", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, fleet.Exercise)
+			ctx := context.Background()
+			const runID = "r-20200101-000000-aaaab1"
+			marker := hex.EncodeToString(chain.ThrowawayMarker(runID, 0))
+			var mu sync.Mutex
+			var held []byte // the funding's request, kept back from the node
+			nodeURL := h.chainURL
+			h.viaRPC(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var req struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &req)
+				mu.Lock()
+				hold := req.Method == "eth_sendRawTransaction" && bytes.Contains(body, []byte(marker)) && held == nil
+				if hold {
+					held = body
+				}
+				mu.Unlock()
+				if !hold {
+					forward(w, nodeURL, body)
+					return
+				}
+				if tc.refused {
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"txpool is full"}}`, req.ID)
+					return
+				}
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close() // the answer is lost
+				}
+			}))
+			run, reg := h.newRun(runID, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+			out, err := h.call(reg, "qa_create", map[string]any{})
+			mu.Lock()
+			caught := held != nil
+			mu.Unlock()
+			if err != nil || out.Result.IsOK() || !caught {
+				t.Fatalf("qa_create with the funding held back: %v, %v (held %v); want a failed funding", out.Result, err, caught)
+			}
+			key, _ := chain.DeriveThrowawayKey(h.sponsor, runID, 0)
+			base := filepath.Join(h.dataDir, "qa-sandbox")
+
+			err = CleanupRun(ctx, h.env, run)
+			if tc.refused {
+				if err != nil || !sandbox.Closed(base, runID) {
+					t.Fatalf("cleanup after a refused funding: %v, closed %v; want the run closed", err, sandbox.Closed(base, runID))
+				}
+				if bal := h.balance(key.Address()); bal.Sign() != 0 {
+					t.Errorf("the key holds %s wei after a refused funding", bal)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "may still land") || sandbox.Closed(base, runID) {
+				t.Fatalf("cleanup with the funding in flight: %v, closed %v; want an error and the run left open", err, sandbox.Closed(base, runID))
+			}
+			// Reconcile while it is still in flight: the run stays open.
+			if res, err := Reconcile(ctx, h.env, base); err == nil || len(res) != 1 || res[0].Closed {
+				t.Fatalf("reconcile with the funding in flight: %+v, %v; want the run left open", res, err)
+			}
+
+			// The node's journal puts the funding back; it lands.
+			rec := httptest.NewRecorder()
+			forward(rec, nodeURL, held)
+			if rec.Code != 200 || strings.Contains(rec.Body.String(), `"error"`) {
+				t.Fatalf("sending the held funding: %d %s", rec.Code, rec.Body)
+			}
+			waitBalance := time.Now().Add(10 * time.Second)
+			for h.balance(key.Address()).Sign() == 0 {
+				if time.Now().After(waitBalance) {
+					t.Fatal("the held funding did not land")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			res, err := Reconcile(ctx, h.env, base)
+			if err != nil || len(res) != 1 || !res[0].Closed || res[0].Swept != 1 {
+				t.Fatalf("reconcile after the funding landed: %+v, %v; want the key swept and the run closed", res, err)
+			}
+			if bal := h.balance(key.Address()); bal.Sign() != 0 {
+				t.Errorf("the key holds %s wei after reconcile, want 0", bal)
 			}
 		})
 	}

@@ -58,8 +58,17 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 		return nil, fmt.Errorf("qa_create: %w", err)
 	}
 	// The funding names the run and the key's index in its calldata, so the
-	// chain alone says which keys a sponsor funded (ReconcileChain).
-	if _, err := t.env.Chain.SendRaw(ctx, t.env.Sponsor, key.Address(), chain.ThrowawayMarker(t.run.ID, n), weiBig(fund)); err != nil {
+	// chain alone says which keys a sponsor funded (ReconcileChain). Its
+	// nonce goes into the ledger before it is sent: a funding that fails
+	// here may still land later, and cleanup must not close the run before
+	// it can no longer land (Cleanup).
+	note := func(nonce uint64, pending bool) error {
+		if !pending {
+			return sb.NoteFunding(name, nil)
+		}
+		return sb.NoteFunding(name, &nonce)
+	}
+	if _, err := t.env.Chain.SendRawNoted(ctx, t.env.Sponsor, key.Address(), chain.ThrowawayMarker(t.run.ID, n), weiBig(fund), note); err != nil {
 		sb.SetState(name, sandbox.StateFailed)
 		t.run.Meter.Refund(fleet.ResWei, fund)
 		t.run.Meter.Refund(fleet.ResWrites, 1)
@@ -159,7 +168,12 @@ const (
 // each, so a release whose answer was lost is not sent twice); a key whose
 // name could not be released is never swept, since releasing it later needs
 // its gas money: the failure goes to notes (optional) and the error names
-// the name, so the run stays open for reconcile. A key that holds a name but
+// the name, so the run stays open for reconcile. Nor is a key swept (or
+// called empty) while its funding may still land: the sponsor's mined nonce
+// has not passed the funding's (LedgerEntry.FundingNonce; a node restart
+// can drop a funding from its pool and mine it again from its journal
+// later); that is an error too, and reconcile sweeps it once the nonce
+// passes. A key that holds a name but
 // not the gas to release it (an older fleetd swept it) is funded by the
 // sponsor with what one release costs, the funding carrying the run's
 // marker. It is idempotent. Used at the end of every run and, for crashed
@@ -174,7 +188,13 @@ func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandb
 	}
 	ctx = context.WithValue(ctx, cleanupKey{}, true)
 	var errs []error
-	holding := map[string]bool{} // key file names that still own a name
+	holding := map[string]bool{}      // key file names that still own a name
+	fundings := map[string][]uint64{} // key file name: sponsor nonces of its fundings
+	for _, e := range entries {
+		if e.FundingNonce != nil {
+			fundings[e.KeyFile] = append(fundings[e.KeyFile], *e.FundingNonce)
+		}
+	}
 	for _, e := range entries {
 		if e.State != sandbox.StateMinted && e.State != sandbox.StateMinting {
 			continue
@@ -221,6 +241,10 @@ func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandb
 			errs = append(errs, fmt.Errorf("sweep: %w", err))
 			continue
 		}
+		if err := fundingSettled(ctx, env, key, fundings[filepath.Base(kf)]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if _, _, err := env.Chain.SweepAll(ctx, key, env.Sponsor.Address()); err != nil {
 			errs = append(errs, err)
 			continue
@@ -228,6 +252,22 @@ func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandb
 		out.Swept++
 	}
 	return out, errors.Join(errs...)
+}
+
+// fundingSettled returns nil once none of the sponsor's transactions with
+// nonces can still land (they were mined, or others took their nonces), so
+// key's balance read after it is final; an error names the first that can.
+func fundingSettled(ctx context.Context, env *Env, key *chain.Key, nonces []uint64) error {
+	for _, n := range nonces {
+		ok, err := env.Chain.NonceSettled(ctx, env.Sponsor.Address(), n)
+		if err != nil {
+			return fmt.Errorf("sweep %s: funding: %w", key.Address(), err)
+		}
+		if !ok {
+			return fmt.Errorf("sweep %s: its funding (sponsor nonce %d) is not mined yet and may still land", key.Address(), n)
+		}
+	}
+	return nil
 }
 
 // releaseName gives back name e, owned (if the mint landed) by key n of run,

@@ -33,6 +33,12 @@ type LedgerEntry struct {
 	// counts the tries of every cleanup so far.
 	ReleaseError    string `json:"release_error,omitempty"`
 	ReleaseAttempts int    `json:"release_attempts,omitempty"`
+	// FundingNonce is the sponsor's nonce of the transaction funding the
+	// key, recorded before it was sent: until the sponsor's mined nonce
+	// passes it the funding may still land (a node journals what it
+	// accepted and mines it after a restart), so cleanup does not call the
+	// key empty before then. Nil in ledgers of older fleetd.
+	FundingNonce *uint64 `json:"funding_nonce,omitempty"`
 }
 
 // Ledger records every name a run mints. Reserve writes the name durably
@@ -105,6 +111,22 @@ func (l *Ledger) NoteRelease(name string, attempts int, reason string) error {
 		if l.entries[i].Name == name {
 			l.entries[i].ReleaseAttempts += attempts
 			l.entries[i].ReleaseError = reason
+			l.entries[i].At = time.Now().UTC()
+			return l.saveLocked()
+		}
+	}
+	return fmt.Errorf("ledger: %q: %w", name, ErrNotOwned)
+}
+
+// NoteFunding records, durably, that the transaction funding name's key
+// with the sponsor's nonce may land from now on (LedgerEntry.FundingNonce);
+// nil withdraws it (the node refused the funding: it cannot land).
+func (l *Ledger) NoteFunding(name string, nonce *uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.entries {
+		if l.entries[i].Name == name {
+			l.entries[i].FundingNonce = nonce
 			l.entries[i].At = time.Now().UTC()
 			return l.saveLocked()
 		}

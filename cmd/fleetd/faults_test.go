@@ -531,8 +531,7 @@ func TestFaultHarness(t *testing.T) {
 		budget = time.Duration(n) * time.Second
 	}
 	f := newFaultFixture(t, fleet.Exercise, nil)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("fault seed %d", seed)
+	seed := faultSeed(t)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 0))
 	f.proxy.SetRule(func(req []byte) faultnet.Fault {
