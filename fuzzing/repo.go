@@ -118,6 +118,9 @@ func LoadSeeds(dir string, max, maxBytes int) ([][]byte, error) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the listing (an engine shrinking its corpus)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("seed corpus: %w", err)
 		}
