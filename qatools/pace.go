@@ -55,23 +55,12 @@ type hostPace struct {
 // NewPacer returns a pacer allowing rate requests per second per host with
 // bursts of burst (at least 1). rate <= 0 disables pacing but not back-off.
 func NewPacer(rate float64, burst int) *Pacer {
-	p := &Pacer{hosts: map[string]*hostPace{}, now: time.Now, sleep: sleepCtx}
+	p := &Pacer{hosts: map[string]*hostPace{}, now: time.Now, sleep: fleet.Sleep}
 	if rate > 0 {
 		p.interval = time.Duration(float64(time.Second) / rate)
 		p.tolerance = time.Duration(max(0, burst-1)) * p.interval
 	}
 	return p
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Wait blocks until a request to host may be sent and reserves it. It returns

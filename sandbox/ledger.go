@@ -89,44 +89,30 @@ func (l *Ledger) Reserve(owner, keyFile string) (string, error) {
 
 // SetState records a new state for a name this run reserved.
 func (l *Ledger) SetState(name, state string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := range l.entries {
-		if l.entries[i].Name == name {
-			l.entries[i].State = state
-			l.entries[i].At = time.Now().UTC()
-			return l.saveLocked()
-		}
-	}
-	return fmt.Errorf("ledger: %q: %w", name, ErrNotOwned)
+	return l.update(name, func(e *LedgerEntry) { e.State = state })
 }
 
 // NoteRelease records a cleanup's attempts to release name and, when
 // they failed, why (an empty reason clears it). The state is unchanged: a
 // name whose release failed is still minted, so reconcile releases it.
 func (l *Ledger) NoteRelease(name string, attempts int, reason string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := range l.entries {
-		if l.entries[i].Name == name {
-			l.entries[i].ReleaseAttempts += attempts
-			l.entries[i].ReleaseError = reason
-			l.entries[i].At = time.Now().UTC()
-			return l.saveLocked()
-		}
-	}
-	return fmt.Errorf("ledger: %q: %w", name, ErrNotOwned)
+	return l.update(name, func(e *LedgerEntry) { e.ReleaseAttempts += attempts; e.ReleaseError = reason })
 }
 
 // NoteFunding records, durably, that the transaction funding name's key
 // with the sponsor's nonce may land from now on (LedgerEntry.FundingNonce);
 // nil withdraws it (the node refused the funding: it cannot land).
 func (l *Ledger) NoteFunding(name string, nonce *uint64) error {
+	return l.update(name, func(e *LedgerEntry) { e.FundingNonce = nonce })
+}
+
+// update applies set to name's entry, stamps it and saves the ledger.
+func (l *Ledger) update(name string, set func(*LedgerEntry)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := range l.entries {
 		if l.entries[i].Name == name {
-			l.entries[i].FundingNonce = nonce
+			set(&l.entries[i])
 			l.entries[i].At = time.Now().UTC()
 			return l.saveLocked()
 		}

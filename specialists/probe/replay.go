@@ -56,7 +56,7 @@ func Replay(s *fleet.State, cfg Config, program func(*Probe)) (step fleet.Step, 
 			p.Notef("stopped at the call cap (%d)", cfg.Cap)
 			step, err = fleet.Step{Done: true, Summary: p.summary()}, nil
 		case h.wait > 0:
-			if werr := sleep(cfg.Context, h.wait); werr != nil {
+			if werr := fleet.Sleep(cfg.Context, h.wait); werr != nil {
 				step, err = fleet.Step{}, fmt.Errorf("playbook %s: waiting %s before call %d: %w", cfg.Name, h.wait, p.n, werr)
 				return
 			}
@@ -77,21 +77,6 @@ type halt struct {
 	wait   time.Duration
 	capped bool
 	err    error
-}
-
-// sleep waits d or until ctx (nil: never) is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // reportReserve is how many calls of the cap only findings may use, so a
