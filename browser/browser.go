@@ -93,6 +93,17 @@ type Config struct {
 	Quiet time.Duration
 	// MaxHTML caps the serialized DOM kept (DefaultMaxHTML bytes).
 	MaxHTML int
+	// Write decides every write a page tries (type Write), asked before
+	// anything is sent by the fence that caught it, each time (the dial can
+	// move mid-run): nil sends the write, which the caller has counted
+	// against the run's budget; an error holds it, answered inside the
+	// browser (or refused by the proxy) and never sent. nil: every write is
+	// held (the dial at observe).
+	Write func(w Write) error
+	// ReadOnly reports whether pages may write nothing at all (the dial at
+	// observe); read at every render, it blocks WebSockets inside the
+	// browser too, not only at the proxy. nil: always read-only.
+	ReadOnly func() bool
 }
 
 // Browser is one headless Chromium, started on the first Render and
@@ -112,6 +123,7 @@ type Browser struct {
 	pid      int
 	closing  sync.WaitGroup // tabs being closed
 	startErr error          // why Chromium would not start, kept
+	grants   grants         // writes the tabs let through, for the proxy
 }
 
 // New returns a Browser; Chromium starts on the first Render. It fails when
@@ -156,6 +168,7 @@ func (b *Browser) launch() error {
 	if err != nil {
 		return fmt.Errorf("start browser proxy: %w", err)
 	}
+	px.setWrites(b.write, &b.grants)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(b.cfg.Exec), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("proxy-server", "http://"+px.addr()),
@@ -164,6 +177,9 @@ func (b *Browser) launch() error {
 		chromedp.Flag("disable-domain-reliability", true), chromedp.Flag("no-pings", true),
 		chromedp.Flag("disable-popup-blocking", false), chromedp.Flag("block-new-web-contents", true),
 		chromedp.Flag("dns-prefetch-disable", true),
+		// One route out (docs/architecture.md, the never-list): WebRTC may
+		// use no UDP that does not go through the proxy, which has none.
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PreloadMediaEngagementData,MediaRouter,OptimizationHints"),
 		chromedp.WindowSize(1280, 900),
 	)
@@ -381,6 +397,9 @@ type recorder struct {
 	docSeen   bool
 	consoles  map[string]bool
 	blocked   int
+	held      int // writes held by Config.Write
+	readOnly  bool
+	write     func(Write) error
 	cspLog    []string // CSP violations as console text, when the binding saw none
 	own       map[network.RequestID]bool
 	submitted bool // a form was submitted: the next document is the result
@@ -459,10 +478,14 @@ func (r *recorder) on(ev any) {
 		}
 	case *network.EventWebSocketCreated:
 		r.active()
+		held := r.heldSocket(e.URL)
 		if len(r.out.Requests) < maxRequests {
 			rq := crawl.Request{URL: e.URL, Method: "GET", Type: "websocket"}
-			if r.allow(wsAsHTTP(e.URL)) != nil {
+			switch {
+			case r.allow(wsAsHTTP(e.URL)) != nil:
 				rq.Blocked, rq.Failed = true, "blocked: off the allowlist"
+			case held:
+				rq.Blocked, rq.Failed = true, "held: a write"
 			}
 			r.byID[e.RequestID] = len(r.out.Requests)
 			r.out.Requests = append(r.out.Requests, rq)
@@ -679,7 +702,8 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(),
+		readOnly: b.readOnly(), write: b.cfg.Write}
 	if err := chromedp.Listen(tctx, rec.on); err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
@@ -731,6 +755,14 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
 			func() error {
 				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+				return err
+			},
+			func() error {
+				var ps []*network.BlockPattern
+				for _, u := range socketBlocks(rec.readOnly) {
+					ps = append(ps, &network.BlockPattern{URLPattern: u, Block: true})
+				}
+				_, err := cdp.Call(ctx, t, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: ps})
 				return err
 			},
 			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },
@@ -789,6 +821,9 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	if rec.blocked > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d requests refused: off the fetch allowlist or not paced in time", rec.blocked))
 	}
+	if rec.held > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d writes held inside the browser (the dial or the run's write budget)", rec.held))
+	}
 	rec.mu.Unlock()
 	if n := len(out.Dialogs); n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d dialogs opened and dismissed", n))
@@ -846,6 +881,7 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 		return
 	}
 	err := b.cfg.Allow(ev.Request.URL)
+	write := err == nil && isWrite(ev.Request.Method)
 	if err == nil && b.cfg.Pace != nil {
 		// Bounded by the page budget, and ended with the render.
 		wctx, cancel := context.WithCancel(pctx)
@@ -854,6 +890,16 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 		stop()
 		cancel()
 	}
+	held := false
+	if err == nil && write {
+		// Asked once its slot came, so a write is counted only when it
+		// is about to be sent; the grant spares it a second ask at the
+		// proxy.
+		if err = b.write(Write{Method: ev.Request.Method, URL: ev.Request.URL, Via: "page"}); err == nil {
+			b.grants.add(ev.Request.Method, ev.Request.URL)
+		}
+		held = err != nil
+	}
 	cctx, cancel := context.WithTimeout(hctx, 5*time.Second)
 	defer cancel()
 	if err == nil {
@@ -861,7 +907,11 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 		return
 	}
 	rec.mu.Lock()
-	rec.blocked++
+	if held {
+		rec.held++
+	} else {
+		rec.blocked++
+	}
 	rec.mu.Unlock()
 	chromedp.Call(cctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
 }

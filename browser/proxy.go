@@ -1,11 +1,13 @@
 package browser
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +26,33 @@ type proxy struct {
 	mu      sync.Mutex
 	tunnels map[net.Conn]struct{}
 	refused []string // host:port or URL refused, in order
+	write   func(Write) error
+	grants  *grants
+}
+
+// setWrites gives the proxy the browser's write decision and the grants
+// of its tabs (before Chromium starts).
+func (p *proxy) setWrites(write func(Write) error, g *grants) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.write, p.grants = write, g
+}
+
+// mayWrite decides a write the proxy sees: one a tab's Fetch domain let
+// through passes on its grant; any other is asked about (a worker's, a
+// service worker's, a WebSocket handshake). No decision configured holds it.
+func (p *proxy) mayWrite(w Write) error {
+	p.mu.Lock()
+	write, g := p.write, p.grants
+	p.mu.Unlock()
+	if g != nil && w.Method != methodWebSocket && g.take(w.Method, w.URL) {
+		return nil
+	}
+	if write == nil {
+		return errHeld
+	}
+	w.Via = "proxy"
+	return write(w)
 }
 
 // hopHeaders are the hop-by-hop headers a proxy must not forward.
@@ -97,6 +126,12 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r.URL.String(), err)
 		return
 	}
+	if isWrite(r.Method) {
+		if err := p.mayWrite(Write{Method: r.Method, URL: r.URL.String()}); err != nil {
+			p.refuse(w, r.Method+" "+r.URL.String(), err)
+			return
+		}
+	}
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
 	for _, h := range hopHeaders {
@@ -151,6 +186,11 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer p.track(up, false)
 		defer p.track(down, false)
+		if !p.opening(up, down, buf.Reader, hp) {
+			up.Close()
+			down.Close()
+			return
+		}
 		done := make(chan struct{}, 2)
 		go func() {
 			if n := buf.Reader.Buffered(); n > 0 {
@@ -191,4 +231,46 @@ func (p *proxy) close() error {
 		err = nil
 	}
 	return err
+}
+
+// methodWebSocket is Write.Method for a WebSocket.
+const methodWebSocket = "WEBSOCKET"
+
+// opening reads what the browser sends first through a tunnel to hp: a TLS
+// handshake (https, wss) is spliced unread; a plain WebSocket handshake
+// (ws://) is a write, decided, and sent on only if allowed; anything else
+// is refused (Chromium tunnels nothing else in plain text). It reports
+// whether the tunnel may go on.
+func (p *proxy) opening(up, down net.Conn, br *bufio.Reader, hp string) bool {
+	down.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer down.SetReadDeadline(time.Time{})
+	first, err := br.Peek(1)
+	if err != nil {
+		return false
+	}
+	if first[0] == 0x16 { // a TLS record: handshake
+		return true
+	}
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		p.record(hp + " (not TLS, not HTTP)")
+		return false
+	}
+	if !strings.EqualFold(req.Header.Get("Upgrade"), "websocket") {
+		p.record(req.Method + " http://" + hp + req.RequestURI + " (plain request in a tunnel)")
+		return false
+	}
+	u := "ws://" + hp + req.RequestURI
+	if err := p.mayWrite(Write{Method: methodWebSocket, URL: u}); err != nil {
+		p.record(methodWebSocket + " " + u)
+		io.WriteString(down, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return false
+	}
+	return req.Write(up) == nil
+}
+
+func (p *proxy) record(what string) {
+	p.mu.Lock()
+	p.refused = append(p.refused, what)
+	p.mu.Unlock()
 }

