@@ -3,6 +3,7 @@ package browser
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,10 +101,9 @@ type Config struct {
 	// browser (or refused by the proxy) and never sent. nil: every write is
 	// held (the dial at observe).
 	Write func(w Write) error
-	// ReadOnly reports whether pages may write nothing at all (the dial at
-	// observe); read at every render, it blocks WebSockets inside the
-	// browser too, not only at the proxy. nil: always read-only.
-	ReadOnly func() bool
+	// RootCAs are trusted for the sites' TLS certificates, which the proxy
+	// verifies (it ends the browser's TLS: tunnel.go); nil: the system's.
+	RootCAs *x509.CertPool
 }
 
 // Browser is one headless Chromium, started on the first Render and
@@ -164,7 +164,7 @@ func (b *Browser) start() error {
 }
 
 func (b *Browser) launch() error {
-	px, err := startProxy(b.cfg.Allow, b.cfg.Dial, b.cfg.PageTimeout)
+	px, err := startProxy(b.cfg.Allow, b.cfg.Dial, b.cfg.PageTimeout, b.cfg.RootCAs)
 	if err != nil {
 		return fmt.Errorf("start browser proxy: %w", err)
 	}
@@ -180,6 +180,9 @@ func (b *Browser) launch() error {
 		// One route out (docs/architecture.md, the never-list): WebRTC may
 		// use no UDP that does not go through the proxy, which has none.
 		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		// The proxy reads inside TLS tunnels (tunnel.go): its key, and only
+		// its key, is trusted for them.
+		chromedp.Flag("ignore-certificate-errors-spki-list", px.mitm.spki),
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PreloadMediaEngagementData,MediaRouter,OptimizationHints"),
 		chromedp.WindowSize(1280, 900),
 	)
@@ -397,9 +400,7 @@ type recorder struct {
 	docSeen   bool
 	consoles  map[string]bool
 	blocked   int
-	held      int // writes held by Config.Write
-	readOnly  bool
-	write     func(Write) error
+	held      int      // writes held by Config.Write
 	cspLog    []string // CSP violations as console text, when the binding saw none
 	own       map[network.RequestID]bool
 	submitted bool // a form was submitted: the next document is the result
@@ -478,14 +479,10 @@ func (r *recorder) on(ev any) {
 		}
 	case *network.EventWebSocketCreated:
 		r.active()
-		held := r.heldSocket(e.URL)
 		if len(r.out.Requests) < maxRequests {
 			rq := crawl.Request{URL: e.URL, Method: "GET", Type: "websocket"}
-			switch {
-			case r.allow(wsAsHTTP(e.URL)) != nil:
+			if r.allow(wsAsHTTP(e.URL)) != nil {
 				rq.Blocked, rq.Failed = true, "blocked: off the allowlist"
-			case held:
-				rq.Blocked, rq.Failed = true, "held: a write"
 			}
 			r.byID[e.RequestID] = len(r.out.Requests)
 			r.out.Requests = append(r.out.Requests, rq)
@@ -702,8 +699,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(),
-		readOnly: b.readOnly(), write: b.cfg.Write}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
 	if err := chromedp.Listen(tctx, rec.on); err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
@@ -755,14 +751,6 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
 			func() error {
 				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
-				return err
-			},
-			func() error {
-				var ps []*network.BlockPattern
-				for _, u := range socketBlocks(rec.readOnly) {
-					ps = append(ps, &network.BlockPattern{URLPattern: u, Block: true})
-				}
-				_, err := cdp.Call(ctx, t, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: ps})
 				return err
 			},
 			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },

@@ -1,13 +1,12 @@
 package browser
 
 import (
-	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -28,6 +27,7 @@ type proxy struct {
 	refused []string // host:port or URL refused, in order
 	write   func(Write) error
 	grants  *grants
+	mitm    *interceptor // ends the tunnels' TLS (tunnel.go)
 }
 
 // setWrites gives the proxy the browser's write decision and the grants
@@ -58,16 +58,20 @@ func (p *proxy) mayWrite(w Write) error {
 // hopHeaders are the hop-by-hop headers a proxy must not forward.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func startProxy(allow func(string) error, dial func(ctx context.Context, network, addr string) (net.Conn, error), timeout time.Duration) (*proxy, error) {
+func startProxy(allow func(string) error, dial func(ctx context.Context, network, addr string) (net.Conn, error), timeout time.Duration, roots *x509.CertPool) (*proxy, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
+	mitm, err := newInterceptor(roots)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	p := &proxy{
-		allow: allow, dial: dial, ln: ln, tunnels: map[net.Conn]struct{}{},
+		allow: allow, dial: dial, ln: ln, tunnels: map[net.Conn]struct{}{}, mitm: mitm,
 		tr: &http.Transport{
 			Proxy:                 nil, // never through an environment proxy
 			DialContext:           dial,
@@ -155,7 +159,8 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, resp.Body)
 }
 
-// tunnel serves CONNECT host:port: refused off the allowlist, else spliced.
+// tunnel serves CONNECT host:port: refused off the allowlist, else read
+// request by request (serveTunnel).
 func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	hp := r.Host
 	if err := p.allow("http://" + hp + "/"); err != nil {
@@ -186,25 +191,9 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer p.track(up, false)
 		defer p.track(down, false)
-		if !p.opening(up, down, buf.Reader, hp) {
-			up.Close()
-			down.Close()
-			return
-		}
-		done := make(chan struct{}, 2)
-		go func() {
-			if n := buf.Reader.Buffered(); n > 0 {
-				b, _ := buf.Reader.Peek(n)
-				up.Write(b)
-			}
-			io.Copy(up, down)
-			done <- struct{}{}
-		}()
-		go func() { io.Copy(down, up); done <- struct{}{} }()
-		<-done
-		up.Close()
-		down.Close()
-		<-done
+		defer up.Close()
+		defer down.Close()
+		p.serveTunnel(up, down, buf.Reader, hp)
 	}()
 }
 
@@ -235,39 +224,6 @@ func (p *proxy) close() error {
 
 // methodWebSocket is Write.Method for a WebSocket.
 const methodWebSocket = "WEBSOCKET"
-
-// opening reads what the browser sends first through a tunnel to hp: a TLS
-// handshake (https, wss) is spliced unread; a plain WebSocket handshake
-// (ws://) is a write, decided, and sent on only if allowed; anything else
-// is refused (Chromium tunnels nothing else in plain text). It reports
-// whether the tunnel may go on.
-func (p *proxy) opening(up, down net.Conn, br *bufio.Reader, hp string) bool {
-	down.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer down.SetReadDeadline(time.Time{})
-	first, err := br.Peek(1)
-	if err != nil {
-		return false
-	}
-	if first[0] == 0x16 { // a TLS record: handshake
-		return true
-	}
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		p.record(hp + " (not TLS, not HTTP)")
-		return false
-	}
-	if !strings.EqualFold(req.Header.Get("Upgrade"), "websocket") {
-		p.record(req.Method + " http://" + hp + req.RequestURI + " (plain request in a tunnel)")
-		return false
-	}
-	u := "ws://" + hp + req.RequestURI
-	if err := p.mayWrite(Write{Method: methodWebSocket, URL: u}); err != nil {
-		p.record(methodWebSocket + " " + u)
-		io.WriteString(down, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-		return false
-	}
-	return req.Write(up) == nil
-}
 
 func (p *proxy) record(what string) {
 	p.mu.Lock()

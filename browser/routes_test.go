@@ -1,9 +1,12 @@
 package browser
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,20 +132,17 @@ type writeLog struct {
 	mu       sync.Mutex
 	readOnly atomic.Bool
 	budget   int
-	sent     []string
-	held     []string
-	via      []string
+	// lowerAfterOne moves the dial to observe once one write is sent.
+	lowerAfterOne bool
+	sent          []string
+	held          []string
 }
 
 func (l *writeLog) write(w Write) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := w.Method + " " + w.URL
-	l.via = append(l.via, w.Via+": "+k)
 	switch {
-	case w.Held != "":
-		l.held = append(l.held, k)
-		return heldError(w.Held)
 	case l.readOnly.Load():
 		l.held = append(l.held, k)
 		return heldError("held: the dial is observe")
@@ -151,6 +151,9 @@ func (l *writeLog) write(w Write) error {
 		return heldError("held: the run's write budget is spent")
 	}
 	l.sent = append(l.sent, k)
+	if l.lowerAfterOne {
+		l.readOnly.Store(true)
+	}
 	return nil
 }
 
@@ -224,13 +227,15 @@ navigator.serviceWorker && navigator.serviceWorker.register('/sw.js', {scope: '/
 </script>`,
 		more: map[string]string{"/sw.js": `self.addEventListener('install', e => { self.skipWaiting(); fetch('/w/sw-install', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/sw').catch(()=>{}); });
 self.addEventListener('activate', e => { e.waitUntil(clients.claim()); fetch('/w/sw-activate', {method: 'DELETE'}).catch(()=>{}); });
-self.addEventListener('fetch', e => { fetch('/w/sw-fetch', {method: 'POST', body: 'x'}).catch(()=>{}); });`}},
+self.addEventListener('fetch', e => { fetch('/w/sw-fetch', {method: 'POST', body: 'x'}).catch(()=>{}); });
+try { new WebSocket(location.origin.replace('http', 'ws') + '/w/sw-ws'); } catch (e) {}`}},
 	{name: "workers", writes: true, page: `<script>
 new Worker('/worker.js');
 try { new SharedWorker('/worker.js?shared'); } catch (e) {}
 new Worker(URL.createObjectURL(new Blob(["fetch('/w/blob-worker', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/w').catch(()=>{});"])));
 </script>`,
-		more: map[string]string{"/worker.js": `fetch('/w/worker', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/worker').catch(()=>{}); try { new WebSocket('ws://{OFF3}/'); } catch (e) {}`}},
+		more: map[string]string{"/worker.js": `fetch('/w/worker', {method: 'POST', body: 'x'}).catch(()=>{}); fetch('http://{OFF}/worker').catch(()=>{}); try { new WebSocket('ws://{OFF3}/'); } catch (e) {}
+try { new WebSocket(location.origin.replace('http', 'ws') + '/w/worker-ws'); } catch (e) {}`}},
 	{name: "prefetch-prerender", page: `<link rel=prefetch href="http://{OFF}/pf"><link rel=prerender href="http://{OFF}/pr"><link rel=preload as=fetch href="http://{OFF3}/pl">
 <script type=speculationrules>{"prefetch":[{"source":"list","urls":["http://{OFF}/sr-prefetch"]}],"prerender":[{"source":"list","urls":["/prer","http://{OFF3}/sr-prerender"]}]}</script>
 <a href="http://{OFF}/hover">x</a>`,
@@ -275,13 +280,18 @@ func TestOneRouteOut(t *testing.T) {
 		http.Redirect(w, r, "http://"+a.hostPort()+"/redirected", http.StatusTemporaryRedirect)
 	})
 	s := serve(t, mux)
+	// The same site over TLS: the proxy reads inside the tunnel.
+	ts := httptest.NewTLSServer(mux)
+	t.Cleanup(ts.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(ts.Certificate())
 	log := &writeLog{}
 	log.readOnly.Store(true)
-	b := newBrowser(t, Config{Allow: allowOnly(s.URL), PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond, Write: log.write, ReadOnly: log.readOnly.Load})
-	check := func(t *testing.T, name string, writes bool) {
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond, Write: log.write})
+	check := func(t *testing.T, page string, writes bool) {
 		t.Helper()
 		_, heldBefore := log.lists()
-		render(t, b, s.URL+"/"+name)
+		render(t, b, page)
 		// Absence cannot be polled for: give late traffic (a service
 		// worker, ICE gathering, a keepalive) the time it takes.
 		time.Sleep(700 * time.Millisecond)
@@ -302,19 +312,90 @@ func TestOneRouteOut(t *testing.T) {
 		}
 	}
 	for _, r := range routes {
-		t.Run(r.name, func(t *testing.T) { check(t, r.name, r.writes) })
+		t.Run(r.name, func(t *testing.T) { check(t, s.URL+"/"+r.name, r.writes) })
 	}
-	t.Run("all", func(t *testing.T) { check(t, "all", true) })
-	_, held := log.lists()
-	t.Logf("%q", log.via)
-	for _, want := range []string{"POST " + s.URL + "/w/fetch-POST", "DELETE " + s.URL + "/w/fetch-DELETE", "POST " + s.URL + "/w/beacon",
-		"POST " + s.URL + "/w/xhr", "POST " + s.URL + "/w/form-top", "POST " + s.URL + "/w/form-frame", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/ws"} {
-		found := false
-		for _, h := range held {
-			found = found || h == want
+	t.Run("all", func(t *testing.T) {
+		check(t, s.URL+"/all", true)
+		_, held := log.lists()
+		for _, want := range []string{"POST " + s.URL + "/w/fetch-POST", "DELETE " + s.URL + "/w/fetch-DELETE", "POST " + s.URL + "/w/beacon",
+			"POST " + s.URL + "/w/xhr", "POST " + s.URL + "/w/form-top", "POST " + s.URL + "/w/form-frame", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/ws",
+			"POST " + s.URL + "/w/sw-install", "POST " + s.URL + "/w/worker", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/worker-ws"} {
+			if !slices.Contains(held, want) {
+				t.Errorf("held writes %q lack %q", held, want)
+			}
 		}
-		if !found {
-			t.Errorf("held writes %q lack %q", held, want)
-		}
+	})
+	for _, name := range []string{"all", "workers", "service-worker", "websocket"} {
+		t.Run("https-"+name, func(t *testing.T) { check(t, ts.URL+"/"+name, true) })
+	}
+}
+
+// TestPageWritesSpendTheBudget: at exercise a page's writes are sent only
+// as Config.Write allows, each asked once (the tab's grant spares it a
+// second ask at the proxy, over TLS too), and each that reaches the
+// platform was allowed; past the budget the rest are held. The decision is
+// taken at every request: a dial lowered mid-page holds the next write.
+func TestPageWritesSpendTheBudget(t *testing.T) {
+	p := &platform{pages: map[string]string{
+		"/seq": `<!doctype html><script>
+(async () => {
+  for (const m of ['POST', 'PUT', 'DELETE', 'PATCH']) { try { await fetch('/w/' + m, {method: m, body: m === 'DELETE' ? undefined : 'x'}); } catch (e) {} }
+  navigator.sendBeacon('/w/beacon', 'x');
+  try { new WebSocket(location.origin.replace('http', 'ws') + '/w/ws'); } catch (e) {}
+  new Worker('/w.js');
+})();
+</script>`,
+		"/w.js": `fetch('/w/worker', {method: 'POST', body: 'x'}).catch(()=>{});`,
+	}}
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	s := serve(t, mux)
+	ts := httptest.NewTLSServer(mux)
+	t.Cleanup(ts.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(ts.Certificate())
+	for _, tc := range []struct {
+		name, url string
+	}{{"http", s.URL}, {"https", ts.URL}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.mu.Lock()
+			p.writes = nil
+			p.mu.Unlock()
+			log := &writeLog{budget: 3}
+			var cur atomic.Pointer[writeLog]
+			cur.Store(log)
+			b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond,
+				Write: func(w Write) error { return cur.Load().write(w) }})
+			render(t, b, tc.url+"/seq")
+			sent, held := log.lists()
+			deadline := time.Now().Add(3 * time.Second)
+			for len(p.arrived()) < len(sent) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			got := p.arrived()
+			if len(sent) != 3 || len(got) != 3 {
+				t.Fatalf("sent %q, arrived %q: want exactly the budget of 3, each asked once", sent, got)
+			}
+			for _, a := range got {
+				method, path, _ := strings.Cut(a, " ")
+				if !slices.Contains(sent, method+" "+tc.url+path) {
+					t.Errorf("%s reached the platform without being allowed (sent %q)", a, sent)
+				}
+			}
+			if len(held) < 4 {
+				t.Errorf("held %q: the writes past the budget", held)
+			}
+			// The dial goes down between two writes of the same page.
+			log2 := &writeLog{budget: 100, lowerAfterOne: true}
+			cur.Store(log2)
+			p.mu.Lock()
+			p.writes = nil
+			p.mu.Unlock()
+			render(t, b, tc.url+"/seq")
+			time.Sleep(500 * time.Millisecond)
+			if sent, held := log2.lists(); len(sent) != 1 || len(held) < 5 || len(p.arrived()) != 1 {
+				t.Errorf("after the dial went down: sent %q held %q arrived %q", sent, held, p.arrived())
+			}
+		})
 	}
 }

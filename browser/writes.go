@@ -15,14 +15,10 @@ type Write struct {
 	// Method is the request's HTTP method, or "WEBSOCKET".
 	Method string
 	URL    string
-	// Held is set, to why, for a write the browser held without asking:
-	// a wss:// WebSocket at every rung (it travels inside a TLS tunnel no
-	// fence can meter), a ws:// one at observe. Config.Write only records
-	// it; its answer is ignored.
-	Held string
-	// Via names the fence that caught it: "page" (the DevTools Fetch
-	// domain of the tab) or "proxy" (the allowlist proxy, for what the tab
-	// does not see: service workers, workers, WebSocket handshakes).
+	// Via names the fence that caught it: "page" (the tab's DevTools
+	// Fetch domain) or "proxy" (the allowlist proxy, which reads inside
+	// every tunnel: what the tab does not see, service workers', workers'
+	// and WebSocket handshakes).
 	Via string
 }
 
@@ -41,55 +37,7 @@ func (b *Browser) write(w Write) error {
 	if b.cfg.Write == nil {
 		return errHeld
 	}
-	err := b.cfg.Write(w)
-	if w.Held != "" {
-		err = heldError(w.Held)
-	}
-	return err
-}
-
-// Why the browser holds a WebSocket without asking.
-const (
-	whyWSS      = "held: a wss:// WebSocket cannot be metered (a TLS tunnel), so it is held at every rung"
-	whyReadOnly = "held: the dial lets pages write nothing"
-)
-
-// socketBlocks are the WebSockets a tab blocks inside the browser: wss://
-// always, ws:// too when read-only (else the proxy decides each ws://
-// handshake).
-func socketBlocks(readOnly bool) []string {
-	out := []string{"wss://*:*/*", "wss://*:*/*?*"}
-	if readOnly {
-		out = append(out, "ws://*:*/*", "ws://*:*/*?*")
-	}
-	return out
-}
-
-// heldSocket reports whether the tab blocked the WebSocket to rawURL (as
-// socketBlocks says) and records it as a held write (r.mu held).
-func (r *recorder) heldSocket(rawURL string) bool {
-	if r.allow(wsAsHTTP(rawURL)) != nil {
-		return false // off the allowlist: refused, not a write to the platform
-	}
-	why := ""
-	switch {
-	case strings.HasPrefix(rawURL, "wss://"):
-		why = whyWSS
-	case r.readOnly:
-		why = whyReadOnly
-	default:
-		return false
-	}
-	r.held++
-	if r.write != nil {
-		r.write(Write{Method: methodWebSocket, URL: rawURL, Held: why, Via: "page"})
-	}
-	return true
-}
-
-// readOnly reports whether the dial lets pages write nothing at all.
-func (b *Browser) readOnly() bool {
-	return b.cfg.ReadOnly == nil || b.cfg.ReadOnly()
+	return b.cfg.Write(w)
 }
 
 type heldError string

@@ -108,6 +108,10 @@ type LoopConfig struct {
 	Report func(ctx context.Context, f Finding) error
 	// Narrate receives every turn as it is recorded (live narration).
 	Narrate func(TurnEvent)
+	// PageWrites returns, and forgets, the writes rendered pages tried
+	// since the last call (the rendering crawl's, sent or held): each turn
+	// records those of its own time. nil: none.
+	PageWrites func() []trajectory.PageWrite
 	// MalformedRetries is how many malformed outputs in a row the model may
 	// repair (default 1); DisableAfter is how many consecutive failures
 	// disable a tool (default 3).
@@ -175,6 +179,8 @@ type loop struct {
 	res      RunResult
 	ended    bool
 	retries  int
+	// writesBefore is the meter's writes when the current turn began.
+	writesBefore uint64
 }
 
 // end sets the outcome once; the first reason to stop wins.
@@ -237,12 +243,16 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		obs["retry"] = l.state.Retry
 	}
 	mStart := time.Now()
+	// A turn's writes include the model's: a playbook renders pages, and
+	// a page's write spends from the same meter.
+	writesBefore := cfg.Meter.Used(ResWrites)
 	step, merr := cfg.Model.Next(ctx, &l.state)
 	meta := trajectory.ModelMetadata{TokensIn: step.Usage.TokensIn, TokensOut: step.Usage.TokensOut, DurationMS: time.Since(mStart).Milliseconds()}
 	l.totals.TokensIn += meta.TokensIn
 	l.totals.TokensOut += meta.TokensOut
 	tokenErr := cfg.Meter.Spend(ResTokens, uint64(meta.TokensIn+meta.TokensOut))
 	rec := trajectory.Turn{Index: turn, Observation: obs, ModelMetadata: meta, StartedAt: started}
+	l.writesBefore = writesBefore
 
 	switch {
 	case merr != nil && ctx.Err() != nil:
@@ -305,9 +315,7 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		out = Outcome{Verdict: VerdictRefused, Result: Fail("tool %s is disabled for the rest of this run after %d consecutive failures", call.Tool, cfg.DisableAfter)}
 		out.Result["latency_ms"] = 0
 	} else {
-		writesBefore := cfg.Meter.Used(ResWrites)
 		out, herr = cfg.Tools.Dispatch(ctx, cfg.Dial, call.Tool, call.Args)
-		rec.Writes = int(cfg.Meter.Used(ResWrites) - writesBefore)
 	}
 	rec.Result = out.Result
 	switch out.Verdict {
@@ -325,7 +333,6 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		rec.Findings = 1
 		l.res.Findings = append(l.res.Findings, out.Result)
 	}
-	l.totals.Writes += rec.Writes
 	l.state.History = append(l.state.History, Exchange{Call: call, Verdict: out.Verdict, Result: out.Result})
 	if l.write(rec, started, TurnEvent{Index: turn, Tool: call.Tool, Args: call.Args, Result: out.Result, Verdict: out.Verdict, Error: out.Result.Err(), Latency: out.Latency}) {
 		return true
@@ -391,8 +398,18 @@ func (l *loop) countFailure(tool string, v Verdict, turn int) {
 // cannot take more (the run must end).
 func (l *loop) write(rec trajectory.Turn, started time.Time, ev TurnEvent) bool {
 	rec.LatencyMS = time.Since(started).Milliseconds()
+	rec.Writes = int(l.cfg.Meter.Used(ResWrites) - l.writesBefore)
+	if l.cfg.PageWrites != nil {
+		rec.PageWrites = l.cfg.PageWrites()
+	}
 	l.totals.Turns++
 	l.totals.Findings += rec.Findings
+	l.totals.Writes += rec.Writes
+	for _, w := range rec.PageWrites {
+		if w.Held {
+			l.totals.HeldWrites++
+		}
+	}
 	if err := l.cfg.Record.WriteTurn(rec); err != nil {
 		l.recordFailed(err)
 		return true
@@ -424,6 +441,18 @@ func (l *loop) finish(ctx context.Context) error {
 			}
 			l.res.Summary += "; cleanup failed: " + cerr.Error()
 		}
+	}
+	if l.cfg.PageWrites != nil {
+		for _, w := range l.cfg.PageWrites() { // tried after the last turn's record
+			if w.Held {
+				l.totals.HeldWrites++
+			}
+		}
+	}
+	if n := l.totals.HeldWrites; n > 0 {
+		// Where the user looks first: the footer's summary (fleetd probe
+		// prints it, fleetd runs lists it).
+		l.res.Summary += fmt.Sprintf("; %d page writes held by the dial or the write budget (fleetd runs show lists them)", n)
 	}
 	l.totals.DurationMS = time.Since(l.start).Milliseconds()
 	l.res.Totals = l.totals

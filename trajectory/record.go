@@ -91,9 +91,27 @@ type Turn struct {
 	// Findings and Writes count the findings filed and writes made (the
 	// meter's: on-chain writes and qa_submit requests) by this turn, so
 	// Recover can rebuild footer totals from turns alone.
-	Findings  int       `json:"findings,omitempty"`
-	Writes    int       `json:"writes,omitempty"`
-	StartedAt time.Time `json:"started_at"`
+	Findings int `json:"findings,omitempty"`
+	Writes   int `json:"writes,omitempty"`
+	// PageWrites are the writes rendered pages tried during this turn (a
+	// script's POST, a beacon, a form, a WebSocket), sent or held: the
+	// sent ones are also counted in Writes.
+	PageWrites []PageWrite `json:"page_writes,omitempty"`
+	StartedAt  time.Time   `json:"started_at"`
+}
+
+// PageWrite is one write a rendered page tried.
+type PageWrite struct {
+	// Method is the HTTP method, or WEBSOCKET.
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Held is true when the write was not sent (answered inside the
+	// browser or refused by its proxy); Reason says why (the dial, the
+	// budget).
+	Held   bool   `json:"held"`
+	Reason string `json:"reason,omitempty"`
+	// Via names the fence that decided it: page (the tab) or proxy.
+	Via string `json:"via,omitempty"`
 }
 
 // Action is a tool call: the tool's name and its JSON arguments. Args must be
@@ -177,13 +195,15 @@ type Footer struct {
 
 // Totals sums a run.
 type Totals struct {
-	Turns      int   `json:"turns"`
-	ToolCalls  int   `json:"tool_calls"`
-	Refusals   int   `json:"refusals"`
-	Findings   int   `json:"findings"`
-	TokensIn   int64 `json:"tokens_in"`
-	TokensOut  int64 `json:"tokens_out"`
-	Writes     int   `json:"writes"`
+	Turns     int   `json:"turns"`
+	ToolCalls int   `json:"tool_calls"`
+	Refusals  int   `json:"refusals"`
+	Findings  int   `json:"findings"`
+	TokensIn  int64 `json:"tokens_in"`
+	TokensOut int64 `json:"tokens_out"`
+	Writes    int   `json:"writes"`
+	// HeldWrites counts the page writes held (Turn.PageWrites).
+	HeldWrites int   `json:"held_writes,omitempty"`
 	DurationMS int64 `json:"duration_ms"`
 }
 
@@ -198,6 +218,11 @@ func (t *Totals) add(tr *Turn) {
 	}
 	t.Findings += tr.Findings
 	t.Writes += tr.Writes
+	for _, w := range tr.PageWrites {
+		if w.Held {
+			t.HeldWrites++
+		}
+	}
 	t.TokensIn += tr.ModelMetadata.TokensIn
 	t.TokensOut += tr.ModelMetadata.TokensOut
 }

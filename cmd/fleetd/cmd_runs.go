@@ -116,6 +116,9 @@ func renderTimeline(w io.Writer, run *trajectory.Run) error {
 		switch r := r.(type) {
 		case trajectory.Turn:
 			fmt.Fprintln(w, turnLine(r))
+			for _, pw := range r.PageWrites {
+				fmt.Fprintln(w, pageWriteLine(pw))
+			}
 		case trajectory.ToolDisabled:
 			fmt.Fprintf(w, "      tool %s disabled from turn %d (%s)\n", r.Tool, r.Turn, r.Reason)
 		}
@@ -129,12 +132,29 @@ func renderTimeline(w io.Writer, run *trajectory.Run) error {
 		if f.HarnessError != "" {
 			fmt.Fprintf(w, "harness error: %s\n", sanitize(f.HarnessError))
 		}
-		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, tokens %d in / %d out, %s\n",
-			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
+		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, held writes %d, tokens %d in / %d out, %s\n",
+			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.HeldWrites, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
 	} else {
 		fmt.Fprintln(w, "\nno footer: the run crashed or is still running")
 	}
 	return nil
+}
+
+// pageWriteLine is one write a rendered page tried, under its turn: held
+// (and why) or sent, with method and URL.
+func pageWriteLine(w trajectory.PageWrite) string {
+	verdict := "sent"
+	if w.Held {
+		verdict = "HELD"
+	}
+	line := fmt.Sprintf("      page write %s %s %s", verdict, w.Method, w.URL)
+	if w.Reason != "" {
+		line += " (" + w.Reason + ")"
+	}
+	if w.Via != "" {
+		line += " via " + w.Via
+	}
+	return clip(sanitize(line), 300)
 }
 
 // resultKeys are the result fields worth a place on a timeline line.

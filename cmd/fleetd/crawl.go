@@ -88,8 +88,10 @@ func (a *app) findChromium() (string, error) {
 
 // renderer returns the run's rendering crawl (nil when it is off) and the
 // function that stops its browser: every request the browser makes goes
-// through the target's fetch allowlist and the tools' per-host pacing.
-func (a *app) renderer(env *fleetEnv) (probe.Renderer, func(), error) {
+// through the target's fetch allowlist and the tools' per-host pacing, and
+// every write a page tries is decided by writes (the dial, read at each
+// one, and the run's write budget).
+func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites) (probe.Renderer, func(), error) {
 	exe, _, err := a.crawlEngine()
 	if err != nil || exe == "" {
 		return nil, func() {}, err
@@ -102,6 +104,9 @@ func (a *app) renderer(env *fleetEnv) (probe.Renderer, func(), error) {
 	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
 	b, err := headless.New(headless.Config{
 		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout,
+		Write: func(w headless.Write) error {
+			return writes.Decide(w.Method, w.URL, w.Via)
+		},
 		// qa_fetch's connect-time checks: a name on a wildcard pattern that
 		// resolves into the host's own network is refused, as for qa_fetch.
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {

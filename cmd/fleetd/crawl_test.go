@@ -16,7 +16,9 @@ import (
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -50,7 +52,7 @@ func TestCrawlEngine(t *testing.T) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-			r, stop, err := a.renderer(env)
+			r, stop, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})))
 			defer stop()
 			if (err != nil) != tc.error || (r != nil) != tc.rendering {
 				t.Errorf("renderer %v, err %v", r, err)
@@ -88,7 +90,7 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
-	r, stop, err := a.renderer(env)
+	r, stop, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})))
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}

@@ -106,10 +106,14 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 		budget = o.budget(budget)
 	}
 	model, modelName := o.model, o.modelName
+	meter := sandbox.NewMeter(budget)
+	// The pages the rendering crawl opens write only as the dial says,
+	// from the run's own write budget.
+	pageWrites := qatools.NewPageWrites(dialSrc, meter)
 	if model == nil {
 		// The rendering crawl's browser lives as long as this run: it
 		// starts on the first page a playbook renders and stops here.
-		render, stop, err := a.renderer(env)
+		render, stop, err := a.renderer(env, pageWrites)
 		if err != nil {
 			return fleet.RunResult{}, err
 		}
@@ -123,7 +127,6 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	if err != nil {
 		return fleet.RunResult{}, err
 	}
-	meter := sandbox.NewMeter(budget)
 	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
 	if err != nil {
@@ -149,7 +152,7 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 		RunID: runID, Specialist: p.Name, Goal: p.Goal, Persona: p.Prompt, Target: env.Target,
 		Model: model, Tools: tools, Dial: dialSrc, Paused: env.control.Paused, Meter: meter, Record: w,
 		Cleanup: func(ctx context.Context) error { return qatools.CleanupRun(ctx, env.Env, run) },
-		Narrate: o.narrate,
+		Narrate: o.narrate, PageWrites: pageWrites.Drain,
 	}
 	if env.Reporter != nil {
 		cfg.Report = func(ctx context.Context, f fleet.Finding) error {

@@ -1,0 +1,82 @@
+package qatools
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// movingDial is a dial the test moves between writes.
+type movingDial struct{ d atomic.Int32 }
+
+func (m *movingDial) Dial() (fleet.Dial, error) { return fleet.Dial(m.d.Load()), nil }
+
+type brokenDial struct{}
+
+func (brokenDial) Dial() (fleet.Dial, error) { return fleet.Propose, errors.New("unreadable") }
+
+// TestPageWritesFollowTheDialAndTheBudget: at observe every page write is
+// held and nothing is spent; at exercise each spends one write of the
+// run's budget, and once it is spent the rest are held; the dial is read
+// at every write; every write is recorded with method, URL and why.
+func TestPageWritesFollowTheDialAndTheBudget(t *testing.T) {
+	var dial movingDial
+	meter := sandbox.NewMeter(fleet.Budget{MaxWrites: 2})
+	p := NewPageWrites(&dial, meter)
+	if err := p.Decide("POST", "http://a/x", "page"); err == nil || !strings.Contains(err.Error(), "observe") {
+		t.Fatalf("a write at observe: %v", err)
+	}
+	dial.d.Store(int32(fleet.Exercise))
+	for i := range 2 {
+		if err := p.Decide("DELETE", "http://a/y", "proxy"); err != nil {
+			t.Fatalf("write %d within the budget: %v", i, err)
+		}
+	}
+	if err := p.Decide("PUT", "http://a/z", "page"); err == nil || !errors.Is(err, fleet.ErrBudget) {
+		t.Fatalf("a write past the budget: %v", err)
+	}
+	if err := p.Decide("WEBSOCKET", "wss://a/s", "proxy"); err == nil {
+		t.Fatal("a WebSocket past the budget was let through")
+	}
+	if got := meter.Used(fleet.ResWrites); got != 2 {
+		t.Errorf("spent %d writes, want 2", got)
+	}
+	dial.d.Store(int32(fleet.Observe)) // lowered mid-run: the next write is held
+	meter2 := sandbox.NewMeter(fleet.Budget{})
+	p2 := NewPageWrites(&dial, meter2)
+	if err := p2.Decide("POST", "http://a/", "page"); err == nil || meter2.Used(fleet.ResWrites) != 0 {
+		t.Fatalf("a write after the dial went down: %v, spent %d", err, meter2.Used(fleet.ResWrites))
+	}
+	log := p.Drain()
+	want := []struct {
+		method string
+		held   bool
+	}{{"POST", true}, {"DELETE", false}, {"DELETE", false}, {"PUT", true}, {"WEBSOCKET", true}}
+	if len(log) != len(want) {
+		t.Fatalf("recorded %+v", log)
+	}
+	for i, w := range want {
+		if log[i].Method != w.method || log[i].Held != w.held || log[i].URL == "" || (w.held && log[i].Reason == "") {
+			t.Errorf("record %d = %+v, want %s held=%v", i, log[i], w.method, w.held)
+		}
+	}
+	if len(p.Drain()) != 0 {
+		t.Error("Drain did not forget")
+	}
+	// An unreadable dial is observe.
+	pb := NewPageWrites(brokenDial{}, sandbox.NewMeter(fleet.Budget{}))
+	if err := pb.Decide("POST", "http://a/", "page"); err == nil {
+		t.Errorf("an unreadable dial let a write through: %v", err)
+	}
+	// A page that loops on writes cannot grow the record without end.
+	for range maxPageWrites + 50 {
+		pb.Decide("POST", "http://a/", "page")
+	}
+	if got := pb.Drain(); len(got) != maxPageWrites+1 || !strings.Contains(got[maxPageWrites].Reason, "51 more") {
+		t.Errorf("kept %d records, last %+v", len(got), got[len(got)-1])
+	}
+}
