@@ -438,7 +438,8 @@ func TestSubmit(t *testing.T) {
 		htmlPage(`<!doctype html><html><body><p>Thanks, `+r.PostForm.Get("who")+`</p></body></html>`)(w, r)
 	})
 	s := serve(t, mux)
-	b := newBrowser(t, Config{Allow: allowOnly(s.URL)})
+	// A form's POST is a write: this browser may send them (exercise).
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL), Write: func(Write) error { return nil }})
 	r, err := b.Submit(context.Background(), s.URL+"/", crawl.FormFill{Action: s.URL + "/echo", Method: "POST", Text: `<img src=x onerror=alert('qa0000000001-{field}')>`})
 	if err != nil {
 		t.Fatal(err)
