@@ -183,7 +183,7 @@ func (b *Browser) launch() error {
 		// The proxy reads inside TLS tunnels (tunnel.go): its key, and only
 		// its key, is trusted for them.
 		chromedp.Flag("ignore-certificate-errors-spki-list", px.mitm.spki),
-		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PreloadMediaEngagementData,MediaRouter,OptimizationHints"),
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PreloadMediaEngagementData,MediaRouter,OptimizationHints,WebRtcHideLocalIpsWithMdns,NetworkTimeServiceQuerying"),
 		chromedp.WindowSize(1280, 900),
 	)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -2,11 +2,14 @@ package browser
 
 import (
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,6 +216,7 @@ try { const t = new WebTransport('https://' + location.hostname + ':{OFFPORT}/wt
     await pc2.setLocalDescription(await pc2.createAnswer());
     await pc.setRemoteDescription(pc2.localDescription);
     await pc2.addIceCandidate({candidate: 'candidate:1 1 udp 2122260223 {OFFIP} {OFFPORT} typ host', sdpMid: '0', sdpMLineIndex: 0});
+    await pc2.addIceCandidate({candidate: 'candidate:2 1 udp 2122260223 0b3f1c2e-leak.local {OFFPORT} typ host', sdpMid: '0', sdpMLineIndex: 0});
   } catch (e) {}
 })();
 </script>`},
@@ -291,10 +295,37 @@ func TestOneRouteOut(t *testing.T) {
 	check := func(t *testing.T, page string, writes bool) {
 		t.Helper()
 		_, heldBefore := log.lists()
+		// Every socket of the browser's, while the page renders: TCP to
+		// the proxy only, no UDP at all (whatever the destination).
+		stop, audited := make(chan struct{}), make(chan []string)
+		go func() {
+			bad := map[string]bool{}
+			for {
+				for _, so := range b.sockets() {
+					if so.proto == "udp" || so.proto == "tcp" && !so.listening && so.remote != b.proxy.addr() {
+						bad[so.String()] = true
+					}
+				}
+				select {
+				case <-stop:
+					var out []string
+					for k := range bad {
+						out = append(out, k)
+					}
+					audited <- out
+					return
+				case <-time.After(25 * time.Millisecond):
+				}
+			}
+		}()
 		render(t, b, page)
 		// Absence cannot be polled for: give late traffic (a service
 		// worker, ICE gathering, a keepalive) the time it takes.
 		time.Sleep(700 * time.Millisecond)
+		close(stop)
+		if bad := <-audited; len(bad) > 0 {
+			t.Errorf("browser sockets that do not go to the proxy: %q", bad)
+		}
 		for _, o := range []*offList{a, c} {
 			if got := o.take(); len(got) > 0 {
 				t.Errorf("%d arrivals at %s, off the allowlist: %v", len(got), o.ip, got)
@@ -398,4 +429,96 @@ func TestPageWritesSpendTheBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNoBackgroundTraffic: Chromium's own traffic (component updates,
+// network time, account checks, safe browsing, metrics, variations) has
+// one route out, the proxy, which refuses it: while pages render and sit,
+// no process of the browser holds a TCP connection to anything but the
+// proxy, nor any UDP socket (DNS, QUIC, WebRTC, mDNS).
+func TestNoBackgroundTraffic(t *testing.T) {
+	s := serve(t, htmlPage(`<!doctype html><p>quiet</p>`))
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL), Quiet: 200 * time.Millisecond})
+	render(t, b, s.URL+"/")
+	proxyAddr := b.proxy.addr()
+	deadline := time.Now().Add(4 * time.Second) // background fetches start seconds after launch
+	seen, toProxy := map[string]bool{}, 0
+	for time.Now().Before(deadline) {
+		for _, so := range b.sockets() {
+			switch {
+			case so.proto == "tcp" && so.remote == proxyAddr:
+				toProxy++
+			case so.proto == "udp" || !so.listening:
+				seen[so.String()] = true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(seen) > 0 {
+		t.Errorf("Chromium sockets that are not the proxy's: %v", seen)
+	}
+	if toProxy == 0 {
+		t.Fatal("no socket of the browser's to the proxy seen: the audit sees nothing, the test proves nothing")
+	}
+	for _, r := range b.Refused() {
+		if strings.Contains(r, s.URL) {
+			t.Errorf("the page's own request was refused: %s", r)
+		}
+	}
+	t.Logf("refused by the proxy, Chromium's own: %q", b.Refused())
+}
+
+type socket struct {
+	proto, local, remote string
+	listening            bool
+}
+
+func (s socket) String() string { return s.proto + " " + s.local + " -> " + s.remote }
+
+// sockets lists the inet sockets the browser's processes hold (from
+// /proc/<pid>/fd and /proc/<pid>/net/{tcp,tcp6,udp,udp6}).
+func (b *Browser) sockets() []socket {
+	var out []socket
+	for _, pid := range b.processes() {
+		inodes := map[string]bool{}
+		dir := fmt.Sprintf("/proc/%d/fd", pid)
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			l, err := os.Readlink(dir + "/" + fd.Name())
+			if err == nil && strings.HasPrefix(l, "socket:[") {
+				inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
+		for _, proto := range []string{"tcp", "tcp6", "udp", "udp6"} {
+			raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, proto))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(raw), "\n")[1:] {
+				f := strings.Fields(line)
+				if len(f) < 10 || !inodes[f[9]] {
+					continue
+				}
+				out = append(out, socket{proto: strings.TrimSuffix(proto, "6"), local: procAddr(f[1]), remote: procAddr(f[2]), listening: f[3] == "0A"})
+			}
+		}
+	}
+	return out
+}
+
+// procAddr decodes a /proc/net address (hex IP in host order, hex port).
+func procAddr(s string) string {
+	ip, port, ok := strings.Cut(s, ":")
+	if !ok {
+		return s
+	}
+	p, _ := strconv.ParseUint(port, 16, 16)
+	raw, err := hex.DecodeString(ip)
+	if err != nil {
+		return s
+	}
+	for i := 0; i+4 <= len(raw); i += 4 { // each 32-bit word is little-endian
+		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+	}
+	return net.JoinHostPort(net.IP(raw).String(), strconv.FormatUint(p, 10))
 }

@@ -243,6 +243,7 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 		if r.Footer.Totals.HeldWrites != len(held) || !strings.Contains(r.Footer.FinalSummary, "page writes held") {
 			t.Errorf("footer: held %d of %d, summary %q", r.Footer.Totals.HeldWrites, len(held), r.Footer.FinalSummary)
 		}
+		t.Logf("observe: %d page writes held, 0 sent; footer %q", len(held), r.Footer.FinalSummary)
 		shown, _, _ := run(t, "", "runs", "show", r.Header.RunID, "--config", f.config)
 		if !strings.Contains(shown, "page write HELD POST "+srv.URL+"/api/w-post") || !strings.Contains(shown, "held writes") {
 			t.Errorf("fleetd runs show lists no held write:\n%s", shown)
@@ -273,6 +274,7 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 				t.Errorf("%s reached the platform and is not in the run record as sent: %+v", g, sent)
 			}
 		}
+		t.Logf("exercise: %d page writes sent, %d reached the platform, %d held, run writes %d of max_writes %d", len(sent), len(got), r.Footer.Totals.HeldWrites, r.Footer.Totals.Writes, r.Header.Budget.MaxWrites)
 		if r.Footer.Totals.Writes < len(sent) {
 			t.Errorf("footer writes %d < page writes sent %d: not on the run's meter", r.Footer.Totals.Writes, len(sent))
 		}
