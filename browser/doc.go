@@ -15,7 +15,17 @@
 //   - the browser's only way out is a proxy inside this package
 //     (--proxy-server, loopback included), which refuses every connection
 //     to a host:port off the allowlist: WebSockets, workers and anything
-//     else the Fetch domain does not see.
+//     else the Fetch domain does not see. It ends the browser's TLS with a
+//     key only this browser trusts (--ignore-certificate-errors-spki-list)
+//     and verifies the site's certificate itself, so it reads every
+//     request of every target. No UDP leaves: WebRTC uses no UDP that is
+//     not proxied, QUIC and WebRTC's mDNS are off.
+//
+// The dial reaches the page: every write a page tries (a method other than
+// GET and HEAD, a WebSocket handshake) is asked of Config.Write by both
+// fences before it is sent, and held (failed in the browser, refused by
+// the proxy) when refused; a write the tab let through is not asked again
+// at the proxy. nil Config.Write holds every write.
 //
 // A page is bounded by Config.PageTimeout: it settles when no request is in
 // flight and the DOM has not changed for Config.Quiet (a MutationObserver

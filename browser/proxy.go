@@ -14,7 +14,9 @@ import (
 // proxy is the browser's only way out (--proxy-server): it forwards plain
 // HTTP requests and tunnels CONNECT (https, wss, ws) only to host:ports the
 // allowlist takes, so what the DevTools Fetch domain does not pause
-// (WebSockets, workers, preconnects) cannot leave the allowlist either.
+// (WebSockets, workers, preconnects) cannot leave the allowlist either. It
+// reads every request, inside TLS tunnels too (tunnel.go), and asks the
+// browser's Config.Write about each that writes.
 type proxy struct {
 	allow func(rawURL string) error
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -95,9 +97,7 @@ func (p *proxy) refusals() []string {
 }
 
 func (p *proxy) refuse(w http.ResponseWriter, what string, err error) {
-	p.mu.Lock()
-	p.refused = append(p.refused, what)
-	p.mu.Unlock()
+	p.record(what)
 	http.Error(w, "fleetd browser proxy: "+err.Error(), http.StatusForbidden)
 }
 
