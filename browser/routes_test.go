@@ -15,77 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/qafleet/fleetd/faultnet"
 )
-
-// offList is a TCP and a UDP listener on one loopback address that is not
-// on the allowlist (the page is served from 127.0.0.1): it counts every
-// connection and every datagram that arrives.
-type offList struct {
-	ip   string
-	port int // the same port for TCP and UDP
-	tcp  net.Listener
-	udp  net.PacketConn
-	mu   sync.Mutex
-	seen []string
-}
-
-func listenOffList(t *testing.T, ip string) *offList {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", ip+":0")
-		if err != nil {
-			t.Fatalf("listen on %s (a loopback address off the allowlist): %v", ip, err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("%s:%d", ip, port))
-		if err != nil {
-			ln.Close()
-			continue
-		}
-		o := &offList{ip: ip, port: port, tcp: ln, udp: pc}
-		t.Cleanup(func() { ln.Close(); pc.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				o.arrived("tcp from " + c.RemoteAddr().String())
-				c.Close()
-			}
-		}()
-		go func() {
-			buf := make([]byte, 2048)
-			for {
-				n, from, err := pc.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				o.arrived(fmt.Sprintf("udp %d bytes from %s", n, from))
-			}
-		}()
-		return o
-	}
-	t.Fatalf("no port free for both TCP and UDP on %s", ip)
-	return nil
-}
-
-func (o *offList) arrived(what string) {
-	o.mu.Lock()
-	o.seen = append(o.seen, what)
-	o.mu.Unlock()
-}
-
-// take returns the arrivals so far and forgets them.
-func (o *offList) take() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	got := o.seen
-	o.seen = nil
-	return got
-}
-
-func (o *offList) hostPort() string { return fmt.Sprintf("%s:%d", o.ip, o.port) }
 
 // platform is the allowlisted site: it serves the test's pages and counts
 // every write that reaches it (any method but GET and HEAD, and every
@@ -255,8 +187,8 @@ setTimeout(() => { location.href = 'http://{OFF}/away'; }, 300);
 }
 
 // fill puts the off-list addresses into a route's text.
-func fill(s string, a, b *offList) string {
-	return strings.NewReplacer("{OFF3}", b.hostPort(), "{OFFIP}", a.ip, "{OFFPORT}", fmt.Sprint(a.port), "{OFF}", a.hostPort()).Replace(s)
+func fill(s string, a, b *faultnet.OffList) string {
+	return strings.NewReplacer("{OFF3}", b.HostPort(), "{OFFIP}", a.IP, "{OFFPORT}", fmt.Sprint(a.Port), "{OFF}", a.HostPort()).Replace(s)
 }
 
 // TestOneRouteOut: every way out a page script has (one route per
@@ -264,7 +196,7 @@ func fill(s string, a, b *offList) string {
 // TCP or UDP, and at observe no write reaches the platform: each is held
 // and recorded with its method and URL.
 func TestOneRouteOut(t *testing.T) {
-	a, c := listenOffList(t, "127.0.0.2"), listenOffList(t, "127.0.0.3")
+	a, c := faultnet.ListenOffList(t, "127.0.0.2"), faultnet.ListenOffList(t, "127.0.0.3")
 	p := &platform{pages: map[string]string{}}
 	var all strings.Builder
 	for _, r := range routes {
@@ -281,7 +213,7 @@ func TestOneRouteOut(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://"+a.hostPort()+"/redirected", http.StatusTemporaryRedirect)
+		http.Redirect(w, r, "http://"+a.HostPort()+"/redirected", http.StatusTemporaryRedirect)
 	})
 	s := serve(t, mux)
 	// The same site over TLS: the proxy reads inside the tunnel.
@@ -326,9 +258,9 @@ func TestOneRouteOut(t *testing.T) {
 		if bad := <-audited; len(bad) > 0 {
 			t.Errorf("browser sockets that do not go to the proxy: %q", bad)
 		}
-		for _, o := range []*offList{a, c} {
-			if got := o.take(); len(got) > 0 {
-				t.Errorf("%d arrivals at %s, off the allowlist: %v", len(got), o.ip, got)
+		for _, o := range []*faultnet.OffList{a, c} {
+			if got := o.Take(); len(got) > 0 {
+				t.Errorf("%d arrivals at %s, off the allowlist: %v", len(got), o.IP, got)
 			}
 		}
 		if got := p.arrived(); len(got) > 0 {

@@ -3,6 +3,7 @@ package faultnet
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,5 +118,29 @@ func TestSetUpstream(t *testing.T) {
 	p.SetUpstream(strings.TrimPrefix(b.URL, "http://"))
 	if got := get(); got != "b" {
 		t.Errorf("after SetUpstream: %q, want b", got)
+	}
+}
+
+// TestOffListSeesTCPAndUDP: a connection and a datagram both arrive, and
+// Take forgets them.
+func TestOffListSeesTCPAndUDP(t *testing.T) {
+	o := ListenOffList(t, "127.0.0.2")
+	c, err := net.Dial("tcp", o.HostPort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	u, err := net.Dial("udp", o.HostPort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Write([]byte("x"))
+	u.Close()
+	var got []string
+	for deadline := time.Now().Add(2 * time.Second); len(got) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		got = append(got, o.Take()...)
+	}
+	if len(got) != 2 || len(o.Take()) != 0 {
+		t.Fatalf("arrivals %q", got)
 	}
 }

@@ -136,21 +136,11 @@ func TestProbeRendersSPA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.Close()
-	raw, err := os.ReadFile(f.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	tg := cfg["target"].(map[string]any)
-	st := app.Target()
-	tg["faces"], tg["call"], tg["docs"], tg["fetch_allow"], tg["names"] = st.Faces, st.Call, st.Docs, st.FetchAllow, st.Names
-	out, _ := yaml.Marshal(cfg)
-	if err := os.WriteFile(f.config, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, f.config, func(cfg map[string]any) {
+		tg := cfg["target"].(map[string]any)
+		st := app.Target()
+		tg["faces"], tg["call"], tg["docs"], tg["fetch_allow"], tg["names"] = st.Faces, st.Call, st.Docs, st.FetchAllow, st.Names
+	})
 	if stdout, _, _ := run(t, "", "doctor", "--config", f.config); !strings.Contains(stdout, "rendering crawl on") {
 		t.Errorf("doctor does not say the rendering crawl is on:\n%s", stdout)
 	}

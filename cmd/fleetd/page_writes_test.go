@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/faultnet"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
@@ -81,75 +81,29 @@ func (s *writesSite) handler(off string) http.Handler {
 	})
 }
 
+// editConfig rewrites the YAML config at path through edit.
+func editConfig(t *testing.T, path string, edit func(cfg map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	edit(cfg)
+	out, _ := yaml.Marshal(cfg)
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (s *writesSite) take() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.writes
 	s.writes = nil
-	return out
-}
-
-// offListener counts TCP connections and UDP datagrams to one loopback
-// address off the allowlist.
-type offListener struct {
-	mu   sync.Mutex
-	seen []string
-	addr string
-}
-
-func listenOff(t *testing.T, ip string) *offListener {
-	t.Helper()
-	o := &offListener{}
-	for range 20 {
-		ln, err := net.Listen("tcp", ip+":0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("%s:%d", ip, port))
-		if err != nil {
-			ln.Close()
-			continue
-		}
-		t.Cleanup(func() { ln.Close(); pc.Close() })
-		o.addr = ln.Addr().String()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				o.add("tcp " + c.RemoteAddr().String())
-				c.Close()
-			}
-		}()
-		go func() {
-			buf := make([]byte, 2048)
-			for {
-				_, from, err := pc.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				o.add("udp " + from.String())
-			}
-		}()
-		return o
-	}
-	t.Fatal("no port free for TCP and UDP")
-	return nil
-}
-
-func (o *offListener) add(s string) {
-	o.mu.Lock()
-	o.seen = append(o.seen, s)
-	o.mu.Unlock()
-}
-
-func (o *offListener) take() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := o.seen
-	o.seen = nil
 	return out
 }
 
@@ -166,25 +120,15 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 		t.Skip("a devnet, the testbed and Chromium")
 	}
 	f := newFleetFixture(t, fleet.Observe, nil)
-	off := listenOff(t, "127.0.0.2")
+	off := faultnet.ListenOffList(t, "127.0.0.2")
 	site := &writesSite{}
-	srv := httptest.NewServer(site.handler(off.addr))
+	srv := httptest.NewServer(site.handler(off.HostPort()))
 	t.Cleanup(srv.Close)
-	raw, err := os.ReadFile(f.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	tg := cfg["target"].(map[string]any)
-	tg["faces"], tg["docs"], tg["fetch_allow"] = srv.URL+"/u/{name}", []string{srv.URL + "/guide"}, []string{strings.TrimPrefix(srv.URL, "http://")}
-	cfg["crawl"] = map[string]any{"engine": "browser", "page_timeout": "6s"}
-	out, _ := yaml.Marshal(cfg)
-	if err := os.WriteFile(f.config, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, f.config, func(cfg map[string]any) {
+		tg := cfg["target"].(map[string]any)
+		tg["faces"], tg["docs"], tg["fetch_allow"] = srv.URL+"/u/{name}", []string{srv.URL + "/guide"}, []string{strings.TrimPrefix(srv.URL, "http://")}
+		cfg["crawl"] = map[string]any{"engine": "browser", "page_timeout": "6s"}
+	})
 	probe := func(t *testing.T) *trajectory.Run {
 		t.Helper()
 		before, _ := filepath.Glob(filepath.Join(f.dataDir, "runs", "*.jsonl"))
@@ -225,7 +169,7 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 		if got := site.take(); len(got) > 0 {
 			t.Errorf("%d writes reached the platform at observe: %q", len(got), got)
 		}
-		if got := off.take(); len(got) > 0 {
+		if got := off.Take(); len(got) > 0 {
 			t.Errorf("%d arrivals off the allowlist: %q", len(got), got)
 		}
 		sent, held := pageWrites(r)
@@ -256,7 +200,7 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 		}
 		r := probe(t)
 		got := site.take()
-		if o := off.take(); len(o) > 0 {
+		if o := off.Take(); len(o) > 0 {
 			t.Errorf("%d arrivals off the allowlist: %q", len(o), o)
 		}
 		sent, _ := pageWrites(r)
