@@ -183,6 +183,7 @@ try { window.open('https://{OFF3}/popup', '_blank', 'noopener'); } catch (e) {}
 document.getElementById('a').click();
 setTimeout(() => { location.href = 'http://{OFF}/away'; }, 300);
 </script>`},
+	{name: "reporting", writes: true, page: `<iframe src="/csp"></iframe>`},
 	{name: "redirect-off-list", page: `<img src="/redirect"><script>fetch('/redirect', {method: 'POST', body: 'x'}).catch(()=>{});</script>`},
 }
 
@@ -212,6 +213,13 @@ func TestOneRouteOut(t *testing.T) {
 	p.pages["/all"] = "<!doctype html><html><body>" + all.String() + "</body></html>"
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
+	// The browser's own reports (CSP, the Reporting API) are POSTs too.
+	mux.HandleFunc("/csp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "img-src 'none'; report-uri /w/csp-report; report-to r")
+		w.Header().Set("Reporting-Endpoints", `r="/w/reporting-api"`)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<img src="/x.png"><img src="http://`+a.HostPort()+`/y.png">`)
+	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://"+a.HostPort()+"/redirected", http.StatusTemporaryRedirect)
 	})

@@ -19,7 +19,6 @@ import (
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
-	"go.yaml.in/yaml/v3"
 )
 
 // TestCrawlEngine: crawl.engine decides the engine and doctor says which;
@@ -136,7 +135,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.Close()
-	editConfig(t, f.config, func(cfg map[string]any) {
+	editConfigInPlace(t, f.config, func(cfg map[string]any) {
 		tg := cfg["target"].(map[string]any)
 		st := app.Target()
 		tg["faces"], tg["call"], tg["docs"], tg["fetch_allow"], tg["names"] = st.Faces, st.Call, st.Docs, st.FetchAllow, st.Names

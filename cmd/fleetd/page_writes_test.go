@@ -15,7 +15,6 @@ import (
 	"github.com/qafleet/fleetd/faultnet"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
-	"go.yaml.in/yaml/v3"
 )
 
 // writesSite is a platform whose every page's scripts try to write, and to
@@ -81,20 +80,15 @@ func (s *writesSite) handler(off string) http.Handler {
 	})
 }
 
-// editConfig rewrites the YAML config at path through edit.
-func editConfig(t *testing.T, path string, edit func(cfg map[string]any)) {
+// editConfigInPlace rewrites the YAML config at path through edit (a
+// fixture's config, whose data dir and keys stay where they are).
+func editConfigInPlace(t *testing.T, path string, edit func(cfg map[string]any)) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	b, err := os.ReadFile(editConfig(t, path, edit))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	edit(cfg)
-	out, _ := yaml.Marshal(cfg)
-	if err := os.WriteFile(path, out, 0o600); err != nil {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -124,7 +118,7 @@ func TestProbeHoldsPageWrites(t *testing.T) {
 	site := &writesSite{}
 	srv := httptest.NewServer(site.handler(off.HostPort()))
 	t.Cleanup(srv.Close)
-	editConfig(t, f.config, func(cfg map[string]any) {
+	editConfigInPlace(t, f.config, func(cfg map[string]any) {
 		tg := cfg["target"].(map[string]any)
 		tg["faces"], tg["docs"], tg["fetch_allow"] = srv.URL+"/u/{name}", []string{srv.URL + "/guide"}, []string{strings.TrimPrefix(srv.URL, "http://")}
 		cfg["crawl"] = map[string]any{"engine": "browser", "page_timeout": "6s"}
