@@ -165,7 +165,7 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 			p.hide = append(p.hide, r)
 		}
 	}
-	ro := []string{}
+	var ro, exes []string
 	for _, s := range systemRO {
 		if _, err := os.Stat(s); err == nil {
 			ro = append(ro, s)
@@ -176,7 +176,8 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: browser %s: %v", ErrNoJail, exe, err)
 		}
-		for _, e := range []string{exe, real} {
+		exes = []string{exe, real}
+		for _, e := range exes {
 			if d := filepath.Dir(e); !underAny(d, ro) {
 				ro = append(ro, d)
 			}
@@ -201,7 +202,7 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 		if within(h, p.dir) {
 			return fail(fmt.Errorf("%w: the jail dir %s holds %s, which must stay out of the jail", ErrNoJail, p.dir, h))
 		}
-		for _, r := range ro {
+		for _, r := range append(ro, exes...) {
 			if within(r, h) {
 				return fail(fmt.Errorf("%w: %s must stay out of the jail but holds %s, which the jail shows", ErrNoJail, h, r))
 			}
@@ -219,6 +220,11 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 		"--unshare-user", "--uid", jailUID, "--gid", jailUID,
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session",
+		// The private mounts first: a read-only mount below /tmp (a browser
+		// there) stays visible.
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.Itoa(jailShm), "--tmpfs", "/dev/shm",
+		"--size", strconv.Itoa(jailShm), "--tmpfs", "/tmp",
 	}
 	for _, r := range ro {
 		a = append(a, "--ro-bind", r, r)
@@ -232,9 +238,6 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 			a = append(a, "--ro-bind", l, l)
 		}
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev",
-		"--size", strconv.Itoa(jailShm), "--tmpfs", "/dev/shm",
-		"--size", strconv.Itoa(jailShm), "--tmpfs", "/tmp")
 	// Mask what must stay hidden where a read-only mount shows it.
 	for _, h := range p.hide {
 		if !underAny(h, ro) {
