@@ -116,8 +116,8 @@ func (p Protections) String() string {
 	} else {
 		b.WriteString(", Chromium sandbox OFF")
 	}
-	if p.Jailed {
-		fmt.Fprintf(&b, ", %d key and data paths unreadable", len(p.Hidden))
+	if p.Jailed && len(p.Hidden) > 0 {
+		b.WriteString(", unreadable in it: " + strings.Join(p.Hidden, ", "))
 	}
 	if p.Detail != "" {
 		b.WriteString(": " + p.Detail)
@@ -292,9 +292,16 @@ func underAny(path string, dirs []string) bool {
 	return false
 }
 
+// remove deletes what the jail made: the temporary directory, or the
+// browser's home, profile and temporary files in the run's jail dir (a
+// profile is tens of megabytes and no run artifact).
 func (p *jailPlan) remove() {
-	if p != nil && p.tmp {
+	switch {
+	case p == nil:
+	case p.tmp:
 		os.RemoveAll(p.dir)
+	default:
+		os.RemoveAll(filepath.Join(p.dir, "browser"))
 	}
 }
 
@@ -387,7 +394,7 @@ func unjailed() Protections {
 }
 
 func (p *jailPlan) protections(sandboxOK bool) Protections {
-	d := "Chromium runs as uid " + jailUID + " of its own user namespace, sees /usr and its own files read-only, writes only " + p.dir + "; rlimits " + strings.Join(p.limits, " ")
+	d := "Chromium runs as uid " + jailUID + " of its own user namespace, sees /usr and its own files read-only, writes only its jail dir; rlimits " + strings.Join(p.limits, " ")
 	if !sandboxOK {
 		d += "; Chromium's own sandbox is off: no nested user namespace can be made in the jail (kernel or seccomp policy)"
 	}

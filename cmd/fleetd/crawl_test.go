@@ -50,7 +50,7 @@ func TestCrawlEngine(t *testing.T) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-			r, stop, err := a.renderer(env)
+			r, stop, _, err := a.renderer(env, "")
 			defer stop()
 			if (err != nil) != tc.error || (r != nil) != tc.rendering {
 				t.Errorf("renderer %v, err %v", r, err)
@@ -88,7 +88,7 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
-	r, stop, err := a.renderer(env)
+	r, stop, _, err := a.renderer(env, "")
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
