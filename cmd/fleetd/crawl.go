@@ -74,18 +74,14 @@ func (c CrawlConfig) validate() error {
 // rendering crawl is on ("" when off), and why. err is set only when the
 // config asks for the browser and there is none, or its jail cannot be
 // built (crawl.jail on): the renderer is jailed like every other tool.
+//
+// The jail is checked from inside (a probe; no browser starts).
 func (a *app) crawlEngine() (exe, why string, err error) {
-	exe, why, _, err = a.crawlEngineJail()
-	return exe, why, err
-}
-
-// crawlEngineJail is crawlEngine and the browser's protections, checked
-// from inside its jail (a probe; no browser starts).
-func (a *app) crawlEngineJail() (exe, why string, prot headless.Protections, err error) {
 	c := a.cfg.Crawl
 	if c.Engine == engineStatic {
-		return "", "crawl.engine is static: pages are read as text only", prot, nil
+		return "", "crawl.engine is static: pages are read as text only", nil
 	}
+	var prot headless.Protections
 	exe, ferr := a.findChromium()
 	if ferr == nil {
 		prot, ferr = headless.CheckJail(context.Background(), a.renderJail(""), exe)
@@ -95,11 +91,11 @@ func (a *app) crawlEngineJail() (exe, why string, prot headless.Protections, err
 	}
 	switch {
 	case ferr == nil:
-		return exe, fmt.Sprintf("rendering crawl on: %s renders each crawled HTML page (%s)", exe, prot), prot, nil
+		return exe, fmt.Sprintf("rendering crawl on: %s renders each crawled HTML page (%s)", exe, prot), nil
 	case c.Engine == engineBrowser:
-		return "", "", prot, fmt.Errorf("crawl.engine is browser, but %w", ferr)
+		return "", "", fmt.Errorf("crawl.engine is browser, but %w", ferr)
 	}
-	return "", fmt.Sprintf("rendering crawl off: %v; pages are read as text only", ferr), prot, nil
+	return "", fmt.Sprintf("rendering crawl off: %v; pages are read as text only", ferr), nil
 }
 
 // renderJail is the browser's jail for a run whose jail dir is dir ("":
@@ -208,19 +204,21 @@ func (a *app) jailCheck() check {
 		c.ok, c.detail = true, "no browser runs (crawl.engine is static)"
 		return c
 	}
-	exe, why, prot, err := a.crawlEngineJail()
+	exe, err := a.findChromium()
+	if err != nil {
+		c.ok, c.detail = true, fmt.Sprintf("no browser runs: %v", err)
+		return c
+	}
+	const fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1; under systemd, RestrictNamespaces as configs/fleetd.service sets it), or set crawl.jail: off to render unjailed"
+	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
 	switch {
-	case a.cfg.Crawl.Jail == jailOff:
+	case err != nil && a.cfg.Crawl.Engine == engineBrowser:
+		c.fatal, c.detail, c.fix = true, err.Error()+": the rendering crawl refuses to start", fix
+	case err != nil:
+		c.warn, c.detail, c.fix = true, err.Error()+": the rendering crawl is off", fix
+	case !prot.Jailed:
 		c.warn, c.detail = true, prot.String()
 		c.fix = "remove crawl.jail: off (needs bubblewrap: apt-get install bubblewrap)"
-	case err != nil:
-		c.fatal, c.detail = true, err.Error()
-		c.fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set crawl.jail: off to render unjailed"
-	case exe == "" && strings.Contains(why, "unavailable"):
-		c.warn, c.detail = true, why
-		c.fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set crawl.jail: off to render unjailed"
-	case exe == "":
-		c.ok, c.detail = true, "no browser runs: "+why
 	case !prot.Sandboxed:
 		c.warn, c.detail = true, prot.String()
 		c.fix = "allow nested user namespaces (kernel.unprivileged_userns_clone=1, no seccomp policy refusing clone(CLONE_NEWUSER)) so Chromium's own sandbox can start"

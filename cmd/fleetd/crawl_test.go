@@ -173,7 +173,21 @@ func TestProbeRendersSPA(t *testing.T) {
 			t.Errorf("no DOM finding on the log with %q: %q", want, dom)
 		}
 	}
-	// The run's browser is gone: no Chromium process is this process's child.
+	// The run record says how the renderer was confined: jailed, with
+	// Chromium's own sandbox.
+	records, _ := filepath.Glob(filepath.Join(f.dataDir, "runs", "*.jsonl"))
+	for _, rec := range records {
+		raw, _ := os.ReadFile(rec)
+		head, _, _ := strings.Cut(string(raw), "\n")
+		if !strings.Contains(head, "bwrap jail on, Chromium sandbox on") {
+			t.Errorf("run record %s: the header does not say the renderer was jailed: %.600s", rec, head)
+		}
+	}
+	if len(records) == 0 {
+		t.Errorf("no run record in %s", f.dataDir)
+	}
+	// The run's browser is gone: no Chromium process (or the jail that
+	// holds it) is this process's child.
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -182,7 +196,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		}
 		s := string(st)
 		i := strings.LastIndexByte(s, ')')
-		if i < 0 || !strings.Contains(s[:i], "(chrom") {
+		if i < 0 || !strings.Contains(s[:i], "(chrom") && !strings.Contains(s[:i], "(bwrap") {
 			continue
 		}
 		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[0] != "Z" && f[1] == fmt.Sprint(os.Getpid()) {
