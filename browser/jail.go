@@ -132,6 +132,7 @@ type jailPlan struct {
 	tmp            bool   // dir is ours to remove
 	args           []string
 	limits         []string // prlimit's arguments
+	limitsText     string   // the same for people
 	hide           []string
 }
 
@@ -267,6 +268,7 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 		fmt.Sprintf("--fsize=%d:%d", file, file),
 		"--core=0:0",
 	}
+	p.limitsText = fmt.Sprintf("each process at most %d MiB of data, %d CPU-seconds, %d MiB per file, no core dump", mem>>20, cpu, file>>20)
 	return p, nil
 }
 
@@ -394,7 +396,7 @@ func unjailed() Protections {
 }
 
 func (p *jailPlan) protections(sandboxOK bool) Protections {
-	d := "Chromium runs as uid " + jailUID + " of its own user namespace, sees /usr and its own files read-only, writes only its jail dir; rlimits " + strings.Join(p.limits, " ")
+	d := "Chromium runs as uid " + jailUID + " of its own user namespace, sees /usr and its own files read-only, writes only its jail dir; " + p.limitsText
 	if !sandboxOK {
 		d += "; Chromium's own sandbox is off: no nested user namespace can be made in the jail (kernel or seccomp policy)"
 	}
