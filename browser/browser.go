@@ -104,6 +104,10 @@ type Config struct {
 	// RootCAs are trusted for the sites' TLS certificates, which the proxy
 	// verifies (it ends the browser's TLS: tunnel.go); nil: the system's.
 	RootCAs *x509.CertPool
+	// Jail is the OS jail Chromium runs in (jail.go); the zero value
+	// jails it in a temporary directory, and Render fails when the jail
+	// cannot be built.
+	Jail Jail
 }
 
 // Browser is one headless Chromium, started on the first Render and
@@ -124,6 +128,7 @@ type Browser struct {
 	closing  sync.WaitGroup // tabs being closed
 	startErr error          // why Chromium would not start, kept
 	grants   grants         // writes the tabs let through, for the proxy
+	jail     *jailed        // set by launch (jail.go)
 }
 
 // New returns a Browser; Chromium starts on the first Render. It fails when
@@ -186,12 +191,19 @@ func (b *Browser) launch() error {
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,PreloadMediaEngagementData,MediaRouter,OptimizationHints,WebRtcHideLocalIpsWithMdns,NetworkTimeServiceQuerying"),
 		chromedp.WindowSize(1280, 900),
 	)
+	jopts, err := b.jailOptions()
+	if err != nil {
+		px.close()
+		return fmt.Errorf("start chromium %s: %w", b.cfg.Exec, err)
+	}
+	opts = append(opts, jopts...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
 	if err := chromedp.Do(bctx); err != nil {
 		bcancel()
 		acancel()
 		px.close()
+		b.dropJail()
 		return fmt.Errorf("start chromium %s: %w", b.cfg.Exec, err)
 	}
 	b.proxy, b.actx, b.acancel, b.bctx, b.bcancel = px, actx, acancel, bctx, bcancel
@@ -317,6 +329,7 @@ func (b *Browser) Close() error {
 	if !b.started {
 		return nil
 	}
+	defer b.dropJail() // once no process is left to write in it
 	b.closing.Wait()
 	// The tree first: once the browser is gone its children are orphans,
 	// no longer found as its descendants.

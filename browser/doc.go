@@ -38,6 +38,15 @@
 // also kills any Chromium child process left with the run's profile
 // directory: no browser process outlives its Browser.
 //
+// Chromium runs jailed (jail.go, Config.Jail): under prlimit(1) with the
+// sandbox's rlimits and bubblewrap, in mount, pid and user namespaces of
+// its own where only the system's read-only files and the run's jail
+// directory (its home, profile and only writable place) are visible, the
+// key files and data dir (Jail.Hide) not at all, checked from inside
+// before every start; inside, it is an unprivileged uid and keeps its own
+// sandbox on. Where the jail cannot be built Render fails with ErrNoJail;
+// only Jail.Off renders unjailed. Protections says which are on.
+//
 // Find locates Chromium (FLEETD_CHROMIUM, then the usual names on PATH);
 // ErrNoBrowser says none is installed, and the rendering crawl is then off.
 package browser

@@ -30,7 +30,20 @@ type CrawlConfig struct {
 	Chromium string `yaml:"chromium"`
 	// PageTimeout bounds one rendered page (default 15s).
 	PageTimeout time.Duration `yaml:"page_timeout"`
+	// Jail is on (the default) or off. On, Chromium runs in a bwrap jail
+	// (package browser, jail.go) with the run's jail dir as its home and
+	// profile, the key files, the data dir and the config out of sight,
+	// and its own sandbox where the kernel allows it; where the jail cannot
+	// be built the rendering crawl refuses. off renders unjailed: an
+	// explicit opt-out, which doctor and every run record state.
+	Jail string `yaml:"jail"`
 }
+
+// Values of crawl.jail.
+const (
+	jailOn  = "on"
+	jailOff = "off"
+)
 
 // Crawl engines.
 const (
@@ -46,6 +59,11 @@ func (c CrawlConfig) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("crawl.engine: %q is not one of auto, static, browser", c.Engine))
 	}
+	switch c.Jail {
+	case "", jailOn, jailOff:
+	default:
+		errs = append(errs, fmt.Errorf("crawl.jail: %q is not one of on, off", c.Jail))
+	}
 	if c.PageTimeout < 0 {
 		errs = append(errs, fmt.Errorf("crawl.page_timeout: must not be negative, got %s", c.PageTimeout))
 	}
@@ -54,20 +72,46 @@ func (c CrawlConfig) validate() error {
 
 // crawlEngine decides the crawl engine: the browser's path when the
 // rendering crawl is on ("" when off), and why. err is set only when the
-// config asks for the browser and there is none.
+// config asks for the browser and there is none, or its jail cannot be
+// built (crawl.jail on): the renderer is jailed like every other tool.
+//
+// The jail is checked from inside (a probe; no browser starts).
 func (a *app) crawlEngine() (exe, why string, err error) {
 	c := a.cfg.Crawl
 	if c.Engine == engineStatic {
 		return "", "crawl.engine is static: pages are read as text only", nil
 	}
+	var prot headless.Protections
 	exe, ferr := a.findChromium()
+	if ferr == nil {
+		prot, ferr = headless.CheckJail(context.Background(), a.renderJail(""), exe)
+		if ferr != nil {
+			ferr = fmt.Errorf("%w (set crawl.jail: off to render unjailed)", ferr)
+		}
+	}
 	switch {
 	case ferr == nil:
-		return exe, fmt.Sprintf("rendering crawl on: %s renders each crawled HTML page", exe), nil
+		return exe, fmt.Sprintf("rendering crawl on: %s renders each crawled HTML page (%s)", exe, prot), nil
 	case c.Engine == engineBrowser:
 		return "", "", fmt.Errorf("crawl.engine is browser, but %w", ferr)
 	}
 	return "", fmt.Sprintf("rendering crawl off: %v; pages are read as text only", ferr), nil
+}
+
+// renderJail is the browser's jail for a run whose jail dir is dir ("":
+// a temporary one): out of its sight the data dir, the key files and the
+// config (API keys reach it through ${ENV}, but it is the daemon's).
+func (a *app) renderJail(dir string) headless.Jail {
+	hide := []string{a.dataDir()}
+	if a.cfg.path != "" {
+		hide = append(hide, abs(a.cfg.path))
+	}
+	for _, k := range []string{a.cfg.Chain.FleetKeyFile, a.cfg.Chain.SponsorKeyFile} {
+		if k != "" {
+			hide = append(hide, abs(a.cfg.resolve(k)))
+		}
+	}
+	return headless.Jail{Off: a.cfg.Crawl.Jail == jailOff, Dir: dir, Hide: hide}
 }
 
 // findChromium locates the configured browser, or browser.Find's.
@@ -86,24 +130,26 @@ func (a *app) findChromium() (string, error) {
 	return exe, nil
 }
 
-// renderer returns the run's rendering crawl (nil when it is off) and the
-// function that stops its browser: every request the browser makes goes
-// through the target's fetch allowlist and the tools' per-host pacing, and
-// every write a page tries is decided by writes (the dial, read at each
-// one, and the run's write budget).
-func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites) (probe.Renderer, func(), error) {
-	exe, _, err := a.crawlEngine()
+// renderer returns the run's rendering crawl (nil when it is off), the
+// function that stops its browser, and what the run record says of it
+// (the engine, the jail): every request the browser makes goes through
+// the target's fetch allowlist and the tools' per-host pacing, every write
+// a page tries is decided by writes (the dial, read at each one, and the
+// run's write budget), and the browser runs in the run's jail dir
+// (jailDir; "": a temporary one).
+func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string) (probe.Renderer, func(), string, error) {
+	exe, why, err := a.crawlEngine()
 	if err != nil || exe == "" {
-		return nil, func() {}, err
+		return nil, func() {}, why, err
 	}
 	allow, err := qatools.NewAllowlist(env.Target.FetchAllow)
 	if err != nil {
-		return nil, func() {}, fmt.Errorf("target.fetch_allow: %w", err)
+		return nil, func() {}, why, fmt.Errorf("target.fetch_allow: %w", err)
 	}
 	pacer := env.Pacer
 	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
 	b, err := headless.New(headless.Config{
-		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout,
+		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout, Jail: a.renderJail(jailDir),
 		Write: func(w headless.Write) error {
 			return writes.Decide(w.Method, w.URL, w.Via)
 		},
@@ -129,9 +175,9 @@ func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites) (probe.Rendere
 		},
 	})
 	if err != nil {
-		return nil, func() {}, err
+		return nil, func() {}, why, err
 	}
-	return b, func() { b.Close() }, nil
+	return b, func() { b.Close() }, why, nil
 }
 
 // crawlCheck is doctor's line on the crawl engine: which one the
@@ -150,4 +196,39 @@ func (a *app) crawlCheck() check {
 	}
 	return check{name: "crawl engine", warn: true, detail: why,
 		fix: "install Chromium (Debian: apt-get install chromium) to render pages that build themselves with JavaScript"}
+}
+
+// jailCheck is doctor's line on the renderer's jail: which protections are
+// on (the bwrap jail, Chromium's own sandbox, the key files and data dir
+// out of its sight), checked from inside the jail. Unjailed by
+// crawl.jail: off is a warning; a jail that cannot be built is fatal when
+// crawl.engine is browser, else a warning (the rendering crawl is off).
+func (a *app) jailCheck() check {
+	c := check{name: "renderer jail"}
+	if a.cfg.Crawl.Engine == engineStatic {
+		c.ok, c.detail = true, "no browser runs (crawl.engine is static)"
+		return c
+	}
+	exe, err := a.findChromium()
+	if err != nil {
+		c.ok, c.detail = true, fmt.Sprintf("no browser runs: %v", err)
+		return c
+	}
+	const fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1; under systemd, RestrictNamespaces as configs/fleetd.service sets it), or set crawl.jail: off to render unjailed"
+	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
+	switch {
+	case err != nil && a.cfg.Crawl.Engine == engineBrowser:
+		c.fatal, c.detail, c.fix = true, err.Error()+": the rendering crawl refuses to start", fix
+	case err != nil:
+		c.warn, c.detail, c.fix = true, err.Error()+": the rendering crawl is off", fix
+	case !prot.Jailed:
+		c.warn, c.detail = true, prot.String()
+		c.fix = "remove crawl.jail: off (needs bubblewrap: apt-get install bubblewrap)"
+	case !prot.Sandboxed:
+		c.warn, c.detail = true, prot.String()
+		c.fix = "allow nested user namespaces (kernel.unprivileged_userns_clone=1, no seccomp policy refusing clone(CLONE_NEWUSER)) so Chromium's own sandbox can start"
+	default:
+		c.ok, c.detail = true, prot.String()
+	}
+	return c
 }

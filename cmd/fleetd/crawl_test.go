@@ -51,7 +51,7 @@ func TestCrawlEngine(t *testing.T) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-			r, stop, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})))
+			r, stop, _, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})), "")
 			defer stop()
 			if (err != nil) != tc.error || (r != nil) != tc.rendering {
 				t.Errorf("renderer %v, err %v", r, err)
@@ -89,7 +89,7 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
-	r, stop, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})))
+	r, stop, _, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})), "")
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
@@ -164,7 +164,21 @@ func TestProbeRendersSPA(t *testing.T) {
 			t.Errorf("no DOM finding on the log with %q: %q", want, dom)
 		}
 	}
-	// The run's browser is gone: no Chromium process is this process's child.
+	// The run record says how the renderer was confined: jailed, with
+	// Chromium's own sandbox.
+	records, _ := filepath.Glob(filepath.Join(f.dataDir, "runs", "*.jsonl"))
+	for _, rec := range records {
+		raw, _ := os.ReadFile(rec)
+		head, _, _ := strings.Cut(string(raw), "\n")
+		if !strings.Contains(head, "bwrap jail on, Chromium sandbox on") {
+			t.Errorf("run record %s: the header does not say the renderer was jailed: %.600s", rec, head)
+		}
+	}
+	if len(records) == 0 {
+		t.Errorf("no run record in %s", f.dataDir)
+	}
+	// The run's browser is gone: no Chromium process (or the jail that
+	// holds it) is this process's child.
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -173,7 +187,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		}
 		s := string(st)
 		i := strings.LastIndexByte(s, ')')
-		if i < 0 || !strings.Contains(s[:i], "(chrom") {
+		if i < 0 || !strings.Contains(s[:i], "(chrom") && !strings.Contains(s[:i], "(bwrap") {
 			continue
 		}
 		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[0] != "Z" && f[1] == fmt.Sprint(os.Getpid()) {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -105,27 +107,35 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	if o.budget != nil {
 		budget = o.budget(budget)
 	}
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(filepath.Join(a.dataDir(), "qa-sandbox"), runID)
+	if err != nil {
+		return fleet.RunResult{}, err
+	}
 	model, modelName := o.model, o.modelName
 	meter := sandbox.NewMeter(budget)
 	// The pages the rendering crawl opens write only as the dial says,
 	// from the run's own write budget.
 	pageWrites := qatools.NewPageWrites(dialSrc, meter)
 	if model == nil {
-		// The rendering crawl's browser lives as long as this run: it
-		// starts on the first page a playbook renders and stops here.
-		render, stop, err := a.renderer(env, pageWrites)
+		// The rendering crawl's browser lives as long as this run, jailed
+		// in the run's jail dir: it starts on the first page a playbook
+		// renders and stops here. The run record says how it is confined.
+		render, stop, how, err := a.renderer(env, pageWrites, sb.JailDir())
 		if err != nil {
+			dropSandbox(sb)
 			return fleet.RunResult{}, err
 		}
 		defer stop()
+		o.config = maps.Clone(o.config)
+		if o.config == nil {
+			o.config = map[string]any{}
+		}
+		o.config["renderer"] = how
 		if model, modelName, err = a.planner(ctx, p, o.planner, env.Target, render, o.logger); err != nil {
+			dropSandbox(sb)
 			return fleet.RunResult{}, err
 		}
-	}
-	runID := sandbox.NewRunID(time.Now())
-	sb, err := sandbox.Open(filepath.Join(a.dataDir(), "qa-sandbox"), runID)
-	if err != nil {
-		return fleet.RunResult{}, err
 	}
 	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
@@ -161,6 +171,13 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 		}
 	}
 	return fleet.Run(ctx, cfg)
+}
+
+// dropSandbox removes the sandbox of a run that never started: nothing was
+// minted or funded, and no record names it.
+func dropSandbox(sb *sandbox.Sandbox) {
+	sb.Close()
+	os.RemoveAll(sb.Dir())
 }
 
 // findingLine renders qa_report arguments for narration: severity, surface
