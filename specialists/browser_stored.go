@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/inject"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -18,7 +19,7 @@ import (
 // instance: the JSON resources the rendered pages fetched (GET, from
 // their scripts) whose write exists, found from the pages themselves (a
 // form or a script call to the same URL) or from the resource's OPTIONS
-// answer (Allow). Each string field is written with markup calling alert
+// answer (Allow). Each string field is written with markup calling the renderer's canary hook
 // with a canary and the field's name; the pages that read the resource
 // are rendered again, and a field is vulnerable only when the browser
 // opens a dialog with exactly that canary and name, and again after a
@@ -290,7 +291,7 @@ func secStoredDOM(p *probe.Probe) {
 					continue
 				}
 				p.Report(fleet.SeverityHigh, surfaceDOM,
-					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (alert('%s-%s') fired), and again after a second write with a fresh canary (alert('%s-%s')). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML.",
+					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with %s-%s), and again after a second write with a fresh canary (%s-%s). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML.",
 						f, read, w.method, w.enctype, w.how, pg, canary, f, fresh, f), "", nil)
 			}
 		}
@@ -369,7 +370,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 	served := probe.Body(p.Call("qa_fetch", map[string]any{"url": face}))
 	var dom []string
 	for _, f := range ran {
-		if strings.Contains(served, "alert('"+canary+"-"+f+"')>") {
+		if strings.Contains(served, crawl.CanaryCall(canary+"-"+f)+">") {
 			p.Notef("stored DOM XSS: the canary in field %s of %s ran, but the face as served holds it (stored XSS the server writes)", f, own)
 			continue
 		}
@@ -386,7 +387,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 			continue
 		}
 		p.Report(fleet.SeverityHigh, surfaceDOM,
-			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (alert('CANARY-%s') fired) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
+			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with CANARY-%s) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
 				f, strings.ReplaceAll(p.Target().Faces, "{name}", "NAME"), f), "", nil)
 	}
 }

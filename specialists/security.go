@@ -253,15 +253,18 @@ func secStoredXSS(p *probe.Probe, pages []probe.Page) {
 
 // runCanary returns this run's canary: a unique token inside a script element
 // and an event handler, with no quotes or backslashes so it fits in any
-// string literal.
+// string literal. Both would run where served unescaped, and both only
+// call a function named by the token if one is defined (self.TOKEN?.()):
+// none is, so in a visitor's browser the canary does nothing (no
+// exception, no request, no dialog).
 func runCanary(p *probe.Probe) (token, text string) {
 	token = fmt.Sprintf("qa%08x", uint32(p.Seed()>>11))
-	return token, fmt.Sprintf("qa-canary %s<script>%s()</script><img src=x onerror=%s()>", token, token, token)
+	return token, fmt.Sprintf("qa-canary %s<script>self.%s?.()</script><details open ontoggle=self.%s?.()>", token, token, token)
 }
 
 // reflectsRaw reports whether text holds the canary's markup unescaped.
 func reflectsRaw(text, token string) bool {
-	return strings.Contains(text, "<script>"+token) || strings.Contains(text, "onerror="+token)
+	return strings.Contains(text, "<script>self."+token) || strings.Contains(text, "ontoggle=self."+token)
 }
 
 // secExercise runs the checks that need the exercise rung: a canary
@@ -325,8 +328,8 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 	face := p.Fetch(p.Target().FaceURL(name))
 	switch {
 	case reflectsRaw(probe.Body(face), token):
-		const stored = "Stored XSS: a canary published to a fresh name's metadata (a <script> element and an onerror handler inside a string literal of a known-good program) is served unescaped in the name's face. " +
-			"Expected published content to be escaped or sanitized. Steps: qa_create, qa_publish a program whose string literal holds <script>x()</script><img src=x onerror=x()>, qa_fetch the name's face (target.faces)."
+		const stored = "Stored XSS: a canary published to a fresh name's metadata (a <script> element and an ontoggle handler inside a string literal of a known-good program) is served unescaped in the name's face. " +
+			"Expected published content to be escaped or sanitized. Steps: qa_create, qa_publish a program whose string literal holds <script>self.x?.()</script><details open ontoggle=self.x?.()>, qa_fetch the name's face (target.faces)."
 		// The name is released when the run ends, so the finding has no
 		// repro; the replay the quality bar asks for is a second fetch now.
 		if !p.Room(1) || !p.Can("qa_fetch") {
