@@ -241,8 +241,9 @@
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
 //     with identity headers set to admin (1 for a name ending in id): the
-//     fixed floor (X-Caller, X-User, X-Forwarded-User, X-Auth-User,
-//     X-Remote-User) plus up to
+//     headers authenticating proxies and gateways commonly set, most
+//     common first (X-Forwarded-User, X-Remote-User, X-User, X-User-Id,
+//     oauth2-proxy's, Kong's, ...: identityHeaders) plus up to
 //     eight names the target itself uses (issue 23): header names in the
 //     docs (curl -H examples, raw header lines, X- headers and headers
 //     named in prose), in crawled responses (their header names, Vary and

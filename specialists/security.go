@@ -46,10 +46,20 @@ var exposedPaths = []exposedPath{
 	{"/keys", "key listing", nil},
 }
 
-// identityHeaders are request headers that proxies and frameworks use to
-// pass an authenticated identity; an endpoint must not take them from a
-// client.
-var identityHeaders = []string{"X-Caller", "X-User", "X-Forwarded-User", "X-Auth-User", "X-Remote-User"}
+// identityHeaders are request headers that authenticating proxies and
+// gateways set to pass an identity upstream; an endpoint must not take
+// them from a client. The field's names, most common first: the generic
+// forwarded and remote-user headers (Apache, nginx auth_request,
+// oauth2-proxy's pass_user_headers, Kubernetes' authenticating proxy),
+// oauth2-proxy's own (X-Auth-Request-User, X-Forwarded-Email), Authelia's
+// Remote-User, API gateways' consumer headers (Kong, APISIX), Grafana's
+// auth proxy. A platform's own names come from its docs and answers
+// (learnIdentityNames), never from this list.
+var identityHeaders = []string{
+	"X-Forwarded-User", "X-Remote-User", "X-User", "X-User-Id", "X-Auth-Request-User", "X-Forwarded-Email",
+	"X-Email", "Remote-User", "X-Consumer-Username", "X-Consumer-Id", "X-Authenticated-Userid",
+	"X-Authenticated-User", "X-Auth-User", "X-Webauth-User", "X-Forwarded-Preferred-Username",
+}
 
 // identityClaims are identities a caller can claim in a request body.
 var identityClaims = []string{"admin", "owner", "root", "0x0000000000000000000000000000000000000000"}
@@ -397,12 +407,15 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 	if !p.Room(1) {
 		return
 	}
-	names := slices.Clone(identityHeaders)
+	// The target's own names first: isolating which header made the
+	// difference tries them before the field's list.
+	var names []string
 	where := map[string]string{}
 	for _, n := range learned {
 		names = append(names, n.Name)
 		where[n.Name] = n.Where
 	}
+	names = append(names, identityHeaders...)
 	all := base
 	all.Headers = map[string]string{}
 	for _, h := range names {
