@@ -422,6 +422,7 @@ func secForms(p *probe.Probe) (found map[string]bool) {
 		if !ok || !r.Submitted {
 			continue
 		}
+		leftBy(p, pf, r, canary)
 		if r.Status >= 500 {
 			p.Report(fleet.SeverityMedium, "web",
 				fmt.Sprintf("Submitting the form %s %s on %s with text in every field answers HTTP %d. Expected a form to accept or refuse input with a 4xx that says why.",
@@ -434,6 +435,9 @@ func secForms(p *probe.Probe) (found map[string]bool) {
 			}
 			fresh := domCanary(p, action, method, "form2")
 			c, ok := p.Submit(pf.Page, crawl.FormFill{Action: action, Method: method, Text: formText(fresh)})
+			if ok {
+				leftBy(p, pf, c, fresh)
+			}
 			if !ok || !slices.Contains(c.Dialogs, fresh+"-"+field) {
 				p.Notef("a form canary in field %s of %s %s ran once and not on a second submission", field, method, action)
 				break

@@ -213,8 +213,11 @@ func secStoredDOM(p *probe.Probe) {
 		return
 	}
 	left, limited := 0, false
+	// Every canary write keeps one more write and call for its undo: the
+	// restoring PUT or PATCH, or the DELETE of what a POST created (those
+	// already owed are Probe.WritesReserved).
 	affordable := func(n int) bool {
-		return (!limited || left-n >= storedSpare) && p.Room(n) && p.Can("qa_submit")
+		return (!limited || left-n-1-p.WritesReserved() >= storedSpare) && p.Room(n+1) && p.Can("qa_submit")
 	}
 	write := func(args map[string]any) bool {
 		r := p.Call("qa_submit", args)
@@ -295,8 +298,10 @@ func secStoredDOM(p *probe.Probe) {
 						f, read, w.method, w.enctype, w.how, pg, canary, f, fresh, f), "", nil)
 			}
 		}
-		switch {
-		case (w.method == "PUT" || w.method == "PATCH") && w.form == nil && affordable(1):
+		// Undo: a PUT or PATCH gets the previous values back (with the
+		// write kept for it); what a POST created is deleted when the run
+		// ends (Probe.UndoWrites), or listed as left.
+		if (w.method == "PUT" || w.method == "PATCH") && w.form == nil {
 			restore := map[string]any{}
 			for _, f := range w.fields {
 				restore[f] = w.orig[f]
@@ -304,11 +309,10 @@ func secStoredDOM(p *probe.Probe) {
 			if w.method == "PUT" {
 				restore = w.orig
 			}
-			if !write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(restore))}) {
-				p.Notef("stored DOM XSS: %s keeps a canary (restoring it was refused)", read)
+			if !p.Can("qa_submit") || !p.Room(1) || limited && left < 1 ||
+				!write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(restore))}) {
+				p.LeftOnPlatform("the fields %s of %s hold a canary (restoring their values with %s failed)", strings.Join(w.fields, ", "), read, w.method)
 			}
-		default:
-			p.Notef("stored DOM XSS: %s keeps a canary written with %s (nothing restores it)", read, w.method)
 		}
 	}
 }

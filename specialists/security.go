@@ -87,6 +87,7 @@ func security(p *probe.Probe, o Options) {
 	secStoredDOM(p)                   // canaries in stored fields the pages read back, run in the browser
 	secStoredDOMName(p, own, wrote)   // the same for the fresh name's metadata on its face
 	redteam.Run(p, o.Families, own)   // the agent endpoint's own attack class
+	p.UndoWrites()                    // delete what the run's POSTs created; list what stays
 }
 
 // secAdminFunctions simulates every admin function from a fresh address:
