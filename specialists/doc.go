@@ -182,7 +182,9 @@
 //     description, bio): active content a user stored and the face serves
 //     verbatim is stored XSS (medium instead of high under a CSP that blocks
 //     inline script). At exercise a canary — a run-seeded token inside a
-//     <script> element and an onerror handler, carried in a string literal
+//     <script> element and an ontoggle handler, each calling a property
+//     named by the token only if one is defined (harmless where it stays),
+//     carried in a string literal
 //     of a corpus program — is published to a fresh name and looked for
 //     unescaped in its face (unless the stored-injection probes below
 //     minted a name: they cover every field), and sent through qa_call (a
@@ -288,7 +290,8 @@
 //     one finding per host.
 //   - With the rendering crawl (Options.Renderer; browser.go): DOM-based
 //     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
-//     is opened with a payload calling alert with a canary in the fragment
+//     is opened with a payload calling the renderer's canary hook
+//     (crawl.CanaryHook, a no-op in a visitor's browser) with a canary in the fragment
 //     and in each query parameter the page has or its scripts read, a
 //     canary per place, as markup and as a javascript: URL; a place counts only when the browser opens a dialog
 //     with exactly its canary, and again with a fresh one on a second
