@@ -777,6 +777,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 				_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer, WorldName: world})
 				return err
 			},
+			func() error { return addCanaryHook(ctx, t) },
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {

@@ -209,6 +209,9 @@ type Request struct {
 	// ContentType, a safe method takes neither.
 	Body        []byte
 	ContentType string
+	// undo marks qa_submit's DELETE of what its run created: the only
+	// DELETE Do sends (set inside this package only).
+	undo bool
 }
 
 // Get fetches rawURL with GET; see Do.

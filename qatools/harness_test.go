@@ -203,6 +203,15 @@ func platformHandler() http.Handler {
 		}
 		fmt.Fprintf(w, "%s %s %s", r.Method, strings.SplitN(ct, ";", 2)[0], fields)
 	}
+	// A collection whose POST creates an item and names it (Location), and
+	// the item's DELETE.
+	mux.HandleFunc("POST /items", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/items/7")
+		w.WriteHeader(http.StatusCreated)
+	})
+	mux.HandleFunc("DELETE /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "DELETE %s", r.URL.Path)
+	})
 	for _, m := range []string{"POST", "PUT", "PATCH"} {
 		mux.HandleFunc(m+" /echo", echo)
 		mux.HandleFunc(m+" /redirect307", redirect307)

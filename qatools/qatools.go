@@ -129,7 +129,7 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 		fleet.NewTool("qa_publish", "Write to the metadata of a name this run minted: {name, source[, field]} compiles source and writes the artifact (default field face); {name, key, text} writes text as is under key (a field name, hashed like the registry's keys, or an explicit 0x bytes32). Returns key, tx, gas_estimated, gas_used, revert_reason, writes_left.", fleet.Exercise, t.publish),
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
 		fleet.NewTool("qa_fetch", "GET (or HEAD, or OPTIONS with an origin: a CORS preflight) an allowlisted public URL, optionally with an Origin header, following redirects (each hop re-checked) unless follow_redirects is false, which returns the redirect itself with every response header. Returns status, content_type, bytes, sha256, body (capped), headers, final_url.", fleet.Observe, t.fetch),
-		fleet.NewTool("qa_submit", "Send one POST (or PUT, PATCH) with a body to an allowlisted URL, as a form or a page's script would: fields form-encoded (enctype form, the default) or multipart, or a JSON body (enctype json). It changes the platform: it spends one write of the run's budget. Fences and result as qa_fetch's, plus writes_left.", fleet.Exercise, t.submit),
+		fleet.NewTool("qa_submit", "Send one POST (or PUT, PATCH) with a body to an allowlisted URL, as a form or a page's script would: fields form-encoded (enctype form, the default) or multipart, or a JSON body (enctype json); or a DELETE, without a body, of a URL an earlier POST of this run created. It changes the platform: it spends one write of the run's budget. Fences and result as qa_fetch's, plus writes_left and, when a POST's answer names what it created (Location, or the new object's url or id), created.", fleet.Exercise, t.submit),
 		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field or 0x key], metadata_events [name?] (the MetadataSet events of the target registry: which names set which keys), feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
 		fleet.NewTool("qa_fuzz", "Run one bounded fuzzing session inside the jail: engine auto (AFL++ when installed, else the built-in engine, on target.compiler; Go's coverage-guided go test -fuzz on target.repo's fuzz target), builtin, blind, go or aflpp, for seconds (default 20). Returns engine, execs, and the distinct crashers (input, outcome, crash_state, stderr_head) to replay and minimize with qa_compile; with replay (engine go), runs one go test fuzz v1 input through the fuzz target.", fleet.Observe, t.fuzzTool),
 		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
@@ -154,6 +154,9 @@ func NewRegistry(env *Env, run *Run, names ...string) (*fleet.Registry, error) {
 type tools struct {
 	env *Env
 	run *Run
+
+	mu      sync.Mutex
+	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets)
 }
 
 var errNoChain = errors.New("chain not configured (set chain.rpc)")

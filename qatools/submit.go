@@ -19,7 +19,7 @@ import (
 // or a script of the platform would send it.
 type submitArgs struct {
 	URL    string `json:"url" desc:"an http(s) URL on target.fetch_allow (a form's action, an API resource)" maxlen:"2048"`
-	Method string `json:"method,omitempty" enum:"POST,PUT,PATCH" desc:"POST (default), PUT or PATCH"`
+	Method string `json:"method,omitempty" enum:"POST,PUT,PATCH,DELETE" desc:"POST (default), PUT, PATCH, or DELETE (no body) of a URL an earlier POST of this run created (its result's created)"`
 	// Enctype is how the body is encoded, as an HTML form's enctype says.
 	Enctype string            `json:"enctype,omitempty" enum:"form,multipart,json" desc:"form (application/x-www-form-urlencoded, the default), multipart (multipart/form-data) or json (the json argument as the body)"`
 	Fields  map[string]string `json:"fields,omitempty" desc:"the form's fields, name to value (form and multipart)"`
@@ -37,11 +37,22 @@ func (t *tools) submit(ctx context.Context, a submitArgs) (fleet.Result, error) 
 	if t.env.Fetcher == nil {
 		return fleet.Fail("qa_submit: target.fetch_allow is not configured"), nil
 	}
-	body, ct, err := submitBody(a)
-	if err != nil {
-		return fleet.Fail("qa_submit: %v", err), nil
+	var in Request
+	if a.Method == http.MethodDelete {
+		if len(a.Fields) > 0 || a.JSON != "" || a.Enctype != "" {
+			return fleet.Fail("qa_submit: a DELETE sends no body"), nil
+		}
+		if !t.createdHere(a.URL) {
+			return fleet.Fail("qa_submit: %v", errNotCreated(a.URL)), nil
+		}
+		in = Request{URL: a.URL, Method: a.Method, undo: true}
+	} else {
+		body, ct, err := submitBody(a)
+		if err != nil {
+			return fleet.Fail("qa_submit: %v", err), nil
+		}
+		in = Request{URL: a.URL, Method: a.Method, Body: body, ContentType: ct}
 	}
-	in := Request{URL: a.URL, Method: a.Method, Body: body, ContentType: ct}
 	if in.Method == "" {
 		in.Method = http.MethodPost
 	}
@@ -61,6 +72,12 @@ func (t *tools) submit(ctx context.Context, a submitArgs) (fleet.Result, error) 
 	})
 	if res != nil {
 		t.writesLeft(res)
+		if in.Method == http.MethodPost && res.IsOK() {
+			if u := CreatedURL(a.URL, res); u != "" {
+				t.remember(u)
+				res["created"] = u
+			}
+		}
 	}
 	return res, err
 }
@@ -134,12 +151,17 @@ func (f *Fetcher) check(in Request) error {
 }
 
 // methodOf is in's method, checked: the safe methods without a body, the
-// writing ones (POST, PUT, PATCH) only with one (qa_submit's).
+// writing ones (POST, PUT, PATCH) only with one (qa_submit's), DELETE only
+// as qa_submit's undo of what its run created.
 func methodOf(in Request) (string, error) {
 	method := strings.ToUpper(in.Method)
 	switch method {
 	case "":
 		method = http.MethodGet
+	case http.MethodDelete:
+		if !in.undo {
+			return "", fmt.Errorf("method %q: only qa_submit deletes, and only what its run created", in.Method)
+		}
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		if in.ContentType == "" {

@@ -16,7 +16,7 @@ import (
 // refuses it.
 func TestSubmit(t *testing.T) {
 	h := newHarness(t, fleet.Exercise)
-	run, reg := h.newRun("r-submit", fleet.Budget{MaxWrites: 5})
+	run, reg := h.newRun("r-submit", fleet.Budget{MaxWrites: 7})
 	echo := h.web.URL + "/echo"
 	for _, tc := range []struct {
 		name    string
@@ -39,13 +39,21 @@ func TestSubmit(t *testing.T) {
 			fleet.VerdictError, "a form sends fields", 3},
 		{"off the list", map[string]any{"url": "http://127.0.0.1:1/echo", "fields": map[string]any{"a": "1"}},
 			fleet.VerdictError, "not on the fetch allowlist", 3},
-		{"DELETE refused by the schema", map[string]any{"url": echo, "method": "DELETE"},
+		{"GET refused by the schema", map[string]any{"url": echo, "method": "GET"},
 			fleet.VerdictInvalid, `"method"`, 3},
+		{"DELETE of what the run did not create", map[string]any{"url": h.web.URL + "/items/7", "method": "DELETE"},
+			fleet.VerdictError, "only of what this run's qa_submit POSTs created", 3},
 		{"redirected off the list (307 keeps the body)",
 			map[string]any{"url": h.web.URL + "/redirect307?to=" + url.QueryEscape("http://169.254.169.254/"), "fields": map[string]any{"a": "1"}},
 			fleet.VerdictError, "not on the fetch allowlist", 4},
 		{"redirected on the list", map[string]any{"url": h.web.URL + "/redirect307?to=" + url.QueryEscape(echo), "fields": map[string]any{"a": "2"}},
 			fleet.VerdictOK, "POST application/x-www-form-urlencoded a=2", 5},
+		{"a POST that creates", map[string]any{"url": h.web.URL + "/items", "fields": map[string]any{"a": "3"}},
+			fleet.VerdictOK, "", 6},
+		{"DELETE with a body", map[string]any{"url": h.web.URL + "/items/7", "method": "DELETE", "fields": map[string]any{"a": "1"}},
+			fleet.VerdictError, "sends no body", 6},
+		{"DELETE of what it created", map[string]any{"url": h.web.URL + "/items/7", "method": "DELETE"},
+			fleet.VerdictOK, "DELETE /items/7", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := h.call(reg, "qa_submit", tc.args)
@@ -62,8 +70,11 @@ func TestSubmit(t *testing.T) {
 			if used := run.Meter.Used(fleet.ResWrites); used != tc.spent {
 				t.Errorf("writes used %d, want %d", used, tc.spent)
 			}
-			if out.Verdict == fleet.VerdictOK && out.Result["writes_left"] != uint64(5-tc.spent) {
-				t.Errorf("writes_left %v, want %d", out.Result["writes_left"], 5-tc.spent)
+			if out.Verdict == fleet.VerdictOK && out.Result["writes_left"] != uint64(7-tc.spent) {
+				t.Errorf("writes_left %v, want %d", out.Result["writes_left"], 7-tc.spent)
+			}
+			if tc.name == "a POST that creates" && out.Result["created"] != h.web.URL+"/items/7" {
+				t.Errorf("created %v, want the Location", out.Result["created"])
 			}
 		})
 	}

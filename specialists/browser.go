@@ -156,10 +156,13 @@ func domCanary(p *probe.Probe, page, place, round string) string {
 	return fmt.Sprintf("qa%010x", probe.Hash64(fmt.Sprintf("%d|dom|%s|%s|%s", p.TargetSeed(), page, place, round))&0xffffffffff)
 }
 
-// domPayload is markup whose only effect is to call alert with the canary
-// when a page puts it into the document as HTML.
+// domPayload is markup whose only effect is to call the renderer's
+// canary hook with the canary when a page puts it into the document as
+// HTML: an open <details> fires its toggle handler on insertion, loading
+// nothing, and in a browser without the hook (a visitor's) the call is a
+// no-op (crawl.CanaryCall).
 func domPayload(canary string) string {
-	return `<img src=x onerror=alert('` + canary + `')>`
+	return `<details open ontoggle=` + crawl.CanaryCall(canary) + `>`
 }
 
 // domPlace is where a canary goes: a query parameter or the fragment.
@@ -201,7 +204,7 @@ func domURL(page string, values map[domPlace]string) string {
 // secDOMXSS opens the rendered pages that run scripts with a canary payload
 // in every query parameter the page has or its scripts read, and in the
 // fragment, each place its own canary. A place is vulnerable when the
-// browser runs the payload: the alert it calls opens with exactly that
+// browser runs the payload: the canary hook it calls gets exactly that
 // place's canary. A second render with a fresh canary in that place alone
 // confirms it. Query payloads reach the server, so this runs only at the
 // exercise rung, like the reflected probes.
@@ -280,12 +283,12 @@ func secDOMXSS(p *probe.Probe) {
 				case !ok:
 					reported[pl] = true
 					p.Report(fleet.SeverityMedium, surfaceDOM,
-						fmt.Sprintf("DOM-based XSS (CWE-79) on %s, not confirmed (no render left for a second try): %s in the URL's %s ran in the browser: alert('%s') fired when opening %s. Expected the page's scripts to treat URL values as text, never as HTML or code.",
+						fmt.Sprintf("DOM-based XSS (CWE-79) on %s, not confirmed (no render left for a second try): %s in the URL's %s ran in the browser: the canary %s called fleetd's renderer hook when opening %s. Expected the page's scripts to treat URL values as text, never as HTML or code.",
 							base, v.what, pl, canaries[pl], probeURL), "", nil)
 				case slices.Contains(c.Dialogs, fresh):
 					reported[pl] = true
 					p.Report(fleet.SeverityHigh, surfaceDOM,
-						fmt.Sprintf("DOM-based XSS (CWE-79) on %s: a value in the URL's %s reaches a script-executing sink: opening %s in a browser ran %s (alert('%s') fired), and a second render with a fresh canary ran it again. Anyone who gets a user to open such a link runs script as that user on the platform. %s",
+						fmt.Sprintf("DOM-based XSS (CWE-79) on %s: a value in the URL's %s reaches a script-executing sink: opening %s in a browser ran %s (the canary %s called fleetd's renderer hook), and a second render with a fresh canary ran it again. Anyone who gets a user to open such a link runs script as that user on the platform. %s",
 							base, pl, confirmURL, v.what, fresh, v.expect), "", nil)
 				default:
 					p.Notef("a DOM XSS canary in the %s of %s ran once and not on a second render", pl, base)
@@ -310,7 +313,7 @@ type domVariant struct {
 var domVariants = []domVariant{
 	{"", domPayload, "the injected markup's handler",
 		"Expected the page's scripts to put URL values into the page as text (textContent), never as HTML."},
-	{"js", func(c string) string { return "javascript:alert('" + c + "')" }, "an injected javascript: URL",
+	{"js", func(c string) string { return "javascript:" + crawl.CanaryCall(c) }, "an injected javascript: URL",
 		"Expected the page's scripts never to navigate to, load or evaluate a URL value that is not an http(s) URL of the platform."},
 }
 
@@ -379,13 +382,14 @@ func secRenderedSecrets(p *probe.Probe) {
 const formsMax = 4
 
 // formText is what a form submission types into each text field, and
-// what the stored probes write: markup that calls alert with the canary
-// and the field's name once a page puts it into the document as HTML. An
-// open <details> fires its toggle handler on insertion without loading
-// anything: a canary left stored (a POST nothing can undo) makes the page
-// lose no request for later runs to report.
+// what the stored probes write: markup that calls the renderer's canary
+// hook with the canary and the field's name once a page puts it into the
+// document as HTML (domPayload). In a real visitor's browser it does
+// nothing: no dialog, no exception, no request, so a canary left stored
+// (a POST nothing can undo) harms no one and gives later runs nothing to
+// report.
 func formText(canary string) string {
-	return `<details open ontoggle=alert('` + canary + `-{field}')>`
+	return domPayload(canary + "-{field}")
 }
 
 // secForms submits, at the exercise rung, the non-GET forms the rendering
@@ -418,6 +422,7 @@ func secForms(p *probe.Probe) (found map[string]bool) {
 		if !ok || !r.Submitted {
 			continue
 		}
+		leftBy(p, pf, r, canary)
 		if r.Status >= 500 {
 			p.Report(fleet.SeverityMedium, "web",
 				fmt.Sprintf("Submitting the form %s %s on %s with text in every field answers HTTP %d. Expected a form to accept or refuse input with a 4xx that says why.",
@@ -430,12 +435,15 @@ func secForms(p *probe.Probe) (found map[string]bool) {
 			}
 			fresh := domCanary(p, action, method, "form2")
 			c, ok := p.Submit(pf.Page, crawl.FormFill{Action: action, Method: method, Text: formText(fresh)})
+			if ok {
+				leftBy(p, pf, c, fresh)
+			}
 			if !ok || !slices.Contains(c.Dialogs, fresh+"-"+field) {
 				p.Notef("a form canary in field %s of %s %s ran once and not on a second submission", field, method, action)
 				break
 			}
 			p.Report(fleet.SeverityHigh, surfaceDOM,
-				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called alert('%s-%s'), and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
+				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called fleetd's renderer hook with %s-%s, and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
 					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
 			found[method+" "+action] = true
 			break

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/inject"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -18,7 +19,7 @@ import (
 // instance: the JSON resources the rendered pages fetched (GET, from
 // their scripts) whose write exists, found from the pages themselves (a
 // form or a script call to the same URL) or from the resource's OPTIONS
-// answer (Allow). Each string field is written with markup calling alert
+// answer (Allow). Each string field is written with markup calling the renderer's canary hook
 // with a canary and the field's name; the pages that read the resource
 // are rendered again, and a field is vulnerable only when the browser
 // opens a dialog with exactly that canary and name, and again after a
@@ -212,8 +213,11 @@ func secStoredDOM(p *probe.Probe) {
 		return
 	}
 	left, limited := 0, false
+	// Every canary write keeps one more write and call for its undo: the
+	// restoring PUT or PATCH, or the DELETE of what a POST created (those
+	// already owed are Probe.WritesReserved).
 	affordable := func(n int) bool {
-		return (!limited || left-n >= storedSpare) && p.Room(n) && p.Can("qa_submit")
+		return (!limited || left-n-1-p.WritesReserved() >= storedSpare) && p.Room(n+1) && p.Can("qa_submit")
 	}
 	write := func(args map[string]any) bool {
 		r := p.Call("qa_submit", args)
@@ -290,12 +294,14 @@ func secStoredDOM(p *probe.Probe) {
 					continue
 				}
 				p.Report(fleet.SeverityHigh, surfaceDOM,
-					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (alert('%s-%s') fired), and again after a second write with a fresh canary (alert('%s-%s')). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML.",
+					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with %s-%s), and again after a second write with a fresh canary (%s-%s). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML.",
 						f, read, w.method, w.enctype, w.how, pg, canary, f, fresh, f), "", nil)
 			}
 		}
-		switch {
-		case (w.method == "PUT" || w.method == "PATCH") && w.form == nil && affordable(1):
+		// Undo: a PUT or PATCH gets the previous values back (with the
+		// write kept for it); what a POST created is deleted when the run
+		// ends (Probe.UndoWrites), or listed as left.
+		if (w.method == "PUT" || w.method == "PATCH") && w.form == nil {
 			restore := map[string]any{}
 			for _, f := range w.fields {
 				restore[f] = w.orig[f]
@@ -303,11 +309,10 @@ func secStoredDOM(p *probe.Probe) {
 			if w.method == "PUT" {
 				restore = w.orig
 			}
-			if !write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(restore))}) {
-				p.Notef("stored DOM XSS: %s keeps a canary (restoring it was refused)", read)
+			if !p.Can("qa_submit") || !p.Room(1) || limited && left < 1 ||
+				!write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(restore))}) {
+				p.LeftOnPlatform("the fields %s of %s hold a canary (restoring their values with %s failed)", strings.Join(w.fields, ", "), read, w.method)
 			}
-		default:
-			p.Notef("stored DOM XSS: %s keeps a canary written with %s (nothing restores it)", read, w.method)
 		}
 	}
 }
@@ -369,7 +374,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 	served := probe.Body(p.Call("qa_fetch", map[string]any{"url": face}))
 	var dom []string
 	for _, f := range ran {
-		if strings.Contains(served, "alert('"+canary+"-"+f+"')>") {
+		if strings.Contains(served, crawl.CanaryCall(canary+"-"+f)+">") {
 			p.Notef("stored DOM XSS: the canary in field %s of %s ran, but the face as served holds it (stored XSS the server writes)", f, own)
 			continue
 		}
@@ -386,7 +391,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 			continue
 		}
 		p.Report(fleet.SeverityHigh, surfaceDOM,
-			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (alert('CANARY-%s') fired) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
+			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with CANARY-%s) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
 				f, strings.ReplaceAll(p.Target().Faces, "{name}", "NAME"), f), "", nil)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 )
 
-// alerts are the alert('...') calls of stored markup.
-var alerts = regexp.MustCompile(`on(?:error|toggle)=alert\('([^']*)'\)`)
+// alerts are the canary hook calls of stored markup (crawl.CanaryCall).
+var alerts = regexp.MustCompile(`on(?:error|toggle)=self\.` + crawl.CanaryHook + `\?\.\('([^']*)'\)`)
 
 // TestStoredDOMOnAName: on a chain platform (the end-to-end platform, whose
 // faces the server writes with the face and bio fields unescaped and the

@@ -102,6 +102,10 @@ func TestRenderingCrawlFeedsTheCrawl(t *testing.T) {
 	}
 }
 
+// hookCall is how a canary payload calls the renderer's hook, up to the
+// canary (crawl.CanaryCall).
+var hookCall = strings.TrimSuffix(crawl.CanaryCall(""), "')")
+
 func TestBrowserChecks(t *testing.T) {
 	tg := testTarget()
 	render := func(u string) (crawl.Rendered, error) {
@@ -110,13 +114,13 @@ func TestBrowserChecks(t *testing.T) {
 			Requests: []crawl.Request{{URL: u, Method: "GET", Type: "document", Status: 200}, {URL: "https://" + pu.Host + "/app.js", Method: "GET", Type: "script", Status: 200}}}
 		// A face runs whatever markup the fragment holds; the query is
 		// only ever shown as text.
-		if frag, err := url.PathUnescape(pu.EscapedFragment()); err == nil && strings.Contains(frag, "onerror=alert('") {
-			c := frag[strings.Index(frag, "alert('")+7:]
+		if frag, err := url.PathUnescape(pu.EscapedFragment()); err == nil && strings.Contains(frag, "ontoggle="+hookCall) {
+			c := frag[strings.Index(frag, hookCall)+len(hookCall):]
 			out.Dialogs = append(out.Dialogs, c[:strings.IndexByte(c, '\'')])
 		}
 		// A page navigates to its term parameter: a javascript: URL runs.
-		if term := pu.Query().Get("term"); strings.HasPrefix(term, "javascript:alert('") {
-			c := strings.TrimPrefix(term, "javascript:alert('")
+		if term := pu.Query().Get("term"); strings.HasPrefix(term, "javascript:"+hookCall) {
+			c := strings.TrimPrefix(term, "javascript:"+hookCall)
 			out.Dialogs = append(out.Dialogs, c[:strings.IndexByte(c, '\'')])
 		}
 		if pu.Fragment == "" && pu.RawQuery == "" {
@@ -182,7 +186,7 @@ func TestBrowserChecks(t *testing.T) {
 		t.Error("nothing rendered at observe: the crawl's renders are safe there")
 	}
 	for u := range or.count {
-		if strings.Contains(u, "alert") {
+		if strings.Contains(u, crawl.CanaryHook) {
 			t.Errorf("rendered a payload at observe: %s", u)
 		}
 	}
@@ -225,7 +229,7 @@ func TestFormSubmission(t *testing.T) {
 	submit := func(page string, f crawl.FormFill) crawl.Rendered {
 		out := crawl.Rendered{URL: page, FinalURL: f.Action, Status: 200, Submitted: true, Settled: true}
 		if strings.HasSuffix(f.Action, "/sign") {
-			c := f.Text[strings.Index(f.Text, "alert('")+7:]
+			c := f.Text[strings.Index(f.Text, hookCall)+len(hookCall):]
 			out.Dialogs = []string{strings.Replace(c[:strings.IndexByte(c, '\'')], "{field}", "note", 1)}
 		}
 		return out

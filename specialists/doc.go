@@ -182,7 +182,9 @@
 //     description, bio): active content a user stored and the face serves
 //     verbatim is stored XSS (medium instead of high under a CSP that blocks
 //     inline script). At exercise a canary — a run-seeded token inside a
-//     <script> element and an onerror handler, carried in a string literal
+//     <script> element and an ontoggle handler, each calling a property
+//     named by the token only if one is defined (harmless where it stays),
+//     carried in a string literal
 //     of a corpus program — is published to a fresh name and looked for
 //     unescaped in its face (unless the stored-injection probes below
 //     minted a name: they cover every field), and sent through qa_call (a
@@ -241,8 +243,9 @@
 //   - Spoofed identity (exercise): the same "whoami" call with and without
 //     a claimed identity ("from": admin, owner, root, the zero address) and
 //     with identity headers set to admin (1 for a name ending in id): the
-//     fixed floor (X-Caller, X-User, X-Forwarded-User, X-Auth-User,
-//     X-Remote-User) plus up to
+//     headers authenticating proxies and gateways commonly set, most
+//     common first (X-Forwarded-User, X-Remote-User, X-User, X-User-Id,
+//     oauth2-proxy's, Kong's, ...: identityHeaders) plus up to
 //     eight names the target itself uses (issue 23): header names in the
 //     docs (curl -H examples, raw header lines, X- headers and headers
 //     named in prose), in crawled responses (their header names, Vary and
@@ -287,7 +290,8 @@
 //     one finding per host.
 //   - With the rendering crawl (Options.Renderer; browser.go): DOM-based
 //     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
-//     is opened with a payload calling alert with a canary in the fragment
+//     is opened with a payload calling the renderer's canary hook
+//     (crawl.CanaryHook, a no-op in a visitor's browser) with a canary in the fragment
 //     and in each query parameter the page has or its scripts read, a
 //     canary per place, as markup and as a javascript: URL; a place counts only when the browser opens a dialog
 //     with exactly its canary, and again with a fresh one on a second

@@ -15,6 +15,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -75,9 +76,11 @@ func httpToolsCounted(tg fleet.Target, fetchClient, callClient *http.Client, max
 
 // submitTool is qa_submit over real HTTP with the real tool's result
 // fields and budget: a write past maxWrites ends the run (an error), as
-// the run's meter does.
+// the run's meter does. As the real tool, it names what a POST created
+// (qatools.CreatedURL) and sends a DELETE only to what its POSTs created.
 func submitTool(allow []string, client *http.Client, maxWrites int, count *writeCount) func(a map[string]any) (fleet.Result, error) {
 	used := 0
+	created := map[string]bool{}
 	return func(a map[string]any) (fleet.Result, error) {
 		u, _ := a["url"].(string)
 		if !probe.AllowedURL(allow, u) {
@@ -87,8 +90,11 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 		if method == "" {
 			method = http.MethodPost
 		}
-		if !slices.Contains([]string{"POST", "PUT", "PATCH"}, method) {
+		if !slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE"}, method) {
 			return fleet.Fail("qa_submit: method %q", method), nil
+		}
+		if method == "DELETE" && !created[u] {
+			return fleet.Fail("qa_submit: DELETE only of what this run's qa_submit POSTs created: %s is not one", u), nil
 		}
 		fields := map[string]string{}
 		if f, ok := a["fields"].(map[string]any); ok {
@@ -98,14 +104,15 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 		}
 		var body []byte
 		var ct string
-		switch enc, _ := a["enctype"].(string); enc {
-		case "", "form":
+		switch enc, _ := a["enctype"].(string); {
+		case method == "DELETE":
+		case enc == "" || enc == "form":
 			v := url.Values{}
 			for k, s := range fields {
 				v.Set(k, s)
 			}
 			body, ct = []byte(v.Encode()), "application/x-www-form-urlencoded"
-		case "multipart":
+		case enc == "multipart":
 			var b bytes.Buffer
 			w := multipart.NewWriter(&b)
 			for k, s := range fields {
@@ -113,7 +120,7 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 			}
 			w.Close()
 			body, ct = b.Bytes(), w.FormDataContentType()
-		case "json":
+		case enc == "json":
 			j, _ := a["json"].(string)
 			if !json.Valid([]byte(j)) {
 				return fleet.Fail("qa_submit: json is not a valid JSON value"), nil
@@ -134,7 +141,9 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 		if err != nil {
 			return fleet.Fail("qa_submit: bad url %q: %v", u, err), nil
 		}
-		req.Header.Set("Content-Type", ct)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			return fleet.Fail("qa_submit %s: %v", u, err), nil
@@ -147,7 +156,14 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 				hd[strings.ToLower(k)] = v
 			}
 		}
-		return fleet.OK(map[string]any{"method": method, "status": resp.StatusCode, "content_type": resp.Header.Get("Content-Type"), "body": string(b),
-			"headers": hd, "bytes": len(b), "final_url": resp.Request.URL.String(), "writes_left": maxWrites - used}), nil
+		res := fleet.OK(map[string]any{"method": method, "status": resp.StatusCode, "content_type": resp.Header.Get("Content-Type"), "body": string(b),
+			"headers": hd, "bytes": len(b), "final_url": resp.Request.URL.String(), "writes_left": maxWrites - used})
+		if method == "POST" {
+			if c := qatools.CreatedURL(u, res); c != "" {
+				created[c] = true
+				res["created"] = c
+			}
+		}
+		return res, nil
 	}
 }

@@ -50,7 +50,7 @@ func TestLearnIdentityNames(t *testing.T) {
 		{URL: "https://app.example/docs", Kind: "docs", Res: fleet.Result{"ok": true, "status": 200, "content_type": "text/html",
 			"body": `<p>Gateways set <code>X-Remote-User</code> and <code>X-Team-Member</code>.</p><pre>curl -H "X-Team-Member: 7" https://app.example/</pre>`}},
 		{URL: "https://app.example/api/me", Kind: "json", Res: fleet.Result{"ok": true, "status": 200, "content_type": "application/json",
-			"headers": map[string]any{"vary": "Accept, X-Tenant", "x-user-id": "0"}, "body": `{"profile":{"account_id":1,"user_count":3}}`}},
+			"headers": map[string]any{"vary": "Accept, X-Tenant", "x-user-id": "0", "x-member-id": "0"}, "body": `{"profile":{"account_id":1,"user_count":3}}`}},
 		// A face is user content: its words teach nothing.
 		{URL: "https://app.example/n/x", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "content_type": "text/html", "body": `curl -H "X-Face-User: 1"`}},
 		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": `X-Gone-User: 1`}},
@@ -60,8 +60,8 @@ func TestLearnIdentityNames(t *testing.T) {
 	for _, n := range append(hs, fs...) {
 		got = append(got, n.Name)
 	}
-	// X-Remote-User is on the fixed list: not learned again.
-	want := []string{"X-Team-Member", "X-Tenant", "x-user-id", "account_id", "caller"}
+	// X-Remote-User and X-User-Id are on the fixed list: not learned again.
+	want := []string{"X-Team-Member", "X-Tenant", "x-member-id", "account_id", "caller"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("learned (-want +got):\n%s", diff)
 	}

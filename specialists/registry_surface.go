@@ -42,21 +42,29 @@ var commonPublic = []string{
 	"increaseAllowance(address,uint256)", "decreaseAllowance(address,uint256)", "deposit()", "multicall(bytes[])",
 }
 
-// knownSignatures name selectors no ABI at hand names: the reference
-// registry's admin functions and functions common to many contracts
-// (ownership, roles, pausing, upgrades, tokens, funds). Naming only sets
-// the arguments tried and the words of a finding; every selector in the
-// code is simulated, named or not.
+// platformReads are the read functions of the platform interface
+// (DESIGN.md's name registry) and of fleetd's own feedback log.
+var platformReads = []string{"ownerOf(string)", "metadata(string,bytes32)", "feedbackCount()"}
+
+// knownSignatures name selectors no ABI at hand names: the field's
+// privileged and common functions, most common in deployed contracts
+// first: OpenZeppelin's Ownable and Ownable2Step, AccessControl, Pausable,
+// token mint and burn, withdrawals, UUPS and transparent-proxy upgrades,
+// initializers, then older hand-written admin setters and self-destructs,
+// then the common reads. A platform's own admin functions are named by
+// its ABI, its docs, the signatures its pages and bytecode show or
+// target.admin_functions, never by this list. Naming only sets the
+// arguments tried and the words of a finding; every selector in the code
+// is simulated, named or not.
 var knownSignatures = []string{
-	"adminBurn(string[])", "adminResetAll()", "transferOwnership(address)", "renounceOwnership()",
-	"acceptOwnership()", "setOwner(address)", "changeOwner(address)", "setAdmin(address)", "changeAdmin(address)",
-	"grantRole(bytes32,address)", "revokeRole(bytes32,address)", "renounceRole(bytes32,address)",
-	"pause()", "unpause()", "upgradeTo(address)", "upgradeToAndCall(address,bytes)",
-	"mint(address,uint256)", "burn(uint256)", "burn(address,uint256)", "withdraw()", "withdraw(uint256)",
-	"withdraw(address,uint256)", "setFee(uint256)", "setPrice(uint256)", "initialize()", "initialize(address)",
-	"kill()", "destroy()", "selfDestruct()", "setFeeRecipient(address)", "setTreasury(address)",
-	"owner()", "admin()", "paused()", "name()", "symbol()", "decimals()", "totalSupply()", "balanceOf(address)",
-	"ownerOf(string)", "metadata(string,bytes32)", "nameCount()", "version()", "feedbackCount()",
+	"transferOwnership(address)", "renounceOwnership()", "grantRole(bytes32,address)", "revokeRole(bytes32,address)",
+	"renounceRole(bytes32,address)", "pause()", "unpause()", "mint(address,uint256)", "burn(uint256)",
+	"withdraw()", "upgradeTo(address)", "upgradeToAndCall(address,bytes)", "acceptOwnership()",
+	"initialize()", "initialize(address)", "burn(address,uint256)", "withdraw(uint256)", "withdraw(address,uint256)",
+	"setOwner(address)", "changeOwner(address)", "setAdmin(address)", "changeAdmin(address)",
+	"setFee(uint256)", "setPrice(uint256)", "setFeeRecipient(address)", "setTreasury(address)",
+	"kill()", "destroy()", "selfDestruct()",
+	"owner()", "admin()", "paused()", "name()", "symbol()", "decimals()", "totalSupply()", "balanceOf(address)", "version()",
 }
 
 // privilegedName: a function name that says it changes who controls the
@@ -231,10 +239,13 @@ func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []probe.Pag
 	for _, s := range commonPublic {
 		add(evm.Function{Signature: s, Mutability: "nonpayable"}, "common signatures")
 	}
+	for _, s := range platformReads {
+		add(evm.Function{Signature: s, Mutability: "view"}, "the platform interface")
+	}
 	for _, s := range knownSignatures {
 		f := evm.Function{Signature: s}
 		if strings.HasSuffix(s, "()") && !privilegedName.MatchString(f.Name()) || s == "owner()" || s == "admin()" || s == "paused()" ||
-			strings.HasPrefix(s, "balanceOf(") || strings.HasPrefix(s, "ownerOf(") || strings.HasPrefix(s, "metadata(") {
+			strings.HasPrefix(s, "balanceOf(") {
 			f.Mutability = "view"
 		}
 		add(f, "common signatures")

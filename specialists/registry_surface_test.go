@@ -155,7 +155,9 @@ func TestRegistrySurfaceTwins(t *testing.T) {
 
 // TestPlatformSignaturesMatchTheABIs: every state-changing function of the
 // platform ABIs fleetd ships is either public by design (platformPublic) or
-// an admin function the common signatures name.
+// one the general rule calls privileged (privilegedName, or a common
+// signature); the reference registry's own admin functions are not on the
+// lists (TestListsHoldNoFixtureNames), so the rule must say so by itself.
 func TestPlatformSignaturesMatchTheABIs(t *testing.T) {
 	for _, name := range []string{"INameRegistry", "NameRegistry", "FeedbackLog", "FeedbackLogV2"} {
 		b, err := os.ReadFile(filepath.Join("..", "chain", "contracts", "build", name+".abi"))
@@ -167,7 +169,7 @@ func TestPlatformSignaturesMatchTheABIs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range fns {
-			if !f.ReadOnly() && !slices.Contains(platformPublic, f.Signature) && !slices.Contains(knownSignatures, f.Signature) {
+			if !f.ReadOnly() && !slices.Contains(platformPublic, f.Signature) && !slices.Contains(knownSignatures, f.Signature) && !privilegedName.MatchString(f.Name()) {
 				t.Errorf("%s: %s is neither public by design nor a known signature", name, f.Signature)
 			}
 		}

@@ -46,10 +46,20 @@ var exposedPaths = []exposedPath{
 	{"/keys", "key listing", nil},
 }
 
-// identityHeaders are request headers that proxies and frameworks use to
-// pass an authenticated identity; an endpoint must not take them from a
-// client.
-var identityHeaders = []string{"X-Caller", "X-User", "X-Forwarded-User", "X-Auth-User", "X-Remote-User"}
+// identityHeaders are request headers that authenticating proxies and
+// gateways set to pass an identity upstream; an endpoint must not take
+// them from a client. The field's names, most common first: the generic
+// forwarded and remote-user headers (Apache, nginx auth_request,
+// oauth2-proxy's pass_user_headers, Kubernetes' authenticating proxy),
+// oauth2-proxy's own (X-Auth-Request-User, X-Forwarded-Email), Authelia's
+// Remote-User, API gateways' consumer headers (Kong, APISIX), Grafana's
+// auth proxy. A platform's own names come from its docs and answers
+// (learnIdentityNames), never from this list.
+var identityHeaders = []string{
+	"X-Forwarded-User", "X-Remote-User", "X-User", "X-User-Id", "X-Auth-Request-User", "X-Forwarded-Email",
+	"X-Email", "Remote-User", "X-Consumer-Username", "X-Consumer-Id", "X-Authenticated-Userid",
+	"X-Authenticated-User", "X-Auth-User", "X-Webauth-User", "X-Forwarded-Preferred-Username",
+}
 
 // identityClaims are identities a caller can claim in a request body.
 var identityClaims = []string{"admin", "owner", "root", "0x0000000000000000000000000000000000000000"}
@@ -77,6 +87,7 @@ func security(p *probe.Probe, o Options) {
 	secStoredDOM(p)                   // canaries in stored fields the pages read back, run in the browser
 	secStoredDOMName(p, own, wrote)   // the same for the fresh name's metadata on its face
 	redteam.Run(p, o.Families, own)   // the agent endpoint's own attack class
+	p.UndoWrites()                    // delete what the run's POSTs created; list what stays
 }
 
 // secAdminFunctions simulates every admin function from a fresh address:
@@ -253,15 +264,18 @@ func secStoredXSS(p *probe.Probe, pages []probe.Page) {
 
 // runCanary returns this run's canary: a unique token inside a script element
 // and an event handler, with no quotes or backslashes so it fits in any
-// string literal.
+// string literal. Both would run where served unescaped, and both only
+// call a function named by the token if one is defined (self.TOKEN?.()):
+// none is, so in a visitor's browser the canary does nothing (no
+// exception, no request, no dialog).
 func runCanary(p *probe.Probe) (token, text string) {
 	token = fmt.Sprintf("qa%08x", uint32(p.Seed()>>11))
-	return token, fmt.Sprintf("qa-canary %s<script>%s()</script><img src=x onerror=%s()>", token, token, token)
+	return token, fmt.Sprintf("qa-canary %s<script>self.%s?.()</script><details open ontoggle=self.%s?.()>", token, token, token)
 }
 
 // reflectsRaw reports whether text holds the canary's markup unescaped.
 func reflectsRaw(text, token string) bool {
-	return strings.Contains(text, "<script>"+token) || strings.Contains(text, "onerror="+token)
+	return strings.Contains(text, "<script>self."+token) || strings.Contains(text, "ontoggle=self."+token)
 }
 
 // secExercise runs the checks that need the exercise rung: a canary
@@ -325,8 +339,8 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 	face := p.Fetch(p.Target().FaceURL(name))
 	switch {
 	case reflectsRaw(probe.Body(face), token):
-		const stored = "Stored XSS: a canary published to a fresh name's metadata (a <script> element and an onerror handler inside a string literal of a known-good program) is served unescaped in the name's face. " +
-			"Expected published content to be escaped or sanitized. Steps: qa_create, qa_publish a program whose string literal holds <script>x()</script><img src=x onerror=x()>, qa_fetch the name's face (target.faces)."
+		const stored = "Stored XSS: a canary published to a fresh name's metadata (a <script> element and an ontoggle handler inside a string literal of a known-good program) is served unescaped in the name's face. " +
+			"Expected published content to be escaped or sanitized. Steps: qa_create, qa_publish a program whose string literal holds <script>self.x?.()</script><details open ontoggle=self.x?.()>, qa_fetch the name's face (target.faces)."
 		// The name is released when the run ends, so the finding has no
 		// repro; the replay the quality bar asks for is a second fetch now.
 		if !p.Room(1) || !p.Can("qa_fetch") {
@@ -394,12 +408,15 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 	if !p.Room(1) {
 		return
 	}
-	names := slices.Clone(identityHeaders)
+	// The target's own names first: isolating which header made the
+	// difference tries them before the field's list.
+	var names []string
 	where := map[string]string{}
 	for _, n := range learned {
 		names = append(names, n.Name)
 		where[n.Name] = n.Where
 	}
+	names = append(names, identityHeaders...)
 	all := base
 	all.Headers = map[string]string{}
 	for _, h := range names {

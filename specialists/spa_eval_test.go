@@ -39,6 +39,7 @@ var spaFlaws = []plantedFlaw{
 	{"reflected XSS through a form", []string{"dom"}, []string{"through the form POST", "/api/v1/subscribe", `field "email"`, "CWE-79"}, fleet.SeverityHigh},
 	{"page throws on load", []string{"render"}, []string{"/stats", "throws on load", "TypeError"}, fleet.SeverityMedium},
 	{"endpoint only the script calls: stack trace", []string{"web"}, []string{"/api/v1/lamps/health", "stack trace"}, fleet.SeverityLow},
+	{"dead link only the page's script builds", []string{"docs", "links"}, []string{"Dead link on", "/guide, built by the page's script", "/fair/2027", "404"}, fleet.SeverityLow},
 }
 
 // mustChromium returns Chromium's path; without one the test skips, but in

@@ -187,7 +187,10 @@ func (u *uxRun) onFace(url string) bool {
 	return name != "" && u.p.Target().FaceURL(name) == url
 }
 
-// deadLinks reports links on crawled pages whose targets are gone.
+// deadLinks reports links on crawled pages whose targets are gone. A
+// link only the rendered DOM holds (the page's script built it; the
+// rendering crawl offered it) is checked the same way, and its finding
+// says the page's script built it.
 func (u *uxRun) deadLinks(pages []probe.Page) {
 	for _, pg := range pages {
 		if pg.From == "" || !slices.Contains(linkKinds, pg.Kind) || !isDead(pg.Res) || u.dead[pg.URL] || u.onFace(pg.From) {
@@ -203,10 +206,33 @@ func (u *uxRun) deadLinks(pages []probe.Page) {
 		if u.isDocPage(pg.From) {
 			surface = fleet.SurfaceDocs
 		}
+		on := pg.From
+		if u.builtByScript(pg.From, pg.URL) {
+			on += ", built by the page's script (only the page as a browser renders it holds the link)"
+		}
 		u.p.Report(fleet.SeverityLow, surface,
-			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", pg.From, pg.URL, deadWhy(pg.Res)),
+			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", on, pg.URL, deadWhy(pg.Res)),
 			"qa_fetch", map[string]any{"url": pg.URL})
 	}
+}
+
+// builtByScript reports whether link is a link of page as the browser
+// rendered it and not of page as served: the page's script built it.
+func (u *uxRun) builtByScript(page, link string) bool {
+	for _, rp := range u.p.Rendered() {
+		if rp.URL != page {
+			continue
+		}
+		has := func(base, ct, text string) bool {
+			return slices.ContainsFunc(probe.LinksOf(base, ct, text), func(l crawl.Link) bool { return l.URL == link })
+		}
+		base := rp.R.FinalURL
+		if !strings.HasPrefix(base, "http") {
+			base = rp.URL
+		}
+		return has(base, "text/html", rp.R.HTML) && !has(rp.URL, probe.Str(rp.Res, "content_type"), probe.Body(rp.Res))
+	}
+	return false
 }
 
 // pageLeaks scans every crawled answer for internals: all kinds on error

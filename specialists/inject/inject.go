@@ -754,7 +754,7 @@ func payloadFor(l landing, t string) string {
 	case ctxAttrUQ:
 		return "x " + t + "=1"
 	case ctxURL:
-		return "javascript:" + t + "()"
+		return "javascript:" + harmless(t)
 	case ctxHandler:
 		return jsBreak(l.JS, t)
 	case ctxScript:
@@ -765,8 +765,18 @@ func payloadFor(l landing, t string) string {
 	return "<" + t + ">"
 }
 
-// jsBreak leaves the JavaScript state st and puts t in code position.
+// harmless is the code a payload puts in code position: a property of the
+// global object named by the token, called only when defined. Nothing
+// defines it, so where a platform keeps or serves the payload it throws
+// nothing and does nothing in a visitor's browser; the breakout is judged
+// by reading the served page (the token in code position), not by running
+// it.
+func harmless(t string) string { return "self." + t + "?.()" }
+
+// jsBreak leaves the JavaScript state st and puts t in code position
+// (harmless).
 func jsBreak(st jsState, t string) string {
+	t = harmless(t)
 	switch st {
 	case jsDQ:
 		return `"-` + t + `-"`

@@ -186,8 +186,11 @@ func Posted(p *probe.Probe, forms []PostForm) (submitted []string) {
 		return nil
 	}
 	left, limited := 0, false // from the first answer's writes_left
+	// Each submission may create something the run deletes at its end: a
+	// write and a call kept for that DELETE (the ones already owed are
+	// Probe.WritesReserved, which Room counts too).
 	affordable := func(n int) bool {
-		return (!limited || left-n >= injWriteSpare) && p.Room(n) && p.Can("qa_submit")
+		return (!limited || left-n-1-p.WritesReserved() >= injWriteSpare) && p.Room(n+1) && p.Can("qa_submit")
 	}
 	submit := func(args map[string]any) fleet.Result {
 		r := p.Call("qa_submit", args)

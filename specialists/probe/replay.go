@@ -99,7 +99,12 @@ type Probe struct {
 
 	skips []string
 	notes []string
-	seen  map[string]bool // findings already reported in this run
+
+	created []string        // what the run's qa_submit POSTs created (undo.go)
+	undone  []string        // of those, what a DELETE removed
+	unnamed []string        // POST targets whose answers named nothing created
+	left    []string        // what the run lists as left on the platform
+	seen    map[string]bool // findings already reported in this run
 
 	reports     map[string]int // qa_report statuses
 	rateLimited bool
@@ -194,7 +199,9 @@ func (p *Probe) Can(tool string) bool {
 
 // Room reports whether n more probing calls fit under the cap, keeping the
 // reserve for findings.
-func (p *Probe) Room(n int) bool { return p.n+n <= p.limit-reportReserve(p.limit) }
+func (p *Probe) Room(n int) bool {
+	return p.n+n+p.WritesReserved() <= p.limit-reportReserve(p.limit) // a call kept for each DELETE to send
+}
 
 // Exchange is the one way a playbook acts: it makes one tool call and
 // returns the recorded exchange (the verdict tells a refusal from a
@@ -217,6 +224,7 @@ func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
 			fleet.ErrMalformed, p.cfg.Name, p.n, ex.Call.Tool, Clip(string(ex.Call.Args), 200), tool, Clip(string(raw), 200))})
 	}
 	p.n++
+	p.trackWrite(tool, ex.Call.Args, ex.Result)
 	if ex.Verdict == fleet.VerdictRefused || ex.Verdict == fleet.VerdictUnknown {
 		p.refused[tool] = true
 		if m := dialIs.FindStringSubmatch(ex.Result.Err()); m != nil {
@@ -420,6 +428,9 @@ func (p *Probe) summary() string {
 		b.WriteString("; no findings")
 	} else {
 		fmt.Fprintf(&b, "; %d findings (%s)", total, strings.Join(parts, ", "))
+	}
+	if len(p.left) > 0 {
+		b.WriteString(". Left on the platform: " + strings.Join(p.left, "; "))
 	}
 	if len(p.notes) > 0 {
 		b.WriteString(". Observed: " + strings.Join(p.notes, "; "))

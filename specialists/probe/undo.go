@@ -1,0 +1,109 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
+
+// What a run leaves on the platform. Every POST qa_submit sends is kept:
+// one whose answer names what it created (qa_submit's "created": a
+// Location, or the new object's url or id) is deleted again by UndoWrites
+// (qa_submit DELETE, which sends a DELETE only to what the run created);
+// one whose answer names nothing is listed as left, as is anything a rule
+// reports with LeftOnPlatform (a value it could not restore, a form the
+// browser submitted). The list goes into the run's summary, which the run
+// record's footer holds, so the operator can clean it up. Room keeps a
+// call, and WritesReserved a write, for each DELETE still to send.
+
+// trackWrite keeps what a qa_submit call created or removed.
+func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
+	if tool != "qa_submit" || !Answered(r) {
+		return
+	}
+	var a struct{ URL, Method string }
+	if json.Unmarshal(raw, &a) != nil {
+		return
+	}
+	st := Status(r)
+	switch strings.ToUpper(a.Method) {
+	case "", "POST":
+		if st < 200 || st > 299 {
+			return
+		}
+		if u := Str(r, "created"); u != "" {
+			if !slices.Contains(p.created, u) {
+				p.created = append(p.created, u)
+			}
+			return
+		}
+		if !slices.Contains(p.unnamed, a.URL) {
+			p.unnamed = append(p.unnamed, a.URL)
+		}
+	case "DELETE":
+		if st >= 200 && st <= 299 || st == 404 || st == 410 {
+			p.undone = append(p.undone, a.URL)
+		}
+	}
+}
+
+// pending are the created URLs not yet deleted.
+func (p *Probe) pending() []string {
+	var out []string
+	for _, u := range p.created {
+		if !slices.Contains(p.undone, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// WritesReserved is the number of writes the run keeps for its DELETEs:
+// a rule that spends writes stops that many (plus its own spare) short of
+// the budget.
+func (p *Probe) WritesReserved() int { return len(p.pending()) }
+
+// LeftOnPlatform records something the run wrote to the platform and did
+// not remove (no way offered, a refusal, no budget left): the run's
+// summary lists it under "left on the platform".
+func (p *Probe) LeftOnPlatform(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if !slices.Contains(p.left, s) {
+		p.left = append(p.left, s)
+	}
+}
+
+// Left returns what the run has listed as left on the platform so far.
+func (p *Probe) Left() []string { return slices.Clone(p.left) }
+
+// UndoWrites deletes what the run's POSTs created (qa_submit DELETE, one
+// write and one call each, kept in reserve by Room and WritesReserved) and
+// lists what it cannot remove: a DELETE refused or failing, and the POSTs
+// whose answers named nothing to delete. A playbook that writes calls it
+// last.
+func (p *Probe) UndoWrites() {
+	for _, u := range p.pending() {
+		if !p.Can("qa_submit") || p.n+1 > p.limit-reportReserve(p.limit) {
+			p.LeftOnPlatform("%s, which a POST of this run created (no call left to DELETE it)", u)
+			continue
+		}
+		r := p.Call("qa_submit", map[string]any{"url": u, "method": "DELETE"})
+		if st := Status(r); Answered(r) && (st >= 200 && st <= 299 || st == 404 || st == 410) {
+			continue
+		}
+		p.LeftOnPlatform("%s, which a POST of this run created (DELETE: %s)", u, orErr(r))
+	}
+	for _, u := range p.unnamed {
+		p.LeftOnPlatform("what the POSTs to %s stored, if anything (their answers name nothing to DELETE)", u)
+	}
+}
+
+func orErr(r fleet.Result) string {
+	if Answered(r) {
+		return fmt.Sprintf("HTTP %d", Status(r))
+	}
+	return Clip(r.Err(), 100)
+}
