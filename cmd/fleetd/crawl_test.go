@@ -51,7 +51,7 @@ func TestCrawlEngine(t *testing.T) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-			r, stop, _, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})), "")
+			r, stop, _, err := a.renderer(env, observeWrites(), "")
 			defer stop()
 			if (err != nil) != tc.error || (r != nil) != tc.rendering {
 				t.Errorf("renderer %v, err %v", r, err)
@@ -89,7 +89,7 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
-	r, stop, _, err := a.renderer(env, qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{})), "")
+	r, stop, _, err := a.renderer(env, observeWrites(), "")
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
@@ -194,4 +194,10 @@ func TestProbeRendersSPA(t *testing.T) {
 			t.Errorf("a browser process outlives its run: %s", s)
 		}
 	}
+}
+
+// observeWrites is the page-write gate of a run at observe: every write a
+// rendered page tries is held.
+func observeWrites() *qatools.PageWrites {
+	return qatools.NewPageWrites(fleettest.Dial(fleet.Observe), sandbox.NewMeter(fleet.Budget{}))
 }

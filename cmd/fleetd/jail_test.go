@@ -80,7 +80,7 @@ func TestRenderJailHidesKeys(t *testing.T) {
 	}))
 	defer site.Close()
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{strings.TrimPrefix(site.URL, "http://")}}}}
-	r, stop, how, err := a.renderer(env, sb.JailDir())
+	r, stop, how, err := a.renderer(env, observeWrites(), sb.JailDir())
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
@@ -142,14 +142,14 @@ func TestRenderJailUnavailable(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	a := &app{dataDirFlag: t.TempDir(), cfg: &Config{Crawl: CrawlConfig{Engine: engineBrowser, Chromium: exe}}}
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-	if r, _, _, err := a.renderer(env, ""); r != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "crawl.jail: off") {
+	if r, _, _, err := a.renderer(env, observeWrites(), ""); r != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "crawl.jail: off") {
 		t.Errorf("engine browser without bwrap: renderer %v, err %v", r, err)
 	}
 	if c := a.jailCheck(); !c.fatal || !strings.Contains(c.detail, "bubblewrap") {
 		t.Errorf("doctor: %+v", c)
 	}
 	a.cfg.Crawl.Engine = engineAuto
-	r, _, how, err := a.renderer(env, "")
+	r, _, how, err := a.renderer(env, observeWrites(), "")
 	if r != nil || err != nil || !strings.Contains(how, "rendering crawl off") || !strings.Contains(how, "jail is unavailable") {
 		t.Errorf("engine auto without bwrap: renderer %v, %q, %v", r, how, err)
 	}
