@@ -451,16 +451,19 @@ func (b *Browser) dropJail() {
 	}
 }
 
-// Protections says what confines this browser's processes; before the
-// first Render (Chromium not started), what the configuration asks for.
+// Protections says what confines this browser's processes. Before
+// Chromium started (or when it could not start) nothing is confined yet,
+// and Detail says so.
 func (b *Browser) Protections() Protections {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.jail != nil {
+	switch {
+	case b.started && b.jail != nil:
 		return b.jail.prot
-	}
-	if b.cfg.Jail.Off {
+	case b.cfg.Jail.Off:
 		return unjailed()
+	case b.startErr != nil:
+		return Protections{Detail: "Chromium did not start: " + b.startErr.Error()}
 	}
-	return Protections{Jailed: true, Detail: "not started"}
+	return Protections{Detail: "Chromium not started yet: it will run jailed, or not at all"}
 }

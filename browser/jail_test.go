@@ -307,6 +307,9 @@ func TestJailRefuses(t *testing.T) {
 			if b.PID() != 0 {
 				t.Errorf("a browser started: pid %d", b.PID())
 			}
+			if p := b.Protections(); p.Jailed || !strings.Contains(p.Detail, "did not start") {
+				t.Errorf("protections of a browser that did not start: %+v", p)
+			}
 			if _, err := CheckJail(context.Background(), tc.jail, exe); !errors.Is(err, ErrNoJail) {
 				t.Errorf("CheckJail: %v, want ErrNoJail", err)
 			}
