@@ -443,7 +443,7 @@ func secForms(p *probe.Probe) (found map[string]bool) {
 				break
 			}
 			p.Report(fleet.SeverityHigh, surfaceDOM,
-				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called fleetd's renderer hook with %s-%s, and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML.",
+				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called fleetd's renderer hook with %s-%s, and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML. What the submissions stored, if anything, is left on the platform (harmless canaries; the run record lists them).",
 					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
 			found[method+" "+action] = true
 			break

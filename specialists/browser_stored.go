@@ -294,7 +294,7 @@ func secStoredDOM(p *probe.Probe) {
 					continue
 				}
 				p.Report(fleet.SeverityHigh, surfaceDOM,
-					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with %s-%s), and again after a second write with a fresh canary (%s-%s). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML.",
+					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with %s-%s), and again after a second write with a fresh canary (%s-%s). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML. The canaries are undone when the run ends (restored or deleted), or listed as left on the platform in the run record.",
 						f, read, w.method, w.enctype, w.how, pg, canary, f, fresh, f), "", nil)
 			}
 		}

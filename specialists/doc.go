@@ -311,6 +311,12 @@
 //     fields (qa_publish) and its face. A field counts only when the
 //     browser opens a dialog with its canary, again after a second write
 //     with a fresh one (high, CWE-79); PUT and PATCH values are restored.
+//   - Every canary written or submitted calls crawl.CanaryHook, which only
+//     fleetd's renderer defines: a no-op in a visitor's browser. Last,
+//     security deletes what its qa_submit POSTs created (their answers
+//     name it; qa_submit deletes nothing else), keeping a write and a call
+//     for each, and lists what it could not remove first in its summary
+//     ("Left on the platform: ...", in the run record's footer).
 //
 // fuzz:
 //   - Compiler: every seed (the corpus and the tiny generic seeds "", "x",

@@ -106,6 +106,9 @@ type Probe struct {
 	left    []string        // what the run lists as left on the platform
 	seen    map[string]bool // findings already reported in this run
 
+	writesLeft  int  // the last writes_left a qa_submit answer gave
+	writesKnown bool // whether one did
+
 	reports     map[string]int // qa_report statuses
 	rateLimited bool
 

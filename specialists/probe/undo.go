@@ -28,6 +28,10 @@ func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 	if json.Unmarshal(raw, &a) != nil {
 		return
 	}
+	if _, ok := r["writes_left"]; ok {
+		p.writesLeft = Int(r, "writes_left")
+		p.writesKnown = true
+	}
 	st := Status(r)
 	switch strings.ToUpper(a.Method) {
 	case "", "POST":
@@ -86,8 +90,8 @@ func (p *Probe) Left() []string { return slices.Clone(p.left) }
 // last.
 func (p *Probe) UndoWrites() {
 	for _, u := range p.pending() {
-		if !p.Can("qa_submit") || p.n+1 > p.limit-reportReserve(p.limit) {
-			p.LeftOnPlatform("%s, which a POST of this run created (no call left to DELETE it)", u)
+		if !p.Can("qa_submit") || p.n+1 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
+			p.LeftOnPlatform("%s, which a POST of this run created (no call or write left to DELETE it)", u)
 			continue
 		}
 		r := p.Call("qa_submit", map[string]any{"url": u, "method": "DELETE"})
