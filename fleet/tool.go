@@ -356,7 +356,9 @@ func (r *Registry) Subset(names []string) (*Registry, error) {
 
 type dialKey struct{}
 
-func withDial(ctx context.Context, d Dial) context.Context { return context.WithValue(ctx, dialKey{}, d) }
+func withDial(ctx context.Context, d Dial) context.Context {
+	return context.WithValue(ctx, dialKey{}, d)
+}
 
 // DialOf is the dial Dispatch read for the call ctx belongs to, for a tool
 // whose arguments can ask for more than its rung (qa_fetch with a session
