@@ -73,6 +73,7 @@ var layers = map[string]int{
 	"specialists/inject":    4,
 	"specialists/redteam":   4,
 	"specialists/fuzzstage": 4,
+	"specialists/authz":     4, // two-identity checks behind a SIWE login
 	"specialists":           5,
 }
 
