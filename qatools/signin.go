@@ -182,6 +182,9 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 		return nil, err
 	}
 	res := map[string]any{"identity": a.Identity, "address": key.Address().String(), "given": given, "nonce_url": nonceURL, "verify_url": verifyURL}
+	if left, limited := t.run.Meter.Remaining(fleet.ResWrites); limited {
+		res["writes_left"] = left
+	}
 	// The nonce, with whatever cookie the server binds it to.
 	jar := &Session{Identity: a.Identity, Address: key.Address()}
 	nonce, cookies, fail := t.nonce(ctx, nonceURL)
