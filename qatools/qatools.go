@@ -1,7 +1,9 @@
 // Package qatools builds the qa_* tools of DESIGN.md §5 — qa_create,
 // qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — plus
-// qa_fuzz (bounded fuzz-engine sessions) and qa_submit (a POST, PUT or
-// PATCH with a form or JSON body; both in docs/architecture.md) for one
+// qa_fuzz (bounded fuzz-engine sessions), qa_submit (a POST, PUT or
+// PATCH with a form or JSON body) and qa_login (Sign-In with Ethereum for
+// identities of the run, whose sessions qa_fetch, qa_call and qa_submit
+// attach with `as`; all three in docs/architecture.md) for one
 // run, over a shared Env (the chain, the target, the reporter) and the run's
 // own sandbox and meter.
 //

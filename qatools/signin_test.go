@@ -250,3 +250,55 @@ func TestGivenAccountNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsOnlyOfOwnIdentities tries each never-list rule of issue 33:
+// fleetd uses only sessions of identities it signed in (this run) or was
+// given, and never replays a cookie or token it did not get by signing
+// in: no credential header through qa_call, no session of an identity
+// never signed in, none of another run's, and a role without a given
+// account is a fresh identity, not anyone's account.
+func TestSessionsOnlyOfOwnIdentities(t *testing.T) {
+	h := newSigninHarness(t, siwe.Flawed, fleet.Exercise, nil)
+	if out := h.login("a", nil); out.Verdict != fleet.VerdictOK {
+		t.Fatalf("login: %v", out.Result)
+	}
+	start := h.app.Seen().Requests
+	// A real user's cookie or token, offered as a header: refused unsent.
+	for name, v := range map[string]string{"Cookie": siwe.SessionCookie + "=someone-elses", "AUTHORIZATION": "Bearer someone-elses"} {
+		if out := h.call("qa_call", map[string]any{"target": "x", "message": "m", "headers": map[string]any{name: v}}); out.Verdict != fleet.VerdictError {
+			t.Errorf("qa_call with %s: %s", name, out.Verdict)
+		}
+	}
+	// qa_fetch and qa_submit have no header argument at all.
+	for _, tool := range []string{"qa_fetch", "qa_submit"} {
+		if out := h.call(tool, map[string]any{"url": h.app.URL() + "/api/me", "headers": map[string]any{"Cookie": "x=y"}}); out.Verdict != fleet.VerdictInvalid {
+			t.Errorf("%s with headers: %s, want invalid", tool, out.Verdict)
+		}
+	}
+	// An identity never signed in has no session.
+	if out := h.call("qa_fetch", map[string]any{"url": h.app.URL() + "/api/me", "as": "z"}); out.Verdict != fleet.VerdictError {
+		t.Errorf("as an identity never signed in: %s", out.Verdict)
+	}
+	if got := h.app.Seen().Requests; got != start {
+		t.Errorf("%d refused requests reached the platform", got-start)
+	}
+	// Another run's tools do not see this run's sessions.
+	sb, _ := sandbox.Open(filepath.Join(t.TempDir(), "qa-sandbox"), "r-other")
+	other, err := NewRegistry(h.env, &Run{ID: "r-other", Source: "qa-test", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"url": h.app.URL() + "/api/me", "as": "a"})
+	if out, _ := other.Dispatch(context.Background(), h.ctl, "qa_fetch", raw); out.Verdict != fleet.VerdictError {
+		t.Errorf("another run used this run's session: %v", out.Result)
+	}
+	// A role nobody gave an account for is a fresh identity of the run.
+	adm := h.login("admin", nil)
+	if adm.Result["given"] != false {
+		t.Errorf("an admin login without a given account: %v", adm.Result)
+	}
+	addr, _ := fleet.ParseAddress(adm.Result["address"].(string))
+	if role, _, ok := h.app.Account(addr); !ok || role != "user" {
+		t.Errorf("the fresh 'admin' identity is account %v with role %q, want a new plain user", ok, role)
+	}
+}
