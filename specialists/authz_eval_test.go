@@ -13,7 +13,6 @@ package specialists
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,15 +43,14 @@ var signInFlaws = []plantedFlaw{
 
 // realTools is the real qa_* registry over app (no chain: qa_create,
 // qa_publish and qa_chain say so), qa_report captured.
-func realTools(t *testing.T, app *siwe.App, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
+func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
 	return func(runID string, findings *[]map[string]any) *fleet.Registry {
-		u, _ := url.Parse(app.URL())
-		allow, err := qatools.NewAllowlist([]string{u.Host})
+		allow, err := qatools.NewAllowlist(target.FetchAllow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sponsor, _ := chain.GenerateKey()
-		env := &qatools.Env{Target: app.Target(), Sponsor: sponsor, Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10),
+		env := &qatools.Env{Target: target, Sponsor: sponsor, Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10),
 			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}}
 		sb, err := sandbox.Open(filepath.Join(t.TempDir(), "qa-sandbox"), runID)
 		if err != nil {
@@ -79,7 +77,7 @@ func TestEvalSignIn(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode)
 			defer app.Close()
-			_, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app, 48), Options{})
+			_, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
 			seen := app.Seen()
 			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
 			if mode == siwe.Correct {
@@ -119,7 +117,7 @@ func TestEvalSignIn(t *testing.T) {
 func TestSignInNothingAtObserve(t *testing.T) {
 	app := siwe.Serve(siwe.Flawed)
 	defer app.Close()
-	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app, 48), Options{})
+	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
 	seen := app.Seen()
 	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
 		t.Errorf("at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
@@ -130,6 +128,24 @@ func TestSignInNothingAtObserve(t *testing.T) {
 	for _, f := range got {
 		if s := f["surface"]; s == "auth" || s == "authz" {
 			t.Errorf("a sign-in finding at observe: %v", f["summary"])
+		}
+	}
+}
+
+// TestTestbedSignedIn: the testbed with its login (Config.Login, as the
+// demo runs it) gives the security playbook, with the real tools at
+// exercise, its signed-in finding: planted flaw S9, and nothing else
+// behind the login (its sign-in is verified correctly).
+func TestTestbedSignedIn(t *testing.T) {
+	tg := startTestbedLogin(t)
+	_, got := runLoop(t, "security", fleet.Exercise, tg, realTools(t, tg, 48), Options{})
+	if findReport(got, "object-level", "identity b (a fresh account) read identity a's resource", "/api/notes/{address}") == nil {
+		t.Errorf("no signed-in finding for flaw S9:%s", summaries(got))
+	}
+	for _, f := range got {
+		s, _ := f["summary"].(string)
+		if (f["surface"] == "auth" || f["surface"] == "authz") && !strings.Contains(s, "/api/notes/{address}") {
+			t.Errorf("a sign-in finding the testbed does not plant: %s", s)
 		}
 	}
 }
