@@ -302,3 +302,49 @@ func TestSessionsOnlyOfOwnIdentities(t *testing.T) {
 		t.Errorf("the fresh 'admin' identity is account %v with role %q, want a new plain user", ok, role)
 	}
 }
+
+// FuzzParseNonce: a nonce answer is outside input. ParseNonce never
+// panics, and what it accepts is a nonce EIP-4361 allows.
+func FuzzParseNonce(f *testing.F) {
+	for _, s := range []string{`{"nonce":"abcdef123456"}`, `{"data":{"nonce":"XyZ12345678"}}`, "  n0nce1234\n", `{"nonce":12}`, `{"nonce":"short"}`, "with space 12345678"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := ParseNonce(b)
+		if err != nil {
+			if n != "" {
+				t.Fatalf("an error with a nonce %q", n)
+			}
+			return
+		}
+		if len(n) < 8 || len(n) > 128 {
+			t.Fatalf("nonce %q of %d bytes accepted", n, len(n))
+		}
+		for _, r := range n {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				t.Fatalf("nonce %q holds %q", n, r)
+			}
+		}
+	})
+}
+
+func TestParseNonce(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"nonce":"abcdef123456"}`:         "abcdef123456",
+		`{"data":{"nonce":"XyZ12345678"}}`: "XyZ12345678",
+		"n0nce1234\n":                      "n0nce1234",
+	} {
+		if got, err := ParseNonce([]byte(in)); err != nil || got != want {
+			t.Errorf("ParseNonce(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		`{"nonce":"short"}`:    "not a nonce",
+		`{"token":"abcdefgh"}`: `without a "nonce"`,
+		"has a space 1234":     "not a nonce",
+	} {
+		if _, err := ParseNonce([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseNonce(%q): %v, want an error naming %q", in, err, want)
+		}
+	}
+}
