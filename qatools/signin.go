@@ -185,13 +185,28 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 	if left, limited := t.run.Meter.Remaining(fleet.ResWrites); limited {
 		res["writes_left"] = left
 	}
-	// The nonce, with whatever cookie the server binds it to.
+	// The nonce, with whatever cookie the server binds it to. An identity
+	// signing in again carries its session's cookies, as a browser would:
+	// the answer must rotate them (rotated in the result).
+	var prev *Session
+	if a.Tamper == "" {
+		t.ids.mu.Lock()
+		prev = t.ids.live[a.Identity]
+		t.ids.mu.Unlock()
+	}
 	jar := &Session{Identity: a.Identity, Address: key.Address()}
 	nonce, cookies, fail := t.nonce(ctx, nonceURL)
 	if fail != nil {
 		return fail, ctxErr(ctx)
 	}
-	jar.cookies = cookies
+	if prev != nil {
+		for _, c := range prev.cookies {
+			if !slices.ContainsFunc(cookies, func(n *http.Cookie) bool { return n.Name == c.Name }) {
+				jar.cookies = append(jar.cookies, c)
+			}
+		}
+	}
+	jar.cookies = append(jar.cookies, cookies...)
 	now := time.Now().UTC().Truncate(time.Second)
 	m := siwe.Message{
 		Domain: vu.Host, Address: chain.ChecksumAddress(key.Address()),
@@ -267,6 +282,9 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 		return r, nil
 	}
 	s.Given = given
+	if prev != nil {
+		res["rotated"] = !sharesCredential(prev, s)
+	}
 	t.ids.mu.Lock()
 	t.ids.live[a.Identity] = s
 	t.ids.mu.Unlock()
@@ -408,4 +426,18 @@ func sessionFrom(jar *Session, ans *answer) *Session {
 // liveCookies drops cookies an answer deletes.
 func liveCookies(cs []*http.Cookie) []*http.Cookie {
 	return slices.DeleteFunc(cs, func(c *http.Cookie) bool { return c.Value == "" || c.MaxAge < 0 })
+}
+
+// sharesCredential reports whether b kept a credential of a: the same
+// cookie (name and value) or the same bearer token.
+func sharesCredential(a, b *Session) bool {
+	if a.bearer != "" && a.bearer == b.bearer {
+		return true
+	}
+	for _, c := range a.cookies {
+		if slices.ContainsFunc(b.cookies, func(d *http.Cookie) bool { return d.Name == c.Name && d.Value == c.Value }) {
+			return true
+		}
+	}
+	return false
 }

@@ -348,3 +348,23 @@ func TestParseNonce(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginRotation: an identity signing in again carries its session's
+// cookie; rotated says whether a new session came back (the flawed twin
+// keeps the one it was sent).
+func TestLoginRotation(t *testing.T) {
+	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+		h := newSigninHarness(t, mode, fleet.Exercise, nil)
+		first := h.login("r", nil)
+		if _, has := first.Result["rotated"]; has || first.Verdict != fleet.VerdictOK {
+			t.Fatalf("%s: first login: %v", mode, first.Result)
+		}
+		again := h.login("r", nil)
+		if again.Result["rotated"] != (mode == siwe.Correct) {
+			t.Errorf("%s: second login rotated = %v", mode, again.Result["rotated"])
+		}
+		if out := h.call("qa_fetch", map[string]any{"url": h.app.URL() + "/api/me", "as": "r"}); out.Result["status"] != 200 {
+			t.Errorf("%s: the new session does not answer: %v", mode, out.Result["status"])
+		}
+	}
+}

@@ -33,6 +33,7 @@ var signInFlaws = []plantedFlaw{
 	{"property-level authorization: role", []string{"authz"}, []string{"mass assignment", `set "role"`, "display_name, email"}, fleet.SeverityHigh},
 	{"property-level authorization: verified", []string{"authz"}, []string{"mass assignment", `set "verified"`}, fleet.SeverityHigh},
 	{"session lifecycle", []string{"auth"}, []string{"not ended by logout", "POST /api/auth/logout", "GET /api/me"}, fleet.SeverityHigh},
+	{"session not rotated at sign-in", []string{"auth"}, []string{"not rotated", "CWE-384", "identity a"}, fleet.SeverityMedium},
 	{"SIWE: signature by another address", []string{"auth"}, []string{"signed by another key was accepted"}, fleet.SeverityCritical},
 	{"SIWE: nonce reusable", []string{"auth"}, []string{"nonce already used"}, fleet.SeverityHigh},
 	{"SIWE: domain", []string{"auth"}, []string{"another domain"}, fleet.SeverityHigh},

@@ -62,6 +62,7 @@ func Run(p *probe.Probe, pages []probe.Page) {
 	r.functionLevel(b)
 	r.propertyLevel(a, b)
 	r.lifecycle()
+	r.rotation()
 	r.verification()
 }
 
@@ -389,6 +390,23 @@ func (r *run) lifecycle() {
 	r.p.Report(sev, SurfaceAuth, fmt.Sprintf(
 		"Session not ended by logout (OWASP API2, CWE-613): identity l (a fresh account) signed out with POST %s (2xx), then GET %s with the same session (%s) still answered %d. Expected 401: a stolen token must die with logout.%s Steps: qa_login {identity: l}, qa_submit {url: %s, as: l}, qa_fetch {url: %s, as: l}.",
 		pathOf(r.flow.Logout.URL), pathOf(r.flow.Me.URL), session, st, note, r.flow.Logout.URL, r.flow.Me.URL), "", nil)
+}
+
+// rotation: identity a signs in again carrying its session; a new
+// session must come back (qa_login's rotated).
+func (r *run) rotation() {
+	a, ok := r.ids["a"]
+	if !ok || r.failed || !r.canWrite(1) || !r.p.Room(2) {
+		return
+	}
+	ex := r.p.Exchange("qa_login", r.loginArgs("a", ""))
+	r.noteWrites(ex.Result)
+	if v, has := ex.Result["rotated"].(bool); !has || v {
+		return
+	}
+	r.p.Report(fleet.SeverityMedium, SurfaceAuth, fmt.Sprintf(
+		"Session not rotated at sign-in (session fixation, CWE-384, OWASP API2): identity a (a fresh account) signed in again at POST %s while sending its live session (%s) and got that same session back. Expected every sign-in to issue a new session, so a session planted before sign-in is worthless. Steps: qa_login {identity: a}, qa_login {identity: a} (rotated: false).",
+		pathOf(r.flow.Verify.URL), a.session), "", nil)
 }
 
 // tamperFindings are the sign-in verification probes: severity and what

@@ -15,7 +15,8 @@
 //     verified, owner, balance, ...) the answer shows but the docs do not
 //     list as writable, sent in an update of B's own resource, and their
 //     effect read back;
-//   - the session lifecycle (API2): a session still answered after logout;
+//   - the session lifecycle (API2): a session still answered after logout,
+//     a sign-in that gives back the session it was sent (no rotation);
 //   - the sign-in's verification (API2): qa_login's tampers (a replayed
 //     nonce, a foreign domain or URI, another chain id, an expired message,
 //     a signature by another key).
