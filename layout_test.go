@@ -46,6 +46,7 @@ var layers = map[string]int{
 	"chain/feedwire":  0,
 	"chain/evm":       0,
 	"configs":         0,
+	"siwe":            0, // EIP-4361 sign-in messages: built and parsed, never signed
 	"docclaims":       1, // over crawl's HTML-to-text and URL helpers
 	"fleet":           1,
 	"chain":           2,
@@ -72,6 +73,7 @@ var layers = map[string]int{
 	"specialists/inject":    4,
 	"specialists/redteam":   4,
 	"specialists/fuzzstage": 4,
+	"specialists/authz":     4, // two-identity checks behind a SIWE login
 	"specialists":           5,
 }
 
@@ -104,6 +106,7 @@ var narrow = map[string][]string{
 	"chain/devchain":  nil,
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
 	"crawl":           nil,
+	"siwe":            nil,
 	"docclaims":       {"crawl"},
 	"sarif":           {"fleet"},
 	"browser":         {"crawl"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's

@@ -31,6 +31,9 @@ type Target struct {
 	// check: files (relative to the config) or http(s) URLs on fetch_allow,
 	// which the run fetches. Optional.
 	ABIs []string `yaml:"abis" json:"abis,omitempty"`
+	// Auth is the platform's sign-in, for a flow its docs do not spell
+	// out, and the test accounts operators give by role. Optional.
+	Auth *Auth `yaml:"auth" json:"auth,omitempty"`
 }
 
 // Repo is the `target.repo` section: a repository that owns some of the
@@ -227,6 +230,11 @@ func (t Target) Validate(prefix string) error {
 	}
 	if t.Repo != nil {
 		if err := t.Repo.Validate(field("repo")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if t.Auth != nil {
+		if err := t.Auth.Validate(field("auth")); err != nil {
 			errs = append(errs, err)
 		}
 	}

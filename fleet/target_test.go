@@ -64,3 +64,23 @@ func TestRepoDefaultsAndOwnership(t *testing.T) {
 		t.Error("a repo without surfaces owns every surface")
 	}
 }
+
+func TestAuthValidate(t *testing.T) {
+	good := Auth{Nonce: "http://127.0.0.1:1/n", Verify: "http://127.0.0.1:1/v", Accounts: map[string]string{"admin": "keys/a.key"}}
+	if err := good.Validate("target.auth"); err != nil {
+		t.Fatalf("good auth: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		a    Auth
+		want string
+	}{
+		"nonce alone":    {Auth{Nonce: "http://127.0.0.1:1/n"}, "target.auth: nonce and verify go together"},
+		"bad url":        {Auth{Nonce: "ftp://x/n", Verify: "http://127.0.0.1:1/v"}, "target.auth.nonce"},
+		"bad role":       {Auth{Accounts: map[string]string{"Admin Role": "k"}}, `target.auth.accounts: identity "Admin Role"`},
+		"empty key file": {Auth{Accounts: map[string]string{"admin": " "}}, "target.auth.accounts.admin: empty"},
+	} {
+		if err := tc.a.Validate("target.auth"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, tc.want)
+		}
+	}
+}

@@ -354,6 +354,22 @@ func (r *Registry) Subset(names []string) (*Registry, error) {
 	return sub, nil
 }
 
+type dialKey struct{}
+
+func withDial(ctx context.Context, d Dial) context.Context {
+	return context.WithValue(ctx, dialKey{}, d)
+}
+
+// DialOf is the dial Dispatch read for the call ctx belongs to, for a tool
+// whose arguments can ask for more than its rung (qa_fetch with a session
+// is an exercise action). Outside Dispatch it is Observe: fail closed.
+func DialOf(ctx context.Context) Dial {
+	if d, ok := ctx.Value(dialKey{}).(Dial); ok {
+		return d
+	}
+	return Observe
+}
+
 // DialSource reports the current dial; *Control is one.
 type DialSource interface {
 	Dial() (Dial, error)
@@ -419,7 +435,7 @@ func (r *Registry) Dispatch(ctx context.Context, dial DialSource, name string, a
 	if err := t.Validate(args); err != nil {
 		return finish(VerdictInvalid, Fail("%v", err)), nil
 	}
-	res, err := t.Handler.Call(ctx, args)
+	res, err := t.Handler.Call(withDial(ctx, current), args)
 	if err != nil {
 		if res == nil {
 			res = Fail("%v", err)

@@ -20,8 +20,14 @@ type callArgs struct {
 	RawBody *string `json:"raw_body,omitempty" desc:"send exactly this body instead of the JSON request (malformed-body probes); \"\" sends an empty body" maxlen:"65536"`
 	// ContentType replaces application/json (wrong-content-type probes).
 	ContentType string            `json:"content_type,omitempty" desc:"the request's Content-Type instead of application/json" maxlen:"256"`
-	Headers     map[string]string `json:"headers,omitempty" desc:"extra request headers"`
+	Headers     map[string]string `json:"headers,omitempty" desc:"extra request headers (not Cookie or Authorization: a session goes only through as)"`
+	As          string            `json:"as,omitempty" desc:"send the request with the session of this identity (signed in by qa_login)" maxlen:"32"`
 }
+
+// credentialHeaders carry a session: qa_call never takes them from the
+// model, so no cookie or token fleetd did not get by signing in (a real
+// user's) is ever replayed. Sessions go through as.
+var credentialHeaders = map[string]bool{"cookie": true, "authorization": true}
 
 // forbiddenHeaders cannot be set through qa_call: they would change where or
 // how the request goes, not what it says.
@@ -55,6 +61,13 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		if forbiddenHeaders[strings.ToLower(k)] || strings.ContainsAny(k+v, "\r\n") {
 			return fleet.Fail("qa_call: header %q cannot be set", k), nil
 		}
+		if credentialHeaders[strings.ToLower(k)] {
+			return fleet.Fail("qa_call: header %q carries a session: fleetd uses only sessions of identities it signed in (qa_login, then as)", k), nil
+		}
+	}
+	sess, err := t.session(ctx, a.As)
+	if err != nil {
+		return fleet.Fail("qa_call: %v", err), nil
 	}
 	client := t.env.Call
 	if client == nil {
@@ -73,6 +86,7 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		for k, v := range a.Headers {
 			req.Header.Set(k, v)
 		}
+		sess.attach(req)
 		return t.send(ctx, client, req, url)
 	})
 }

@@ -174,13 +174,18 @@ type fetchArgs struct {
 	Method          string `json:"method,omitempty" enum:"GET,HEAD,OPTIONS" desc:"GET (default), HEAD, or OPTIONS; OPTIONS with an origin is a CORS preflight for a JSON POST"`
 	Origin          string `json:"origin,omitempty" desc:"send this Origin header (CORS probes): scheme://host[:port] or null" maxlen:"256"`
 	FollowRedirects *bool  `json:"follow_redirects,omitempty" desc:"default true; false returns a redirect itself (status, location and every response header) instead of following it"`
+	As              string `json:"as,omitempty" desc:"send the request with the session of this identity (signed in by qa_login; needs dial exercise); redirects are then not followed" maxlen:"32"`
 }
 
 func (t *tools) fetch(ctx context.Context, a fetchArgs) (fleet.Result, error) {
 	if t.env.Fetcher == nil {
 		return fleet.Fail("qa_fetch: target.fetch_allow is not configured"), nil
 	}
-	in := Request{URL: a.URL, Method: a.Method, Origin: a.Origin, NoFollow: a.FollowRedirects != nil && !*a.FollowRedirects}
+	sess, err := t.session(ctx, a.As)
+	if err != nil {
+		return fleet.Fail("qa_fetch: %v", err), nil
+	}
+	in := Request{URL: a.URL, Method: a.Method, Origin: a.Origin, NoFollow: a.FollowRedirects != nil && !*a.FollowRedirects, session: sess}
 	return t.paced(ctx, a.URL, func() (fleet.Result, error) {
 		res, err := t.env.Fetcher.Do(ctx, in)
 		if err != nil {
@@ -212,6 +217,9 @@ type Request struct {
 	// undo marks qa_submit's DELETE of what its run created: the only
 	// DELETE Do sends (set inside this package only).
 	undo bool
+	// session is a signed-in identity's (the tools' `as`): its cookies and
+	// token go with the request and with nothing else.
+	session *Session
 }
 
 // Get fetches rawURL with GET; see Do.
@@ -225,66 +233,12 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) (fleet.Result, error) 
 // one without a body, a malformed origin) and every network failure is a failed result naming
 // what was wrong; the error is non-nil only when ctx was cancelled.
 func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
-	method, err := methodOf(in)
-	if err != nil {
-		return fleet.Fail("%v", err), nil
+	a, res, err := f.exchange(ctx, in)
+	if a == nil {
+		return res, err
 	}
-	if err := checkOrigin(in.Origin); err != nil {
-		return fleet.Fail("%v", err), nil
-	}
-	u, err := url.Parse(in.URL)
-	if err != nil {
-		return fleet.Fail("bad url %q: %v", in.URL, err), nil
-	}
-	if _, _, err := f.allow.match(u); err != nil {
-		return fleet.Fail("%v", err), nil
-	}
-	var reqBody io.Reader
-	if in.Body != nil {
-		reqBody = bytes.NewReader(in.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
-	if err != nil {
-		return fleet.Fail("bad url %q: %v", in.URL, err), nil
-	}
-	req.Header.Set("User-Agent", "fleetd-qa/1")
-	if in.ContentType != "" {
-		req.Header.Set("Content-Type", in.ContentType)
-	}
-	if in.Origin != "" {
-		req.Header.Set("Origin", in.Origin)
-		if method == http.MethodOptions {
-			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
-			req.Header.Set("Access-Control-Request-Headers", "content-type")
-		}
-	}
-	client := f.client
-	if in.NoFollow {
-		client = f.noFollow
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-			return nil, ctx.Err()
-		}
-		res := fleet.Fail("fetch %s: %v", u.Redacted(), unwrapURLError(err))
-		if !strings.Contains(err.Error(), "not on the fetch allowlist") && !strings.Contains(err.Error(), "loopback, private") {
-			res["hint"] = netHint(err)
-		}
-		return res, nil
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody)+1))
-	if err != nil {
-		res := fleet.Fail("fetch %s: reading body: %v", u.Redacted(), err)
-		res["hint"] = netHint(err)
-		return res, nil
-	}
-	truncated := len(body) > f.maxBody
-	if truncated {
-		body = body[:f.maxBody]
-	}
-	sum := sha256.Sum256(body)
+	resp := a.resp
+	sum := sha256.Sum256(a.body)
 	headers := map[string]any{}
 	for _, h := range headersKept {
 		if v := resp.Header.Values(h); len(v) > 0 {
@@ -301,19 +255,100 @@ func (f *Fetcher) Do(ctx context.Context, in Request) (fleet.Result, error) {
 			headers[strings.ToLower(name)] = v
 		}
 	}
-	text, _ := sandbox.Text(body, f.maxBody)
+	if in.session != nil {
+		// The session's own credentials never go into a result.
+		delete(headers, "set-cookie")
+	}
+	text, _ := sandbox.Text(a.body, f.maxBody)
 	return fleet.OK(map[string]any{
-		"method":       method,
+		"method":       a.method,
 		"status":       resp.StatusCode,
 		"content_type": resp.Header.Get("Content-Type"),
-		"bytes":        len(body),
+		"bytes":        len(a.body),
 		"sha256":       hex.EncodeToString(sum[:]),
 		"body":         text,
-		"truncated":    truncated,
+		"truncated":    a.truncated,
 		"headers":      headers,
 		"final_url":    resp.Request.URL.String(),
-		"redirected":   resp.Request.URL.String() != u.String(),
+		"redirected":   resp.Request.URL.String() != a.url.String(),
 	}), nil
+}
+
+// answer is one exchange's response, its body read (capped) and closed.
+type answer struct {
+	resp      *http.Response
+	body      []byte
+	truncated bool
+	method    string
+	url       *url.URL
+}
+
+// exchange sends in and reads the answer; when it returns no answer, the
+// result says why (a refusal, a network failure) or the error is ctx's.
+func (f *Fetcher) exchange(ctx context.Context, in Request) (*answer, fleet.Result, error) {
+	method, err := methodOf(in)
+	if err != nil {
+		return nil, fleet.Fail("%v", err), nil
+	}
+	if err := checkOrigin(in.Origin); err != nil {
+		return nil, fleet.Fail("%v", err), nil
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil {
+		return nil, fleet.Fail("bad url %q: %v", in.URL, err), nil
+	}
+	if _, _, err := f.allow.match(u); err != nil {
+		return nil, fleet.Fail("%v", err), nil
+	}
+	var reqBody io.Reader
+	if in.Body != nil {
+		reqBody = bytes.NewReader(in.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	if err != nil {
+		return nil, fleet.Fail("bad url %q: %v", in.URL, err), nil
+	}
+	req.Header.Set("User-Agent", "fleetd-qa/1")
+	if in.ContentType != "" {
+		req.Header.Set("Content-Type", in.ContentType)
+	}
+	if in.Origin != "" {
+		req.Header.Set("Origin", in.Origin)
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+			req.Header.Set("Access-Control-Request-Headers", "content-type")
+		}
+	}
+	in.session.attach(req)
+	client := f.client
+	if in.NoFollow || in.session != nil {
+		// A session is never carried across a redirect: the next hop may
+		// be another origin of the allowlist.
+		client = f.noFollow
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+			return nil, nil, ctx.Err()
+		}
+		res := fleet.Fail("fetch %s: %v", u.Redacted(), unwrapURLError(err))
+		if !strings.Contains(err.Error(), "not on the fetch allowlist") && !strings.Contains(err.Error(), "loopback, private") {
+			res["hint"] = netHint(err)
+		}
+		return nil, res, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody)+1))
+	if err != nil {
+		res := fleet.Fail("fetch %s: reading body: %v", u.Redacted(), err)
+		res["hint"] = netHint(err)
+		return nil, res, nil
+	}
+	truncated := len(body) > f.maxBody
+	if truncated {
+		body = body[:f.maxBody]
+	}
+	return &answer{resp: resp, body: body, truncated: truncated, method: method, url: u}, nil, nil
 }
 
 // checkOrigin accepts "" (no Origin header), "null", or an http(s) origin

@@ -1,7 +1,9 @@
 // Package qatools builds the qa_* tools of DESIGN.md §5 — qa_create,
 // qa_compile, qa_publish, qa_call, qa_fetch, qa_chain and qa_report — plus
-// qa_fuzz (bounded fuzz-engine sessions) and qa_submit (a POST, PUT or
-// PATCH with a form or JSON body; both in docs/architecture.md) for one
+// qa_fuzz (bounded fuzz-engine sessions), qa_submit (a POST, PUT or
+// PATCH with a form or JSON body) and qa_login (Sign-In with Ethereum for
+// identities of the run, whose sessions qa_fetch, qa_call and qa_submit
+// attach with `as`; all three in docs/architecture.md) for one
 // run, over a shared Env (the chain, the target, the reporter) and the run's
 // own sandbox and meter.
 //
@@ -46,6 +48,10 @@ type Env struct {
 	Pacer    *Pacer             // spaces qa_fetch and qa_call per host; nil: one from Limits
 	Limits   Limits
 	Logger   *slog.Logger
+	// Accounts are the test accounts operators give by role
+	// (target.auth.accounts, loaded by cmd): qa_login signs in with them
+	// and they sign nothing else.
+	Accounts map[string]*chain.Key
 	// FuzzDir is <data_dir>/fuzz: qa_fuzz's persistent corpora (one
 	// directory per target key) and the Go build and module caches. Empty:
 	// nothing persists across runs.
@@ -130,6 +136,7 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 		fleet.NewTool("qa_call", "Send one request to the platform's agent-call endpoint. Returns status, reply (capped), hint.", fleet.Exercise, t.call),
 		fleet.NewTool("qa_fetch", "GET (or HEAD, or OPTIONS with an origin: a CORS preflight) an allowlisted public URL, optionally with an Origin header, following redirects (each hop re-checked) unless follow_redirects is false, which returns the redirect itself with every response header. Returns status, content_type, bytes, sha256, body (capped), headers, final_url.", fleet.Observe, t.fetch),
 		fleet.NewTool("qa_submit", "Send one POST (or PUT, PATCH) with a body to an allowlisted URL, as a form or a page's script would: fields form-encoded (enctype form, the default) or multipart, or a JSON body (enctype json); or a DELETE, without a body, of a URL an earlier POST of this run created. It changes the platform: it spends one write of the run's budget. Fences and result as qa_fetch's, plus writes_left and, when a POST's answer names what it created (Location, or the new object's url or id), created.", fleet.Exercise, t.submit),
+		fleet.NewTool("qa_login", "Sign an identity in with Sign-In with Ethereum (EIP-4361): GET the nonce, sign the message with the identity's key (a fresh throwaway key per identity name, or the test account target.auth.accounts gives a role), POST {message, signature} to the verify URL, and keep the session (cookie or bearer token) for qa_fetch, qa_call and qa_submit calls that name it in `as`. With tamper, sends a login a correct server refuses and says whether it was accepted. It creates state on the platform: one write of the run's budget. Returns identity, address, status, session (what it holds, never its values), and rotated when the identity was signed in already (its session's cookies go with the new sign-in: a new session must come back).", fleet.Exercise, t.login),
 		fleet.NewTool("qa_chain", "Read-only chain access: eth_call, eth_getCode, eth_getBalance, eth_blockNumber, eth_getLogs, eth_estimateGas, eth_chainId, or a named read: owner_of [name], metadata [name, field or 0x key], metadata_events [name?] (the MetadataSet events of the target registry: which names set which keys), feedback_count, feedback_range [start, count], simulate [signature] (calls the target registry from a fresh address).", fleet.Observe, t.chainRead),
 		fleet.NewTool("qa_fuzz", "Run one bounded fuzzing session inside the jail: engine auto (AFL++ when installed, else the built-in engine, on target.compiler; Go's coverage-guided go test -fuzz on target.repo's fuzz target), builtin, blind, go or aflpp, for seconds (default 20). Returns engine, execs, and the distinct crashers (input, outcome, crash_state, stderr_head) to replay and minimize with qa_compile; with replay (engine go), runs one go test fuzz v1 input through the fuzz target.", fleet.Observe, t.fuzzTool),
 		fleet.NewTool("qa_report", "Post a finding to the on-chain feedback log as a qa/v1 envelope under this specialist's source. Returns entry_id and tx, or queued / deduped.", fleet.Observe, t.report),
@@ -157,6 +164,7 @@ type tools struct {
 
 	mu      sync.Mutex
 	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets)
+	ids sessions // the run's signed-in identities (qa_login)
 }
 
 var errNoChain = errors.New("chain not configured (set chain.rpc)")

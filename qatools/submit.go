@@ -24,6 +24,7 @@ type submitArgs struct {
 	Enctype string            `json:"enctype,omitempty" enum:"form,multipart,json" desc:"form (application/x-www-form-urlencoded, the default), multipart (multipart/form-data) or json (the json argument as the body)"`
 	Fields  map[string]string `json:"fields,omitempty" desc:"the form's fields, name to value (form and multipart)"`
 	JSON    string            `json:"json,omitempty" desc:"the body for enctype json: a JSON value" maxlen:"65536"`
+	As      string            `json:"as,omitempty" desc:"send it with the session of this identity (signed in by qa_login)" maxlen:"32"`
 }
 
 // maxSubmitFields bounds a submitted form.
@@ -53,6 +54,11 @@ func (t *tools) submit(ctx context.Context, a submitArgs) (fleet.Result, error) 
 		}
 		in = Request{URL: a.URL, Method: a.Method, Body: body, ContentType: ct}
 	}
+	sess, err := t.session(ctx, a.As)
+	if err != nil {
+		return fleet.Fail("qa_submit: %v", err), nil
+	}
+	in.session = sess
 	if in.Method == "" {
 		in.Method = http.MethodPost
 	}

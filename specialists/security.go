@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/authz"
 	"github.com/qafleet/fleetd/specialists/inject"
 	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/specialists/redteam"
@@ -80,6 +81,7 @@ func security(p *probe.Probe, o Options) {
 	secRenderedSecrets(p)                 // secrets only the rendered DOM shows
 	own, wrote := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	secExercise(p, o.Corpus, own, pages)
+	authz.Run(p, pages)               // behind a SIWE login: two fresh identities (issue 33)
 	inject.Reflected(p, pages)        // reflected injection and path handling
 	secDOMXSS(p)                      // URL canaries run in the browser
 	byBrowser := secForms(p)          // forms submitted in the browser with canaries

@@ -44,7 +44,19 @@ func startTestbed(t *testing.T) fleet.Target {
 }
 
 // startTestbedChain is startTestbed, also returning the chain's RPC URL.
+// startTestbedLogin is startTestbed with the accounts side (Config.Login).
+func startTestbedLogin(t *testing.T) fleet.Target {
+	t.Helper()
+	tg, _ := startTestbedWith(t, true)
+	return tg
+}
+
 func startTestbedChain(t *testing.T) (fleet.Target, string) {
+	t.Helper()
+	return startTestbedWith(t, false)
+}
+
+func startTestbedWith(t *testing.T, login bool) (fleet.Target, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a dev chain and the testbed")
@@ -64,7 +76,7 @@ func startTestbedChain(t *testing.T) (fleet.Target, string) {
 	if err := os.WriteFile(keyFile, []byte(devKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := testbed.Serve(ctx, testbed.Config{RPC: ch.URL(), ChainID: ch.ChainID(), SponsorKeyFile: keyFile, FacesDir: filepath.Join(t.TempDir(), "faces")})
+	tb, err := testbed.Serve(ctx, testbed.Config{RPC: ch.URL(), ChainID: ch.ChainID(), SponsorKeyFile: keyFile, FacesDir: filepath.Join(t.TempDir(), "faces"), Login: login})
 	if err != nil {
 		t.Fatal(err)
 	}

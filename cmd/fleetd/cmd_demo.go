@@ -70,6 +70,7 @@ the data dir (saying so on stderr).`,
 			logger := a.warnLogger()
 			tb, err := testbed.Serve(ctx, testbed.Config{
 				RPC: dn.info.RPC, Sponsor: dn.sponsor, Compiler: []string{self, "testbed", "compile", "{src}"},
+				Login:     true, // a Sign-In with Ethereum login: the demo shows a signed-in finding (issue 33)
 				CorpusDir: filepath.Join(dataDir, "testbed", "corpus"),
 				// The testbed logs its planted panics as warnings; the demo shows findings instead.
 				Logger: slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError})),

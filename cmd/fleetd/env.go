@@ -98,6 +98,10 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 			return nil, err
 		}
 	}
+	accounts, err := loadAccounts(target.Auth, a.cfg.resolve)
+	if err != nil {
+		return nil, err
+	}
 	gc := chain.GuardConfig{DenyFunctions: append(cc.DenyFunctions, target.AdminFunctions...)}
 	if cc.MaxGasPriceGwei > 0 {
 		gc.MaxFeePerGas, _ = new(big.Float).Mul(big.NewFloat(cc.MaxGasPriceGwei), big.NewFloat(1e9)).Int(nil)
@@ -127,7 +131,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 	tc := a.cfg.Tools
 	env := &qatools.Env{
 		Target: target, Chain: client, Registry: client.Registry(regAddr),
-		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger,
+		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger, Accounts: accounts,
 		Call:    &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
 		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst, FuzzWorkers: tc.FuzzWorkers},
 		FuzzDir: a.fuzzDir(),

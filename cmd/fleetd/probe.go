@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -200,7 +201,11 @@ const harnessVersion = "fleetd-loop/1"
 // secretKeys returns the hex private keys the run records must never hold.
 func (e *fleetEnv) secretKeys() []string {
 	var out []string
-	for _, k := range []*chainKey{e.FleetKey, e.Sponsor} {
+	keys := []*chainKey{e.FleetKey, e.Sponsor}
+	for _, role := range slices.Sorted(maps.Keys(e.Accounts)) {
+		keys = append(keys, e.Accounts[role]) // operators' test accounts (target.auth.accounts)
+	}
+	for _, k := range keys {
 		if k != nil {
 			out = append(out, hex.EncodeToString(k.PrivateKey().D.FillBytes(make([]byte, 32))))
 		}

@@ -1,0 +1,442 @@
+package authz
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/qafleet/fleetd/docclaims"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/probe"
+)
+
+// Surfaces of the findings: the sign-in and its sessions, and what a
+// session may reach.
+const (
+	SurfaceAuth  fleet.Surface = "auth"
+	SurfaceAuthz fleet.Surface = "authz"
+)
+
+// Limits per run.
+const (
+	maxObjects    = 3 // templated resources tried across identities
+	maxReserved   = 3 // role-reserved endpoints tried by a plain identity
+	maxUpdates    = 2 // updates tried with privilege fields
+	maxPrivFields = 3 // privilege fields per update
+)
+
+// privilege are the fields an update must not let a user write about
+// themself unless the docs say so, with the value that shows the write.
+var privilege = []string{"role", "roles", "is_admin", "admin", "verified", "is_verified", "approved", "kyc", "owner", "balance", "credits", "plan", "tier", "permissions", "scopes"}
+
+// Run runs the two-identity checks over the docs among pages. It signs in
+// only identities of its own (qa_login), and stops where the dial, the
+// cap or the write budget says.
+func Run(p *probe.Probe, pages []probe.Page) {
+	var docs []Doc
+	for _, pg := range pages {
+		if !pg.OK() {
+			continue
+		}
+		ct := probe.Str(pg.Res, "content_type")
+		if strings.Contains(ct, "html") || strings.Contains(ct, "markdown") || strings.Contains(ct, "text/plain") {
+			docs = append(docs, Doc{URL: pg.URL, ContentType: ct, Text: probe.Body(pg.Res)})
+		}
+	}
+	r := &run{p: p, flow: LearnFlow(docs), ids: map[string]identity{}, writesLeft: -1}
+	r.withConfig(p.Target().Auth)
+	if !r.flow.SignIn() {
+		p.Notef("no Sign-In with Ethereum flow in the docs or target.auth: nothing behind a login probed")
+		return
+	}
+	if !p.Has("qa_login") {
+		p.Skip("qa_login is not among the tools: the sign-in at %s not probed", r.flow.Verify.URL)
+		return
+	}
+	a, b := r.signIn("a"), r.signIn("b")
+	if a == nil || b == nil {
+		return
+	}
+	r.objectLevel(a, b)
+	r.functionLevel(b)
+	r.propertyLevel(a, b)
+	r.lifecycle()
+	r.rotation()
+	r.verification()
+}
+
+// identity is one signed-in identity of the run.
+type identity struct {
+	name, addr, id, session string
+}
+
+type run struct {
+	p          *probe.Probe
+	flow       Flow
+	ids        map[string]identity
+	failed     bool
+	writesLeft int // -1: unknown or unlimited
+}
+
+func (r *run) withConfig(a *fleet.Auth) {
+	if a == nil {
+		return
+	}
+	set := func(e *Endpoint, method, u string) {
+		if e.URL == "" && u != "" {
+			*e = Endpoint{Method: method, URL: u, Quote: "target.auth"}
+		}
+	}
+	if r.flow.Nonce.URL == "" || r.flow.Verify.URL == "" {
+		r.flow.Nonce, r.flow.Verify = Endpoint{}, Endpoint{}
+		set(&r.flow.Nonce, "GET", a.Nonce)
+		set(&r.flow.Verify, "POST", a.Verify)
+	}
+	set(&r.flow.Logout, "POST", a.Logout)
+	set(&r.flow.Me, "GET", a.Me)
+	if a.ChainID != 0 {
+		r.flow.ChainID = a.ChainID
+	}
+}
+
+// loginArgs are qa_login's arguments for identity (and a tamper).
+func (r *run) loginArgs(name, tamper string) map[string]any {
+	args := map[string]any{"identity": name, "nonce_url": r.flow.Nonce.URL, "verify_url": r.flow.Verify.URL}
+	if r.flow.ChainID != 0 {
+		args["chain_id"] = r.flow.ChainID
+	}
+	if tamper != "" {
+		args["tamper"] = tamper
+	}
+	return args
+}
+
+// writeReserve is what the checks leave of the run's write budget for the
+// security checks that run after them (forms, stored DOM XSS).
+const writeReserve = 6
+
+// canWrite reports whether n more writes (sign-ins, updates) fit the
+// run's budget, keeping writeReserve for the rest of the playbook.
+func (r *run) canWrite(n int) bool {
+	return r.writesLeft < 0 || r.writesLeft >= n+writeReserve
+}
+
+func (r *run) noteWrites(res fleet.Result) {
+	if v, ok := probe.Num(res, "writes_left"); ok {
+		r.writesLeft = int(v)
+	}
+}
+
+// signIn signs name in (once a run) and learns its address and id.
+func (r *run) signIn(name string) *identity {
+	if id, ok := r.ids[name]; ok {
+		return &id
+	}
+	if r.failed || !r.p.Can("qa_login") || !r.p.Room(2) || !r.canWrite(1) {
+		return nil
+	}
+	ex := r.p.Exchange("qa_login", r.loginArgs(name, ""))
+	r.noteWrites(ex.Result)
+	if probe.RefusedByDial(ex) {
+		r.p.Skip("qa_login refused (%s): nothing behind the sign-in at %s probed", probe.Clip(ex.Result.Err(), 80), pathOf(r.flow.Verify.URL))
+		r.failed = true
+		return nil
+	}
+	if !ex.Result.IsOK() {
+		r.p.Notef("signing in at %s as the docs describe failed: %s", pathOf(r.flow.Verify.URL), probe.Clip(ex.Result.Err(), 160))
+		r.failed = true
+		return nil
+	}
+	id := identity{name: name, addr: strings.ToLower(probe.Str(ex.Result, "address")), session: probe.Str(ex.Result, "session")}
+	if r.flow.Me.URL != "" {
+		me := r.fetch(r.flow.Me.URL, name)
+		if top := jsonObject(probe.Body(me)); top != nil {
+			for _, k := range []string{"id", "user_id", "account_id", "uid"} {
+				if v, ok := top[k]; ok {
+					id.id = strings.Trim(string(v), `"`)
+					break
+				}
+			}
+		}
+	}
+	r.ids[name] = id
+	return &id
+}
+
+// fetch GETs u as identity as ("" for none).
+func (r *run) fetch(u, as string) fleet.Result {
+	if !r.p.Room(1) || !r.p.Can("qa_fetch") {
+		return fleet.Result{}
+	}
+	args := map[string]any{"url": u}
+	if as != "" {
+		args["as"] = as
+	}
+	return r.p.Call("qa_fetch", args)
+}
+
+func ok2xx(res fleet.Result) bool { st := probe.Status(res); return st >= 200 && st < 300 }
+
+func jsonObject(s string) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// fieldNames names the fields of an answer, never their values.
+func fieldNames(body string) string {
+	keys := docclaims.TopKeys(body)
+	if len(keys) == 0 {
+		return "no JSON fields"
+	}
+	return "fields " + strings.Join(probe.First(keys, 8), ", ")
+}
+
+// objectLevel: a's resources requested with b's session.
+func (r *run) objectLevel(a, b *identity) {
+	for _, e := range probe.First(r.flow.Objects, maxObjects) {
+		own := Fill(e.URL, a.addr, a.id)
+		mine := r.fetch(own, a.name)
+		if !ok2xx(mine) {
+			r.p.Notef("identity a could not read its own %s (status %d): object-level check skipped there", pathOf(e.URL), probe.Status(mine))
+			continue
+		}
+		theirs := r.fetch(own, b.name)
+		if !r.sameObject(mine, theirs, a) {
+			continue
+		}
+		// The same steps with two more fresh identities.
+		c, d := r.signIn("c"), r.signIn("d")
+		confirmed := c != nil && d != nil && r.sameObject(r.fetch(Fill(e.URL, c.addr, c.id), c.name), r.fetch(Fill(e.URL, c.addr, c.id), d.name), c)
+		sev, note := fleet.SeverityHigh, " Confirmed with two more fresh identities (c read by d)."
+		if !confirmed {
+			sev, note = fleet.SeverityMedium, " Not confirmed: two more fresh identities could not repeat it."
+		}
+		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+			"Broken object-level authorization (OWASP API1, CWE-639): identity b (a fresh account) read identity a's resource at GET %s (a's %s in the URL, learned from a's sign-in), status %d; the answer holds a's %s. Expected 403 or 404 for another account's resource.%s Steps: qa_login {identity: a}, qa_login {identity: b}, qa_fetch {url: that URL with a's address, as: b}. Doc: %s",
+			pathOf(e.URL), placeholder(e.URL), probe.Status(theirs), fieldNames(probe.Body(theirs)), note, probe.Quote(e.Quote, 120)), "", nil)
+	}
+}
+
+// sameObject reports whether theirs (another session's answer) is owner's
+// resource: a 2xx holding owner's address, or the very answer owner got.
+func (r *run) sameObject(mine, theirs fleet.Result, owner *identity) bool {
+	if !ok2xx(theirs) {
+		return false
+	}
+	if probe.Str(mine, "sha256") != "" && probe.Str(mine, "sha256") == probe.Str(theirs, "sha256") {
+		return true
+	}
+	return owner.addr != "" && strings.Contains(strings.ToLower(probe.Body(theirs)), owner.addr)
+}
+
+func placeholder(u string) string {
+	if m := reOwnerVar.FindString(u); m != "" {
+		return strings.Trim(m, "{}:")
+	}
+	return "id"
+}
+
+// functionLevel: endpoints the docs reserve for a role, read by b.
+func (r *run) functionLevel(b *identity) {
+	for _, e := range probe.First(r.flow.Reserved, maxReserved) {
+		if reOwnerVar.MatchString(e.URL) {
+			continue
+		}
+		got := r.fetch(e.URL, b.name)
+		if !ok2xx(got) {
+			continue
+		}
+		if anon := r.fetch(e.URL, ""); ok2xx(anon) {
+			continue // public to anyone: not a question of roles
+		}
+		d := r.signIn("d")
+		confirmed := d != nil && ok2xx(r.fetch(e.URL, d.name))
+		sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (d)."
+		if !confirmed {
+			sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
+		}
+		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+			"Broken function-level authorization (OWASP API5, CWE-285): identity b (a fresh account without the %s role) called GET %s, which the docs reserve for %s, and got status %d with %s (without a session it is refused). Expected 403.%s Steps: qa_login {identity: b}, qa_fetch {url: %s, as: b}. Doc: %s",
+			e.Role, pathOf(e.URL), e.Role, probe.Status(got), fieldNames(probe.Body(got)), note, e.URL, probe.Quote(e.Quote, 120)), "", nil)
+	}
+}
+
+// propertyLevel: privilege fields the docs do not list as writable, sent
+// in an update of b's own resource, then read back.
+func (r *run) propertyLevel(a, b *identity) {
+	for _, e := range probe.First(r.flow.Updates, maxUpdates) {
+		if !r.p.Can("qa_submit") {
+			r.p.Skip("qa_submit unavailable: property-level check of %s %s skipped", e.Method, pathOf(e.URL))
+			return
+		}
+		for _, field := range r.privFields(e, b) {
+			if !r.writePriv(e, b, a, field) {
+				continue
+			}
+			d, c := r.signIn("d"), r.signIn("c")
+			confirmed := d != nil && c != nil && r.writePriv(e, d, c, field)
+			sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (d)."
+			if !confirmed {
+				sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
+			}
+			docs := "lists no writable fields"
+			if len(e.Writable) > 0 {
+				docs = "list only " + strings.Join(e.Writable, ", ") + " as writable"
+			}
+			r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s Steps: qa_login {identity: b}, qa_submit {url: %s with b's %s, method: %s, enctype: json, json: {%q: …}, as: b}, qa_fetch {the same URL, as: b}. Doc: %s",
+				field, e.Method, pathOf(e.URL), docs, note, pathOf(e.URL), placeholder(e.URL), e.Method, field, probe.Quote(e.Quote, 120)), "", nil)
+		}
+	}
+}
+
+// privFields are the privilege fields b's own resource shows that the
+// docs do not list as writable.
+func (r *run) privFields(e Endpoint, b *identity) []string {
+	before := jsonObject(probe.Body(r.fetch(Fill(e.URL, b.addr, b.id), b.name)))
+	var out []string
+	for _, f := range privilege {
+		if _, ok := before[f]; ok && !slices.Contains(e.Writable, f) && len(out) < maxPrivFields {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// writePriv sends field with a privileged value in an update of who's own
+// resource and reports whether reading it back shows that value.
+func (r *run) writePriv(e Endpoint, who, other *identity, field string) bool {
+	own := Fill(e.URL, who.addr, who.id)
+	before := jsonObject(probe.Body(r.fetch(own, who.name)))
+	raw, ok := before[field]
+	if !ok || !r.canWrite(1) || !r.p.Room(2) {
+		return false
+	}
+	val := privilegedValue(field, raw, other)
+	if val == nil {
+		return false
+	}
+	body, _ := json.Marshal(map[string]any{field: val})
+	res := r.p.Call("qa_submit", map[string]any{"url": own, "method": e.Method, "enctype": "json", "json": string(body), "as": who.name})
+	r.noteWrites(res)
+	if !ok2xx(res) {
+		return false
+	}
+	after := jsonObject(probe.Body(r.fetch(own, who.name)))
+	want, _ := json.Marshal(val)
+	return after != nil && string(after[field]) == string(want) && string(raw) != string(want)
+}
+
+// privilegedValue is the value of field that would raise its holder, or
+// nil when none is known (or it already holds it).
+func privilegedValue(field string, cur json.RawMessage, other *identity) any {
+	switch field {
+	case "role":
+		return "admin"
+	case "roles", "permissions", "scopes":
+		return []string{"admin"}
+	case "owner":
+		if other != nil && other.addr != "" {
+			return other.addr
+		}
+		return nil
+	case "balance", "credits":
+		var n float64
+		if json.Unmarshal(cur, &n) != nil {
+			return nil
+		}
+		return n + 1000000
+	case "plan", "tier":
+		return "enterprise"
+	}
+	if string(cur) == "true" {
+		return nil
+	}
+	return true
+}
+
+// lifecycle: a session must not answer after logout.
+func (r *run) lifecycle() {
+	if r.flow.Logout.URL == "" || r.flow.Me.URL == "" || !r.p.Can("qa_submit") {
+		return
+	}
+	stillIn := func(name string) (bool, int) {
+		l := r.signIn(name)
+		if l == nil || !ok2xx(r.fetch(r.flow.Me.URL, name)) || !r.canWrite(1) || !r.p.Room(2) {
+			return false, 0
+		}
+		res := r.p.Call("qa_submit", map[string]any{"url": r.flow.Logout.URL, "method": "POST", "enctype": "json", "json": "{}", "as": name})
+		r.noteWrites(res)
+		if !ok2xx(res) {
+			return false, probe.Status(res)
+		}
+		after := r.fetch(r.flow.Me.URL, name)
+		return ok2xx(after), probe.Status(after)
+	}
+	live, st := stillIn("l")
+	if !live {
+		return
+	}
+	confirmed, _ := stillIn("m")
+	sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (m)."
+	if !confirmed {
+		sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
+	}
+	session := r.ids["l"].session
+	r.p.Report(sev, SurfaceAuth, fmt.Sprintf(
+		"Session not ended by logout (OWASP API2, CWE-613): identity l (a fresh account) signed out with POST %s (2xx), then GET %s with the same session (%s) still answered %d. Expected 401: a stolen token must die with logout.%s Steps: qa_login {identity: l}, qa_submit {url: %s, as: l}, qa_fetch {url: %s, as: l}.",
+		pathOf(r.flow.Logout.URL), pathOf(r.flow.Me.URL), session, st, note, r.flow.Logout.URL, r.flow.Me.URL), "", nil)
+}
+
+// rotation: identity a signs in again carrying its session; a new
+// session must come back (qa_login's rotated).
+func (r *run) rotation() {
+	a, ok := r.ids["a"]
+	if !ok || r.failed || !r.canWrite(1) || !r.p.Room(2) {
+		return
+	}
+	ex := r.p.Exchange("qa_login", r.loginArgs("a", ""))
+	r.noteWrites(ex.Result)
+	if v, has := ex.Result["rotated"].(bool); !has || v {
+		return
+	}
+	r.p.Report(fleet.SeverityMedium, SurfaceAuth, fmt.Sprintf(
+		"Session not rotated at sign-in (session fixation, CWE-384, OWASP API2): identity a (a fresh account) signed in again at POST %s while sending its live session (%s) and got that same session back. Expected every sign-in to issue a new session, so a session planted before sign-in is worthless. Steps: qa_login {identity: a}, qa_login {identity: a} (rotated: false).",
+		pathOf(r.flow.Verify.URL), a.session), "", nil)
+}
+
+// tamperFindings are the sign-in verification probes: severity and what
+// a correct server checks.
+var tamperFindings = []struct {
+	tamper string
+	sev    fleet.Severity
+	what   string
+}{
+	{"other_signer", fleet.SeverityCritical, "a message naming identity t's address but signed by another key was accepted: anyone can sign in as any address. Expected the signature's recovered address to equal the message's"},
+	{"reuse_nonce", fleet.SeverityHigh, "the same signed message (its nonce already used) signed identity t in a second time: a captured sign-in replays. Expected the nonce to be single-use"},
+	{"domain", fleet.SeverityHigh, "a message for another domain (qa-foreign.invalid) was accepted: a sign-in signed on a phishing site works here. Expected the message's domain to be checked"},
+	{"expired", fleet.SeverityMedium, "a message whose Expiration Time passed an hour ago was accepted. Expected expired messages to be refused"},
+	{"uri", fleet.SeverityMedium, "a message with a foreign URI (https://qa-foreign.invalid/) was accepted. Expected the URI to be checked"},
+	{"chain_id", fleet.SeverityMedium, "a message for another chain id was accepted. Expected the chain id to be checked"},
+}
+
+// verification: qa_login's tampers, each a login a correct server refuses.
+func (r *run) verification() {
+	for _, tf := range tamperFindings {
+		if r.failed || !r.canWrite(2) || !r.p.Room(2) {
+			return
+		}
+		args := r.loginArgs("t", tf.tamper)
+		ex := r.p.Exchange("qa_login", args)
+		r.noteWrites(ex.Result)
+		if !ex.Result.IsOK() || !probe.Flag(ex.Result, "accepted") {
+			continue
+		}
+		r.p.ReportChecked(tf.sev, SurfaceAuth, fmt.Sprintf("Sign-In with Ethereum verification (EIP-4361, OWASP API2) at POST %s: %s. The repro signs in a fresh throwaway identity.",
+			pathOf(r.flow.Verify.URL), tf.what), "qa_login", args, func(res fleet.Result) bool { return probe.Flag(res, "accepted") })
+	}
+}

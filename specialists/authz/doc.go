@@ -1,0 +1,31 @@
+// Package authz is security's two-identity checks behind a Sign-In with
+// Ethereum login (issue 33): it learns the login flow from the target's
+// docs (the nonce and verify endpoints, the chain id, logout, who-am-I,
+// the endpoints the docs reserve for a role, the fields they list as
+// writable; target.auth for what the docs do not say), signs fresh
+// throwaway identities in with qa_login, and asks of the platform what
+// only two accounts can show (OWASP API Security Top 10, 2023):
+//
+//   - object-level authorization (API1): identity A's resources (URLs the
+//     docs template with an address or id, filled with A's) requested with
+//     B's session;
+//   - function-level authorization (API5): endpoints the docs reserve for a
+//     role (admin), read by a plain fresh identity;
+//   - property-level authorization (API3): privilege fields (role,
+//     verified, owner, balance, ...) the answer shows but the docs do not
+//     list as writable, sent in an update of B's own resource, and their
+//     effect read back;
+//   - the session lifecycle (API2): a session still answered after logout,
+//     a sign-in that gives back the session it was sent (no rotation);
+//   - the sign-in's verification (API2): qa_login's tampers (a replayed
+//     nonce, a foreign domain or URI, another chain id, an expired message,
+//     a signature by another key).
+//
+// Every check signs in identities of its own, fresh for the run (never
+// anyone else's), and writes only to their own resources. A finding says
+// who did what ("identity b (a fresh account) read identity a's ...")
+// and names the fields that prove it, never their values; a finding at
+// high is confirmed by the same steps with two more fresh identities
+// before it is filed. At observe qa_login is refused by the dial, and
+// nothing behind the login is requested.
+package authz

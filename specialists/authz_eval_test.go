@@ -1,0 +1,152 @@
+package specialists
+
+// The evaluation of the two-identity checks behind a Sign-In with Ethereum
+// login (issue 33) on fixtures/siwe ("Keyring"): the security playbook runs
+// through the real loop with the real qa_* tools (qa_login, qa_fetch,
+// qa_submit, qa_call; qa_report captured), no chain. At exercise the
+// flawed platform must yield every planted class; its correct twin
+// nothing at high or above; at observe nothing behind the login is
+// touched:
+//
+//	go test -run 'TestEvalSignIn' -v ./specialists
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
+)
+
+// signInFlaws are the classes fixtures/siwe/README.md lists, as findings.
+var signInFlaws = []plantedFlaw{
+	{"object-level authorization", []string{"authz"}, []string{"object-level", "identity b (a fresh account) read identity a's resource", "GET /api/accounts/{address}/settings", "Confirmed"}, fleet.SeverityHigh},
+	{"function-level authorization", []string{"authz"}, []string{"function-level", "identity b", "GET /api/admin/accounts", "reserve for admin"}, fleet.SeverityHigh},
+	{"property-level authorization: role", []string{"authz"}, []string{"mass assignment", `set "role"`, "display_name, email"}, fleet.SeverityHigh},
+	{"property-level authorization: verified", []string{"authz"}, []string{"mass assignment", `set "verified"`}, fleet.SeverityHigh},
+	{"session lifecycle", []string{"auth"}, []string{"not ended by logout", "POST /api/auth/logout", "GET /api/me"}, fleet.SeverityHigh},
+	{"session not rotated at sign-in", []string{"auth"}, []string{"not rotated", "CWE-384", "identity a"}, fleet.SeverityMedium},
+	{"SIWE: signature by another address", []string{"auth"}, []string{"signed by another key was accepted"}, fleet.SeverityCritical},
+	{"SIWE: nonce reusable", []string{"auth"}, []string{"nonce already used"}, fleet.SeverityHigh},
+	{"SIWE: domain", []string{"auth"}, []string{"another domain"}, fleet.SeverityHigh},
+	{"SIWE: expiry", []string{"auth"}, []string{"Expiration Time passed"}, fleet.SeverityMedium},
+	{"SIWE: uri", []string{"auth"}, []string{"foreign URI"}, fleet.SeverityMedium},
+	{"SIWE: chain id", []string{"auth"}, []string{"another chain id"}, fleet.SeverityMedium},
+}
+
+// realTools is the real qa_* registry over app (no chain: qa_create,
+// qa_publish and qa_chain say so), qa_report captured.
+func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
+	return func(runID string, findings *[]map[string]any) *fleet.Registry {
+		allow, err := qatools.NewAllowlist(target.FetchAllow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sponsor, _ := chain.GenerateKey()
+		env := &qatools.Env{Target: target, Sponsor: sponsor, Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10),
+			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}}
+		sb, err := sandbox.Open(filepath.Join(t.TempDir(), "qa-sandbox"), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := &qatools.Run{ID: runID, Source: "qa-security", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{MaxWrites: maxWrites})}
+		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_chain", "qa_create", "qa_publish", "qa_compile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, _ := fleettest.Tool("qa_report", fleet.Observe, func(ctx context.Context, raw json.RawMessage) (fleet.Result, error) {
+			var a map[string]any
+			json.Unmarshal(raw, &a)
+			*findings = append(*findings, a)
+			return fleet.OK(map[string]any{"status": "posted"}), nil
+		})
+		reg.Add(report)
+		return reg
+	}
+}
+
+func TestEvalSignIn(t *testing.T) {
+	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			app := siwe.Serve(mode)
+			defer app.Close()
+			_, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
+			seen := app.Seen()
+			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
+			if mode == siwe.Correct {
+				for _, f := range got {
+					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
+						t.Errorf("the correct twin got a finding at %s: %v", sev, f["summary"])
+					}
+				}
+				if seen.SignIns == 0 || seen.WithSession == 0 {
+					t.Error("the correct twin was not probed behind its login")
+				}
+				return
+			}
+			for _, fl := range signInFlaws {
+				r := findReport(got, fl.words...)
+				if r == nil {
+					t.Errorf("missing: %s %v", fl.class, fl.words)
+					continue
+				}
+				if r["surface"] != fl.surfaces[0] || r["severity"] != string(fl.minSev) {
+					t.Errorf("%s: surface %v severity %v, want %s %s", fl.class, r["surface"], r["severity"], fl.surfaces[0], fl.minSev)
+				}
+				// No key material, no session value, no address of an identity.
+				s := r["summary"].(string)
+				if strings.Contains(s, "0x") && !strings.Contains(s, "0x...") || strings.Contains(s, "kr_session=") {
+					t.Errorf("%s: the summary carries an address or a session value: %s", fl.class, s)
+				}
+			}
+		})
+	}
+}
+
+// TestSignInNothingAtObserve: at observe the playbook signs nobody in, no
+// request carries a session and nothing is written; the public pages are
+// still read (the crawl may GET the nonce endpoint the docs link: a public
+// read in front of the login, nothing behind it).
+func TestSignInNothingAtObserve(t *testing.T) {
+	app := siwe.Serve(siwe.Flawed)
+	defer app.Close()
+	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
+	seen := app.Seen()
+	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
+		t.Errorf("at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	}
+	if seen.Requests == 0 {
+		t.Error("at observe the public pages were not read")
+	}
+	for _, f := range got {
+		if s := f["surface"]; s == "auth" || s == "authz" {
+			t.Errorf("a sign-in finding at observe: %v", f["summary"])
+		}
+	}
+}
+
+// TestTestbedSignedIn: the testbed with its login (Config.Login, as the
+// demo runs it) gives the security playbook, with the real tools at
+// exercise, its signed-in finding: planted flaw S9, and nothing else
+// behind the login (its sign-in is verified correctly).
+func TestTestbedSignedIn(t *testing.T) {
+	tg := startTestbedLogin(t)
+	_, got := runLoop(t, "security", fleet.Exercise, tg, realTools(t, tg, 48), Options{})
+	if findReport(got, "object-level", "identity b (a fresh account) read identity a's resource", "/api/notes/{address}") == nil {
+		t.Errorf("no signed-in finding for flaw S9:%s", summaries(got))
+	}
+	for _, f := range got {
+		s, _ := f["summary"].(string)
+		if (f["surface"] == "auth" || f["surface"] == "authz") && !strings.Contains(s, "/api/notes/{address}") {
+			t.Errorf("a sign-in finding the testbed does not plant: %s", s)
+		}
+	}
+}
