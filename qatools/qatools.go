@@ -164,7 +164,7 @@ type tools struct {
 
 	mu      sync.Mutex
 	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets)
-	ids sessions // the run's signed-in identities (qa_login)
+	ids     sessions        // the run's signed-in identities (qa_login)
 }
 
 var errNoChain = errors.New("chain not configured (set chain.rpc)")
