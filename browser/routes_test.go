@@ -212,6 +212,7 @@ func TestOneRouteOut(t *testing.T) {
 			all.WriteString(fill(r.page, a, c))
 		}
 	}
+	p.pages["/start"] = "<!doctype html><p>start</p>"
 	p.pages["/all"] = "<!doctype html><html><body>" + all.String() + "</body></html>"
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
@@ -285,6 +286,8 @@ func TestOneRouteOut(t *testing.T) {
 			t.Errorf("the page's writes were not recorded as held")
 		}
 	}
+	// The browser starts before the socket audit reads its processes.
+	render(t, b, s.URL+"/start")
 	for _, r := range routes {
 		t.Run(r.name, func(t *testing.T) { check(t, s.URL+"/"+r.name, r.writes) })
 	}
