@@ -312,3 +312,40 @@ func TestLoopRecordSizeBudget(t *testing.T) {
 		t.Errorf("record after size budget: %v %+v", err, rec.Footer)
 	}
 }
+
+// TestLoopRecordsPageWrites: the writes a model's renders make (a page's,
+// spent on the meter and decided outside any tool call) land in the turn
+// that made them, with method and URL, count in the turn's and the run's
+// writes, and held ones are counted in the footer and named in the
+// summary.
+func TestLoopRecordsPageWrites(t *testing.T) {
+	e := newEnv(t)
+	meter := &fleettest.Meter{}
+	var pending []trajectory.PageWrite
+	model := &fleettest.Script{Steps: []any{
+		func(*fleet.State) (fleet.Step, error) {
+			meter.Spend(fleet.ResWrites, 1) // a page's POST, sent
+			pending = append(pending, trajectory.PageWrite{Method: "POST", URL: "http://a/x", Via: "page"},
+				trajectory.PageWrite{Method: "DELETE", URL: "http://a/y", Held: true, Reason: "held: the dial is observe", Via: "proxy"})
+			return fleettest.Calls("qa_ok", map[string]any{}), nil
+		},
+		fleet.Step{Done: true, Summary: "done"},
+	}}
+	res, rec := e.run(context.Background(), model, func(c *fleet.LoopConfig) {
+		c.Meter = meter
+		c.PageWrites = func() []trajectory.PageWrite { out := pending; pending = nil; return out }
+	})
+	ts := turns(rec)
+	if len(ts) != 2 || len(ts[0].PageWrites) != 2 || ts[0].Writes != 1 || len(ts[1].PageWrites) != 0 {
+		t.Fatalf("turns %+v", ts)
+	}
+	if w := ts[0].PageWrites[1]; w.Method != "DELETE" || w.URL != "http://a/y" || !w.Held || w.Reason == "" {
+		t.Errorf("held write recorded as %+v", w)
+	}
+	if tot := rec.Footer.Totals; tot.Writes != 1 || tot.HeldWrites != 1 {
+		t.Errorf("totals %+v", tot)
+	}
+	if !strings.Contains(res.Summary, "1 page writes held") || rec.Footer.FinalSummary != res.Summary {
+		t.Errorf("summary %q, footer %q", res.Summary, rec.Footer.FinalSummary)
+	}
+}
