@@ -477,3 +477,77 @@ func TestCleanupWaitsForAMintThatMayStillLand(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupAfterACancelledMint is the daemon's SIGTERM (or the kill
+// switch, or a deadline) arriving while a run's register is on its way:
+// the node has the mint, the run's context is cancelled before its answer
+// is read, qa_create ends the run with the name "minting", and cleanup
+// starts at once, racing the node's block. Whichever wins, the name must
+// end unowned and the key empty, in a closed run (before the fix, cleanup
+// that read the owner first called the name failed and swept the key
+// behind the mint, which then landed: held for good).
+func TestCleanupAfterACancelledMint(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	regSel := chain.Selector("register(string)")
+	regHex := []byte(hex.EncodeToString(regSel[:]))
+	nodeURL := h.chainURL
+	var mu sync.Mutex
+	var cancelRun context.CancelFunc
+	h.viaRPC(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec := httptest.NewRecorder()
+		forward(rec, nodeURL, body)
+		if bytes.Contains(body, []byte(`"eth_sendRawTransaction"`)) && bytes.Contains(body, regHex) {
+			mu.Lock()
+			if cancelRun != nil {
+				cancelRun() // the node has the mint; the run ends before the answer is read
+			}
+			mu.Unlock()
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	base := filepath.Join(h.dataDir, "qa-sandbox")
+	held := 0
+	const runs = 8
+	for i := range runs {
+		runID := fmt.Sprintf("r-20200101-000000-cccc%02d", i)
+		run, reg := h.newRun(runID, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+		ctx, cancel := context.WithCancel(context.Background())
+		mu.Lock()
+		cancelRun = cancel
+		mu.Unlock()
+		raw, _ := json.Marshal(map[string]any{})
+		out, err := reg.Dispatch(ctx, h.ctl, "qa_create", raw)
+		cancel()
+		if err == nil && out.Result.IsOK() {
+			t.Logf("run %d: the mint's answer came back before the cancel was seen", i)
+		}
+		cerr := CleanupRun(context.Background(), h.env, run)
+		if !sandbox.Closed(base, runID) {
+			if res, err := Reconcile(context.Background(), h.env, base); err != nil || len(res) != 1 || !res[0].Closed {
+				t.Fatalf("run %d: cleanup %v, then reconcile %+v, %v: the run stays open", i, cerr, res, err)
+			}
+		}
+		name := sandbox.NamePrefix(runID) + "0"
+		key, _ := chain.DeriveThrowawayKey(h.sponsor, runID, 0)
+		// The node mines what it took within milliseconds: give a mint
+		// that cleanup called never landed the time to show up.
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if owner, err := h.env.Registry.OwnerOf(context.Background(), name); err == nil && !owner.IsZero() {
+				held++
+				t.Errorf("run %d: %s is owned by %s after its run closed: held for good", i, name, owner)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if bal := h.balance(key.Address()); bal.Sign() != 0 {
+			t.Errorf("run %d: the key holds %s wei after its run closed", i, bal)
+		}
+	}
+	t.Logf("%d of %d cancelled mints held their name for good", held, runs)
+}
