@@ -157,8 +157,17 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 			return err
 		}
 	}
-	return fleet.Run(ctx, cfg)
+	res, err := fleet.Run(ctx, cfg)
+	if testHookRunEnded != nil {
+		testHookRunEnded()
+	}
+	return res, err
 }
+
+// testHookRunEnded, when set (only by tests, before Main runs), is called
+// as each specialist run returns: TestSoakCatchesALeak leaks a goroutine
+// there to show the soak's growth rule catches one per run.
+var testHookRunEnded func()
 
 // findingLine renders qa_report arguments for narration: severity, surface
 // and the first line of the summary.
