@@ -678,8 +678,23 @@ func (c *Client) BlockHash(ctx context.Context, number uint64) ([32]byte, error)
 // balance does not cover the fee). What stays behind is at most the
 // difference between the fee cap and the fee actually charged.
 func (c *Client) SweepAll(ctx context.Context, from *Key, to fleet.Address) (*Receipt, *big.Int, error) {
+	return c.sweepAll(ctx, from, to, nil)
+}
+
+// SweepAllAt is SweepAll with the transfer at from's nonce: it takes that
+// nonce from any other transaction sent with it that may still land (a
+// mint whose answer was lost, which a node journals and mines after a
+// restart), so once the sweep is mined the other never can. While the
+// other is in the node's pool the node refuses the sweep (replacement
+// underpriced, or nonce too low once the other is mined): then nothing
+// was swept and the other lands or has landed.
+func (c *Client) SweepAllAt(ctx context.Context, from *Key, to fleet.Address, nonce uint64) (*Receipt, *big.Int, error) {
+	return c.sweepAll(ctx, from, to, &nonce)
+}
+
+func (c *Client) sweepAll(ctx context.Context, from *Key, to fleet.Address, at *uint64) (*Receipt, *big.Int, error) {
 	for attempt := 0; ; attempt++ {
-		r, v, err := c.sweepOnce(ctx, from, to)
+		r, v, err := c.sweepOnce(ctx, from, to, at)
 		// The pool validates against its own view of state, which can trail
 		// the head that just mined this key's last transaction (a release):
 		// it then counts that transaction's cost twice. Re-read and retry
@@ -695,7 +710,7 @@ func (c *Client) SweepAll(ctx context.Context, from *Key, to fleet.Address) (*Re
 	}
 }
 
-func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*Receipt, *big.Int, error) {
+func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address, at *uint64) (*Receipt, *big.Int, error) {
 	rctx, cancel := c.reqCtx(ctx)
 	defer cancel()
 	bal, err := c.eth.BalanceAt(rctx, from.addr, nil)
@@ -732,8 +747,10 @@ func (c *Client) sweepOnce(ctx context.Context, from *Key, to fleet.Address) (*R
 	}
 	lock := c.keyLock(from.addr)
 	lock.Lock()
-	nonce, err := c.nonce(rctx, from.addr, true)
-	if err != nil {
+	var nonce uint64
+	if at != nil {
+		nonce = *at
+	} else if nonce, err = c.nonce(rctx, from.addr, true); err != nil {
 		lock.Unlock()
 		return nil, nil, err
 	}

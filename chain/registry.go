@@ -54,7 +54,11 @@ func (c *Client) DeployNameRegistry(ctx context.Context, key *Key) (*Registry, *
 func (r *Registry) Address() fleet.Address { return fleet.Address(r.addr) }
 
 func (r *Registry) send(ctx context.Context, key *Key, method string, data []byte) (*Receipt, error) {
-	rc, err := r.c.send(ctx, sendRequest{key: key, to: &r.addr, data: data, method: method, abi: r.abi})
+	return r.sendNoted(ctx, key, method, data, nil)
+}
+
+func (r *Registry) sendNoted(ctx context.Context, key *Key, method string, data []byte, note func(nonce uint64, pending bool) error) (*Receipt, error) {
+	rc, err := r.c.send(ctx, sendRequest{key: key, to: &r.addr, data: data, method: method, abi: r.abi, note: note})
 	if err != nil {
 		return rc, fmt.Errorf("%s: %w", method, err)
 	}
@@ -64,6 +68,15 @@ func (r *Registry) send(ctx context.Context, key *Key, method string, data []byt
 // Register claims name for key.
 func (r *Registry) Register(ctx context.Context, key *Key, name string) (*Receipt, error) {
 	return r.send(ctx, key, "register", r.b.PackRegister(name))
+}
+
+// RegisterNoted is Register that tells note the nonce of the transaction
+// before it leaves, and withdraws it when the node refused it outright, as
+// Client.SendRawNoted does: a mint whose answer was lost (or whose wait was
+// cancelled) may land long after this call returned, and until key's mined
+// nonce passes it (Client.NonceSettled) nobody can say it will not.
+func (r *Registry) RegisterNoted(ctx context.Context, key *Key, name string, note func(nonce uint64, pending bool) error) (*Receipt, error) {
+	return r.sendNoted(ctx, key, "register", r.b.PackRegister(name), note)
 }
 
 // Release gives up name; only its owner may.

@@ -15,9 +15,13 @@ var ramRoot = "/dev/shm"
 const (
 	tmpfsMagic   = 0x01021994
 	ramPrefix    = "fleetd-fuzz-"
-	ramMinFree   = 1 << 30 // bytes ramRoot must have free before a scratch is made there
-	ramShareFree = 4       // and the scratch's expected size at most 1/ramShareFree of that
+	ramShareFree = 4 // a scratch's expected size is at most 1/ramShareFree of ramRoot's free space
 )
+
+// ramMinFree is the free space, in bytes, ramRoot must have before a
+// scratch is made there (a variable so tests can run on a small tmpfs: a
+// container's /dev/shm is 64 MiB by default).
+var ramMinFree int64 = 1 << 30
 
 // RAMScratch makes a directory on ramRoot for an engine's working files
 // when ramRoot is a tmpfs with at least 1 GiB free and need (the bytes the

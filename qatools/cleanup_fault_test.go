@@ -348,3 +348,206 @@ func TestCleanupWaitsForAFundingThatMayStillLand(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupWaitsForAMintThatMayStillLand is the name held in
+// TestNodeRestartUnderDaemon's history check: a register whose answer never
+// came back (lost, or its wait cancelled by the run's end) left the name
+// "minting"; cleanup read the name unowned and called it failed, swept the
+// key at the nonce after the mint's, and closed the run; then the mint
+// landed, into a name nobody would release again, owned by an empty key.
+// Here the front holds the register and cuts its connection (the node has
+// it, the client does not know) and hands it to the node either while
+// cleanup's first read of the owner is on its way back ("lands after
+// cleanup looked": the read says unowned, the mint is mined an instant
+// later), or only after cleanup ("lands after the run closed", as geth's
+// journal does after a restart). Either way the name must end unowned, the
+// key empty and the run closed, after cleanup and at most one reconcile.
+func TestCleanupWaitsForAMintThatMayStillLand(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		early bool // deliver the mint while cleanup's first owner read returns
+	}{{"lands after cleanup looked", true}, {"lands after the run closed", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, fleet.Exercise)
+			ctx := context.Background()
+			runID := "r-20200101-000000-aaaac1"
+			if tc.early {
+				runID = "r-20200101-000000-aaaac2"
+			}
+			name := sandbox.NamePrefix(runID) + "0"
+			regSel, ownerSel := chain.Selector("register(string)"), chain.Selector("ownerOf(string)")
+			regHex, ownerHex := []byte(hex.EncodeToString(regSel[:])), []byte(hex.EncodeToString(ownerSel[:]))
+			nameHex := []byte(hex.EncodeToString([]byte(name)))
+			nodeURL := h.chainURL
+			direct, err := chain.Dial(ctx, nodeURL, chain.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close()
+			nodeReg := direct.Registry(h.env.Registry.Address())
+			key, _ := chain.DeriveThrowawayKey(h.sponsor, runID, 0)
+
+			var mu sync.Mutex
+			var held []byte // the mint's request, kept back from the node
+			var cleaning, delivered bool
+			// deliver hands the held mint to the node and says whether it
+			// landed (the node mines what it takes at once).
+			deliver := func() (landed bool, answer string) {
+				rec := httptest.NewRecorder()
+				forward(rec, nodeURL, held)
+				if rec.Code != 200 || strings.Contains(rec.Body.String(), `"error"`) {
+					return false, rec.Body.String()
+				}
+				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if owner, err := nodeReg.OwnerOf(ctx, name); err == nil && owner == key.Address() {
+						return true, rec.Body.String()
+					}
+				}
+				return false, rec.Body.String()
+			}
+			h.viaRPC(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case held == nil && bytes.Contains(body, []byte(`"eth_sendRawTransaction"`)) && bytes.Contains(body, regHex) && bytes.Contains(body, nameHex):
+					held = body
+					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+						conn.Close() // the answer is lost
+					}
+					return
+				case tc.early && cleaning && !delivered && bytes.Contains(body, []byte(`"eth_call"`)) && bytes.Contains(body, ownerHex) && bytes.Contains(body, nameHex):
+					// Cleanup's first look: the node says unowned; the
+					// mint lands before the answer is back.
+					rec := httptest.NewRecorder()
+					forward(rec, nodeURL, body)
+					delivered = true
+					if landed, answer := deliver(); !landed {
+						t.Errorf("the held mint did not land: %s", answer)
+					}
+					for k, v := range rec.Header() {
+						w.Header()[k] = v
+					}
+					w.WriteHeader(rec.Code)
+					w.Write(rec.Body.Bytes())
+					return
+				}
+				forward(w, nodeURL, body)
+			}))
+			run, reg := h.newRun(runID, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+			out, err := h.call(reg, "qa_create", map[string]any{})
+			mu.Lock()
+			caught := held != nil
+			cleaning = true
+			mu.Unlock()
+			if err != nil || out.Result.IsOK() || !caught {
+				t.Fatalf("qa_create with the mint held back: %v, %v (held %v); want a failed mint", out.Result, err, caught)
+			}
+			if e := run.Sandbox.Entries()[0]; e.State != sandbox.StateMinting || e.MintNonce == nil || *e.MintNonce != 0 {
+				t.Fatalf("ledger entry after the lost mint: %+v; want minting with the mint's nonce 0", e)
+			}
+
+			base := filepath.Join(h.dataDir, "qa-sandbox")
+			cerr := CleanupRun(ctx, h.env, run)
+			mu.Lock()
+			if tc.early && !delivered {
+				t.Fatal("cleanup never read the name's owner")
+			}
+			if !tc.early {
+				// geth's journal, after cleanup: the mint must not land in
+				// a run that closed, nor in one left for reconcile.
+				delivered = true
+				landed, answer := deliver()
+				t.Logf("the held mint sent after cleanup: landed %v, node answered %s", landed, answer)
+			}
+			mu.Unlock()
+			if !sandbox.Closed(base, runID) {
+				// Left open for reconcile: it must finish the job.
+				res, err := Reconcile(ctx, h.env, base)
+				if err != nil || len(res) != 1 || !res[0].Closed {
+					t.Fatalf("cleanup: %v; then reconcile: %+v, %v; want the run closed", cerr, res, err)
+				}
+			}
+			if owner, err := nodeReg.OwnerOf(ctx, name); err != nil || !owner.IsZero() {
+				t.Errorf("%s is owned by %s (%v) after the run closed: held for good", name, owner, err)
+			}
+			if bal := h.balance(key.Address()); bal.Sign() != 0 {
+				t.Errorf("the key holds %s wei after the run closed, want 0", bal)
+			}
+		})
+	}
+}
+
+// TestCleanupAfterACancelledMint is the daemon's SIGTERM (or the kill
+// switch, or a deadline) arriving while a run's register is on its way:
+// the node has the mint, the run's context is cancelled before its answer
+// is read, qa_create ends the run with the name "minting", and cleanup
+// starts at once, racing the node's block. Whichever wins, the name must
+// end unowned and the key empty, in a closed run (before the fix, cleanup
+// that read the owner first called the name failed and swept the key
+// behind the mint, which then landed: held for good).
+func TestCleanupAfterACancelledMint(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	regSel := chain.Selector("register(string)")
+	regHex := []byte(hex.EncodeToString(regSel[:]))
+	nodeURL := h.chainURL
+	var mu sync.Mutex
+	var cancelRun context.CancelFunc
+	h.viaRPC(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec := httptest.NewRecorder()
+		forward(rec, nodeURL, body)
+		if bytes.Contains(body, []byte(`"eth_sendRawTransaction"`)) && bytes.Contains(body, regHex) {
+			mu.Lock()
+			if cancelRun != nil {
+				cancelRun() // the node has the mint; the run ends before the answer is read
+			}
+			mu.Unlock()
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	base := filepath.Join(h.dataDir, "qa-sandbox")
+	held := 0
+	const runs = 8
+	for i := range runs {
+		runID := fmt.Sprintf("r-20200101-000000-cccc%02d", i)
+		run, reg := h.newRun(runID, fleet.Budget{MaxWrites: 10, MaxWei: 1 << 62})
+		ctx, cancel := context.WithCancel(context.Background())
+		mu.Lock()
+		cancelRun = cancel
+		mu.Unlock()
+		raw, _ := json.Marshal(map[string]any{})
+		out, err := reg.Dispatch(ctx, h.ctl, "qa_create", raw)
+		cancel()
+		if err == nil && out.Result.IsOK() {
+			t.Logf("run %d: the mint's answer came back before the cancel was seen", i)
+		}
+		cerr := CleanupRun(context.Background(), h.env, run)
+		if !sandbox.Closed(base, runID) {
+			if res, err := Reconcile(context.Background(), h.env, base); err != nil || len(res) != 1 || !res[0].Closed {
+				t.Fatalf("run %d: cleanup %v, then reconcile %+v, %v: the run stays open", i, cerr, res, err)
+			}
+		}
+		name := sandbox.NamePrefix(runID) + "0"
+		key, _ := chain.DeriveThrowawayKey(h.sponsor, runID, 0)
+		// The node mines what it took within milliseconds: give a mint
+		// that cleanup called never landed the time to show up.
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if owner, err := h.env.Registry.OwnerOf(context.Background(), name); err == nil && !owner.IsZero() {
+				held++
+				t.Errorf("run %d: %s is owned by %s after its run closed: held for good", i, name, owner)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if bal := h.balance(key.Address()); bal.Sign() != 0 {
+			t.Errorf("run %d: the key holds %s wei after its run closed", i, bal)
+		}
+	}
+	t.Logf("%d of %d cancelled mints held their name for good", held, runs)
+}

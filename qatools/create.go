@@ -62,13 +62,7 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 	// nonce goes into the ledger before it is sent: a funding that fails
 	// here may still land later, and cleanup must not close the run before
 	// it can no longer land (Cleanup).
-	note := func(nonce uint64, pending bool) error {
-		if !pending {
-			return sb.NoteFunding(name, nil)
-		}
-		return sb.NoteFunding(name, &nonce)
-	}
-	if _, err := t.env.Chain.SendRawNoted(ctx, t.env.Sponsor, key.Address(), chain.ThrowawayMarker(t.run.ID, n), weiBig(fund), note); err != nil {
+	if _, err := t.env.Chain.SendRawNoted(ctx, t.env.Sponsor, key.Address(), chain.ThrowawayMarker(t.run.ID, n), weiBig(fund), ledgerNote(name, sb.NoteFunding)); err != nil {
 		sb.SetState(name, sandbox.StateFailed)
 		t.run.Meter.Refund(fleet.ResWei, fund)
 		t.run.Meter.Refund(fleet.ResWrites, 1)
@@ -77,7 +71,10 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 		}
 		return fleet.Fail("fund throwaway key: %s", errorText(err)), nil
 	}
-	r, err := t.env.Registry.Register(ctx, key, name)
+	// The mint's nonce goes into the ledger before it leaves too: a mint
+	// whose answer is lost, or whose wait the run's end cancels, may land
+	// after cleanup has looked (releaseName).
+	r, err := t.env.Registry.RegisterNoted(ctx, key, name, ledgerNote(name, sb.NoteMint))
 	if err != nil {
 		if chain.IsRevert(err, "") || errors.Is(err, chain.ErrRefused) {
 			sb.SetState(name, sandbox.StateFailed) // nothing was registered
@@ -101,6 +98,18 @@ func (t *tools) create(ctx context.Context, _ createArgs) (fleet.Result, error) 
 	})
 	t.writesLeft(res)
 	return res, nil
+}
+
+// ledgerNote adapts a ledger's record of a transaction that may still land
+// (NoteFunding, NoteMint) to the note a noted send calls: the nonce before
+// the transaction leaves, nil once the node refused it outright.
+func ledgerNote(name string, set func(name string, nonce *uint64) error) func(nonce uint64, pending bool) error {
+	return func(nonce uint64, pending bool) error {
+		if !pending {
+			return set(name, nil)
+		}
+		return set(name, &nonce)
+	}
 }
 
 // cleanupKey marks a context as the run's cleanup, which DialHook lets
@@ -275,11 +284,31 @@ func fundingSettled(ctx context.Context, env *Env, key *chain.Key, nonces []uint
 // never minted or is someone else's now. It retries with backoff and jitter;
 // the owner is read before every try, so a release that landed while its
 // answer was lost counts as done instead of being sent again.
+//
+// A minting name found unowned is not called never minted while its mint
+// may still land (LedgerEntry.MintNonce; the key's mined nonce has not
+// passed it): the mint's answer was lost or its wait cancelled, and the
+// node may mine it a moment later (it was in the pool) or after a restart
+// (from its journal). Then the key is swept at the mint's nonce, which
+// takes the nonce from the mint for good; if the node refuses that, the
+// mint is in its pool, and the next try finds the name owned and releases
+// it. Before, such a name was called failed, the key was swept at the
+// nonce after the mint's, and the mint landed: a name held for good by an
+// empty key in a closed run (TestNodeRestartUnderDaemon's history check).
 func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Key, e sandbox.LedgerEntry) (state string, attempts int, err error) {
 	toppedUp, sent := false, false
 	for attempts = 1; ; attempts++ {
 		var owner fleet.Address
-		owner, err = env.Registry.OwnerOf(ctx, e.Name)
+		err = nil
+		// Settled first, owner second: a mint that landed between the two
+		// reads shows as an owner, never as a settled nonce and no owner.
+		mintSettled := true
+		if e.State == sandbox.StateMinting && e.MintNonce != nil && !sent {
+			mintSettled, err = env.Chain.NonceSettled(ctx, key.Address(), *e.MintNonce)
+		}
+		if err == nil {
+			owner, err = env.Registry.OwnerOf(ctx, e.Name)
+		}
 		if err == nil {
 			switch owner {
 			case key.Address():
@@ -297,10 +326,15 @@ func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Ke
 					}
 				}
 			case fleet.Address{}:
-				if e.State == sandbox.StateMinting && !sent {
-					return sandbox.StateFailed, attempts, nil // the mint never landed
+				switch {
+				case e.State != sandbox.StateMinting || sent:
+					return sandbox.StateReleased, attempts, nil // released, perhaps by a try whose answer was lost
+				case mintSettled:
+					return sandbox.StateFailed, attempts, nil // the mint never landed, and no longer can
 				}
-				return sandbox.StateReleased, attempts, nil // released, perhaps by a try whose answer was lost
+				if err = takeMintNonce(ctx, env, key, *e.MintNonce); err == nil {
+					continue // the nonce is taken: read again
+				}
 			default:
 				// Someone else holds it now (an admin burn and re-register):
 				// not ours to touch.
@@ -318,6 +352,22 @@ func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Ke
 			return "", attempts, errors.Join(err, ctx.Err())
 		}
 	}
+}
+
+// takeMintNonce sweeps key to the sponsor at the nonce of its mint, so a
+// mint that did not land by now never will.
+func takeMintNonce(ctx context.Context, env *Env, key *chain.Key, nonce uint64) error {
+	if env.Sponsor == nil {
+		return fmt.Errorf("its mint (nonce %d) may still land: no sponsor key to sweep to", nonce)
+	}
+	r, _, err := env.Chain.SweepAllAt(ctx, key, env.Sponsor.Address(), nonce)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its mint (nonce %d) may still land: %w", nonce, err)
+	case r == nil:
+		return fmt.Errorf("its mint (nonce %d) may still land: the key cannot pay for a transaction taking its nonce", nonce)
+	}
+	return nil
 }
 
 // topUpGas is what one release may cost at most, with the client's margin.

@@ -39,6 +39,12 @@ type LedgerEntry struct {
 	// accepted and mines it after a restart), so cleanup does not call the
 	// key empty before then. Nil in ledgers of older fleetd.
 	FundingNonce *uint64 `json:"funding_nonce,omitempty"`
+	// MintNonce is the key's nonce of the mint (the register transaction),
+	// recorded before it was sent, for the same reason: a mint whose answer
+	// was lost, or whose wait the run's end cancelled, may land after
+	// cleanup looked, so an unowned name is not called never minted until
+	// the key's mined nonce passes it. Nil in ledgers of older fleetd.
+	MintNonce *uint64 `json:"mint_nonce,omitempty"`
 }
 
 // Ledger records every name a run mints. Reserve writes the name durably
@@ -104,6 +110,13 @@ func (l *Ledger) NoteRelease(name string, attempts int, reason string) error {
 // nil withdraws it (the node refused the funding: it cannot land).
 func (l *Ledger) NoteFunding(name string, nonce *uint64) error {
 	return l.update(name, func(e *LedgerEntry) { e.FundingNonce = nonce })
+}
+
+// NoteMint records, durably, that name's mint with its key's nonce may
+// land from now on (LedgerEntry.MintNonce); nil withdraws it (the node
+// refused the mint: it cannot land).
+func (l *Ledger) NoteMint(name string, nonce *uint64) error {
+	return l.update(name, func(e *LedgerEntry) { e.MintNonce = nonce })
 }
 
 // update applies set to name's entry, stamps it and saves the ledger.

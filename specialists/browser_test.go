@@ -3,6 +3,7 @@ package specialists
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -144,11 +145,21 @@ func TestBrowserChecks(t *testing.T) {
 		return w.reports
 	}
 	ux := run("ux", fleet.Exercise, &fakeRenderer{fn: render})
-	for _, want := range [][]string{{"render", "throws on load", "TypeError"}, {"render", "loses 1 request", "logo.png", "HTTP 404"}, {"render", "console error", "state lost"}} {
+	for _, want := range [][]string{{"render", "throw the same uncaught exception on load", "TypeError"}, {"render", "loses 1 request", "logo.png", "HTTP 404"}, {"render", "console error", "state lost"}} {
 		f := findReport(ux, want[1:]...)
 		if f == nil || f["surface"] != want[0] {
 			t.Errorf("ux lacks %v:%s", want, summaries(ux))
 		}
+	}
+	// Every page runs the shared app.js that throws: one row, not one per page.
+	thrown := 0
+	for _, f := range ux {
+		if strings.Contains(fmt.Sprint(f["summary"]), "uncaught exception") {
+			thrown++
+		}
+	}
+	if f := findReport(ux, "uncaught exception", "app.js"); thrown != 1 || f == nil || f["state"] == nil {
+		t.Errorf("%d rows for the one error the shared app.js throws on every page, want 1 with a state:%s", thrown, summaries(ux))
 	}
 	if f := findReport(ux, "as a browser renders it", "Traceback"); f == nil || f["repro"] != nil {
 		t.Errorf("no leak from the rendered DOM, or one with a repro that cannot show it:%s", summaries(ux))
@@ -262,5 +273,54 @@ func TestFormSubmission(t *testing.T) {
 	// A renderer that cannot submit: nothing is submitted, nothing breaks.
 	if got := run(fleet.Exercise, &fakeRenderer{fn: render}); findReport(got, "through the form") != nil {
 		t.Errorf("a form finding without submissions:%s", summaries(got))
+	}
+}
+
+// TestPageErrorsGroupBySharedScript: uncaught exceptions group by message
+// and script location, as Sentry groups by stack (issue 34: the same
+// error from a shared app.js was a row per page). The script's query
+// (a cache-busting ?v=) is not part of the location, an inline script's
+// location is "inline" rather than its page's URL, and the group's key, the
+// finding's crash state, holds no page: the same error rendered on other
+// pages in another run is the same fingerprint.
+func TestPageErrorsGroupBySharedScript(t *testing.T) {
+	page := func(u string, exceptions ...string) probe.RenderedPage {
+		return probe.RenderedPage{Page: probe.Page{URL: u}, R: crawl.Rendered{URL: u, Exceptions: exceptions}}
+	}
+	shared := func(v int) string {
+		return fmt.Sprintf("SyntaxError: Unexpected token '}' at http://plat.test/static/app.js?v=%d:41:7", v)
+	}
+	inline := func(u string) string { return "ReferenceError: feed is not defined at " + u + ":12:3" }
+	one := []probe.RenderedPage{
+		page("http://plat.test/alice/", shared(1), inline("http://plat.test/alice/")),
+		page("http://plat.test/bob/", shared(2), inline("http://plat.test/bob/")),
+		page("http://plat.test/docs", shared(3), "TypeError: x is null at http://plat.test/static/docs.js:3:1"),
+	}
+	groups := pageErrors(one)
+	if len(groups) != 3 {
+		for _, g := range groups {
+			t.Logf("%q on %v", g.key, g.pages)
+		}
+		t.Fatalf("%d groups, want 3 (the shared script, the template's inline script, docs.js)", len(groups))
+	}
+	if g := groups[0]; len(g.pages) != 3 || !strings.Contains(g.key, "static/app.js:41:7") || strings.Contains(g.key, "?v=") {
+		t.Errorf("the shared script's group: %q on %v", g.key, g.pages)
+	}
+	if g := groups[1]; len(g.pages) != 2 || !strings.HasSuffix(g.key, " at inline:12:3") {
+		t.Errorf("the template's inline script's group: %q on %v", g.key, g.pages)
+	}
+	other := pageErrors([]probe.RenderedPage{page("http://plat.test/carol/", shared(9)), page("http://plat.test/", shared(10))})
+	state := func(g *pageError) string { return fleet.StateID("uncaught " + g.key) }
+	if len(other) != 1 || state(other[0]) != state(groups[0]) {
+		t.Errorf("the shared script's error on other pages is another state: %v", other)
+	}
+	fp := func(g *pageError) string {
+		return fleet.Fingerprint(fleet.Finding{Surface: surfaceRender, Summary: strings.Join(g.pages, ", ")}.WithState(state(g)))
+	}
+	if fp(other[0]) != fp(groups[0]) {
+		t.Error("the shared script's error rendered on other pages has another fingerprint: triage would make it another row")
+	}
+	if exceptionKey("Script error.", "http://plat.test/") != "Script error." {
+		t.Error("an exception without a location is not its own key")
 	}
 }

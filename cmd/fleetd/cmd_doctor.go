@@ -36,6 +36,9 @@ type check struct {
 	// nodeDown marks a check that failed only because the node did not
 	// answer: fleetd run starts degraded instead of refusing (firstFatalUp).
 	nodeDown bool
+	// notChecked marks a check that could not run because what it reads
+	// did not load: shown with "–", neither passed nor failed.
+	notChecked bool
 }
 
 // Free space below which the data dir check fails (run records, outbox and
@@ -62,7 +65,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	// The config.
 	switch {
 	case cfgErr != nil:
-		add(check{name: "config", fatal: true, detail: cfgErr.Error(), fix: "correct the field named above (configs/fleetd.example.yaml documents every key)"})
+		return a.doctorUnloaded(ctx, cfgErr)
 	case a.configPath == "":
 		add(check{name: "config", fatal: true, detail: "no --config given", fix: "pass --config F (configs/fleetd.example.yaml documents every key)"})
 	default:
@@ -171,6 +174,31 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	// The data dir and the switches in it.
 	out = append(out, a.dataDirChecks()...)
 	return out
+}
+
+// doctorUnloaded is doctor for a config that did not load: a line for
+// every error in it, "not checked" for every check that reads the config
+// (its values are not known, so "chain.rpc is not set" would be wrong),
+// and the checks that do not read it. The data dir is checked when
+// --data-dir names it.
+func (a serviceCommands) doctorUnloaded(ctx context.Context, cfgErr error) []check {
+	var out []check
+	for i, err := range configErrors(cfgErr) {
+		c := check{name: "config", fatal: true, detail: err.Error()}
+		if i == 0 {
+			c.fix = "correct every line below too (configs/fleetd.example.yaml documents every key)"
+		}
+		out = append(out, c)
+	}
+	const why = "not checked: the config did not load"
+	for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine"} {
+		out = append(out, check{name: name, notChecked: true, detail: why})
+	}
+	out = append(out, libFuzzerCheck(ctx), aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
+	if a.dataDirFlag == "" {
+		return append(out, check{name: "data dir", notChecked: true, detail: why + " (it names the data dir; --data-dir D checks D)"})
+	}
+	return append(out, a.dataDirChecks()...)
 }
 
 // doctorKey checks that the key file named by field loads (LoadKey refuses
@@ -483,6 +511,8 @@ func printChecks(w io.Writer, cs []check) (failed int) {
 	for _, c := range cs {
 		mark := "✓"
 		switch {
+		case c.notChecked:
+			mark = "–"
 		case !c.ok && c.warn:
 			mark = "!"
 		case !c.ok:

@@ -96,18 +96,37 @@ func LoadConfig(path string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
-		if err := decodeStrict(b, cfg); err != nil {
-			return nil, fmt.Errorf("config %s: %w", path, err)
-		}
 		cfg.path = path
+		// Every error in the file, not the first: what decoded is
+		// validated too, so one look lists all there is to fix.
+		derr := decodeStrict(b, cfg)
+		if verr := cfg.validate(); derr != nil || verr != nil {
+			return nil, fmt.Errorf("config %s: %w", path, errors.Join(derr, verr))
+		}
+		return cfg, nil
 	}
 	if err := cfg.validate(); err != nil {
-		if path == "" {
-			return nil, fmt.Errorf("config: %w", err)
-		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil
+}
+
+// configErrors splits a config error into the errors it joins (LoadConfig
+// lists them all), each still naming its line or field.
+func configErrors(err error) []error {
+	if m, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range m.Unwrap() {
+			out = append(out, configErrors(e)...)
+		}
+		return out
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		if errs := configErrors(inner); len(errs) > 1 {
+			return errs
+		}
+	}
+	return []error{err}
 }
 
 // budget is the per-run budget: the defaults with the config's values on top.
@@ -260,7 +279,8 @@ func validDenyPattern(s string) bool {
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // decodeStrict decodes YAML into out, expanding ${ENV} in scalar values and
-// refusing keys out does not declare. Errors carry the YAML line.
+// refusing keys out does not declare. Errors carry the YAML line; all of
+// them are returned (joined), and out holds what did decode.
 func decodeStrict(b []byte, out any) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -269,20 +289,27 @@ func decodeStrict(b []byte, out any) error {
 	if doc.Kind == 0 {
 		return nil // empty file
 	}
-	if err := expandEnv(&doc); err != nil {
-		return err
-	}
+	errs := expandEnv(&doc, nil)
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	if err := checkKeys(root, reflect.TypeOf(out).Elem(), ""); err != nil {
-		return err
+	errs = append(errs, checkKeys(root, reflect.TypeOf(out).Elem(), "")...)
+	if err := root.Decode(out); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return errors.Join(append(errs, err)...)
+		}
+		for _, m := range te.Errors { // "line 3: cannot unmarshal ...", one per value
+			errs = append(errs, errors.New(m))
+		}
 	}
-	return root.Decode(out)
+	return errors.Join(errs...)
 }
 
-func expandEnv(n *yaml.Node) error {
+// expandEnv replaces ${NAME} in n's scalars and appends to errs a line's
+// variables that are not set.
+func expandEnv(n *yaml.Node, errs []error) []error {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
 		var missing []string
 		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
@@ -294,20 +321,18 @@ func expandEnv(n *yaml.Node) error {
 			return v
 		})
 		if len(missing) > 0 {
-			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
+			errs = append(errs, fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", ")))
 		}
 	}
 	for _, c := range n.Content {
-		if err := expandEnv(c); err != nil {
-			return err
-		}
+		errs = expandEnv(c, errs)
 	}
-	return nil
+	return errs
 }
 
 // checkKeys walks a mapping node alongside the struct type it decodes into and
-// reports the first key the type does not declare, with its line and dotted path.
-func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+// reports every key the type does not declare, with its line and dotted path.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string) (errs []error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -324,26 +349,21 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 					known = append(known, name)
 				}
 				slices.Sort(known)
-				return fmt.Errorf("line %d: unknown key %q in %s (known: %s)", k.Line, k.Value, orTop(prefix), strings.Join(known, ", "))
+				errs = append(errs, fmt.Errorf("line %d: unknown key %q in %s (known: %s)", k.Line, k.Value, orTop(prefix), strings.Join(known, ", ")))
+				continue
 			}
-			if err := checkKeys(n.Content[i+1], ft, join(prefix, k.Value)); err != nil {
-				return err
-			}
+			errs = append(errs, checkKeys(n.Content[i+1], ft, join(prefix, k.Value))...)
 		}
 	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
 		for i, c := range n.Content {
-			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
-				return err
-			}
+			errs = append(errs, checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i))...)
 		}
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := checkKeys(n.Content[i+1], t.Elem(), join(prefix, n.Content[i].Value)); err != nil {
-				return err
-			}
+			errs = append(errs, checkKeys(n.Content[i+1], t.Elem(), join(prefix, n.Content[i].Value))...)
 		}
 	}
-	return nil
+	return errs
 }
 
 // yamlFields collects a struct's YAML keys, descending into ,inline fields.

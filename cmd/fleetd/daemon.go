@@ -305,7 +305,15 @@ func runLine(r fleet.RunResult) string {
 	fmt.Fprintf(&b, "%s in %s (%d calls)", r.Outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
 	var parts []string
 	if n := r.Totals.Findings; n > 0 {
-		parts = append(parts, plural(n, "finding", "findings"))
+		// A repeat run files what is already on the log again: say how
+		// many were new and how many the reporter deduplicated.
+		dup := 0
+		for _, f := range r.Findings {
+			if f["status"] == "deduped" {
+				dup++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), n-dup, dup))
 	}
 	if n := r.Totals.Refusals; n > 0 {
 		parts = append(parts, plural(n, "call refused by the dial", "calls refused by the dial"))

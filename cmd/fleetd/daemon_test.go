@@ -28,6 +28,9 @@ import (
 // a real process to kill: FLEETD_TEST_MAIN=1 runs Main with the arguments.
 func TestMain(m *testing.M) {
 	if os.Getenv("FLEETD_TEST_MAIN") == "1" {
+		if os.Getenv(leakPerRunEnv) == "1" {
+			testHookRunEnded = func() { go func() { select {} }() } // one goroutine per run, never to end
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		sig := make(chan os.Signal, 1)
 		signalNotify(sig)

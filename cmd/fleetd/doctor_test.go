@@ -281,3 +281,80 @@ func TestDoctorLibFuzzer(t *testing.T) {
 		t.Errorf("warnings count as failures or print wrong (%d):\n%s", failed, b.String())
 	}
 }
+
+// TestDoctorListsEveryConfigError: a config with four mistakes in it (two
+// unknown keys, an address that is none, an environment variable that is
+// not set) and everything else in place. Doctor lists all four (issue 34:
+// it named the first, then said chain.rpc was not set, that there was no
+// target: section and that every key was "not set", though all were in the
+// file), and says "not checked" for what reads the config; the checks that
+// do not read it still run, and the data dir is checked when --data-dir
+// names it. `fleetd config validate` lists the same four.
+func TestDoctorListsEveryConfigError(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "fleetd.yaml")
+	os.WriteFile(cfg, []byte(`chain:
+  rpc: http://127.0.0.1:8545
+  rpcc: http://127.0.0.1:8546
+  feedback_log: not-an-address
+  fleet_key_file: keys/fleet.key
+  sponsor_key_file: ${FLEETD_TEST_UNSET_SPONSOR}
+target:
+  registry: "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+  faces: http://127.0.0.1:8080/{name}/
+  facez: http://127.0.0.1:8080/
+  call: http://127.0.0.1:8080/call
+  fetch_allow: ["127.0.0.1:8080"]
+`), 0o600)
+	os.Unsetenv("FLEETD_TEST_UNSET_SPONSOR")
+	errs := []string{`line 3: unknown key "rpcc" in chain`, `line 10: unknown key "facez" in target`, "chain.feedback_log", "line 6: environment variable FLEETD_TEST_UNSET_SPONSOR is not set"}
+	for _, withDataDir := range []bool{false, true} {
+		args := []string{"doctor", "--config", cfg}
+		if withDataDir {
+			args = append(args, "--data-dir", filepath.Join(dir, "data"))
+		}
+		out, _, code := run(t, "", args...)
+		if code != 1 {
+			t.Errorf("doctor %v: exit %d, want 1\n%s", args[1:], code, out)
+		}
+		var configLines []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "✗ config ") {
+				configLines = append(configLines, l)
+			}
+		}
+		for _, e := range errs {
+			if n := strings.Count(out, e); n != 1 {
+				t.Errorf("doctor names %q %d times, want once:\n%s", e, n, out)
+			}
+		}
+		if len(configLines) != len(errs) {
+			t.Errorf("%d config lines, want one per error (%d):\n%s", len(configLines), len(errs), out)
+		}
+		for _, wrong := range []string{"chain.rpc is not set", "no target: section", "chain.feedback_log is not set", "chain.fleet_key_file is not set", "chain.sponsor_key_file is not set"} {
+			if strings.Contains(out, wrong) {
+				t.Errorf("doctor says %q of a config whose values it never read:\n%s", wrong, out)
+			}
+		}
+		for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine"} {
+			if l := doctorLine(out, name); !strings.HasPrefix(l, "–") || !strings.Contains(l, "not checked: the config did not load") {
+				t.Errorf("the %s line is %q, want it not checked", name, l)
+			}
+		}
+		for _, name := range []string{"libfuzzer", "afl++"} {
+			if l := doctorLine(out, name); l == "" || strings.Contains(l, "not checked") {
+				t.Errorf("the %s check, which reads no config, did not run: %q", name, l)
+			}
+		}
+		l := doctorLine(out, "data dir")
+		if withDataDir != strings.HasPrefix(l, "✓") || withDataDir == strings.Contains(l, "not checked") {
+			t.Errorf("with --data-dir %v the data dir line is %q", withDataDir, l)
+		}
+	}
+	out, stderr, code := run(t, "", "config", "validate", "--config", cfg)
+	for _, e := range errs {
+		if !strings.Contains(out+stderr, e) {
+			t.Errorf("config validate (exit %d) does not name %q:\n%s%s", code, e, out, stderr)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -343,7 +344,24 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 		json.Unmarshal(b, &ledger)
 		for _, e := range ledger {
 			if owner, err := reg.OwnerOf(ctx, e.Name); err != nil || !owner.IsZero() {
-				t.Errorf("history: %s still registered to %s (%v)", e.Name, owner, err)
+				// What tells a name held for good from one released late:
+				// the ledger's verdict, the run's end and the key's state.
+				_, closed := os.Stat(filepath.Join(dir, "closed"))
+				why := fmt.Sprintf("ledger %s, sandbox closed %v", e.State, closed == nil)
+				if e.MintNonce != nil {
+					why += fmt.Sprintf(", mint nonce %d", *e.MintNonce)
+				}
+				if e.ReleaseError != "" {
+					why += fmt.Sprintf(", release error %q after %d attempts", e.ReleaseError, e.ReleaseAttempts)
+				}
+				if s, err := trajectory.Summary(filepath.Join(f.dataDir, trajectory.RunsDir, filepath.Base(dir)+".jsonl")); err == nil {
+					why += fmt.Sprintf(", %s run %s, ended %s", s.Specialist, s.Outcome, s.EndedAt.Format("15:04:05.000"))
+				}
+				if a, aerr := fleet.ParseAddress(e.Owner); aerr == nil {
+					bal, berr := cl.Balance(ctx, a)
+					why += fmt.Sprintf(", key %s holds %v wei (%v)", a, bal, berr)
+				}
+				t.Errorf("history: %s still registered to %s (%v): %s", e.Name, owner, err, why)
 			}
 		}
 		keys, _ := filepath.Glob(filepath.Join(dir, "keys", "*.key"))

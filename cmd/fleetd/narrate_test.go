@@ -55,8 +55,18 @@ func TestTriageLine(t *testing.T) {
 
 func TestRunLine(t *testing.T) {
 	r := fleet.RunResult{RunID: "r-1", Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{ToolCalls: 12, Findings: 3, Refusals: 1, DurationMS: 971}}
-	if got, want := runLine(r), "done in 1s (12 calls): 3 findings, 1 call refused by the dial (fleetd runs show r-1)"; got != want {
+	r.Findings = []fleet.Result{{"status": "posted"}, {"status": "queued"}, {"status": "deduped"}}
+	if got, want := runLine(r), "done in 1s (12 calls): 3 findings (2 new, 1 deduplicated), 1 call refused by the dial (fleetd runs show r-1)"; got != want {
 		t.Errorf("runLine = %q, want %q", got, want)
+	}
+	// The demo's repeat run (issue 34): every finding was already on the
+	// log, none was posted, and the line said "8 findings".
+	repeat := fleet.RunResult{RunID: "r-2", Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{ToolCalls: 127, Findings: 8, DurationMS: 22900}}
+	for range 8 {
+		repeat.Findings = append(repeat.Findings, fleet.Result{"ok": true, "status": "deduped", "deduped": true})
+	}
+	if got, want := runLine(repeat), "done in 22.9s (127 calls): 8 findings (0 new, 8 deduplicated) (fleetd runs show r-2)"; got != want {
+		t.Errorf("runLine of a repeat run = %q, want %q", got, want)
 	}
 	r.Totals.Findings, r.Totals.Refusals = 0, 0
 	if got := runLine(r); !strings.Contains(got, "nothing found") || strings.Contains(got, " 0 ") {

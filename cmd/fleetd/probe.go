@@ -171,7 +171,11 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 			return err
 		}
 	}
-	return fleet.Run(ctx, cfg)
+	res, err := fleet.Run(ctx, cfg)
+	if testHookRunEnded != nil {
+		testHookRunEnded()
+	}
+	return res, err
 }
 
 // dropSandbox removes the sandbox of a run that never started: nothing was
@@ -180,6 +184,11 @@ func dropSandbox(sb *sandbox.Sandbox) {
 	sb.Close()
 	os.RemoveAll(sb.Dir())
 }
+
+// testHookRunEnded, when set (only by tests, before Main runs), is called
+// as each specialist run returns: TestSoakCatchesALeak leaks a goroutine
+// there to show the soak's growth rule catches one per run.
+var testHookRunEnded func()
 
 // findingLine renders qa_report arguments for narration: severity, surface
 // and the first line of the summary.
