@@ -78,34 +78,62 @@ func NewRunner(cfg RunnerConfig) *Runner {
 		running: map[string]time.Time{}, skipped: map[string]int{}, finished: map[string]int{}}
 }
 
+// The runner's refusals, for callers that branch on why a run did not start
+// (errors.Is). The error Start returns wraps exactly one of them; its text
+// adds the detail (when the running one started, the cap, the budget spent).
+var (
+	// ErrRunning: the specialist is already running; it never overlaps itself.
+	ErrRunning = errors.New("already running")
+	// ErrAtCap: the fleet runs MaxConcurrent runs already.
+	ErrAtCap = errors.New("at the fleet-wide concurrency cap")
+	// ErrPaused: the kill switch is on.
+	ErrPaused = errors.New("paused")
+	// ErrShuttingDown: Shutdown was called.
+	ErrShuttingDown = errors.New("shutting down")
+)
+
+// refusal is a refusal's sentinel with the words the runner shows for it.
+type refusal struct {
+	cause error
+	why   string
+}
+
+func (e *refusal) Error() string { return e.why }
+func (e *refusal) Unwrap() error { return e.cause }
+
 // Start begins a run of specialist and returns at once. When it does not
-// start it says why: already running, the concurrency cap, paused, the daily
-// budget, or shutting down. done delivers one RunDone and is then closed.
-func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, started bool, why string) {
+// start, the error wraps one of ErrShuttingDown, ErrPaused, ErrBudget (the
+// day's fleet-wide budget),
+// ErrRunning or ErrAtCap, checked in that order: a refusal for the
+// specialist running or the cap therefore means the fleet was neither
+// paused nor over its budget, so a caller may hold that start for a run's
+// end. done delivers one RunDone and is then closed.
+func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	skip := func(why string) (<-chan RunDone, bool, string) {
+	skip := func(cause error, why string) (<-chan RunDone, error) {
 		r.skipped[specialist]++
 		r.emit(RunnerEvent{Kind: "skipped", Specialist: specialist, Reason: why})
-		return nil, false, why
+		return nil, &refusal{cause: cause, why: why}
 	}
-	switch {
-	case r.closed:
-		return skip("shutting down")
-	case !r.running[specialist].IsZero():
-		return skip("already running (started " + r.running[specialist].Format(time.RFC3339) + ")")
-	case len(r.running) >= r.cfg.MaxConcurrent:
-		return skip(fmt.Sprintf("fleet-wide limit of %d concurrent runs reached", r.cfg.MaxConcurrent))
+	if r.closed {
+		return skip(ErrShuttingDown, "shutting down")
 	}
 	if r.cfg.Paused != nil {
 		if paused, _ := r.cfg.Paused(); paused {
-			return skip("paused")
+			return skip(ErrPaused, "paused")
 		}
 	}
 	if r.cfg.Daily != nil {
 		if err := r.cfg.Daily.Check(); err != nil {
-			return skip(err.Error())
+			return skip(ErrBudget, err.Error())
 		}
+	}
+	switch {
+	case !r.running[specialist].IsZero():
+		return skip(ErrRunning, "already running (started "+r.running[specialist].Format(time.RFC3339)+")")
+	case len(r.running) >= r.cfg.MaxConcurrent:
+		return skip(ErrAtCap, fmt.Sprintf("fleet-wide limit of %d concurrent runs reached", r.cfg.MaxConcurrent))
 	}
 	r.running[specialist] = time.Now()
 	ch := make(chan RunDone, 1)
@@ -125,7 +153,7 @@ func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, started 
 		ch <- RunDone{Result: res, Err: err}
 		close(ch)
 	}()
-	return ch, true, ""
+	return ch, nil
 }
 
 // safeRun keeps one run's panic from taking the daemon down.

@@ -166,6 +166,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	add(libFuzzerCheck(ctx))
 	add(aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
 	add(a.crawlCheck())
+	add(a.scheduleCheck(ctx)) // doctor_schedule.go
 
 	// The data dir and the switches in it.
 	out = append(out, a.dataDirChecks()...)
