@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -407,6 +409,47 @@ func (d *daemon) status() httpapi.Status {
 		}
 	}
 	return st
+}
+
+// shareLine says how the run slots were shared: each specialist's finished
+// runs, the longest a start waited for a slot and who waited it, and any
+// specialist that starved or never ran, with why.
+func (d *daemon) shareLine() string {
+	stats := d.sched.Stats()
+	names := slices.Sorted(maps.Keys(d.snap.Load().personas))
+	var runs, notes []string
+	var longest time.Duration
+	var who string
+	for _, name := range names {
+		finished, _ := d.runner.Counts(name)
+		runs = append(runs, fmt.Sprintf("%s %d", name, finished))
+		st := stats[name]
+		if st.LongestWait > longest {
+			longest, who = st.LongestWait, name
+		}
+		switch {
+		case st.Starved:
+			notes = append(notes, name+" starved: "+st.StarvedReason)
+		case finished == 0 && st.LastSkip != "":
+			notes = append(notes, name+" never ran: "+st.LastSkip)
+		case finished == 0:
+			notes = append(notes, name+" never ran")
+		}
+	}
+	limit := d.a().cfg.Daemon.MaxConcurrent
+	if limit <= 0 {
+		limit = 2 // the runner's default
+	}
+	line := fmt.Sprintf("runs per specialist (cap %d at once): %s", limit, strings.Join(runs, ", "))
+	if who != "" {
+		line += fmt.Sprintf("; longest wait for a slot: %s (%s)", longest.Round(100*time.Millisecond), who)
+	} else {
+		line += "; no start waited for a slot"
+	}
+	for _, n := range notes {
+		line += "\n  " + n
+	}
+	return line
 }
 
 // scheduleStats is the triggers' fair-share figures for /metrics.
