@@ -5,8 +5,46 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
+
+// Yielder is what a Starter may also implement (the daemon's does, through
+// fleet.Runner.Yield) so that a continuous specialist's run gives its slot
+// up at its next session boundary when another specialist's start waits
+// for one. Yield reports whether a run of specialist was going and asked.
+type Yielder interface {
+	Yield(specialist string) bool
+}
+
+// yieldSlot asks one running continuous specialist, once per run, to give
+// its slot up, when a start waits for a slot. The caller must not hold s.mu
+// (the Starter's Yield takes its own locks).
+func (s *Scheduler) yieldSlot() {
+	y, ok := s.cfg.Starter.(Yielder)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	name := ""
+	if _, waiting := s.ahead(""); waiting {
+		for _, n := range slices.Sorted(maps.Keys(s.specs)) {
+			at, asked := s.yieldAsked[n]
+			if s.specs[n].Continuous && s.runningNow(n) && (!asked || at != s.startedEnds[n]) {
+				name = n
+				s.yieldAsked[n] = s.startedEnds[n] // this run is asked once
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	if name != "" && y.Yield(name) {
+		s.mu.Lock()
+		s.statsFor(name).Yielded++
+		s.mu.Unlock()
+		s.log.Info("continuous run asked to yield its slot at its next session boundary", keySpecialist, name)
+	}
+}
 
 // fireTick makes the start attempt of one cron or every tick (see Fair
 // share in the package doc). A tick of a specialist whose start is pending
@@ -42,6 +80,7 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 		s.join(name, nil, reason, all)
 		s.mu.Unlock()
 		s.log.Debug("tick waits behind the starts waiting for a slot", keySpecialist, name)
+		s.yieldSlot()
 		return
 	}
 	seq := s.seq
@@ -79,6 +118,9 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 	}
 	if wake {
 		s.poke()
+	}
+	if atCap {
+		s.yieldSlot()
 	}
 }
 

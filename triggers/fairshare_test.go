@@ -13,8 +13,9 @@ import (
 )
 
 // runnerFleet is a real fleet.Runner behind the Starter contract, as the
-// daemon wires it: each specialist's run lasts its given duration, every
-// run's start is recorded and every end is told to the scheduler.
+// daemon wires it: each specialist's run lasts its given duration, in
+// sessions of a second at whose boundaries it ends when asked to yield;
+// every run's start is recorded and every end is told to the scheduler.
 type runnerFleet struct {
 	r     *fleet.Runner
 	sched atomic.Pointer[Scheduler]
@@ -29,9 +30,12 @@ func newRunnerFleet(maxRuns int, runs map[string]time.Duration) *runnerFleet {
 	f.r = fleet.NewRunner(fleet.RunnerConfig{
 		MaxConcurrent: maxRuns,
 		Run: func(ctx context.Context, name, _ string) (fleet.RunResult, error) {
-			select {
-			case <-time.After(runs[name]):
-			case <-ctx.Done():
+			for left := runs[name]; left > 0 && !fleet.YieldRequested(ctx); left -= time.Second {
+				select {
+				case <-time.After(min(left, time.Second)):
+				case <-ctx.Done():
+					return fleet.RunResult{}, nil
+				}
 			}
 			return fleet.RunResult{}, nil
 		},
@@ -65,6 +69,12 @@ func (f *runnerFleet) Start(_ context.Context, name, reason string) (<-chan Outc
 	return out, nil
 }
 
+// yielder is a runnerFleet that is also a Yielder, as the daemon's
+// starter is.
+type yielder struct{ *runnerFleet }
+
+func (y yielder) Yield(name string) bool { return y.r.Yield(name) }
+
 func (f *runnerFleet) Starts(name string) []time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -75,7 +85,13 @@ func (f *runnerFleet) Starts(name string) []time.Duration {
 // the runner.
 func (f *runnerFleet) schedule(t *testing.T, specs ...Spec) *Scheduler {
 	t.Helper()
-	s := mustNew(t, Config{Specs: specs, Starter: f, Logger: testLogger(t)})
+	return f.scheduleWith(t, f, specs...)
+}
+
+// scheduleWith is schedule with another Starter over f (yielder).
+func (f *runnerFleet) scheduleWith(t *testing.T, st Starter, specs ...Spec) *Scheduler {
+	t.Helper()
+	s := mustNew(t, Config{Specs: specs, Starter: st, Logger: testLogger(t)})
 	f.sched.Store(s)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -127,7 +143,7 @@ func TestFairShareCapOfOne(t *testing.T) {
 		for name, p := range periods {
 			specs = append(specs, Spec{Specialist: name, Every: p})
 		}
-		s := f.schedule(t, specs...)
+		s := f.scheduleWith(t, yielder{f}, specs...) // as the daemon: continuous runs yield at a session boundary
 		const end = 10 * time.Minute
 		time.Sleep(end)
 		synctest.Wait()
@@ -163,7 +179,8 @@ func TestFairShareCapOfOne(t *testing.T) {
 // TestContinuousYieldsAtItsRunsEnd: a continuous run holds the only slot
 // when perf's tick comes; the tick waits, and when the run ends perf gets
 // the slot at once and the continuous specialist runs again only after
-// perf, not at its next backoff.
+// perf, not at its next backoff. (Its Starter cannot ask a run to yield;
+// TestContinuousYieldsAtItsSessionBoundary has one that can.)
 func TestContinuousYieldsAtItsRunsEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newRunnerFleet(1, map[string]time.Duration{"fuzz": 30 * time.Second, "perf": 5 * time.Second})
@@ -255,6 +272,30 @@ func TestStarvedIsShownWithItsReason(t *testing.T) {
 		synctest.Wait()
 		if st := s.Stats()["perf"]; st.Starved || st.StarvedReason != "" || len(f.Starts("perf")) == 0 {
 			t.Errorf("perf after a run: %+v", st)
+		}
+	})
+}
+
+// TestContinuousYieldsAtItsSessionBoundary: with a Starter that can ask a
+// run to yield (the daemon's), perf's tick at 40 s has the continuous run
+// end at its next session boundary (41 s) instead of at 61 s; perf runs
+// 41-46 s and the continuous specialist starts again once it is done.
+func TestContinuousYieldsAtItsSessionBoundary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newRunnerFleet(1, map[string]time.Duration{"fuzz": 30 * time.Second, "perf": 5 * time.Second})
+		s := f.scheduleWith(t, yielder{f}, Spec{Specialist: "fuzz", Continuous: true}, Spec{Specialist: "perf", Every: 40 * time.Second})
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		if got := f.Starts("perf"); len(got) != 1 || got[0] != 41*time.Second {
+			t.Errorf("perf started at %v, want [41s]", got)
+		}
+		fz := f.Starts("fuzz")
+		if len(fz) != 3 || fz[1] != 31*time.Second || fz[2] < 46*time.Second {
+			t.Errorf("fuzz started at %v, want 0s, 31s and after 46s", fz)
+		}
+		st, fst := s.Stats()["perf"], s.Stats()["fuzz"]
+		if st.LongestWait != time.Second || fst.Yielded == 0 {
+			t.Errorf("perf waited %s, fuzz yielded %d times", st.LongestWait, fst.Yielded)
 		}
 	})
 }

@@ -227,6 +227,7 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		s.join(name, counts, "", all)
 		s.mu.Unlock()
 		s.log.Debug("events wait behind the starts waiting for a slot", keySpecialist, name)
+		s.yieldSlot()
 		return
 	}
 	seq := s.seq
@@ -264,6 +265,9 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 	}
 	if wake {
 		s.poke()
+	}
+	if errors.Is(err, ErrAtCap) {
+		s.yieldSlot()
 	}
 }
 

@@ -146,8 +146,10 @@ type Stats struct {
 	// LongestWait is the longest a pending start waited, from its first
 	// refusal (or its joining the queue) to the retry that started it.
 	LongestWait time.Duration
-	// Yielded counts the times a continuous specialist waited, before its
-	// next run, for other specialists' starts waiting for a slot.
+	// Yielded counts the times a continuous specialist gave way to other
+	// specialists' starts waiting for a slot: its run asked to end at its
+	// next session boundary (a Starter that is a [Yielder]), or its next
+	// run held back until none waits.
 	Yielded int64
 	// Period is how often its schedule ticks (every, or a cron spec's gap
 	// now); zero for continuous, event-only and manual specialists.
@@ -197,6 +199,9 @@ type Scheduler struct {
 	// startedEnds is, per specialist, its end count before the latest run
 	// the scheduler started (see runningNow).
 	startedEnds map[string]uint64
+	// yieldAsked is, per continuous specialist, the startedEnds of the run
+	// last asked to yield its slot (each run is asked once).
+	yieldAsked map[string]uint64
 
 	// Run ends reported by RunEnded, under their own lock so that RunEnded
 	// never waits for s.mu; wake tells the retry loop.
@@ -255,7 +260,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg: cfg, log: log,
 		specs: map[string]compiled{}, subs: map[string][]string{},
 		entries: map[string]cron.EntryID{}, loops: map[string]context.CancelFunc{}, stats: map[string]*Stats{},
-		pending: map[string]*pendingStart{}, ends: map[string]uint64{}, wake: make(chan struct{}, 1), queue: make(chan struct{}), retrying: map[string]bool{}, startedEnds: map[string]uint64{},
+		pending: map[string]*pendingStart{}, ends: map[string]uint64{}, wake: make(chan struct{}, 1), queue: make(chan struct{}), retrying: map[string]bool{}, startedEnds: map[string]uint64{}, yieldAsked: map[string]uint64{},
 	}
 	s.bg, s.cancel = context.WithCancel(context.Background())
 	cl := cronLogger{log}

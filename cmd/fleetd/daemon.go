@@ -374,6 +374,13 @@ func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan t
 	return out, nil
 }
 
+// Yield asks specialist's run to give its slot up at its next session
+// boundary (triggers.Yielder: a continuous run when another specialist's
+// start waits for a slot).
+func (s starter) Yield(specialist string) bool { return s.r.Yield(specialist) }
+
+var _ triggers.Yielder = starter{}
+
 func specsOf(ps []fleet.Persona) []triggers.Spec {
 	out := make([]triggers.Spec, 0, len(ps))
 	for _, p := range ps {
