@@ -34,8 +34,10 @@
 // slot, a new tick or event of another specialist queues behind them
 // without asking the Starter (unless that specialist's own run is going:
 // then it is refused as running, as before), and a continuous specialist
-// yields: after its run ends (its session boundary) it starts again only
-// when no other specialist waits ([Stats].Yielded counts the times). A
+// yields: a Starter that is a [Yielder] is asked to have one running
+// continuous specialist's run end at its next session boundary (once per
+// run), and after a run ends the continuous specialist starts again only
+// when no other specialist waits ([Stats].Yielded counts both). A
 // held tick that a retry finds the specialist running is dropped as a
 // skip. Held starts are dropped when the fleet is paused or over its
 // budget at their retry.
