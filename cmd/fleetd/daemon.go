@@ -322,7 +322,11 @@ func triageLine(read int, ch triage.Changes, r fleet.Report) string {
 // runLine says how a run ended, with its findings and refusals.
 func runLine(r fleet.RunResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s in %s (%d calls)", r.Outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
+	outcome := string(r.Outcome)
+	if r.Outcome == trajectory.OutcomeCancelled && strings.Contains(r.Summary, fleet.ErrYielded.Error()) {
+		outcome = "yielded its slot" // to a start waiting for one (triggers' fair share)
+	}
+	fmt.Fprintf(&b, "%s in %s (%d calls)", outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
 	var parts []string
 	if n := r.Totals.Findings; n > 0 {
 		parts = append(parts, plural(n, "finding", "findings"))
