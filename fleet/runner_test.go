@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -150,20 +151,19 @@ func TestDailyBudget(t *testing.T) {
 // and a start held for a paused fleet would only be dropped at its retry.
 func TestRunnerRefusalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		cleanups := 0
-		paused := false
-		r := fleet.NewRunner(fleet.RunnerConfig{Run: slowRun(time.Minute, &cleanups, &mu), MaxConcurrent: 1,
-			Paused: func() (bool, error) { mu.Lock(); defer mu.Unlock(); return paused, nil }})
+		var paused atomic.Bool
+		untilShutdown := func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
+			<-ctx.Done()
+			return fleet.RunResult{}, nil
+		}
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: untilShutdown, MaxConcurrent: 1, Paused: func() (bool, error) { return paused.Load(), nil }})
 		if _, err := r.Start("fuzz", "cron"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.Start("ux", "cron"); !errors.Is(err, fleet.ErrAtCap) {
 			t.Errorf("at the cap: %v", err)
 		}
-		mu.Lock()
-		paused = true
-		mu.Unlock()
+		paused.Store(true)
 		for _, name := range []string{"fuzz", "ux"} {
 			if _, err := r.Start(name, "cron"); !errors.Is(err, fleet.ErrPaused) || errors.Is(err, fleet.ErrRunning) || errors.Is(err, fleet.ErrAtCap) {
 				t.Errorf("%s while paused and busy: %v", name, err)
