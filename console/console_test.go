@@ -639,6 +639,8 @@ func TestFleetTriggerStats(t *testing.T) {
 		{Name: "tri", Trigger: "every 5m, events feedback", Running: true, Fired: 4, Started: 3, Skipped: 1, LastSkip: "paused",
 			Held: 5, Retried: 2, PendingReason: "event:feedback x 7"},
 		{Name: "smoke", Trigger: "every 20s", Fired: 9, Started: 9},
+		{Name: "perf", Trigger: "every 40s", Fired: 4, Held: 4, PendingReason: "every", PendingSince: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC),
+			LongestWaitSeconds: 21, Starved: true, StarvedReason: "no run since 11:58:00 (3 periods of 40s): its start (every) has waited since 11:58:40 for a free slot"},
 	}
 	f.src.fleet.Passes = []Specialist{{Name: "triage", Trigger: "every 5m0s; on feedback", Fired: 6, Started: 6, Held: 3, Retried: 1, PendingReason: "event:feedback x 2"}}
 	f.src.mu.Unlock()
@@ -676,6 +678,17 @@ func TestFleetTriggerStats(t *testing.T) {
 	if strings.Contains(smoke, "start waiting") || strings.Contains(smoke, "waits for a run") {
 		t.Errorf("smoke has no start waiting, yet its row says so:\n%s", smoke)
 	}
+	if strings.Contains(smoke, "starved") {
+		t.Errorf("smoke is not starved, yet its row says so:\n%s", smoke)
+	}
+	perf := row("data-specialist", "perf")
+	for _, want := range []string{`<span class="flag starved">starved</span>`,
+		`<span class="small starved-reason">no run since 11:58:00 (3 periods of 40s): its start (every) has waited since 11:58:40 for a free slot</span>`,
+		`waiting since <time datetime="2026-11-24T12:00:00Z">`, "longest wait 21 s"} {
+		if !strings.Contains(perf, want) {
+			t.Errorf("perf's row lacks %q:\n%s", want, perf)
+		}
+	}
 	triage := row("data-pass", "triage")
 	for _, want := range []string{`triage <span class="flag pending">start waiting</span>`, "<td>every 5m0s; on feedback</td>", "<td>6 / 6 / 0</td>",
 		`<td>3 / 1<br><span class="muted small">waits for a run to end: <code class="pending-reason">event:feedback x 2</code></span></td>`} {
@@ -695,9 +708,11 @@ func TestFleetTriggerStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
-		{"name": "tri", "held": 5.0, "retried": 2.0, "pending_reason": "event:feedback x 7", "skipped": 1.0, "last_skip": "paused"},
-		{"name": "smoke", "held": 0.0, "retried": 0.0, "pending_reason": nil, "skipped": 0.0, "last_skip": nil},
-		{"name": "triage", "held": 3.0, "retried": 1.0, "pending_reason": "event:feedback x 2", "skipped": 0.0, "last_skip": nil},
+		{"name": "tri", "held": 5.0, "retried": 2.0, "pending_reason": "event:feedback x 7", "skipped": 1.0, "last_skip": "paused", "starved": false, "starved_reason": nil},
+		{"name": "smoke", "held": 0.0, "retried": 0.0, "pending_reason": nil, "skipped": 0.0, "last_skip": nil, "starved": false, "starved_reason": nil},
+		{"name": "perf", "held": 4.0, "retried": 0.0, "pending_reason": "every", "skipped": 0.0, "last_skip": nil, "starved": true,
+			"starved_reason": "no run since 11:58:00 (3 periods of 40s): its start (every) has waited since 11:58:40 for a free slot"},
+		{"name": "triage", "held": 3.0, "retried": 1.0, "pending_reason": "event:feedback x 2", "skipped": 0.0, "last_skip": nil, "starved": false, "starved_reason": nil},
 	}
 	var got []map[string]any
 	for _, sp := range append(m.Specialists, m.Passes...) {

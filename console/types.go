@@ -111,9 +111,20 @@ type Specialist struct {
 	// of being skipped; Retried, held starts that started when a run ended
 	// (also in Started); PendingReason, the reason of the start waiting
 	// now (e.g. "event:feedback x 7"), empty when none waits.
-	Held          int64  `json:"held"`
-	Retried       int64  `json:"retried"`
-	PendingReason string `json:"pending_reason,omitempty"`
+	Held          int64     `json:"held"`
+	Retried       int64     `json:"retried"`
+	PendingReason string    `json:"pending_reason,omitempty"`
+	PendingSince  time.Time `json:"pending_since,omitzero"` // when the start waiting now was first refused
+	// LongestWaitSeconds is the longest a held start waited before it
+	// ran; Yielded, how often a continuous specialist let waiting starts
+	// go first.
+	LongestWaitSeconds float64 `json:"longest_wait_seconds,omitempty"`
+	Yielded            int64   `json:"yielded,omitempty"`
+	// Starved: a scheduled specialist that is not running has not run in
+	// three of its periods; StarvedReason says for how long and why (its
+	// start waits for a free slot, or the last refusal).
+	Starved       bool   `json:"starved"`
+	StarvedReason string `json:"starved_reason,omitempty"`
 	// From the run records: its latest run.
 	LastRunID   string    `json:"last_run_id,omitempty"`
 	LastOutcome string    `json:"last_outcome,omitempty"`

@@ -217,6 +217,10 @@ func (l *loop) boundary(ctx context.Context) bool {
 		l.end(trajectory.OutcomeCancelled, "cancelled: "+context.Cause(ctx).Error(), nil)
 		return true
 	}
+	if YieldRequested(ctx) {
+		l.end(trajectory.OutcomeCancelled, "cancelled: "+ErrYielded.Error(), nil)
+		return true
+	}
 	if l.cfg.Paused != nil {
 		if paused, err := l.cfg.Paused(); paused {
 			why := "the kill switch is on (fleetd pause)"

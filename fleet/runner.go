@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,6 +62,7 @@ type Runner struct {
 	mu       sync.Mutex
 	closed   bool
 	running  map[string]time.Time
+	yields   map[string]*atomic.Bool // the running runs' yield flags (Yield)
 	skipped  map[string]int
 	finished map[string]int
 }
@@ -75,68 +77,100 @@ func NewRunner(cfg RunnerConfig) *Runner {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runner{cfg: cfg, log: cfg.Logger.With("component", "runner"), ctx: ctx, cancel: cancel,
-		running: map[string]time.Time{}, skipped: map[string]int{}, finished: map[string]int{}}
+		running: map[string]time.Time{}, yields: map[string]*atomic.Bool{}, skipped: map[string]int{}, finished: map[string]int{}}
 }
 
+// The runner's refusals, for callers that branch on why a run did not start
+// (errors.Is). The error Start returns wraps exactly one of them; its text
+// adds the detail (when the running one started, the cap, the budget spent).
+var (
+	// ErrRunning: the specialist is already running; it never overlaps itself.
+	ErrRunning = errors.New("already running")
+	// ErrAtCap: the fleet runs MaxConcurrent runs already.
+	ErrAtCap = errors.New("at the fleet-wide concurrency cap")
+	// ErrPaused: the kill switch is on.
+	ErrPaused = errors.New("paused")
+	// ErrShuttingDown: Shutdown was called.
+	ErrShuttingDown = errors.New("shutting down")
+)
+
+// refusal is a refusal's sentinel with the words the runner shows for it.
+type refusal struct {
+	cause error
+	why   string
+}
+
+func (e *refusal) Error() string { return e.why }
+func (e *refusal) Unwrap() error { return e.cause }
+
 // Start begins a run of specialist and returns at once. When it does not
-// start it says why: already running, the concurrency cap, paused, the daily
-// budget, or shutting down. done delivers one RunDone and is then closed.
-func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, started bool, why string) {
+// start, the error wraps one of ErrShuttingDown, ErrPaused, ErrBudget (the
+// day's fleet-wide budget),
+// ErrRunning or ErrAtCap, checked in that order: a refusal for the
+// specialist running or the cap therefore means the fleet was neither
+// paused nor over its budget, so a caller may hold that start for a run's
+// end. done delivers one RunDone and is then closed.
+func (r *Runner) Start(specialist, reason string) (done <-chan RunDone, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	skip := func(why string) (<-chan RunDone, bool, string) {
+	skip := func(cause error, why string) (<-chan RunDone, error) {
 		r.skipped[specialist]++
 		r.emit(RunnerEvent{Kind: "skipped", Specialist: specialist, Reason: why})
-		return nil, false, why
+		return nil, &refusal{cause: cause, why: why}
 	}
-	switch {
-	case r.closed:
-		return skip("shutting down")
-	case !r.running[specialist].IsZero():
-		return skip("already running (started " + r.running[specialist].Format(time.RFC3339) + ")")
-	case len(r.running) >= r.cfg.MaxConcurrent:
-		return skip(fmt.Sprintf("fleet-wide limit of %d concurrent runs reached", r.cfg.MaxConcurrent))
+	if r.closed {
+		return skip(ErrShuttingDown, "shutting down")
 	}
 	if r.cfg.Paused != nil {
 		if paused, _ := r.cfg.Paused(); paused {
-			return skip("paused")
+			return skip(ErrPaused, "paused")
 		}
 	}
 	if r.cfg.Daily != nil {
 		if err := r.cfg.Daily.Check(); err != nil {
-			return skip(err.Error())
+			return skip(ErrBudget, err.Error())
 		}
 	}
+	switch {
+	case !r.running[specialist].IsZero():
+		return skip(ErrRunning, "already running (started "+r.running[specialist].Format(time.RFC3339)+")")
+	case len(r.running) >= r.cfg.MaxConcurrent:
+		return skip(ErrAtCap, fmt.Sprintf("fleet-wide limit of %d concurrent runs reached", r.cfg.MaxConcurrent))
+	}
 	r.running[specialist] = time.Now()
+	yield := new(atomic.Bool)
+	r.yields[specialist] = yield
+	ctx := context.WithValue(r.ctx, yieldKey{}, yield)
 	ch := make(chan RunDone, 1)
 	r.wg.Add(1)
 	r.emit(RunnerEvent{Kind: "started", Specialist: specialist, Reason: reason})
 	go func() {
 		defer r.wg.Done()
-		res, err := r.safeRun(specialist, reason)
+		res, err := r.safeRun(ctx, specialist, reason)
 		if r.cfg.Daily != nil {
 			r.cfg.Daily.Add(res)
 		}
 		r.mu.Lock()
 		delete(r.running, specialist)
+		delete(r.yields, specialist)
 		r.finished[specialist]++
 		r.emit(RunnerEvent{Kind: "finished", Specialist: specialist, Reason: reason, Result: res, Err: err})
 		r.mu.Unlock()
 		ch <- RunDone{Result: res, Err: err}
 		close(ch)
 	}()
-	return ch, true, ""
+	return ch, nil
 }
 
 // safeRun keeps one run's panic from taking the daemon down.
-func (r *Runner) safeRun(specialist, reason string) (res RunResult, err error) {
+func (r *Runner) safeRun(ctx context.Context, specialist, reason string) (res RunResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("run of %s panicked: %v", specialist, p)
 			r.log.Error("run panicked", "specialist", specialist, "panic", fmt.Sprint(p))
 		}
 	}()
-	return r.cfg.Run(r.ctx, specialist, reason)
+	return r.cfg.Run(ctx, specialist, reason)
 }
 
 // emit calls OnEvent; r.mu is held.
@@ -145,6 +179,35 @@ func (r *Runner) emit(e RunnerEvent) {
 	if r.cfg.OnEvent != nil {
 		r.cfg.OnEvent(e)
 	}
+}
+
+// ErrYielded is why a run that Yield asked to give its slot up ended.
+var ErrYielded = errors.New("yielded its slot to a start waiting for one")
+
+type yieldKey struct{}
+
+// Yield asks specialist's run, if one is going, to end at its next session
+// boundary (the loop's boundary between tool calls, so a tool call in
+// flight, such as a fuzz session, finishes first) so that its slot goes to
+// a start waiting for one. The run ends cancelled, saying ErrYielded, and
+// cleans up as any run does. It reports whether a run was asked.
+func (r *Runner) Yield(specialist string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	y := r.yields[specialist]
+	if y == nil {
+		return false
+	}
+	y.Store(true)
+	return true
+}
+
+// YieldRequested reports whether the run ctx belongs to was asked to give
+// its slot up (Runner.Yield). The loop checks it at each boundary; a
+// RunFunc that is not the loop may check it between its own sessions.
+func YieldRequested(ctx context.Context) bool {
+	y, _ := ctx.Value(yieldKey{}).(*atomic.Bool)
+	return y != nil && y.Load()
 }
 
 // Running returns the specialists running now, sorted.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -31,18 +32,18 @@ func TestRunnerNoOverlapAndCap(t *testing.T) {
 		var mu sync.Mutex
 		cleanups := 0
 		r := fleet.NewRunner(fleet.RunnerConfig{Run: slowRun(time.Minute, &cleanups, &mu), MaxConcurrent: 2})
-		done, ok, _ := r.Start("fuzz", "cron")
-		if !ok {
+		done, err := r.Start("fuzz", "cron")
+		if err != nil {
 			t.Fatal("first start refused")
 		}
-		if _, ok, why := r.Start("fuzz", "cron"); ok || !strings.Contains(why, "already running") {
-			t.Errorf("overlapping start: %v %q", ok, why)
+		if _, err := r.Start("fuzz", "cron"); !errors.Is(err, fleet.ErrRunning) || !strings.Contains(err.Error(), "already running (started ") {
+			t.Errorf("overlapping start: %v", err)
 		}
-		if _, ok, _ := r.Start("ux", "cron"); !ok {
+		if _, err := r.Start("ux", "cron"); err != nil {
 			t.Error("second specialist refused")
 		}
-		if _, ok, why := r.Start("perf", "cron"); ok || !strings.Contains(why, "limit of 2") {
-			t.Errorf("third concurrent start: %v %q", ok, why)
+		if _, err := r.Start("perf", "cron"); !errors.Is(err, fleet.ErrAtCap) || errors.Is(err, fleet.ErrRunning) || !strings.Contains(err.Error(), "limit of 2") {
+			t.Errorf("third concurrent start: %v", err)
 		}
 		if _, skipped := r.Counts("fuzz"); skipped != 1 {
 			t.Errorf("fuzz skips counted %d", skipped)
@@ -52,8 +53,8 @@ func TestRunnerNoOverlapAndCap(t *testing.T) {
 			t.Errorf("fuzz ended %s", d.Result.Outcome)
 		}
 		synctest.Wait()
-		if _, ok, _ := r.Start("fuzz", "cron"); !ok {
-			t.Error("fuzz refused after its run ended")
+		if _, err := r.Start("fuzz", "cron"); err != nil {
+			t.Errorf("fuzz refused after its run ended: %v", err)
 		}
 		if err := r.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
@@ -70,12 +71,12 @@ func TestRunnerPausedAndShutdown(t *testing.T) {
 		cleanups := 0
 		paused := true
 		r := fleet.NewRunner(fleet.RunnerConfig{Run: slowRun(time.Hour, &cleanups, &mu), Paused: func() (bool, error) { return paused, nil }})
-		if _, ok, why := r.Start("fuzz", "cron"); ok || why != "paused" {
-			t.Errorf("start while paused: %v %q", ok, why)
+		if _, err := r.Start("fuzz", "cron"); !errors.Is(err, fleet.ErrPaused) || err.Error() != "paused" {
+			t.Errorf("start while paused: %v", err)
 		}
 		paused = false
-		done, ok, _ := r.Start("fuzz", "cron")
-		if !ok {
+		done, err := r.Start("fuzz", "cron")
+		if err != nil {
 			t.Fatal("start after resume refused")
 		}
 		// Shutdown cancels the hour-long run and waits for its cleanup.
@@ -88,8 +89,8 @@ func TestRunnerPausedAndShutdown(t *testing.T) {
 		if d := <-done; d.Result.Outcome != trajectory.OutcomeCancelled || cleanups != 1 || time.Since(start) > time.Second {
 			t.Errorf("after shutdown: %+v cleanups %d in %s", d.Result, cleanups, time.Since(start))
 		}
-		if _, ok, why := r.Start("ux", "cron"); ok || why != "shutting down" {
-			t.Errorf("start after shutdown: %v %q", ok, why)
+		if _, err := r.Start("ux", "cron"); !errors.Is(err, fleet.ErrShuttingDown) {
+			t.Errorf("start after shutdown: %v", err)
 		}
 	})
 }
@@ -114,7 +115,7 @@ func TestRunnerShutdownDeadline(t *testing.T) {
 func TestRunnerRecoversPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := fleet.NewRunner(fleet.RunnerConfig{Run: func(context.Context, string, string) (fleet.RunResult, error) { panic("boom") }})
-		done, _, _ := r.Start("fuzz", "cron")
+		done, _ := r.Start("fuzz", "cron")
 		if d := <-done; d.Err == nil || !strings.Contains(d.Err.Error(), "panicked") {
 			t.Errorf("panicking run: %+v", d)
 		}
@@ -140,7 +141,36 @@ func TestDailyBudget(t *testing.T) {
 		t.Errorf("after restart remaining writes %d, want 2", got.MaxWrites)
 	}
 	r := fleet.NewRunner(fleet.RunnerConfig{Daily: d, Run: func(context.Context, string, string) (fleet.RunResult, error) { return fleet.RunResult{}, nil }})
-	if _, ok, why := r.Start("fuzz", "cron"); ok || !strings.Contains(why, "daily budget exhausted") {
-		t.Errorf("start past the daily budget: %v %q", ok, why)
+	if _, err := r.Start("fuzz", "cron"); !errors.Is(err, fleet.ErrBudget) || !strings.Contains(err.Error(), "daily budget exhausted") {
+		t.Errorf("start past the daily budget: %v", err)
 	}
+}
+
+// A refusal for the specialist running or the cap means the fleet is neither
+// paused nor over its budget: the triggers hold such a start for a run's end,
+// and a start held for a paused fleet would only be dropped at its retry.
+func TestRunnerRefusalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var paused atomic.Bool
+		untilShutdown := func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
+			<-ctx.Done()
+			return fleet.RunResult{}, nil
+		}
+		r := fleet.NewRunner(fleet.RunnerConfig{Run: untilShutdown, MaxConcurrent: 1, Paused: func() (bool, error) { return paused.Load(), nil }})
+		if _, err := r.Start("fuzz", "cron"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Start("ux", "cron"); !errors.Is(err, fleet.ErrAtCap) {
+			t.Errorf("at the cap: %v", err)
+		}
+		paused.Store(true)
+		for _, name := range []string{"fuzz", "ux"} {
+			if _, err := r.Start(name, "cron"); !errors.Is(err, fleet.ErrPaused) || errors.Is(err, fleet.ErrRunning) || errors.Is(err, fleet.ErrAtCap) {
+				t.Errorf("%s while paused and busy: %v", name, err)
+			}
+		}
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

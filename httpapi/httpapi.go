@@ -31,6 +31,10 @@ type Status struct {
 	StartedAt   time.Time      `json:"started_at"`
 	Node        *Node          `json:"node,omitempty"`
 	Posting     *Posting       `json:"posting,omitempty"`
+	// Starved names each scheduled specialist that has not run in three of
+	// its periods, with why (the triggers' fair share: its start waits for
+	// a free slot, or the last refusal); absent when none is.
+	Starved map[string]string `json:"starved,omitempty"`
 }
 
 // Posting is the daemon's view of posting to the log: paused while the
@@ -65,7 +69,54 @@ type Metrics struct {
 	outages  prometheus.Counter
 	posting  prometheus.Gauge
 	fuzz     fuzzCollector
+	sched    scheduleCollector
 }
+
+// ScheduleStat is one specialist's share of the run slots, as /metrics
+// exports it (gauges labelled specialist).
+type ScheduleStat struct {
+	Specialist  string
+	Starved     bool          // no run in three of its periods
+	Waiting     time.Duration // how long its start has waited for a slot or a run's end; 0: none waits
+	LongestWait time.Duration // the longest a held start of it waited before it ran
+}
+
+// scheduleCollector reads the triggers' figures at each scrape.
+type scheduleCollector struct {
+	read atomic.Pointer[func() []ScheduleStat]
+}
+
+var (
+	schedStarved = prometheus.NewDesc("fleetd_specialist_starved", "1 while a scheduled specialist has not run in three of its periods (see /api/status starved for why).", []string{"specialist"}, nil)
+	schedWaiting = prometheus.NewDesc("fleetd_specialist_waiting_seconds", "How long the specialist's start has waited for a free slot or its run's end; 0 when none waits.", []string{"specialist"}, nil)
+	schedLongest = prometheus.NewDesc("fleetd_specialist_longest_wait_seconds", "The longest a held start of the specialist waited before it ran.", []string{"specialist"}, nil)
+)
+
+func (c *scheduleCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{schedStarved, schedWaiting, schedLongest} {
+		ch <- d
+	}
+}
+
+func (c *scheduleCollector) Collect(ch chan<- prometheus.Metric) {
+	read := c.read.Load()
+	if read == nil {
+		return
+	}
+	for _, s := range (*read)() {
+		starved := 0.0
+		if s.Starved {
+			starved = 1
+		}
+		ch <- prometheus.MustNewConstMetric(schedStarved, prometheus.GaugeValue, starved, s.Specialist)
+		ch <- prometheus.MustNewConstMetric(schedWaiting, prometheus.GaugeValue, s.Waiting.Seconds(), s.Specialist)
+		ch <- prometheus.MustNewConstMetric(schedLongest, prometheus.GaugeValue, s.LongestWait.Seconds(), s.Specialist)
+	}
+}
+
+// SetScheduleStats makes /metrics export the figures read returns at each
+// scrape, one entry per specialist; read must be safe from any goroutine.
+func (m *Metrics) SetScheduleStats(read func() []ScheduleStat) { m.sched.read.Store(&read) }
 
 // FuzzStat is one fuzz target's figures with one engine, as /metrics
 // exports them (gauges labelled target, the corpus key, and engine).
@@ -155,7 +206,7 @@ func NewMetrics() *Metrics {
 	m.nodeUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_node_up", Help: "1 while the chain node answers, 0 while it is down (no run starts)."})
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetd_node_outages_total", Help: "Times the chain node went down (or was down at start)."})
 	m.posting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_posting_paused", Help: "1 while posting to the log is paused because the sponsor cannot pay for gas (findings wait in the outbox)."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, m.posting, &m.fuzz,
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, m.posting, &m.fuzz, &m.sched,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -135,3 +135,34 @@ func TestMetricsFuzzStats(t *testing.T) {
 		t.Errorf("statistics read %d times for one scrape", n)
 	}
 }
+
+// TestMetricsScheduleStats: the triggers' fair-share figures are read at
+// each scrape, one series per specialist.
+func TestMetricsScheduleStats(t *testing.T) {
+	m := NewMetrics()
+	scrape := func() string {
+		w := httptest.NewRecorder()
+		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		return w.Body.String()
+	}
+	if body := scrape(); strings.Contains(body, "fleetd_specialist_") {
+		t.Errorf("schedule series before any statistics:\n%s", body)
+	}
+	m.SetScheduleStats(func() []ScheduleStat {
+		return []ScheduleStat{
+			{Specialist: "perf", Starved: true, Waiting: 130 * time.Second, LongestWait: 21 * time.Second},
+			{Specialist: "smoke"},
+		}
+	})
+	body := scrape()
+	for _, want := range []string{
+		`fleetd_specialist_starved{specialist="perf"} 1`,
+		`fleetd_specialist_starved{specialist="smoke"} 0`,
+		`fleetd_specialist_waiting_seconds{specialist="perf"} 130`,
+		`fleetd_specialist_longest_wait_seconds{specialist="perf"} 21`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

@@ -4,9 +4,10 @@
 // polled by block range. It only decides when: a [Starter] (the daemon's
 // runner) owns the runs, refuses one while the specialist is already running,
 // paused, over budget or at the fleet-wide concurrency cap, and the
-// [Scheduler] counts every refusal as a skip, except that an event start
-// refused because the specialist runs or the fleet is at its cap waits for a
-// run to end (see Chain events).
+// [Scheduler] counts every refusal as a skip, except that a start refused
+// because the fleet is at its cap waits for a slot, in turn (see Fair
+// share), and an event start refused because the specialist runs waits for
+// that run to end (see Chain events).
 //
 // # Schedules
 //
@@ -15,9 +16,40 @@
 // cron.Recover and cron.SkipIfStillRunning; Every ticks on a fixed grid from
 // the moment the entry is scheduled (Start, or the Replace that added or
 // changed it), so it neither drifts nor bursts after a suspend. A
-// tick only asks the Starter to begin a run and returns, so a tick during a
-// long run is refused by the Starter (started=false) and counted in
-// [Stats].Skipped with its reason.
+// tick only asks the Starter to begin a run and returns, so a tick during
+// the specialist's own long run is refused by the Starter and counted in
+// [Stats].Skipped with its reason. A tick refused at the cap waits (Fair
+// share).
+//
+// # Fair share
+//
+// When the fleet's cap is smaller than the number of specialists, whether a
+// specialist runs must not depend on how its period lines up with the
+// others'. So a start the Starter refuses with [ErrAtCap] (a cron or every
+// tick, an event start) becomes the specialist's pending start, one per
+// specialist, and its later ticks and events join it. The pending starts
+// form one queue ordered by when each was first refused: when any run ends
+// ([Scheduler.RunEnded]) they are tried oldest first, so a freed slot goes
+// to the specialist that has waited longest. While anyone waits for a
+// slot, a new tick or event of another specialist queues behind them
+// without asking the Starter (unless that specialist's own run is going:
+// then it is refused as running, as before), and a continuous specialist
+// yields: a Starter that is a [Yielder] is asked to have one running
+// continuous specialist's run end at its next session boundary (once per
+// run), and after a run ends the continuous specialist starts again only
+// when no other specialist waits ([Stats].Yielded counts both). A
+// held tick that a retry finds the specialist running is dropped as a
+// skip. Held starts are dropped when the fleet is paused or over its
+// budget at their retry.
+//
+// [Stats] shows the wait: PendingReason and PendingSince for the start
+// waiting now, LongestWait for the longest a held start waited before it
+// ran. A specialist with a period (every, or cron) that is not running and
+// has not started a run within [StarvedPeriods] periods since it was
+// scheduled or last ran is Starved, and StarvedReason says for how long
+// and why (its start waits for a slot, or the Starter's last refusal).
+// With cap 1 and five specialists a tick waits at most its period plus the
+// longest run when the runs fit (TestFairShareCapOfOne).
 //
 // # Continuous
 //
@@ -70,11 +102,12 @@
 // Other refusals of an event attempt stay plain skips: while the fleet is
 // paused or over its budget nothing is held, and resuming starts no run
 // until the next event (or tick). The Starter is asked to mark a running or
-// cap refusal busy only when it is not also paused or over budget. Cron and
-// every ticks, continuous iterations (which retry on their own) and manual
-// fires are never held. [Stats] counts held polls in Pending, pending starts
-// that a retry started in Retried, and shows the start pending now in
-// PendingReason.
+// cap refusal busy only when it is not also paused or over budget
+// (fleet.Runner checks pause and budget first). Ticks are held only at the
+// cap (Fair share); continuous iterations (which retry on their own) and
+// manual fires are never held. [Stats] counts held attempts in Pending,
+// pending starts that a retry started in Retried, and shows the start
+// pending now in PendingReason.
 //
 // A kind no specialist subscribes to is not polled; when a Replace subscribes
 // to it again, it resumes from where it stopped.

@@ -9,18 +9,21 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet"
 )
 
-// Refusals a Starter marks so that an event-triggered start waits for a run
-// to end rather than being dropped (see the package doc). Return them
-// through [Busy] so the skip reason stays the Starter's own words.
+// Refusals a Starter marks so that a start waits for a run to end rather
+// than being dropped (see the package doc). They are the runner's own
+// sentinels, so the daemon's Starter passes fleet.Runner's refusals through;
+// other Starters may wrap them, or use [Busy] to keep their own words.
 var (
-	// ErrRunning: the specialist is already running. A pending start is
-	// retried when one of its runs ends.
-	ErrRunning = errors.New("already running")
+	// ErrRunning: the specialist is already running. A pending event start
+	// is retried when one of its runs ends.
+	ErrRunning = fleet.ErrRunning
 	// ErrAtCap: the fleet is at its concurrency cap. A pending start is
 	// retried when any run ends.
-	ErrAtCap = errors.New("at the concurrency cap")
+	ErrAtCap = fleet.ErrAtCap
 )
 
 // Busy returns a refusal whose message is why and which errors.Is matches
@@ -38,18 +41,31 @@ func (e *busyError) Unwrap() error { return e.cause }
 // busy reports whether a refusal may be lifted by a run's end.
 func busy(err error) bool { return errors.Is(err, ErrRunning) || errors.Is(err, ErrAtCap) }
 
-// pendingStart is one specialist's event start that waits for a run to end:
-// the events it stands for, per kind, and what it waits for.
+// pendingStart is one specialist's start that waits for a run to end: the
+// events it stands for, per kind, the tick it stands for, and what it waits
+// for.
 type pendingStart struct {
 	counts map[string]int
-	since  time.Time // when it was first refused, for retry order
+	tick   string    // "cron" or "every" when a tick refused at the cap waits; empty otherwise
+	since  time.Time // when it was first refused, for retry order and the wait it measures
 	seq    uint64    // s.seq at its last change: a run started later absorbs it
-	atCap  bool      // waits for any run to end, not only its own
+	atCap  bool      // waits for any run to end, not only its own: it is in the queue for a slot
 	own    uint64    // the specialist's end count when it was refused
 	all    uint64    // everyone's end count then
 }
 
-func (p *pendingStart) reason() string { return eventReason(p.counts) }
+// reason is what the start will carry: the tick, the events, or both
+// ("every, event:feedback x 2").
+func (p *pendingStart) reason() string {
+	switch {
+	case len(p.counts) == 0:
+		return p.tick
+	case p.tick == "":
+		return eventReason(p.counts)
+	default:
+		return p.tick + ", " + eventReason(p.counts)
+	}
+}
 
 // eventReason is "event:" and the counts in poll order, e.g.
 // "event:name_registered x 2, feedback x 1".
@@ -87,6 +103,23 @@ func (s *Scheduler) endCounts(name string) (own, all uint64) {
 	return s.ends[name], s.endsAll
 }
 
+// startedRun records that a run of name the scheduler asked for started,
+// given name's end count read before the Start call. The caller holds s.mu.
+func (s *Scheduler) startedRun(name string, own uint64) { s.startedEnds[name] = own }
+
+// runningNow reports whether a run of name the scheduler started has not
+// ended yet: no end was reported since the end count read before its Start
+// call (a specialist never overlaps itself, so any end is that run's). A
+// run started by someone else is not known. The caller holds s.mu.
+func (s *Scheduler) runningNow(name string) bool {
+	at, ok := s.startedEnds[name]
+	if !ok {
+		return false
+	}
+	own, _ := s.endCounts(name)
+	return own == at
+}
+
 // due reports whether the run p waits for has ended since it was refused.
 func (s *Scheduler) due(name string, p *pendingStart) bool {
 	own, all := s.endCounts(name)
@@ -96,20 +129,24 @@ func (s *Scheduler) due(name string, p *pendingStart) bool {
 	return own > p.own
 }
 
-// pendingFor makes a pending start for counts after a refusal that wraps
-// ErrRunning or ErrAtCap, given the end counts read before the Start call
-// and when the events were first refused. One already pending (made while
-// a retry was in flight) is merged in, waiting for whichever end comes
-// first, so a merge never delays a retry. It reports whether a run it waits
-// for has already ended (the caller then wakes the retry loop). The caller
-// holds s.mu.
-func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, own, all uint64, since time.Time) bool {
+// pendingFor makes a pending start for counts and tick after a refusal
+// that wraps ErrRunning or ErrAtCap, given the end counts read before the
+// Start call and when the start was first refused. One already pending
+// (made while a retry was in flight) is merged in, waiting for whichever end
+// comes first, so a merge never delays a retry. It reports whether a run it
+// waits for has already ended (the caller then wakes the retry loop). The
+// caller holds s.mu.
+func (s *Scheduler) pendingFor(name string, counts map[string]int, tick string, err error, own, all uint64, since time.Time) bool {
 	s.seq++
-	p := &pendingStart{counts: maps.Clone(counts), since: since, seq: s.seq, atCap: errors.Is(err, ErrAtCap), own: own, all: all}
+	p := &pendingStart{counts: maps.Clone(counts), tick: tick, since: since, seq: s.seq, atCap: errors.Is(err, ErrAtCap), own: own, all: all}
+	if p.counts == nil {
+		p.counts = map[string]int{}
+	}
 	if old := s.pending[name]; old != nil {
 		for k, n := range old.counts {
 			p.counts[k] += n
 		}
+		p.tick = cmp.Or(p.tick, old.tick)
 		if old.since.Before(p.since) {
 			p.since = old.since
 		}
@@ -117,7 +154,37 @@ func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, ow
 		p.own, p.all = min(p.own, old.own), min(p.all, old.all)
 	}
 	s.pending[name] = p
+	s.queueChanged()
 	return s.due(name, p)
+}
+
+// queueChanged wakes the continuous loops that yield to waiting starts.
+// The caller holds s.mu.
+func (s *Scheduler) queueChanged() {
+	close(s.queue)
+	s.queue = make(chan struct{})
+}
+
+// ahead returns the end count a start of name joining the queue waits for,
+// and whether anyone else waits for a slot: another specialist's pending
+// start refused at the cap, or a retry in flight. A new tick or continuous
+// iteration does not ask the Starter past them (the package doc's fair
+// share). The caller holds s.mu.
+func (s *Scheduler) ahead(name string) (all uint64, waiting bool) {
+	all = ^uint64(0)
+	for n, p := range s.pending {
+		if n != name && p.atCap {
+			all, waiting = min(all, p.all), true
+		}
+	}
+	for n := range s.retrying {
+		if n != name {
+			_, now := s.endCounts(name)
+			all, waiting = min(all, now), true
+			break
+		}
+	}
+	return all, waiting
 }
 
 // absorb drops name's pending start when a run that started after its last
@@ -126,6 +193,7 @@ func (s *Scheduler) pendingFor(name string, counts map[string]int, err error, ow
 func (s *Scheduler) absorb(name string, seq uint64) {
 	if p := s.pending[name]; p != nil && p.seq <= seq {
 		delete(s.pending, name)
+		s.queueChanged()
 		s.log.Debug("pending start absorbed by a run", keySpecialist, name, keyReason, p.reason())
 	}
 }
@@ -155,6 +223,13 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		s.log.Debug("events joined the pending start", keySpecialist, name, keyReason, p.reason())
 		return
 	}
+	if all, waiting := s.ahead(name); waiting && !s.runningNow(name) {
+		s.join(name, counts, "", all)
+		s.mu.Unlock()
+		s.log.Debug("events wait behind the starts waiting for a slot", keySpecialist, name)
+		s.yieldSlot()
+		return
+	}
 	seq := s.seq
 	s.mu.Unlock()
 	own, all := s.endCounts(name)
@@ -169,10 +244,12 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 	switch {
 	case err == nil:
 		st.Started++
+		st.LastStarted = now
+		s.startedRun(name, own)
 		s.absorb(name, seq)
 	case busy(err):
 		st.Pending++
-		wake = s.pendingFor(name, counts, err, own, all, now)
+		wake = s.pendingFor(name, counts, "", err, own, all, now)
 	default:
 		st.Skipped++
 		st.LastSkip = err.Error()
@@ -188,6 +265,9 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 	}
 	if wake {
 		s.poke()
+	}
+	if errors.Is(err, ErrAtCap) {
+		s.yieldSlot()
 	}
 }
 
@@ -211,10 +291,14 @@ func (s *Scheduler) retryLoop(ctx context.Context) {
 	}
 }
 
-// retryPending tries, oldest first, every pending start whose run ended.
-// A start is taken out while it is tried, so events found meanwhile make
-// their own attempt; a refusal that is busy again puts it back (merged with
-// any start pending by then), any other refusal drops it as a skip.
+// retryPending tries, oldest first, every pending start whose run ended,
+// so a freed slot goes to the start that has waited longest. A start is
+// taken out while it is tried (s.retrying holds it, so no tick or
+// continuous iteration passes it meanwhile); events found meanwhile join
+// a new pending start. A refusal that is busy again puts it back (merged
+// with any start pending by then, keeping its first refusal's time), except
+// that a tick's part is dropped when the specialist itself runs (a tick
+// during its own run is a skip); any other refusal drops it as a skip.
 func (s *Scheduler) retryPending(ctx context.Context) {
 	s.mu.Lock()
 	names := slices.SortedFunc(maps.Keys(s.pending), func(a, b string) int {
@@ -232,6 +316,7 @@ func (s *Scheduler) retryPending(ctx context.Context) {
 			continue
 		}
 		delete(s.pending, name)
+		s.retrying[name] = true
 		seq := s.seq
 		s.mu.Unlock()
 		own, all := s.endCounts(name)
@@ -239,24 +324,37 @@ func (s *Scheduler) retryPending(ctx context.Context) {
 		_, err := s.cfg.Starter.Start(ctx, name, reason)
 		now := time.Now()
 		s.mu.Lock()
+		delete(s.retrying, name)
 		st := s.statsFor(name)
-		wake := false
+		wake, dropped := false, ""
 		switch {
 		case err == nil:
 			st.Started++
 			st.Retried++
-			st.LastFired, st.LastReason = now, reason
+			st.LastFired, st.LastReason, st.LastStarted = now, reason, now
+			st.LongestWait = max(st.LongestWait, now.Sub(p.since))
+			s.startedRun(name, own)
 			s.absorb(name, seq)
+		case busy(err) && errors.Is(err, ErrRunning) && p.tick != "":
+			dropped = p.tick
+			st.Skipped++
+			st.LastSkip = p.tick + " tick dropped: " + err.Error()
+			if len(p.counts) > 0 {
+				wake = s.pendingFor(name, p.counts, "", err, own, all, p.since)
+			}
 		case busy(err):
-			wake = s.pendingFor(name, p.counts, err, own, all, p.since)
+			wake = s.pendingFor(name, p.counts, p.tick, err, own, all, p.since)
 		default:
 			st.Skipped++
 			st.LastSkip = "pending start dropped: " + err.Error()
 		}
+		s.queueChanged()
 		s.mu.Unlock()
 		switch {
 		case err == nil:
-			s.log.Info("pending start retried", keySpecialist, name, keyReason, reason)
+			s.log.Info("pending start retried", keySpecialist, name, keyReason, reason, "waited", now.Sub(p.since).Round(time.Millisecond))
+		case dropped != "":
+			s.log.Debug("pending tick dropped: the specialist runs", keySpecialist, name, keyWhy, err)
 		case busy(err):
 			s.log.Debug("pending start still waiting", keySpecialist, name, keyWhy, err)
 		default:

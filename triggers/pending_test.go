@@ -59,7 +59,8 @@ func TestEventsDuringARunStartOneRunWhenItEnds(t *testing.T) {
 		if n := len(f.Calls("tri")); n != 3 {
 			t.Errorf("%d start calls, want 3: %+v", n, f.Calls("tri"))
 		}
-		want := Stats{Fired: 2, Started: 2, Events: 6, Pending: 2, Retried: 1, LastReason: "event:feedback x 5"}
+		want := Stats{Fired: 2, Started: 2, Events: 6, Pending: 2, Retried: 1, LastReason: "event:feedback x 5",
+			LastStarted: f.t0.Add(32 * time.Second), LongestWait: 28 * time.Second, Period: 5 * time.Minute}
 		st := s.Stats()["tri"]
 		want.LastFired, want.NextRun = st.LastFired, st.NextRun
 		if diff := cmp.Diff(want, st); diff != "" {

@@ -123,22 +123,41 @@ var (
 type Stats struct {
 	Fired      int64     // start attempts: ticks, continuous iterations, event polls with news (unless they joined a pending start), manual fires
 	Started    int64     // runs started: attempts the Starter accepted and pending starts a retry started
-	Skipped    int64     // attempts refused and dropped (a tick while running, the cap, paused, budget; an event start while paused or over budget) or ticks dropped while the previous tick was still starting
+	Skipped    int64     // attempts refused and dropped (a tick while running, paused, budget; a continuous iteration at the cap; an event start while paused or over budget) or ticks dropped while the previous tick was still starting
 	LastSkip   string    // why the latest skip happened
 	LastFired  time.Time // when the latest attempt was made
 	LastReason string    // the reason given to the latest attempt
 	Events     int64     // chain events delivered (a coalesced attempt counts each)
 	NextRun    time.Time // next cron/every tick, or the end of a continuous wait; zero if none
-	// Pending counts event polls whose start waits for a run to end: an
-	// attempt refused because the specialist was running or the fleet at
-	// its cap, or events that joined a start already pending.
+	// Pending counts attempts whose start waits for a run to end: an event
+	// poll refused because the specialist was running or the fleet at its
+	// cap, a tick refused at the cap, or ticks and events that joined a
+	// start already pending or queued behind others waiting for a slot.
 	Pending int64
 	// Retried counts pending starts started when a run ended (also in
 	// Started).
 	Retried int64
 	// PendingReason is the reason the start pending now will carry; empty
-	// when none is pending.
+	// when none is pending. PendingSince is when it was first refused.
 	PendingReason string
+	PendingSince  time.Time
+	// LastStarted is when the latest run the triggers asked for started.
+	LastStarted time.Time
+	// LongestWait is the longest a pending start waited, from its first
+	// refusal (or its joining the queue) to the retry that started it.
+	LongestWait time.Duration
+	// Yielded counts the times a continuous specialist gave way to other
+	// specialists' starts waiting for a slot: its run asked to end at its
+	// next session boundary (a Starter that is a [Yielder]), or its next
+	// run held back until none waits.
+	Yielded int64
+	// Period is how often its schedule ticks (every, or a cron spec's gap
+	// now); zero for continuous, event-only and manual specialists.
+	Period time.Duration
+	// Starved: no run started in StarvedPeriods periods since it was
+	// scheduled or last started; StarvedReason says so and why.
+	Starved       bool
+	StarvedReason string
 }
 
 // Log attribute keys.
@@ -172,6 +191,17 @@ type Scheduler struct {
 	unlink  func() bool // detaches bg from Start's ctx
 	pending map[string]*pendingStart
 	seq     uint64 // bumped whenever a pending start changes
+	// retrying holds the specialists whose pending start a retry took out
+	// to ask the Starter; queue is closed and replaced whenever the queue
+	// changes.
+	retrying map[string]bool
+	queue    chan struct{}
+	// startedEnds is, per specialist, its end count before the latest run
+	// the scheduler started (see runningNow).
+	startedEnds map[string]uint64
+	// yieldAsked is, per continuous specialist, the startedEnds of the run
+	// last asked to yield its slot (each run is asked once).
+	yieldAsked map[string]uint64
 
 	// Run ends reported by RunEnded, under their own lock so that RunEnded
 	// never waits for s.mu; wake tells the retry loop.
@@ -230,7 +260,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg: cfg, log: log,
 		specs: map[string]compiled{}, subs: map[string][]string{},
 		entries: map[string]cron.EntryID{}, loops: map[string]context.CancelFunc{}, stats: map[string]*Stats{},
-		pending: map[string]*pendingStart{}, ends: map[string]uint64{}, wake: make(chan struct{}, 1),
+		pending: map[string]*pendingStart{}, ends: map[string]uint64{}, wake: make(chan struct{}, 1), queue: make(chan struct{}), retrying: map[string]bool{}, startedEnds: map[string]uint64{}, yieldAsked: map[string]uint64{},
 	}
 	s.bg, s.cancel = context.WithCancel(context.Background())
 	cl := cronLogger{log}
@@ -248,6 +278,11 @@ func New(cfg Config) (*Scheduler, error) {
 // continuous loops of specialists whose spec did not change. The caller
 // holds s.mu (or owns s exclusively).
 func (s *Scheduler) install(specs map[string]compiled) {
+	now := time.Now()
+	for name, c := range specs {
+		c.since = now
+		specs[name] = c
+	}
 	for name, old := range s.specs {
 		if nw, ok := specs[name]; ok && nw.equal(old.Spec) {
 			specs[name] = old // keeps an every schedule's grid
@@ -282,9 +317,17 @@ func (s *Scheduler) install(specs map[string]compiled) {
 	for _, v := range subs {
 		slices.Sort(v)
 	}
-	for name := range s.pending {
-		if len(specs[name].Events) == 0 {
-			delete(s.pending, name) // no longer subscribed to any event
+	for name, p := range s.pending {
+		c := specs[name]
+		if len(c.Events) == 0 {
+			clear(p.counts) // no longer subscribed to any event
+		}
+		if c.sched == nil {
+			p.tick = "" // no longer ticking
+		}
+		if len(p.counts) == 0 && p.tick == "" {
+			delete(s.pending, name)
+			s.queueChanged()
 		}
 	}
 	s.specs, s.subs = specs, subs
@@ -298,7 +341,7 @@ func (s *Scheduler) addEntry(name string, c compiled) {
 		reason = "every"
 	}
 	job := cron.NewChain(cron.SkipIfStillRunning(skipCounter{s, name})).Then(cron.FuncJob(func() {
-		s.fire(s.bg, name, reason)
+		s.fireTick(s.bg, name, reason)
 	}))
 	s.entries[name] = s.cron.Schedule(c.sched, job)
 }
@@ -316,15 +359,19 @@ func (s *Scheduler) Start(ctx context.Context) {
 	s.phase = phaseStarted
 	s.unlink = context.AfterFunc(ctx, s.cancel)
 	s.cron.Start()
+	now := time.Now()
 	for _, name := range slices.Sorted(maps.Keys(s.specs)) {
-		if s.specs[name].Continuous {
+		c := s.specs[name]
+		c.since = now // scheduled from here on, for starvation
+		s.specs[name] = c
+		if c.Continuous {
 			s.startLoop(name)
 		}
 	}
 	if s.poller != nil {
 		s.wg.Go(func() { s.pollLoop(s.bg) })
-		s.wg.Go(func() { s.retryLoop(s.bg) })
 	}
+	s.wg.Go(func() { s.retryLoop(s.bg) })
 	s.log.Info("triggers started", "specialists", len(s.specs), "events", s.poller != nil)
 }
 
@@ -409,6 +456,7 @@ func (s *Scheduler) fire(ctx context.Context, name, reason string) (<-chan Outco
 	s.mu.Lock()
 	seq := s.seq
 	s.mu.Unlock()
+	own, _ := s.endCounts(name)
 	done, err := s.cfg.Starter.Start(ctx, name, reason)
 	started, why := err == nil, ""
 	if err != nil {
@@ -426,6 +474,8 @@ func (s *Scheduler) fire(ctx context.Context, name, reason string) (<-chan Outco
 	st.LastFired, st.LastReason = now, reason
 	if started {
 		st.Started++
+		st.LastStarted = now
+		s.startedRun(name, own)
 		s.absorb(name, seq)
 	} else {
 		st.Skipped++
@@ -472,6 +522,7 @@ func (s *Scheduler) setNext(name string, t time.Time) {
 // of any other name fired so far.
 func (s *Scheduler) Stats() map[string]Stats {
 	s.mu.Lock()
+	now := time.Now()
 	out := make(map[string]Stats, len(s.stats))
 	for name, st := range s.stats {
 		c := *st
@@ -479,14 +530,16 @@ func (s *Scheduler) Stats() map[string]Stats {
 			c.NextRun = time.Time{} // only a continuous loop's wait is recorded here
 		}
 		if p := s.pending[name]; p != nil {
-			c.PendingReason = p.reason()
+			c.PendingReason, c.PendingSince = p.reason(), p.since
 		}
 		out[name] = c
 	}
-	for name := range s.specs { // every current specialist, fired or not
-		if _, ok := out[name]; !ok {
-			out[name] = Stats{}
+	for name, c := range s.specs { // every current specialist, fired or not
+		st := out[name]
+		if s.phase == phaseStarted {
+			s.starved(name, c, &st, now)
 		}
+		out[name] = st
 	}
 	ids := maps.Clone(s.entries)
 	running := s.phase == phaseStarted
@@ -510,6 +563,9 @@ func (s *Scheduler) Stats() map[string]Stats {
 func (s *Scheduler) continuous(ctx context.Context, name string) {
 	var prev time.Duration
 	for {
+		if !s.yield(ctx, name) {
+			return
+		}
 		done, started, _ := s.fire(ctx, name, "continuous")
 		if ctx.Err() != nil {
 			return

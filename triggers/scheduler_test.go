@@ -112,7 +112,8 @@ func TestTickDuringARunIsSkippedAndCounted(t *testing.T) {
 			t.Errorf("started per tick (-want +got):\n%s", diff)
 		}
 		st := s.Stats()["fuzz"]
-		want := Stats{Fired: 6, Started: 2, Skipped: 4, LastSkip: "already running", LastReason: "every", LastFired: st.LastFired, NextRun: f.t0.Add(70 * time.Second)}
+		want := Stats{Fired: 6, Started: 2, Skipped: 4, LastSkip: "already running", LastReason: "every", LastFired: st.LastFired, NextRun: f.t0.Add(70 * time.Second),
+			LastStarted: f.t0.Add(40 * time.Second), Period: 10 * time.Second}
 		if diff := cmp.Diff(want, st); diff != "" {
 			t.Errorf("stats (-want +got):\n%s", diff)
 		}

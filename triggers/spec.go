@@ -61,6 +61,7 @@ func (s Spec) equal(o Spec) bool {
 type compiled struct {
 	Spec
 	sched cron.Schedule
+	since time.Time // when it was scheduled (Start, or the Replace that changed it), for starvation
 }
 
 // validateSpecs checks every spec against cfg (the watched addresses and the

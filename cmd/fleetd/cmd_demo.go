@@ -119,6 +119,7 @@ the data dir (saying so on stderr).`,
 			if err := d.shutdown(30 * time.Second); err != nil {
 				fmt.Fprintln(a.stderr, "fleetd demo: shutdown:", err)
 			}
+			fmt.Fprintln(out, d.shareLine()) // every specialist's turns (daemon.go)
 			err = a.demoSummary(context.WithoutCancel(cmd.Context()))
 			fixCommands{a.app}.demoFixSummary() // cmd_fix_demo.go
 			return err

@@ -170,6 +170,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	add(aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
 	add(a.crawlCheck())
 	add(a.jailCheck())
+	add(a.scheduleCheck(ctx)) // doctor_schedule.go
 
 	// The data dir and the switches in it.
 	out = append(out, a.dataDirChecks()...)
@@ -191,7 +192,7 @@ func (a serviceCommands) doctorUnloaded(ctx context.Context, cfgErr error) []che
 		out = append(out, c)
 	}
 	const why = "not checked: the config did not load"
-	for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine"} {
+	for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine", "renderer jail", "schedule"} {
 		out = append(out, check{name: name, notChecked: true, detail: why})
 	}
 	out = append(out, libFuzzerCheck(ctx), aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))

@@ -16,11 +16,11 @@ const fixName = "fix"
 
 // fixSpecs is the fix pass's schedule: every fixer.every, when a forge is
 // configured.
-func (d *daemon) fixSpecs() []triggers.Spec {
-	if d.a.cfg.Forge.Kind == "" {
+func fixSpecs(a *app) []triggers.Spec {
+	if a.cfg.Forge.Kind == "" {
 		return nil
 	}
-	every := d.a.cfg.Fixer.Every
+	every := a.cfg.Fixer.Every
 	if every <= 0 {
 		every = 10 * time.Minute
 	}
@@ -30,7 +30,7 @@ func (d *daemon) fixSpecs() []triggers.Spec {
 // fixPass is the daemon's fix stage, only at dial propose: the fix
 // pipeline's pass (pipeline.Fix.Pass) over the report the daemon's triage
 // keeps current, narrated on the daemon's output.
-func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
+func (d *daemon) fixPass(ctx context.Context, a *app) (out fleet.RunResult, err error) {
 	start := time.Now()
 	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
 	defer func() { out.Totals.DurationMS = time.Since(start).Milliseconds() }()
@@ -38,12 +38,12 @@ func (d *daemon) fixPass(ctx context.Context) (out fleet.RunResult, err error) {
 		out.Summary = "dial is " + dial.String() + ": the fix stage runs at propose"
 		return out, nil
 	}
-	st, err := fixCommands{d.a}.newFixStage(ctx, d.env, d.opts.logger)
+	st, err := fixCommands{a}.newFixStage(ctx, d.env, d.opts.logger)
 	if err != nil {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	rep, err := triage.LoadReport(d.a.reportsDir())
+	rep, err := triage.LoadReport(a.reportsDir())
 	if err != nil {
 		out.Summary = "no triage report yet"
 		return out, nil

@@ -142,7 +142,9 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	defer env.Close()
-	node := newMCPNode(&daemon{a: a.app, env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()})
+	md := &daemon{env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()}
+	md.snap.Store(&snapshot{a: a.app}) // no personas: not the daemon
+	node := newMCPNode(md)
 	if !node.check(ctx) {
 		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", node.rpc)
 		defer node.watch(ctx)()
@@ -248,7 +250,7 @@ type mcpNode struct {
 }
 
 func newMCPNode(d *daemon) *mcpNode {
-	return &mcpNode{d: d, rawRPC: d.a.cfg.Chain.RPC, rpc: publicURL(d.a.cfg.Chain.RPC)}
+	return &mcpNode{d: d, rawRPC: d.a().cfg.Chain.RPC, rpc: publicURL(d.a().cfg.Chain.RPC)}
 }
 
 // check asks the node once, reconciling crashed runs when it has just come

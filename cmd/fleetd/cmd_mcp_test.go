@@ -612,7 +612,9 @@ func TestMCPNodeErrorHidesTheKey(t *testing.T) {
 	}
 	defer cl.Close()
 	a := &app{cfg: &Config{Chain: ChainConfig{RPC: rpc}}}
-	n := newMCPNode(&daemon{a: a, env: &fleetEnv{client: cl}, log: slog.New(slog.DiscardHandler), metrics: httpapi.NewMetrics()})
+	md := &daemon{env: &fleetEnv{client: cl}, log: slog.New(slog.DiscardHandler), metrics: httpapi.NewMetrics()}
+	md.snap.Store(&snapshot{a: a})
+	n := newMCPNode(md)
 	err = n.ready(context.Background())
 	if err == nil {
 		t.Fatal("ready with nothing listening: nil")

@@ -19,6 +19,7 @@ import (
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
+	"github.com/qafleet/fleetd/triggers"
 	"github.com/spf13/cobra"
 )
 
@@ -33,16 +34,16 @@ import (
 // token cannot be had the console is read-only on a loopback address, and
 // the daemon refuses to start on any other.
 func (d *daemon) startHTTP(addr string) error {
-	tok, err := consoleToken(addr, serviceCommands{d.a}.httpToken, d.log)
+	tok, err := consoleToken(addr, serviceCommands{d.a()}.httpToken, d.log)
 	if err != nil {
 		return err
 	}
 	src := &consoleSource{d: d}
-	if cfg, err := (findingsCommands{d.a}).triageConfig(d.env.FleetKey); err == nil {
+	if cfg, err := (findingsCommands{d.a()}).triageConfig(d.env.FleetKey); err == nil {
 		src.trusted = cfg.Trusted
 	}
 	c, err := console.New(console.Config{
-		ReportsDir: d.a.reportsDir(), RunsDir: filepath.Join(d.a.dataDir(), trajectory.RunsDir),
+		ReportsDir: d.a().reportsDir(), RunsDir: filepath.Join(d.a().dataDir(), trajectory.RunsDir),
 		Control: d.env.control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
 		Logger: d.opts.logger, Version: versionString(),
 	})
@@ -135,13 +136,23 @@ const (
 	consoleTxBudget = 3 * time.Second
 )
 
+// triggerStats fills sp's fields that come from the triggers.
+func triggerStats(sp console.Specialist, st triggers.Stats) console.Specialist {
+	sp.NextRun, sp.Fired, sp.Started, sp.Skipped, sp.LastSkip = st.NextRun, st.Fired, st.Started, st.Skipped, st.LastSkip
+	sp.LastFired, sp.LastReason, sp.Held, sp.Retried = st.LastFired, st.LastReason, st.Pending, st.Retried
+	sp.PendingReason, sp.PendingSince, sp.LongestWaitSeconds, sp.Yielded = st.PendingReason, st.PendingSince, st.LongestWait.Seconds(), st.Yielded
+	sp.Starved, sp.StarvedReason = st.Starved, st.StarvedReason
+	return sp
+}
+
 // Fleet reports the specialists and their triggers, today's budget, the
 // outbox and the node's health.
 func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	d := s.d
 	f := console.Fleet{Running: d.runner.Running(), StartedAt: d.started, Triage: d.env.Log != nil}
 	stats := d.sched.Stats()
-	personas := *d.personas.Load()
+	snap := d.snap.Load() // one snapshot for the whole page
+	personas := snap.personas
 	names := make([]string, 0, len(personas))
 	for n := range personas {
 		names = append(names, n)
@@ -150,20 +161,16 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	for _, n := range names {
 		p := personas[n]
 		st := stats[n]
-		f.Specialists = append(f.Specialists, console.Specialist{
+		f.Specialists = append(f.Specialists, triggerStats(console.Specialist{
 			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
-			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
-			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
-		})
+		}, st))
 	}
-	for _, sp := range d.specs(nil) { // with no personas: the daemon's own passes
+	for _, sp := range d.specs(snap.a, nil) { // with no personas: the daemon's own passes
 		st := stats[sp.Specialist]
-		f.Passes = append(f.Passes, console.Specialist{
+		f.Passes = append(f.Passes, triggerStats(console.Specialist{
 			Name: sp.Specialist, Trigger: triggerWords(fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}),
 			Running: slices.Contains(f.Running, sp.Specialist),
-			NextRun: st.NextRun, Fired: st.Fired, Started: st.Started, Skipped: st.Skipped, LastSkip: st.LastSkip,
-			LastFired: st.LastFired, LastReason: st.LastReason, Held: st.Pending, Retried: st.Retried, PendingReason: st.PendingReason,
-		})
+		}, st))
 	}
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
@@ -173,7 +180,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
-	f.Fuzz = consoleFuzzStats(d.a.fuzzDir())
+	f.Fuzz = consoleFuzzStats(snap.a.fuzzDir())
 	f.Published = d.published.Load()
 	return f, nil
 }
@@ -186,7 +193,7 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 		return s.head
 	}
 	cl := s.d.env.client
-	h := console.ChainHealth{RPC: publicURL(s.d.a.cfg.Chain.RPC), CheckedAt: time.Now()}
+	h := console.ChainHealth{RPC: publicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
 		s.head = h
@@ -224,7 +231,7 @@ func publicURL(raw string) string {
 // hideRPC replaces the configured RPC URL in an error message with its
 // public form.
 func (s *consoleSource) hideRPC(msg string) string {
-	if rpc := s.d.a.cfg.Chain.RPC; rpc != "" {
+	if rpc := s.d.a().cfg.Chain.RPC; rpc != "" {
 		msg = strings.ReplaceAll(msg, rpc, publicURL(rpc))
 	}
 	return msg
@@ -255,7 +262,7 @@ func triggerWords(t fleet.Trigger) string {
 // kill switch, the daily budget).
 func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) error {
 	d := s.d
-	if _, ok := (*d.personas.Load())[specialist]; !ok || specialist == triageName {
+	if _, ok := (d.snap.Load().personas)[specialist]; !ok || specialist == triageName {
 		return fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
 	}
 	started, why := d.sched.Fire(ctx, specialist, "console: "+user)
@@ -272,8 +279,8 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 	if d.env.Log == nil {
 		return fmt.Errorf("%w: no feedback log configured to triage", console.ErrUnavailable)
 	}
-	if _, ok, why := d.runner.Start(triageName, "console: "+user); !ok {
-		return fmt.Errorf("%w: triage not started: %s", console.ErrNotStarted, why)
+	if _, err := d.runner.Start(triageName, "console: "+user); err != nil {
+		return fmt.Errorf("%w: triage not started: %v", console.ErrNotStarted, err)
 	}
 	return d.env.control.Record("triage", "triage now", user)
 }
@@ -283,7 +290,8 @@ func (s *consoleSource) Mark(ctx context.Context, req console.MarkRequest, user 
 	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	res, _, err := findingsCommands{d.a}.markEntry(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), markRequest(req), user)
+	a := d.a()
+	res, _, err := findingsCommands{a}.markEntry(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), markRequest(req), user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)

@@ -39,7 +39,9 @@ func TestConsoleEntriesCarryTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	src := &consoleSource{d: &daemon{a: a, env: env}}
+	d := &daemon{env: env}
+	d.snap.Store(&snapshot{a: a})
+	src := &consoleSource{d: d}
 	for range 2 {
 		got, err := src.Entries(ctx, []uint64{subs[1].Index, subs[0].Index, 1 << 40})
 		if err != nil {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,17 +59,17 @@ type daemonOptions struct {
 // daemon is `fleetd run`: the triggers, the runner and the HTTP side over
 // one tools environment. Teardown runs in reverse start order.
 type daemon struct {
-	a        *app
-	opts     daemonOptions
-	log      *slog.Logger
-	env      *fleetEnv
-	daily    *fleet.DailyBudget
-	runner   *fleet.Runner
-	sched    *triggers.Scheduler
-	metrics  *httpapi.Metrics
-	http     *httpapi.Server
-	console  *console.Console // the operator's console (console.go)
-	personas atomic.Pointer[map[string]fleet.Persona]
+	// snap is the configuration the daemon runs on (see snapshot).
+	snap    atomic.Pointer[snapshot]
+	opts    daemonOptions
+	log     *slog.Logger
+	env     *fleetEnv
+	daily   *fleet.DailyBudget
+	runner  *fleet.Runner
+	sched   *triggers.Scheduler
+	metrics *httpapi.Metrics
+	http    *httpapi.Server
+	console *console.Console // the operator's console (console.go)
 	// published is how the running specialists compare with the set last
 	// published on the log (specialists.go), for the console.
 	published atomic.Pointer[console.PublishedSet]
@@ -87,16 +89,39 @@ type daemon struct {
 	narrateMu sync.Mutex
 }
 
+// snapshot is the configuration the daemon runs on: the app with the
+// config it loaded, and the personas loaded with it. A snapshot is never
+// modified: reload builds a new one and swaps it whole, so a run, a triage
+// or fix pass and a console request each read the snapshot once and keep
+// it to their end, whatever reloads meanwhile.
+type snapshot struct {
+	a        *app
+	personas map[string]fleet.Persona // nil outside the daemon (fleetd mcp)
+}
+
+// newSnapshot indexes ps by name.
+func newSnapshot(a *app, ps []fleet.Persona) *snapshot {
+	m := make(map[string]fleet.Persona, len(ps))
+	for _, p := range ps {
+		m[p.Name] = p
+	}
+	return &snapshot{a: a, personas: m}
+}
+
+// a is the app of the current snapshot; a caller that reads it more than
+// once in one piece of work keeps the first (runs keep their snapshot).
+func (d *daemon) a() *app { return d.snap.Load().a }
+
 // startDaemon builds and starts everything; on error it stops what started.
 func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
-	d = &daemon{a: a.app, opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
+	d = &daemon{opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
 	fuzzDir := a.fuzzDir()
 	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return metricsFuzzStats(fuzzDir, time.Now()) })
 	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
 		return nil, err
 	}
-	d.setPersonas(personas)
+	d.snap.Store(newSnapshot(a.app, personas))
 	// The node is dialled lazily: a daemon whose node is down starts
 	// degraded (console, /healthz and /metrics serving, no run starting),
 	// retries the node and catches up when it answers (node.go).
@@ -121,7 +146,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		Logger: opts.logger, OnEvent: d.onEvent,
 	})
 	tc := triggers.Config{
-		Specs: d.specs(personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
+		Specs: d.specs(a.app, personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
 		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
 	}
 	if d.env.client != nil {
@@ -131,10 +156,11 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			tc.FeedbackLog = d.env.Log.Address()
 		}
 	}
-	tc.Starter = starter{r: d.runner, node: &d.node, paused: d.env.control.Paused, daily: d.daily}
+	tc.Starter = starter{r: d.runner, node: &d.node}
 	if d.sched, err = triggers.New(tc); err != nil {
 		return nil, err
 	}
+	d.metrics.SetScheduleStats(d.scheduleStats)
 	addr := dc.HTTPAddr
 	if addr == "" {
 		addr = "127.0.0.1:8787"
@@ -155,7 +181,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // of every run whose process died (names released, funds swept), closes
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
-	r := d.a.recoverCrashed(ctx, d.env, "the daemon at start")
+	r := d.a().recoverCrashed(ctx, d.env, "the daemon at start")
 	if r.closed() < len(r.runs) {
 		d.abandoned.Store(true) // watchNode tries again
 	}
@@ -182,51 +208,45 @@ func (d *daemon) recoverCrashed(ctx context.Context) {
 	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
 }
 
-func (d *daemon) setPersonas(ps []fleet.Persona) {
-	m := make(map[string]fleet.Persona, len(ps))
-	for _, p := range ps {
-		m[p.Name] = p
-	}
-	d.personas.Store(&m)
-}
-
 // triageName is the runner's name for a triage pass (no persona may take it).
 const triageName = "triage"
 
 // specs are the personas' schedules plus triage's: its own interval and
 // every new feedback entry, when there is a feedback log to read.
-func (d *daemon) specs(ps []fleet.Persona) []triggers.Spec {
+func (d *daemon) specs(a *app, ps []fleet.Persona) []triggers.Spec {
 	var out []triggers.Spec
-	if sp := d.a.cfg.Daemon.Specialists; sp == nil || *sp {
+	if sp := a.cfg.Daemon.Specialists; sp == nil || *sp {
 		out = specsOf(ps)
 	}
 	if d.env.Log != nil {
-		every := d.a.cfg.Triage.Every
+		every := a.cfg.Triage.Every
 		if every <= 0 {
 			every = 5 * time.Minute
 		}
 		out = append(out, triggers.Spec{Specialist: triageName, Every: every, Events: []string{"feedback"}})
 	}
-	return append(out, d.fixSpecs()...) // the fix stage: cmd_fix_daemon.go
+	return append(out, fixSpecs(a)...) // the fix stage: cmd_fix_daemon.go
 }
 
 // runOne is the runner's RunFunc: one specialist run, its budget capped by
-// what is left of the day, or a triage pass.
+// what is left of the day, or a triage pass. It runs on the snapshot current
+// when it starts, to its end.
 func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
+	snap := d.snap.Load()
 	if specialist == triageName {
-		return d.triagePass(ctx)
+		return d.triagePass(ctx, snap.a)
 	}
 	if specialist == fixName {
-		return d.fixPass(ctx) // cmd_fix_daemon.go
+		return d.fixPass(ctx, snap.a) // cmd_fix_daemon.go
 	}
-	p, ok := (*d.personas.Load())[specialist]
+	p, ok := snap.personas[specialist]
 	if !ok {
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
-	res, err := probeCommands{d.a}.runSpecialist(ctx, d.env, p, runOptions{
+	res, err := probeCommands{snap.a}.runSpecialist(ctx, d.env, p, runOptions{
 		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
 	})
-	if res.RunID != "" && !sandbox.Closed(d.a.sandboxDir(), res.RunID) {
+	if res.RunID != "" && !sandbox.Closed(snap.a.sandboxDir(), res.RunID) {
 		d.abandoned.Store(true)
 	}
 	return res, err
@@ -234,15 +254,15 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 
 // triagePass is one triage run; its result's Summary is the narration line
 // (what was read and what changed), empty when nothing did.
-func (d *daemon) triagePass(ctx context.Context) (fleet.RunResult, error) {
+func (d *daemon) triagePass(ctx context.Context, a *app) (fleet.RunResult, error) {
 	start := time.Now()
 	if !d.lastReportOK {
 		// The first pass after a start compares with the saved report, so a
 		// restart does not call every cluster new.
-		d.lastReport, _ = triage.LoadReport(d.a.reportsDir())
+		d.lastReport, _ = triage.LoadReport(a.reportsDir())
 		d.lastReportOK = true
 	}
-	res, err := findingsCommands{d.a}.runTriage(ctx, d.a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.poster)
+	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.poster)
 	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
 	out.Totals.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -302,7 +322,11 @@ func triageLine(read int, ch triage.Changes, r fleet.Report) string {
 // runLine says how a run ended, with its findings and refusals.
 func runLine(r fleet.RunResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s in %s (%d calls)", r.Outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
+	outcome := string(r.Outcome)
+	if r.Outcome == trajectory.OutcomeCancelled && strings.Contains(r.Summary, fleet.ErrYielded.Error()) {
+		outcome = "yielded its slot" // to a start waiting for one (triggers' fair share)
+	}
+	fmt.Fprintf(&b, "%s in %s (%d calls)", outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
 	var parts []string
 	if n := r.Totals.Findings; n > 0 {
 		// A repeat run files what is already on the log again: say how
@@ -338,25 +362,20 @@ func plural(n int, one, many string) string {
 // node is down nothing starts: a run would fail on fleetd's own network
 // and a finding about that would be noise.
 type starter struct {
-	r      *fleet.Runner
-	node   *nodeState           // nil: never gated
-	paused func() (bool, error) // nil: never paused
-	daily  *fleet.DailyBudget   // nil: no daily budget
+	r    *fleet.Runner
+	node *nodeState // nil: never gated
 }
-
-// Refusal prefixes of fleet.Runner.Start (starter_test.go pins them).
-const (
-	runnerRunning = "already running"
-	runnerAtCap   = "fleet-wide limit of "
-)
 
 func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, error) {
 	if s.node != nil && !s.node.Up() {
 		return nil, errors.New("the chain node is down")
 	}
-	done, ok, why := s.r.Start(specialist, reason)
-	if !ok {
-		return nil, s.refusal(why)
+	// The runner's refusals wrap its sentinels, which are the triggers'
+	// ErrRunning and ErrAtCap; it checks pause and budget first, so a busy
+	// refusal is never one a paused or spent fleet would drop at its retry.
+	done, err := s.r.Start(specialist, reason)
+	if err != nil {
+		return nil, err
 	}
 	out := make(chan triggers.Outcome, 1)
 	go func() {
@@ -367,31 +386,12 @@ func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan t
 	return out, nil
 }
 
-// refusal marks the runner's refusals a run's end can lift (the specialist
-// is running, the fleet is at its cap), so the triggers hold an event start
-// for them, unless the fleet is paused or the day's budget spent: the
-// runner checks those after the other two, and a start held for a paused or
-// spent fleet would only be dropped at its retry.
-func (s starter) refusal(why string) error {
-	var cause error
-	switch {
-	case strings.HasPrefix(why, runnerRunning):
-		cause = triggers.ErrRunning
-	case strings.HasPrefix(why, runnerAtCap):
-		cause = triggers.ErrAtCap
-	default:
-		return errors.New(why)
-	}
-	if s.paused != nil {
-		if p, _ := s.paused(); p {
-			return errors.New(why)
-		}
-	}
-	if s.daily != nil && s.daily.Check() != nil {
-		return errors.New(why)
-	}
-	return triggers.Busy(cause, why)
-}
+// Yield asks specialist's run to give its slot up at its next session
+// boundary (triggers.Yielder: a continuous run when another specialist's
+// start waits for a slot).
+func (s starter) Yield(specialist string) bool { return s.r.Yield(specialist) }
+
+var _ triggers.Yielder = starter{}
 
 func specsOf(ps []fleet.Persona) []triggers.Spec {
 	out := make([]triggers.Spec, 0, len(ps))
@@ -406,9 +406,17 @@ func (d *daemon) status() httpapi.Status {
 	dial, _ := d.env.control.Dial()
 	paused, _ := d.env.control.Paused()
 	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.status()}
-	for name := range *d.personas.Load() {
+	for name := range d.snap.Load().personas {
 		finished, skipped := d.runner.Counts(name)
 		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
+	}
+	for name, ts := range d.sched.Stats() {
+		if ts.Starved {
+			if st.Starved == nil {
+				st.Starved = map[string]string{}
+			}
+			st.Starved[name] = ts.StarvedReason
+		}
 	}
 	if d.env.poster != nil {
 		items, _ := d.env.poster.Pending()
@@ -422,28 +430,83 @@ func (d *daemon) status() httpapi.Status {
 	return st
 }
 
-// reload re-reads the config file and the personas (SIGHUP). An invalid new
-// set is logged with its error and the old one kept.
+// shareLine says how the run slots were shared: each specialist's finished
+// runs, the longest a start waited for a slot and who waited it, and any
+// specialist that starved or never ran, with why.
+func (d *daemon) shareLine() string {
+	stats := d.sched.Stats()
+	names := slices.Sorted(maps.Keys(d.snap.Load().personas))
+	var runs, notes []string
+	var longest time.Duration
+	var who string
+	for _, name := range names {
+		finished, _ := d.runner.Counts(name)
+		runs = append(runs, fmt.Sprintf("%s %d", name, finished))
+		st := stats[name]
+		if st.LongestWait > longest {
+			longest, who = st.LongestWait, name
+		}
+		switch {
+		case st.Starved:
+			notes = append(notes, name+" starved: "+st.StarvedReason)
+		case finished == 0 && st.LastSkip != "":
+			notes = append(notes, name+" never ran: "+st.LastSkip)
+		case finished == 0:
+			notes = append(notes, name+" never ran")
+		}
+	}
+	limit := d.a().cfg.Daemon.MaxConcurrent
+	if limit <= 0 {
+		limit = 2 // the runner's default
+	}
+	line := fmt.Sprintf("runs per specialist (cap %d at once): %s", limit, strings.Join(runs, ", "))
+	if who != "" {
+		line += fmt.Sprintf("; longest wait for a slot: %s (%s)", longest.Round(100*time.Millisecond), who)
+	} else {
+		line += "; no start waited for a slot"
+	}
+	for _, n := range notes {
+		line += "\n  " + n
+	}
+	return line
+}
+
+// scheduleStats is the triggers' fair-share figures for /metrics.
+func (d *daemon) scheduleStats() []httpapi.ScheduleStat {
+	now := time.Now()
+	var out []httpapi.ScheduleStat
+	for name, st := range d.sched.Stats() {
+		s := httpapi.ScheduleStat{Specialist: name, Starved: st.Starved, LongestWait: st.LongestWait}
+		if !st.PendingSince.IsZero() {
+			s.Waiting = now.Sub(st.PendingSince)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// reload re-reads the config file and the personas (SIGHUP) into a new
+// snapshot and swaps it in whole; runs already going keep theirs. An
+// invalid new set is logged with its error and the old one kept.
 func (d *daemon) reload() {
-	cfg, err := LoadConfig(d.a.configPath)
+	old := d.snap.Load()
+	cfg, err := LoadConfig(old.a.configPath)
 	if err != nil {
 		d.log.Error("reload: keeping the running configuration", "err", err)
 		return
 	}
-	old := d.a.cfg
-	d.a.cfg = cfg
-	ps, err := probeCommands{d.a}.loadPersonas()
+	next := *old.a // the app is a value over its config: copy it, change only the config
+	next.cfg = cfg
+	ps, err := probeCommands{&next}.loadPersonas()
 	if err != nil {
-		d.a.cfg = old
 		d.log.Error("reload: keeping the running specialists", "err", err)
 		return
 	}
-	if err := d.sched.Replace(d.specs(ps)); err != nil {
-		d.a.cfg = old
+	if err := d.sched.Replace(d.specs(&next, ps)); err != nil {
 		d.log.Error("reload: keeping the running schedules", "err", err)
 		return
 	}
-	d.setPersonas(ps)
+	d.snap.Store(newSnapshot(&next, ps))
 	if d.node.Up() {
 		d.publishSpecialists(context.Background())
 	}

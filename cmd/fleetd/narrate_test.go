@@ -72,4 +72,12 @@ func TestRunLine(t *testing.T) {
 	if got := runLine(r); !strings.Contains(got, "nothing found") || strings.Contains(got, " 0 ") {
 		t.Errorf("runLine = %q, want 'nothing found' and no zeros", got)
 	}
+	r.Outcome, r.Summary = trajectory.OutcomeCancelled, "cancelled: "+fleet.ErrYielded.Error()
+	if got := runLine(r); !strings.HasPrefix(got, "yielded its slot in 1s (12 calls)") {
+		t.Errorf("a yielded run: runLine = %q", got)
+	}
+	r.Summary = "cancelled: context canceled"
+	if got := runLine(r); !strings.HasPrefix(got, "cancelled in 1s") {
+		t.Errorf("a cancelled run: runLine = %q", got)
+	}
 }

@@ -83,9 +83,9 @@ func (d *daemon) checkNode(ctx context.Context) (up, back bool) {
 	d.metrics.SetNodeUp(up, changed && !up)
 	switch {
 	case changed && up:
-		d.log.Info("chain node answers", "rpc", publicURL(d.a.cfg.Chain.RPC))
+		d.log.Info("chain node answers", "rpc", publicURL(d.a().cfg.Chain.RPC))
 	case changed && !up:
-		d.log.Error("chain node down: no run starts until it answers", "rpc", publicURL(d.a.cfg.Chain.RPC), "err", err)
+		d.log.Error("chain node down: no run starts until it answers", "rpc", publicURL(d.a().cfg.Chain.RPC), "err", err)
 	}
 	return up, up && !wasUp
 }

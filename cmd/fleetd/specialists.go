@@ -199,7 +199,7 @@ func newestPublished(ctx context.Context, log *chain.FeedbackLog, fleetAddr flee
 // are logged: publishing never stops the daemon.
 func (d *daemon) publishSpecialists(ctx context.Context) {
 	env := d.env
-	if env == nil || env.Log == nil || env.FleetKey == nil || env.poster == nil || d.personas.Load() == nil {
+	if env == nil || env.Log == nil || env.FleetKey == nil || env.poster == nil || d.snap.Load().personas == nil {
 		return // not the daemon (fleetd mcp recovers crashed runs with it too), or no log to publish on
 	}
 	ps := d.personaList()
@@ -245,7 +245,7 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 // name (chain.fleet_name), when one is configured, and notes the outcome
 // in st.
 func (d *daemon) publishNameOf(ctx context.Context, st *console.PublishedSet) {
-	name := d.a.cfg.Chain.FleetName
+	name := d.a().cfg.Chain.FleetName
 	if name == "" {
 		return
 	}
@@ -260,7 +260,7 @@ func (d *daemon) publishNameOf(ctx context.Context, st *console.PublishedSet) {
 
 // personaList is the running personas, by name.
 func (d *daemon) personaList() []fleet.Persona {
-	m := *d.personas.Load()
+	m := d.snap.Load().personas
 	out := make([]fleet.Persona, 0, len(m))
 	for _, p := range m {
 		out = append(out, p)

@@ -21,14 +21,15 @@ import (
 )
 
 // TestStarterMarksBusyRefusals drives the starter over a real runner: the
-// runner's "already running" and cap refusals become triggers.ErrRunning
-// and ErrAtCap (so an event start waits for the run to end), but not while
-// the fleet is paused or the day's budget is spent, and the runner's other
-// refusals stay plain. It pins the runner's wording the starter reads.
+// runner's "already running" and cap refusals are triggers.ErrRunning and
+// ErrAtCap (so a start waits for a run to end), but not while the fleet is
+// paused or the day's budget is spent (the runner checks those first), and
+// the runner's other refusals stay plain.
 func TestStarterMarksBusyRefusals(t *testing.T) {
 	release := make(chan struct{})
 	daily := fleet.NewDailyBudget(t.TempDir(), fleet.Budget{MaxWrites: 1})
-	r := fleet.NewRunner(fleet.RunnerConfig{MaxConcurrent: 1, Daily: daily, Run: func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
+	var paused atomic.Bool
+	r := fleet.NewRunner(fleet.RunnerConfig{MaxConcurrent: 1, Daily: daily, Paused: func() (bool, error) { return paused.Load(), nil }, Run: func(ctx context.Context, _, _ string) (fleet.RunResult, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -40,8 +41,7 @@ func TestStarterMarksBusyRefusals(t *testing.T) {
 		defer cancel()
 		r.Shutdown(ctx)
 	})
-	var paused atomic.Bool
-	s := starter{r: r, paused: func() (bool, error) { return paused.Load(), nil }, daily: daily}
+	s := starter{r: r}
 	ctx := t.Context()
 
 	done, err := s.Start(ctx, "ux", "test")
@@ -57,7 +57,8 @@ func TestStarterMarksBusyRefusals(t *testing.T) {
 		if wantCause != nil && !errors.Is(err, wantCause) {
 			t.Errorf("%s: %q, want %v", name, err, wantCause)
 		}
-		if wantCause == nil && (errors.Is(err, triggers.ErrRunning) || errors.Is(err, triggers.ErrAtCap)) {
+		isBusy := wantCause == triggers.ErrRunning || wantCause == triggers.ErrAtCap
+		if !isBusy && (errors.Is(err, triggers.ErrRunning) || errors.Is(err, triggers.ErrAtCap)) {
 			t.Errorf("%s: %q is busy, want a plain refusal", name, err)
 		}
 		if got := err.Error(); !strings.HasPrefix(got, wantPrefix) {
@@ -68,13 +69,13 @@ func TestStarterMarksBusyRefusals(t *testing.T) {
 	check("tri", triggers.ErrAtCap, "fleet-wide limit of 1 concurrent runs reached")
 
 	paused.Store(true)
-	check("ux", nil, "already running")
-	check("tri", nil, "fleet-wide limit")
+	check("ux", fleet.ErrPaused, "paused")
+	check("tri", fleet.ErrPaused, "paused")
 	paused.Store(false)
 
 	daily.Add(fleet.RunResult{Totals: trajectory.Totals{Writes: 1}})
-	check("ux", nil, "already running")
-	check("tri", nil, "fleet-wide limit")
+	check("ux", fleet.ErrBudget, "daily budget exhausted")
+	check("tri", fleet.ErrBudget, "daily budget exhausted")
 
 	close(release)
 	<-done
