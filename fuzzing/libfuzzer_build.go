@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -205,6 +206,7 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 			if err := installBuild(cacheRoot, key, tmp); err != nil {
 				return nil, fmt.Errorf("libfuzzer build: %w", err)
 			}
+			os.Remove(filepath.Join(cacheRoot, buildFailureFile))
 			return loadBuild(entry)
 		}
 		if ctx.Err() != nil {
@@ -221,10 +223,53 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 			attempt = 2 // the target's file was alone already
 		}
 	}
+	err := errs[0]
 	if len(errs) == 2 {
-		return nil, fmt.Errorf("%w (again without the other test files: %v)", errs[0], errs[1])
+		err = fmt.Errorf("%w (again without the other test files: %v)", errs[0], errs[1])
 	}
-	return nil, errs[0]
+	recordBuildFailure(cacheRoot, g.Func, err)
+	return nil, err
+}
+
+// buildFailureFile, in a build cache directory, describes the last build
+// that failed (removed by the next that succeeds): what `fleetd doctor`
+// shows of a degraded engine between runs.
+const buildFailureFile = "last-build-failure.json"
+
+// BuildFailure is the last failed libFuzzer build of a target.
+type BuildFailure struct {
+	Target string    `json:"target"`
+	Cause  string    `json:"cause"` // the compiler's first error, else the error's first line
+	At     time.Time `json:"at"`
+}
+
+func recordBuildFailure(root, fn string, err error) {
+	cause := FirstBuildError(err)
+	if cause == "" {
+		cause = firstLine(err.Error())
+	}
+	b, _ := json.Marshal(BuildFailure{Target: fn, Cause: cause, At: time.Now().UTC()})
+	if os.MkdirAll(root, 0o700) == nil {
+		os.WriteFile(filepath.Join(root, buildFailureFile), b, 0o600)
+	}
+}
+
+// LastBuildFailure reads the last failed build recorded in a libFuzzer
+// build cache directory (LibFuzzerTarget.CacheDir): nil when the last
+// build succeeded or none ran.
+func LastBuildFailure(cacheDir string) (*BuildFailure, error) {
+	b, err := os.ReadFile(filepath.Join(cacheDir, buildFailureFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f BuildFailure
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(cacheDir, buildFailureFile), err)
+	}
+	return &f, nil
 }
 
 // filesError is a go build that failed: which other test files its
@@ -343,7 +388,8 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, skip map[string]bool, 
 		timeout = 10 * time.Minute
 	}
 	env := lt.buildEnv()
-	overlay, err := testingOverlay(ctx, g, lay, env, out)
+	overlay, restore, err := testingOverlay(ctx, g, lay, env, out)
+	defer restore()
 	if err != nil {
 		return "", err
 	}

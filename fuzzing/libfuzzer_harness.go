@@ -42,7 +42,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "6"
+	harnessVersion = "7"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are
@@ -117,22 +117,22 @@ type TB interface {
 	ArtifactDir() string
 	Attr(key, value string)
 	Cleanup(func())
-	Error(args ...any)
-	Errorf(format string, args ...any)
+	Error(args ...interface{})
+	Errorf(format string, args ...interface{})
 	Fail()
 	FailNow()
 	Failed() bool
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
+	Fatal(args ...interface{})
+	Fatalf(format string, args ...interface{})
 	Helper()
-	Log(args ...any)
-	Logf(format string, args ...any)
+	Log(args ...interface{})
+	Logf(format string, args ...interface{})
 	Name() string
 	Setenv(key, value string)
 	Chdir(dir string)
-	Skip(args ...any)
+	Skip(args ...interface{})
 	SkipNow()
-	Skipf(format string, args ...any)
+	Skipf(format string, args ...interface{})
 	Skipped() bool
 	TempDir() string
 	Context() context.Context
@@ -209,14 +209,14 @@ func (c *common) Helper() {
 	}
 }
 func (c *common) Name() string                      { return c.name }
-func (c *common) Log(args ...any)                   { c.log(c.where() + ": " + fmt.Sprintln(args...)) }
-func (c *common) Logf(format string, args ...any)   { c.log(c.where() + ": " + fmt.Sprintf(format, args...)) }
-func (c *common) Error(args ...any)                 { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.Fail() }
-func (c *common) Errorf(format string, args ...any) { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.Fail() }
-func (c *common) Fatal(args ...any)                 { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.FailNow() }
-func (c *common) Fatalf(format string, args ...any) { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.FailNow() }
-func (c *common) Skip(args ...any)                  { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.SkipNow() }
-func (c *common) Skipf(format string, args ...any)  { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.SkipNow() }
+func (c *common) Log(args ...interface{})                   { c.log(c.where() + ": " + fmt.Sprintln(args...)) }
+func (c *common) Logf(format string, args ...interface{})   { c.log(c.where() + ": " + fmt.Sprintf(format, args...)) }
+func (c *common) Error(args ...interface{})                 { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.Fail() }
+func (c *common) Errorf(format string, args ...interface{}) { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.Fail() }
+func (c *common) Fatal(args ...interface{})                 { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.FailNow() }
+func (c *common) Fatalf(format string, args ...interface{}) { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.FailNow() }
+func (c *common) Skip(args ...interface{})                  { c.log(c.where() + ": " + fmt.Sprintln(args...)); c.SkipNow() }
+func (c *common) Skipf(format string, args ...interface{})  { c.log(c.where() + ": " + fmt.Sprintf(format, args...)); c.SkipNow() }
 func (c *common) Fail()                             { c.mu.Lock(); c.failed = true; c.mu.Unlock() }
 func (c *common) FailNow()                          { c.Fail(); panic(stop{}) }
 func (c *common) SkipNow()                          { c.mu.Lock(); c.skipped = true; c.mu.Unlock(); panic(stop{}) }
@@ -433,7 +433,7 @@ func AllocsPerRun(runs int, f func()) float64 {
 }
 func Main(matchString func(pat, str string) (bool, error), tests []InternalTest, benchmarks []InternalBenchmark, examples []InternalExample) {
 }
-func MainStart(deps any, tests []InternalTest, benchmarks []InternalBenchmark, fuzzTargets []InternalFuzzTarget, examples []InternalExample) *M {
+func MainStart(deps interface{}, tests []InternalTest, benchmarks []InternalBenchmark, fuzzTargets []InternalFuzzTarget, examples []InternalExample) *M {
 	return &M{}
 }
 func RunTests(matchString func(pat, str string) (bool, error), tests []InternalTest) bool { return true }
@@ -443,16 +443,16 @@ func RunExamples(matchString func(pat, str string) (bool, error), examples []Int
 // F is the fuzz target's *testing.F.
 type F struct {
 	common
-	seeds [][]any
+	seeds [][]interface{}
 	fn    reflect.Value
 	types []reflect.Type
 }
 
 // Add records a seed (written out in describe mode).
-func (f *F) Add(args ...any) { f.seeds = append(f.seeds, args) }
+func (f *F) Add(args ...interface{}) { f.seeds = append(f.seeds, args) }
 
 // Fuzz records the fuzz function; Run calls it once per input.
-func (f *F) Fuzz(ff any) {
+func (f *F) Fuzz(ff interface{}) {
 	fn := reflect.ValueOf(ff)
 	if fn.Kind() != reflect.Func || fn.Type().NumIn() < 1 || fn.Type().In(0) != reflect.TypeOf(&T{}) {
 		f.Fatal("f.Fuzz wants a func(*testing.T, ...)")

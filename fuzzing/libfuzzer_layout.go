@@ -364,59 +364,134 @@ func linkTree(src, dst string) error {
 	})
 }
 
-// testingOverlay writes, for every non-standard package of the build that
-// imports "testing" (but the stand-in), a copy of its files importing the
-// stand-in instead, and returns the go build -overlay file naming them
-// ("" when no package needs one). The copies live under dir.
-func testingOverlay(ctx context.Context, g GoTarget, lay *harnessLayout, env []string, dir string) (string, error) {
+// testingOverlay points every non-standard package of the build that
+// imports "testing" (but the stand-in) at the stand-in instead. A package
+// in the module copy or its vendor directory gets an overlay entry (a
+// copy of each such file under dir); the go command refuses overlays of
+// the module cache, so a module there is copied into the harness
+// directory, its files rewritten, and go.mod replaces it with the copy
+// (restore puts go.mod and go.sum back). It returns the go build -overlay
+// file ("" when no file needs one).
+func testingOverlay(ctx context.Context, g GoTarget, lay *harnessLayout, env []string, dir string) (overlay string, restore func(), err error) {
+	restore = func() {}
 	argv := []string{g.Go, "list", "-e", "-deps", "-tags", "libfuzzer"}
 	if lay.vendor {
 		argv = append(argv, "-mod=vendor")
 	}
-	argv = append(argv, "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}} {{join .CgoFiles \" \"}}\t{{join .Imports \" \"}}{{end}}", "./"+lay.mainDir)
+	argv = append(argv, "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}} {{join .CgoFiles \" \"}}\t{{join .Imports \" \"}}\t{{with .Module}}{{.Path}}\t{{.Version}}\t{{.Dir}}\t{{.Main}}{{end}}{{end}}", "./"+lay.mainDir)
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: argv, Dir: lay.modRoot, Env: env, Timeout: 5 * time.Minute,
 		MemoryBytes: g.memory(), OutputCap: 8 << 20})
 	if err != nil {
-		return "", fmt.Errorf("libfuzzer build: go list: %w", err)
+		return "", restore, fmt.Errorf("libfuzzer build: go list: %w", err)
 	}
 	if res.ExitCode != 0 {
-		return "", buildError("go list", res.Stderr, lay)
+		return "", restore, buildError("go list", res.Stderr, lay)
 	}
 	shim := lay.modPath + "/" + harnessDir + "/testing"
 	replace := map[string]string{}
+	type modCopy struct{ path, version, src, dst string }
+	copies := map[string]*modCopy{} // by module path@version
 	sc := bufio.NewScanner(bytes.NewReader(res.Stdout))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		parts := strings.Split(sc.Text(), "\t")
-		if len(parts) != 4 || parts[0] == shim || !containsField(parts[3], "testing") {
+		if len(parts) < 4 || parts[0] == shim || !containsField(parts[3], "testing") {
 			continue
 		}
+		pkgDir := parts[1]
+		var mc *modCopy
+		if len(parts) == 8 && parts[7] != "true" && parts[6] != "" && !within(lay.modRoot, pkgDir) {
+			// A module outside the copy (the module cache): copy it.
+			key := parts[4] + "@" + parts[5]
+			if mc = copies[key]; mc == nil {
+				mc = &modCopy{path: parts[4], version: parts[5], src: parts[6],
+					dst: filepath.Join(lay.modRoot, harnessDir, "mods", strconv.Itoa(len(copies)))}
+				if err := copyModule(mc.src, mc.dst, mc.path); err != nil {
+					return "", restore, fmt.Errorf("libfuzzer build: copy %s: %w", key, err)
+				}
+				copies[key] = mc
+			}
+		}
 		for _, name := range strings.Fields(parts[2]) {
-			file := filepath.Join(parts[1], name)
+			file := filepath.Join(pkgDir, name)
 			src, err := os.ReadFile(file)
 			if err != nil {
-				return "", fmt.Errorf("libfuzzer build: %w", err)
+				return "", restore, fmt.Errorf("libfuzzer build: %w", err)
 			}
 			out, changed, err := retargetTesting(src, shim)
 			if err != nil || !changed {
 				continue
 			}
+			if mc != nil {
+				rel, err := filepath.Rel(mc.src, file)
+				if err != nil {
+					return "", restore, fmt.Errorf("libfuzzer build: %w", err)
+				}
+				if err := os.WriteFile(filepath.Join(mc.dst, rel), out, 0o600); err != nil {
+					return "", restore, fmt.Errorf("libfuzzer build: %w", err)
+				}
+				continue
+			}
 			dst := filepath.Join(dir, strconv.Itoa(len(replace))+"-"+name)
 			if err := os.WriteFile(dst, out, 0o600); err != nil {
-				return "", fmt.Errorf("libfuzzer build: %w", err)
+				return "", restore, fmt.Errorf("libfuzzer build: %w", err)
 			}
 			replace[file] = dst
 		}
 	}
+	if len(copies) > 0 {
+		gomod, gosum := filepath.Join(lay.modRoot, "go.mod"), filepath.Join(lay.modRoot, "go.sum")
+		modB, err := os.ReadFile(gomod)
+		if err != nil {
+			return "", restore, fmt.Errorf("libfuzzer build: %w", err)
+		}
+		sumB, sumErr := os.ReadFile(gosum)
+		restore = func() {
+			os.WriteFile(gomod, modB, 0o600)
+			if sumErr == nil {
+				os.WriteFile(gosum, sumB, 0o600)
+			}
+		}
+		edit := []string{g.Go, "mod", "edit"}
+		for _, mc := range copies {
+			rel, _ := filepath.Rel(lay.modRoot, mc.dst)
+			edit = append(edit, "-replace="+mc.path+"@"+mc.version+"=./"+filepath.ToSlash(rel))
+		}
+		res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: edit, Dir: lay.modRoot, Env: env, Timeout: time.Minute, MemoryBytes: g.memory()})
+		if err != nil {
+			return "", restore, fmt.Errorf("libfuzzer build: go mod edit: %w", err)
+		}
+		if res.ExitCode != 0 {
+			return "", restore, buildError("go mod edit", res.Stderr, lay)
+		}
+	}
 	if len(replace) == 0 {
-		return "", nil
+		return "", restore, nil
 	}
 	b, err := json.Marshal(map[string]any{"Replace": replace})
 	if err != nil {
-		return "", err
+		return "", restore, err
 	}
 	p := filepath.Join(dir, "overlay.json")
-	return p, os.WriteFile(p, b, 0o600)
+	return p, restore, os.WriteFile(p, b, 0o600)
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// copyModule copies a module's tree (writable; no nested modules' go.mod
+// is there in the module cache) and gives it a go.mod when it has none.
+func copyModule(src, dst, modPath string) error {
+	if err := copyTree(src, dst); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dst, "go.mod")); err != nil {
+		return os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module "+modPath+"\n"), 0o600)
+	}
+	return nil
 }
 
 func containsField(s, f string) bool {
