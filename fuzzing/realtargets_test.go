@@ -205,7 +205,7 @@ func TestRealTargets(t *testing.T) {
 				}
 			}
 			rows = append(rows, row)
-			t.Logf("%s %s %s: built in %s, %d execs, coverage %d -> %d, crash %q%s", mod, tg.pkg, tg.fn, row.build.Round(time.Second), row.execs, row.cov0, row.cov, row.realCrash, map[bool]string{true: " FALSE CRASH", false: ""}[row.falseCrash])
+			t.Logf("%s %s %s: built in %s, %d execs, coverage %d -> %d, crash %q%s (note: %s)", mod, tg.pkg, tg.fn, row.build.Round(time.Second), row.execs, row.cov0, row.cov, row.realCrash, map[bool]string{true: " FALSE CRASH", false: ""}[row.falseCrash], rep.Note)
 		}
 	}
 	var b strings.Builder
