@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestWriteHarnessLayout(t *testing.T) {
 		"os_linux_test.go -> record/fleetdlibfuzzer/record_test/os_linux_test_fleetdlibfuzzer.go",
 		"record_test.go -> record/fleetdlibfuzzer/record_test/record_test_fleetdlibfuzzer.go",
 	}
-	if diff := cmp.Diff(want, sortedStrings(got)); diff != "" || lay.xdir != xdir || lay.modRoot != g.Dir {
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(got))); diff != "" || lay.xdir != xdir || lay.modRoot != g.Dir {
 		t.Errorf("layout (-want +got):\n%s\nxdir %s, module root %s", diff, lay.xdir, lay.modRoot)
 	}
 	for _, f := range []string{"testdata/seeds/one", "testdata/seeds/two"} {
@@ -82,18 +83,6 @@ func TestWriteHarnessLayout(t *testing.T) {
 		t.Errorf("target in an excluded file: %v", err)
 	}
 	removeHarness(g)
-}
-
-func sortedStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 func TestEmbedPatterns(t *testing.T) {
