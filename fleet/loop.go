@@ -135,9 +135,12 @@ type TurnEvent struct {
 
 // RunResult is how a run ended.
 type RunResult struct {
-	RunID    string
-	Outcome  trajectory.Outcome
-	Summary  string
+	RunID   string
+	Outcome trajectory.Outcome
+	Summary string
+	// Degraded are the capabilities the run fell back from (tool results'
+	// degraded fields, ResultDegraded), each once.
+	Degraded []trajectory.Degradation
 	Totals   trajectory.Totals
 	Findings []Result // results of successful qa_report calls
 	Err      error    // the harness error, if any
@@ -322,6 +325,9 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		out, herr = cfg.Tools.Dispatch(ctx, cfg.Dial, call.Tool, call.Args)
 	}
 	rec.Result = out.Result
+	if d, ok := out.Result.Degradation(); ok && !slices.Contains(l.res.Degraded, d) {
+		l.res.Degraded = append(l.res.Degraded, d)
+	}
 	switch out.Verdict {
 	case VerdictRefused:
 		rec.Validation = trajectory.Validation{Result: trajectory.ValidationRefused, Reason: out.Result.Err()}
@@ -461,7 +467,7 @@ func (l *loop) finish(ctx context.Context) error {
 	l.totals.DurationMS = time.Since(l.start).Milliseconds()
 	l.res.Totals = l.totals
 	l.res.WeiSpent = l.cfg.Meter.Used(ResWei)
-	f := trajectory.Footer{Outcome: l.res.Outcome, FinalSummary: l.res.Summary, Totals: l.totals}
+	f := trajectory.Footer{Outcome: l.res.Outcome, FinalSummary: l.res.Summary, Totals: l.totals, Degraded: l.res.Degraded}
 	if l.res.Outcome == trajectory.OutcomeHarnessError {
 		msg := "harness error"
 		if l.res.Err != nil {

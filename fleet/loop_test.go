@@ -349,3 +349,42 @@ func TestLoopRecordsPageWrites(t *testing.T) {
 		t.Errorf("summary %q, footer %q", res.Summary, rec.Footer.FinalSummary)
 	}
 }
+
+// TestLoopDegraded: a tool result's degraded field (an engine that fell
+// back, a failed session naming one) reaches the run's result and footer,
+// each degradation once, in the order first met.
+func TestLoopDegraded(t *testing.T) {
+	e := newEnv(t)
+	lf := map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on FuzzParse: parse_test.go:9:2: undefined: seeds"}
+	calls := 0
+	tool, _ := fleettest.Tool("qa_fuzz", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
+		calls++
+		if calls == 3 {
+			r := fleet.Fail("qa_fuzz: go test -fuzz failed too")
+			r[fleet.ResultDegraded] = map[string]any{"component": "libfuzzer engine", "cause": "on FuzzOther: no func FuzzOther"}
+			return r, nil
+		}
+		return fleet.OK(map[string]any{"engine": "go", fleet.ResultDegraded: lf}), nil
+	})
+	if err := e.reg.Add(tool); err != nil {
+		t.Fatal(err)
+	}
+	model := &fleettest.Script{Steps: []any{
+		fleettest.Calls("qa_fuzz", map[string]any{}),
+		fleettest.Calls("qa_fuzz", map[string]any{}),
+		fleettest.Calls("qa_fuzz", map[string]any{}),
+		fleettest.Calls("qa_ok", map[string]any{}),
+		fleet.Step{Done: true, Summary: "fuzzed"},
+	}}
+	res, rec := e.run(context.Background(), model, nil)
+	want := []trajectory.Degradation{
+		{Component: "libfuzzer engine", Fallback: "go test -fuzz", Cause: "on FuzzParse: parse_test.go:9:2: undefined: seeds"},
+		{Component: "libfuzzer engine", Cause: "on FuzzOther: no func FuzzOther"},
+	}
+	if res.Outcome != trajectory.OutcomeDone || fmt.Sprint(res.Degraded) != fmt.Sprint(want) || fmt.Sprint(rec.Footer.Degraded) != fmt.Sprint(want) {
+		t.Errorf("degraded: result %+v, footer %+v", res.Degraded, rec.Footer.Degraded)
+	}
+	if s := want[0].String(); s != "libfuzzer engine degraded: on FuzzParse: parse_test.go:9:2: undefined: seeds; go test -fuzz ran instead" {
+		t.Errorf("String: %s", s)
+	}
+}

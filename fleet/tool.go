@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/trajectory"
 )
 
 // Result is a tool's JSON result object. Every result carries "ok" and
@@ -31,6 +33,30 @@ func OK(fields map[string]any) Result {
 // Fail returns a failed result whose error is the formatted message.
 func Fail(format string, args ...any) Result {
 	return Result{"ok": false, "error": fmt.Sprintf(format, args...)}
+}
+
+// ResultDegraded is the result key of a capability the tool fell back
+// from: an object {"component", "fallback", "cause"} (a fuzz engine that
+// could not build, what ran instead, the compiler's first error). The
+// agent loop gathers them into the run's footer (trajectory.Degradation),
+// where `fleetd runs show`, the console and /metrics read them.
+const ResultDegraded = "degraded"
+
+// Degradation reads the result's degraded field (ok false when it has none
+// or it names no component).
+func (r Result) Degradation() (trajectory.Degradation, bool) {
+	var d trajectory.Degradation
+	switch m := r[ResultDegraded].(type) {
+	case map[string]any:
+		d.Component, _ = m["component"].(string)
+		d.Fallback, _ = m["fallback"].(string)
+		d.Cause, _ = m["cause"].(string)
+	case map[string]string:
+		d = trajectory.Degradation{Component: m["component"], Fallback: m["fallback"], Cause: m["cause"]}
+	case trajectory.Degradation:
+		d = m
+	}
+	return d, d.Component != ""
 }
 
 // IsOK reports the result's ok field.

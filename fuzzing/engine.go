@@ -95,6 +95,10 @@ type Report struct {
 	Coverage    int `json:"coverage,omitempty"`
 	Features    int `json:"features,omitempty"`
 	StartedFrom int `json:"started_from,omitempty"`
+	// InitialCoverage is the edges the starting inputs covered (libFuzzer's
+	// INITED line, the first round's): Coverage above it is what fuzzing
+	// found past the seeds and the kept corpus.
+	InitialCoverage int `json:"initial_coverage,omitempty"`
 	// Pruned is how many staged inputs a prune of the kept corpus dropped
 	// (they added no coverage); 0 when the session did not prune.
 	Pruned int `json:"pruned,omitempty"`

@@ -347,6 +347,9 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 			rep.Execs += w.stats.Execs
 			st.Execs += w.stats.Execs
 			rep.Coverage, rep.Features = max(rep.Coverage, w.stats.Coverage), max(rep.Features, w.stats.Features)
+			if round == 0 {
+				rep.InitialCoverage = max(rep.InitialCoverage, w.stats.InitedCov)
+			}
 			st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
 			crashes = append(crashes, w.crashes...)
 			for _, m := range passedLine.FindAllSubmatch(w.out, -1) {

@@ -141,7 +141,7 @@ func Testify() {}
 
 func ExampleX() {}
 `
-	got, pkg, err := rewriteTestFile([]byte(src), "FuzzX", "example.com/m/fleetdlibfuzzer/testing")
+	got, pkg, err := rewriteTestFile([]byte(src), func(n string) bool { return n == "FuzzX" }, "example.com/m/fleetdlibfuzzer/testing")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -14,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -195,28 +195,92 @@ func (lt *LibFuzzerTarget) build(ctx context.Context) (*lfBuild, error) {
 	if b, err := loadBuild(entry); err == nil {
 		return b, nil
 	}
+	// First every test file the build takes; when compiler errors name
+	// other files than the target's, again without them; else, when there
+	// were others, with the target's file alone.
 	var errs []error
-	for _, wide := range []bool{false, true} {
-		tmp, err := lt.buildOnce(ctx, wide)
+	skip := map[string]bool{}
+	for attempt := 0; attempt < 2; attempt++ {
+		tmp, err := lt.buildOnce(ctx, skip, attempt == 1 && len(skip) == 0)
 		if err == nil {
 			if err := installBuild(cacheRoot, key, tmp); err != nil {
 				return nil, fmt.Errorf("libfuzzer build: %w", err)
 			}
+			os.Remove(filepath.Join(cacheRoot, buildFailureFile))
 			return loadBuild(entry)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		errs = append(errs, err)
-		if errors.Is(err, errHarness) {
-			break // no file set would help
+		var fe *filesError
+		switch {
+		case errors.Is(err, errHarness):
+			attempt = 2 // no file set would help
+		case errors.As(err, &fe) && len(fe.failing) > 0:
+			skip = fe.failing
+		case errors.As(err, &fe) && fe.others == 0:
+			attempt = 2 // the target's file was alone already
 		}
 	}
+	err := errs[0]
 	if len(errs) == 2 {
-		return nil, fmt.Errorf("%w (with every _test.go file of the package: %v)", errs[0], errs[1])
+		err = fmt.Errorf("%w (again without the other test files: %v)", errs[0], errs[1])
 	}
-	return nil, errs[0]
+	recordBuildFailure(cacheRoot, g.Func, err)
+	return nil, err
 }
+
+// buildFailureFile, in a build cache directory, describes the last build
+// that failed (removed by the next that succeeds): what `fleetd doctor`
+// shows of a degraded engine between runs.
+const buildFailureFile = "last-build-failure.json"
+
+// BuildFailure is the last failed libFuzzer build of a target.
+type BuildFailure struct {
+	Target string    `json:"target"`
+	Cause  string    `json:"cause"` // the compiler's first error, else the error's first line
+	At     time.Time `json:"at"`
+}
+
+func recordBuildFailure(root, fn string, err error) {
+	cause := FirstBuildError(err)
+	if cause == "" {
+		cause = firstLine(err.Error())
+	}
+	b, _ := json.Marshal(BuildFailure{Target: fn, Cause: cause, At: time.Now().UTC()})
+	if os.MkdirAll(root, 0o700) == nil {
+		os.WriteFile(filepath.Join(root, buildFailureFile), b, 0o600)
+	}
+}
+
+// LastBuildFailure reads the last failed build recorded in a libFuzzer
+// build cache directory (LibFuzzerTarget.CacheDir): nil when the last
+// build succeeded or none ran.
+func LastBuildFailure(cacheDir string) (*BuildFailure, error) {
+	b, err := os.ReadFile(filepath.Join(cacheDir, buildFailureFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f BuildFailure
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(cacheDir, buildFailureFile), err)
+	}
+	return &f, nil
+}
+
+// filesError is a go build that failed: which other test files its
+// errors named, and how many others there were.
+type filesError struct {
+	*BuildError
+	failing map[string]bool
+	others  int
+}
+
+func (e *filesError) Unwrap() error { return e.BuildError }
 
 func goVersion(ctx context.Context, g GoTarget) string {
 	// Asked once per go binary (and its modification time, so a toolchain
@@ -304,13 +368,14 @@ func copyDirFlat(src, dst string) error {
 // errHarness marks a fuzz target the harness cannot be generated for.
 var errHarness = errors.New("libfuzzer harness")
 
-// buildOnce generates the harness (the fuzz target's file alone, or with
-// wide every _test.go file of the package) and builds it into a fresh
-// directory under the work dir, returning that directory.
-func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, error) {
+// buildOnce generates the harness (every test file of the package the
+// build takes but those in skip, or with narrow the target's alone) and
+// builds it into a fresh directory under the work dir, returning that
+// directory.
+func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, skip map[string]bool, narrow bool) (string, error) {
 	g := lt.Go
 	defer removeHarness(g)
-	mainDir, err := writeHarness(g, wide)
+	lay, err := writeHarness(g, skip, narrow)
 	if err != nil {
 		return "", err
 	}
@@ -323,26 +388,40 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 		timeout = 10 * time.Minute
 	}
 	env := lt.buildEnv()
+	overlay, restore, err := testingOverlay(ctx, g, lay, env, out)
+	defer restore()
+	if err != nil {
+		return "", err
+	}
 	archive := filepath.Join(out, "fuzzer.a")
 	argv := []string{g.Go, "build", "-tags", "libfuzzer", "-buildmode=c-archive", "-gcflags=all=-d=libfuzzer"}
+	if lay.vendor {
+		argv = append(argv, "-mod=vendor")
+	}
+	if overlay != "" {
+		argv = append(argv, "-overlay="+overlay)
+	}
 	// Like go test -fuzz, leave uninstrumented the packages whose coverage
 	// is the runtime's and the harness's noise rather than the target's,
 	// and the standard library's plumbing (for each package the last
 	// matching -gcflags wins).
-	modPath, _ := modulePath(filepath.Join(g.Dir, "go.mod"))
-	for _, p := range slices.Concat(uninstrumented, plainStd, []string{modPath + "/" + harnessDir + "/..."}) {
+	harness := []string{lay.modPath + "/" + harnessDir + "/main", lay.modPath + "/" + harnessDir + "/testing"}
+	for _, p := range slices.Concat(uninstrumented, plainStd, harness) {
 		argv = append(argv, "-gcflags="+p+"=")
 	}
 	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{
-		Argv: append(argv, "-o", archive, "./"+filepath.ToSlash(mainDir)),
-		Dir:  g.Dir, Env: env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2, FileBytes: 1 << 30,
+		Argv: append(argv, "-o", archive, "./"+lay.mainDir),
+		Dir:  lay.modRoot, Env: env, Timeout: timeout, MemoryBytes: g.memory(), CPUSeconds: uint64(timeout.Seconds()) * 2, FileBytes: 1 << 30,
 	})
 	if err != nil {
 		return "", fmt.Errorf("libfuzzer build: %w", err)
 	}
-	if res.ExitCode != 0 || res.TimedOut {
-		tail, _ := sandbox.Text(res.Stderr, 800)
-		return "", fmt.Errorf("libfuzzer build: go build exited %d (timed out: %v): %s", res.ExitCode, res.TimedOut, strings.TrimSpace(tail))
+	if res.TimedOut {
+		return "", &BuildError{Step: "go build", First: fmt.Sprintf("timed out after %s", timeout)}
+	}
+	if res.ExitCode != 0 {
+		fe := &filesError{BuildError: buildError("go build", res.Stderr, lay), failing: failingTestFiles(res.Stderr, lay), others: len(lay.generated) - 1}
+		return "", fe
 	}
 	bin := filepath.Join(out, "fuzzer")
 	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{lt.Clang, "-fsanitize=fuzzer", archive, "-o", bin, "-lpthread"},
@@ -351,8 +430,7 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 		return "", fmt.Errorf("libfuzzer link: %w", err)
 	}
 	if res.ExitCode != 0 || res.TimedOut {
-		tail, _ := sandbox.Text(res.Stderr, 800)
-		return "", fmt.Errorf("libfuzzer link: clang exited %d: %s", res.ExitCode, strings.TrimSpace(tail))
+		return "", buildError("clang -fsanitize=fuzzer", res.Stderr, lay)
 	}
 	os.Remove(archive)
 	os.Remove(filepath.Join(out, "fuzzer.h"))
@@ -389,8 +467,10 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, wide bool) (string, er
 func (lt *LibFuzzerTarget) sourceDirs(ctx context.Context) []string {
 	g := lt.Go
 	dirs := []string{g.pkgDir()}
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./" + filepath.ToSlash(filepath.Clean(g.Package))},
-		Dir: g.Dir, Env: g.Env, Timeout: 2 * time.Minute, MemoryBytes: g.memory(), OutputCap: 1 << 20})
+	root := g.modRoot()
+	rel, _ := filepath.Rel(root, g.pkgDir())
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{g.Go, "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./" + filepath.ToSlash(rel)},
+		Dir: root, Env: g.Env, Timeout: 2 * time.Minute, MemoryBytes: g.memory(), OutputCap: 1 << 20})
 	if err != nil || res.ExitCode != 0 {
 		return dirs
 	}
@@ -454,104 +534,6 @@ func (lt *LibFuzzerTarget) runEnv() []string {
 	return append(env, "GOTRACEBACK=crash")
 }
 
-// removeHarness takes the generated files out of the module copy again,
-// so that other engines see the repository as it is.
-func removeHarness(g GoTarget) {
-	os.RemoveAll(filepath.Join(g.Dir, harnessDir))
-	gen, _ := filepath.Glob(filepath.Join(g.pkgDir(), "*"+harnessSuffix))
-	for _, f := range gen {
-		os.Remove(f)
-	}
-}
-
-// writeHarness writes the generated packages into the module copy and
-// returns the main package's directory relative to the module root.
-func writeHarness(g GoTarget, wide bool) (string, error) {
-	modPath, err := modulePath(filepath.Join(g.Dir, "go.mod"))
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", errHarness, err)
-	}
-	pkgDir := g.pkgDir()
-	rel, err := filepath.Rel(g.Dir, pkgDir)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", errHarness, err)
-	}
-	testFiles, _ := filepath.Glob(filepath.Join(pkgDir, "*_test.go"))
-	sort.Strings(testFiles)
-	fset := token.NewFileSet()
-	targetFile, targetPkg := "", ""
-	for _, f := range testFiles {
-		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		for _, d := range af.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == g.Func {
-				targetFile, targetPkg = f, af.Name.Name
-			}
-		}
-	}
-	if targetFile == "" {
-		return "", fmt.Errorf("%w: no func %s in %s/*_test.go", errHarness, g.Func, filepath.ToSlash(filepath.Clean(g.Package)))
-	}
-	xtest := strings.HasSuffix(targetPkg, "_test")
-	if targetPkg == "main" {
-		return "", fmt.Errorf("%w: %s is in package main, which cannot be imported", errHarness, g.Func)
-	}
-	testingPath := modPath + "/" + harnessDir + "/testing"
-	files := []string{targetFile}
-	if wide {
-		files = testFiles
-	}
-	xdir := filepath.Join(g.Dir, harnessDir, "x", targetPkg)
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("libfuzzer harness: %w", err)
-		}
-		out, pkg, err := rewriteTestFile(src, g.Func, testingPath)
-		if err != nil {
-			if f == targetFile {
-				return "", fmt.Errorf("%w: %s: %v", errHarness, filepath.Base(f), err)
-			}
-			continue
-		}
-		name := strings.TrimSuffix(filepath.Base(f), "_test.go") + harnessSuffix
-		dst := filepath.Join(pkgDir, name)
-		if strings.HasSuffix(pkg, "_test") {
-			if pkg != targetPkg {
-				continue
-			}
-			dst = filepath.Join(xdir, name)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return "", fmt.Errorf("libfuzzer harness: %w", err)
-		}
-		if err := os.WriteFile(dst, out, 0o600); err != nil {
-			return "", fmt.Errorf("libfuzzer harness: %w", err)
-		}
-	}
-	targetPath := modPath
-	if r := filepath.ToSlash(rel); r != "." {
-		targetPath = modPath + "/" + r
-	}
-	if xtest {
-		targetPath = modPath + "/" + harnessDir + "/x/" + targetPkg
-	}
-	repl := strings.NewReplacer("{{.Testing}}", testingPath, "{{.Target}}", targetPath, "{{.Func}}", g.Func,
-		"{{.Dir}}", harnessDir, "{{.Suffix}}", harnessSuffix)
-	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc} {
-		p := filepath.Join(g.Dir, harnessDir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return "", fmt.Errorf("libfuzzer harness: %w", err)
-		}
-		if err := os.WriteFile(p, []byte(repl.Replace(src)), 0o600); err != nil {
-			return "", fmt.Errorf("libfuzzer harness: %w", err)
-		}
-	}
-	return path.Join(harnessDir, "main"), nil
-}
-
 var moduleLine = regexp.MustCompile(`(?m)^\s*module\s+("[^"]+"|\S+)`)
 
 // modulePath reads the module path from a go.mod file.
@@ -575,11 +557,11 @@ func modulePath(gomod string) (string, error) {
 
 // rewriteTestFile turns a _test.go file into a regular file of its package
 // compiled against the stand-in testing package: the "testing" import
-// points at testingPath; test, benchmark, example and fuzz functions other
-// than keep are blanked out, and imports only they used are dropped.
+// points at testingPath; test, benchmark, example and fuzz functions keep
+// does not name are blanked out, and imports only they used are dropped.
 // Blanking keeps every line where it was, so positions in a crash's stack
 // are the original file's. It returns the file and its package name.
-func rewriteTestFile(src []byte, keep, testingPath string) ([]byte, string, error) {
+func rewriteTestFile(src []byte, keep func(name string) bool, testingPath string) ([]byte, string, error) {
 	fset := token.NewFileSet()
 	af, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -590,7 +572,7 @@ func rewriteTestFile(src []byte, keep, testingPath string) ([]byte, string, erro
 	var blank []span
 	for _, d := range af.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || fd.Name.Name == keep || !isTestFunc(fd) {
+		if !ok || fd.Recv != nil || keep(fd.Name.Name) || !isTestFunc(fd) {
 			continue
 		}
 		lo := off(fd.Pos())

@@ -42,7 +42,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "5"
+	harnessVersion = "7"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are
@@ -62,13 +62,13 @@ import (
 	"unsafe"
 
 	fleetdtesting "{{.Testing}}"
-	target "{{.Target}}"
+	target "{{.Target}}"{{.MainImport}}
 )
 
 //export LLVMFuzzerInitialize
 func LLVMFuzzerInitialize(argc *C.int, argv ***C.char) C.int {
 	fleetdtesting.Abort = func() { C.fleetd_abort() }
-	fleetdtesting.Init("{{.Func}}", target.{{.Func}})
+	fleetdtesting.FleetdInit("{{.Func}}", target.{{.Func}}, {{.TestMain}})
 	return 0
 }
 
@@ -96,6 +96,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -113,6 +114,8 @@ var Abort = func() { os.Exit(2) }
 
 // TB is the interface common to T, B and F.
 type TB interface {
+	ArtifactDir() string
+	Attr(key, value string)
 	Cleanup(func())
 	Error(args ...interface{})
 	Errorf(format string, args ...interface{})
@@ -133,6 +136,9 @@ type TB interface {
 	Skipped() bool
 	TempDir() string
 	Context() context.Context
+	Output() io.Writer
+
+	private()
 }
 
 // stop unwinds the fuzz function for t.FailNow and t.SkipNow: the
@@ -155,6 +161,8 @@ type common struct {
 func (c *common) init(name string) {
 	c.name = name
 }
+
+func (c *common) private() {}
 
 // where is the caller's "file_test.go:N" outside helpers.
 func (c *common) where() string {
@@ -214,6 +222,9 @@ func (c *common) FailNow()                          { c.Fail(); panic(stop{}) }
 func (c *common) SkipNow()                          { c.mu.Lock(); c.skipped = true; c.mu.Unlock(); panic(stop{}) }
 func (c *common) Failed() bool                      { c.mu.Lock(); defer c.mu.Unlock(); return c.failed }
 func (c *common) Skipped() bool                     { c.mu.Lock(); defer c.mu.Unlock(); return c.skipped }
+func (c *common) Attr(key, value string)            {}
+func (c *common) ArtifactDir() string               { return c.TempDir() }
+func (c *common) Output() io.Writer                 { return outputWriter{c} }
 func (c *common) Context() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -273,51 +284,161 @@ func (c *common) runCleanups() {
 	}
 }
 
+// outputWriter is t.Output(): what is written is logged.
+type outputWriter struct{ c *common }
+
+func (w outputWriter) Write(p []byte) (int, error) { w.c.log(string(p)); return len(p), nil }
+
 // T is the fuzz function's *testing.T.
 type T struct{ common }
 
 func (t *T) Parallel() {}
+
+// Run runs f as a subtest, as go test does inside a fuzz function: on this
+// goroutine, its failure the parent's, its t.FailNow and t.SkipNow ending
+// the subtest alone. A panic inside it is the fuzz function's crash.
 func (t *T) Run(name string, f func(t *T)) bool {
-	t.Fatal("t.Run is not supported inside a fuzz function")
+	sub := &T{}
+	sub.init(t.name + "/" + strings.ReplaceAll(name, " ", "_"))
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stop); !ok {
+					panic(r) // panicSite looks past this frame to the original site
+				}
+			}
+		}()
+		f(sub)
+	}()
+	sub.runCleanups()
+	if !sub.Failed() {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failed = true
+	if len(t.msgs) < 100 {
+		t.msgs = append(t.msgs, "--- FAIL: "+sub.name)
+		for _, m := range sub.msgs {
+			t.msgs = append(t.msgs, "    "+m)
+		}
+	}
 	return false
 }
 
-// B exists so that helpers in a fuzz test's file compile.
+// B exists so that helpers and benchmarks beside a fuzz test compile; a
+// benchmark run here runs its body once.
 type B struct {
 	common
-	N int
+	N     int
+	start time.Time
+	loops int
 }
 
-func (b *B) ResetTimer()                       {}
-func (b *B) StartTimer()                       {}
-func (b *B) StopTimer()                        {}
-func (b *B) ReportAllocs()                     {}
-func (b *B) SetBytes(n int64)                  {}
-func (b *B) ReportMetric(n float64, u string)  {}
-func (b *B) Loop() bool                        { return false }
-func (b *B) Run(name string, f func(*B)) bool  { return true }
-func (b *B) RunParallel(func(*PB))             {}
+func (b *B) ResetTimer()                      { b.start = time.Now() }
+func (b *B) StartTimer()                      {}
+func (b *B) StopTimer()                       {}
+func (b *B) ReportAllocs()                    {}
+func (b *B) SetBytes(n int64)                 {}
+func (b *B) SetParallelism(p int)             {}
+func (b *B) ReportMetric(n float64, u string) {}
+func (b *B) Elapsed() time.Duration           { return time.Since(b.start) }
+func (b *B) Loop() bool                       { b.loops++; return b.loops == 1 }
+func (b *B) Run(name string, f func(*B)) bool {
+	sub := &B{N: 1, start: time.Now()}
+	sub.init(b.name + "/" + name)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stop); !ok {
+					panic(r)
+				}
+			}
+		}()
+		f(sub)
+	}()
+	sub.runCleanups()
+	return !sub.Failed()
+}
+func (b *B) RunParallel(body func(*PB)) { body(&PB{n: 1}) }
 
-// PB exists so that helpers compile.
-type PB struct{}
+// PB exists so that benchmarks compile.
+type PB struct{ n int }
 
-func (*PB) Next() bool { return false }
+func (pb *PB) Next() bool {
+	if pb.n > 0 {
+		pb.n--
+		return true
+	}
+	return false
+}
 
-// M exists so that helpers compile.
-type M struct{}
+// BenchmarkResult exists so that helpers compile.
+type BenchmarkResult struct {
+	N         int
+	T         time.Duration
+	Bytes     int64
+	MemAllocs uint64
+	MemBytes  uint64
+	Extra     map[string]float64
+}
 
-func (*M) Run() int { return 0 }
+func (r BenchmarkResult) NsPerOp() int64           { return 0 }
+func (r BenchmarkResult) AllocsPerOp() int64       { return 0 }
+func (r BenchmarkResult) AllocedBytesPerOp() int64 { return 0 }
+func (r BenchmarkResult) String() string           { return fmt.Sprintf("%8d", r.N) }
+func (r BenchmarkResult) MemString() string        { return "" }
+
+// Benchmark runs f once.
+func Benchmark(f func(b *B)) BenchmarkResult {
+	b := &B{N: 1, start: time.Now()}
+	b.Run("", f)
+	return BenchmarkResult{N: 1, T: b.Elapsed()}
+}
+
+// M is TestMain's: Run collects the fuzz target (see FleetdInit) and never
+// returns, so that what TestMain tears down after m.Run stays up while
+// the inputs run.
+type M struct{ run func() int }
+
+func (m *M) Run() int {
+	if m.run == nil {
+		return 0
+	}
+	return m.run()
+}
+
+// The rest of the testing package's API, so that any helper compiles.
+type (
+	InternalTest       struct { Name string; F func(*T) }
+	InternalBenchmark  struct { Name string; F func(b *B) }
+	InternalFuzzTarget struct { Name string; Fn func(f *F) }
+	InternalExample    struct { Name string; F func(); Output string; Unordered bool }
+	Cover              struct { Mode string; Counters map[string][]uint32; Blocks map[string][]CoverBlock; CoveredPackages string }
+	CoverBlock         struct { Line0 uint32; Col0 uint16; Line1 uint32; Col1 uint16; Stmts uint16 }
+)
 
 func Short() bool        { return false }
 func Verbose() bool      { return false }
 func Testing() bool      { return true }
 func CoverMode() string  { return "" }
+func Coverage() float64  { return 0 }
+func Init()              {}
+func RegisterCover(Cover) {}
 func AllocsPerRun(runs int, f func()) float64 {
 	for i := 0; i < runs; i++ {
 		f()
 	}
 	return 0
 }
+func Main(matchString func(pat, str string) (bool, error), tests []InternalTest, benchmarks []InternalBenchmark, examples []InternalExample) {
+}
+func MainStart(deps interface{}, tests []InternalTest, benchmarks []InternalBenchmark, fuzzTargets []InternalFuzzTarget, examples []InternalExample) *M {
+	return &M{}
+}
+func RunTests(matchString func(pat, str string) (bool, error), tests []InternalTest) bool { return true }
+func RunBenchmarks(matchString func(pat, str string) (bool, error), benchmarks []InternalBenchmark) {}
+func RunExamples(matchString func(pat, str string) (bool, error), examples []InternalExample) bool { return true }
 
 // F is the fuzz target's *testing.F.
 type F struct {
@@ -333,7 +454,7 @@ func (f *F) Add(args ...interface{}) { f.seeds = append(f.seeds, args) }
 // Fuzz records the fuzz function; Run calls it once per input.
 func (f *F) Fuzz(ff interface{}) {
 	fn := reflect.ValueOf(ff)
-	if fn.Kind() != reflect.Func || fn.Type().NumIn() < 1 {
+	if fn.Kind() != reflect.Func || fn.Type().NumIn() < 1 || fn.Type().In(0) != reflect.TypeOf(&T{}) {
 		f.Fatal("f.Fuzz wants a func(*testing.T, ...)")
 	}
 	f.fn = fn
@@ -345,33 +466,65 @@ func (f *F) Fuzz(ff interface{}) {
 
 var fuzz *F
 
-// Init runs the fuzz target once, in a goroutine of its own, to collect its
-// seeds and its fuzz function. With FLEETD_LIBFUZZER_DESCRIBE set to a
-// directory it writes the argument types and the seeds there and exits.
-func Init(name string, target func(*F)) {
+// FleetdInit collects the fuzz target's seeds and fuzz function: it runs the
+// target once, in a goroutine of its own, from inside TestMain's m.Run
+// when the package has a TestMain (whose m.Run then never returns). The
+// process's arguments are libFuzzer's, not the target's: a TestMain's
+// flag.Parse sees none. With FLEETD_LIBFUZZER_DESCRIBE set to a directory
+// it writes the argument types and the seeds there and exits.
+func FleetdInit(name string, target func(*F), testMain func(*M)) {
+	os.Args = os.Args[:1]
 	f := &F{}
 	f.init(name)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stop); ok {
-					return
+	collect := func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(stop); ok {
+						return
+					}
+					fmt.Fprintf(os.Stderr, "--- FAIL: %s (setup)\n    panic: %v\n%s\n", name, r, debug.Stack())
+					os.Exit(1)
 				}
-				fmt.Fprintf(os.Stderr, "--- FAIL: %s (setup)\n    panic: %v\n%s\n", name, r, debug.Stack())
-				os.Exit(1)
-			}
+			}()
+			target(f)
 		}()
-		target(f)
-	}()
-	<-done
+		<-done
+	}
+	if testMain == nil {
+		collect()
+	} else {
+		collected := make(chan struct{})
+		m := &M{run: func() int {
+			collect()
+			close(collected)
+			select {}
+		}}
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					fmt.Fprintf(os.Stderr, "--- FAIL: TestMain\n    panic: %v\n%s\n", r, debug.Stack())
+					os.Exit(1)
+				}
+			}()
+			testMain(m)
+			fmt.Fprintf(os.Stderr, "fleetd-libfuzzer: TestMain returned without calling m.Run\n")
+			os.Exit(1)
+		}()
+		<-collected
+	}
 	if f.failed || !f.fn.IsValid() {
 		fmt.Fprintf(os.Stderr, "--- FAIL: %s (setup)\n", name)
 		for _, m := range f.msgs {
 			fmt.Fprintf(os.Stderr, "    %s\n", m)
 		}
-		if !f.failed {
+		switch {
+		case f.failed:
+		case f.skipped:
+			fmt.Fprintf(os.Stderr, "fleetd-libfuzzer: %s skipped itself during setup\n", name)
+		default:
 			fmt.Fprintf(os.Stderr, "fleetd-libfuzzer: %s did not call f.Fuzz\n", name)
 		}
 		os.Exit(1)
@@ -403,7 +556,10 @@ func panicSite() string {
 	for {
 		f, more := frames.Next()
 		if past && !strings.HasPrefix(f.Function, "runtime.") {
-			return f.File + ":" + fmt.Sprint(f.Line)
+			if !strings.Contains(f.File, "/{{.Dir}}/testing/") {
+				return f.File + ":" + fmt.Sprint(f.Line)
+			}
+			past = false // a subtest's re-panic: the site is below the next gopanic
 		}
 		past = past || f.Function == "runtime.gopanic"
 		if !more {

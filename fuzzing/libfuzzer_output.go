@@ -21,6 +21,7 @@ type LibFuzzerStats struct {
 	CorpusInputs int   // corp: inputs in the in-memory corpus
 	CorpusBytes  int64 // corp: their total size
 	Inited       int   // corp: at INITED: inputs the session started from
+	InitedCov    int   // cov: at INITED: what the starting corpus (the seeds among it) covers
 	NewUnits     int   // NEW lines, or stat::new_units_added
 	PeakRSSMB    int
 }
@@ -122,6 +123,9 @@ func ParseLibFuzzer(out []byte) (LibFuzzerStats, []LibFuzzerCrash) {
 			switch f[1] {
 			case "cov":
 				st.Coverage = n
+				if kind == "INITED" {
+					st.InitedCov = n
+				}
 			case "ft":
 				st.Features = n
 			case "corp":

@@ -64,6 +64,7 @@ type Metrics struct {
 	skipped  *prometheus.CounterVec
 	finished *prometheus.CounterVec
 	findings *prometheus.CounterVec
+	degraded *prometheus.CounterVec // fleetd_runs_degraded_total
 	running  prometheus.Gauge
 	nodeUp   prometheus.Gauge
 	outages  prometheus.Counter
@@ -201,12 +202,13 @@ func NewMetrics() *Metrics {
 	m.started = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_started_total", Help: "Runs started, by specialist."}, []string{"specialist"})
 	m.skipped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_skipped_total", Help: "Triggers that did not start a run, by specialist."}, []string{"specialist"})
 	m.finished = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_finished_total", Help: "Runs finished, by specialist and outcome."}, []string{"specialist", "outcome"})
+	m.degraded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_runs_degraded_total", Help: "Runs that fell back from a capability (a fuzz engine that could not build), by specialist and component; the cause is in the run's footer (fleetd runs show)."}, []string{"specialist", "component"})
 	m.findings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetd_findings_total", Help: "Findings reported, by specialist."}, []string{"specialist"})
 	m.running = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_runs_running", Help: "Runs in flight."})
 	m.nodeUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_node_up", Help: "1 while the chain node answers, 0 while it is down (no run starts)."})
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetd_node_outages_total", Help: "Times the chain node went down (or was down at start)."})
 	m.posting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetd_posting_paused", Help: "1 while posting to the log is paused because the sponsor cannot pay for gas (findings wait in the outbox)."})
-	m.reg.MustRegister(m.started, m.skipped, m.finished, m.findings, m.running, m.nodeUp, m.outages, m.posting, &m.fuzz, &m.sched,
+	m.reg.MustRegister(m.started, m.skipped, m.finished, m.degraded, m.findings, m.running, m.nodeUp, m.outages, m.posting, &m.fuzz, &m.sched,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -245,6 +247,9 @@ func (m *Metrics) Observe(e fleet.RunnerEvent) {
 		m.running.Dec()
 		m.finished.WithLabelValues(e.Specialist, string(e.Result.Outcome)).Inc()
 		m.findings.WithLabelValues(e.Specialist).Add(float64(e.Result.Totals.Findings))
+		for _, d := range e.Result.Degraded {
+			m.degraded.WithLabelValues(e.Specialist, d.Component).Inc()
+		}
 	}
 }
 

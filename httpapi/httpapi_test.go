@@ -19,7 +19,8 @@ import (
 func TestServer(t *testing.T) {
 	m := NewMetrics()
 	m.Observe(fleet.RunnerEvent{Kind: "started", Specialist: "fuzz"})
-	m.Observe(fleet.RunnerEvent{Kind: "finished", Specialist: "fuzz", Result: fleet.RunResult{Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{Findings: 2}}})
+	m.Observe(fleet.RunnerEvent{Kind: "finished", Specialist: "fuzz", Result: fleet.RunResult{Outcome: trajectory.OutcomeDone, Totals: trajectory.Totals{Findings: 2},
+		Degraded: []trajectory.Degradation{{Component: "libfuzzer engine", Fallback: "go test -fuzz", Cause: "on FuzzX: x_test.go:3:1: undefined: y"}}}})
 	m.Observe(fleet.RunnerEvent{Kind: "skipped", Specialist: "ux"})
 	s, err := Start("127.0.0.1:0", m, func() Status { return Status{Dial: "observe", Running: []string{"perf"}} }, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -39,7 +40,7 @@ func TestServer(t *testing.T) {
 		t.Errorf("healthz %d %q", code, body)
 	}
 	code, body := get("/metrics")
-	for _, want := range []string{`fleetd_runs_finished_total{outcome="done",specialist="fuzz"} 1`, `fleetd_findings_total{specialist="fuzz"} 2`, `fleetd_runs_skipped_total{specialist="ux"} 1`, "fleetd_runs_running 0"} {
+	for _, want := range []string{`fleetd_runs_finished_total{outcome="done",specialist="fuzz"} 1`, `fleetd_findings_total{specialist="fuzz"} 2`, `fleetd_runs_skipped_total{specialist="ux"} 1`, "fleetd_runs_running 0", `fleetd_runs_degraded_total{component="libfuzzer engine",specialist="fuzz"} 1`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}

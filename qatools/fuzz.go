@@ -41,9 +41,48 @@ func (t *tools) fuzzTool(ctx context.Context, a fuzzArgs) (fleet.Result, error) 
 		return nil, cerr
 	}
 	if err != nil {
-		return fleet.Fail("qa_fuzz: %v", err), nil
+		r := fleet.Fail("qa_fuzz: %v", err)
+		var de *degradedError
+		if errors.As(err, &de) {
+			r[fleet.ResultDegraded] = de.deg
+		}
+		return r, nil
 	}
 	return fleet.OK(res), nil
+}
+
+// degradedError is a session whose engine could not run and whose
+// fallback failed as well; deg is the result's degraded field.
+type degradedError struct {
+	deg map[string]any
+	err error
+}
+
+func (e *degradedError) Error() string { return e.err.Error() }
+func (e *degradedError) Unwrap() error { return e.err }
+
+// degradedLibFuzzer is the result's degraded field for a libFuzzer build
+// (or session) that failed: the compiler's first error when there is one.
+func degradedLibFuzzer(target string, err error) map[string]any {
+	cause := fuzzing.FirstBuildError(err)
+	if cause == "" {
+		cause = err.Error()
+	}
+	return map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + target + ": " + clipNote(cause, 300)}
+}
+
+func anySlice(v any) []any {
+	switch s := v.(type) {
+	case []any:
+		return s
+	case []map[string]any:
+		out := make([]any, len(s))
+		for i := range s {
+			out[i] = s[i]
+		}
+		return out
+	}
+	return nil
 }
 
 func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, error) {
@@ -104,6 +143,7 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 			return nil, fmt.Errorf("engine %s needs target.repo with fuzz_package and fuzz_target", engine)
 		}
 		d := time.Duration(secs) * time.Second
+		var deg map[string]any
 		if engine == fuzzing.EngineLibFuzzer {
 			clang, err := fuzzing.LibFuzzerClang(ctx)
 			if err == nil {
@@ -112,15 +152,29 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 					return out, err
 				}
 				note = "libfuzzer: " + clipNote(err.Error(), 600) + ": go test -fuzz ran instead"
+				deg = degradedLibFuzzer(repo.FuzzTarget, err)
 			} else {
 				note = "libfuzzer unavailable (" + err.Error() + "): go test -fuzz ran instead"
+				deg = map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + repo.FuzzTarget + ": " + clipNote(err.Error(), 300)}
 			}
 		}
 		out, err := t.fuzzGo(ctx, a, d)
-		if out != nil && note != "" {
-			out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
+		if deg == nil {
+			return out, err
 		}
-		return out, err
+		if err != nil {
+			// The fallback failed too: the result still names the engine
+			// that could not run, and why.
+			deg["fallback"] = "go test -fuzz, which failed: " + clipNote(err.Error(), 300)
+			return nil, &degradedError{deg: deg, err: fmt.Errorf("%s; go test -fuzz failed too: %w", note, err)}
+		}
+		if n, _ := out["execs"].(int); n == 0 && len(anySlice(out["crashers"])) == 0 {
+			deg["fallback"] = "go test -fuzz, which ran no input"
+			note += " and ran no input"
+		}
+		out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
+		out["degraded"] = deg
+		return out, nil
 	}
 	if !hasCompiler {
 		if engine == fuzzing.EngineAFL && hasHarness {
@@ -524,7 +578,7 @@ func reportFields(rep *fuzzing.Report, note string) map[string]any {
 		out["cpu_ms"] = rep.CPU.Milliseconds()
 		out["execs_per_cpu_sec"] = int(float64(rep.Execs) / rep.CPU.Seconds())
 	}
-	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom, "pruned": rep.Pruned} {
+	for k, v := range map[string]int{"execs_per_sec": rep.ExecsPerSec, "coverage": rep.Coverage, "features": rep.Features, "started_from": rep.StartedFrom, "pruned": rep.Pruned, "initial_coverage": rep.InitialCoverage} {
 		if v > 0 {
 			out[k] = v
 		}

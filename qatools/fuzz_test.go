@@ -150,6 +150,17 @@ func TestFuzzToolLibFuzzer(t *testing.T) {
 	if note, _ := out.Result["note"].(string); out.Result["engine"] != fuzzing.EngineGo || !strings.Contains(note, "no func FuzzNothing") || !strings.Contains(note, "go test -fuzz ran instead") {
 		t.Errorf("a target the harness cannot build: %s %v", out.Verdict, out.Result)
 	}
+	// The engine is degraded, said in the result (the loop puts it in the
+	// run's footer) with its cause; go test -fuzz found no such target
+	// either, and the result says it ran nothing; doctor reads the failure.
+	d, ok := out.Result.Degradation()
+	if !ok || d.Component != "libfuzzer engine" || !strings.Contains(d.Cause, "no func FuzzNothing") || d.Fallback != "go test -fuzz, which ran no input" {
+		t.Errorf("degraded: %+v (%v)", d, ok)
+	}
+	f, err := fuzzing.LastBuildFailure(filepath.Join(h.env.FuzzDir, fuzzing.TargetKey("go", mod, "./record", "FuzzNothing"), "libfuzzer", "bin"))
+	if err != nil || f == nil || !strings.Contains(f.Cause, "no func FuzzNothing") {
+		t.Errorf("recorded build failure: %+v %v", f, err)
+	}
 }
 
 // TestReportStateAndFlaky: qa_report's state makes the fingerprint the

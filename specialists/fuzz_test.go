@@ -352,6 +352,8 @@ func TestFuzzRepoPlateau(t *testing.T) {
 		{"libfuzzer on a plateau", fleet.Result{"new_coverage": false, "plateau_sessions": 4, "engine_plateaus": map[string]any{"libfuzzer": 4, "go": 1}}, "libfuzzer:30 go:30", "libfuzzer is on a plateau (4 sessions"},
 		{"go never ran", fleet.Result{"new_coverage": false, "plateau_sessions": 3, "engine_plateaus": map[string]any{"libfuzzer": 3}}, "libfuzzer:30 go:30", "libfuzzer is on a plateau"},
 		{"both on a plateau", fleet.Result{"new_coverage": false, "plateau_sessions": 5, "engine_plateaus": map[string]any{"libfuzzer": 5, "go": 3}}, "libfuzzer:30", "every engine on a plateau (libfuzzer 5, go 3 sessions"},
+		{"libfuzzer degraded", fleet.Result{"engine": "go", fleet.ResultDegraded: map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on FuzzParse: p_test.go:9:2: undefined: seeds"}},
+			"libfuzzer:30 go:30", "libfuzzer engine degraded: on FuzzParse: p_test.go:9:2: undefined: seeds; go test -fuzz ran instead"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string

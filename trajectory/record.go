@@ -189,8 +189,29 @@ type Footer struct {
 	FinalSummary string  `json:"final_summary"`
 	Totals       Totals  `json:"totals"`
 	// HarnessError is set exactly when Outcome is OutcomeHarnessError.
-	HarnessError string    `json:"harness_error,omitempty"`
-	EndedAt      time.Time `json:"ended_at"`
+	HarnessError string `json:"harness_error,omitempty"`
+	// Degraded are the capabilities the run fell back from (a fuzz engine
+	// whose build failed, say), in the order first met.
+	Degraded []Degradation `json:"degraded,omitempty"`
+	EndedAt  time.Time     `json:"ended_at"`
+}
+
+// Degradation is a capability a run could not use as configured: what
+// (Component, e.g. "libfuzzer engine"), what ran in its place (Fallback,
+// "" for nothing) and why (Cause: the first error, e.g. the compiler's).
+type Degradation struct {
+	Component string `json:"component"`
+	Fallback  string `json:"fallback,omitempty"`
+	Cause     string `json:"cause"`
+}
+
+// String is the degradation for a person: "libfuzzer engine degraded: <cause>; <fallback> ran instead".
+func (d Degradation) String() string {
+	s := d.Component + " degraded: " + d.Cause
+	if d.Fallback == "" {
+		return s + "; nothing ran instead"
+	}
+	return s + "; " + d.Fallback + " ran instead"
 }
 
 // Totals sums a run.

@@ -166,7 +166,11 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 			add(a.compilerCheck(ctx, target.Compiler, corpus[0]))
 		}
 	}
-	add(libFuzzerCheck(ctx))
+	var repo *fleet.Repo
+	if terr == nil {
+		repo = target.Repo
+	}
+	add(libFuzzerCheck(ctx, repo, a.fuzzDir()))
 	add(aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
 	add(a.crawlCheck())
 	add(a.jailCheck())
@@ -195,7 +199,7 @@ func (a serviceCommands) doctorUnloaded(ctx context.Context, cfgErr error) []che
 	for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine", "renderer jail", "schedule"} {
 		out = append(out, check{name: name, notChecked: true, detail: why})
 	}
-	out = append(out, libFuzzerCheck(ctx), aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
+	out = append(out, libFuzzerCheck(ctx, nil, ""), aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
 	if a.dataDirFlag == "" {
 		return append(out, check{name: "data dir", notChecked: true, detail: why + " (it names the data dir; --data-dir D checks D)"})
 	}
@@ -393,9 +397,26 @@ func sigNote(sig string) string {
 // libFuzzerCheck says whether qa_fuzz can build Go fuzz targets with
 // libFuzzer (clang and its libFuzzer runtime); without them it runs go test
 // -fuzz, so a miss is a warning.
-func libFuzzerCheck(ctx context.Context) check {
+//
+// With target.repo's fuzz target it also says whether that target's last
+// libFuzzer build (qa_fuzz's, recorded under fuzzDir) failed: the engine
+// is degraded, go test -fuzz runs in its place, and the check names the
+// compiler's first error.
+func libFuzzerCheck(ctx context.Context, repo *fleet.Repo, fuzzDir string) check {
 	ok, why := fuzzing.LibFuzzerAvailable(ctx)
 	if ok {
+		if repo != nil && repo.FuzzTarget != "" {
+			key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget)
+			f, err := fuzzing.LastBuildFailure(filepath.Join(fuzzDir, key, "libfuzzer", "bin"))
+			switch {
+			case err != nil:
+				return check{name: "libfuzzer", warn: true, detail: err.Error()}
+			case f != nil:
+				return check{name: "libfuzzer", warn: true,
+					detail: fmt.Sprintf("degraded on %s: its libFuzzer build failed (%s): %s; qa_fuzz runs go test -fuzz instead", repo.FuzzTarget, f.At.Local().Format(time.RFC3339), f.Cause),
+					fix:    "fix the error in " + repo.FuzzPackage + " (the next qa_fuzz session rebuilds)"}
+			}
+		}
 		return check{name: "libfuzzer", ok: true, detail: why + ": qa_fuzz runs libFuzzer on Go fuzz targets"}
 	}
 	return check{name: "libfuzzer", warn: true, detail: why + "; qa_fuzz falls back to go test -fuzz on Go fuzz targets (no comparison feedback, no dictionary)",

@@ -99,6 +99,9 @@ func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.R
 		return &exitError{code: exitConfig, err: err}
 	}
 	fmt.Fprintf(a.stdout, "run %s: %s: %s\n", res.RunID, res.Outcome, res.Summary)
+	for _, d := range res.Degraded {
+		fmt.Fprintf(a.stdout, "run %s: DEGRADED: %s\n", res.RunID, d)
+	}
 	for _, f := range res.Findings {
 		fmt.Fprintf(a.stdout, "  finding %v fp=%v entry=%v\n", f["status"], f["fp"], f["entry_id"])
 	}

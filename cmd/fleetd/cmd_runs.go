@@ -132,6 +132,9 @@ func renderTimeline(w io.Writer, run *trajectory.Run) error {
 		if f.HarnessError != "" {
 			fmt.Fprintf(w, "harness error: %s\n", sanitize(f.HarnessError))
 		}
+		for _, d := range f.Degraded {
+			fmt.Fprintf(w, "DEGRADED: %s\n", sanitize(d.String()))
+		}
 		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, held writes %d, tokens %d in / %d out, %s\n",
 			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.HeldWrites, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
 	} else {

@@ -347,6 +347,9 @@ func runLine(r fleet.RunResult) string {
 	} else {
 		b.WriteString(": " + strings.Join(parts, ", "))
 	}
+	for _, d := range r.Degraded {
+		fmt.Fprintf(&b, "; %s", d)
+	}
 	fmt.Fprintf(&b, " (fleetd runs show %s)", r.RunID)
 	return b.String()
 }

@@ -268,12 +268,33 @@ func TestDoctorAFL(t *testing.T) {
 }
 
 func TestDoctorLibFuzzer(t *testing.T) {
-	c := libFuzzerCheck(context.Background())
+	c := libFuzzerCheck(context.Background(), nil, t.TempDir())
 	if os.Getenv("CI") != "" && !c.ok {
 		t.Fatalf("CI is set and libFuzzer is unavailable: %s", c.detail)
 	}
 	if !c.ok && (!c.warn || !strings.Contains(c.detail, "go test -fuzz")) {
 		t.Errorf("a missing libFuzzer is a warning naming the fallback: %+v", c)
+	}
+	if c.ok {
+		// A target whose last libFuzzer build failed: the engine is
+		// degraded, and doctor names the compiler's first error.
+		fuzzDir := t.TempDir()
+		repo := &fleet.Repo{URL: "/src/parser", FuzzPackage: "./parse", FuzzTarget: "FuzzParse"}
+		bin := filepath.Join(fuzzDir, fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget), "libfuzzer", "bin")
+		if err := os.MkdirAll(bin, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if d := libFuzzerCheck(context.Background(), repo, fuzzDir); !d.ok {
+			t.Errorf("no build recorded yet: %+v", d)
+		}
+		rec := `{"target":"FuzzParse","cause":"parse/helper_test.go:9:2: undefined: seeds","at":"2026-12-06T02:00:00Z"}`
+		if err := os.WriteFile(filepath.Join(bin, "last-build-failure.json"), []byte(rec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d := libFuzzerCheck(context.Background(), repo, fuzzDir)
+		if d.ok || !d.warn || !strings.Contains(d.detail, "degraded on FuzzParse") || !strings.Contains(d.detail, "parse/helper_test.go:9:2: undefined: seeds") || d.fix == "" {
+			t.Errorf("a failed build: %+v", d)
+		}
 	}
 	var b strings.Builder
 	failed := printChecks(&b, []check{c, {name: "fallback", warn: true, detail: "clang is not on PATH", fix: "apt-get install clang"}})

@@ -67,3 +67,29 @@ func TestRunsShowFuzzTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowDegraded: a run whose fuzz engine could not build says so
+// under its outcome, with the cause.
+func TestRunsShowDegraded(t *testing.T) {
+	dataDir := t.TempDir()
+	reg := fleet.NewRegistry()
+	tool, _ := fleettest.Tool("qa_fuzz", fleet.Observe, func(context.Context, json.RawMessage) (fleet.Result, error) {
+		return fleet.OK(map[string]any{"engine": "go", "execs": 10, fleet.ResultDegraded: map[string]any{
+			"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on FuzzParse: parse_test.go:9:2: undefined: seeds"}}), nil
+	})
+	reg.Add(tool)
+	const id = "r-20261206-020000-deg001"
+	w, err := trajectory.Create(dataDir, id, trajectory.Header{RunID: id, Specialist: "fuzz", Goal: "fuzz it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &fleettest.Script{Steps: []any{fleettest.Calls("qa_fuzz", map[string]any{}), fleet.Step{Done: true, Summary: "fuzzed"}}}
+	if _, err := fleet.Run(context.Background(), fleet.LoopConfig{RunID: id, Specialist: "fuzz", Model: model, Tools: reg, Dial: fleettest.Dial(fleet.Observe), Meter: &fleettest.Meter{}, Record: w}); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := run(t, "", "runs", "show", id, "--data-dir", dataDir)
+	want := "DEGRADED: libfuzzer engine degraded: on FuzzParse: parse_test.go:9:2: undefined: seeds; go test -fuzz ran instead"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("runs show (%d %s) lacks %q:\n%s", code, stderr, want, out)
+	}
+}

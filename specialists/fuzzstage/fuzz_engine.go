@@ -181,6 +181,11 @@ func (f *fuzzer) session(engine string, secs int, why string) (fleet.Result, boo
 		return nil, false
 	}
 	r := p.Call("qa_fuzz", map[string]any{"engine": engine, "seconds": secs})
+	if d, ok := r.Degradation(); ok {
+		// Also in the run's footer (the loop gathers it): said here so the
+		// summary reads it where the session is.
+		p.Notef("%s", d)
+	}
 	if !r.IsOK() {
 		p.Notef("qa_fuzz %s: %s", engine, probe.Clip(r.Err(), 160))
 		return nil, false
@@ -280,6 +285,11 @@ func fuzzRepo(p *probe.Probe) {
 func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[string]bool) (fleet.Result, bool) {
 	repo := p.Target().Repo
 	r := p.Call("qa_fuzz", map[string]any{"engine": engine, "seconds": secs})
+	if d, ok := r.Degradation(); ok {
+		// Also in the run's footer (the loop gathers it): said here so the
+		// summary reads it where the session is.
+		p.Notef("%s", d)
+	}
 	if !r.IsOK() {
 		p.Notef("qa_fuzz on %s: %s", repo.FuzzTarget, probe.Clip(r.Err(), 200))
 		return r, false

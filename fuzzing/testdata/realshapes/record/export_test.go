@@ -1,0 +1,4 @@
+package record
+
+// Normalize exports normalize to the external test package.
+var Normalize = normalize

@@ -1,0 +1,3 @@
+package record_test
+
+func osName() string { return "linux" }
