@@ -399,16 +399,93 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 		}
 		p.Notef("identity names learned from the target (tried on the call endpoint, parameters also on JSON endpoints): %s", strings.Join(names, ", "))
 	}
-	secSpoofHeaders(p, base, b1, stable, headers)
-	secSpoofFields(p, base, b1, stable, fields)
+	foundH := secSpoofHeaders(p, base, b1, stable, headers)
+	foundF := secSpoofFields(p, base, b1, stable, fields)
+	// The names generic values did not show, claimed with the platform's
+	// own identities (issue 33).
+	ids := platformIdentities(p.Target(), target, pages, nil)
+	var rest []identName
+	for _, n := range headers {
+		if !slices.Contains(foundH, n.Name) {
+			rest = append(rest, n)
+		}
+	}
+	for _, h := range identityHeaders {
+		if !slices.Contains(foundH, h) {
+			rest = append(rest, identName{Name: h, Header: true, Where: "the headers proxies commonly set"})
+		}
+	}
+	secSpoofOwn(p, base, b1, stable, rest, ids)
+	rest = nil
+	for _, n := range fields {
+		if !slices.Contains(foundF, n.Name) {
+			rest = append(rest, n)
+		}
+	}
+	secSpoofOwn(p, base, b1, stable, rest, ids)
+}
+
+// secSpoofOwn claims, in the identity headers or body fields (names, all
+// of one kind) that generic values did not show, the identities the
+// platform itself uses (ids): each value in every name at once, then one
+// name at a time when it makes a difference. The first that does is the
+// finding: a gateway that checks a claim against the platform's own
+// identities refuses "admin" and lets an owner's address or an agent's
+// name through.
+func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, names []identName, ids []platformIdent) {
+	if len(names) == 0 {
+		return
+	}
+	header := names[0].Header
+	for _, id := range ids {
+		if !p.Room(2) {
+			return
+		}
+		with := func(ns []identName) probe.CallArgs {
+			a := base
+			if header {
+				a.Headers = map[string]string{}
+				for _, n := range ns {
+					a.Headers[n.Name] = id.Value
+				}
+				return a
+			}
+			body := map[string]any{"target": base.Target, "message": base.Message}
+			for _, n := range ns {
+				body[n.Name] = id.Value
+			}
+			raw, _ := json.Marshal(body)
+			s := string(raw)
+			a.RawBody = &s
+			return a
+		}
+		claims := append([]string{id.Value}, identClaims...)
+		all := with(names)
+		d, sev, ok := spoofed(b1, p.Agent(all), claims, stable)
+		if !ok {
+			continue
+		}
+		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+			return spoofed(b1, p.Agent(one), claims, stable)
+		})
+		claim := fmt.Sprintf("header (%s: %s", which, id.Value)
+		if !header {
+			claim = fmt.Sprintf("request body field (%q: %q", which, id.Value)
+		}
+		p.ReportChecked(sev, fleet.SurfaceCall,
+			fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity %s%s) when it holds an identity the platform itself uses: %s. The same %q call to %q gets a materially different reply (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim, whoever it names.",
+				claim, how, id.What, base.Message, base.Target, d),
+			"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, claims, stable); return ok })
+		return
+	}
 }
 
 // secSpoofHeaders sends the identity headers (the fixed list and those
 // learned from the target) set to admin, all at once, then one by one when
 // the set makes a difference.
-func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) {
+func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) (found []string) {
 	if !p.Room(1) {
-		return
+		return nil
 	}
 	// The target's own names first: isolating which header made the
 	// difference tries them before the field's list.
@@ -426,7 +503,7 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 	}
 	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
-		return
+		return nil
 	}
 	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
 	for _, h := range names {
@@ -449,14 +526,15 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
 }
 
 // secSpoofFields sends the identity-like body fields learned from the
 // target set to admin beside the call's own fields, all at once, then one
 // by one when the set makes a difference.
-func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) {
+func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) (found []string) {
 	if len(fields) == 0 || !p.Room(1) {
-		return
+		return nil
 	}
 	with := func(ns []identName) probe.CallArgs {
 		body := map[string]any{"target": base.Target, "message": base.Message}
@@ -472,7 +550,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 	all := with(fields)
 	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
-		return
+		return nil
 	}
 	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
 		return spoofed(b1, p.Agent(one), identClaims, stable)
@@ -481,6 +559,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
 }
 
 var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)
