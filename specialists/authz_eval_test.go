@@ -150,3 +150,30 @@ func TestTestbedSignedIn(t *testing.T) {
 		}
 	}
 }
+
+// TestUXBehindLogin: ux at observe on Keyring, whose docs describe a SIWE
+// login, says the documented endpoints that refuse a caller without a
+// session are behind that login (not short of credentials the docs do not
+// show), files no finding for them, and signs nobody in.
+func TestUXBehindLogin(t *testing.T) {
+	app := siwe.Serve(siwe.Flawed)
+	defer app.Close()
+	res, got := runLoop(t, "ux", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
+	for _, path := range []string{"/api/me", "/api/admin/accounts"} {
+		want := "GET " + app.URL() + path + " answers HTTP 401: it is behind the documented login (POST " + app.URL() + "/api/auth/verify)"
+		if !strings.Contains(res.Summary, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, res.Summary)
+		}
+	}
+	if strings.Contains(res.Summary, "credentials or parameters the docs do not show") {
+		t.Errorf("the summary blames the docs for a documented login:\n%s", res.Summary)
+	}
+	for _, f := range got {
+		if s, _ := f["summary"].(string); strings.Contains(s, "/api/me") || strings.Contains(s, "/api/admin") {
+			t.Errorf("a finding for an endpoint behind the login: %s", s)
+		}
+	}
+	if seen := app.Seen(); seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
+		t.Errorf("ux at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	}
+}

@@ -395,6 +395,9 @@
 //     elsewhere by a GET whose 405 Allow header lacks them. No answer, 404,
 //     410, 5xx, 405/501, another status, content type or missing fields than
 //     promised are one medium finding per endpoint quoting the doc lines.
+//     A 401 or 403 is no finding: a note, which says the endpoint is behind
+//     the documented login when the docs (or target.auth) describe one
+//     (authz.Learn), else that it needs credentials the docs do not show.
 //   - Leaked internals: the face of a name that cannot exist, a missing path
 //     on each host, the call endpoint's answer for an unknown target, every
 //     crawled error answer, and stack traces or database errors in any other
