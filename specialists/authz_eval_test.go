@@ -40,6 +40,9 @@ var signInFlaws = []plantedFlaw{
 	{"SIWE: expiry", []string{"auth"}, []string{"Expiration Time passed"}, fleet.SeverityMedium},
 	{"SIWE: uri", []string{"auth"}, []string{"foreign URI"}, fleet.SeverityMedium},
 	{"SIWE: chain id", []string{"auth"}, []string{"another chain id"}, fleet.SeverityMedium},
+	// Found by the crawl behind the login: /account, linked only from
+	// /api/me's answer, links the activity page.
+	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},
 }
 
 // realTools is the real qa_* registry over app (no chain: qa_create,
@@ -78,8 +81,17 @@ func TestEvalSignIn(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode)
 			defer app.Close()
-			_, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
+			res, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
 			seen := app.Seen()
+			// The crawl behind the login reached the pages only a session
+			// reaches, and never followed the account page's sign-out link.
+			if seen.SignOutLinks != 0 {
+				t.Errorf("the sign-out link was followed %d times", seen.SignOutLinks)
+			}
+			if !strings.Contains(res.Summary, "only a session reaches: /api/me, /api/accounts/{address}/settings, /account") ||
+				!strings.Contains(res.Summary, "/account/activity") {
+				t.Errorf("the summary does not list the pages behind the login:\n%s", res.Summary)
+			}
 			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
 			if mode == siwe.Correct {
 				for _, f := range got {
@@ -120,8 +132,8 @@ func TestSignInNothingAtObserve(t *testing.T) {
 	defer app.Close()
 	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
 	seen := app.Seen()
-	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
-		t.Errorf("at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 || seen.SignOutLinks != 0 {
+		t.Errorf("at observe: %d sign-ins, %d sign-out links followed, %d requests with a session, %d writes; want none", seen.SignIns, seen.SignOutLinks, seen.WithSession, seen.Writes)
 	}
 	if seen.Requests == 0 {
 		t.Error("at observe the public pages were not read")

@@ -66,6 +66,7 @@ func Run(p *probe.Probe, pages []probe.Page) {
 	if a == nil || b == nil {
 		return
 	}
+	r.crawlBehind(a)
 	r.objectLevel(a, b)
 	r.functionLevel(b)
 	r.propertyLevel(a, b)
