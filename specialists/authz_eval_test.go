@@ -40,6 +40,9 @@ var signInFlaws = []plantedFlaw{
 	{"SIWE: expiry", []string{"auth"}, []string{"Expiration Time passed"}, fleet.SeverityMedium},
 	{"SIWE: uri", []string{"auth"}, []string{"foreign URI"}, fleet.SeverityMedium},
 	{"SIWE: chain id", []string{"auth"}, []string{"another chain id"}, fleet.SeverityMedium},
+	// Only the address of an account that exists makes the difference:
+	// found by claiming the identities the run signed in.
+	{"spoofed identity with a signed-in account's address", []string{"call"}, []string{"identity header", "X-Keyring-Account: {identity a's address}", "a fresh account fleetd signed in"}, fleet.SeverityHigh},
 	// Found by the crawl behind the login: /account, linked only from
 	// /api/me's answer, links the activity page.
 	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},

@@ -269,7 +269,9 @@
 //     called agent's face (its owner's, typically), its own name, the
 //     other agents' names, then addresses other pages show: a gateway that
 //     checks a claim against the platform's own identities refuses admin
-//     and lets an owner's address through (issue 33). Forms: GET forms the static crawl finds are submitted by the
+//     and lets an owner's address through (issue 33). After the sign-in
+//     checks, the addresses of the identities they signed in are claimed
+//     the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
 //     reflected-injection probes below, a canary per field; POST forms
 //     either crawl finds (forms.go, inject.Posted) are submitted over HTTP
 //     with qa_submit at exercise (urlencoded or multipart as the form

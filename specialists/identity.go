@@ -386,7 +386,9 @@ func isolateName[R any](p *probe.Probe, names []identName, all R, d string, sev 
 
 // platformIdent is an identity the platform itself uses, claimed where a
 // generic value (admin, 1) made no difference, and what it is.
-type platformIdent struct{ Value, What string }
+// Show, when set, stands for the value in a finding (an identity's
+// address is not written out).
+type platformIdent struct{ Value, What, Show string }
 
 // platformIdentsMax bounds the platform's own identities claimed per run.
 const platformIdentsMax = 5
@@ -396,12 +398,12 @@ var addrRE = regexp.MustCompile(`\b0x[0-9a-fA-F]{40}\b`)
 
 // platformIdentities returns the identities the platform itself uses, most
 // telling first: the addresses on the called agent's face (its owner's,
-// typically), the called agent's own name, the other agents' names, the
-// addresses of signed-in identities (signedIn), then addresses the crawl
-// saw elsewhere (answers, docs). Each once, the zero address never, at
+// typically), the called agent's own name, the other agents' names, then
+// addresses the crawl saw elsewhere (answers, docs). The addresses of the
+// identities the run signs in come later (secSpoofSignedIn). Each once, the zero address never, at
 // most platformIdentsMax. A gateway that checks a claimed identity against
 // the platform's own refuses "admin" and still lets an owner's address in.
-func platformIdentities(t fleet.Target, target string, pages []probe.Page, signedIn []string) []platformIdent {
+func platformIdentities(t fleet.Target, target string, pages []probe.Page) []platformIdent {
 	var out []platformIdent
 	seen := map[string]bool{strings.ToLower("0x" + strings.Repeat("0", 40)): true}
 	add := func(v, what string) {
@@ -421,9 +423,6 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page, signe
 	add(target, "the called agent's own name")
 	for _, n := range t.Names {
 		add(n, "another agent's name")
-	}
-	for _, a := range signedIn {
-		add(a, "a signed-in identity's address")
 	}
 	for _, pg := range pages {
 		if pg.OK() {

@@ -109,11 +109,10 @@ func TestIdentClaim(t *testing.T) {
 }
 
 // TestPlatformIdentities: the called agent's face addresses first, then
-// its name, the other agents' names, signed-in addresses and the
-// addresses seen elsewhere; each once (case aside), never the zero
+// its name, the other agents' names and the addresses seen elsewhere; each once (case aside), never the zero
 // address, never a page that failed, at most platformIdentsMax.
 func TestPlatformIdentities(t *testing.T) {
-	const owner, other, seen = "0x5F3c7A4b19dE2a8C0b6e4D1f9A7c3B2e8D0f1A6C", "0x9b2E6d4C1a8F3e7B0c5D2a9E6f1B4c8D3e7A0b5F", "0x1111111111111111111111111111111111111111"
+	const owner, seen = "0x5F3c7A4b19dE2a8C0b6e4D1f9A7c3B2e8D0f1A6C", "0x1111111111111111111111111111111111111111"
 	tg := fleet.Target{Faces: "https://app.example/s/{name}", Names: []string{"ember", "slate"}}
 	zero := "0x" + strings.Repeat("0", 40)
 	pages := []probe.Page{
@@ -122,21 +121,20 @@ func TestPlatformIdentities(t *testing.T) {
 		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": "0x2222222222222222222222222222222222222222"}},
 	}
 	var got []string
-	for _, id := range platformIdentities(tg, "ember", pages, []string{other}) {
+	for _, id := range platformIdentities(tg, "ember", pages) {
 		got = append(got, id.Value+" "+id.What)
 	}
 	want := []string{
 		owner + " an address on the called agent's face https://app.example/s/ember (its owner's?)",
 		"ember the called agent's own name",
 		"slate another agent's name",
-		other + " a signed-in identity's address",
 		seen + " an address the platform shows at https://app.example/api/list",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("platform identities (-want +got):\n%s", diff)
 	}
 	tg.Names = []string{"a", "b", "c", "d", "e", "f", "g"}
-	if n := len(platformIdentities(tg, "a", pages, nil)); n != platformIdentsMax {
+	if n := len(platformIdentities(tg, "a", pages)); n != platformIdentsMax {
 		t.Errorf("%d identities, want the bound %d", n, platformIdentsMax)
 	}
 }
@@ -150,7 +148,7 @@ func FuzzPlatformIdentities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		tg := fleet.Target{Faces: "https://app.example/s/{name}"}
 		pages := []probe.Page{{URL: "https://app.example/s/", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": body}}}
-		ids := platformIdentities(tg, "", pages, nil)
+		ids := platformIdentities(tg, "", pages)
 		if len(ids) > platformIdentsMax {
 			t.Fatalf("%d identities", len(ids))
 		}

@@ -51,20 +51,22 @@ func Learn(pages []probe.Page, a *fleet.Auth) Flow {
 
 // Run runs the two-identity checks over the docs among pages. It signs in
 // only identities of its own (qa_login), and stops where the dial, the
-// cap or the write budget says.
-func Run(p *probe.Probe, pages []probe.Page) {
+// cap or the write budget says. It returns the addresses of the
+// identities it signed in, by name (a, b, ...), for checks that claim
+// them.
+func Run(p *probe.Probe, pages []probe.Page) (signedIn map[string]string) {
 	r := &run{p: p, flow: Learn(pages, p.Target().Auth), ids: map[string]identity{}, writesLeft: -1}
 	if !r.flow.SignIn() {
 		p.Notef("no Sign-In with Ethereum flow in the docs or target.auth: nothing behind a login probed")
-		return
+		return r.signedIn()
 	}
 	if !p.Has("qa_login") {
 		p.Skip("qa_login is not among the tools: the sign-in at %s not probed", r.flow.Verify.URL)
-		return
+		return r.signedIn()
 	}
 	a, b := r.signIn("a"), r.signIn("b")
 	if a == nil || b == nil {
-		return
+		return r.signedIn()
 	}
 	r.crawlBehind(a)
 	r.objectLevel(a, b)
@@ -73,6 +75,18 @@ func Run(p *probe.Probe, pages []probe.Page) {
 	r.lifecycle()
 	r.rotation()
 	r.verification()
+	return r.signedIn()
+}
+
+// signedIn is the address of each identity signed in so far, by name.
+func (r *run) signedIn() map[string]string {
+	out := map[string]string{}
+	for name, id := range r.ids {
+		if id.addr != "" {
+			out[name] = id.addr
+		}
+	}
+	return out
 }
 
 // identity is one signed-in identity of the run.
