@@ -40,6 +40,12 @@ var signInFlaws = []plantedFlaw{
 	{"SIWE: expiry", []string{"auth"}, []string{"Expiration Time passed"}, fleet.SeverityMedium},
 	{"SIWE: uri", []string{"auth"}, []string{"foreign URI"}, fleet.SeverityMedium},
 	{"SIWE: chain id", []string{"auth"}, []string{"another chain id"}, fleet.SeverityMedium},
+	// Only the address of an account that exists makes the difference:
+	// found by claiming the identities the run signed in.
+	{"spoofed identity with a signed-in account's address", []string{"call"}, []string{"identity header", "X-Keyring-Account: {identity a's address}", "a fresh account fleetd signed in"}, fleet.SeverityHigh},
+	// Found by the crawl behind the login: /account, linked only from
+	// /api/me's answer, links the activity page.
+	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},
 }
 
 // realTools is the real qa_* registry over app (no chain: qa_create,
@@ -78,8 +84,17 @@ func TestEvalSignIn(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode)
 			defer app.Close()
-			_, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
+			res, got := runLoop(t, "security", fleet.Exercise, app.Target(), realTools(t, app.Target(), 48), Options{})
 			seen := app.Seen()
+			// The crawl behind the login reached the pages only a session
+			// reaches, and never followed the account page's sign-out link.
+			if seen.SignOutLinks != 0 {
+				t.Errorf("the sign-out link was followed %d times", seen.SignOutLinks)
+			}
+			if !strings.Contains(res.Summary, "only a session reaches: /api/me, /api/accounts/{address}/settings, /account") ||
+				!strings.Contains(res.Summary, "/account/activity") {
+				t.Errorf("the summary does not list the pages behind the login:\n%s", res.Summary)
+			}
 			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
 			if mode == siwe.Correct {
 				for _, f := range got {
@@ -120,8 +135,8 @@ func TestSignInNothingAtObserve(t *testing.T) {
 	defer app.Close()
 	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
 	seen := app.Seen()
-	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
-		t.Errorf("at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	if seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 || seen.SignOutLinks != 0 {
+		t.Errorf("at observe: %d sign-ins, %d sign-out links followed, %d requests with a session, %d writes; want none", seen.SignIns, seen.SignOutLinks, seen.WithSession, seen.Writes)
 	}
 	if seen.Requests == 0 {
 		t.Error("at observe the public pages were not read")
@@ -148,5 +163,32 @@ func TestTestbedSignedIn(t *testing.T) {
 		if (f["surface"] == "auth" || f["surface"] == "authz") && !strings.Contains(s, "/api/notes/{address}") {
 			t.Errorf("a sign-in finding the testbed does not plant: %s", s)
 		}
+	}
+}
+
+// TestUXBehindLogin: ux at observe on Keyring, whose docs describe a SIWE
+// login, says the documented endpoints that refuse a caller without a
+// session are behind that login (not short of credentials the docs do not
+// show), files no finding for them, and signs nobody in.
+func TestUXBehindLogin(t *testing.T) {
+	app := siwe.Serve(siwe.Flawed)
+	defer app.Close()
+	res, got := runLoop(t, "ux", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
+	for _, path := range []string{"/api/me", "/api/admin/accounts"} {
+		want := "GET " + app.URL() + path + " answers HTTP 401: it is behind the documented login (POST " + app.URL() + "/api/auth/verify)"
+		if !strings.Contains(res.Summary, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, res.Summary)
+		}
+	}
+	if strings.Contains(res.Summary, "credentials or parameters the docs do not show") {
+		t.Errorf("the summary blames the docs for a documented login:\n%s", res.Summary)
+	}
+	for _, f := range got {
+		if s, _ := f["summary"].(string); strings.Contains(s, "/api/me") || strings.Contains(s, "/api/admin") {
+			t.Errorf("a finding for an endpoint behind the login: %s", s)
+		}
+	}
+	if seen := app.Seen(); seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
+		t.Errorf("ux at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
 	}
 }

@@ -120,6 +120,9 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 		broken = append(broken, fmt.Sprintf("the endpoint answers HTTP %d%s", s, allow))
 	case s == 404 || s == 410 || s >= 500:
 		broken = append(broken, fmt.Sprintf("it answers HTTP %d", s))
+	case (s == 401 || s == 403) && u.login.SignIn():
+		u.p.Notef("documented %s %s answers HTTP %d: it is behind the documented login (%s %s); ux reads what is public only", c.Method, url, s, u.login.Verify.Method, u.login.Verify.URL)
+		return
 	case s >= 400:
 		u.p.Notef("documented %s %s answers HTTP %d (needs credentials or parameters the docs do not show)", c.Method, url, s)
 		return

@@ -263,7 +263,15 @@
 //     that was not there, or at least three new words beyond an echo of
 //     the claim, when identical calls answer identically — is a finding
 //     naming where the name was learned; critical when it reveals a
-//     secret. Forms: GET forms the static crawl finds are submitted by the
+//     secret. The call endpoint's headers and body fields that admin and 1
+//     did not show are then claimed with the identities the platform
+//     itself uses (platformIdentities, at most five): the addresses on the
+//     called agent's face (its owner's, typically), its own name, the
+//     other agents' names, then addresses other pages show: a gateway that
+//     checks a claim against the platform's own identities refuses admin
+//     and lets an owner's address through (issue 33). After the sign-in
+//     checks, the addresses of the identities they signed in are claimed
+//     the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
 //     reflected-injection probes below, a canary per field; POST forms
 //     either crawl finds (forms.go, inject.Posted) are submitted over HTTP
 //     with qa_submit at exercise (urlencoded or multipart as the form
@@ -389,6 +397,9 @@
 //     elsewhere by a GET whose 405 Allow header lacks them. No answer, 404,
 //     410, 5xx, 405/501, another status, content type or missing fields than
 //     promised are one medium finding per endpoint quoting the doc lines.
+//     A 401 or 403 is no finding: a note, which says the endpoint is behind
+//     the documented login when the docs (or target.auth) describe one
+//     (authz.Learn), else that it needs credentials the docs do not show.
 //   - Leaked internals: the face of a name that cannot exist, a missing path
 //     on each host, the call endpoint's answer for an unknown target, every
 //     crawled error answer, and stack traces or database errors in any other

@@ -383,3 +383,53 @@ func isolateName[R any](p *probe.Probe, names []identName, all R, d string, sev 
 	}
 	return repro, which, how, dOut, sevOut
 }
+
+// platformIdent is an identity the platform itself uses, claimed where a
+// generic value (admin, 1) made no difference, and what it is.
+// Show, when set, stands for the value in a finding (an identity's
+// address is not written out).
+type platformIdent struct{ Value, What, Show string }
+
+// platformIdentsMax bounds the platform's own identities claimed per run.
+const platformIdentsMax = 5
+
+// addrRE is an EVM address as pages and answers show one.
+var addrRE = regexp.MustCompile(`\b0x[0-9a-fA-F]{40}\b`)
+
+// platformIdentities returns the identities the platform itself uses, most
+// telling first: the addresses on the called agent's face (its owner's,
+// typically), the called agent's own name, the other agents' names, then
+// addresses the crawl saw elsewhere (answers, docs). The addresses of the
+// identities the run signs in come later (secSpoofSignedIn). Each once, the zero address never, at
+// most platformIdentsMax. A gateway that checks a claimed identity against
+// the platform's own refuses "admin" and still lets an owner's address in.
+func platformIdentities(t fleet.Target, target string, pages []probe.Page) []platformIdent {
+	var out []platformIdent
+	seen := map[string]bool{strings.ToLower("0x" + strings.Repeat("0", 40)): true}
+	add := func(v, what string) {
+		if k := strings.ToLower(v); v != "" && !seen[k] && len(out) < platformIdentsMax {
+			seen[k] = true
+			out = append(out, platformIdent{Value: v, What: what})
+		}
+	}
+	face := t.FaceURL(target)
+	for _, pg := range pages {
+		if pg.OK() && pg.URL == face {
+			for _, a := range addrRE.FindAllString(probe.Body(pg.Res), 3) {
+				add(a, "an address on the called agent's face "+face+" (its owner's?)")
+			}
+		}
+	}
+	add(target, "the called agent's own name")
+	for _, n := range t.Names {
+		add(n, "another agent's name")
+	}
+	for _, pg := range pages {
+		if pg.OK() {
+			for _, a := range addrRE.FindAllString(probe.Body(pg.Res), 3) {
+				add(a, "an address the platform shows at "+pg.URL)
+			}
+		}
+	}
+	return out
+}

@@ -107,3 +107,58 @@ func TestIdentClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestPlatformIdentities: the called agent's face addresses first, then
+// its name, the other agents' names and the addresses seen elsewhere; each once (case aside), never the zero
+// address, never a page that failed, at most platformIdentsMax.
+func TestPlatformIdentities(t *testing.T) {
+	const owner, seen = "0x5F3c7A4b19dE2a8C0b6e4D1f9A7c3B2e8D0f1A6C", "0x1111111111111111111111111111111111111111"
+	tg := fleet.Target{Faces: "https://app.example/s/{name}", Names: []string{"ember", "slate"}}
+	zero := "0x" + strings.Repeat("0", 40)
+	pages := []probe.Page{
+		{URL: "https://app.example/api/list", Kind: "json", Res: fleet.Result{"ok": true, "status": 200, "body": `{"a":"` + strings.ToLower(owner) + `","b":"` + seen + `"}`}},
+		{URL: "https://app.example/s/ember", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": "<p>Published by <code>" + owner + "</code> " + zero + "</p>"}},
+		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": "0x2222222222222222222222222222222222222222"}},
+	}
+	var got []string
+	for _, id := range platformIdentities(tg, "ember", pages) {
+		got = append(got, id.Value+" "+id.What)
+	}
+	want := []string{
+		owner + " an address on the called agent's face https://app.example/s/ember (its owner's?)",
+		"ember the called agent's own name",
+		"slate another agent's name",
+		seen + " an address the platform shows at https://app.example/api/list",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("platform identities (-want +got):\n%s", diff)
+	}
+	tg.Names = []string{"a", "b", "c", "d", "e", "f", "g"}
+	if n := len(platformIdentities(tg, "a", pages)); n != platformIdentsMax {
+		t.Errorf("%d identities, want the bound %d", n, platformIdentsMax)
+	}
+}
+
+// FuzzPlatformIdentities: any page text gives at most platformIdentsMax
+// distinct values, addresses only as whole 0x addresses, never zero.
+func FuzzPlatformIdentities(f *testing.F) {
+	for _, s := range []string{"0x5F3c7A4b19dE2a8C0b6e4D1f9A7c3B2e8D0f1A6C", "0x" + strings.Repeat("0", 40), "x0x" + strings.Repeat("a", 41), ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		tg := fleet.Target{Faces: "https://app.example/s/{name}"}
+		pages := []probe.Page{{URL: "https://app.example/s/", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": body}}}
+		ids := platformIdentities(tg, "", pages)
+		if len(ids) > platformIdentsMax {
+			t.Fatalf("%d identities", len(ids))
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			k := strings.ToLower(id.Value)
+			if seen[k] || len(id.Value) != 42 || !strings.Contains(body, id.Value) || k == "0x"+strings.Repeat("0", 40) {
+				t.Fatalf("identity %q from %q (%v)", id.Value, body, ids)
+			}
+			seen[k] = true
+		}
+	})
+}

@@ -3,6 +3,7 @@ package specialists
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -80,8 +81,9 @@ func security(p *probe.Probe, o Options) {
 	secBrowserReports(p)                  // CSP violations and mixed content the browser reported
 	secRenderedSecrets(p)                 // secrets only the rendered DOM shows
 	own, wrote := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
-	secExercise(p, o.Corpus, own, pages)
-	authz.Run(p, pages)               // behind a SIWE login: two fresh identities (issue 33)
+	spoofed := secExercise(p, o.Corpus, own, pages)
+	signedIn := authz.Run(p, pages) // behind a SIWE login: two fresh identities (issue 33)
+	secSpoofSignedIn(p, pages, signedIn, spoofed)
 	inject.Reflected(p, pages)        // reflected injection and path handling
 	secDOMXSS(p)                      // URL canaries run in the browser
 	byBrowser := secForms(p)          // forms submitted in the browser with canaries
@@ -282,8 +284,9 @@ func reflectsRaw(text, token string) bool {
 
 // secExercise runs the checks that need the exercise rung: a canary
 // through the call endpoint, spoofed identities, and a canary published to
-// a fresh name.
-func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) {
+// a fresh name. It returns the identity names the spoofed-identity checks
+// found.
+func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) (spoofedNames []string) {
 	token, canary := runCanary(p)
 	if target := probe.FirstName(p.Target()); target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
@@ -299,7 +302,7 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			secSpoof(p, target, pages)
+			spoofedNames = secSpoof(p, target, pages)
 		}
 	}
 	secSpoofQuery(p, pages)
@@ -357,20 +360,22 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 	default:
 		p.Notef("the published canary does not appear in the face (HTTP %d)", probe.Status(face))
 	}
+	return spoofedNames
 }
 
 var stringLiteral = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
-// secSpoof compares replies with and without a claimed identity.
-func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
+// secSpoof compares replies with and without a claimed identity, and
+// returns the header and field names it found trusted.
+func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
-		return
+		return nil
 	}
 	b1 := p.Agent(base)
 	if !probe.Answered(b1) {
 		p.Skip("the call endpoint did not answer (%s): identity checks skipped", probe.Clip(b1.Err(), 120))
-		return
+		return nil
 	}
 	b2 := p.Agent(base)
 	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
@@ -379,7 +384,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 	}
 	for _, claim := range identityClaims {
 		if !p.Room(1) {
-			return
+			return nil
 		}
 		a := base
 		a.From = claim
@@ -399,16 +404,127 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) {
 		}
 		p.Notef("identity names learned from the target (tried on the call endpoint, parameters also on JSON endpoints): %s", strings.Join(names, ", "))
 	}
-	secSpoofHeaders(p, base, b1, stable, headers)
-	secSpoofFields(p, base, b1, stable, fields)
+	found = append(secSpoofHeaders(p, base, b1, stable, headers), secSpoofFields(p, base, b1, stable, fields)...)
+	// The names generic values did not show, claimed with the platform's
+	// own identities (issue 33).
+	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, platformIdentities(p.Target(), target, pages))...)
+}
+
+// secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
+// and the fields not in found, and returns the names it found trusted.
+func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, headers, fields []identName, found []string, ids []platformIdent) []string {
+	var hs, fs []identName
+	for _, n := range headers {
+		if !slices.Contains(found, n.Name) {
+			hs = append(hs, n)
+		}
+	}
+	for _, h := range identityHeaders {
+		if !slices.Contains(found, h) {
+			hs = append(hs, identName{Name: h, Header: true, Where: "the headers proxies commonly set"})
+		}
+	}
+	for _, n := range fields {
+		if !slices.Contains(found, n.Name) {
+			fs = append(fs, n)
+		}
+	}
+	return append(secSpoofOwn(p, base, b1, stable, hs, ids), secSpoofOwn(p, base, b1, stable, fs, ids)...)
+}
+
+// secSpoofSignedIn claims the addresses of the identities the sign-in
+// checks created (signedIn, by name) in the call endpoint's identity
+// headers and fields that no claim showed before (spoofed): a gateway that
+// takes any known account's address from a header lets anyone be anyone.
+func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]string, spoofed []string) {
+	target := probe.FirstName(p.Target())
+	if len(signedIn) == 0 || target == "" || !p.Can("qa_call") || !p.Room(4) {
+		return
+	}
+	var ids []platformIdent
+	for _, name := range slices.Sorted(maps.Keys(signedIn)) {
+		if len(ids) < platformIdentsMax {
+			ids = append(ids, platformIdent{Value: signedIn[name], Show: "{identity " + name + "'s address}",
+				What: "the address of identity " + name + ", a fresh account fleetd signed in"})
+		}
+	}
+	base := probe.CallArgs{Target: target, Message: "whoami"}
+	b1 := p.Agent(base)
+	if !probe.Answered(b1) {
+		return
+	}
+	b2 := p.Agent(base)
+	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	secSpoofOwnAll(p, base, b1, stable, headers, fields, spoofed, ids)
+}
+
+// secSpoofOwn claims, in the identity headers or body fields (names, all
+// of one kind) that generic values did not show, the identities the
+// platform itself uses (ids): each value in every name at once, then one
+// name at a time when it makes a difference. The first that does is the
+// finding: a gateway that checks a claim against the platform's own
+// identities refuses "admin" and lets an owner's address or an agent's
+// name through.
+func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, names []identName, ids []platformIdent) (found []string) {
+	if len(names) == 0 {
+		return nil
+	}
+	header := names[0].Header
+	for _, id := range ids {
+		if !p.Room(2) {
+			return nil
+		}
+		with := func(ns []identName) probe.CallArgs {
+			a := base
+			if header {
+				a.Headers = map[string]string{}
+				for _, n := range ns {
+					a.Headers[n.Name] = id.Value
+				}
+				return a
+			}
+			body := map[string]any{"target": base.Target, "message": base.Message}
+			for _, n := range ns {
+				body[n.Name] = id.Value
+			}
+			raw, _ := json.Marshal(body)
+			s := string(raw)
+			a.RawBody = &s
+			return a
+		}
+		claims := append([]string{id.Value}, identClaims...)
+		all := with(names)
+		d, sev, ok := spoofed(b1, p.Agent(all), claims, stable)
+		if !ok {
+			continue
+		}
+		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+			return spoofed(b1, p.Agent(one), claims, stable)
+		})
+		show := id.Value
+		if id.Show != "" {
+			show = id.Show
+		}
+		claim := fmt.Sprintf("header (%s: %s", which, show)
+		if !header {
+			claim = fmt.Sprintf("request body field (%q: %s", which, show)
+		}
+		p.ReportChecked(sev, fleet.SurfaceCall,
+			fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity %s%s) when it holds an identity the platform itself uses: %s. The same %q call to %q gets a materially different reply (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim, whoever it names.",
+				claim, how, id.What, base.Message, base.Target, d),
+			"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, claims, stable); return ok })
+		return strings.Split(which, ", ")
+	}
+	return nil
 }
 
 // secSpoofHeaders sends the identity headers (the fixed list and those
 // learned from the target) set to admin, all at once, then one by one when
 // the set makes a difference.
-func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) {
+func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) (found []string) {
 	if !p.Room(1) {
-		return
+		return nil
 	}
 	// The target's own names first: isolating which header made the
 	// difference tries them before the field's list.
@@ -426,7 +542,7 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 	}
 	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
-		return
+		return nil
 	}
 	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
 	for _, h := range names {
@@ -449,14 +565,15 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
 }
 
 // secSpoofFields sends the identity-like body fields learned from the
 // target set to admin beside the call's own fields, all at once, then one
 // by one when the set makes a difference.
-func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) {
+func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) (found []string) {
 	if len(fields) == 0 || !p.Room(1) {
-		return
+		return nil
 	}
 	with := func(ns []identName) probe.CallArgs {
 		body := map[string]any{"target": base.Target, "message": base.Message}
@@ -472,7 +589,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 	all := with(fields)
 	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
 	if !ok {
-		return
+		return nil
 	}
 	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
 		return spoofed(b1, p.Agent(one), identClaims, stable)
@@ -481,6 +598,7 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
 }
 
 var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)

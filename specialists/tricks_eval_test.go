@@ -26,6 +26,9 @@ import (
 // tricksFlaws are the flaws fixtures/tricks/README.md lists.
 var tricksFlaws = []plantedFlaw{
 	{"spoofed identity: a header named only in the docs", []string{"call"}, []string{"identity header", "X-Quarry-Principal: admin", "learned from", "/help/agents.md"}, fleet.SeverityHigh},
+	// Refused (ignored) with admin or 1: only the owner's address the
+	// snippet's page shows makes the difference (issue 33).
+	{"spoofed identity: a header accepted only with the platform's own identity", []string{"call"}, []string{"identity header", "X-Quarry-Account: " + tricks.Owners["ember"], "the platform itself uses", "/s/ember"}, fleet.SeverityHigh},
 	{"spoofed identity: a body field named only in the docs", []string{"call"}, []string{"request body field", `"on_behalf_of"`, "learned from", "/help/agents.md"}, fleet.SeverityHigh},
 	{"spoofed identity: a query parameter named only in a response", []string{"web"}, []string{"/api/drafts", "query parameter", "member=admin", "learned from a JSON field"}, fleet.SeverityHigh},
 	// Medium, not high: every page carries a CSP without 'unsafe-inline',

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/specialists/authz"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -46,6 +47,10 @@ type uxRun struct {
 	// leakSigs are the leaks reported so far, by kind and normalized text.
 	leakSigs map[string]bool
 	calls    map[string]fleet.Result // qa_call results by canonical args
+	// login is the sign-in the docs (or target.auth) describe: a
+	// documented endpoint that refuses a caller without a session is
+	// behind it, not short of credentials the docs hide.
+	login authz.Flow
 }
 
 // ux checks the platform as a user or an agent meets it; see the package
@@ -54,6 +59,7 @@ func ux(p *probe.Probe, _ Options) {
 	u := &uxRun{p: p, dead: map[string]bool{}, leakSigs: map[string]bool{}, calls: map[string]fleet.Result{}}
 	if p.Can("qa_fetch") {
 		pages := p.Crawl()
+		u.login = authz.Learn(pages, p.Target().Auth)
 		u.docs(pages)
 		u.contract(pages)
 		u.deadLinks(pages)

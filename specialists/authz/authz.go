@@ -30,10 +30,10 @@ const (
 // themself unless the docs say so, with the value that shows the write.
 var privilege = []string{"role", "roles", "is_admin", "admin", "verified", "is_verified", "approved", "kyc", "owner", "balance", "credits", "plan", "tier", "permissions", "scopes"}
 
-// Run runs the two-identity checks over the docs among pages. It signs in
-// only identities of its own (qa_login), and stops where the dial, the
-// cap or the write budget says.
-func Run(p *probe.Probe, pages []probe.Page) {
+// Learn returns the login the docs among pages describe, completed by
+// target.auth (a): the flow Run signs in with, and what ux says a refused
+// documented endpoint is behind.
+func Learn(pages []probe.Page, a *fleet.Auth) Flow {
 	var docs []Doc
 	for _, pg := range pages {
 		if !pg.OK() {
@@ -44,26 +44,49 @@ func Run(p *probe.Probe, pages []probe.Page) {
 			docs = append(docs, Doc{URL: pg.URL, ContentType: ct, Text: probe.Body(pg.Res)})
 		}
 	}
-	r := &run{p: p, flow: LearnFlow(docs), ids: map[string]identity{}, writesLeft: -1}
-	r.withConfig(p.Target().Auth)
+	f := LearnFlow(docs)
+	f.withConfig(a)
+	return f
+}
+
+// Run runs the two-identity checks over the docs among pages. It signs in
+// only identities of its own (qa_login), and stops where the dial, the
+// cap or the write budget says. It returns the addresses of the
+// identities it signed in, by name (a, b, ...), for checks that claim
+// them.
+func Run(p *probe.Probe, pages []probe.Page) (signedIn map[string]string) {
+	r := &run{p: p, flow: Learn(pages, p.Target().Auth), ids: map[string]identity{}, writesLeft: -1}
 	if !r.flow.SignIn() {
 		p.Notef("no Sign-In with Ethereum flow in the docs or target.auth: nothing behind a login probed")
-		return
+		return r.signedIn()
 	}
 	if !p.Has("qa_login") {
 		p.Skip("qa_login is not among the tools: the sign-in at %s not probed", r.flow.Verify.URL)
-		return
+		return r.signedIn()
 	}
 	a, b := r.signIn("a"), r.signIn("b")
 	if a == nil || b == nil {
-		return
+		return r.signedIn()
 	}
+	r.crawlBehind(a)
 	r.objectLevel(a, b)
 	r.functionLevel(b)
 	r.propertyLevel(a, b)
 	r.lifecycle()
 	r.rotation()
 	r.verification()
+	return r.signedIn()
+}
+
+// signedIn is the address of each identity signed in so far, by name.
+func (r *run) signedIn() map[string]string {
+	out := map[string]string{}
+	for name, id := range r.ids {
+		if id.addr != "" {
+			out[name] = id.addr
+		}
+	}
+	return out
 }
 
 // identity is one signed-in identity of the run.
@@ -79,7 +102,9 @@ type run struct {
 	writesLeft int // -1: unknown or unlimited
 }
 
-func (r *run) withConfig(a *fleet.Auth) {
+// withConfig completes the flow with target.auth (a): the sign-in pair
+// when the docs lack one, the logout and me endpoints they do not name.
+func (f *Flow) withConfig(a *fleet.Auth) {
 	if a == nil {
 		return
 	}
@@ -88,15 +113,15 @@ func (r *run) withConfig(a *fleet.Auth) {
 			*e = Endpoint{Method: method, URL: u, Quote: "target.auth"}
 		}
 	}
-	if r.flow.Nonce.URL == "" || r.flow.Verify.URL == "" {
-		r.flow.Nonce, r.flow.Verify = Endpoint{}, Endpoint{}
-		set(&r.flow.Nonce, "GET", a.Nonce)
-		set(&r.flow.Verify, "POST", a.Verify)
+	if f.Nonce.URL == "" || f.Verify.URL == "" {
+		f.Nonce, f.Verify = Endpoint{}, Endpoint{}
+		set(&f.Nonce, "GET", a.Nonce)
+		set(&f.Verify, "POST", a.Verify)
 	}
-	set(&r.flow.Logout, "POST", a.Logout)
-	set(&r.flow.Me, "GET", a.Me)
+	set(&f.Logout, "POST", a.Logout)
+	set(&f.Me, "GET", a.Me)
 	if a.ChainID != 0 {
-		r.flow.ChainID = a.ChainID
+		f.ChainID = a.ChainID
 	}
 }
 

@@ -20,6 +20,13 @@
 //   - the sign-in's verification (API2): qa_login's tampers (a replayed
 //     nonce, a foreign domain or URI, another chain id, an expired message,
 //     a signature by another key).
+//   - the crawl behind the login: the pages and routes only A's session
+//     reaches (from who-am-I and A's resources, along the links their
+//     answers hold; GET only, allowlisted, never a sign-out link), and the
+//     internals they leak.
+//
+// Learn gives the flow to ux as well: a documented endpoint that refuses
+// a caller without a session is behind it.
 //
 // Every check signs in identities of its own, fresh for the run (never
 // anyone else's), and writes only to their own resources. A finding says

@@ -90,3 +90,23 @@ func FuzzLearnFlow(f *testing.F) {
 		_ = Fill(fl.Nonce.URL, "0x1", "2")
 	})
 }
+
+// TestSignOut: the crawl behind the login never fetches the flow's logout
+// endpoint nor a path that says log out or sign out; other pages it may.
+func TestSignOut(t *testing.T) {
+	r := &run{flow: Flow{Logout: Endpoint{Method: "POST", URL: "https://app.example/api/session/end"}}}
+	for u, want := range map[string]bool{
+		"https://app.example/api/session/end":   true,
+		"https://app.example/api/session/end?x": true,
+		"https://app.example/account/signout":   true,
+		"https://app.example/logout":            true,
+		"https://app.example/auth/sign-out":     true,
+		"https://app.example/account":           false,
+		"https://app.example/account/activity":  false,
+		"https://app.example/api/session":       false,
+	} {
+		if got := r.signOut(u); got != want {
+			t.Errorf("signOut(%s) = %v, want %v", u, got, want)
+		}
+	}
+}
