@@ -74,7 +74,9 @@ func Reproducer(e *Entry, input []byte) (string, string, error) {
 // a reproducer), the entries it dropped and why, and the harness crashes
 // counted per entry.
 type Memory struct {
+	Module  string            `json:"module"` // the module path
 	Entries []*Entry          `json:"entries"`
+	Files   map[string]string `json:"files,omitempty"` // the generated files, by slash path under the module root
 	Dropped map[string]string `json:"dropped"`         // entry ID -> why it is no longer generated
 	Crashes map[string]int    `json:"harness_crashes"` // entry ID -> harness crashes seen
 }
@@ -156,4 +158,60 @@ func (m *Memory) DroppedIDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// Remember records a generation: the module, the entries (dropped ones
+// with their reason) and the generated files under dir's Dir.
+func (m *Memory) Remember(dir string, entries []*Entry) error {
+	mod, err := ModulePath(dir)
+	if err != nil {
+		return err
+	}
+	m.Module, m.Entries, m.Files = mod, entries, map[string]string{}
+	return filepath.WalkDir(filepath.Join(dir, Dir), func(p string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		m.Files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+}
+
+// Prepare makes a fresh copy of the module ready to run the remembered
+// harnesses: go-fuzz files enabled, the generated files written.
+func (m *Memory) Prepare(dir string) error {
+	enableGoFuzz(dir)
+	for rel, src := range m.Files {
+		if strings.Contains(rel, "..") || !strings.HasPrefix(rel, Dir+"/") {
+			return fmt.Errorf("harness file %q is outside %s", rel, Dir)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ModulePath reads the module path from dir's go.mod. Errors: no go.mod,
+// or no module line in it.
+func ModulePath(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("not a Go module: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no module line", filepath.Join(dir, "go.mod"))
 }
