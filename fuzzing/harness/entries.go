@@ -420,7 +420,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 			}
 			e.params = append(e.params, v)
 		}
-		if len(e.params) == 0 {
+		if len(e.params) == 0 && (recv == nil || len(recv.args) == 0) {
 			return // nothing of the input reaches it
 		}
 		d.rank(e)
@@ -531,6 +531,11 @@ func (d *discovery) valueOf(t types.Type, depth int) (value, bool) {
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Interface:
+		if u.Empty() && depth == 0 {
+			// An empty interface is a destination (Decode(data, v any),
+			// Unmarshal): a pointer to an empty interface takes anything.
+			return value{kind: "dest", typ: t}, true
+		}
 		if u.NumMethods() > 0 && u.NumEmbeddeds() <= 1 {
 			all := true
 			for i := 0; i < u.NumMethods(); i++ {

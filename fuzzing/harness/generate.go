@@ -259,6 +259,8 @@ func (g *gen) expr(b *body, v value) string {
 			b.stmts = append(b.stmts, "if "+cond+" {", "\treturn // the constructor refused the input", "}")
 		}
 		return t
+	case "dest":
+		return "new(interface{})"
 	case "zero":
 		t := b.tmp()
 		b.stmts = append(b.stmts, "var "+t+" "+g.typ(v.typ))
