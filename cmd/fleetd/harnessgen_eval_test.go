@@ -108,7 +108,8 @@ func evalProbe(t *testing.T, repo string) ([]fleet.Finding, string, time.Duratio
 	if err := yaml.Unmarshal(pb, &p); err != nil {
 		t.Fatal(err)
 	}
-	p.Budget.MaxTurns = 150 // the fixture's small budget is for the testbed's compiler
+	p.Budget.MaxTurns = 150              // the fixture's small budget is for the testbed's compiler
+	p.Budget.Deadline = 10 * time.Minute // the fuzz persona's own (the demo config cuts it to 3)
 	if pb, err = yaml.Marshal(p); err != nil {
 		t.Fatal(err)
 	}
