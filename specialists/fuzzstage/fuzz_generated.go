@@ -151,15 +151,24 @@ func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []flee
 			p.Notef("not reported: a %s crash of %s (%s): %s", verdict, h.target, probe.Clip(state, 160), probe.Clip(probe.Str(rep, "verdict_why"), 200))
 			continue
 		}
-		ok := probe.Str(rep, "outcome") == kind && probe.Str(rep, "crash_state") == state
-		sev, flaky := fleet.SeverityHigh, ""
-		if !ok {
-			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(rep, "crash_state"), probe.Str(rep, "outcome")))
+		// The replay's crash is the one reported: an engine's hang or
+		// resource report that replays as a crash is that crash, and two
+		// sessions' crashers that replay as one state are one finding.
+		rstate := probe.Str(rep, "crash_state")
+		if seen["replay|"+rstate] {
+			continue
+		}
+		seen["replay|"+rstate] = true
+		sev, flaky, also := fleet.SeverityHigh, "", ""
+		if probe.Str(rep, "outcome") != "crashed" {
+			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", probe.Str(rep, "outcome"))
+		} else if kind != "crashed" {
+			also = fmt.Sprintf(" (the engine saw a %s; its replay crashes)", kind)
 		}
 		p.Report(sev, fleet.Surface("code"),
-			fmt.Sprintf("Go library %s: crash %s found by %s through a generated fuzz target (%s); %s. Replaying the repro returns a standalone regression test (%s).%s",
-				h.entry, probe.Quote(state, 240), engine, h.target, probe.Clip(probe.Str(rep, "verdict_why"), 200), probe.Str(rep, "reproducer_path"), flaky),
-			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
+			fmt.Sprintf("Go library %s: crash %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
+				h.entry, probe.Quote(rstate, 240), engine, h.target, also, probe.Clip(probe.Str(rep, "verdict_why"), 200), probe.Str(rep, "reproducer_path"), flaky),
+			"qa_fuzz", args, probe.StateArgs{State: "crashed: " + rstate, Flaky: sev == fleet.SeverityLow})
 	}
 	return n
 }
