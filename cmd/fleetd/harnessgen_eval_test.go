@@ -135,7 +135,42 @@ func evalProbe(t *testing.T, repo string) ([]fleet.Finding, string, time.Duratio
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return fs, f.dataDir, took
+	return fs, f.dataDir, firstReport(t, f.dataDir, took)
+}
+
+// firstReport is how long after the run's start its first qa_report call
+// began (from the run record; took when it made none): the deadline ends
+// a run at the next tool boundary, so the run itself may pass ten minutes
+// by one session while its findings were posted well before.
+func firstReport(t *testing.T, dataDir string, took time.Duration) time.Duration {
+	recs, _ := filepath.Glob(filepath.Join(dataDir, "runs", "*.jsonl"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			continue
+		}
+		var start time.Time
+		for _, l := range strings.Split(string(b), "\n") {
+			var d struct {
+				Type      string    `json:"type"`
+				StartedAt time.Time `json:"started_at"`
+				Action    *struct {
+					Tool string `json:"tool"`
+				} `json:"proposed_action"`
+			}
+			if json.Unmarshal([]byte(l), &d) != nil {
+				continue
+			}
+			if d.Type == "header" {
+				start = d.StartedAt
+			}
+			if d.Action != nil && d.Action.Tool == "qa_report" && !start.IsZero() {
+				t.Logf("first qa_report %v after the run's start", d.StartedAt.Sub(start).Round(time.Second))
+				return d.StartedAt.Sub(start)
+			}
+		}
+	}
+	return took
 }
 
 func clipEval(s string, n int) string {
@@ -173,8 +208,8 @@ func TestHarnessGenEval(t *testing.T) {
 			if !found {
 				t.Fatalf("%s@%s: no finding in %s after %v", lib.mod, lib.buggy, lib.bug, took)
 			}
-			if took > 10*time.Minute+30*time.Second {
-				t.Errorf("took %v, more than the 10 minutes", took)
+			if took > 10*time.Minute {
+				t.Errorf("the first finding came %v after the start, more than 10 minutes", took)
 			}
 			repros, _ := filepath.Glob(filepath.Join(dataDir, "fuzz", "*", "repro", "*_test.go"))
 			if len(repros) == 0 {
