@@ -17,7 +17,9 @@
 // dereference in it is then the harness's misuse, not a bug). go-fuzz style
 // `func Fuzz(data []byte) int` functions (the gofuzz build constraint
 // dropped in the scratch copy) and existing `FuzzXxx(*testing.F)` targets
-// are entries too. The rank (Entry.Score, reasons in Entry.Why): names that
+// are entries too. Names that reach outside the process (File, Dir, FS,
+// Path, Open, Exec, Remove, Dial, Listen, URL, Env) are left out: their
+// input goes to the file system or the network, not to a parser. The rank (Entry.Score, reasons in Entry.Why): names that
 // parse (Parse, Unmarshal, Decode, Read, Load, Unescape, Lex, Scan,
 // Compile, Get, Validate, ...FromBytes), a string/[]byte/io.Reader
 // parameter, how many of the module's functions it reaches (a static call

@@ -395,7 +395,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 	var out []*Entry
 	add := func(fn *types.Func, recv *value, zero bool) {
 		sig := fn.Type().(*types.Signature)
-		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil {
+		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) {
 			return
 		}
 		e := &Entry{Kind: KindFunc, Pkg: p.PkgPath, Dir: rel, fn: fn, recv: recv, ZeroRecv: zero, Doc: docs[fn.FullName()], PkgName: p.Name, varia: sig.Variadic(), extra: extra}
@@ -856,4 +856,19 @@ func raiseGoVersion(dir string) {
 	// No go directive: the go command assumes 1.16.
 	lines = append(lines, fmt.Sprintf("go 1.%d", minGo))
 	_ = os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+}
+
+// outsideWords name functions that reach outside the process (files,
+// directories, processes, the network): fuzzing them would feed the input
+// to the file system, not to a parser.
+var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "URL", "Env"}
+
+// touchesOutside reports whether a function's name says it reaches outside.
+func touchesOutside(name string) bool {
+	for _, w := range outsideWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -91,6 +91,9 @@ func TestDiscoverRanksParsers(t *testing.T) {
 			t.Fatalf("entry %s not found; have %v", name, names(es))
 		}
 	}
+	if m["ParseFile"] != nil {
+		t.Error("ParseFile takes a path: it should not be an entry")
+	}
 	if m["Fuzz"].Kind != KindGoFuzz || es[0].Name != "Fuzz" {
 		t.Errorf("the go-fuzz function should rank first as a gofuzz entry: first %s (%s)", es[0].Name, es[0].Kind)
 	}

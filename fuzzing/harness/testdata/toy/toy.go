@@ -94,3 +94,12 @@ func Sum(xs []int64) int64 {
 	}
 	return n
 }
+
+// ParseFile parses the file at path: its input is a path, not a document.
+func ParseFile(path string) (*Doc, error) {
+	b, err := ioutil.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(string(b))
+}
