@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+
+	"github.com/qafleet/fleetd/fuzzing"
 	"regexp"
 	"strings"
 )
@@ -90,16 +92,6 @@ func stdFrame(fn string) bool {
 	return !strings.Contains(first, ".")
 }
 
-// funcPkg is the import path of a traceback function name.
-func funcPkg(fn string) string {
-	slash := strings.LastIndexByte(fn, '/')
-	dot := strings.IndexByte(fn[slash+1:], '.')
-	if dot < 0 {
-		return fn
-	}
-	return fn[:slash+1+dot]
-}
-
 var promisedPanic = regexp.MustCompile(`(?i)\bpanics?\b`)
 
 // Judge decides whether a reproduced crash of e's harness (the go engine's
@@ -125,7 +117,7 @@ func Judge(e *Entry, mod, outcome, out string) Verdict {
 		return Verdict{Verdict: Unknown, Why: "no frame outside the runtime and the standard library"}
 	}
 	v := Verdict{Frame: site.fn, File: site.file}
-	pkg := funcPkg(site.fn)
+	pkg := fuzzing.GoPackage(site.fn)
 	switch {
 	case strings.Contains(site.file, "/"+Dir+"/") || strings.HasPrefix(pkg, mod+"/"+Dir+"/") || strings.Contains(site.fn, ".Fuzz") && strings.HasSuffix(site.file, "_test.go"):
 		v.Verdict, v.Why = Misuse, "the crash is in the harness's own code"
