@@ -56,6 +56,7 @@ var layers = map[string]int{
 	"sarif":           2, // code scanning's format, over the report's types
 	"browser":         2, // headless Chromium over chromedp: the rendering crawl
 	"fuzzing":         3,
+	"fuzzing/harness": 3, // entry points, generated fuzz targets and crash judging over a module copy
 	"poster":          3,
 	"qatools":         4,
 	"triage":          4,
@@ -105,6 +106,7 @@ var narrow = map[string][]string{
 	"chain/evm":       nil,
 	"chain/devchain":  nil,
 	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
+	"fuzzing/harness": {"fuzzing"}, // the Go corpus format; go/packages is its one outside dependency
 	"crawl":           nil,
 	"siwe":            nil,
 	"docclaims":       {"crawl"},

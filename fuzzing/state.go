@@ -170,6 +170,10 @@ func goTargetFrame(fn, file string) bool {
 	return !strings.Contains(file, "/src/"+pkg+"/") && !strings.HasPrefix(file, pkg+"/")
 }
 
+// GoPackage returns the import path of a Go function name as a traceback
+// prints it ("github.com/a/b.(*T).m" -> "github.com/a/b").
+func GoPackage(fn string) string { return goPackage(fn) }
+
 // goPackage returns the import path of a Go function name
 // ("github.com/a/b.(*T).m" -> "github.com/a/b", "main.main" -> "main").
 func goPackage(fn string) string {

@@ -20,6 +20,7 @@ type fuzzArgs struct {
 	Engine       string `json:"engine,omitempty" enum:"auto,builtin,blind,go,libfuzzer,aflpp" desc:"auto (default): aflpp when installed, else builtin, for target.compiler; for target.repo's Go fuzz target libfuzzer when clang with the libFuzzer runtime is installed, else go; for target.repo's C/C++ harness with a build command (and no target.compiler) aflpp. builtin: mutation with a dictionary harvested from the corpus; blind: byte-level only; libfuzzer: libFuzzer with comparison feedback and a dictionary on the Go fuzz target (falls back to go when it cannot build); aflpp: AFL++, instrumented (persistent with a harness, CmpLog on) when target.repo has a build command, else non-instrumented (-n); the result's mode and mode_why say which ran and why"`
 	Seconds      int    `json:"seconds,omitempty" desc:"session length in seconds, 1-600 (default 20)"`
 	Replay       string `json:"replay,omitempty" desc:"engine go or libfuzzer: run this one 'go test fuzz v1' input through target.repo's fuzz target instead of fuzzing (a go or libfuzzer crasher's repro); engine aflpp: run this input on target.repo's instrumented build (an aflpp crasher's repro)" maxlen:"1048576"`
+	Harness      string `json:"harness,omitempty" desc:"target.repo without a fuzz target: list generates native fuzz targets for the repository's entry points in a scratch copy (ranked, with why; the ones that do not compile dropped with the compiler's reason; the harness crashes counted); a generated target's name (from list) fuzzes that target with engine libfuzzer or go, or with replay replays one input on it and judges the crash (verdict library, harness, outside or unknown, and for a library bug a standalone _test.go reproducer)" maxlen:"200"`
 	ReplayBase64 string `json:"replay_base64,omitempty" desc:"engine aflpp: the input to replay, base64 (a crasher's input_base64, for inputs that are not UTF-8)" maxlen:"1398104"`
 }
 
@@ -100,6 +101,9 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 	// instrumented; without target.compiler it is the only thing to fuzz.
 	hasHarness := repo != nil && repo.Harness != "" && len(repo.Build) > 0
 	engine, note := a.Engine, ""
+	if a.Harness != "" {
+		return t.fuzzGenerated(ctx, a, time.Duration(secs)*time.Second)
+	}
 	switch {
 	case a.Replay != "" || a.ReplayBase64 != "":
 		if engine == "" || engine == "auto" {
@@ -142,39 +146,7 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 		if !hasGo {
 			return nil, fmt.Errorf("engine %s needs target.repo with fuzz_package and fuzz_target", engine)
 		}
-		d := time.Duration(secs) * time.Second
-		var deg map[string]any
-		if engine == fuzzing.EngineLibFuzzer {
-			clang, err := fuzzing.LibFuzzerClang(ctx)
-			if err == nil {
-				out, err := t.fuzzLibFuzzer(ctx, a, clang, d)
-				if err == nil || ctxErr(ctx) != nil {
-					return out, err
-				}
-				note = "libfuzzer: " + clipNote(err.Error(), 600) + ": go test -fuzz ran instead"
-				deg = degradedLibFuzzer(repo.FuzzTarget, err)
-			} else {
-				note = "libfuzzer unavailable (" + err.Error() + "): go test -fuzz ran instead"
-				deg = map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + repo.FuzzTarget + ": " + clipNote(err.Error(), 300)}
-			}
-		}
-		out, err := t.fuzzGo(ctx, a, d)
-		if deg == nil {
-			return out, err
-		}
-		if err != nil {
-			// The fallback failed too: the result still names the engine
-			// that could not run, and why.
-			deg["fallback"] = "go test -fuzz, which failed: " + clipNote(err.Error(), 300)
-			return nil, &degradedError{deg: deg, err: fmt.Errorf("%s; go test -fuzz failed too: %w", note, err)}
-		}
-		if n, _ := out["execs"].(int); n == 0 && len(anySlice(out["crashers"])) == 0 {
-			deg["fallback"] = "go test -fuzz, which ran no input"
-			note += " and ran no input"
-		}
-		out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
-		out["degraded"] = deg
-		return out, nil
+		return t.fuzzGoTarget(ctx, a, engine, time.Duration(secs)*time.Second, goFuzz{Package: repo.FuzzPackage, Func: repo.FuzzTarget})
 	}
 	if !hasCompiler {
 		if engine == fuzzing.EngineAFL && hasHarness {
@@ -186,6 +158,53 @@ func (t *tools) fuzzSession(ctx context.Context, a fuzzArgs) (map[string]any, er
 		return nil, fmt.Errorf("engine %s needs target.compiler", engine)
 	}
 	return t.fuzzCompiler(ctx, engine, note, time.Duration(secs)*time.Second)
+}
+
+// goFuzz is the native Go fuzz target a go or libfuzzer session runs:
+// target.repo's own, or one fuzzing/harness generated (Prepare writes it
+// into the session's copy, KeyExtra tells its build from another's).
+type goFuzz struct {
+	Package, Func string
+	Prepare       func(src string) error
+	KeyExtra      string
+}
+
+// fuzzGoTarget runs libFuzzer (engine libfuzzer, when clang has its
+// runtime and the target builds) or go test -fuzz on a Go fuzz target.
+func (t *tools) fuzzGoTarget(ctx context.Context, a fuzzArgs, engine string, d time.Duration, gf goFuzz) (map[string]any, error) {
+	note := ""
+	var deg map[string]any
+	if engine == fuzzing.EngineLibFuzzer {
+		clang, err := fuzzing.LibFuzzerClang(ctx)
+		if err == nil {
+			out, err := t.fuzzLibFuzzer(ctx, a, clang, d, gf)
+			if err == nil || ctxErr(ctx) != nil {
+				return out, err
+			}
+			note = "libfuzzer: " + clipNote(err.Error(), 600) + ": go test -fuzz ran instead"
+			deg = degradedLibFuzzer(gf.Func, err)
+		} else {
+			note = "libfuzzer unavailable (" + err.Error() + "): go test -fuzz ran instead"
+			deg = map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + gf.Func + ": " + clipNote(err.Error(), 300)}
+		}
+	}
+	out, err := t.fuzzGo(ctx, a, d, gf)
+	if deg == nil {
+		return out, err
+	}
+	if err != nil {
+		// The fallback failed too: the result still names the engine
+		// that could not run, and why.
+		deg["fallback"] = "go test -fuzz, which failed: " + clipNote(err.Error(), 300)
+		return nil, &degradedError{deg: deg, err: fmt.Errorf("%s; go test -fuzz failed too: %w", note, err)}
+	}
+	if n, _ := out["execs"].(int); n == 0 && len(anySlice(out["crashers"])) == 0 {
+		deg["fallback"] = "go test -fuzz, which ran no input"
+		note += " and ran no input"
+	}
+	out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
+	out["degraded"] = deg
+	return out, nil
 }
 
 // fuzzCompiler runs a builtin, blind or AFL++ session on target.compiler.
@@ -391,9 +410,9 @@ func (t *tools) fuzzAFLBuild(ctx context.Context, work, key string) (*fuzzing.AF
 
 // fuzzGo runs Go's coverage-guided fuzzer on target.repo's fuzz target in
 // a copy of the repository inside the jail, or replays one input.
-func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[string]any, error) {
+func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration, gf goFuzz) (map[string]any, error) {
 	repo := t.env.Target.Repo
-	work, src, err := t.fuzzCheckout(ctx, "fuzz-go")
+	work, src, err := t.fuzzCheckout(ctx, "fuzz-go", gf.Prepare)
 	if err != nil {
 		return nil, err
 	}
@@ -401,13 +420,13 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 	if err != nil {
 		return nil, err
 	}
-	key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget)
+	key := fuzzing.TargetKey("go", repo.URL, gf.Package, gf.Func)
 	shared := t.env.FuzzDir
 	if shared == "" {
 		shared = work // no data dir: a throwaway cache
 	}
 	const memLimit = 1 << 30
-	g := fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
+	g := fuzzing.GoTarget{Dir: src, Package: gf.Package, Func: gf.Func, Go: goCmd,
 		Env:      fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit),
 		CacheDir: filepath.Join(shared, key, "gocache"), Parallel: t.env.Limits.fuzzWorkers()}
 	if t.env.FuzzDir == "" {
@@ -419,7 +438,7 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 			return nil, err
 		}
 		out := crasherFields(c)
-		out["engine"], out["target"], out["replayed"] = fuzzing.EngineGo, repo.FuzzTarget, true
+		out["engine"], out["target"], out["replayed"] = fuzzing.EngineGo, gf.Func, true
 		return out, nil
 	}
 	rep, err := fuzzing.RunGo(ctx, g, d)
@@ -427,9 +446,9 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 		return nil, err
 	}
 	out := reportFields(rep, "")
-	out["target"] = repo.FuzzTarget
+	out["target"] = gf.Func
 	out["corpus_key"] = key
-	t.recordStats(out, key, rep, repo.FuzzTarget)
+	t.recordStats(out, key, rep, gf.Func)
 	return out, nil
 }
 
@@ -438,9 +457,9 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration) (map[st
 // under the target's corpus directory), or replays one input. Its corpus is
 // the target's: the kept libFuzzer corpus, the shared queue and the go
 // engine's cache are merged in, and its new inputs go back to all three.
-func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d time.Duration) (map[string]any, error) {
+func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d time.Duration, gf goFuzz) (map[string]any, error) {
 	repo := t.env.Target.Repo
-	work, src, err := t.fuzzCheckout(ctx, "fuzz-libfuzzer")
+	work, src, err := t.fuzzCheckout(ctx, "fuzz-libfuzzer", gf.Prepare)
 	if err != nil {
 		return nil, err
 	}
@@ -448,18 +467,19 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 	if err != nil {
 		return nil, err
 	}
+	srcKey += gf.KeyExtra
 	goCmd, err := fuzzing.GoCommand()
 	if err != nil {
 		return nil, err
 	}
-	key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget) // the go engine's target: one corpus
+	key := fuzzing.TargetKey("go", repo.URL, gf.Package, gf.Func) // the go engine's target: one corpus
 	shared := t.env.FuzzDir
 	if shared == "" {
 		shared = work // no data dir: a throwaway cache
 	}
 	const memLimit = 1 << 30
 	lt := fuzzing.LibFuzzerTarget{
-		Go: fuzzing.GoTarget{Dir: src, Package: repo.FuzzPackage, Func: repo.FuzzTarget, Go: goCmd,
+		Go: fuzzing.GoTarget{Dir: src, Package: gf.Package, Func: gf.Func, Go: goCmd,
 			Env: fuzzing.GoEnv(goCmd, work, filepath.Join(shared, "go"), memLimit)},
 		Clang: clang, Work: filepath.Join(work, "libfuzzer"), CacheDir: filepath.Join(shared, key, "libfuzzer", "bin"),
 		SourceKey: srcKey, Workers: t.env.Limits.fuzzWorkers(), InputTimeout: min(t.env.Limits.CompileTimeout, 10*time.Second),
@@ -473,7 +493,7 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 			return nil, err
 		}
 		out := crasherFields(c)
-		out["engine"], out["target"], out["replayed"] = fuzzing.EngineLibFuzzer, repo.FuzzTarget, true
+		out["engine"], out["target"], out["replayed"] = fuzzing.EngineLibFuzzer, gf.Func, true
 		return out, nil
 	}
 	corpus, err := t.fuzzCorpus(key)
@@ -491,9 +511,9 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 		return nil, err
 	}
 	out := reportFields(rep, "")
-	out["target"] = repo.FuzzTarget
+	out["target"] = gf.Func
 	out["corpus_key"] = key
-	t.recordStats(out, key, rep, repo.FuzzTarget)
+	t.recordStats(out, key, rep, gf.Func)
 	return out, nil
 }
 
@@ -534,12 +554,18 @@ func (t *tools) fuzzWorkDir(prefix string) (string, error) {
 
 // fuzzCheckout makes a session's work directory and copies (or clones)
 // target.repo into its repo/ subdirectory.
-func (t *tools) fuzzCheckout(ctx context.Context, prefix string) (work, src string, err error) {
+func (t *tools) fuzzCheckout(ctx context.Context, prefix string, prepare func(src string) error) (work, src string, err error) {
 	if work, err = t.fuzzWorkDir(prefix); err != nil {
 		return "", "", err
 	}
 	src = filepath.Join(work, "repo")
-	return work, src, fuzzing.CheckoutRepo(ctx, t.env.Target.Repo.URL, src)
+	if err := fuzzing.CheckoutRepo(ctx, t.env.Target.Repo.URL, src); err != nil {
+		return "", "", err
+	}
+	if prepare != nil {
+		err = prepare(src)
+	}
+	return work, src, err
 }
 
 // fuzzCorpus opens the target's persistent corpus under Env.FuzzDir (nil

@@ -370,6 +370,15 @@
 //     (persistent, CmpLog on; the summary says the mode and why); each
 //     crasher (up to three) is replayed on that build through qa_fuzz
 //     replay (replay_base64 for a binary input) and reported the same way.
+//   - Go repository without a fuzz target (target.repo alone: no
+//     fuzz_target, no harness, no target.compiler): qa_fuzz harness=list
+//     generates native fuzz targets for its ranked entry points
+//     (fuzzing/harness); each of the six best gets a 20 s session, then
+//     60 s sessions go to the ones whose last session found new coverage,
+//     420 s in all. Each crasher is replayed on its harness and judged;
+//     only a library bug is reported (its replay, which returns a
+//     standalone reproducer test, as the repro), harness crashes are
+//     counted in the summary.
 //   - Call endpoint (exercise): a grammar of 39 requests, each departing
 //     from POST {"target","message"} one way — empty, whitespace-only, 16 KB,
 //     unicode, control-character, JSON-fragment and format-string messages;

@@ -462,3 +462,71 @@ func TestFuzzEnginePlateau(t *testing.T) {
 		})
 	}
 }
+
+// TestFuzzGenerated: a Go repository without a fuzz target gets generated
+// harnesses: each of the best gets a first session, the rest of the time
+// goes to the one still finding coverage, and of its crashers only the
+// library's bug is reported (once), the harness's misuse counted.
+func TestFuzzGenerated(t *testing.T) {
+	sessions := map[string]int{}
+	replays := 0
+	libState, misuseState := "panic: runtime error: slice bounds out of range @ gjson.squash", "panic: nil pointer dereference @ gjson.(*Machine).Feed"
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			h, _ := a["harness"].(string)
+			switch {
+			case h == "list":
+				return fleet.Result{"module": "github.com/tidwall/gjson", "harness_crashes": 1,
+					"harnesses": []any{
+						map[string]any{"target": "FuzzGet", "entry": "github.com/tidwall/gjson.Get", "why": "its name says it parses (Get)"},
+						map[string]any{"target": "FuzzFeed", "entry": "github.com/tidwall/gjson.(*Machine).Feed", "why": "zero receiver"},
+						map[string]any{"target": "FuzzValid", "entry": "github.com/tidwall/gjson.Valid", "why": "Valid"},
+					},
+					"dropped": []any{map[string]any{"entry": "github.com/tidwall/gjson.Hidden", "why": "does not compile"}}}
+			case a["replay"] != nil:
+				replays++
+				if h == "FuzzFeed" {
+					return fleet.Result{"outcome": "crashed", "crash_state": misuseState, "verdict": "harness", "verdict_why": "a nil dereference through a zero-value receiver"}
+				}
+				return fleet.Result{"outcome": "crashed", "crash_state": libState, "verdict": "library", "verdict_why": "the innermost frame is in the module",
+					"reproducer_path": "fleetd_repro_get_test.go"}
+			}
+			sessions[h]++
+			r := fleet.Result{"engine": "libfuzzer", "execs": 1000, "plateau_sessions": 1, "new_coverage": false, "crashers": []any{}}
+			switch h {
+			case "FuzzGet":
+				r["new_coverage"], r["plateau_sessions"] = true, 0
+				r["crashers"] = []any{map[string]any{"input": "go test fuzz v1\nstring(\"0\")\nstring(\"@\")\n", "outcome": "crashed", "crash_state": libState},
+					// libFuzzer's timeout on an input that replays as the same crash: one finding
+					map[string]any{"input": "go test fuzz v1\nstring(\"00\")\nstring(\"@@\")\n", "outcome": "timeout", "crash_state": "hang: N"}}
+			case "FuzzFeed":
+				r["crashers"] = []any{map[string]any{"input": "go test fuzz v1\nstring(\"\")\n", "outcome": "crashed", "crash_state": misuseState}}
+			}
+			return r
+		},
+	}}
+	tg := testTarget()
+	tg.Compiler = nil
+	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 80)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding (the library bug):%s", summaries(w.reports))
+	}
+	r := w.reports[0]
+	args := r["repro"].(map[string]any)["args"].(map[string]any)
+	if r["severity"] != "high" || args["harness"] != "FuzzGet" || !strings.Contains(r["summary"].(string), "github.com/tidwall/gjson.Get") {
+		t.Errorf("finding %v", r)
+	}
+	if sessions["FuzzFeed"] != 1 || sessions["FuzzValid"] != 1 || sessions["FuzzGet"] < 3 {
+		t.Errorf("sessions %v: each harness one first session, the rest to FuzzGet (still finding coverage)", sessions)
+	}
+	if replays != 3 {
+		t.Errorf("%d replays, want one per crash state the engines saw", replays)
+	}
+	for _, want := range []string{"3 fuzz target(s) generated for github.com/tidwall/gjson (1 dropped", "not reported: a harness crash of FuzzFeed", "1 harness crash(es) this run"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+}

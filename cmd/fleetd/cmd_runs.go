@@ -201,11 +201,22 @@ func turnLine(t trajectory.Turn) string {
 // engine, inputs, inputs/s, coverage and features, corpus, crash states,
 // and whether it found new coverage (or how long the plateau is).
 func fuzzParts(res map[string]any) []string {
+	if hs, ok := res["harnesses"].([]any); ok { // qa_fuzz harness=list
+		dropped, _ := res["dropped"].([]any)
+		crashes, _ := res["harness_crashes"].(float64)
+		return []string{fmt.Sprintf("generated=%d dropped=%d harness_crashes=%.0f", len(hs), len(dropped), crashes)}
+	}
+	if v, ok := res["verdict"].(string); ok { // a generated harness's replay, judged
+		return []string{"verdict=" + v}
+	}
 	if _, ok := res["execs"]; !ok {
 		return nil // a replay or an error: resultKeys said it
 	}
 	num := func(k string) (float64, bool) { v, ok := res[k].(float64); return v, ok }
 	var parts []string
+	if h, ok := res["harness"].(string); ok {
+		parts = append(parts, "harness="+h) // a generated fuzz target: its own statistics
+	}
 	if e, ok := res["engine"].(string); ok {
 		parts = append(parts, "engine="+e)
 	}

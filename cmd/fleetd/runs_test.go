@@ -93,3 +93,24 @@ func TestRunsShowDegraded(t *testing.T) {
 		t.Errorf("runs show (%d %s) lacks %q:\n%s", code, stderr, want, out)
 	}
 }
+
+// TestRunsShowGeneratedHarness: a generated harness's session names the
+// harness; the list turn counts the generated, dropped and crashed ones;
+// a judged replay says its verdict.
+func TestRunsShowGeneratedHarness(t *testing.T) {
+	for _, tc := range []struct {
+		res  string
+		want []string
+	}{
+		{`{"ok":true,"harness":"FuzzGet","engine":"libfuzzer","execs":900,"coverage":647,"crashers":[],"new_coverage":true}`, []string{"harness=FuzzGet", "engine=libfuzzer", "inputs=900", "coverage=647", "new coverage"}},
+		{`{"ok":true,"module":"github.com/tidwall/gjson","harnesses":[{"target":"FuzzGet"},{"target":"FuzzValid"}],"dropped":[{"entry":"x"}],"harness_crashes":2}`, []string{"generated=2 dropped=1 harness_crashes=2"}},
+		{`{"ok":true,"harness":"FuzzGet","outcome":"crashed","verdict":"library"}`, []string{"verdict=library"}},
+	} {
+		line := turnLine(trajectory.Turn{Index: 2, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: json.RawMessage(tc.res)})
+		for _, w := range tc.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("line lacks %q: %s", w, line)
+			}
+		}
+	}
+}

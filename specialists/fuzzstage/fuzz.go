@@ -51,7 +51,8 @@ func Run(p *probe.Probe, corpus []string) {
 	}
 	fuzzCompiler(p, corpus, repo)
 	repo()
-	fuzzHarness(p) // fuzz_engine.go: a C/C++ harness without a compiler
+	fuzzHarness(p)   // fuzz_engine.go: a C/C++ harness without a compiler
+	fuzzGenerated(p) // fuzz_generated.go: a Go repository without a fuzz target
 }
 
 // fuzzer is one compile-fuzzing session.

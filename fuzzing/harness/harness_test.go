@@ -1,0 +1,321 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/qafleet/fleetd/fuzzing"
+)
+
+// toyCopy copies testdata/toy (a module of its own) to a scratch dir.
+func toyCopy(tb testing.TB) string {
+	tb.Helper()
+	dst := filepath.Join(tb.TempDir(), "toy")
+	if err := os.CopyFS(dst, os.DirFS("testdata/toy")); err != nil {
+		tb.Fatal(err)
+	}
+	return dst
+}
+
+func goCmd(tb testing.TB) string {
+	tb.Helper()
+	g, err := fuzzing.GoCommand()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// generated is the toy's generation, made once: discovery and the
+// compile loop are the slow part (a go list and two builds).
+var generated struct {
+	once    sync.Once
+	dir     string
+	entries []*Entry
+	err     error
+}
+
+func toyGenerated(t *testing.T) (string, []*Entry) {
+	t.Helper()
+	generated.once.Do(func() {
+		dir, err := os.MkdirTemp("", "harness-toy-")
+		if err != nil {
+			generated.err = err
+			return
+		}
+		dir = filepath.Join(dir, "toy")
+		if generated.err = os.CopyFS(dir, os.DirFS("testdata/toy")); generated.err != nil {
+			return
+		}
+		ctx := context.Background()
+		es, err := Discover(ctx, dir, Options{})
+		if err != nil {
+			generated.err = err
+			return
+		}
+		generated.dir = dir
+		generated.entries, generated.err = Generate(ctx, dir, goCmd(t), nil, es)
+	})
+	if generated.err != nil {
+		t.Fatal(generated.err)
+	}
+	return generated.dir, generated.entries
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if generated.dir != "" {
+		os.RemoveAll(filepath.Dir(generated.dir))
+	}
+	os.Exit(code)
+}
+
+func byName(es []*Entry) map[string]*Entry {
+	m := map[string]*Entry{}
+	for _, e := range es {
+		m[e.Name] = e
+	}
+	return m
+}
+
+func TestDiscoverRanksParsers(t *testing.T) {
+	_, es := toyGenerated(t)
+	m := byName(es)
+	for _, name := range []string{"Fuzz", "Parse", "(*Decoder).Decode", "(*Machine).Feed", "MustCompile", "Render", "Sum"} {
+		if m[name] == nil {
+			t.Fatalf("entry %s not found; have %v", name, names(es))
+		}
+	}
+	if m["ParseFile"] != nil {
+		t.Error("ParseFile takes a path: it should not be an entry")
+	}
+	if m["Fuzz"].Kind != KindGoFuzz || es[0].Name != "Fuzz" {
+		t.Errorf("the go-fuzz function should rank first as a gofuzz entry: first %s (%s)", es[0].Name, es[0].Kind)
+	}
+	if m["Parse"].Score <= m["Sum"].Score || m["Parse"].Score <= m["Render"].Score {
+		t.Errorf("Parse %.1f should outrank Sum %.1f and Render %.1f", m["Parse"].Score, m["Sum"].Score, m["Render"].Score)
+	}
+	if m["Parse"].Tested == 0 || m["Parse"].Reach != 0 && m["Parse"].Reach > 5 || !strings.Contains(strings.Join(m["Parse"].Why, ";"), "Parse") {
+		t.Errorf("Parse: tested %d reach %d why %v", m["Parse"].Tested, m["Parse"].Reach, m["Parse"].Why)
+	}
+	if !m["(*Machine).Feed"].ZeroRecv || m["(*Decoder).Decode"].ZeroRecv {
+		t.Errorf("zero receivers: Feed %v (want true), Decode %v (want false: NewDecoder)", m["(*Machine).Feed"].ZeroRecv, m["(*Decoder).Decode"].ZeroRecv)
+	}
+	if got := m["(*Decoder).Decode"].Shape; got != "[]byte,bool" {
+		t.Errorf("Decode's fuzz arguments %q, want the constructor's reader and bool", got)
+	}
+	if got := m["Render"].Shape; got != "int,string,[]byte" {
+		t.Errorf("Render's fuzz arguments %q, want the struct's exported fields then the variadic words", got)
+	}
+}
+
+func names(es []*Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func TestGenerateDropsWhatDoesNotCompile(t *testing.T) {
+	dir, es := toyGenerated(t)
+	m := byName(es)
+	h := m["Hidden"]
+	if h == nil || !strings.Contains(h.Dropped, "does not compile") || !strings.Contains(h.Dropped, "opts") {
+		t.Fatalf("Hidden should be dropped with the compiler's reason naming opts, got %+v", h)
+	}
+	for _, e := range es {
+		if e != h && e.Dropped != "" {
+			t.Errorf("%s dropped: %s", e.Name, e.Dropped)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(m["Parse"].Package), File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`f.Add("[a,b]")`, `f.Add("[x,y]")`, `f.Add("[seed,file]")`, "func " + m["Parse"].Target + "(f *testing.F)", "ttoy.Fuzz(a0)"} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("harness file lacks %s", want)
+		}
+	}
+	if strings.Contains(string(src), "Hidden") && strings.Contains(string(src), "func FuzzHidden") {
+		t.Error("the dropped target is still in the file")
+	}
+	// The original checkout's go-fuzz file keeps its constraint: only the copy changes.
+	if b, _ := os.ReadFile("testdata/toy/fuzz.go"); !strings.Contains(string(b), "//go:build gofuzz") {
+		t.Error("the fixture's fuzz.go lost its constraint")
+	}
+}
+
+// crashOut is a go test failure of a fuzz target as the go engine prints it.
+func crashOut(msg string, frames ...string) string {
+	var b strings.Builder
+	b.WriteString("--- FAIL: FuzzX (0.00s)\n    --- FAIL: FuzzX/seed#0 (0.00s)\n        panic: " + msg + " [recovered]\n\t\tpanic: " + msg + "\n\n        goroutine 7 [running]:\n")
+	b.WriteString("        runtime/debug.Stack()\n        \t/usr/lib/go/src/runtime/debug/stack.go:26 +0x5e\n")
+	b.WriteString("        testing.tRunner.func1.2({0x5b2f40, 0xc00001a0c0})\n        \t/usr/lib/go/src/testing/testing.go:1734 +0x21c\n")
+	b.WriteString("        panic({0x5b2f40?, 0xc00001a0c0?})\n        \t/usr/lib/go/src/runtime/panic.go:792 +0x132\n")
+	for _, f := range frames {
+		fn, file, _ := strings.Cut(f, "@")
+		b.WriteString("        " + fn + "(...)\n        \t" + file + " +0x1f\n")
+	}
+	return b.String()
+}
+
+func TestJudge(t *testing.T) {
+	mod := "example.com/toy"
+	lib := &Entry{Name: "Parse"}
+	zero := &Entry{Name: "(*Machine).Feed", ZeroRecv: true}
+	promised := &Entry{Name: "MustCompile", Doc: "MustCompile returns s; it panics if s is empty.\n"}
+	for _, tc := range []struct {
+		name    string
+		e       *Entry
+		outcome string
+		out     string
+		want    string
+	}{
+		{"library bug", lib, "crashed", crashOut("runtime error: slice bounds out of range [1:-1]",
+			"runtime.goPanicSliceB@/usr/lib/go/src/runtime/panic.go:153", "strings.Split@/usr/lib/go/src/strings/strings.go:10",
+			"example.com/toy.Parse@/tmp/x/toy/toy.go:22", "example.com/toy/fleetdharness/toy.FuzzParse.func1@/tmp/x/toy/fleetdharness/toy/harness_test.go:60"), Library},
+		{"the harness's own code", lib, "crashed", crashOut("runtime error: index out of range [3] with length 3",
+			"example.com/toy/fleetdharness/toy.FuzzParse.func1@/tmp/x/toy/fleetdharness/toy/harness_test.go:60"), Misuse},
+		{"another module", lib, "crashed", crashOut("runtime error: index out of range [3] with length 3",
+			"github.com/tidwall/match.Match@/m/match.go:30", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Outside},
+		{"constructor skipped", zero, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
+			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Misuse},
+		{"a nil dereference with a real receiver", lib, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
+			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Library},
+		{"a promised panic", promised, "crashed", crashOut("toy: empty pattern", "example.com/toy.MustCompile@/tmp/x/toy/toy.go:66"), Misuse},
+		{"an unpromised explicit panic", lib, "crashed", crashOut("toy: bad state", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Library},
+		{"a hang", lib, "timeout", "", Unknown},
+		{"no stack", lib, "crashed", "fatal error: out of memory\n", Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Judge(tc.e, mod, tc.outcome, tc.out)
+			if v.Verdict != tc.want || v.Why == "" {
+				t.Errorf("verdict %q (%s), want %q", v.Verdict, v.Why, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzJudge: Judge reads engine output, which the fuzzed program shapes.
+func FuzzJudge(f *testing.F) {
+	f.Add(crashOut("runtime error: x", "example.com/toy.Parse@/t/toy.go:1"), "crashed")
+	f.Add("goroutine 1 [running]:\n(\n\t:1\npanic(\n", "crashed")
+	f.Fuzz(func(t *testing.T, out, outcome string) {
+		v := Judge(&Entry{Name: "X", ZeroRecv: true, Doc: "panics"}, "example.com/toy", outcome, out)
+		switch v.Verdict {
+		case Library, Misuse, Outside, Unknown:
+		default:
+			t.Fatalf("verdict %q", v.Verdict)
+		}
+		if v.Verdict == Library && !strings.HasPrefix(v.Frame, "example.com/toy") {
+			t.Fatalf("a library verdict outside the module: %+v", v)
+		}
+	})
+}
+
+// TestReproducerFailsThenPasses runs the real thing: the toy's Parse bug
+// as a standalone test, failing on the buggy source and passing once the
+// line is fixed.
+func TestReproducerFailsThenPasses(t *testing.T) {
+	_, es := toyGenerated(t)
+	e := byName(es)["Parse"]
+	dir := toyCopy(t)
+	rel, src, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"[a\")\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, error) {
+		cmd := exec.Command(goCmd(t), "test", "-count=1", "-run", "^TestFleetdRepro", ".")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	out, err := run()
+	if err == nil || !strings.Contains(out, "slice bounds out of range") {
+		t.Fatalf("the reproducer should fail on the buggy source with the crash:\n%s", out)
+	}
+	toy := filepath.Join(dir, "toy.go")
+	b, _ := os.ReadFile(toy)
+	fixed := strings.Replace(string(b), "body := s[1:end]", "if end < 0 {\n\t\treturn nil, errors.New(\"toy: want ]\")\n\t}\n\tbody := s[1:end]", 1)
+	if err := os.WriteFile(toy, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(); err != nil {
+		t.Fatalf("the reproducer should pass once fixed: %v\n%s", err, out)
+	}
+	if _, _, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"a\")\nint(1)\n")); err == nil {
+		t.Error("an input with the wrong number of values should be refused")
+	}
+}
+
+func TestMemoryDropsHarnessCrashes(t *testing.T) {
+	dir, es := toyGenerated(t)
+	mem, err := LoadMemory(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Remember(dir, es); err != nil {
+		t.Fatal(err)
+	}
+	if mem.Module != "example.com/toy" || len(mem.Files) != 1 {
+		t.Fatalf("module %q, files %d", mem.Module, len(mem.Files))
+	}
+	feed := byName(es)["(*Machine).Feed"]
+	mem.HarnessCrash(feed, "constructor skipped")
+	mem.HarnessCrash(feed, "constructor skipped")
+	keep := t.TempDir()
+	if err := mem.Save(keep); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadMemory(keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.TotalCrashes() != 2 || back.Dropped[feed.ID] == "" || back.Entry(feed.Package, feed.Target) == nil {
+		t.Fatalf("memory after a round trip: crashes %d dropped %v", back.TotalCrashes(), back.Dropped)
+	}
+	// The next discovery leaves the dropped entry out.
+	again, err := Discover(context.Background(), toyCopy(t), Options{Skip: back.Dropped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byName(again)["(*Machine).Feed"] != nil {
+		t.Error("a dropped entry was discovered again")
+	}
+	// Prepare writes the remembered files into a fresh copy.
+	fresh := toyCopy(t)
+	if err := back.Prepare(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, filepath.FromSlash(feed.Package), File)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(keep, MemoryFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadMemory(keep); err == nil || !strings.Contains(err.Error(), MemoryFile) {
+		t.Errorf("a broken memory file should be named: %v", err)
+	}
+}
+
+func TestDiscoverErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Discover(context.Background(), dir, Options{}); err == nil {
+		t.Error("a directory without a module should be refused")
+	}
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/empty\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package empty\n\nfunc Nothing() {}\n"), 0o644)
+	if _, err := Discover(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "no drivable entry point") {
+		t.Errorf("a module with nothing to drive: %v", err)
+	}
+}

@@ -1,0 +1,98 @@
+package qatools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
+	gen "github.com/qafleet/fleetd/fuzzing/harness"
+)
+
+// TestFuzzToolGeneratedHarness: a repository without a fuzz target
+// (fuzzing/harness's toy module): harness=list generates and ranks
+// targets, a generated target fuzzes with its own kept statistics under
+// its own key, a replay of the library's crash is judged library with a
+// reproducer, and a crash through a zero-value receiver is judged the
+// harness's, counted and its entry dropped from the next list.
+func TestFuzzToolGeneratedHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and fuzzes a module for about a minute")
+	}
+	h := newHarness(t, fleet.Observe)
+	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "harness", "testdata", "toy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env.Target.Compiler = nil
+	h.env.Target.Repo = &fleet.Repo{URL: mod}
+	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	// The go command's caches (FuzzDir/go) are shared across runs of this
+	// test: a cold one rebuilds the standard library three ways (export
+	// data, tests, coverage instrumentation), minutes on two cores.
+	if cache, err := os.UserCacheDir(); err == nil {
+		shared := filepath.Join(cache, "fleetd-test-harnessgen")
+		if os.MkdirAll(shared, 0o700) == nil && os.MkdirAll(h.env.FuzzDir, 0o700) == nil {
+			if err := os.Symlink(shared, filepath.Join(h.env.FuzzDir, "go")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, reg := h.newRun("r-gen", fleet.Budget{})
+	out, err := h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
+	if err != nil || out.Verdict != fleet.VerdictOK {
+		t.Fatalf("list: %v %v", err, out.Result)
+	}
+	hs, _ := out.Result["harnesses"].([]map[string]any)
+	targets := map[string]map[string]any{}
+	for _, x := range hs {
+		targets[x["entry"].(string)] = x
+	}
+	parse, feed := targets["example.com/toy.Parse"], targets["example.com/toy.(*Machine).Feed"]
+	if parse == nil || feed == nil || out.Result["module"] != "example.com/toy" {
+		t.Fatalf("list: %v", out.Result)
+	}
+	if d, _ := out.Result["dropped"].([]map[string]any); len(d) != 1 || !strings.Contains(d[0]["why"].(string), "does not compile") {
+		t.Errorf("dropped: %v", out.Result["dropped"])
+	}
+	// A session on the generated Parse target, go test -fuzz (no clang needed).
+	out, err = h.call(reg, "qa_fuzz", map[string]any{"harness": parse["target"], "engine": "go", "seconds": 5})
+	if err != nil || out.Verdict != fleet.VerdictOK || out.Result["harness"] != parse["target"] {
+		t.Fatalf("session: %v %v", err, out.Result)
+	}
+	key := fuzzing.TargetKey("go", mod, parse["package"].(string), parse["target"].(string))
+	if series, err := fuzzing.ReadStats(h.env.FuzzDir); err != nil || len(series) != 1 || series[0].Key != key {
+		t.Errorf("statistics kept per harness: %v %v", err, series)
+	}
+	// The library bug, replayed and judged.
+	out, err = h.call(reg, "qa_fuzz", map[string]any{"harness": parse["target"], "replay": "go test fuzz v1\nstring(\"[a\")\n"})
+	if err != nil || out.Result["verdict"] != gen.Library || out.Result["outcome"] != Crashed {
+		t.Fatalf("replay of the Parse bug: %v %v", err, out.Result)
+	}
+	if src, _ := out.Result["reproducer"].(string); !strings.Contains(src, "func TestFleetdReproParse(t *testing.T)") || !strings.Contains(src, `"[a"`) {
+		t.Errorf("reproducer: %v", out.Result["reproducer"])
+	}
+	if _, err := os.Stat(out.Result["reproducer_kept"].(string)); err != nil {
+		t.Error(err)
+	}
+	// A misuse: the zero-value Machine.
+	out, err = h.call(reg, "qa_fuzz", map[string]any{"harness": feed["target"], "replay": "go test fuzz v1\nstring(\"x\")\n"})
+	if err != nil || out.Result["verdict"] != gen.Misuse || out.Result["harness_crashes"] != 1 {
+		t.Fatalf("replay of the misuse: %v %v", err, out.Result)
+	}
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
+	if out.Result["harness_crashes"] != 1 {
+		t.Errorf("harness crashes after the misuse: %v", out.Result["harness_crashes"])
+	}
+	for _, x := range out.Result["harnesses"].([]map[string]any) {
+		if x["entry"] == "example.com/toy.(*Machine).Feed" {
+			t.Error("the misused entry was generated again")
+		}
+	}
+	out, _ = h.call(reg, "qa_fuzz", map[string]any{"harness": "FuzzNope"})
+	if out.Verdict == fleet.VerdictOK || !strings.Contains(out.Result.Err(), "was not generated") {
+		t.Errorf("an unknown harness: %v", out.Result)
+	}
+}
