@@ -47,6 +47,10 @@ const (
 	maxRequests = 400
 	maxMessages = 40 // exceptions, console errors, CSP, mixed content, dialogs: each
 	domReserve  = 2 * time.Second
+	// tabBudget bounds opening a tab and setting it up (the Fetch,
+	// Network, Page and Runtime domains, the observer): machine time,
+	// apart from the page's budget.
+	tabBudget = 15 * time.Second
 )
 
 // Find returns the path of a Chromium binary: $FLEETD_CHROMIUM when set,
@@ -86,8 +90,10 @@ type Config struct {
 	// private or metadata address is refused unless listed exactly). nil: a
 	// plain dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// PageTimeout bounds one render, from opening the tab to reading the
-	// DOM (DefaultPageTimeout).
+	// PageTimeout bounds one page, from the navigation to reading the DOM
+	// (DefaultPageTimeout). Starting the browser and opening and setting
+	// up the tab (tabBudget) are machine time, bounded apart: a slow
+	// (jailed, loaded) start takes nothing from a page.
 	PageTimeout time.Duration
 	// Quiet is how long a page must stay without requests in flight and
 	// without DOM changes to count as settled (DefaultQuiet).
@@ -713,12 +719,76 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
 	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
-	if err := chromedp.Listen(tctx, rec.on); err != nil {
+	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
+	// as long as tctx) and setting it up are bounded by tabBudget and
+	// ended by ctx, apart from the page's budget.
+	tabBy := time.Now().Add(tabBudget)
+	opened := make(chan error, 1)
+	go func() { opened <- chromedp.Listen(tctx, rec.on) }()
+	tabTimer := time.NewTimer(tabBudget)
+	select {
+	case err = <-opened:
+	case <-tabTimer.C:
+		err = fmt.Errorf("no tab within %s", tabBudget)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	tabTimer.Stop()
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
+	setup := func(ctx context.Context, t *chromedp.Target) error {
+		steps := []func() error{
+			func() error {
+				_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
+				return err
+			},
+			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
+			func() error {
+				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+				return err
+			},
+			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, runtime.Enable, cdp.Empty{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, cdplog.Enable, cdp.Empty{}); return err },
+			func() error {
+				_, err := cdp.Call(ctx, t, runtime.AddBinding, runtime.AddBindingParams{Name: binding, ExecutionContextName: world})
+				return err
+			},
+			func() error {
+				_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer, WorldName: world})
+				return err
+			},
+			func() error { return addCanaryHook(ctx, t) },
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sctx, scancel := context.WithDeadline(tctx, tabBy)
+	stopS := context.AfterFunc(ctx, scancel)
+	err = chromedp.Do(sctx, chromedp.Func(setup))
+	stopS()
+	scancel()
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if err != nil {
+		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
+	}
+
 	// The page's budget, on the tab's context (commands need it) and ended
-	// early by the caller's ctx.
-	pctx, pcancel := context.WithTimeout(tctx, b.cfg.PageTimeout)
+	// early by the caller's ctx. It starts once the tab is open and set
+	// up: a loaded machine's (or a jailed browser's) slow tab takes
+	// nothing from the page.
+	start = time.Now()
+	pctx, pcancel := context.WithDeadline(tctx, start.Add(b.cfg.PageTimeout))
 	defer pcancel()
 	defer context.AfterFunc(ctx, pcancel)()
 	// Paused requests and dialogs need commands: served off the reader
@@ -754,44 +824,6 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 			cancel()
 		}
 	}()
-
-	setup := func(ctx context.Context, t *chromedp.Target) error {
-		steps := []func() error{
-			func() error {
-				_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
-				return err
-			},
-			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
-			func() error {
-				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
-				return err
-			},
-			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },
-			func() error { _, err := cdp.Call(ctx, t, runtime.Enable, cdp.Empty{}); return err },
-			func() error { _, err := cdp.Call(ctx, t, cdplog.Enable, cdp.Empty{}); return err },
-			func() error {
-				_, err := cdp.Call(ctx, t, runtime.AddBinding, runtime.AddBindingParams{Name: binding, ExecutionContextName: world})
-				return err
-			},
-			func() error {
-				_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer, WorldName: world})
-				return err
-			},
-			func() error { return addCanaryHook(ctx, t) },
-		}
-		for _, s := range steps {
-			if err := s(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	sctx, scancel := context.WithTimeout(tctx, min(5*time.Second, b.cfg.PageTimeout))
-	err = chromedp.Do(sctx, chromedp.Func(setup))
-	scancel()
-	if err != nil {
-		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
-	}
 
 	settleBy := time.Now().Add(b.cfg.PageTimeout - min(domReserve, b.cfg.PageTimeout/4))
 	nctx, ncancel := context.WithDeadline(pctx, settleBy)
