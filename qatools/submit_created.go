@@ -97,7 +97,7 @@ func (t *tools) remember(u string) {
 	if t.created == nil {
 		t.created = map[string]bool{}
 	}
-	if _, ok := t.created[u]; !ok {
+	if !t.created[u] { // new, or created again after its DELETE
 		t.run.Meter.Reserve(fleet.ResWrites, 1)
 	}
 	t.created[u] = true
