@@ -423,7 +423,17 @@ type recorder struct {
 	cspLog    []string // CSP violations as console text, when the binding saw none
 	own       map[network.RequestID]bool
 	submitted bool // a form was submitted: the next document is the result
+	// submittedAt is when; submitDoc the document request it led to,
+	// once seen: until then (or submitGrace) the page is not settled,
+	// however quiet the page before it is.
+	submittedAt time.Time
+	submitDoc   network.RequestID
 }
+
+// submitGrace is how long a submitted form may take to start a navigation
+// before the page it was on counts as its result (a script's form that
+// does not navigate).
+const submitGrace = 2 * time.Second
 
 func (r *recorder) active() {
 	r.last = time.Now()
@@ -451,6 +461,10 @@ func (r *recorder) on(ev any) {
 	case *network.EventRequestWillBeSent:
 		r.active()
 		r.inflight[e.RequestID] = true
+		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
+			r.submitDoc = e.RequestID
+			r.loaded = false // the old page's load is not the result's
+		}
 		if e.RedirectResponse != nil {
 			if i, ok := r.byID[e.RequestID]; ok {
 				r.out.Requests[i].Status = int(e.RedirectResponse.Status)
@@ -479,6 +493,9 @@ func (r *recorder) on(ev any) {
 	case *network.EventLoadingFailed:
 		r.active()
 		delete(r.inflight, e.RequestID)
+		if e.RequestID == r.submitDoc {
+			r.loaded = true // the submission went nowhere: nothing more will load
+		}
 		if i, ok := r.byID[e.RequestID]; ok {
 			rq := &r.out.Requests[i]
 			switch {
@@ -883,6 +900,11 @@ func (r *recorder) isSettled() bool {
 // the page it leads to.
 func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, deadline time.Time) {
 	arg, _ := json.Marshal(f)
+	// Marked before the script runs: the submission's document request
+	// may arrive before its answer does.
+	rec.mu.Lock()
+	rec.submitted, rec.submittedAt, rec.submitDoc = true, time.Now(), ""
+	rec.mu.Unlock()
 	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	res, err := chromedp.Call(ectx, runtime.Evaluate, runtime.EvaluateParams{Expression: submitJS + "(" + string(arg) + ")", ReturnByValue: ptr(true)})
 	cancel()
@@ -899,10 +921,11 @@ func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, d
 			why = res.ExceptionDetails.Text
 		}
 		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("form %s %s not submitted: %s", f.Method, f.Action, clip(why, 120)))
+		rec.submitted, rec.submitDoc = false, ""
 		rec.mu.Unlock()
 		return
 	}
-	rec.out.Submitted, rec.out.Settled, rec.submitted = true, false, true
+	rec.out.Submitted, rec.out.Settled = true, false
 	rec.last = time.Now()
 	rec.mu.Unlock()
 	b.settle(ctx, rec, deadline)
@@ -957,7 +980,8 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 	defer tick.Stop()
 	for {
 		rec.mu.Lock()
-		quiet := rec.loaded && len(rec.inflight) == 0 && time.Since(rec.last) >= b.cfg.Quiet
+		quiet := rec.loaded && len(rec.inflight) == 0 && time.Since(rec.last) >= b.cfg.Quiet &&
+			(!rec.submitted || rec.submitDoc != "" || time.Since(rec.submittedAt) >= submitGrace)
 		loaded, inflight := rec.loaded, len(rec.inflight)
 		rec.mu.Unlock()
 		if quiet {
