@@ -885,6 +885,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	res := out
 	res.Requests = append([]crawl.Request(nil), out.Requests...)
 	rec.out = &crawl.Rendered{}
+	rec.byID = map[network.RequestID]int{} // indexes into the result's requests, not this one's
 	rec.mu.Unlock()
 	res.Elapsed = time.Since(start)
 	return res, nil
