@@ -47,6 +47,10 @@ const (
 	maxRequests = 400
 	maxMessages = 40 // exceptions, console errors, CSP, mixed content, dialogs: each
 	domReserve  = 2 * time.Second
+	// tabBudget bounds opening a tab and setting it up (the Fetch,
+	// Network, Page and Runtime domains, the observer): machine time,
+	// apart from the page's budget.
+	tabBudget = 15 * time.Second
 )
 
 // Find returns the path of a Chromium binary: $FLEETD_CHROMIUM when set,
@@ -86,8 +90,10 @@ type Config struct {
 	// private or metadata address is refused unless listed exactly). nil: a
 	// plain dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// PageTimeout bounds one render, from opening the tab to reading the
-	// DOM (DefaultPageTimeout).
+	// PageTimeout bounds one page, from the navigation to reading the DOM
+	// (DefaultPageTimeout). Starting the browser and opening and setting
+	// up the tab (tabBudget) are machine time, bounded apart: a slow
+	// (jailed, loaded) start takes nothing from a page.
 	PageTimeout time.Duration
 	// Quiet is how long a page must stay without requests in flight and
 	// without DOM changes to count as settled (DefaultQuiet).
@@ -417,7 +423,17 @@ type recorder struct {
 	cspLog    []string // CSP violations as console text, when the binding saw none
 	own       map[network.RequestID]bool
 	submitted bool // a form was submitted: the next document is the result
+	// submittedAt is when; submitDoc the document request it led to,
+	// once seen: until then (or submitGrace) the page is not settled,
+	// however quiet the page before it is.
+	submittedAt time.Time
+	submitDoc   network.RequestID
 }
+
+// submitGrace is how long a submitted form may take to start a navigation
+// before the page it was on counts as its result (a script's form that
+// does not navigate).
+const submitGrace = 2 * time.Second
 
 func (r *recorder) active() {
 	r.last = time.Now()
@@ -445,6 +461,10 @@ func (r *recorder) on(ev any) {
 	case *network.EventRequestWillBeSent:
 		r.active()
 		r.inflight[e.RequestID] = true
+		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
+			r.submitDoc = e.RequestID
+			r.loaded = false // the old page's load is not the result's
+		}
 		if e.RedirectResponse != nil {
 			if i, ok := r.byID[e.RequestID]; ok {
 				r.out.Requests[i].Status = int(e.RedirectResponse.Status)
@@ -473,6 +493,9 @@ func (r *recorder) on(ev any) {
 	case *network.EventLoadingFailed:
 		r.active()
 		delete(r.inflight, e.RequestID)
+		if e.RequestID == r.submitDoc {
+			r.loaded = true // the submission went nowhere: nothing more will load
+		}
 		if i, ok := r.byID[e.RequestID]; ok {
 			rq := &r.out.Requests[i]
 			switch {
@@ -713,12 +736,76 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
 	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
-	if err := chromedp.Listen(tctx, rec.on); err != nil {
+	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
+	// as long as tctx) and setting it up are bounded by tabBudget and
+	// ended by ctx, apart from the page's budget.
+	tabBy := time.Now().Add(tabBudget)
+	opened := make(chan error, 1)
+	go func() { opened <- chromedp.Listen(tctx, rec.on) }()
+	tabTimer := time.NewTimer(tabBudget)
+	select {
+	case err = <-opened:
+	case <-tabTimer.C:
+		err = fmt.Errorf("no tab within %s", tabBudget)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	tabTimer.Stop()
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
+	setup := func(ctx context.Context, t *chromedp.Target) error {
+		steps := []func() error{
+			func() error {
+				_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
+				return err
+			},
+			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
+			func() error {
+				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
+				return err
+			},
+			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, runtime.Enable, cdp.Empty{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, cdplog.Enable, cdp.Empty{}); return err },
+			func() error {
+				_, err := cdp.Call(ctx, t, runtime.AddBinding, runtime.AddBindingParams{Name: binding, ExecutionContextName: world})
+				return err
+			},
+			func() error {
+				_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer, WorldName: world})
+				return err
+			},
+			func() error { return addCanaryHook(ctx, t) },
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sctx, scancel := context.WithDeadline(tctx, tabBy)
+	stopS := context.AfterFunc(ctx, scancel)
+	err = chromedp.Do(sctx, chromedp.Func(setup))
+	stopS()
+	scancel()
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if err != nil {
+		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
+	}
+
 	// The page's budget, on the tab's context (commands need it) and ended
-	// early by the caller's ctx.
-	pctx, pcancel := context.WithTimeout(tctx, b.cfg.PageTimeout)
+	// early by the caller's ctx. It starts once the tab is open and set
+	// up: a loaded machine's (or a jailed browser's) slow tab takes
+	// nothing from the page.
+	start = time.Now()
+	pctx, pcancel := context.WithDeadline(tctx, start.Add(b.cfg.PageTimeout))
 	defer pcancel()
 	defer context.AfterFunc(ctx, pcancel)()
 	// Paused requests and dialogs need commands: served off the reader
@@ -754,44 +841,6 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 			cancel()
 		}
 	}()
-
-	setup := func(ctx context.Context, t *chromedp.Target) error {
-		steps := []func() error{
-			func() error {
-				_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
-				return err
-			},
-			func() error { _, err := cdp.Call(ctx, t, network.Enable, network.EnableParams{}); return err },
-			func() error {
-				_, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true})
-				return err
-			},
-			func() error { _, err := cdp.Call(ctx, t, page.Enable, page.EnableParams{}); return err },
-			func() error { _, err := cdp.Call(ctx, t, runtime.Enable, cdp.Empty{}); return err },
-			func() error { _, err := cdp.Call(ctx, t, cdplog.Enable, cdp.Empty{}); return err },
-			func() error {
-				_, err := cdp.Call(ctx, t, runtime.AddBinding, runtime.AddBindingParams{Name: binding, ExecutionContextName: world})
-				return err
-			},
-			func() error {
-				_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: observer, WorldName: world})
-				return err
-			},
-			func() error { return addCanaryHook(ctx, t) },
-		}
-		for _, s := range steps {
-			if err := s(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	sctx, scancel := context.WithTimeout(tctx, min(5*time.Second, b.cfg.PageTimeout))
-	err = chromedp.Do(sctx, chromedp.Func(setup))
-	scancel()
-	if err != nil {
-		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
-	}
 
 	settleBy := time.Now().Add(b.cfg.PageTimeout - min(domReserve, b.cfg.PageTimeout/4))
 	nctx, ncancel := context.WithDeadline(pctx, settleBy)
@@ -836,6 +885,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	res := out
 	res.Requests = append([]crawl.Request(nil), out.Requests...)
 	rec.out = &crawl.Rendered{}
+	rec.byID = map[network.RequestID]int{} // indexes into the result's requests, not this one's
 	rec.mu.Unlock()
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -851,6 +901,11 @@ func (r *recorder) isSettled() bool {
 // the page it leads to.
 func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, deadline time.Time) {
 	arg, _ := json.Marshal(f)
+	// Marked before the script runs: the submission's document request
+	// may arrive before its answer does.
+	rec.mu.Lock()
+	rec.submitted, rec.submittedAt, rec.submitDoc = true, time.Now(), ""
+	rec.mu.Unlock()
 	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	res, err := chromedp.Call(ectx, runtime.Evaluate, runtime.EvaluateParams{Expression: submitJS + "(" + string(arg) + ")", ReturnByValue: ptr(true)})
 	cancel()
@@ -867,10 +922,11 @@ func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, d
 			why = res.ExceptionDetails.Text
 		}
 		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("form %s %s not submitted: %s", f.Method, f.Action, clip(why, 120)))
+		rec.submitted, rec.submitDoc = false, ""
 		rec.mu.Unlock()
 		return
 	}
-	rec.out.Submitted, rec.out.Settled, rec.submitted = true, false, true
+	rec.out.Submitted, rec.out.Settled = true, false
 	rec.last = time.Now()
 	rec.mu.Unlock()
 	b.settle(ctx, rec, deadline)
@@ -925,7 +981,8 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 	defer tick.Stop()
 	for {
 		rec.mu.Lock()
-		quiet := rec.loaded && len(rec.inflight) == 0 && time.Since(rec.last) >= b.cfg.Quiet
+		quiet := rec.loaded && len(rec.inflight) == 0 && time.Since(rec.last) >= b.cfg.Quiet &&
+			(!rec.submitted || rec.submitDoc != "" || time.Since(rec.submittedAt) >= submitGrace)
 		loaded, inflight := rec.loaded, len(rec.inflight)
 		rec.mu.Unlock()
 		if quiet {

@@ -235,7 +235,12 @@ func TestOneRouteOut(t *testing.T) {
 	log := &writeLog{}
 	log.readOnly.Store(true)
 	b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond, Write: log.write})
-	check := func(t *testing.T, page string, writes bool) {
+	// check renders page and audits it. A page that writes is waited for
+	// until its writes are held (and every one of want, held by it or an
+	// earlier page, when given): workers,
+	// service workers and their sockets start after the render settles,
+	// later still on a loaded machine.
+	check := func(t *testing.T, page string, writes bool, want ...string) {
 		t.Helper()
 		_, heldBefore := log.lists()
 		// Every socket of the browser's, while the page renders: TCP to
@@ -263,6 +268,9 @@ func TestOneRouteOut(t *testing.T) {
 			}
 		}()
 		render(t, b, page)
+		if writes {
+			waitHeld(log, len(heldBefore), want, 30*time.Second)
+		}
 		// Absence cannot be polled for: give late traffic (a service
 		// worker, ICE gathering, a keepalive) the time it takes.
 		time.Sleep(700 * time.Millisecond)
@@ -285,6 +293,11 @@ func TestOneRouteOut(t *testing.T) {
 		if writes && len(held) == len(heldBefore) {
 			t.Errorf("the page's writes were not recorded as held")
 		}
+		for _, w := range want {
+			if !slices.Contains(held, w) {
+				t.Errorf("held writes %q lack %q", held, w)
+			}
+		}
 	}
 	// The browser starts before the socket audit reads its processes.
 	render(t, b, s.URL+"/start")
@@ -292,18 +305,33 @@ func TestOneRouteOut(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) { check(t, s.URL+"/"+r.name, r.writes) })
 	}
 	t.Run("all", func(t *testing.T) {
-		check(t, s.URL+"/all", true)
-		_, held := log.lists()
-		for _, want := range []string{"POST " + s.URL + "/w/fetch-POST", "DELETE " + s.URL + "/w/fetch-DELETE", "POST " + s.URL + "/w/beacon",
-			"POST " + s.URL + "/w/xhr", "POST " + s.URL + "/w/form-top", "POST " + s.URL + "/w/form-frame", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/ws",
-			"POST " + s.URL + "/w/sw-install", "POST " + s.URL + "/w/worker", "WEBSOCKET ws" + strings.TrimPrefix(s.URL, "http") + "/w/worker-ws"} {
-			if !slices.Contains(held, want) {
-				t.Errorf("held writes %q lack %q", held, want)
-			}
-		}
+		check(t, s.URL+"/all", true, "POST "+s.URL+"/w/fetch-POST", "DELETE "+s.URL+"/w/fetch-DELETE", "POST "+s.URL+"/w/beacon",
+			"POST "+s.URL+"/w/xhr", "POST "+s.URL+"/w/form-top", "POST "+s.URL+"/w/form-frame", "WEBSOCKET ws"+strings.TrimPrefix(s.URL, "http")+"/w/ws",
+			"POST "+s.URL+"/w/sw-install", "POST "+s.URL+"/w/worker", "WEBSOCKET ws"+strings.TrimPrefix(s.URL, "http")+"/w/worker-ws")
 	})
 	for _, name := range []string{"all", "workers", "service-worker", "websocket"} {
 		t.Run("https-"+name, func(t *testing.T) { check(t, ts.URL+"/"+name, true) })
+	}
+}
+
+// waitHeld waits until log holds more than before writes and every one
+// of want (held by this page or an earlier one: a service worker installs
+// once, and a form that navigates may beat its page's frame), or until
+// timeout: the condition the test asserts, so a slow machine costs time,
+// not a failure.
+func waitHeld(log *writeLog, before int, want []string, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+		_, held := log.lists()
+		if len(held) > before && !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(held, w) }) {
+			return
+		}
+	}
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(timeout); !cond() && time.Now().Before(deadline); {
+		time.Sleep(25 * time.Millisecond)
 	}
 }
 
@@ -344,11 +372,12 @@ func TestPageWritesSpendTheBudget(t *testing.T) {
 			b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond,
 				Write: func(w Write) error { return cur.Load().write(w) }})
 			render(t, b, tc.url+"/seq")
+			// The page's seven writes (four fetches, a beacon, a
+			// WebSocket, a worker's fetch) are tried, then the sent ones
+			// arrive: waited for, not timed.
+			waitFor(30*time.Second, func() bool { sent, held := log.lists(); return len(sent)+len(held) >= 7 })
 			sent, held := log.lists()
-			deadline := time.Now().Add(3 * time.Second)
-			for len(p.arrived()) < len(sent) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitFor(20*time.Second, func() bool { return len(p.arrived()) >= len(sent) })
 			got := p.arrived()
 			if len(sent) != 3 || len(got) != 3 {
 				t.Fatalf("sent %q, arrived %q: want exactly the budget of 3, each asked once", sent, got)
@@ -369,7 +398,11 @@ func TestPageWritesSpendTheBudget(t *testing.T) {
 			p.writes = nil
 			p.mu.Unlock()
 			render(t, b, tc.url+"/seq")
-			time.Sleep(500 * time.Millisecond)
+			waitFor(30*time.Second, func() bool {
+				sent, held := log2.lists()
+				return len(sent)+len(held) >= 6 && len(p.arrived()) >= len(sent)
+			})
+			time.Sleep(300 * time.Millisecond) // a write that should not arrive, late
 			if sent, held := log2.lists(); len(sent) != 1 || len(held) < 5 || len(p.arrived()) != 1 {
 				t.Errorf("after the dial went down: sent %q held %q arrived %q", sent, held, p.arrived())
 			}

@@ -36,7 +36,9 @@ type Rendered struct {
 	// Notes say what bounded or refused the render: a page that never
 	// settled, a script that kept the page busy, requests refused by the
 	// allowlist, a redirect off it.
-	Notes   []string
+	Notes []string
+	// Elapsed is the page's time, from the navigation (once the tab is
+	// open) to the result: what the page budget bounds.
 	Elapsed time.Duration
 	// Submitted reports that a form was found and submitted (a browser's
 	// Submit): then FinalURL, Status, HTML and Dialogs are the page the

@@ -10,11 +10,15 @@ import (
 // counters; Deadline zero means no wall-clock limit. Per-day fleet-wide
 // budgets use the same type over a day.
 type Budget struct {
-	MaxTurns  int           `yaml:"max_turns" json:"max_turns,omitempty"`
-	MaxWrites int           `yaml:"max_writes" json:"max_writes,omitempty"`
-	MaxTokens int64         `yaml:"max_tokens" json:"max_tokens,omitempty"`
-	MaxWei    uint64        `yaml:"max_wei" json:"max_wei,omitempty"`
-	Deadline  time.Duration `yaml:"deadline" json:"deadline,omitempty"`
+	MaxTurns  int `yaml:"max_turns" json:"max_turns,omitempty"`
+	MaxWrites int `yaml:"max_writes" json:"max_writes,omitempty"`
+	// MaxPageWrites bounds the share of MaxWrites that rendered pages'
+	// own writes may spend (qatools.PageWrites); 0: half of MaxWrites, so
+	// a busy page leaves the playbook's writes and the undo theirs.
+	MaxPageWrites int           `yaml:"max_page_writes" json:"max_page_writes,omitempty"`
+	MaxTokens     int64         `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	MaxWei        uint64        `yaml:"max_wei" json:"max_wei,omitempty"`
+	Deadline      time.Duration `yaml:"deadline" json:"deadline,omitempty"`
 }
 
 // Resource names a budgeted quantity.
@@ -39,17 +43,38 @@ type BudgetError struct {
 	Limit    uint64
 	Used     uint64 // already spent
 	Want     uint64 // the refused spend
+	Reserved uint64 // kept for owed work (an undo), out of reach of this spend
 }
 
 func (e *BudgetError) Error() string {
 	if e.Resource == ResTime {
 		return fmt.Sprintf("budget exhausted: run deadline of %s passed", time.Duration(e.Limit))
 	}
+	if e.Reserved > 0 {
+		return fmt.Sprintf("budget exhausted: %s limit %d, used %d, %d reserved for the run's undo, asked for %d more", e.Resource, e.Limit, e.Used, e.Reserved, e.Want)
+	}
 	return fmt.Sprintf("budget exhausted: %s limit %d, used %d, asked for %d more", e.Resource, e.Limit, e.Used, e.Want)
 }
 
 // Unwrap makes errors.Is(err, ErrBudget) true.
 func (e *BudgetError) Unwrap() error { return ErrBudget }
+
+// PageWriteShare is how many of the run's writes rendered pages may spend,
+// and false when they are unlimited (MaxWrites and MaxPageWrites both 0):
+// MaxPageWrites, else half of MaxWrites (rounded down), never more than
+// MaxWrites.
+func (b Budget) PageWriteShare() (uint64, bool) {
+	w := uint64(max(b.MaxWrites, 0))
+	switch {
+	case b.MaxPageWrites > 0 && w > 0:
+		return min(uint64(b.MaxPageWrites), w), true
+	case b.MaxPageWrites > 0:
+		return uint64(b.MaxPageWrites), true
+	case w > 0:
+		return w / 2, true
+	}
+	return 0, false
+}
 
 // Limit returns the limit for r (0 = unlimited).
 func (b Budget) Limit(r Resource) uint64 {
@@ -77,6 +102,9 @@ func (b Budget) Merge(o Budget) Budget {
 	if o.MaxWrites != 0 {
 		b.MaxWrites = o.MaxWrites
 	}
+	if o.MaxPageWrites != 0 {
+		b.MaxPageWrites = o.MaxPageWrites
+	}
 	if o.MaxTokens != 0 {
 		b.MaxTokens = o.MaxTokens
 	}
@@ -97,6 +125,9 @@ func (b Budget) Validate(prefix string) error {
 	}
 	if b.MaxWrites < 0 {
 		errs = append(errs, fmt.Errorf("%s.max_writes: must not be negative, got %d", prefix, b.MaxWrites))
+	}
+	if b.MaxPageWrites < 0 {
+		errs = append(errs, fmt.Errorf("%s.max_page_writes: must not be negative, got %d", prefix, b.MaxPageWrites))
 	}
 	if b.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("%s.max_tokens: must not be negative, got %d", prefix, b.MaxTokens))

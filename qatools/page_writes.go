@@ -17,21 +17,44 @@ const maxPageWrites = 200
 // script's POST, PUT or DELETE, a beacon, a form, a WebSocket): the same
 // rule as for the tools. At observe every one is held. From exercise up
 // each spends one write from the run's meter, as qa_submit does, and is
-// held once the budget is spent. The dial is read at every write, so
-// lowering it takes effect at the next request. Every write, sent or held,
-// is kept for the run record (Drain).
+// held once the budget is spent. Pages get a share of the budget, not all
+// of it: at most max_page_writes (default half of max_writes, Budget.
+// PageWriteShare), and never the writes the run keeps for its undo (the
+// DELETE of what its qa_submit POSTs created, sandbox.Meter.Reserve), so
+// a busy page leaves the playbook its own writes and the undo its
+// DELETEs. The dial is read at every write, so lowering it takes effect at
+// the next request. Every write, sent or held, is kept for the run record
+// (Drain).
 type PageWrites struct {
 	dial  fleet.DialSource
 	meter fleet.Meter
+	// share is the most page writes sent in the run, when limited.
+	share   uint64
+	limited bool
 
 	mu      sync.Mutex
+	sent    uint64
 	log     []trajectory.PageWrite
 	dropped int
 }
 
-// NewPageWrites decides page writes under dial, spending from meter.
+// budgeted is a meter that says its budget (sandbox.Meter).
+type budgeted interface{ Limits() fleet.Budget }
+
+// spareSpender is a meter that keeps reserved writes (sandbox.Meter).
+type spareSpender interface {
+	SpendSpare(r fleet.Resource, n uint64) error
+}
+
+// NewPageWrites decides page writes under dial, spending from meter: at
+// most the page writes' share of the meter's budget, and only what the
+// meter does not keep in reserve.
 func NewPageWrites(dial fleet.DialSource, meter fleet.Meter) *PageWrites {
-	return &PageWrites{dial: dial, meter: meter}
+	p := &PageWrites{dial: dial, meter: meter}
+	if b, ok := meter.(budgeted); ok {
+		p.share, p.limited = b.Limits().PageWriteShare()
+	}
+	return p
 }
 
 // Decide returns nil when the write may be sent (one write was spent), or
@@ -61,9 +84,21 @@ func (p *PageWrites) decide() error {
 	if !d.Allows(fleet.Exercise) {
 		return fmt.Errorf("held: the dial is %s, a page's writes need exercise", d)
 	}
-	if err := p.meter.Spend(fleet.ResWrites, 1); err != nil {
+	// One at a time: the share is counted with the spend.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limited && p.sent >= p.share {
+		return fmt.Errorf("held: the page writes' share of the run's writes (%d, max_page_writes) is spent: %w", p.share, fleet.ErrBudget)
+	}
+	if m, ok := p.meter.(spareSpender); ok {
+		err = m.SpendSpare(fleet.ResWrites, 1)
+	} else {
+		err = p.meter.Spend(fleet.ResWrites, 1)
+	}
+	if err != nil {
 		return fmt.Errorf("held: %w", err)
 	}
+	p.sent++
 	return nil
 }
 

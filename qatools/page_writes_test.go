@@ -2,6 +2,7 @@ package qatools
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,7 @@ func (brokenDial) Dial() (fleet.Dial, error) { return fleet.Propose, errors.New(
 // at every write; every write is recorded with method, URL and why.
 func TestPageWritesFollowTheDialAndTheBudget(t *testing.T) {
 	var dial movingDial
-	meter := sandbox.NewMeter(fleet.Budget{MaxWrites: 2})
+	meter := sandbox.NewMeter(fleet.Budget{MaxWrites: 2, MaxPageWrites: 2})
 	p := NewPageWrites(&dial, meter)
 	if err := p.Decide("POST", "http://a/x", "page"); err == nil || !strings.Contains(err.Error(), "observe") {
 		t.Fatalf("a write at observe: %v", err)
@@ -78,5 +79,72 @@ func TestPageWritesFollowTheDialAndTheBudget(t *testing.T) {
 	}
 	if got := pb.Drain(); len(got) != maxPageWrites+1 || !strings.Contains(got[maxPageWrites].Reason, "51 more") {
 		t.Errorf("kept %d records, last %+v", len(got), got[len(got)-1])
+	}
+}
+
+// TestPageWritesLeaveThePlaybookItsShareAndTheUndoItsReserve: at exercise
+// a page that tries 100 writes spends at most its share of max_writes
+// (half by default, max_page_writes when set) and never the write kept for
+// the DELETE of what a qa_submit POST created, even when that POST's
+// writes_left answer came before the page's writes: the playbook's own
+// writes and the undo still go through.
+func TestPageWritesLeaveThePlaybookItsShareAndTheUndoItsReserve(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	for n, tc := range []struct {
+		name      string
+		budget    fleet.Budget
+		pageSent  int // page writes sent of the 100 tried
+		playbook  int // the playbook's POSTs after the page, besides the undo
+		heldCause string
+	}{
+		// 48 writes: 1 POST that creates (its DELETE reserved), 24 for
+		// the page, 22 more POSTs, 1 DELETE.
+		{"default share", fleet.Budget{MaxWrites: 48}, 24, 22, "max_page_writes"},
+		// The share is all of max_writes: the reserve alone holds.
+		{"max_page_writes as large as max_writes", fleet.Budget{MaxWrites: 48, MaxPageWrites: 48}, 46, 0, "reserved for the run's undo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, reg := h.newRun(fmt.Sprintf("r-share-%d", n), tc.budget)
+			pw := NewPageWrites(h.ctl, run.Meter)
+			out, err := h.call(reg, "qa_submit", map[string]any{"url": h.web.URL + "/items", "fields": map[string]any{"a": "1"}})
+			if err != nil || out.Verdict != fleet.VerdictOK || out.Result["created"] == nil {
+				t.Fatalf("the POST that creates: %s %v %v", out.Verdict, out.Result, err)
+			}
+			if left := out.Result["writes_left"]; left != uint64(47) {
+				t.Fatalf("writes_left after the POST %v, want 47", left)
+			}
+			sent, held := 0, 0
+			var cause string
+			for i := range 100 {
+				if err := pw.Decide("POST", fmt.Sprintf("%s/page/%d", h.web.URL, i), "page"); err != nil {
+					held++
+					cause = err.Error()
+				} else {
+					sent++
+				}
+			}
+			if sent != tc.pageSent || held != 100-tc.pageSent {
+				t.Errorf("the page sent %d and held %d of 100 writes, want %d sent", sent, held, tc.pageSent)
+			}
+			if !strings.Contains(cause, tc.heldCause) {
+				t.Errorf("the held writes' reason %q does not name %q", cause, tc.heldCause)
+			}
+			for i := range tc.playbook {
+				out, err := h.call(reg, "qa_submit", map[string]any{"url": h.web.URL + "/echo", "fields": map[string]any{"n": fmt.Sprint(i)}})
+				if err != nil || out.Verdict != fleet.VerdictOK {
+					t.Fatalf("the playbook's write %d after the page: %s %v %v", i, out.Verdict, out.Result.Err(), err)
+				}
+			}
+			out, err = h.call(reg, "qa_submit", map[string]any{"url": h.web.URL + "/items/7", "method": "DELETE"})
+			if err != nil || out.Verdict != fleet.VerdictOK {
+				t.Fatalf("the undo's DELETE after the page: %s %v %v", out.Verdict, out.Result, err)
+			}
+			if used := run.Meter.Used(fleet.ResWrites); used != 48 {
+				t.Errorf("writes used %d, want all 48", used)
+			}
+			if r := run.Meter.Reserved(fleet.ResWrites); r != 0 {
+				t.Errorf("%d writes still reserved after the DELETE", r)
+			}
+		})
 	}
 }

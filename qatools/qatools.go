@@ -163,7 +163,7 @@ type tools struct {
 	run *Run
 
 	mu      sync.Mutex
-	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets)
+	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets): true while its DELETE is owed (a write reserved)
 	ids     sessions        // the run's signed-in identities (qa_login)
 }
 

@@ -77,6 +77,9 @@ func (t *tools) submit(ctx context.Context, a submitArgs) (fleet.Result, error) 
 		return res, nil
 	})
 	if res != nil {
+		if st, _ := res["status"].(int); in.undo && (st >= 200 && st <= 299 || st == http.StatusNotFound || st == http.StatusGone) {
+			t.undone(a.URL)
+		}
 		t.writesLeft(res)
 		if in.Method == http.MethodPost && res.IsOK() {
 			if u := CreatedURL(a.URL, res); u != "" {

@@ -88,21 +88,38 @@ func CreatedURL(postURL string, res fleet.Result) string {
 	return sameOrigin(strings.TrimSuffix(base.Path, "/") + "/" + url.PathEscape(id))
 }
 
-// remember keeps what a POST created, for the run's DELETE.
+// remember keeps what a POST created, for the run's DELETE, and reserves
+// the write that DELETE will spend (sandbox.Meter.Reserve): pages' own
+// writes cannot take it.
 func (t *tools) remember(u string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.created == nil {
 		t.created = map[string]bool{}
 	}
+	if !t.created[u] { // new, or created again after its DELETE
+		t.run.Meter.Reserve(fleet.ResWrites, 1)
+	}
 	t.created[u] = true
+}
+
+// undone marks u's DELETE as done (removed, or gone already): its reserved
+// write is released. A second DELETE of u is still let through.
+func (t *tools) undone(u string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.created[u] {
+		t.created[u] = false
+		t.run.Meter.Release(fleet.ResWrites, 1)
+	}
 }
 
 // createdHere reports whether a POST of this run created u.
 func (t *tools) createdHere(u string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.created[u]
+	_, ok := t.created[u]
+	return ok
 }
 
 // errNotCreated refuses a DELETE of what the run did not create.

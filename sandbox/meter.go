@@ -14,13 +14,16 @@ type Meter struct {
 	mu     sync.Mutex
 	limits fleet.Budget
 	used   map[fleet.Resource]uint64
-	start  time.Time
-	now    func() time.Time
+	// reserved is owed work the run keeps budget for (a DELETE of what
+	// it created): SpendSpare leaves it, Spend may use it.
+	reserved map[fleet.Resource]uint64
+	start    time.Time
+	now      func() time.Time
 }
 
 // NewMeter starts metering b from now.
 func NewMeter(b fleet.Budget) *Meter {
-	return &Meter{limits: b, used: map[fleet.Resource]uint64{}, start: time.Now(), now: time.Now}
+	return &Meter{limits: b, used: map[fleet.Resource]uint64{}, reserved: map[fleet.Resource]uint64{}, start: time.Now(), now: time.Now}
 }
 
 // Spend reserves n of r. It returns a *fleet.BudgetError (wrapping
@@ -37,6 +40,46 @@ func (m *Meter) Spend(r fleet.Resource, n uint64) error {
 	}
 	m.used[r] += n
 	return nil
+}
+
+// SpendSpare spends n of r as Spend does, but only from what is not
+// reserved (Reserve): a spender that owes the run nothing (a rendered
+// page's own writes) cannot take what the run keeps for its undo.
+func (m *Meter) SpendSpare(r fleet.Resource, n uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.deadlineLocked(); err != nil {
+		return err
+	}
+	limit := m.limits.Limit(r)
+	if limit > 0 && m.used[r]+m.reserved[r]+n > limit {
+		return &fleet.BudgetError{Resource: r, Limit: limit, Used: m.used[r], Want: n, Reserved: m.reserved[r]}
+	}
+	m.used[r] += n
+	return nil
+}
+
+// Reserve keeps n of r for work the run owes (the DELETE of what a POST
+// of its created): nothing is spent, but SpendSpare leaves it. Release
+// gives it up once the work is done.
+func (m *Meter) Reserve(r fleet.Resource, n uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reserved[r] += n
+}
+
+// Release gives up n of r that Reserve kept.
+func (m *Meter) Release(r fleet.Resource, n uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reserved[r] -= min(n, m.reserved[r])
+}
+
+// Reserved returns what Reserve keeps of r.
+func (m *Meter) Reserved(r fleet.Resource) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reserved[r]
 }
 
 // Refund gives back n of r reserved by Spend for work that did not happen

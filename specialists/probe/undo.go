@@ -17,7 +17,10 @@ import (
 // reports with LeftOnPlatform (a value it could not restore, a form the
 // browser submitted). The list goes into the run's summary, which the run
 // record's footer holds, so the operator can clean it up. Room keeps a
-// call, and WritesReserved a write, for each DELETE still to send.
+// call, and WritesReserved a write, for each DELETE still to send; the
+// run's meter keeps that write too (qa_submit reserves it when the POST
+// names what it created), so a rendered page's own writes, spent after
+// the last writes_left this probe saw, cannot take it (qatools.PageWrites).
 
 // trackWrite keeps what a qa_submit call created or removed.
 func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
