@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // TestDeadLinkBuiltByScript: Lantern's guide builds a link to the lamp
@@ -35,12 +33,7 @@ func TestDeadLinkBuiltByScript(t *testing.T) {
 		client := &http.Client{Timeout: 10 * time.Second}
 		opts := Options{}
 		if render {
-			b, err := browser.New(browser.Config{Exec: exec, Allow: func(u string) error {
-				if !probe.AllowedURL(tg.FetchAllow, u) {
-					return fmt.Errorf("not on the fetch allowlist: %s", u)
-				}
-				return nil
-			}})
+			b, err := evalBrowser(exec, tg, fleet.Observe)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 var canaryToken = regexp.MustCompile(`qa[0-9a-f]{10}`)
@@ -50,12 +48,7 @@ func TestExerciseLeavesThePlatformAsFound(t *testing.T) {
 	tg := app.Target()
 	client := &http.Client{Timeout: 10 * time.Second}
 	var count writeCount
-	b, err := browser.New(browser.Config{Exec: exec, Allow: func(u string) error {
-		if !probe.AllowedURL(tg.FetchAllow, u) {
-			return fmt.Errorf("not on the fetch allowlist: %s", u)
-		}
-		return nil
-	}})
+	b, err := evalBrowser(exec, tg, fleet.Exercise)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,9 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/spa"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fleet/fleettest"
+	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -44,6 +47,23 @@ var spaFlaws = []plantedFlaw{
 
 // mustChromium returns Chromium's path; without one the test skips, but in
 // CI (CI set) it fails: .ci/run installs Debian's chromium package.
+// evalBrowser is the rendering crawl as a run at dial wires it: requests
+// only to tg's fetch allowlist, and the page's own writes decided by
+// qatools.PageWrites at that dial, from a write budget of evalWrites (held
+// at observe; at exercise sent within the page's share).
+func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial) (*browser.Browser, error) {
+	writes := qatools.NewPageWrites(fleettest.Dial(dial), sandbox.NewMeter(fleet.Budget{MaxWrites: evalWrites}))
+	return browser.New(browser.Config{Exec: exec,
+		Allow: func(u string) error {
+			if !probe.AllowedURL(tg.FetchAllow, u) {
+				return fmt.Errorf("not on the fetch allowlist: %s", u)
+			}
+			return nil
+		},
+		Write: func(w browser.Write) error { return writes.Decide(w.Method, w.URL, w.Via) },
+	})
+}
+
 func mustChromium(t testing.TB) string {
 	t.Helper()
 	p, err := browser.Find()
@@ -93,12 +113,7 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 	for _, name := range []string{"security", "ux"} {
 		opts := Options{}
 		if render {
-			b, err := browser.New(browser.Config{Exec: mustChromium(t), Allow: func(u string) error {
-				if !probe.AllowedURL(tg.FetchAllow, u) {
-					return fmt.Errorf("not on the fetch allowlist: %s", u)
-				}
-				return nil
-			}})
+			b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,12 +1,10 @@
 package specialists
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // TestTestbedRendered: with the rendering crawl on, security and ux find on
@@ -21,12 +19,7 @@ func TestTestbedRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	newBrowser := func(t *testing.T) *browser.Browser {
-		b, err := browser.New(browser.Config{Exec: exe, Allow: func(u string) error {
-			if !probe.AllowedURL(tg.FetchAllow, u) {
-				return fmt.Errorf("not on the fetch allowlist: %s", u)
-			}
-			return nil
-		}})
+		b, err := evalBrowser(exe, tg, fleet.Exercise)
 		if err != nil {
 			t.Fatal(err)
 		}

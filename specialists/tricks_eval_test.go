@@ -17,10 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/fixtures/tricks"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
 )
 
 // tricksFlaws are the flaws fixtures/tricks/README.md lists.
@@ -48,12 +46,7 @@ func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 
 	opts := Options{}
 	if render {
-		b, err := browser.New(browser.Config{Exec: mustChromium(t), Allow: func(u string) error {
-			if !probe.AllowedURL(tg.FetchAllow, u) {
-				return fmt.Errorf("not on the fetch allowlist: %s", u)
-			}
-			return nil
-		}})
+		b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise)
 		if err != nil {
 			t.Fatal(err)
 		}
