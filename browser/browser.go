@@ -101,6 +101,11 @@ type Config struct {
 	// browser (or refused by the proxy) and never sent. nil: every write is
 	// held (the dial at observe).
 	Write func(w Write) error
+	// Created, when set, hears what the platform's answer to a write the
+	// page sent (one Write let through) names as created: its Location
+	// header, read by crawl.CreatedURL. The run's gate records it so the
+	// run may delete it again; Rendered.Created lists it too.
+	Created func(w Write, created string)
 	// RootCAs are trusted for the sites' TLS certificates, which the proxy
 	// verifies (it ends the browser's TLS: tunnel.go); nil: the system's.
 	RootCAs *x509.CertPool
@@ -417,6 +422,30 @@ type recorder struct {
 	cspLog    []string // CSP violations as console text, when the binding saw none
 	own       map[network.RequestID]bool
 	submitted bool // a form was submitted: the next document is the result
+	created   func(Write, string)
+}
+
+// noteCreated keeps what the answer to a write the page sent names as
+// created (its Location, as crawl.CreatedURL reads it): a write that got an
+// answer was let through by Config.Write.
+func (r *recorder) noteCreated(rq crawl.Request, resp *network.Response) {
+	if !isWrite(rq.Method) || strings.EqualFold(rq.Type, "websocket") {
+		return
+	}
+	var loc string
+	for k, v := range resp.Headers {
+		if s, ok := v.(string); ok && strings.EqualFold(k, "location") {
+			loc = s
+		}
+	}
+	u := crawl.CreatedURL(rq.URL, "", int(resp.Status), loc, "")
+	if u == "" || contains(r.out.Created, u) || len(r.out.Created) >= maxMessages {
+		return
+	}
+	r.out.Created = append(r.out.Created, u)
+	if r.created != nil {
+		r.created(Write{Method: rq.Method, URL: rq.URL, Via: "page"}, u)
+	}
 }
 
 func (r *recorder) active() {
@@ -462,6 +491,7 @@ func (r *recorder) on(ev any) {
 		r.active()
 		if i, ok := r.byID[e.RequestID]; ok && e.Response != nil {
 			r.out.Requests[i].Status = int(e.Response.Status)
+			r.noteCreated(r.out.Requests[i], e.Response)
 			if e.Type == network.ResourceTypeDocument && (!r.docSeen || r.submitted) {
 				r.docSeen = true
 				r.out.Status = int(e.Response.Status)
@@ -712,7 +742,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, created: b.cfg.Created, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
 	if err := chromedp.Listen(tctx, rec.on); err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
