@@ -107,6 +107,11 @@ type Config struct {
 	// browser (or refused by the proxy) and never sent. nil: every write is
 	// held (the dial at observe).
 	Write func(w Write) error
+	// Created, when set, hears what the platform's answer to a write the
+	// page sent (one Write let through) names as created: its Location
+	// header, read by crawl.CreatedURL. The run's gate records it so the
+	// run may delete it again; Rendered.Created lists it too.
+	Created func(w Write, created string)
 	// RootCAs are trusted for the sites' TLS certificates, which the proxy
 	// verifies (it ends the browser's TLS: tunnel.go); nil: the system's.
 	RootCAs *x509.CertPool
@@ -428,6 +433,30 @@ type recorder struct {
 	// however quiet the page before it is.
 	submittedAt time.Time
 	submitDoc   network.RequestID
+	created     func(Write, string)
+}
+
+// noteCreated keeps what the answer to a write the page sent names as
+// created (its Location, as crawl.CreatedURL reads it): a write that got an
+// answer was let through by Config.Write.
+func (r *recorder) noteCreated(rq crawl.Request, resp *network.Response) {
+	if !isWrite(rq.Method) || strings.EqualFold(rq.Type, "websocket") {
+		return
+	}
+	var loc string
+	for k, v := range resp.Headers {
+		if s, ok := v.(string); ok && strings.EqualFold(k, "location") {
+			loc = s
+		}
+	}
+	u := crawl.CreatedURL(rq.URL, "", int(resp.Status), loc, "")
+	if u == "" || contains(r.out.Created, u) || len(r.out.Created) >= maxMessages {
+		return
+	}
+	r.out.Created = append(r.out.Created, u)
+	if r.created != nil {
+		r.created(Write{Method: rq.Method, URL: rq.URL, Via: "page"}, u)
+	}
 }
 
 // submitGrace is how long a submitted form may take to start a navigation
@@ -482,6 +511,7 @@ func (r *recorder) on(ev any) {
 		r.active()
 		if i, ok := r.byID[e.RequestID]; ok && e.Response != nil {
 			r.out.Requests[i].Status = int(e.Response.Status)
+			r.noteCreated(r.out.Requests[i], e.Response)
 			if e.Type == network.ResourceTypeDocument && (!r.docSeen || r.submitted) {
 				r.docSeen = true
 				r.out.Status = int(e.Response.Status)
@@ -735,7 +765,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now()}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.

@@ -44,6 +44,10 @@ type Rendered struct {
 	// Submit): then FinalURL, Status, HTML and Dialogs are the page the
 	// submission led to, and Requests include the submission's.
 	Submitted bool
+	// Created are what the platform's answers to the page's writes (ones
+	// Config.Write let through: a form's POST, a script's) name as created,
+	// by CreatedURL: the run may delete them again.
+	Created []string `json:",omitempty"`
 }
 
 // FormFill says which form of a page a browser submits and what it types.

@@ -2,6 +2,8 @@ package qatools
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -36,6 +38,8 @@ type PageWrites struct {
 	sent    uint64
 	log     []trajectory.PageWrite
 	dropped int
+	allowed map[string]int  // "METHOD url" of the writes let through, not yet answered
+	created map[string]bool // what their answers named as created (Created)
 }
 
 // budgeted is a meter that says its budget (sandbox.Meter).
@@ -68,12 +72,61 @@ func (p *PageWrites) Decide(method, rawURL, via string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err == nil {
+		if p.allowed == nil {
+			p.allowed = map[string]int{}
+		}
+		p.allowed[writeKey(method, rawURL)]++
+	}
 	if len(p.log) < maxPageWrites {
 		p.log = append(p.log, w)
 	} else {
 		p.dropped++
 	}
 	return err
+}
+
+func writeKey(method, rawURL string) string { return strings.ToUpper(method) + " " + rawURL }
+
+// Created records that the answer to a write this gate let through (method
+// and rawURL as Decide was asked) names created as the resource it made
+// (crawl.CreatedURL): the run's qa_submit may then DELETE it, and the
+// probe's undo does. It reports false, recording nothing, for a write the
+// gate did not let through (or one already answered) or a created URL off
+// the write's origin: only what the run itself created becomes deletable.
+func (p *PageWrites) Created(method, rawURL, created string) bool {
+	if p == nil || created == "" {
+		return false
+	}
+	w, err1 := url.Parse(rawURL)
+	c, err2 := url.Parse(created)
+	if err1 != nil || err2 != nil || w.Host == "" || c.Scheme != w.Scheme || c.Host != w.Host {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := writeKey(method, rawURL)
+	if p.allowed[k] == 0 {
+		return false
+	}
+	if p.allowed[k]--; p.allowed[k] == 0 {
+		delete(p.allowed, k)
+	}
+	if p.created == nil {
+		p.created = map[string]bool{}
+	}
+	p.created[created] = true
+	return true
+}
+
+// createdHere reports whether an allowed page write's answer named u.
+func (p *PageWrites) createdHere(u string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.created[u]
 }
 
 func (p *PageWrites) decide() error {

@@ -148,3 +148,46 @@ func TestPageWritesLeaveThePlaybookItsShareAndTheUndoItsReserve(t *testing.T) {
 		})
 	}
 }
+
+// TestPageWritesCreated: what the answer to a page write the gate let
+// through names as created becomes deletable by the run's qa_submit, and
+// nothing else does: not a name for a write the gate held or never saw,
+// not one off the write's origin, not a second name for one write.
+func TestPageWritesCreated(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	run, reg := h.newRun("r-page-created", fleet.Budget{MaxWrites: 5})
+	var dial movingDial
+	p := NewPageWrites(&dial, run.Meter)
+	run.PageWrites = p
+	post, item := h.web.URL+"/items", h.web.URL+"/items/7"
+	if p.Decide("POST", post, "page") == nil {
+		t.Fatal("a write at observe was let through")
+	}
+	if p.Created("POST", post, item) {
+		t.Error("a held write's answer recorded as created")
+	}
+	dial.d.Store(int32(fleet.Exercise))
+	if p.Created("POST", h.web.URL+"/other", item) {
+		t.Error("an answer to a write never decided recorded as created")
+	}
+	if err := p.Decide("POST", post, "page"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Created("POST", post, "http://elsewhere.test/items/7") {
+		t.Error("a created URL off the write's origin recorded")
+	}
+	if !p.Created("POST", post, item) {
+		t.Fatal("the allowed write's created URL not recorded")
+	}
+	if p.Created("POST", post, h.web.URL+"/items/8") {
+		t.Error("a second created URL for one allowed write recorded")
+	}
+	out, err := h.call(reg, "qa_submit", map[string]any{"url": h.web.URL + "/items/8", "method": "DELETE"})
+	if err != nil || out.Verdict != fleet.VerdictError || !strings.Contains(out.Result.Err(), "only of what this run") {
+		t.Errorf("DELETE of what no write of the run created: %s %v %v", out.Verdict, out.Result, err)
+	}
+	out, err = h.call(reg, "qa_submit", map[string]any{"url": item, "method": "DELETE"})
+	if err != nil || out.Verdict != fleet.VerdictOK {
+		t.Errorf("DELETE of what an allowed page write created: %s %v %v", out.Verdict, out.Result, err)
+	}
+}

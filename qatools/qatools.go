@@ -120,6 +120,10 @@ type Run struct {
 	Source  string // the specialist's reporting source, e.g. "qa-fuzz"
 	Sandbox *sandbox.Sandbox
 	Meter   *sandbox.Meter
+	// PageWrites, when set, is the gate of the run's rendering crawl: what
+	// the answers to the page writes it let through named as created
+	// (PageWrites.Created) qa_submit may DELETE too, as its own POSTs'.
+	PageWrites *PageWrites
 }
 
 // Tools returns the tools bound to env and run.

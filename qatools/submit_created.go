@@ -1,12 +1,9 @@
 package qatools
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
-	"strconv"
-	"strings"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -18,74 +15,19 @@ import (
 // left and nothing else (a platform's other resources are not its to
 // delete).
 
-// createdKeys are the JSON fields that name a created object's URL, most
-// common first.
-var createdKeys = []string{"url", "href", "self", "location", "link", "uri"}
-
 // CreatedURL returns the URL of the resource a POST to postURL created, as
-// its answer res names it, "" when it names none. Only a URL on the POST's
-// own origin counts. It never panics on any answer (fuzzed).
+// its answer res names it, "" when it names none: crawl.CreatedURL over
+// res's status, final_url, location header and body. Only a URL on the
+// POST's own origin counts. It never panics on any answer (fuzzed).
 func CreatedURL(postURL string, res fleet.Result) string {
-	base, err := url.Parse(postURL)
-	if err != nil || base.Host == "" {
-		return ""
-	}
-	if fu, ok := res["final_url"].(string); ok && fu != "" {
-		if u, err := url.Parse(fu); err == nil && u.Host != "" {
-			base = u
-		}
-	}
 	status, _ := res["status"].(int)
-	if status < 200 || status > 299 {
-		return ""
-	}
-	sameOrigin := func(ref string) string {
-		ref = strings.TrimSpace(ref)
-		if ref == "" || len(ref) > 2048 {
-			return ""
-		}
-		u, err := base.Parse(ref)
-		if err != nil || u.Scheme != base.Scheme || u.Host != base.Host || (u.Scheme != "http" && u.Scheme != "https") {
-			return ""
-		}
-		u.Fragment, u.RawFragment = "", ""
-		if u.Path == base.Path && u.RawQuery == base.RawQuery {
-			return "" // the collection itself, not what was created
-		}
-		return u.String()
-	}
+	final, _ := res["final_url"].(string)
+	var loc string
 	if h, ok := res["headers"].(map[string]any); ok {
-		if loc, ok := h["location"].(string); ok {
-			if u := sameOrigin(loc); u != "" {
-				return u
-			}
-		}
+		loc, _ = h["location"].(string)
 	}
 	body, _ := res["body"].(string)
-	var obj map[string]any
-	if json.Unmarshal([]byte(body), &obj) != nil {
-		return ""
-	}
-	for _, k := range createdKeys {
-		if s, ok := obj[k].(string); ok {
-			if u := sameOrigin(s); u != "" {
-				return u
-			}
-		}
-	}
-	var id string
-	switch v := obj["id"].(type) {
-	case string:
-		id = v
-	case float64:
-		if v == float64(int64(v)) {
-			id = strconv.FormatInt(int64(v), 10)
-		}
-	}
-	if id == "" || len(id) > 128 || strings.ContainsAny(id, "/?#\\ \t\r\n") || id == "." || id == ".." {
-		return ""
-	}
-	return sameOrigin(strings.TrimSuffix(base.Path, "/") + "/" + url.PathEscape(id))
+	return crawl.CreatedURL(postURL, final, status, loc, body)
 }
 
 // remember keeps what a POST created, for the run's DELETE, and reserves
@@ -114,15 +56,16 @@ func (t *tools) undone(u string) {
 	}
 }
 
-// createdHere reports whether a POST of this run created u.
+// createdHere reports whether a POST of this run created u: one of
+// qa_submit's, or a page write the run's PageWrites gate let through.
 func (t *tools) createdHere(u string) bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.created[u]
-	return ok
+	_, own := t.created[u]
+	t.mu.Unlock()
+	return own || t.run != nil && t.run.PageWrites.createdHere(u)
 }
 
 // errNotCreated refuses a DELETE of what the run did not create.
 func errNotCreated(u string) error {
-	return fmt.Errorf("DELETE only of what this run's qa_submit POSTs created (their result's created URL): %s is not one", u)
+	return fmt.Errorf("DELETE only of what this run's qa_submit POSTs created (their result's created URL) or its pages' allowed writes named created: %s is not one", u)
 }

@@ -33,7 +33,7 @@ func TestDeadLinkBuiltByScript(t *testing.T) {
 		client := &http.Client{Timeout: 10 * time.Second}
 		opts := Options{}
 		if render {
-			b, err := evalBrowser(exec, tg, fleet.Observe)
+			b, err := evalBrowser(exec, tg, fleet.Observe, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

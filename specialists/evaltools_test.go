@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
@@ -36,6 +37,29 @@ func httpTools(tg fleet.Target, fetchClient, callClient *http.Client) func(strin
 type writeCount struct {
 	writes int      // requests sent
 	urls   []string // method and URL of each
+
+	mu   sync.Mutex
+	page map[string]bool // what the browser's allowed writes' answers named created
+}
+
+// pageCreated records u as created by a write the run's browser sent (as
+// qatools.PageWrites.Created does): qa_submit may DELETE it.
+func (c *writeCount) pageCreated(u string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.page == nil {
+		c.page = map[string]bool{}
+	}
+	c.page[u] = true
+}
+
+func (c *writeCount) fromPage(u string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.page[u]
 }
 
 // httpToolsCounted is httpTools with a write budget of maxWrites per run
@@ -93,7 +117,7 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 		if !slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE"}, method) {
 			return fleet.Fail("qa_submit: method %q", method), nil
 		}
-		if method == "DELETE" && !created[u] {
+		if method == "DELETE" && !created[u] && !count.fromPage(u) {
 			return fleet.Fail("qa_submit: DELETE only of what this run's qa_submit POSTs created: %s is not one", u), nil
 		}
 		fields := map[string]string{}

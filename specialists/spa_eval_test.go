@@ -50,8 +50,10 @@ var spaFlaws = []plantedFlaw{
 // evalBrowser is the rendering crawl as a run at dial wires it: requests
 // only to tg's fetch allowlist, and the page's own writes decided by
 // qatools.PageWrites at that dial, from a write budget of evalWrites (held
-// at observe; at exercise sent within the page's share).
-func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial) (*browser.Browser, error) {
+// at observe; at exercise sent within the page's share). created, when
+// set, gets what the answers to the writes the gate let through name as
+// created (as a run gives them to qa_submit's DELETE).
+func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial, created func(string)) (*browser.Browser, error) {
 	writes := qatools.NewPageWrites(fleettest.Dial(dial), sandbox.NewMeter(fleet.Budget{MaxWrites: evalWrites}))
 	return browser.New(browser.Config{Exec: exec,
 		Allow: func(u string) error {
@@ -61,6 +63,11 @@ func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial) (*browser.Browse
 			return nil
 		},
 		Write: func(w browser.Write) error { return writes.Decide(w.Method, w.URL, w.Via) },
+		Created: func(w browser.Write, u string) {
+			if writes.Created(w.Method, w.URL, u) && created != nil {
+				created(u)
+			}
+		},
 	})
 }
 
@@ -113,7 +120,7 @@ func runSPA(t *testing.T, app *spa.App, render bool) ([]map[string]any, *timedRe
 	for _, name := range []string{"security", "ux"} {
 		opts := Options{}
 		if render {
-			b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise)
+			b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ func TestTestbedRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	newBrowser := func(t *testing.T) *browser.Browser {
-		b, err := evalBrowser(exe, tg, fleet.Exercise)
+		b, err := evalBrowser(exe, tg, fleet.Exercise, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

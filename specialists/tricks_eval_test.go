@@ -46,7 +46,7 @@ func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
 
 	opts := Options{}
 	if render {
-		b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise)
+		b, err := evalBrowser(mustChromium(t), tg, fleet.Exercise, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -153,6 +153,9 @@ func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string
 		Write: func(w headless.Write) error {
 			return writes.Decide(w.Method, w.URL, w.Via)
 		},
+		// What an allowed write's answer names as created, the run's
+		// qa_submit may DELETE (and the probe's undo does).
+		Created: func(w headless.Write, u string) { writes.Created(w.Method, w.URL, u) },
 		// qa_fetch's connect-time checks: a name on a wildcard pattern that
 		// resolves into the host's own network is refused, as for qa_fetch.
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -138,7 +138,7 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 			return fleet.RunResult{}, err
 		}
 	}
-	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter}
+	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter, PageWrites: pageWrites}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
 	if err != nil {
 		sb.Abandon()

@@ -161,6 +161,7 @@ func (p *Probe) Submit(page string, f crawl.FormFill) (crawl.Rendered, bool) {
 		p.Skip("submitting a form of %s failed (%s)", page, Clip(err.Error(), 120))
 		return crawl.Rendered{}, false
 	}
+	p.keepCreated(rd)
 	return rd, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -15,7 +16,9 @@ import (
 // (qa_submit DELETE, which sends a DELETE only to what the run created);
 // one whose answer names nothing is listed as left, as is anything a rule
 // reports with LeftOnPlatform (a value it could not restore, a form the
-// browser submitted). The list goes into the run's summary, which the run
+// browser submitted whose answer named nothing). What the answer to a
+// browser submission names as created (Rendered.Created, which Submit
+// keeps) is deleted as qa_submit's POSTs' are. The list goes into the run's summary, which the run
 // record's footer holds, so the operator can clean it up. Room keeps a
 // call, and WritesReserved a write, for each DELETE still to send; the
 // run's meter keeps that write too (qa_submit reserves it when the POST
@@ -53,6 +56,18 @@ func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 	case "DELETE":
 		if st >= 200 && st <= 299 || st == 404 || st == 410 {
 			p.undone = append(p.undone, a.URL)
+		}
+	}
+}
+
+// keepCreated keeps what the browser's answers to a submission's writes
+// named as created (Rendered.Created: the run's gate let those writes
+// through and recorded them, so the run's qa_submit may DELETE them), for
+// UndoWrites.
+func (p *Probe) keepCreated(rd crawl.Rendered) {
+	for _, u := range rd.Created {
+		if !slices.Contains(p.created, u) {
+			p.created = append(p.created, u)
 		}
 	}
 }
