@@ -69,8 +69,9 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 			s.seq++
 			p.seq = s.seq
 		}
+		why := p.reason() // p is shared: read under s.mu
 		s.mu.Unlock()
-		s.log.Debug("tick joined the pending start", keySpecialist, name, keyReason, p.reason())
+		s.log.Debug("tick joined the pending start", keySpecialist, name, keyReason, why)
 		return
 	}
 	if all, waiting := s.ahead(name); waiting && !s.runningNow(name) {

@@ -219,8 +219,9 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		s.seq++
 		p.seq = s.seq
 		st.Pending++
+		why := p.reason() // p is shared: read under s.mu
 		s.mu.Unlock()
-		s.log.Debug("events joined the pending start", keySpecialist, name, keyReason, p.reason())
+		s.log.Debug("events joined the pending start", keySpecialist, name, keyReason, why)
 		return
 	}
 	if all, waiting := s.ahead(name); waiting && !s.runningNow(name) {
