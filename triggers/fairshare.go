@@ -84,45 +84,10 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 		s.yieldSlot()
 		return
 	}
-	seq := s.seq
-	s.mu.Unlock()
-	own, all := s.endCounts(name)
-	_, err := s.cfg.Starter.Start(ctx, name, reason)
-	now = time.Now()
-	s.mu.Lock()
-	st = s.statsFor(name)
-	st.Fired++
-	st.LastFired, st.LastReason = now, reason
-	wake := false
-	atCap := errors.Is(err, ErrAtCap) && !errors.Is(err, ErrRunning)
-	switch {
-	case err == nil:
-		st.Started++
-		st.LastStarted = now
-		s.startedRun(name, own)
-		s.absorb(name, seq)
-	case atCap:
-		st.Pending++
-		wake = s.pendingFor(name, nil, reason, err, own, all, now)
-	default:
-		st.Skipped++
-		st.LastSkip = err.Error()
-	}
-	s.mu.Unlock()
-	switch {
-	case err == nil:
-		s.log.Debug("trigger started a run", keySpecialist, name, keyReason, reason)
-	case atCap:
-		s.log.Debug("tick waits for a free slot", keySpecialist, name, keyReason, reason, keyWhy, err)
-	default:
-		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, err)
-	}
-	if wake {
-		s.poke()
-	}
-	if atCap {
-		s.yieldSlot()
-	}
+	// Only the cap holds a tick: one refused because its own run is on
+	// is dropped (the run reads what the tick stands for).
+	atCap := func(err error) bool { return errors.Is(err, ErrAtCap) && !errors.Is(err, ErrRunning) }
+	s.start(ctx, name, nil, reason, reason, atCap, "tick waits for a free slot")
 }
 
 // join queues a start of name behind the starts waiting for a slot,

@@ -231,26 +231,35 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		s.yieldSlot()
 		return
 	}
+	s.start(ctx, name, counts, "", eventReason(counts), busy, "trigger pending until a run ends")
+}
+
+// start asks the Starter for name's run with reason and records the
+// answer in name's stats. The caller holds s.mu; start releases it. A
+// refusal hold accepts becomes (or joins) name's pending start, standing
+// for counts and tick, and is logged as held; any other refusal is a
+// skip. A new pending start wakes the retry loop, and a refusal at the
+// fleet's cap asks a continuous run to yield its slot.
+func (s *Scheduler) start(ctx context.Context, name string, counts map[string]int, tick, reason string, hold func(error) bool, held string) {
 	seq := s.seq
 	s.mu.Unlock()
 	own, all := s.endCounts(name)
-	reason := eventReason(counts)
 	_, err := s.cfg.Starter.Start(ctx, name, reason)
 	now := time.Now()
 	s.mu.Lock()
-	st = s.statsFor(name)
+	st := s.statsFor(name)
 	st.Fired++
 	st.LastFired, st.LastReason = now, reason
-	wake := false
+	wake, holds := false, err != nil && hold(err)
 	switch {
 	case err == nil:
 		st.Started++
 		st.LastStarted = now
 		s.startedRun(name, own)
 		s.absorb(name, seq)
-	case busy(err):
+	case holds:
 		st.Pending++
-		wake = s.pendingFor(name, counts, "", err, own, all, now)
+		wake = s.pendingFor(name, counts, tick, err, own, all, now)
 	default:
 		st.Skipped++
 		st.LastSkip = err.Error()
@@ -259,15 +268,15 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 	switch {
 	case err == nil:
 		s.log.Debug("trigger started a run", keySpecialist, name, keyReason, reason)
-	case busy(err):
-		s.log.Debug("trigger pending until a run ends", keySpecialist, name, keyReason, reason, keyWhy, err)
+	case holds:
+		s.log.Debug(held, keySpecialist, name, keyReason, reason, keyWhy, err)
 	default:
 		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, err)
 	}
 	if wake {
 		s.poke()
 	}
-	if errors.Is(err, ErrAtCap) {
+	if holds && errors.Is(err, ErrAtCap) {
 		s.yieldSlot()
 	}
 }
