@@ -22,7 +22,6 @@ const (
 	secNames          = 4 // public names' faces
 	secHosts          = 2 // hosts probed for exposed paths
 	secLinks          = 8 // same-host links followed from docs and index pages
-	secMetadata       = 8 // metadata reads for stored XSS
 	secSecretFindings = 5 // secret findings per run
 )
 
@@ -217,51 +216,6 @@ func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 					fmt.Sprintf("A %s is publicly readable at %s (HTTP 200, content matches). Expected 404 or 403 for deployment files.", e.what, pg.URL),
 					"qa_fetch", map[string]any{"url": pg.URL})
 			}
-		}
-	}
-}
-
-// secStoredXSS checks faces that carry active content against the name's
-// metadata: active content a user stored and the face serves verbatim is
-// stored XSS.
-func secStoredXSS(p *probe.Probe, pages []probe.Page) {
-	reads := 0
-	for _, pg := range pages {
-		if pg.Kind != "face" || !probe.Answered(pg.Res) || !inject.ActiveHTML.MatchString(probe.Body(pg.Res)) {
-			continue
-		}
-		name := probe.NameOfFace(p.Target(), pg.URL)
-		if name == "" {
-			continue
-		}
-		if !p.Can("qa_chain") {
-			p.Skip("qa_chain unavailable: stored content behind active faces not checked")
-			return
-		}
-		for _, field := range inject.MetadataFields {
-			if reads == secMetadata || !p.Room(1) {
-				return
-			}
-			reads++
-			r := p.Chain("metadata", name, field)
-			if !r.IsOK() {
-				p.Skip("metadata reads failed (%s)", probe.Clip(r.Err(), 120))
-				return
-			}
-			frag := inject.ServedVerbatim(probe.Str(r, "result"), probe.Body(pg.Res))
-			if frag == "" {
-				continue
-			}
-			sev, csp := fleet.SeverityHigh, ""
-			if inject.BlocksInlineScript(probe.Headers(pg.Res)["content-security-policy"]) {
-				sev, csp = fleet.SeverityMedium, " A Content-Security-Policy without 'unsafe-inline' limits the impact."
-			}
-			p.ReportChecked(sev, fleet.SurfaceFace,
-				fmt.Sprintf("Stored XSS: the face of %q serves its %q metadata unescaped, including active content %s that runs in every visitor's browser. Expected user-supplied metadata to be HTML-escaped or sanitized.%s",
-					name, field, probe.Quote(frag, 120), csp),
-				"qa_fetch", map[string]any{"url": pg.URL},
-				func(r fleet.Result) bool { return strings.Contains(probe.Body(r), frag) })
-			break
 		}
 	}
 }
