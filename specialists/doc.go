@@ -152,7 +152,7 @@
 //     unnamed. Pages are all judged before the limit on findings applies,
 //     most severe first. Nothing is ever signed with a found key.
 //   - Invariants over call sequences (issue 23): properties as data
-//     (properties/*.yaml, embedded; Options.Properties, LoadProperties),
+//     (invariants/*.yaml, embedded; Options.Properties, LoadProperties),
 //     each a sequence of calls by throwaway actors (alice, bob, carol:
 //     addresses without keys) with what each must do (succeed, revert,
 //     return an address, bytes or a number). A property whose functions
@@ -273,7 +273,7 @@
 //     checks, the addresses of the identities they signed in are claimed
 //     the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
 //     reflected-injection probes below, a canary per field; POST forms
-//     either crawl finds (forms.go, inject.Posted) are submitted over HTTP
+//     either crawl finds (reflected_xss.go, inject.Posted) are submitted over HTTP
 //     with qa_submit at exercise (urlencoded or multipart as the form
 //     says; one write each, one short of the write budget; at most four):
 //     a canary per text field, then a payload fitted to each place it
@@ -311,7 +311,7 @@
 //     canary and the field's name; a field whose payload runs in the page
 //     the submission leads to is cross-site scripting (high, CWE-79, again
 //     with a fresh canary), a 5xx answer a medium finding. Stored DOM XSS
-//     (exercise, browser_stored.go): the JSON resources the rendered
+//     (exercise, stored_xss_dom.go): the JSON resources the rendered
 //     pages' scripts read, writable by a form or script call to the same
 //     URL or by the methods their OPTIONS answer allows, get a markup
 //     canary per string field (qa_submit), and the pages that read them
