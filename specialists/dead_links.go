@@ -76,3 +76,17 @@ func (u *uxRun) builtByScript(page, link string) bool {
 	}
 	return false
 }
+
+// deadDocs reports configured docs pages that do not answer.
+func (u *uxRun) deadDocs(pages []probe.Page) {
+	for _, pg := range pages {
+		if pg.Kind != "docs" || pg.OK() {
+			continue
+		}
+		u.dead[pg.URL] = true
+		u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.URL, deadWhy(pg.Res)),
+			"qa_fetch", map[string]any{"url": pg.URL})
+		u.leak(probe.Body(pg.Res), "The error page of "+pg.URL, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.URL})
+	}
+}

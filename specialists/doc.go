@@ -51,8 +51,8 @@
 //   - mixed content: mixed_content.go, csp_violations.go (secBrowserReports: as the browser reported it)
 //   - CSP violations: csp_violations.go
 //   - docs contract (an endpoint that does not do what the docs say): docs_contract.go
-//   - leaked internals (raw and rendered): leaked_internals.go
-//   - dead links: dead_links.go
+//   - leaked internals (raw and rendered): leaked_internals.go, empty_replies.go (uxRun.replies: the answer for an unknown target)
+//   - dead links (and docs pages that do not answer): dead_links.go
 //   - content types: content_types.go
 //   - empty replies: empty_replies.go
 //   - page errors (in the browser): page_errors.go

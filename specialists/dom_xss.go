@@ -13,9 +13,9 @@ import (
 )
 
 // DOM-based XSS, found in the browser: URL canaries (secDOMXSS) and the
-// non-GET forms of rendered pages submitted with canaries (secForms), each
-// confirmed by the canary's own script running in the browser, never by a
-// pattern. The other checks on what the rendering crawl saw are filed by
+// non-GET forms of rendered pages submitted with canaries
+// (secDOMXSSForms), each confirmed by the canary's own script running in
+// the browser, never by a pattern. The other checks on what the rendering crawl saw are filed by
 // what they find: page_errors.go, csp_violations.go, secrets.go
 // (secRenderedSecrets), leaked_internals.go (uxRun.renderedLeaks) and
 // stored_xss_dom.go.
@@ -246,7 +246,7 @@ func formText(canary string) string {
 	return domPayload(canary + "-{field}")
 }
 
-// secForms submits, at the exercise rung, the non-GET forms the rendering
+// secDOMXSSForms submits, at the exercise rung, the non-GET forms the rendering
 // crawl found (ZAP's full scan does the same), each text field holding a
 // payload with the form's canary and the field's name, and reports a
 // field whose payload runs in the page the submission leads to (reflected
@@ -256,7 +256,7 @@ func formText(canary string) string {
 // through the browser's fences (fetch_allow, pacing) and draw on the
 // render budget; at most formsMax a run. It returns the forms (method and
 // action) it reported.
-func secForms(p *probe.Probe) (found map[string]bool) {
+func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
 	found = map[string]bool{}
 	if !p.CanSubmit() {
 		return

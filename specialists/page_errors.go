@@ -17,11 +17,11 @@ const renderFindings = 8
 // surfaceRender is the surface of a page that breaks in the browser.
 const surfaceRender fleet.Surface = "render"
 
-// rendered reports the uncaught exceptions of the rendered pages, grouped
+// renderedErrors reports the uncaught exceptions of the rendered pages, grouped
 // (pageErrors), then, per page, console errors and subresources that
 // failed on load. A render has no repro a tool call can replay: the
 // summary names the page (or the pages) and what the browser said.
-func (u *uxRun) rendered() {
+func (u *uxRun) renderedErrors() {
 	n := 0
 	for _, g := range pageErrors(u.p.Rendered()) {
 		if n == renderFindings {

@@ -15,8 +15,8 @@ const staticFormsListed = 3
 // secPostForms submits over HTTP (inject.Posted, qa_submit) the forms with
 // a request body that either crawl found: in the fetched pages as served
 // and in the rendered DOM. A form whose payload the browser already saw
-// run (secForms, browserFound) is left alone; one the browser submitted
-// without a finding is submitted again, since the answer's markup can
+// run (secDOMXSSForms, browserFound) is left alone; one the browser
+// submitted without a finding is submitted again, since the answer's markup can
 // carry a payload a policy kept from running. One form per action pattern
 // (resourcePattern: every name's page holds the same form). The forms left
 // unsubmitted

@@ -45,7 +45,7 @@ func security(p *probe.Probe, o Options) {
 	secSpoofSignedIn(p, pages, signedIn, spoofed)
 	inject.Reflected(p, pages)        // reflected injection and path handling
 	secDOMXSS(p)                      // URL canaries run in the browser
-	byBrowser := secForms(p)          // forms submitted in the browser with canaries
+	byBrowser := secDOMXSSForms(p)    // forms submitted in the browser with canaries
 	secPostForms(p, pages, byBrowser) // forms submitted over HTTP, the rest named in a note
 	secStoredDOM(p)                   // canaries in stored fields the pages read back, run in the browser
 	secStoredDOMName(p, own, wrote)   // the same for the fresh name's metadata on its face

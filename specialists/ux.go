@@ -1,7 +1,6 @@
 package specialists
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 
@@ -57,14 +56,14 @@ func ux(p *probe.Probe, _ Options) {
 	if p.Can("qa_fetch") {
 		pages := p.Crawl()
 		u.login = authz.Learn(pages, p.Target().Auth)
-		u.docs(pages)
+		u.deadDocs(pages) // configured docs pages that do not answer
 		u.contract(pages)
 		u.deadLinks(pages)
 		u.contentTypes(pages)
 		u.errorPaths() // before pageLeaks: a leak both show is named by its probe
 		u.pageLeaks(pages)
-		u.rendered()      // what the rendering crawl saw break
-		u.renderedLeaks() // internals only the rendered DOM shows
+		u.renderedErrors() // what the rendering crawl saw break
+		u.renderedLeaks()  // internals only the rendered DOM shows
 	} else {
 		p.Skip("qa_fetch unavailable: docs, links and error pages not checked")
 	}
@@ -86,20 +85,6 @@ func (u *uxRun) agent(a probe.CallArgs) (fleet.Exchange, bool) {
 	ex := u.p.Exchange("qa_call", a)
 	u.calls[key] = ex.Result
 	return ex, true
-}
-
-// docs reports configured docs pages that do not answer.
-func (u *uxRun) docs(pages []probe.Page) {
-	for _, pg := range pages {
-		if pg.Kind != "docs" || pg.OK() {
-			continue
-		}
-		u.dead[pg.URL] = true
-		u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
-			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.URL, deadWhy(pg.Res)),
-			"qa_fetch", map[string]any{"url": pg.URL})
-		u.leak(probe.Body(pg.Res), "The error page of "+pg.URL, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.URL})
-	}
 }
 
 // isDocPage reports whether a crawled page is documentation: a configured
