@@ -152,7 +152,7 @@ var propertyFS embed.FS
 
 // DefaultProperties returns the embedded properties (invariants/*.yaml).
 // They are validated by the package's tests; an error here is a build bug.
-var DefaultProperties = sync.OnceValues(func() ([]Property, error) { return LoadProperties(propertyFS, "properties") })
+var DefaultProperties = sync.OnceValues(func() ([]Property, error) { return LoadProperties(propertyFS, "invariants") })
 
 // propertyVars fill a property's placeholders.
 type propertyVars struct {
