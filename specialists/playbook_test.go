@@ -1,18 +1,22 @@
 package specialists
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
+	"go.yaml.in/yaml/v3"
 )
 
 func testTarget() fleet.Target {
@@ -334,6 +338,54 @@ func TestPlaybooksAddRejects(t *testing.T) {
 	} {
 		if err := Default().Add(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Add(%+v) = %v, want an error with %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// TestShippedSpecsHavePersonas: each shipped Spec has its persona YAML in
+// configs/personas, a playbook persona naming it, whose max_turns is above
+// the spec's cap (the cap leaves the final turn); each playbook persona
+// names a shipped spec.
+func TestShippedSpecsHavePersonas(t *testing.T) {
+	type persona struct {
+		Name     string `yaml:"name"`
+		Planner  string `yaml:"planner"`
+		Playbook string `yaml:"playbook"`
+		Budget   struct {
+			MaxTurns int `yaml:"max_turns"`
+		} `yaml:"budget"`
+	}
+	files, err := fs.Glob(configs.Personas, "personas/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("shipped personas: %v, %v", files, err)
+	}
+	byPlaybook := map[string]persona{}
+	for _, f := range files {
+		b, err := configs.Personas.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p persona
+		if err := yaml.Unmarshal(b, &p); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if p.Planner != string(fleet.PlannerPlaybook) {
+			continue
+		}
+		name := cmp.Or(p.Playbook, p.Name)
+		if DefaultCap(name) == 0 {
+			t.Errorf("%s: playbook %q is not a shipped spec (have %v)", f, name, Names())
+		}
+		byPlaybook[name] = p
+	}
+	for _, s := range shipped {
+		p, ok := byPlaybook[s.Name]
+		if !ok {
+			t.Errorf("spec %q has no playbook persona in configs/personas", s.Name)
+			continue
+		}
+		if p.Budget.MaxTurns <= s.Cap {
+			t.Errorf("spec %q: cap %d, persona max_turns %d: want the cap under max_turns", s.Name, s.Cap, p.Budget.MaxTurns)
 		}
 	}
 }
