@@ -333,8 +333,9 @@
 //   - Mixed content: HTTPS pages that load scripts, frames, stylesheets or
 //     submit forms over plain HTTP (medium), or only images and media (low),
 //     one finding per host.
-//   - With the rendering crawl (Options.Renderer; browser.go): DOM-based
-//     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
+//   - With the rendering crawl (Options.Renderer; dom_xss.go,
+//     csp_violations.go, secrets.go): DOM-based XSS (exercise, high,
+//     CWE-79) — each rendered page that runs scripts
 //     is opened with a payload calling the renderer's canary hook
 //     (crawl.CanaryHook, a no-op in a visitor's browser) with a canary in the fragment
 //     and in each query parameter the page has or its scripts read, a
@@ -465,8 +466,8 @@
 //     Content-Type (low, one per host and kind).
 //   - Empty replies (exercise): qa_call "hello" to target.names and to a
 //     fresh name; HTTP 2xx with an empty reply is a finding.
-//   - With the rendering crawl (browser.go): a rendered page that throws on
-//     load (uncaught exceptions, medium), loses requests on load or logs
+//   - With the rendering crawl (page_errors.go, leaked_internals.go): a
+//     rendered page that throws on load (uncaught exceptions, medium), loses requests on load or logs
 //     console errors (low), and stack traces or database errors its
 //     rendered DOM shows (the leak rule above, without a repro).
 //
