@@ -6,7 +6,7 @@
 //
 // # Layout
 //
-// The playbooks (New, Names, Options) are here; the checks they compose
+// The playbooks (New, Names, Options, the table of Specs) are here; the checks they compose
 // live in sub-packages, all written against the probe API:
 //   - probe: the replay engine (Replay) and the Probe a program calls
 //     tools, files findings and crawls through, with the vocabulary every
@@ -14,15 +14,56 @@
 //     scanners, the target's URLs);
 //   - inject: stored and reflected injection, per HTML context;
 //   - redteam: the agent probe families and their detectors;
+//   - authz: the two-identity checks behind a Sign-In with Ethereum login;
 //   - fuzzstage: the fuzz playbook's program and stages (call grammar,
 //     compiler mutation, engines, the Go fuzz target, ddmin).
 //
-// smoke, ux (with the docs-contract check), perf and security's own rules
-// (admin functions, secrets, headers, CORS, mixed content, stored XSS,
-// spoofed identity) stay here. The layers (layout_test.go) put probe below
-// the checks and the checks below this package: a check imports probe,
-// never another check nor this package, so only a playbook composes them.
+// The checks only one playbook runs stay here, one file per class of
+// problem they find (below); smoke.go, security.go, ux.go and perf.go are
+// the tables of contents, the order each playbook runs its checks in.
+// The playbooks themselves are one table of specs (playbook.go: shipped,
+// Spec; name, program, call cap, crawl and render budgets). The layers
+// (layout_test.go) put probe below the checks and the checks below this
+// package: a check imports probe, never another check nor this package,
+// so only a playbook composes them.
 //
+// # Where each class is found
+//
+// Every class of problem the playbooks find, with the files that find it
+// whatever the mechanism (crawl, browser, chain): a class always has a
+// file or a sub-package named after it (TestDocClassFiles reads this list).
+//   - smoke (a step of the main path that fails): smoke.go
+//   - smoke reach (no answer: the target's outage or fleetd's own network): smoke_reach.go
+//   - admin functions: admin_functions.go
+//   - registry surface (a stranger changes the registry): registry_surface.go, abis.go
+//   - verified keys (a key on a page that controls an account): verified_keys.go
+//   - invariants (over simulated call sequences): invariants.go, invariants/
+//   - secrets (pages, exposed paths, the rendered DOM): secrets.go
+//   - stored XSS: stored_xss.go (secStoredXSS: a canary published to a fresh name), inject/inject.go (inject.Stored: per field and HTML context), stored_xss_dom.go (in the browser)
+//   - reflected XSS: reflected_xss.go (secCallXSS: the call endpoint; secPostForms: POST forms over HTTP), inject/inject_reflect.go (inject.Reflected: URL parameters)
+//   - reflected injection (open redirect, header injection, path traversal): inject/inject_reflect.go
+//   - DOM XSS (URL canaries and forms, in the browser): dom_xss.go
+//   - spoofed identity: spoofed_identity.go
+//   - authorization behind a sign-in (authz): authz/
+//   - agent attacks (redteam): redteam/
+//   - headers: headers.go
+//   - CORS: cors.go
+//   - mixed content: mixed_content.go, csp_violations.go (secBrowserReports: as the browser reported it)
+//   - CSP violations: csp_violations.go
+//   - docs contract (an endpoint that does not do what the docs say): docs_contract.go
+//   - leaked internals (raw and rendered): leaked_internals.go, empty_replies.go (uxRun.replies: the answer for an unknown target)
+//   - dead links (and docs pages that do not answer): dead_links.go
+//   - content types: content_types.go
+//   - empty replies: empty_replies.go
+//   - page errors (in the browser): page_errors.go
+//   - latency: latency.go, stats.go
+//   - compile growth: compile_growth.go, stats.go
+//   - gas: gas.go
+//   - crashes and hangs (fuzzstage: compiler, Go fuzz target, C/C++ harness, call endpoint): fuzzstage/
+//
+// What the run wrote and could not undo is listed, not found:
+// left_on_platform.go.
+
 // # Replay
 //
 // A playbook is straight-line Go code over a small probe API (Fetch,
@@ -152,7 +193,7 @@
 //     unnamed. Pages are all judged before the limit on findings applies,
 //     most severe first. Nothing is ever signed with a found key.
 //   - Invariants over call sequences (issue 23): properties as data
-//     (properties/*.yaml, embedded; Options.Properties, LoadProperties),
+//     (invariants/*.yaml, embedded; Options.Properties, LoadProperties),
 //     each a sequence of calls by throwaway actors (alice, bob, carol:
 //     addresses without keys) with what each must do (succeed, revert,
 //     return an address, bytes or a number). A property whose functions
@@ -176,19 +217,15 @@
 //     bytes32 keys are not secrets. An exposed file recognized by its
 //     content (an env file, git metadata, expvar, server-status, a zip) is a
 //     finding even without a secret in it.
-//   - Stored XSS: a face with active content (script elements, event
-//     handlers, javascript: URLs, frames) is compared with its name's
-//     metadata (qa_chain metadata for face, title, html, content,
-//     description, bio): active content a user stored and the face serves
-//     verbatim is stored XSS (medium instead of high under a CSP that blocks
-//     inline script). At exercise a canary — a run-seeded token inside a
-//     <script> element and an ontoggle handler, each calling a property
-//     named by the token only if one is defined (harmless where it stays),
-//     carried in a string literal
-//     of a corpus program — is published to a fresh name and looked for
-//     unescaped in its face (unless the stored-injection probes below
-//     minted a name: they cover every field), and sent through qa_call (a
-//     finding only when reflected unescaped in an HTML reply).
+//   - Stored XSS (exercise, stored_xss.go): a canary — a run-seeded token
+//     inside a <script> element and an ontoggle handler, each calling a
+//     property named by the token only if one is defined (harmless where it
+//     stays), carried in a string literal of a corpus program — is
+//     published to a fresh name and looked for unescaped in its face
+//     (unless the stored-injection probes below minted a name: they cover
+//     every field). Reflected XSS on the call surface (exercise,
+//     reflected_xss.go): the same canary sent through qa_call is a finding
+//     only when reflected unescaped in an HTML reply.
 //   - Stored injection, per field and HTML context (CWE-79). Fields come
 //     from the registry's MetadataSet events (qa_chain metadata_events),
 //     named by keccak256 against the words of the docs and a dictionary of
@@ -273,7 +310,7 @@
 //     checks, the addresses of the identities they signed in are claimed
 //     the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
 //     reflected-injection probes below, a canary per field; POST forms
-//     either crawl finds (forms.go, inject.Posted) are submitted over HTTP
+//     either crawl finds (reflected_xss.go, inject.Posted) are submitted over HTTP
 //     with qa_submit at exercise (urlencoded or multipart as the form
 //     says; one write each, one short of the write budget; at most four):
 //     a canary per text field, then a payload fitted to each place it
@@ -296,8 +333,9 @@
 //   - Mixed content: HTTPS pages that load scripts, frames, stylesheets or
 //     submit forms over plain HTTP (medium), or only images and media (low),
 //     one finding per host.
-//   - With the rendering crawl (Options.Renderer; browser.go): DOM-based
-//     XSS (exercise, high, CWE-79) — each rendered page that runs scripts
+//   - With the rendering crawl (Options.Renderer; dom_xss.go,
+//     csp_violations.go, secrets.go): DOM-based XSS (exercise, high,
+//     CWE-79) — each rendered page that runs scripts
 //     is opened with a payload calling the renderer's canary hook
 //     (crawl.CanaryHook, a no-op in a visitor's browser) with a canary in the fragment
 //     and in each query parameter the page has or its scripts read, a
@@ -311,7 +349,7 @@
 //     canary and the field's name; a field whose payload runs in the page
 //     the submission leads to is cross-site scripting (high, CWE-79, again
 //     with a fresh canary), a 5xx answer a medium finding. Stored DOM XSS
-//     (exercise, browser_stored.go): the JSON resources the rendered
+//     (exercise, stored_xss_dom.go): the JSON resources the rendered
 //     pages' scripts read, writable by a form or script call to the same
 //     URL or by the methods their OPTIONS answer allows, get a markup
 //     canary per string field (qa_submit), and the pages that read them
@@ -428,8 +466,8 @@
 //     Content-Type (low, one per host and kind).
 //   - Empty replies (exercise): qa_call "hello" to target.names and to a
 //     fresh name; HTTP 2xx with an empty reply is a finding.
-//   - With the rendering crawl (browser.go): a rendered page that throws on
-//     load (uncaught exceptions, medium), loses requests on load or logs
+//   - With the rendering crawl (page_errors.go, leaked_internals.go): a
+//     rendered page that throws on load (uncaught exceptions, medium), loses requests on load or logs
 //     console errors (low), and stack traces or database errors its
 //     rendered DOM shows (the leak rule above, without a repro).
 //

@@ -21,7 +21,7 @@ import (
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
-// Property is one invariant of the registry as data (properties/*.yaml,
+// Property is one invariant of the registry as data (invariants/*.yaml,
 // embedded; more through Options.Properties): a sequence of calls by
 // throwaway actors and what each must do. It is checked by simulating the
 // whole sequence in one eth_simulateV1 request, state carried from call to
@@ -147,12 +147,12 @@ func LoadProperties(fsys fs.FS, dir string) ([]Property, error) {
 	return probe.LoadDir(fsys, dir, "property", "properties", ParseProperty, func(v Property) string { return v.Name })
 }
 
-//go:embed properties/*.yaml
+//go:embed invariants/*.yaml
 var propertyFS embed.FS
 
-// DefaultProperties returns the embedded properties (properties/*.yaml).
+// DefaultProperties returns the embedded properties (invariants/*.yaml).
 // They are validated by the package's tests; an error here is a build bug.
-var DefaultProperties = sync.OnceValues(func() ([]Property, error) { return LoadProperties(propertyFS, "properties") })
+var DefaultProperties = sync.OnceValues(func() ([]Property, error) { return LoadProperties(propertyFS, "invariants") })
 
 // propertyVars fill a property's placeholders.
 type propertyVars struct {

@@ -38,7 +38,7 @@ func TestPropertiesParse(t *testing.T) {
 
 // FuzzParseProperty: property files never panic the parser.
 func FuzzParseProperty(f *testing.F) {
-	b, _ := propertyFS.ReadFile("properties/released-name-is-clean.yaml")
+	b, _ := propertyFS.ReadFile("invariants/released-name-is-clean.yaml")
 	f.Add(b)
 	f.Add([]byte("property: x\nsteps: [{as: bob, call: \"f(bytes32)\", args: [\"{name}\"]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -2,11 +2,13 @@ package specialists
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -51,8 +53,8 @@ type Options struct {
 	RetryDelay time.Duration
 	// Renderer is the rendering crawl's browser (package browser, wired
 	// by cmd); nil: the crawl reads responses as text only. security and
-	// ux render the HTML pages they crawl with it (renderBudget pages a
-	// run) and run the browser checks (browser.go) on what it saw.
+	// ux render the HTML pages they crawl with it (Spec.Render pages a
+	// run) and run the browser checks (dom_xss.go, page_errors.go, ...) on what it saw.
 	Renderer probe.Renderer
 }
 
@@ -118,81 +120,108 @@ func OptionsFor(t fleet.Target) (Options, error) {
 	return Options{Corpus: corpus, ABIs: abis}, err
 }
 
-// play is a playbook's straight-line program over the probe API; o are
-// the playbook's options.
-type play func(p *probe.Probe, o Options)
-
-var plays = map[string]play{
-	"smoke":    smoke,
-	"security": security,
-	"fuzz":     func(p *probe.Probe, o Options) { fuzzstage.Run(p, o.Corpus) },
-	"ux":       ux,
-	"perf":     perf,
+// Spec is one specialist's playbook: its name, its program and its
+// budgets, the one place each is declared. A specialist is its program (a
+// file of this package, or a check package's Run), one Spec in shipped,
+// and its persona YAML (configs/personas) naming the playbook.
+type Spec struct {
+	// Name is the playbook's name, which a persona's playbook (or name)
+	// selects.
+	Name string
+	// Play is the playbook's straight-line program over the probe API,
+	// given the run's Options.
+	Play func(p *probe.Probe, o Options)
+	// Cap is the default call cap per run (findings included; see
+	// Options.Caps), under the max_turns of the shipped persona, which
+	// also counts the final turn.
+	Cap int
+	// Crawl is how many pages the playbook's crawl fetches, seeds
+	// included, as part of its call cap; 0: it does not crawl.
+	Crawl int
+	// Render is how many pages its browser opens per run (the crawl's
+	// HTML pages and, for security, the DOM-XSS canary renders and the
+	// form submissions); 0: no rendering crawl. Renders are not tool
+	// calls; each costs about a second (BENCHMARKS.md).
+	Render int
 }
 
-// defaultCaps bound each playbook's calls per run (findings included); each
-// stays under the max_turns of the shipped persona, which also counts the
-// final turn. security's is large because its active rules probe every
-// metadata field (a canary and a payload per place it lands), every
+// shipped is the table of the playbooks fleetd ships, one row per
+// specialist. security's cap is large because its active rules probe
+// every metadata field (a canary and a payload per place it lands), every
 // discovered URL parameter and every agent with each probe family; on a
 // platform with few of those it stops far below the cap.
-var defaultCaps = map[string]int{
-	"smoke":    30,
-	"security": 380, // crawl (40 pages), exposed paths, CORS probes, replays of high findings, then the injection and agent probes
-	"fuzz":     250,
-	"ux":       90, // crawl (40 pages), docs-contract checks, error probes, replies
-	"perf":     80,
+var shipped = []Spec{
+	{Name: "smoke", Play: smoke, Cap: 30},
+	// crawl (40 pages), exposed paths, CORS probes, replays of high
+	// findings, then the injection and agent probes
+	{Name: "security", Play: security, Cap: 380, Crawl: 40, Render: 32},
+	{Name: "fuzz", Play: func(p *probe.Probe, o Options) { fuzzstage.Run(p, o.Corpus) }, Cap: 250},
+	// crawl (40 pages), docs-contract checks, error probes, replies
+	{Name: "ux", Play: ux, Cap: 90, Crawl: 40, Render: 12},
+	{Name: "perf", Play: perf, Cap: 80},
 }
 
-// crawlBudget is how many pages each playbook's crawl fetches, seeds
-// included. It is part of the playbook's call cap (see defaultCaps).
-var crawlBudget = map[string]int{"security": 40, "ux": 40}
+// Playbooks is a table of playbook specs by name. Default holds the
+// shipped ones; Add registers another.
+type Playbooks struct {
+	specs map[string]Spec
+}
 
-// renderBudget is how many pages each playbook's browser opens per run:
-// the crawl's HTML pages and, for security, the DOM-XSS canary renders and
-// the form submissions.
-// Renders are not tool calls; each costs about a second (BENCHMARKS.md).
-var renderBudget = map[string]int{"security": 32, "ux": 12}
-
-// Names returns the playbook names, sorted.
-func Names() []string {
-	names := make([]string, 0, len(plays))
-	for n := range plays {
-		names = append(names, n)
+// Default returns a new table of the shipped playbooks. Adding to it
+// changes no other table.
+func Default() *Playbooks {
+	t := &Playbooks{specs: map[string]Spec{}}
+	for _, s := range shipped {
+		if err := t.Add(s); err != nil {
+			panic(err) // the shipped table is valid: TestNamesAndNew
+		}
 	}
-	sort.Strings(names)
-	return names
+	return t
 }
 
-// DefaultCap returns the default call cap of the named playbook, 0 for an
-// unknown name.
-func DefaultCap(name string) int { return defaultCaps[name] }
-
-var _ fleet.Model = (*Playbook)(nil)
-
-// Playbook is a deterministic planner: a fleet.Model that replays its
-// program over the run's history on every Next (see the package doc).
-type Playbook struct {
-	name    string
-	play    play
-	opts    Options
-	cap     int
-	renders *probe.Renders // this run's rendering crawl; nil: off
+// Add registers a playbook. It rejects a spec without a name or a program,
+// a name that is not lowercase letters, digits and dashes, a cap that is
+// not positive, a negative budget, and a name already in the table; the
+// error names the spec and what was wrong.
+func (t *Playbooks) Add(s Spec) error {
+	switch {
+	case s.Name == "":
+		return errors.New("playbook spec: empty name")
+	case !specName.MatchString(s.Name):
+		return fmt.Errorf("playbook %q: name must be lowercase letters, digits and dashes", s.Name)
+	case s.Play == nil:
+		return fmt.Errorf("playbook %q: no program (Play)", s.Name)
+	case s.Cap <= 0:
+		return fmt.Errorf("playbook %q: cap %d, want a positive call cap", s.Name, s.Cap)
+	case s.Crawl < 0 || s.Render < 0:
+		return fmt.Errorf("playbook %q: negative budget (crawl %d, render %d)", s.Name, s.Crawl, s.Render)
+	}
+	if _, dup := t.specs[s.Name]; dup {
+		return fmt.Errorf("playbook %q: already registered", s.Name)
+	}
+	t.specs[s.Name] = s
+	return nil
 }
 
-// New returns the named playbook (one of Names) as a fleet.Model. It fails
-// for an unknown name or a negative cap. A Playbook is one run's planner:
-// it keeps the pages its rendering crawl rendered (Options.Renderer), so
-// make a new one per run.
-func New(name string, opts Options) (fleet.Model, error) {
-	pl, ok := plays[name]
+var specName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// Names returns the table's playbook names, sorted.
+func (t *Playbooks) Names() []string { return slices.Sorted(maps.Keys(t.specs)) }
+
+// Cap returns the default call cap of the named playbook, 0 for an unknown
+// name.
+func (t *Playbooks) Cap(name string) int { return t.specs[name].Cap }
+
+// New returns the named playbook as a fleet.Model. It fails for an unknown
+// name or a negative cap in opts.Caps. A Playbook is one run's planner: it
+// keeps the pages its rendering crawl rendered (Options.Renderer), so make
+// a new one per run.
+func (t *Playbooks) New(name string, opts Options) (fleet.Model, error) {
+	spec, ok := t.specs[name]
 	if !ok {
-		return nil, fmt.Errorf("playbook %q: unknown (have %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("playbook %q: unknown (have %s)", name, strings.Join(t.Names(), ", "))
 	}
-	limit := defaultCaps[name]
-	if limit == 0 {
-		limit = 50
-	}
+	limit := spec.Cap
 	if c, ok := opts.Caps[name]; ok {
 		if c < 0 {
 			return nil, fmt.Errorf("playbook %q: negative cap %d", name, c)
@@ -207,15 +236,41 @@ func New(name string, opts Options) (fleet.Model, error) {
 	opts.Corpus = slices.Clone(opts.Corpus)
 	opts.Families = slices.Clone(opts.Families)
 	opts.Properties = slices.Clone(opts.Properties)
-	pb := &Playbook{name: name, play: pl, opts: opts, cap: limit}
-	if renderBudget[name] > 0 {
+	pb := &Playbook{spec: spec, opts: opts, cap: limit}
+	if spec.Render > 0 {
 		pb.renders = probe.NewRenders(opts.Renderer)
 	}
 	return pb, nil
 }
 
+// shippedTable is Default's table, behind the package-level Names, New
+// and DefaultCap.
+var shippedTable = Default()
+
+// Names returns the shipped playbooks' names, sorted.
+func Names() []string { return shippedTable.Names() }
+
+// DefaultCap returns the default call cap of the named shipped playbook, 0
+// for an unknown name.
+func DefaultCap(name string) int { return shippedTable.Cap(name) }
+
+// New returns the named shipped playbook (one of Names) as a fleet.Model;
+// see Playbooks.New.
+func New(name string, opts Options) (fleet.Model, error) { return shippedTable.New(name, opts) }
+
+var _ fleet.Model = (*Playbook)(nil)
+
+// Playbook is a deterministic planner: a fleet.Model that replays its
+// program over the run's history on every Next (see the package doc).
+type Playbook struct {
+	spec    Spec
+	opts    Options
+	cap     int
+	renders *probe.Renders // this run's rendering crawl; nil: off
+}
+
 // Name returns the playbook's name.
-func (pb *Playbook) Name() string { return pb.name }
+func (pb *Playbook) Name() string { return pb.spec.Name }
 
 // Next implements fleet.Model. It replays the playbook over s.History and
 // returns its first call beyond it, or Done with a summary when the program
@@ -226,7 +281,7 @@ func (pb *Playbook) Next(ctx context.Context, s *fleet.State) (fleet.Step, error
 	if err := ctx.Err(); err != nil {
 		return fleet.Step{}, err
 	}
-	cfg := probe.Config{Name: pb.name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: crawlBudget[pb.name],
-		Renders: pb.renders, RenderBudget: renderBudget[pb.name], Context: ctx}
-	return probe.Replay(s, cfg, func(p *probe.Probe) { pb.play(p, pb.opts) })
+	cfg := probe.Config{Name: pb.spec.Name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: pb.spec.Crawl,
+		Renders: pb.renders, RenderBudget: pb.spec.Render, Context: ctx}
+	return probe.Replay(s, cfg, func(p *probe.Probe) { pb.spec.Play(p, pb.opts) })
 }

@@ -1,17 +1,22 @@
 package specialists
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
+	"go.yaml.in/yaml/v3"
 )
 
 func testTarget() fleet.Target {
@@ -40,6 +45,13 @@ func TestNamesAndNew(t *testing.T) {
 		}
 		if DefaultCap(n) <= 0 {
 			t.Errorf("DefaultCap(%q) = %d", n, DefaultCap(n))
+		}
+	}
+	// The budgets the package doc and docs/architecture.md state.
+	budgets := map[string][3]int{"smoke": {30, 0, 0}, "security": {380, 40, 32}, "fuzz": {250, 0, 0}, "ux": {90, 40, 12}, "perf": {80, 0, 0}}
+	for _, s := range shipped {
+		if got := [3]int{s.Cap, s.Crawl, s.Render}; got != budgets[s.Name] {
+			t.Errorf("%s: cap, crawl, render = %v, want %v", s.Name, got, budgets[s.Name])
 		}
 	}
 	if _, err := New("nope", Options{}); err == nil || !strings.Contains(err.Error(), "smoke") {
@@ -222,9 +234,15 @@ func TestReportKeepsEnvelopeSmallAndSecretsOut(t *testing.T) {
 		p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big}) // same: once
 		p.Report(fleet.SeverityCritical, "web", "page shows PRIVATE_KEY="+key+"\nrepro: qa_fetch {}", "qa_fetch", map[string]any{"url": "http://x/.env"})
 	}
-	plays["test-report"] = prog
-	defer delete(plays, "test-report")
-	_, summary := drive(t, mustNew(t, "test-report", Options{}), st, w, 10)
+	pbs := Default()
+	if err := pbs.Add(Spec{Name: "test-report", Play: prog, Cap: 50}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := pbs.New("test-report", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, summary := drive(t, m, st, w, 10)
 	if len(w.reports) != 2 {
 		t.Fatalf("%d reports, want 2 (one deduped in the run): %s", len(w.reports), summaries(w.reports))
 	}
@@ -238,5 +256,136 @@ func TestReportKeepsEnvelopeSmallAndSecretsOut(t *testing.T) {
 	checkEnvelopes(t, "qa-test", st.RunID, w.reports)
 	if !strings.Contains(summary, "2 findings (2 posted)") {
 		t.Errorf("summary = %q", summary)
+	}
+}
+
+// TestSixthSpecialist registers a playbook fleetd does not ship from one
+// Spec and runs it through the path the shipped five take (Playbooks.New,
+// replay, the cap, the crawl budget, Options.Caps, the report road), on a
+// table of its own: the shipped table does not change.
+func TestSixthSpecialist(t *testing.T) {
+	sixth := Spec{Name: "sixth", Cap: 12, Crawl: 2, Play: func(p *probe.Probe, _ Options) {
+		pages := p.Crawl()
+		for i := 0; p.Room(1); i++ {
+			p.Fetch(fmt.Sprintf("http://plat.test:8080/extra-%d", i))
+		}
+		p.Report(fleet.SeverityLow, "web", fmt.Sprintf("sixth crawled %d page(s)", len(pages)), "qa_fetch", map[string]any{"url": pages[0].URL})
+	}}
+	pbs := Default()
+	if err := pbs.Add(sixth); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pbs.Names(), "sixth") || slices.Contains(Names(), "sixth") || pbs.Cap("sixth") != 12 {
+		t.Fatalf("table %v (cap %d), shipped %v", pbs.Names(), pbs.Cap("sixth"), Names())
+	}
+	// Every page links to two more: without the crawl budget the crawl
+	// would go on.
+	page := func(map[string]any) fleet.Result {
+		return fetchOK(`<a href="/a">a</a> <a href="/b">b</a> <a href="/c/d">d</a>`, nil)
+	}
+	for _, c := range []struct {
+		caps      map[string]int
+		wantCalls int
+	}{
+		{nil, 12},
+		{map[string]int{"sixth": 20}, 20},
+	} {
+		w := &world{dial: fleet.Exercise, handlers: map[string]func(map[string]any) fleet.Result{"qa_fetch": page}}
+		st := fleet.State{RunID: "r-20260101-0006", Target: testTarget(), Tools: toolList()}
+		m, err := pbs.New("sixth", Options{Caps: c.caps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.(*Playbook).Name() != "sixth" {
+			t.Errorf("Name() = %q", m.(*Playbook).Name())
+		}
+		hist, summary := drive(t, m, st, w, 40)
+		crawled := 0
+		for _, ex := range hist {
+			if ex.Call.Tool == "qa_fetch" && !strings.Contains(string(ex.Call.Args), "extra-") {
+				crawled++
+			}
+		}
+		if crawled != 2 {
+			t.Errorf("caps %v: the crawl fetched %d pages, want the spec's crawl budget 2", c.caps, crawled)
+		}
+		if len(hist) > c.wantCalls || len(hist) < c.wantCalls-3 {
+			t.Errorf("caps %v: %d calls, want the cap %d (a few kept for reports)", c.caps, len(hist), c.wantCalls)
+		}
+		if len(w.reports) != 1 || !strings.Contains(w.reports[0]["summary"].(string), "sixth crawled 2 page(s)") {
+			t.Errorf("caps %v: reports %s; summary %q", c.caps, summaries(w.reports), summary)
+		}
+	}
+	if _, err := Default().New("sixth", Options{}); err == nil {
+		t.Error("a fresh Default table has the sixth playbook")
+	}
+}
+
+// TestPlaybooksAddRejects: a spec the table cannot run is refused with an
+// error naming it and what was wrong.
+func TestPlaybooksAddRejects(t *testing.T) {
+	play := func(*probe.Probe, Options) {}
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Play: play, Cap: 5}, "empty name"},
+		{Spec{Name: "Sixth", Play: play, Cap: 5}, "lowercase"},
+		{Spec{Name: "sixth", Cap: 5}, "no program"},
+		{Spec{Name: "sixth", Play: play}, "cap 0"},
+		{Spec{Name: "sixth", Play: play, Cap: 5, Crawl: -1}, "negative budget"},
+		{Spec{Name: "ux", Play: play, Cap: 5}, `"ux": already registered`},
+	} {
+		if err := Default().Add(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Add(%+v) = %v, want an error with %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// TestShippedSpecsHavePersonas: each shipped Spec has its persona YAML in
+// configs/personas, a playbook persona naming it, whose max_turns is above
+// the spec's cap (the cap leaves the final turn); each playbook persona
+// names a shipped spec.
+func TestShippedSpecsHavePersonas(t *testing.T) {
+	type persona struct {
+		Name     string `yaml:"name"`
+		Planner  string `yaml:"planner"`
+		Playbook string `yaml:"playbook"`
+		Budget   struct {
+			MaxTurns int `yaml:"max_turns"`
+		} `yaml:"budget"`
+	}
+	files, err := fs.Glob(configs.Personas, "personas/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("shipped personas: %v, %v", files, err)
+	}
+	byPlaybook := map[string]persona{}
+	for _, f := range files {
+		b, err := configs.Personas.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p persona
+		if err := yaml.Unmarshal(b, &p); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if p.Planner != string(fleet.PlannerPlaybook) {
+			continue
+		}
+		name := cmp.Or(p.Playbook, p.Name)
+		if DefaultCap(name) == 0 {
+			t.Errorf("%s: playbook %q is not a shipped spec (have %v)", f, name, Names())
+		}
+		byPlaybook[name] = p
+	}
+	for _, s := range shipped {
+		p, ok := byPlaybook[s.Name]
+		if !ok {
+			t.Errorf("spec %q has no playbook persona in configs/personas", s.Name)
+			continue
+		}
+		if p.Budget.MaxTurns <= s.Cap {
+			t.Errorf("spec %q: cap %d, persona max_turns %d: want the cap under max_turns", s.Name, s.Cap, p.Budget.MaxTurns)
+		}
 	}
 }

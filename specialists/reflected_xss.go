@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/inject"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
@@ -14,8 +15,8 @@ const staticFormsListed = 3
 // secPostForms submits over HTTP (inject.Posted, qa_submit) the forms with
 // a request body that either crawl found: in the fetched pages as served
 // and in the rendered DOM. A form whose payload the browser already saw
-// run (secForms, browserFound) is left alone; one the browser submitted
-// without a finding is submitted again, since the answer's markup can
+// run (secDOMXSSForms, browserFound) is left alone; one the browser
+// submitted without a finding is submitted again, since the answer's markup can
 // carry a payload a policy kept from running. One form per action pattern
 // (resourcePattern: every name's page holds the same form). The forms left
 // unsubmitted
@@ -100,4 +101,32 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 	}
 	p.Notef("%d form(s) with a request body found and not submitted (%s): %s%s",
 		len(left), why, strings.Join(probe.First(left, staticFormsListed), "; "), more)
+}
+
+// secCallXSS sends the run's canary (runCanary) through the call endpoint
+// to the first public name and reports it reflected unescaped in an HTML
+// reply: reflected XSS on the call surface. It returns that name and
+// whether the call endpoint took the call at this dial (the
+// spoofed-identity checks run only then).
+func secCallXSS(p *probe.Probe) (target string, answered bool) {
+	token, canary := runCanary(p)
+	target = probe.FirstName(p.Target())
+	if target == "" || !p.Can("qa_call") || !p.Room(1) {
+		return "", false
+	}
+	a := probe.CallArgs{Target: target, Message: canary}
+	ex := p.Exchange("qa_call", a)
+	if probe.RefusedByDial(ex) {
+		p.Skip("qa_call refused (%s): reflection and identity checks skipped", ex.Result.Err())
+		return "", false
+	}
+	reflected := func(r fleet.Result) bool {
+		return reflectsRaw(probe.Body(r), token) && strings.Contains(strings.ToLower(probe.Str(r, "content_type")), "html")
+	}
+	if reflected(ex.Result) {
+		p.ReportChecked(fleet.SeverityHigh, fleet.SurfaceCall,
+			fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
+			"qa_call", a, reflected)
+	}
+	return target, true
 }

@@ -12,193 +12,22 @@ import (
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
-// The browser checks: what the rendering crawl (Probe.Rendered) saw that
-// reading responses as text cannot. ux reports pages whose scripts throw,
-// log errors or lose subresources on load; security reports DOM-based XSS
-// (confirmed by the canary's own script running in the browser, never by
-// a pattern) and cross-site scripting through the forms it submits,
-// Content-Security-Policy violations and mixed content as the browser
-// reported them, and secrets only the rendered DOM holds.
+// DOM-based XSS, found in the browser: URL canaries (secDOMXSS) and the
+// non-GET forms of rendered pages submitted with canaries
+// (secDOMXSSForms), each confirmed by the canary's own script running in
+// the browser, never by a pattern. The other checks on what the rendering crawl saw are filed by
+// what they find: page_errors.go, csp_violations.go, secrets.go
+// (secRenderedSecrets), leaked_internals.go (uxRun.renderedLeaks) and
+// stored_xss_dom.go.
 
-// Browser check limits.
+// DOM XSS limits.
 const (
-	domXSSPages    = 6 // pages probed with URL canaries
-	domXSSParams   = 4 // query parameters per page
-	renderFindings = 8 // ux findings from rendered pages per run
+	domXSSPages  = 6 // pages probed with URL canaries
+	domXSSParams = 4 // query parameters per page
 )
 
-// Surfaces of the browser findings.
-const (
-	surfaceDOM    fleet.Surface = "dom"    // DOM-based injection
-	surfaceRender fleet.Surface = "render" // a page that breaks in the browser
-	surfaceCSP    fleet.Surface = "csp"
-)
-
-// rendered reports the uncaught exceptions of the rendered pages, grouped
-// (pageErrors), then, per page, console errors and subresources that
-// failed on load. A render has no repro a tool call can replay: the
-// summary names the page (or the pages) and what the browser said.
-func (u *uxRun) rendered() {
-	n := 0
-	for _, g := range pageErrors(u.p.Rendered()) {
-		if n == renderFindings {
-			break
-		}
-		n++
-		var summary string
-		if len(g.pages) == 1 {
-			summary = fmt.Sprintf("%s throws on load in a browser: uncaught exception %s.", g.where, probe.Quote(g.text, 200))
-		} else {
-			summary = fmt.Sprintf("%d pages throw the same uncaught exception on load in a browser: %s, on %s.",
-				len(g.pages), probe.Quote(g.text, 200), strings.Join(probe.First(g.pages, 4), ", "))
-			if len(g.pages) > 4 {
-				summary = strings.TrimSuffix(summary, ".") + fmt.Sprintf(" and %d more.", len(g.pages)-4)
-			}
-		}
-		// The state names the error, so the same error is one
-		// fingerprint and one row in triage however many pages show it,
-		// and whichever pages a run rendered.
-		u.p.Report(fleet.SeverityMedium, surfaceRender,
-			summary+" Expected the page's scripts to run without an uncaught exception (a script that throws leaves the page half built).",
-			"", nil, probe.StateArgs{State: "uncaught " + g.key})
-	}
-	for _, rp := range u.p.Rendered() {
-		r := rp.R
-		where := probe.DescribePage(rp.Page)
-		var failed []string
-		for _, rq := range r.Requests {
-			switch {
-			case rq.Blocked || rq.Type == "document" && rq.URL == rp.URL:
-			case rq.Failed != "" && rq.Failed != "canceled":
-				failed = append(failed, fmt.Sprintf("%s %s (%s)", rq.Type, rq.URL, rq.Failed))
-			case rq.Status >= 400:
-				failed = append(failed, fmt.Sprintf("%s %s (HTTP %d)", rq.Type, rq.URL, rq.Status))
-			}
-		}
-		if len(failed) > 0 && n < renderFindings {
-			n++
-			u.p.Report(fleet.SeverityLow, surfaceRender,
-				fmt.Sprintf("%s loses %d request(s) on load in a browser: %s. Expected every resource and call a page makes on load to succeed.",
-					where, len(failed), strings.Join(probe.First(failed, 4), "; ")), "", nil)
-		}
-		var errs []string
-		for _, e := range r.ConsoleErrors {
-			if !strings.HasPrefix(e, "Failed to load resource") { // the failed requests above
-				errs = append(errs, e)
-			}
-		}
-		if len(errs) > 0 && n < renderFindings {
-			n++
-			u.p.Report(fleet.SeverityLow, surfaceRender,
-				fmt.Sprintf("%s logs %d console error(s) on load in a browser: %s. Expected a page to load without errors in the console.",
-					where, len(errs), quoteList(errs, 3)), "", nil)
-		}
-	}
-}
-
-// pageError is one uncaught exception and the pages that throw it.
-type pageError struct {
-	key   string   // the message and the script's location (exceptionKey)
-	text  string   // the exception as the browser said it, on the first page
-	where string   // the first page, described
-	pages []string // every page that throws it, in the order rendered
-}
-
-// pageErrors groups the rendered pages' uncaught exceptions by message and
-// script location, as Sentry groups events by stack: a shared script that
-// throws on every page is one group listing the pages, not a row per page
-// (with a thousand names, a thousand rows).
-func pageErrors(rendered []probe.RenderedPage) []*pageError {
-	var out []*pageError
-	byKey := map[string]*pageError{}
-	for _, rp := range rendered {
-		for _, e := range rp.R.Exceptions {
-			k := exceptionKey(e, rp.URL)
-			g := byKey[k]
-			if g == nil {
-				g = &pageError{key: k, text: e, where: probe.DescribePage(rp.Page)}
-				byKey[k] = g
-				out = append(out, g)
-			}
-			if !slices.Contains(g.pages, rp.URL) {
-				g.pages = append(g.pages, rp.URL)
-			}
-		}
-	}
-	return out
-}
-
-// scriptAt matches the location the browser puts after an exception's
-// message: " at URL:line:column".
-var scriptAt = regexp.MustCompile(`^(.*) at (\S+?)(:\d+:\d+)?$`)
-
-// exceptionKey is what an exception on page is grouped by: its message and
-// the script's location, the script's URL without query or fragment (a
-// cache-busting ?v= is the same script) and, for a script inline in the
-// page itself, "inline" instead of the page's URL (pages built from one
-// template share their inline scripts).
-func exceptionKey(e, page string) string {
-	m := scriptAt.FindStringSubmatch(e)
-	if m == nil {
-		return e
-	}
-	script := m[2]
-	if u, err := url.Parse(script); err == nil {
-		u.RawQuery, u.Fragment = "", ""
-		script = u.String()
-	}
-	if p, err := url.Parse(page); err == nil {
-		p.RawQuery, p.Fragment = "", ""
-		if script == p.String() {
-			script = "inline"
-		}
-	}
-	return m[1] + " at " + script + m[3]
-}
-
-func quoteList(list []string, n int) string {
-	var q []string
-	for _, s := range probe.First(list, n) {
-		q = append(q, probe.Quote(s, 200))
-	}
-	if len(list) > n {
-		q = append(q, fmt.Sprintf("and %d more", len(list)-n))
-	}
-	return strings.Join(q, "; ")
-}
-
-// secBrowserReports reports what the browser itself refused on load:
-// Content-Security-Policy violations (the page's own policy blocks what
-// the page asks for: a broken page, or an injection the policy caught) and
-// mixed content the raw HTML does not show (the static check reads that).
-func secBrowserReports(p *probe.Probe) {
-	for _, rp := range p.Rendered() {
-		r := rp.R
-		if len(r.CSP) > 0 {
-			p.Report(fleet.SeverityLow, surfaceCSP,
-				fmt.Sprintf("%s breaks its own Content-Security-Policy on load in a browser: %s. Expected a page to need nothing its policy refuses (what it blocks is either broken or injected).",
-					probe.DescribePage(rp.Page), quoteList(r.CSP, 3)), "", nil)
-		}
-		var mixed []string
-		for _, m := range r.MixedContent {
-			if u := firstURL(m); u != "" && !strings.Contains(probe.Body(rp.Res), u) {
-				mixed = append(mixed, m)
-			}
-		}
-		if len(mixed) > 0 {
-			p.Report(fleet.SeverityMedium, "mixed-content",
-				fmt.Sprintf("%s, served over HTTPS, asks in a browser for insecure content its scripts add: %s. Expected every resource of an HTTPS page over HTTPS.",
-					probe.DescribePage(rp.Page), quoteList(mixed, 3)), "", nil)
-		}
-	}
-}
-
-var urlIn = regexp.MustCompile(`https?://[^\s'"<>]+`)
-
-// firstURL is the first http(s) URL in s, trimmed of trailing punctuation.
-func firstURL(s string) string {
-	return strings.TrimRight(urlIn.FindString(s), ".,;:'\")")
-}
+// surfaceDOM is the surface of DOM-based injection findings.
+const surfaceDOM fleet.Surface = "dom"
 
 // paramReads finds the query parameters a page's scripts read by name
 // (URLSearchParams(...).get('q'), searchParams.get("q")).
@@ -403,57 +232,6 @@ func runsScripts(r crawl.Rendered) bool {
 	return strings.Contains(strings.ToLower(r.HTML), "<script")
 }
 
-// renderedLeaks runs ux's leak scan on the rendered DOM of every page
-// that is not documentation: stack traces and database errors the page's
-// scripts put on screen. A leak the raw responses already showed is the
-// same problem (uxRun.leak reports a leak once, by its text), so what is
-// left is what only the browser shows; it has no tool repro.
-func (u *uxRun) renderedLeaks() {
-	for _, rp := range u.p.Rendered() {
-		if rp.Kind == "docs" || u.isDocPage(rp.URL) {
-			continue
-		}
-		var serious []probe.Leak
-		for _, l := range probe.ScanLeaks(rp.R.HTML) {
-			if l.Kind == "stack trace" || l.Kind == "database error" {
-				serious = append(serious, l)
-			}
-		}
-		if len(serious) > 0 {
-			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s, as a browser renders it,", probe.DescribePage(rp.Page)),
-				probe.SurfaceOf(u.p.Target(), rp.URL), "", nil)
-		}
-	}
-}
-
-// secRenderedSecrets runs the secret scan on the rendered DOM of every
-// page and reports the secrets no fetched response holds as served: a
-// value the page's scripts assemble or decode in the browser. There is no
-// tool call that replays it (qa_fetch shows the served page), so the
-// finding is filed at medium and says so, as an unreplayed finding is.
-func secRenderedSecrets(p *probe.Probe) {
-	served := map[string]bool{}
-	for _, pg := range p.Crawl() {
-		for _, s := range probe.ScanSecrets(probe.Body(pg.Res)) {
-			served[s.Kind+s.Prefix] = true
-		}
-	}
-	for _, rp := range p.Rendered() {
-		var fresh []string
-		for _, s := range immediateSecrets(rp.R.HTML) { // keys are secKeys' to verify
-			if d := s.Describe(); !served[s.Kind+s.Prefix] && !slices.Contains(fresh, d) {
-				fresh = append(fresh, d)
-			}
-		}
-		if len(fresh) == 0 {
-			continue
-		}
-		p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), rp.URL),
-			fmt.Sprintf("%s shows %d secret(s) once a browser runs its scripts, in no response as served: %s. Anyone who opens it can read them; rotate the credential. (Seen only in the rendered DOM: no tool call replays it, so filed at medium.)",
-				probe.DescribePage(rp.Page), len(fresh), strings.Join(probe.First(fresh, 4), "; ")), "", nil)
-	}
-}
-
 // formsMax bounds the forms security submits per run.
 const formsMax = 4
 
@@ -468,7 +246,7 @@ func formText(canary string) string {
 	return domPayload(canary + "-{field}")
 }
 
-// secForms submits, at the exercise rung, the non-GET forms the rendering
+// secDOMXSSForms submits, at the exercise rung, the non-GET forms the rendering
 // crawl found (ZAP's full scan does the same), each text field holding a
 // payload with the form's canary and the field's name, and reports a
 // field whose payload runs in the page the submission leads to (reflected
@@ -478,7 +256,7 @@ func formText(canary string) string {
 // through the browser's fences (fetch_allow, pacing) and draw on the
 // render budget; at most formsMax a run. It returns the forms (method and
 // action) it reported.
-func secForms(p *probe.Probe) (found map[string]bool) {
+func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
 	found = map[string]bool{}
 	if !p.CanSubmit() {
 		return

@@ -433,3 +433,304 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page) []pla
 	}
 	return out
 }
+
+// identityHeaders are request headers that authenticating proxies and
+// gateways set to pass an identity upstream; an endpoint must not take
+// them from a client. The field's names, most common first: the generic
+// forwarded and remote-user headers (Apache, nginx auth_request,
+// oauth2-proxy's pass_user_headers, Kubernetes' authenticating proxy),
+// oauth2-proxy's own (X-Auth-Request-User, X-Forwarded-Email), Authelia's
+// Remote-User, API gateways' consumer headers (Kong, APISIX), Grafana's
+// auth proxy. A platform's own names come from its docs and answers
+// (learnIdentityNames), never from this list.
+var identityHeaders = []string{
+	"X-Forwarded-User", "X-Remote-User", "X-User", "X-User-Id", "X-Auth-Request-User", "X-Forwarded-Email",
+	"X-Email", "Remote-User", "X-Consumer-Username", "X-Consumer-Id", "X-Authenticated-Userid",
+	"X-Authenticated-User", "X-Auth-User", "X-Webauth-User", "X-Forwarded-Preferred-Username",
+}
+
+// identityClaims are identities a caller can claim in a request body.
+var identityClaims = []string{"admin", "owner", "root", "0x0000000000000000000000000000000000000000"}
+
+// secSpoof compares replies with and without a claimed identity, and
+// returns the header and field names it found trusted.
+func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string) {
+	base := probe.CallArgs{Target: target, Message: "whoami"}
+	if !p.Room(3) {
+		return nil
+	}
+	b1 := p.Agent(base)
+	if !probe.Answered(b1) {
+		p.Skip("the call endpoint did not answer (%s): identity checks skipped", probe.Clip(b1.Err(), 120))
+		return nil
+	}
+	b2 := p.Agent(base)
+	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
+	if !stable {
+		p.Notef("replies to identical calls differ: identity checks only count status changes and new secrets")
+	}
+	for _, claim := range identityClaims {
+		if !p.Room(1) {
+			return nil
+		}
+		a := base
+		a.From = claim
+		if d, sev, ok := spoofed(b1, p.Agent(a), []string{claim}, stable); ok {
+			p.ReportChecked(sev, fleet.SurfaceCall,
+				fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from the request body. The same %q call to %q with \"from\": %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
+					base.Message, target, claim, d),
+				"qa_call", a, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{claim}, stable); return ok })
+			break
+		}
+	}
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	if len(headers)+len(fields) > 0 {
+		var names []string
+		for _, n := range append(slices.Clone(headers), fields...) {
+			names = append(names, n.Name)
+		}
+		p.Notef("identity names learned from the target (tried on the call endpoint, parameters also on JSON endpoints): %s", strings.Join(names, ", "))
+	}
+	found = append(secSpoofHeaders(p, base, b1, stable, headers), secSpoofFields(p, base, b1, stable, fields)...)
+	// The names generic values did not show, claimed with the platform's
+	// own identities (issue 33).
+	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, platformIdentities(p.Target(), target, pages))...)
+}
+
+// secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
+// and the fields not in found, and returns the names it found trusted.
+func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, headers, fields []identName, found []string, ids []platformIdent) []string {
+	var hs, fs []identName
+	for _, n := range headers {
+		if !slices.Contains(found, n.Name) {
+			hs = append(hs, n)
+		}
+	}
+	for _, h := range identityHeaders {
+		if !slices.Contains(found, h) {
+			hs = append(hs, identName{Name: h, Header: true, Where: "the headers proxies commonly set"})
+		}
+	}
+	for _, n := range fields {
+		if !slices.Contains(found, n.Name) {
+			fs = append(fs, n)
+		}
+	}
+	return append(secSpoofOwn(p, base, b1, stable, hs, ids), secSpoofOwn(p, base, b1, stable, fs, ids)...)
+}
+
+// secSpoofSignedIn claims the addresses of the identities the sign-in
+// checks created (signedIn, by name) in the call endpoint's identity
+// headers and fields that no claim showed before (spoofed): a gateway that
+// takes any known account's address from a header lets anyone be anyone.
+func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]string, spoofed []string) {
+	target := probe.FirstName(p.Target())
+	if len(signedIn) == 0 || target == "" || !p.Can("qa_call") || !p.Room(4) {
+		return
+	}
+	var ids []platformIdent
+	for _, name := range slices.Sorted(maps.Keys(signedIn)) {
+		if len(ids) < platformIdentsMax {
+			ids = append(ids, platformIdent{Value: signedIn[name], Show: "{identity " + name + "'s address}",
+				What: "the address of identity " + name + ", a fresh account fleetd signed in"})
+		}
+	}
+	base := probe.CallArgs{Target: target, Message: "whoami"}
+	b1 := p.Agent(base)
+	if !probe.Answered(b1) {
+		return
+	}
+	b2 := p.Agent(base)
+	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	secSpoofOwnAll(p, base, b1, stable, headers, fields, spoofed, ids)
+}
+
+// secSpoofOwn claims, in the identity headers or body fields (names, all
+// of one kind) that generic values did not show, the identities the
+// platform itself uses (ids): each value in every name at once, then one
+// name at a time when it makes a difference. The first that does is the
+// finding: a gateway that checks a claim against the platform's own
+// identities refuses "admin" and lets an owner's address or an agent's
+// name through.
+func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, names []identName, ids []platformIdent) (found []string) {
+	if len(names) == 0 {
+		return nil
+	}
+	header := names[0].Header
+	for _, id := range ids {
+		if !p.Room(2) {
+			return nil
+		}
+		with := func(ns []identName) probe.CallArgs {
+			a := base
+			if header {
+				a.Headers = map[string]string{}
+				for _, n := range ns {
+					a.Headers[n.Name] = id.Value
+				}
+				return a
+			}
+			body := map[string]any{"target": base.Target, "message": base.Message}
+			for _, n := range ns {
+				body[n.Name] = id.Value
+			}
+			raw, _ := json.Marshal(body)
+			s := string(raw)
+			a.RawBody = &s
+			return a
+		}
+		claims := append([]string{id.Value}, identClaims...)
+		all := with(names)
+		d, sev, ok := spoofed(b1, p.Agent(all), claims, stable)
+		if !ok {
+			continue
+		}
+		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+			return spoofed(b1, p.Agent(one), claims, stable)
+		})
+		show := id.Value
+		if id.Show != "" {
+			show = id.Show
+		}
+		claim := fmt.Sprintf("header (%s: %s", which, show)
+		if !header {
+			claim = fmt.Sprintf("request body field (%q: %s", which, show)
+		}
+		p.ReportChecked(sev, fleet.SurfaceCall,
+			fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity %s%s) when it holds an identity the platform itself uses: %s. The same %q call to %q gets a materially different reply (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim, whoever it names.",
+				claim, how, id.What, base.Message, base.Target, d),
+			"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, claims, stable); return ok })
+		return strings.Split(which, ", ")
+	}
+	return nil
+}
+
+// secSpoofHeaders sends the identity headers (the fixed list and those
+// learned from the target) set to admin, all at once, then one by one when
+// the set makes a difference.
+func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) (found []string) {
+	if !p.Room(1) {
+		return nil
+	}
+	// The target's own names first: isolating which header made the
+	// difference tries them before the field's list.
+	var names []string
+	where := map[string]string{}
+	for _, n := range learned {
+		names = append(names, n.Name)
+		where[n.Name] = n.Where
+	}
+	names = append(names, identityHeaders...)
+	all := base
+	all.Headers = map[string]string{}
+	for _, h := range names {
+		all.Headers[h] = identClaim(h)
+	}
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
+	if !ok {
+		return nil
+	}
+	repro, which, how := all, strings.Join(names, ", "), " (together; none alone)"
+	for _, h := range names {
+		if !p.Room(1) {
+			how = " (together; not isolated: no call left)"
+			break
+		}
+		one := base
+		one.Headers = map[string]string{h: identClaim(h)}
+		if d1, sev1, ok1 := spoofed(b1, p.Agent(one), identClaims, stable); ok1 {
+			repro, which, d, sev = one, h, d1, sev1
+			how = ", a header proxies commonly set"
+			if w, ok := where[h]; ok {
+				how = ", a name learned from " + w
+			}
+			break
+		}
+	}
+	p.ReportChecked(sev, fleet.SurfaceCall,
+		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
+}
+
+// secSpoofFields sends the identity-like body fields learned from the
+// target set to admin beside the call's own fields, all at once, then one
+// by one when the set makes a difference.
+func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) (found []string) {
+	if len(fields) == 0 || !p.Room(1) {
+		return nil
+	}
+	with := func(ns []identName) probe.CallArgs {
+		body := map[string]any{"target": base.Target, "message": base.Message}
+		for _, n := range ns {
+			body[n.Name] = identClaim(n.Name)
+		}
+		raw, _ := json.Marshal(body)
+		a := base
+		s := string(raw)
+		a.RawBody = &s
+		return a
+	}
+	all := with(fields)
+	d, sev, ok := spoofed(b1, p.Agent(all), identClaims, stable)
+	if !ok {
+		return nil
+	}
+	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+		return spoofed(b1, p.Agent(one), identClaims, stable)
+	})
+	p.ReportChecked(sev, fleet.SurfaceCall,
+		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
+			which, identClaim(which), how, base.Message, base.Target, d),
+		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
+	return strings.Split(which, ", ")
+}
+
+var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)
+
+// spoofed decides whether reply (with a claimed identity) differs
+// materially from base (without): a refusal turned into success, a secret that was
+// not there, or (when replies are stable) at least three new words beyond
+// an echo of the claim. It returns a description and the severity.
+func spoofed(base, reply fleet.Result, claims []string, stable bool) (string, fleet.Severity, bool) {
+	if !probe.Answered(reply) || probe.Status(reply) >= 400 && probe.Status(base) < 400 {
+		return "", "", false // refusing a claim is the right answer
+	}
+	var why []string
+	sev := fleet.SeverityHigh
+	if probe.Status(base) >= 400 && probe.Status(reply) < 400 {
+		why = append(why, fmt.Sprintf("HTTP %d instead of %d", probe.Status(reply), probe.Status(base)))
+	}
+	for _, s := range probe.ScanSecrets(probe.Body(reply)) {
+		if !strings.Contains(probe.Body(base), s.Prefix) {
+			why = append(why, "it reveals a "+s.Describe())
+			sev = fleet.SeverityCritical
+			break
+		}
+	}
+	if stable {
+		text := strings.ToLower(probe.Body(reply))
+		for _, c := range claims {
+			text = strings.ReplaceAll(text, strings.ToLower(c), " ")
+		}
+		old := map[string]bool{}
+		for _, w := range wordRE.FindAllString(strings.ToLower(probe.Body(base)), -1) {
+			old[w] = true
+		}
+		var fresh []string
+		for _, w := range wordRE.FindAllString(text, -1) {
+			if !old[w] && !slices.Contains(fresh, w) {
+				fresh = append(fresh, w)
+			}
+		}
+		if len(fresh) >= 3 {
+			why = append(why, fmt.Sprintf("%d new words, %s instead of %s", len(fresh), probe.Quote(probe.Body(reply), 160), probe.Quote(probe.Body(base), 80)))
+		}
+	}
+	if len(why) == 0 {
+		return "", "", false
+	}
+	return strings.Join(why, "; "), sev, true
+}
