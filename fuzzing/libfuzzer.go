@@ -688,7 +688,7 @@ func newArtifacts(dir string, before map[string]bool) []string {
 		if before[name] || !e.Type().IsRegular() {
 			continue
 		}
-		if !strings.HasPrefix(name, "crash-") && !strings.HasPrefix(name, "timeout-") && !strings.HasPrefix(name, "oom-") {
+		if !strings.HasPrefix(name, "crash-") && !strings.HasPrefix(name, "timeout-") && !strings.HasPrefix(name, "oom-") && !strings.HasPrefix(name, "slow-unit-") {
 			continue
 		}
 		info, err := e.Info()
@@ -724,12 +724,30 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		}
 	}
 	name := filepath.Base(artifact)
-	if strings.HasPrefix(name, "timeout-") {
+	if strings.HasPrefix(name, "timeout-") || strings.HasPrefix(name, "slow-unit-") {
+		// A hang is confirmed by running its input once more under the
+		// timeout (once per state: a known hang is not paid for again); one
+		// that finishes was slow under load, not a hang, and is dropped. A
+		// slow unit (slower than -report_slow_units, under the timeout) is a
+		// hang only when its replay times out.
 		goIn := GoInput(raw, b.types)
 		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
+		if known(c) {
+			return c, true, nil
+		}
+		again, err := lt.replayRaw(ctx, b, raw, 0)
+		if err != nil {
+			return Crasher{}, false, err
+		}
+		if again.Outcome != TimedOut {
+			return Crasher{}, false, nil
+		}
 		if rc != nil {
 			c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(rc.Report)), 2048)
+		} else {
+			c.Stderr = again.Stderr
 		}
+		c.ExitCode, c.Signal = again.ExitCode, again.Signal
 		return c, true, nil
 	}
 	orig, err := lt.replayRaw(ctx, b, raw, 0)
