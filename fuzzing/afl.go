@@ -143,14 +143,9 @@ func (a *aflSession) dictionary(_ context.Context, s *session, _ [][]byte) error
 	if a.o.Instrumented != nil {
 		tokens = append(tokens, a.o.Instrumented.Dict...)
 	}
-	if text, _ := FormatDict(tokens); len(text) > 0 {
-		a.dict = filepath.Join(a.work, "dict.txt")
-		if err := os.WriteFile(a.dict, text, 0o600); err != nil {
-			return fmt.Errorf("aflpp dictionary: %w", err)
-		}
-		s.rep.DictEntries = strings.Count(string(text), "\n")
-	}
-	return nil
+	var err error
+	a.dict, err = s.writeDict(tokens, filepath.Join(a.work, "dict.txt"), "aflpp dictionary")
+	return err
 }
 
 // round is the one afl-fuzz run: each crash and hang it saved is run

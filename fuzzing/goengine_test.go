@@ -14,12 +14,18 @@ import (
 // on any input longer than 3 bytes between braces.
 func MustTinyModule(tb testing.TB) string {
 	tb.Helper()
-	dir := tb.TempDir()
-	files := map[string]string{
+	return writeModule(tb, map[string]string{
 		"go.mod":             "module example.com/tiny\n\ngo 1.22\n",
 		"parse/parse.go":     "package parse\n\n// Parse counts braces, badly.\nfunc Parse(b []byte) int {\n\tif len(b) > 3 && b[0] == '{' && b[len(b)-1] == '}' {\n\t\tvar m map[string]int\n\t\tm[\"x\"]++\n\t}\n\treturn len(b)\n}\n",
 		"parse/fuzz_test.go": "package parse\n\nimport \"testing\"\n\nfunc FuzzParse(f *testing.F) {\n\tf.Add([]byte(\"{}\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Parse(b) })\n}\n",
-	}
+	})
+}
+
+// writeModule writes files (path: content) under a new directory and
+// returns it.
+func writeModule(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -17,8 +17,7 @@ import (
 // hang, fixed in tidwall/match 1.1).
 func hangModule(tb testing.TB) string {
 	tb.Helper()
-	dir := tb.TempDir()
-	files := map[string]string{
+	return writeModule(tb, map[string]string{
 		"go.mod": "module example.com/hangs\n\ngo 1.22\n\nrequire (\n\tgithub.com/tidwall/gjson v1.6.3\n\tgithub.com/tidwall/match v1.0.1\n\tgithub.com/tidwall/pretty v1.0.2\n)\n",
 		"lib/lib.go": "package lib\n\nimport \"bytes\"\n\n// Scan counts the bytes up to \"loop\", forever once it meets it.\n" +
 			"func Scan(b []byte) int {\n\tn := 0\n\tfor i := 0; i < len(b); i++ {\n\t\tif bytes.HasPrefix(b[i:], []byte(\"loop\")) {\n\t\t\ti--\n\t\t}\n\t\tn++\n\t}\n\treturn n\n}\n",
@@ -26,17 +25,7 @@ func hangModule(tb testing.TB) string {
 			"func FuzzLib(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) { Scan(b) })\n}\n\n" +
 			"var sink int\n\nfunc FuzzHarness(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) {\n\t\tfor len(b) > 0 && b[0] == 'h' {\n\t\t\tsink++\n\t\t}\n\t})\n}\n\n" +
 			"func FuzzGJSON(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, js, path string) { gjson.Get(js, path) })\n}\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return dir
+	})
 }
 
 // TestReplayGoHang replays hangs through the go engine: the replay times

@@ -325,14 +325,12 @@ func (l *lfSession) dictionary(_ context.Context, s *session, sample [][]byte) e
 	tokens = append(tokens, repoToks...)
 	tokens = append(tokens, l.b.literals...)
 	tokens = append(tokens, Harvest(sample).Tokens()...)
-	if text, _ := FormatDict(tokens); len(text) > 0 && !l.o.NoDictionary {
-		l.dict = filepath.Join(l.work, "dict")
-		if err := os.WriteFile(l.dict, text, 0o600); err != nil {
-			return fmt.Errorf("libfuzzer: %w", err)
-		}
-		s.rep.DictEntries = strings.Count(string(text), "\n")
+	if l.o.NoDictionary {
+		return nil
 	}
-	return nil
+	var err error
+	l.dict, err = s.writeDict(tokens, filepath.Join(l.work, "dict"), "libfuzzer")
+	return err
 }
 
 // round runs the workers on the corpus for the time left, then turns the

@@ -2,6 +2,8 @@ package fuzzing
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -146,4 +148,19 @@ func (s *session) record(c Crasher, input []byte) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// writeDict writes tokens (FormatDict's syntax, which libFuzzer and AFL++
+// both read) to path and counts its entries in the report; it returns
+// path, or "" when no token could be written. what starts an error.
+func (s *session) writeDict(tokens []string, path, what string) (string, error) {
+	text, _ := FormatDict(tokens)
+	if len(text) == 0 {
+		return "", nil
+	}
+	if err := os.WriteFile(path, text, 0o600); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	s.rep.DictEntries = strings.Count(string(text), "\n")
+	return path, nil
 }
