@@ -2,6 +2,7 @@ package fuzzstage
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -136,7 +137,11 @@ func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []flee
 			if verdict == "harness" || verdict == "outside" {
 				n++
 			}
-			p.Notef("not reported: a %s %s of %s (%s): %s", verdict, failureWord(r.kind), h.target, probe.Clip(r.state, 160), probe.Clip(probe.Str(r.rep, "verdict_why"), 200))
+			article := "a"
+			if strings.ContainsAny(verdict[:min(1, len(verdict))], "aeiou") {
+				article = "an"
+			}
+			p.Notef("not reported: %s %s %s of %s (%s): %s", article, verdict, failureWord(r.kind), h.target, probe.Clip(r.state, 160), probe.Clip(probe.Str(r.rep, "verdict_why"), 200))
 			return
 		}
 		// The replay's failure is the one reported: an engine's hang or
