@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,9 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	if _, err := ParseGoCorpus(input); err != nil {
 		return Crasher{}, err
 	}
+	if err := writeHangDump(g.pkgDir()); err != nil {
+		return Crasher{}, err
+	}
 	bin, err := g.build(ctx)
 	if err != nil {
 		return Crasher{}, err
@@ -196,10 +200,16 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	// go test's own timeout ends a hang before the sandbox's does, with a
-	// dump of every goroutine: the stack the hang is judged by.
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-test.run=^" + g.Func + "/fleetd-replay$", "-test.v", "-test.timeout=" + testTimeout(timeout).String()},
-		Dir: g.pkgDir(), Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
+	// The hang dump (hang.go) ends a hang before go test's timeout, and
+	// that before the sandbox's, with every goroutine's stack: the stack
+	// the hang is judged by.
+	tt := testTimeout(timeout)
+	env := g.Env
+	if env != nil { // nil is the sandbox's default environment, kept as it is
+		env = append(slices.Clip(env), hangDumpEnv+"="+hangDumpAt(tt).String())
+	}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-test.run=^" + g.Func + "/fleetd-replay$", "-test.v", "-test.timeout=" + tt.String()},
+		Dir: g.pkgDir(), Env: env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return Crasher{}, fmt.Errorf("go fuzz replay: %w", err)
 	}

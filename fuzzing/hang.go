@@ -1,9 +1,15 @@
 package fuzzing
 
 import (
+	"cmp"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // A hang is judged from the stack the target was on when its time ran out.
@@ -12,8 +18,88 @@ import (
 // program sent SIGQUIT. HangStack picks, from such a dump, the goroutine
 // that was running the fuzz function, and JudgeHang says whose loop it is.
 
-// goTestTimedOut is the line go test prints when -test.timeout ends a test.
-var goTestTimedOut = regexp.MustCompile(`(?m)^panic: test timed out after \S+`)
+// goTestTimedOut is the line go test prints when -test.timeout ends a
+// test, or the one the hang dump (hangDumpFile) prints before its stacks.
+var goTestTimedOut = regexp.MustCompile(`(?m)^(?:panic: test timed out after \S+|fleetd: the test ran for \S+, every goroutine's stack:)`)
+
+// The hang dump: go test's timeout prints its goroutines after freezing
+// the world for at most a few milliseconds, and on a loaded machine a
+// goroutine spinning in a loop may not stop in time: it is printed as
+// "goroutine running on other thread; stack unavailable", the one stack a
+// hang is judged by. So ReplayGo adds hangDumpFile to the package copy:
+// when hangDumpEnv holds a duration, a goroutine started by init waits
+// that long, then takes every goroutine's stack with runtime.Stack, which
+// stops the world until every goroutine has stopped, prints it and exits 2.
+const (
+	hangDumpFile = "fleetd_hangdump_test.go"
+	hangDumpEnv  = "FLEETD_HANG_DUMP"
+)
+
+const hangDumpSource = `package %s
+
+import (
+	"os"
+	"runtime"
+	"time"
+)
+
+func init() {
+	d, err := time.ParseDuration(os.Getenv("` + hangDumpEnv + `"))
+	if err != nil || d <= 0 {
+		return
+	}
+	go func() {
+		time.Sleep(d)
+		buf := make([]byte, 4<<20)
+		n := runtime.Stack(buf, true)
+		os.Stderr.WriteString("fleetd: the test ran for " + d.String() + ", every goroutine's stack:\n\n")
+		os.Stderr.Write(buf[:n])
+		os.Exit(2)
+	}()
+}
+`
+
+// writeHangDump writes hangDumpFile into the package directory dir, in the
+// package its non-test files declare (else its test files', "_test"
+// trimmed), unless it is there.
+func writeHangDump(dir string) error {
+	path := filepath.Join(dir, hangDumpFile)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("hang dump: %w", err)
+	}
+	name, testName := "", ""
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.PackageClauseOnly)
+		if err != nil {
+			continue
+		}
+		switch {
+		case !strings.HasSuffix(e.Name(), "_test.go") && name == "":
+			name = f.Name.Name
+		case strings.HasSuffix(e.Name(), "_test.go") && testName == "":
+			testName = strings.TrimSuffix(f.Name.Name, "_test")
+		}
+	}
+	name = cmp.Or(name, testName)
+	if name == "" || name == "main" && testName == "" {
+		return fmt.Errorf("hang dump: no Go package in %s", dir)
+	}
+	return os.WriteFile(path, fmt.Appendf(nil, hangDumpSource, name), 0o600)
+}
+
+// hangDumpAt is when the dump is taken in a replay whose go test timeout
+// is d: a quarter earlier (at most 2 s), so the dump is printed before go
+// test's own timeout, which stays as the backstop.
+func hangDumpAt(d time.Duration) time.Duration {
+	return max(d-min(d/4, 2*time.Second), 250*time.Millisecond)
+}
 
 // goroutineHead starts one goroutine's block in a Go traceback.
 var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:$`)
@@ -87,10 +173,14 @@ var (
 )
 
 // userFrames reports a stack with a frame outside the runtime and the
-// standard library that is not the test alarm's.
+// standard library that is not the test alarm's, the hang dump's or a
+// test waiting for its subtest.
 func userFrames(fs []HangFrame) bool {
+	if len(fs) == 0 || strings.HasPrefix(fs[0].Func, "testing.") {
+		return false // the test machinery, waiting for the test
+	}
 	for _, f := range fs {
-		if strings.HasPrefix(f.Func, "testing.(*M).startAlarm") {
+		if strings.HasPrefix(f.Func, "testing.(*M).startAlarm") || strings.Contains(f.File, hangDumpFile+":") {
 			return false
 		}
 	}

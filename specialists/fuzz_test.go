@@ -505,15 +505,7 @@ func TestFuzzGenerated(t *testing.T) {
 			return r
 		},
 	}}
-	tg := testTarget()
-	tg.Compiler = nil
-	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
-	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
-	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 80)
-	if len(w.reports) != 1 {
-		t.Fatalf("want one finding (the library bug):%s", summaries(w.reports))
-	}
-	r := w.reports[0]
+	r, summary := driveGenerated(t, w, 80)
 	args := r["repro"].(map[string]any)["args"].(map[string]any)
 	if r["severity"] != "high" || args["harness"] != "FuzzGet" || !strings.Contains(r["summary"].(string), "github.com/tidwall/gjson.Get") {
 		t.Errorf("finding %v", r)
@@ -561,15 +553,7 @@ func TestFuzzGeneratedHang(t *testing.T) {
 			return r
 		},
 	}}
-	tg := testTarget()
-	tg.Compiler = nil
-	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
-	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
-	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 40)
-	if len(w.reports) != 1 {
-		t.Fatalf("want one finding (the library's hang):%s", summaries(w.reports))
-	}
-	r := w.reports[0]
+	r, summary := driveGenerated(t, w, 40)
 	if r["severity"] != "medium" || !strings.Contains(r["summary"].(string), "hang") || !strings.Contains(r["summary"].(string), "gjson.queryMatches") {
 		t.Errorf("finding %v", r)
 	}
@@ -578,4 +562,20 @@ func TestFuzzGeneratedHang(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
 	}
+}
+
+// driveGenerated runs the fuzz playbook on a Go repository given only as
+// target.repo (w answers qa_fuzz) and returns its one finding and the
+// summary; more or fewer findings fail the test.
+func driveGenerated(t *testing.T, w *world, turns int) (fleet.Result, string) {
+	t.Helper()
+	tg := testTarget()
+	tg.Compiler = nil
+	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, turns)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding (the library's bug):%s", summaries(w.reports))
+	}
+	return w.reports[0], summary
 }
