@@ -77,16 +77,32 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if afl == "" {
 		return nil, errors.New("aflpp: afl-fuzz is not installed (apt-get install afl++)")
 	}
-	dur := s.Duration
-	if dur <= 0 {
-		dur = 20 * time.Second
-	}
-	work, err := os.MkdirTemp(t.Dir, "afl-")
+	ss := newSession(EngineAFL, s)
+	ss.oneHang = true
+	return runSession(ctx, &aflSession{t: t, o: o, afl: afl}, ss)
+}
+
+// aflSession is AFL++'s part of a session: one afl-fuzz run in a work
+// directory under the target's.
+type aflSession struct {
+	t       Target
+	o       AFLOptions
+	afl     string
+	work    string
+	in, out string
+	longest int    // bytes of the longest seed (the deterministic stage's cost)
+	dict    string // the dictionary file; "" = none
+}
+
+// stage writes the seeds and the persistent corpus's queue to afl-fuzz's
+// input directory (a placeholder seed when there is none).
+func (a *aflSession) stage(_ context.Context, s *session) ([][]byte, error) {
+	work, err := os.MkdirTemp(a.t.Dir, "afl-")
 	if err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
-	in, out := filepath.Join(work, "in"), filepath.Join(work, "out")
-	if err := os.MkdirAll(in, 0o700); err != nil {
+	a.work, a.in, a.out = work, filepath.Join(work, "in"), filepath.Join(work, "out")
+	if err := os.MkdirAll(a.in, 0o700); err != nil {
 		return nil, fmt.Errorf("aflpp: %w", err)
 	}
 	seeds := append([][]byte(nil), s.Seeds...)
@@ -97,28 +113,52 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		}
 		seeds = append(seeds, q...)
 	}
-	n, longest := 0, 1
+	n := 0
+	a.longest = 1
 	for _, sd := range seeds {
 		if len(sd) == 0 || len(sd) > 1<<20 {
 			continue
 		}
-		longest = max(longest, len(sd))
-		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("seed-%04d", n)), sd, 0o600); err != nil {
+		a.longest = max(a.longest, len(sd))
+		if err := os.WriteFile(filepath.Join(a.in, fmt.Sprintf("seed-%04d", n)), sd, 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp: %w", err)
 		}
 		n++
 	}
 	if n == 0 {
-		if err := os.WriteFile(filepath.Join(in, "seed-0000"), []byte("x"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(a.in, "seed-0000"), []byte("x"), 0o600); err != nil {
 			return nil, fmt.Errorf("aflpp: %w", err)
 		}
 	}
+	return nil, nil
+}
+
+// merge: afl-fuzz culls its own queue.
+func (a *aflSession) merge(context.Context, *session) error { return nil }
+
+// dictionary writes the caller's dictionary, the source's literals and an
+// instrumented build's tokens as an AFL++ dictionary (-x).
+func (a *aflSession) dictionary(_ context.Context, s *session, _ [][]byte) error {
+	tokens := append(a.o.Dictionary.Tokens(), a.o.Extra...)
+	if a.o.Instrumented != nil {
+		tokens = append(tokens, a.o.Instrumented.Dict...)
+	}
+	var err error
+	a.dict, err = s.writeDict(tokens, filepath.Join(a.work, "dict.txt"), "aflpp dictionary")
+	return err
+}
+
+// round is the one afl-fuzz run: each crash and hang it saved is run
+// once more through Describe for its state, and the first of each state
+// (minimized with afl-tmin on an instrumented build) is a crasher.
+func (a *aflSession) round(ctx context.Context, s *session, _ int) (bool, error) {
+	t, o, dur := a.t, a.o, s.Duration
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	args := []string{afl, "-i", in, "-o", out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
-	mode, note, why := aflMode(afl, o)
+	args := []string{a.afl, "-i", a.in, "-o", a.out, "-V", strconv.Itoa(max(1, int(dur.Seconds()))), "-t", strconv.FormatInt(timeout.Milliseconds(), 10), "-m", "none"}
+	mode, note, why := aflMode(a.afl, o)
 	switch {
 	case o.Instrumented != nil && o.Instrumented.CmpLog:
 		args = append(args, "-c", "0") // the fuzzing binary logs comparisons itself (see BuildAFL)
@@ -128,18 +168,8 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	default:
 		args = append(args, "-n")
 	}
-	dictEntries := 0
-	tokens := append(o.Dictionary.Tokens(), o.Extra...)
-	if o.Instrumented != nil {
-		tokens = append(tokens, o.Instrumented.Dict...)
-	}
-	if text, _ := FormatDict(tokens); len(text) > 0 {
-		dict := filepath.Join(work, "dict.txt")
-		if err := os.WriteFile(dict, text, 0o600); err != nil {
-			return nil, fmt.Errorf("aflpp dictionary: %w", err)
-		}
-		args = append(args, "-x", dict)
-		dictEntries = strings.Count(string(text), "\n")
+	if a.dict != "" {
+		args = append(args, "-x", a.dict)
 	}
 	// The explore schedule, not the default fast one, and the
 	// deterministic stage when it is cheap: on testdata/cmagic fast
@@ -156,18 +186,18 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	switch {
 	case o.Instrumented == nil:
 		det = "deterministic stage off (not instrumented)"
-	case longest*(40+dictEntries) <= aflDeterministicBudget:
+	case a.longest*(40+s.rep.DictEntries) <= aflDeterministicBudget:
 		args, det = append(args, "-D"), "deterministic stage on (-D)"
 	}
 	var targetArgv []string
-	for _, a := range t.Argv {
-		if o.Instrumented != nil && o.Instrumented.Persistent && a == "{src}" {
+	for _, arg := range t.Argv {
+		if o.Instrumented != nil && o.Instrumented.Persistent && arg == "{src}" {
 			continue // the harness reads AFL++'s shared-memory input
 		}
-		targetArgv = append(targetArgv, strings.ReplaceAll(a, "{src}", "@@"))
+		targetArgv = append(targetArgv, strings.ReplaceAll(arg, "{src}", "@@"))
 	}
 	args = append(append(args, "--"), targetArgv...)
-	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + work,
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + a.work, "LANG=C.UTF-8", "TMPDIR=" + a.work,
 		"AFL_SKIP_CPUFREQ=1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1", "AFL_NO_UI=1", "AFL_NO_AFFINITY=1",
 		"AFL_SKIP_BIN_CHECK=1", "AFL_NO_WARN_INSTABILITY=1", "GOTRACEBACK=crash"}
 	if s.StopAtFirst {
@@ -180,22 +210,24 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		env = append(env, "AFL_TMPDIR="+tmp)
 	}
 	start := time.Now()
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: work, Env: env, Timeout: dur + 60*time.Second,
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: a.work, Env: env, Timeout: dur + 60*time.Second,
 		CPUSeconds: uint64(dur.Seconds()+60) * 2, OutputCap: 256 << 10, MemoryBytes: 16 << 30})
 	if err != nil {
-		return nil, fmt.Errorf("aflpp: %w", err)
+		return false, fmt.Errorf("aflpp: %w", err)
 	}
-	rep := &Report{Engine: EngineAFL, Mode: mode, ModeWhy: why, Note: note + "; explore schedule, " + det, Elapsed: time.Since(start), DictEntries: dictEntries, CPU: res.CPUTime}
-	outDir := out
-	if _, err := os.Stat(filepath.Join(out, "default")); err == nil {
-		outDir = filepath.Join(out, "default")
+	rep := s.rep
+	rep.Mode, rep.ModeWhy, rep.Note, rep.Elapsed, rep.CPU = mode, why, note+"; explore schedule, "+det, time.Since(start), res.CPUTime
+	outDir := a.out
+	if _, err := os.Stat(filepath.Join(a.out, "default")); err == nil {
+		outDir = filepath.Join(a.out, "default")
 	}
+	a.out = outDir
 	rep.Execs = aflStat(filepath.Join(outDir, "fuzzer_stats"), "execs_done")
 	crashes := aflFiles(filepath.Join(outDir, "crashes"))
 	hangs := aflFiles(filepath.Join(outDir, "hangs"))
 	if len(crashes)+len(hangs) == 0 && res.ExitCode != 0 {
 		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 800)
-		return rep, fmt.Errorf("aflpp: afl-fuzz exited %d: %s", res.ExitCode, stripANSI(tail))
+		return false, fmt.Errorf("aflpp: afl-fuzz exited %d: %s", res.ExitCode, stripANSI(tail))
 	}
 	if rep.Execs == 0 {
 		rep.Execs = aflPlotExecs(filepath.Join(outDir, "plot_data"))
@@ -203,7 +235,6 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 	if rep.Execs == 0 {
 		rep.Execs = aflExecsFromNames(append(append(aflFiles(filepath.Join(outDir, "queue")), crashes...), hangs...))
 	}
-	states := map[string]bool{}
 	for _, f := range append(crashes, hangs...) {
 		input, err := os.ReadFile(f)
 		if err != nil {
@@ -211,25 +242,17 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		}
 		c, err := Describe(ctx, t, input)
 		if err != nil {
-			return rep, err
+			return false, err
 		}
-		if !Finding(c.Outcome) {
-			continue // did not fail again when run alone: AFL++ keeps flaky ones too
+		if !Finding(c.Outcome) || s.known(c) {
+			continue // did not fail again when run alone (AFL++ keeps flaky ones too), or a state already found
 		}
-		key := c.Outcome + "|" + c.State
-		if c.Outcome == TimedOut {
-			key = TimedOut
-		}
-		if states[key] {
-			continue
-		}
-		states[key] = true
 		if o.Instrumented != nil && c.Outcome == Crashed && o.Minimize >= 0 {
 			budget := o.Minimize
 			if budget == 0 {
 				budget = min(30*time.Second, max(dur/4, 5*time.Second))
 			}
-			small, note := aflTmin(ctx, work, targetArgv, env, timeout, input, budget)
+			small, note := aflTmin(ctx, a.work, targetArgv, env, timeout, input, budget)
 			if small != nil && len(small) < len(input) {
 				if m, err := Describe(ctx, t, small); err == nil && m.Outcome == c.Outcome && m.State == c.State {
 					c, input = m, small
@@ -248,30 +271,30 @@ func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, er
 		if m := aflExecsRE.FindStringSubmatch(filepath.Base(f)); m != nil {
 			c.Execs, _ = strconv.Atoi(m[1])
 		}
-		rep.Crashers = append(rep.Crashers, c)
-		if c.Outcome != TimedOut && (rep.FirstCrash == 0 || c.At < rep.FirstCrash) {
-			rep.FirstCrash = max(c.At, time.Millisecond)
-		}
-		if s.Corpus != nil {
-			if err := s.Corpus.AddCrash(input); err != nil {
-				return rep, err
-			}
+		if _, err := s.record(c, input); err != nil {
+			return false, err
 		}
 	}
+	return false, nil
+}
+
+// keep adds the inputs AFL++ queued to the persistent corpus, and lists
+// the crashers in the order they were found.
+func (a *aflSession) keep(_ context.Context, s *session) error {
 	if s.Corpus != nil {
-		for _, f := range aflFiles(filepath.Join(outDir, "queue")) {
+		for _, f := range aflFiles(filepath.Join(a.out, "queue")) {
 			if strings.Contains(filepath.Base(f), "orig:") {
 				continue
 			}
 			if b, err := os.ReadFile(f); err == nil {
 				if added, err := s.Corpus.Add(b, "aflpp|"+contentName(b)); err == nil && added {
-					rep.NewInputs++
+					s.rep.NewInputs++
 				}
 			}
 		}
 	}
-	sort.Slice(rep.Crashers, func(i, j int) bool { return rep.Crashers[i].At < rep.Crashers[j].At })
-	return rep, nil
+	sort.Slice(s.rep.Crashers, func(i, j int) bool { return s.rep.Crashers[i].At < s.rep.Crashers[j].At })
+	return nil
 }
 
 // aflMode names the mode RunAFL runs in, says how (note: the build's

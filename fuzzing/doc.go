@@ -22,6 +22,13 @@
 //   - aflpp: AFL++'s afl-fuzz on the same argv, in its non-instrumented mode
 //     (or QEMU mode when the install has it), when afl-fuzz is installed.
 //
+// Every engine but go runs the one session flow of session.go (stage →
+// merge → dictionary → rounds → keep), each filling in its steps; one
+// Mutator serves the builtin engine (bytes, markup) and the compiler
+// playbook (program text, MutateText). A hang replayed through the go
+// engine carries the stack at go test's timeout, and JudgeHang says whose
+// loop it is (hang.go).
+//
 // It is a leaf beside sandbox: it imports sandbox (bounded exec) and the
 // standard library only, so qatools (the qa_compile and qa_fuzz tools) and
 // tests can use it; nothing here knows a tool, a finding or a chain.

@@ -175,138 +175,150 @@ func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
 	if len(t.Argv) == 0 {
 		return nil, errors.New("builtin fuzz: empty argv")
 	}
-	dur := s.Duration
-	if dur <= 0 {
-		dur = 20 * time.Second
+	ss := newSession(EngineBuiltin, s)
+	ss.oneHang, ss.keepCap = true, ss.maxCrashers+1
+	return runSession(ctx, &builtinSession{t: t}, ss)
+}
+
+// builtinSession is the built-in engine's part of a session.
+type builtinSession struct {
+	t      Target
+	pool   [][]byte // the inputs mutated from
+	queued [][]byte // the persistent corpus's inputs, run after the seeds
+	mut    *Mutator
+	rng    *rand.Rand
+	seen   map[string]bool // behaviour signatures met in this session
+}
+
+// stage takes the seeds (those small enough to mutate) and the persistent
+// corpus's queue.
+func (b *builtinSession) stage(_ context.Context, s *session) ([][]byte, error) {
+	b.pool = make([][]byte, 0, len(s.Seeds))
+	for _, sd := range s.Seeds {
+		if len(sd) <= maxInput {
+			b.pool = append(b.pool, sd)
+		}
 	}
+	if s.Corpus != nil {
+		var err error
+		if b.queued, err = s.Corpus.Load(maxQueue); err != nil {
+			return nil, err
+		}
+	}
+	return s.Seeds, nil
+}
+
+// merge: without coverage there is nothing to merge by.
+func (b *builtinSession) merge(context.Context, *session) error { return nil }
+
+// dictionary harvests the seeds' tokens for the mutator (none when blind).
+func (b *builtinSession) dictionary(_ context.Context, s *session, sample [][]byte) error {
 	seed := s.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	rep := &Report{Engine: EngineBuiltin}
+	b.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var dict *Dictionary
 	if !s.Blind {
-		dict = Harvest(s.Seeds)
-		rep.DictEntries = dict.Len()
+		dict = Harvest(sample)
+		s.rep.DictEntries = dict.Len()
 	}
-	mut := NewMutator(rng, dict)
-	maxCrashers := s.MaxCrashers
-	if maxCrashers <= 0 {
-		maxCrashers = 8
-	}
+	b.mut = NewMutator(b.rng, dict)
+	return nil
+}
 
-	pool := make([][]byte, 0, len(s.Seeds))
-	for _, sd := range s.Seeds {
-		if len(sd) <= maxInput {
-			pool = append(pool, sd)
-		}
-	}
-	var queued [][]byte
-	if s.Corpus != nil {
-		var err error
-		if queued, err = s.Corpus.Load(maxQueue); err != nil {
-			return nil, err
-		}
-	}
-	seen := map[string]bool{}   // behaviour signatures met in this session
-	states := map[string]bool{} // crash states reported
-	hang := false
+// round is the whole session: the seeds and queued inputs, then mutants
+// until the time, MaxExecs or the crash states run out.
+func (b *builtinSession) round(ctx context.Context, s *session, _ int) (bool, error) {
+	rep := s.rep
+	b.seen = map[string]bool{}
 	start := time.Now()
 	selfStart := selfCPU()
-	deadline := start.Add(dur)
+	deadline := start.Add(s.Duration)
 	done := func() bool {
 		return ctx.Err() != nil || time.Now().After(deadline) || s.MaxExecs > 0 && rep.Execs >= s.MaxExecs ||
-			s.StopAtFirst && rep.FirstCrash > 0 || len(states) >= maxCrashers && hang
-	}
-	handle := func(input []byte, isSeed bool) error {
-		res, err := runInput(ctx, t, input)
-		if err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return nil // cancelled mid-run: not a hang of the target
-		}
-		rep.Execs++
-		rep.CPU += res.CPUTime
-		c := describe(res, input)
-		sig := signature(res, c.Outcome)
-		if c.Outcome == TimedOut {
-			rep.Timeouts++
-		}
-		if Finding(c.Outcome) {
-			key := c.Outcome + "|" + c.State
-			if c.Outcome == TimedOut {
-				key = TimedOut // one hang per session: each costs a timeout
-			}
-			if !states[key] && (c.Outcome != TimedOut || !hang) {
-				c.At, c.Execs = time.Since(start), rep.Execs
-				if c.Outcome == TimedOut {
-					hang = true
-				} else {
-					states[key] = true
-				}
-				if len(rep.Crashers) < maxCrashers+1 {
-					rep.Crashers = append(rep.Crashers, c)
-				}
-				if rep.FirstCrash == 0 && (c.Outcome != TimedOut || s.StopAtHang) {
-					rep.FirstCrash = c.At
-				}
-				if s.Corpus != nil {
-					if err := s.Corpus.AddCrash(input); err != nil {
-						return err
-					}
-				}
-			}
-			return nil // crashers are not mutated further
-		}
-		if !seen[sig] {
-			seen[sig] = true
-			if !isSeed {
-				pool = append(pool, input)
-			}
-			if s.Corpus != nil && !s.Corpus.Known(sig) {
-				added, err := s.Corpus.Add(input, sig)
-				if err != nil {
-					return err
-				}
-				if added {
-					rep.NewInputs++
-				}
-			}
-		}
-		return nil
+			s.StopAtFirst && rep.FirstCrash > 0 || s.crashStates() >= s.maxCrashers && s.states[TimedOut]
 	}
 	// Seeds and queued inputs run first; those that fail are not mutated
 	// (their mutants would mostly fail the same way, a hang at full cost).
 	var ok [][]byte
-	for _, in := range append(append([][]byte(nil), pool...), queued...) {
+	for _, in := range append(append([][]byte(nil), b.pool...), b.queued...) {
 		if done() {
 			break
 		}
 		n := len(rep.Crashers) + rep.Timeouts
-		if err := handle(in, true); err != nil {
-			return rep, err
+		if err := b.handle(ctx, s, start, in, true); err != nil {
+			return false, err
 		}
 		if len(rep.Crashers)+rep.Timeouts == n {
 			ok = append(ok, in)
 		}
 	}
-	pool = ok
-	if len(pool) == 0 {
-		pool = [][]byte{{}}
+	b.pool = ok
+	if len(b.pool) == 0 {
+		b.pool = [][]byte{{}}
 	}
 	for !done() {
-		base := pool[rng.IntN(len(pool))]
-		if err := handle(mut.Mutate(base, pool), false); err != nil {
-			return rep, err
+		base := b.pool[b.rng.IntN(len(b.pool))]
+		if err := b.handle(ctx, s, start, b.mut.Mutate(base, b.pool), false); err != nil {
+			return false, err
 		}
 	}
 	rep.Elapsed = time.Since(start)
 	rep.CPU += selfCPU() - selfStart // the engine's own share: mutating, writing, fork and exec
-	rep.CorpusSize = len(pool)
-	return rep, nil
+	rep.CorpusSize = len(b.pool)
+	return false, nil
 }
+
+// handle runs one input: a failure of a new state is a crasher (not
+// mutated further), a new behaviour joins the pool and the persistent
+// corpus.
+func (b *builtinSession) handle(ctx context.Context, s *session, start time.Time, input []byte, isSeed bool) error {
+	rep := s.rep
+	res, err := runInput(ctx, b.t, input)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil // cancelled mid-run: not a hang of the target
+	}
+	rep.Execs++
+	rep.CPU += res.CPUTime
+	c := describe(res, input)
+	sig := signature(res, c.Outcome)
+	if c.Outcome == TimedOut {
+		rep.Timeouts++
+	}
+	if Finding(c.Outcome) {
+		if !s.known(c) {
+			c.At, c.Execs = time.Since(start), rep.Execs
+			if _, err := s.record(c, input); err != nil {
+				return err
+			}
+		}
+		return nil // crashers are not mutated further
+	}
+	if !b.seen[sig] {
+		b.seen[sig] = true
+		if !isSeed {
+			b.pool = append(b.pool, input)
+		}
+		if s.Corpus != nil && !s.Corpus.Known(sig) {
+			added, err := s.Corpus.Add(input, sig)
+			if err != nil {
+				return err
+			}
+			if added {
+				rep.NewInputs++
+			}
+		}
+	}
+	return nil
+}
+
+// keep: the interesting inputs joined the persistent corpus as they were
+// found, so a cancelled session keeps them too.
+func (b *builtinSession) keep(context.Context, *session) error { return nil }
 
 // selfCPU is this process's user+system time so far. The built-in engine
 // adds its delta over a session to its targets' CPU: forking and feeding a

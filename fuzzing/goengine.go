@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,9 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	if _, err := ParseGoCorpus(input); err != nil {
 		return Crasher{}, err
 	}
+	if err := writeHangDump(g.pkgDir()); err != nil {
+		return Crasher{}, err
+	}
 	bin, err := g.build(ctx)
 	if err != nil {
 		return Crasher{}, err
@@ -196,8 +200,16 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-test.run=^" + g.Func + "/fleetd-replay$", "-test.v"},
-		Dir: g.pkgDir(), Env: g.Env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
+	// The hang dump (hang.go) ends a hang before go test's timeout, and
+	// that before the sandbox's, with every goroutine's stack: the stack
+	// the hang is judged by.
+	tt := testTimeout(timeout)
+	env := g.Env
+	if env != nil { // nil is the sandbox's default environment, kept as it is
+		env = append(slices.Clip(env), hangDumpEnv+"="+hangDumpAt(tt).String())
+	}
+	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-test.run=^" + g.Func + "/fleetd-replay$", "-test.v", "-test.timeout=" + tt.String()},
+		Dir: g.pkgDir(), Env: env, Timeout: timeout, MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return Crasher{}, fmt.Errorf("go fuzz replay: %w", err)
 	}
@@ -214,11 +226,27 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 		}
 		c.State = st.String()
 	}
+	hung, stack := GoTestTimedOut(out)
+	if hung {
+		c.Outcome = TimedOut
+	}
 	if c.Outcome == TimedOut {
 		c.State = "hang: " + Shape(string(input))
 	}
 	c.Stderr, _ = sandbox.Text(out[:min(len(out), 2048)], 2048)
+	if stack != "" {
+		// The hung goroutine's stack, not the head of a dump whose first
+		// goroutine is the test alarm's.
+		c.Stderr, _ = sandbox.Text([]byte(stack[:min(len(stack), 4096)]), 4096)
+	}
 	return c, nil
+}
+
+// testTimeout is the -test.timeout of a replay bounded by timeout: a
+// quarter of it (at most 5 s) earlier, so go test prints its goroutine
+// dump before the sandbox kills the process.
+func testTimeout(timeout time.Duration) time.Duration {
+	return max(timeout-min(timeout/4, 5*time.Second), 500*time.Millisecond)
 }
 
 var goFailLine = regexp.MustCompile(`(?m)^\s+\S+_test\.go:\d+: (.*)$`)

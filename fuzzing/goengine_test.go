@@ -14,12 +14,18 @@ import (
 // on any input longer than 3 bytes between braces.
 func MustTinyModule(tb testing.TB) string {
 	tb.Helper()
-	dir := tb.TempDir()
-	files := map[string]string{
+	return writeModule(tb, map[string]string{
 		"go.mod":             "module example.com/tiny\n\ngo 1.22\n",
 		"parse/parse.go":     "package parse\n\n// Parse counts braces, badly.\nfunc Parse(b []byte) int {\n\tif len(b) > 3 && b[0] == '{' && b[len(b)-1] == '}' {\n\t\tvar m map[string]int\n\t\tm[\"x\"]++\n\t}\n\treturn len(b)\n}\n",
 		"parse/fuzz_test.go": "package parse\n\nimport \"testing\"\n\nfunc FuzzParse(f *testing.F) {\n\tf.Add([]byte(\"{}\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Parse(b) })\n}\n",
-	}
+	})
+}
+
+// writeModule writes files (path: content) under a new directory and
+// returns it.
+func writeModule(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -51,16 +57,7 @@ func TestGoEngine(t *testing.T) {
 	}
 	// The real build cache: the instrumented standard library is built once
 	// per machine, not once per test run.
-	cache, err := exec.Command(goCmd, "env", "GOCACHE").Output()
-	if err != nil {
-		t.Skip(err)
-	}
-	env := GoEnv(goCmd, work, filepath.Join(work, "go"), 1<<30)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "GOCACHE=") {
-			env[i] = "GOCACHE=" + strings.TrimSpace(string(cache))
-		}
-	}
+	env := machineEnv(t, goCmd, GoEnv(goCmd, work, filepath.Join(work, "go"), 1<<30), "GOCACHE")
 	g := GoTarget{Dir: src, Package: "./parse", Func: "FuzzParse", Go: goCmd, Env: env, CacheDir: filepath.Join(work, "fuzzcache")}
 	rep, err := RunGo(context.Background(), g, 60*time.Second)
 	if err != nil {
@@ -92,4 +89,122 @@ func TestGoEngine(t *testing.T) {
 	if _, err := ReplayGo(context.Background(), g, []byte("not a corpus file"), time.Minute); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("malformed replay input: %v", err)
 	}
+}
+
+// hangModule writes a module with three fuzz targets: FuzzLib loops in
+// the library on an input holding "loop", FuzzHarness loops in the fuzz
+// function itself, and FuzzGJSON calls the real tidwall/gjson 1.6.3, whose
+// wildcard match is exponential in a path's stars (a public ReDoS-like
+// hang, fixed in tidwall/match 1.1).
+func hangModule(tb testing.TB) string {
+	tb.Helper()
+	return writeModule(tb, map[string]string{
+		"go.mod": "module example.com/hangs\n\ngo 1.22\n\nrequire (\n\tgithub.com/tidwall/gjson v1.6.3\n\tgithub.com/tidwall/match v1.0.1\n\tgithub.com/tidwall/pretty v1.0.2\n)\n",
+		"lib/lib.go": "package lib\n\nimport \"bytes\"\n\n// Scan counts the bytes up to \"loop\", forever once it meets it.\n" +
+			"func Scan(b []byte) int {\n\tn := 0\n\tfor i := 0; i < len(b); i++ {\n\t\tif bytes.HasPrefix(b[i:], []byte(\"loop\")) {\n\t\t\ti--\n\t\t}\n\t\tn++\n\t}\n\treturn n\n}\n",
+		"lib/fuzz_test.go": "package lib\n\nimport (\n\t\"testing\"\n\n\t\"github.com/tidwall/gjson\"\n)\n\n" +
+			"func FuzzLib(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) { Scan(b) })\n}\n\n" +
+			"var sink int\n\nfunc FuzzHarness(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) {\n\t\tfor len(b) > 0 && b[0] == 'h' {\n\t\t\tsink++\n\t\t}\n\t})\n}\n\n" +
+			"func FuzzGJSON(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, js, path string) { gjson.Get(js, path) })\n}\n",
+	})
+}
+
+// TestReplayGoHang replays hangs through the go engine: the replay times
+// out, names its input, and carries the hung goroutine's stack, which
+// JudgeHang reads: a loop in the library is the library's, one in the
+// fuzz function the harness's, and the real gjson 1.6.3 hang (inside
+// tidwall/match, which gjson calls) is gjson's. A passing input is not a
+// hang.
+func TestReplayGoHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries")
+	}
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The machine's caches: gjson 1.6.3 comes from the module cache, with
+	// no network (GOPROXY=off).
+	env := machineEnv(t, goCmd, GoEnv(goCmd, t.TempDir(), t.TempDir(), 1<<30), "GOCACHE", "GOMODCACHE")
+	env = setEnv(setEnv(env, "GOPROXY", "off"), "GOSUMDB", "off")
+	gm := strings.TrimSpace(envValue(env, "GOMODCACHE"))
+	if _, err := os.Stat(filepath.Join(gm, "github.com", "tidwall", "gjson@v1.6.3")); err != nil {
+		t.Fatalf("gjson 1.6.3 is not in the module cache (go mod download github.com/tidwall/gjson@v1.6.3): %v", err)
+	}
+	src := hangModule(t)
+	ctx := context.Background()
+	cases := []struct {
+		fn, input, mod, verdict, frame string
+	}{
+		{"FuzzLib", "go test fuzz v1\n[]byte(\"xxloop\")\n", "example.com/hangs", HangLibrary, "example.com/hangs/lib.Scan"},
+		{"FuzzHarness", "go test fuzz v1\n[]byte(\"hx\")\n", "example.com/hangs", HangHarness, "example.com/hangs/lib.FuzzHarness.func1"},
+		{"FuzzGJSON", "go test fuzz v1\nstring(\"[{\\\"a\\\":\\\"" + strings.Repeat("a", 60) + "\\\"}]\")\nstring(\"#(a%*a*a*a*a*a*a*a*a*a*a*b)\")\n",
+			"github.com/tidwall/gjson", HangLibrary, "github.com/tidwall/gjson."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fn, func(t *testing.T) {
+			g := GoTarget{Dir: src, Package: "./lib", Func: tc.fn, Go: goCmd, Env: env}
+			start := time.Now()
+			c, err := ReplayGo(ctx, g, []byte(tc.input), 8*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Outcome != TimedOut || string(c.Input) != tc.input || !strings.HasPrefix(c.State, "hang: ") {
+				t.Fatalf("replay: outcome %s state %q input %q\n%s", c.Outcome, c.State, c.Input, c.Stderr)
+			}
+			if !strings.Contains(c.Stderr, "fleetd: the test ran for") || !strings.Contains(c.Stderr, "goroutine ") {
+				t.Fatalf("no goroutine dump in the replay's head:\n%s", c.Stderr)
+			}
+			// The harness's loop is judged against the module of its
+			// library, with the harness package being lib itself.
+			harnessPkg := "example.com/hangs/fleetdharness"
+			v := JudgeHang([]byte(c.Stderr), tc.mod, harnessPkg)
+			if v.Verdict != tc.verdict || !strings.HasPrefix(v.Frame, tc.frame) {
+				t.Fatalf("verdict %+v, want %s at %s\n%s", v, tc.verdict, tc.frame, c.Stderr)
+			}
+			if tc.fn == "FuzzGJSON" && !strings.Contains(v.Why, "github.com/tidwall/match.") {
+				t.Errorf("the gjson hang's why does not name the matcher it loops in: %s", v.Why)
+			}
+			t.Logf("%s: %s after %s", tc.fn, v.Why, time.Since(start).Round(time.Millisecond))
+		})
+	}
+	// The same library on an input that finishes is no hang.
+	g := GoTarget{Dir: src, Package: "./lib", Func: "FuzzLib", Go: goCmd, Env: env}
+	c, err := ReplayGo(ctx, g, []byte("go test fuzz v1\n[]byte(\"xxlop\")\n"), 8*time.Second)
+	if err != nil || c.Outcome != Compiled {
+		t.Fatalf("a passing input replayed as %s (%v)\n%s", c.Outcome, err, c.Stderr)
+	}
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, k+"="+v)
+}
+
+func envValue(env []string, k string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// machineEnv sets keys (GOCACHE, GOMODCACHE) in env to this machine's, as
+// go env reports them.
+func machineEnv(tb testing.TB, goCmd string, env []string, keys ...string) []string {
+	tb.Helper()
+	for _, k := range keys {
+		v, err := exec.Command(goCmd, "env", k).Output()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		env = setEnv(env, k, strings.TrimSpace(string(v)))
+	}
+	return env
 }

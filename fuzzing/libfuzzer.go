@@ -186,14 +186,6 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if err != nil {
 		return nil, err
 	}
-	dur := s.Duration
-	if dur <= 0 {
-		dur = 20 * time.Second
-	}
-	maxCrashers := s.MaxCrashers
-	if maxCrashers <= 0 {
-		maxCrashers = 8
-	}
 	work := lt.work()
 	bin := filepath.Join(work, "fuzzer")
 	if err := copyFile(b.bin, bin, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
@@ -205,18 +197,44 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 		defer release()
 		scratch = cmp.Or(dir, work)
 	}
-	corpus, artifacts, mergeArtifacts := filepath.Join(scratch, "corpus"), filepath.Join(work, "artifacts"), filepath.Join(work, "merge-artifacts")
-	for _, d := range []string{corpus, artifacts, mergeArtifacts} {
+	l := &lfSession{lt: &lt, b: b, o: o, bin: bin, work: work, corpus: filepath.Join(scratch, "corpus"), in: filepath.Join(scratch, "merge-in"),
+		artifacts: filepath.Join(work, "artifacts"), mergeArtifacts: filepath.Join(work, "merge-artifacts"),
+		sites: map[string]bool{}, passedOver: map[string]bool{}}
+	for _, d := range []string{l.corpus, l.artifacts, l.mergeArtifacts} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("libfuzzer: %w", err)
 		}
 	}
-	rep := &Report{Engine: EngineLibFuzzer}
-	var notes []string
-	start := time.Now()
+	return runSession(ctx, l, newSession(EngineLibFuzzer, s))
+}
 
-	// The session's corpus: the kept corpus, other engines' inputs and
-	// the seeds, merged.
+// lfSession is libFuzzer's part of a session.
+type lfSession struct {
+	lt   *LibFuzzerTarget
+	b    *lfBuild
+	o    LibFuzzerOptions
+	bin  string // the binary, copied into work
+	work string
+	// corpus is the directory the workers fuzz, in the scratch; in the
+	// inputs staged for the merge.
+	corpus, in                string
+	artifacts, mergeArtifacts string
+	staged                    map[string]bool // the names staged: the inputs the session did not find
+	n                         int             // inputs staged
+	prune, merged             bool            // the kept corpus is due a prune; the merge completed
+	dict                      string          // the dictionary file; "" = none
+	// sites are the panic sites of the crashes found so far: the next
+	// round's workers pass over a panic at one of them (the harness's
+	// FLEETD_KNOWN_SITES) instead of stopping at the same bug again.
+	sites, passedOver map[string]bool
+	fuzzing           time.Duration // wall time in fuzzing runs
+}
+
+// stage writes the kept corpus, the shared queue, other engines' inputs,
+// Go corpus files (the caller's, the package's testdata/fuzz/<Func>/ and
+// the go engine's cache) and the seeds to the merge's input directory.
+func (l *lfSession) stage(_ context.Context, s *session) ([][]byte, error) {
+	o, lt := &l.o, l.lt
 	if s.Corpus != nil {
 		q, err := s.Corpus.Load(maxQueue)
 		if err != nil {
@@ -228,239 +246,237 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	if o.GoCacheDir != "" {
 		o.GoCorpus = append(o.GoCorpus, readGoCorpusDir(filepath.Join(o.GoCacheDir, lt.Go.Func))...)
 	}
-	in := filepath.Join(scratch, "merge-in")
-	n, skipped, sample, err := lt.stage(in, b, s, o)
+	n, skipped, sample, err := lt.stage(l.in, l.b, s.Session, *o)
 	if err != nil {
 		return nil, err
 	}
+	l.n = n
 	if skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
+		s.note(fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
 	}
+	return sample, nil
+}
+
+// merge makes the session's corpus: the staged inputs merged with
+// -merge=1 when the kept corpus is due a prune, else all of them as they
+// are.
+func (l *lfSession) merge(ctx context.Context, s *session) error {
+	rep, lt, n, corpus, in := s.rep, l.lt, l.n, l.corpus, l.in
 	// By the schedule, or by the kept corpus's own size (pruneDue). Not the
 	// staged count: the other engines' inputs and the go engine's cache,
 	// which this engine's own finds feed, fill the stage to its cap after a
 	// few sessions, and a prune every session is a merge pass every session.
-	prune := pruneDue(o.Kept, o.PruneEvery, start)
-	staged := listDir(in)
-	merged := n == 0
+	l.prune = pruneDue(l.o.Kept, l.o.PruneEvery, s.start)
+	l.staged = listDir(in)
+	l.merged = n == 0
 	switch {
-	case n > 0 && !prune:
+	case n > 0 && !l.prune:
 		// Between prunes: start from everything staged, as it is.
 		if err := os.Remove(corpus); err != nil {
-			return nil, fmt.Errorf("libfuzzer: %w", err)
+			return fmt.Errorf("libfuzzer: %w", err)
 		}
 		if err := os.Rename(in, corpus); err != nil {
-			return nil, fmt.Errorf("libfuzzer: %w", err)
+			return fmt.Errorf("libfuzzer: %w", err)
 		}
 	case n > 0:
-		budget := mergeBudget(dur)
-		res, err := lt.exec(ctx, []string{bin, "-merge=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
-			"-artifact_prefix=" + mergeArtifacts + "/", corpus, in}, budget)
+		budget := mergeBudget(s.Duration)
+		res, err := lt.exec(ctx, []string{l.bin, "-merge=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+			"-artifact_prefix=" + l.mergeArtifacts + "/", corpus, in}, budget)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		got := countFiles(corpus)
-		merged = !res.TimedOut && got > 0
+		l.merged = !res.TimedOut && got > 0
 		switch {
 		case res.TimedOut:
 			// libFuzzer writes a merge's output at its end: an unfinished
 			// one leaves next to nothing. Start from everything staged, as
 			// between prunes, rather than from what little it wrote.
 			if err := os.RemoveAll(corpus); err != nil {
-				return nil, fmt.Errorf("libfuzzer: %w", err)
+				return fmt.Errorf("libfuzzer: %w", err)
 			}
 			if err := os.Rename(in, corpus); err != nil {
-				return nil, fmt.Errorf("libfuzzer: %w", err)
+				return fmt.Errorf("libfuzzer: %w", err)
 			}
-			notes = append(notes, fmt.Sprintf("the corpus merge did not finish in %s (%d inputs merged by then): the session started from the %d staged inputs as they are, and the kept corpus is pruned next time", budget, got, n))
-		case got == 0 && countFiles(mergeArtifacts) > 0:
-			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge: %d crashed the target (it fails on its seeds)", n, countFiles(mergeArtifacts)))
+			s.note(fmt.Sprintf("the corpus merge did not finish in %s (%d inputs merged by then): the session started from the %d staged inputs as they are, and the kept corpus is pruned next time", budget, got, n))
+		case got == 0 && countFiles(l.mergeArtifacts) > 0:
+			s.note(fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge: %d crashed the target (it fails on its seeds)", n, countFiles(l.mergeArtifacts)))
 		case got == 0:
 			tail, _ := sandbox.Text(res.Stderr[max(0, len(res.Stderr)-600):], 600)
-			notes = append(notes, fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge (exit %d%s): %s", n, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail)))
+			s.note(fmt.Sprintf("none of the %d corpus and seed inputs was kept by the merge (exit %d%s): %s", n, res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail)))
 		default:
 			rep.Pruned = n - got
-			if o.Kept != "" {
-				notes = append(notes, fmt.Sprintf("corpus pruned: %d of %d inputs add coverage", got, n))
+			if l.o.Kept != "" {
+				s.note(fmt.Sprintf("corpus pruned: %d of %d inputs add coverage", got, n))
 			}
 		}
 	}
 	rep.StartedFrom = countFiles(corpus)
+	return nil
+}
 
-	// One dictionary: the caller's, the repository's own for this target,
-	// the source's literals and what the seeds and corpus hold.
-	tokens := append([]string(nil), o.Dictionary...)
-	repoToks, dictNotes := repoDictionaries(lt.Go)
-	notes = append(notes, dictNotes...)
+// dictionary writes one dictionary (-dict): the caller's, the
+// repository's own for this target, the source's literals and what the
+// seeds and corpus hold.
+func (l *lfSession) dictionary(_ context.Context, s *session, sample [][]byte) error {
+	tokens := append([]string(nil), l.o.Dictionary...)
+	repoToks, dictNotes := repoDictionaries(l.lt.Go)
+	s.notes = append(s.notes, dictNotes...)
 	tokens = append(tokens, repoToks...)
-	tokens = append(tokens, b.literals...)
+	tokens = append(tokens, l.b.literals...)
 	tokens = append(tokens, Harvest(sample).Tokens()...)
-	var dict string
-	if text, _ := FormatDict(tokens); len(text) > 0 && !o.NoDictionary {
-		dict = filepath.Join(work, "dict")
-		if err := os.WriteFile(dict, text, 0o600); err != nil {
-			return nil, fmt.Errorf("libfuzzer: %w", err)
-		}
-		rep.DictEntries = strings.Count(string(text), "\n")
+	if l.o.NoDictionary {
+		return nil
 	}
+	var err error
+	l.dict, err = s.writeDict(tokens, filepath.Join(l.work, "dict"), "libfuzzer")
+	return err
+}
 
-	// Fuzz.
-	deadline := start.Add(dur)
-	states := map[string]bool{}
-	// The panic sites of the crashes found so far: the next round's
-	// workers pass over a panic at one of them (the harness's
-	// FLEETD_KNOWN_SITES) instead of stopping at the same bug again.
-	sites := map[string]bool{}
-	passedOver := map[string]bool{}
+// round runs the workers on the corpus for the time left, then turns the
+// artifacts they saved into crashers. A round ends at a crash: another
+// starts (three at most) while time is left, the round found a new state
+// or panic site, and the session is not to stop at its first crash.
+func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, error) {
+	rep, lt, b, o := s.rep, l.lt, l.b, l.o
+	left := time.Until(s.deadline)
+	if round >= 3 || left < time.Second || ctx.Err() != nil {
+		return false, nil
+	}
 	workers := min(max(lt.Workers, 1), runtime.NumCPU())
-	var fuzzing time.Duration // wall time in fuzzing runs
-	for round := 0; round < 3; round++ {
-		left := time.Until(deadline)
-		if left < time.Second || ctx.Err() != nil {
+	args := []string{l.bin, "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+		"-max_total_time=" + strconv.Itoa(max(1, int(left.Seconds()))), "-artifact_prefix=" + l.artifacts + "/", "-print_final_stats=1",
+		"-detect_leaks=0"}
+	if l.dict != "" {
+		args = append(args, "-dict="+l.dict)
+	}
+	seed := 0
+	if s.Seed != 0 {
+		seed = int(s.Seed) + round*workers
+	}
+	before := listDir(l.artifacts)
+	runStart := time.Now()
+	var env []string
+	if len(l.sites) > 0 {
+		env = []string{"FLEETD_KNOWN_SITES=" + strings.Join(slices.Sorted(maps.Keys(l.sites)), "\n")}
+	}
+	runs, err := lt.fuzzWorkers(ctx, workers, args, env, l.corpus, seed, left+lt.inputTimeout()+30*time.Second)
+	if err != nil {
+		return false, err
+	}
+	base := rep.Execs
+	var st LibFuzzerStats
+	var crashes []LibFuzzerCrash
+	var wall time.Duration
+	for _, w := range runs {
+		rep.Execs += w.stats.Execs
+		st.Execs += w.stats.Execs
+		rep.Coverage, rep.Features = max(rep.Coverage, w.stats.Coverage), max(rep.Features, w.stats.Features)
+		if round == 0 {
+			rep.InitialCoverage = max(rep.InitialCoverage, w.stats.InitedCov)
+		}
+		st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
+		crashes = append(crashes, w.crashes...)
+		for _, m := range passedLine.FindAllSubmatch(w.out, -1) {
+			l.passedOver[string(m[1])] = true
+		}
+		wall = max(wall, w.res.Duration)
+		rep.CPU += w.res.CPUTime
+		if w.res.Truncated {
+			s.note("libFuzzer's output was cut: statistics may be short")
+		}
+	}
+	l.fuzzing += wall
+	if st.CorpusInputs > 0 {
+		rep.CorpusSize = st.CorpusInputs
+	}
+	found := newArtifacts(l.artifacts, before)
+	if len(found) == 0 {
+		for _, w := range runs {
+			res := w.res
+			if res.ExitCode != 0 && !res.TimedOut && !res.Stopped && ctx.Err() == nil && len(w.crashes) == 0 {
+				tail, _ := sandbox.Text(w.out[max(0, len(w.out)-1500):], 1500)
+				return false, fmt.Errorf("libfuzzer: the fuzzer exited %d%s without a crash: %s", res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
+			}
+		}
+		return false, nil // the time is up
+	}
+	res := runs[0].res
+	for _, w := range runs {
+		if len(w.crashes) > 0 || !w.res.Stopped && w.res.ExitCode != 0 {
+			res = w.res // the worker that crashed: its time is the crash's
 			break
 		}
-		args := []string{bin, "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
-			"-max_total_time=" + strconv.Itoa(max(1, int(left.Seconds()))), "-artifact_prefix=" + artifacts + "/", "-print_final_stats=1",
-			"-detect_leaks=0"}
-		if dict != "" {
-			args = append(args, "-dict="+dict)
+	}
+	newState, newSite := false, false
+	for i, a := range found {
+		if len(rep.Crashers) >= s.maxCrashers || i >= 4*s.maxCrashers {
+			break // more than enough to find the new states among
 		}
-		seed := 0
-		if s.Seed != 0 {
-			seed = int(s.Seed) + round*workers
-		}
-		before := listDir(artifacts)
-		runStart := time.Now()
-		var env []string
-		if len(sites) > 0 {
-			env = []string{"FLEETD_KNOWN_SITES=" + strings.Join(slices.Sorted(maps.Keys(sites)), "\n")}
-		}
-		runs, err := lt.fuzzWorkers(ctx, workers, args, env, corpus, seed, left+lt.inputTimeout()+30*time.Second)
+		c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, s.Duration, s.known, s.Corpus)
 		if err != nil {
-			return rep, err
+			return false, err
 		}
-		base := rep.Execs
-		var st LibFuzzerStats
-		var crashes []LibFuzzerCrash
-		var wall time.Duration
-		for _, w := range runs {
-			rep.Execs += w.stats.Execs
-			st.Execs += w.stats.Execs
-			rep.Coverage, rep.Features = max(rep.Coverage, w.stats.Coverage), max(rep.Features, w.stats.Features)
-			if round == 0 {
-				rep.InitialCoverage = max(rep.InitialCoverage, w.stats.InitedCov)
-			}
-			st.CorpusInputs = max(st.CorpusInputs, w.stats.CorpusInputs)
-			crashes = append(crashes, w.crashes...)
-			for _, m := range passedLine.FindAllSubmatch(w.out, -1) {
-				passedOver[string(m[1])] = true
-			}
-			wall = max(wall, w.res.Duration)
-			rep.CPU += w.res.CPUTime
-			if w.res.Truncated {
-				notes = append(notes, "libFuzzer's output was cut: statistics may be short")
-			}
+		if !ok {
+			continue
 		}
-		fuzzing += wall
-		if st.CorpusInputs > 0 {
-			rep.CorpusSize = st.CorpusInputs
+		if c.site != "" && !l.sites[c.site] {
+			l.sites[c.site], newSite = true, true
 		}
-		found := newArtifacts(artifacts, before)
-		if len(found) == 0 {
-			for _, w := range runs {
-				res := w.res
-				if res.ExitCode != 0 && !res.TimedOut && !res.Stopped && ctx.Err() == nil && len(w.crashes) == 0 {
-					tail, _ := sandbox.Text(w.out[max(0, len(w.out)-1500):], 1500)
-					return rep, fmt.Errorf("libfuzzer: the fuzzer exited %d%s without a crash: %s", res.ExitCode, sigSuffix(res.Signal), strings.TrimSpace(tail))
-				}
-			}
-			break // the time is up
+		if c.Outcome == TimedOut {
+			rep.Timeouts++
 		}
-		res := runs[0].res
-		for _, w := range runs {
-			if len(w.crashes) > 0 || !w.res.Stopped && w.res.ExitCode != 0 {
-				res = w.res // the worker that crashed: its time is the crash's
-				break
-			}
+		if s.known(c) {
+			continue
 		}
-		newState, newSite := false, false
-		known := func(c Crasher) bool { return states[c.Outcome+"|"+c.State] }
-		for i, a := range found {
-			if len(rep.Crashers) >= maxCrashers || i >= 4*maxCrashers {
-				break // more than enough to find the new states among
-			}
-			c, ok, err := lt.crasher(ctx, b, a, crashes, o.Minimize, dur, known, s.Corpus)
-			if err != nil {
-				return rep, err
-			}
-			if !ok {
-				continue
-			}
-			if c.site != "" && !sites[c.site] {
-				sites[c.site], newSite = true, true
-			}
-			if c.Outcome == TimedOut {
-				rep.Timeouts++
-			}
-			key := c.Outcome + "|" + c.State
-			if states[key] {
-				continue
-			}
-			states[key], newState = true, true
-			// A plain run ends at its crash: its final statistics count the
-			// inputs up to it (the status lines before it are a lower bound).
-			c.At = runStart.Sub(start) + res.Duration
-			c.Execs = base + st.Execs
-			rep.Crashers = append(rep.Crashers, c)
-			if rep.FirstCrash == 0 && (c.Outcome != TimedOut || s.StopAtHang) {
-				rep.FirstCrash = max(c.At, time.Millisecond)
-			}
-			if s.Corpus != nil {
-				if err := s.Corpus.AddCrash(c.Raw); err != nil {
-					return rep, err
-				}
-			}
-		}
-		if s.StopAtFirst && rep.FirstCrash > 0 || !newState && !newSite || len(rep.Crashers) >= maxCrashers {
-			break
+		newState = true
+		// A plain run ends at its crash: its final statistics count the
+		// inputs up to it (the status lines before it are a lower bound).
+		c.At = runStart.Sub(s.start) + res.Duration
+		c.Execs = base + st.Execs
+		if _, err := s.record(c, c.Raw); err != nil {
+			return false, err
 		}
 	}
-	if len(passedOver) > 0 {
-		notes = append(notes, fmt.Sprintf("crashes at %d panic site(s) found earlier in the session passed over", len(passedOver)))
+	return !(s.StopAtFirst && rep.FirstCrash > 0 || !newState && !newSite || len(rep.Crashers) >= s.maxCrashers), nil
+}
+
+// keep replaces or grows the kept corpus with the session's, and hands
+// the inputs it found to the other engines.
+func (l *lfSession) keep(_ context.Context, s *session) error {
+	rep := s.rep
+	if len(l.passedOver) > 0 {
+		s.note(fmt.Sprintf("crashes at %d panic site(s) found earlier in the session passed over", len(l.passedOver)))
 	}
-	rep.Elapsed = time.Since(start)
-	if secs := fuzzing.Seconds(); secs > 0 {
+	rep.Elapsed = time.Since(s.start)
+	if secs := l.fuzzing.Seconds(); secs > 0 {
 		rep.ExecsPerSec = int(float64(rep.Execs) / secs)
 	}
 	if rep.CorpusSize == 0 {
-		rep.CorpusSize = countFiles(corpus)
+		rep.CorpusSize = countFiles(l.corpus)
 	}
-	if o.Kept != "" {
+	if kept := l.o.Kept; kept != "" {
 		// Between prunes only this session's finds join the kept corpus: the
 		// other engines' inputs and the seeds staged with it are staged again
 		// next time, and keeping them would fill it to the prune threshold in
 		// a session or two (a merge pass in nearly every session).
-		if err := keepCorpus(corpus, o.Kept, prune && merged, staged); err != nil {
-			return rep, err
+		if err := keepCorpus(l.corpus, kept, l.prune && l.merged, l.staged); err != nil {
+			return err
 		}
-		if prune && merged {
+		if l.prune && l.merged {
 			// What the merge kept, not the kept corpus now: with the
 			// session's finds added, that was at the next prune's threshold
 			// already once sessions ran their whole time, and every session
 			// pruned again (the daemon on sh, fourth session).
-			if err := writeAtomic(filepath.Join(o.Kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", start.UTC().Format(time.RFC3339), rep.StartedFrom)); err != nil {
-				return rep, fmt.Errorf("libfuzzer corpus: %w", err)
+			if err := writeAtomic(filepath.Join(kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", s.start.UTC().Format(time.RFC3339), rep.StartedFrom)); err != nil {
+				return fmt.Errorf("libfuzzer corpus: %w", err)
 			}
 		}
 	}
 	// The inputs this session added seed the other engines.
-	fresh := newInputs(corpus, staged)
+	fresh := newInputs(l.corpus, l.staged)
 	rep.NewInputs = len(fresh)
-	if err := shareInputs(fresh, s.Corpus, o.GoCacheDir, lt.Go.Func, b.types); err != nil {
-		return rep, err
-	}
-	rep.Note = strings.Join(notes, "; ")
-	return rep, nil
+	return shareInputs(fresh, s.Corpus, l.o.GoCacheDir, l.lt.Go.Func, l.b.types)
 }
 
 // maxShared bounds the inputs one session hands to the other engines.
@@ -688,7 +704,7 @@ func newArtifacts(dir string, before map[string]bool) []string {
 		if before[name] || !e.Type().IsRegular() {
 			continue
 		}
-		if !strings.HasPrefix(name, "crash-") && !strings.HasPrefix(name, "timeout-") && !strings.HasPrefix(name, "oom-") {
+		if !strings.HasPrefix(name, "crash-") && !strings.HasPrefix(name, "timeout-") && !strings.HasPrefix(name, "oom-") && !strings.HasPrefix(name, "slow-unit-") {
 			continue
 		}
 		info, err := e.Info()
@@ -724,12 +740,30 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		}
 	}
 	name := filepath.Base(artifact)
-	if strings.HasPrefix(name, "timeout-") {
+	if strings.HasPrefix(name, "timeout-") || strings.HasPrefix(name, "slow-unit-") {
+		// A hang is confirmed by running its input once more under the
+		// timeout (once per state: a known hang is not paid for again); one
+		// that finishes was slow under load, not a hang, and is dropped. A
+		// slow unit (slower than -report_slow_units, under the timeout) is a
+		// hang only when its replay times out.
 		goIn := GoInput(raw, b.types)
 		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
+		if known(c) {
+			return c, true, nil
+		}
+		again, err := lt.replayRaw(ctx, b, raw, 0)
+		if err != nil {
+			return Crasher{}, false, err
+		}
+		if again.Outcome != TimedOut {
+			return Crasher{}, false, nil
+		}
 		if rc != nil {
 			c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(rc.Report)), 2048)
+		} else {
+			c.Stderr = again.Stderr
 		}
+		c.ExitCode, c.Signal = again.ExitCode, again.Signal
 		return c, true, nil
 	}
 	orig, err := lt.replayRaw(ctx, b, raw, 0)

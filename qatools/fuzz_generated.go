@@ -87,6 +87,12 @@ func (t *tools) judgeReplay(out map[string]any, memDir string, mem *gen.Memory, 
 		return out, nil
 	}
 	v := gen.Judge(e, mem.Module, outcome, strField(out["stderr_head"]))
+	if outcome == fuzzing.TimedOut {
+		// A hang is judged by the stack go test dumped at its timeout (the
+		// replay's stderr_head holds the hung goroutine's).
+		h := fuzzing.JudgeHang([]byte(strField(out["stderr_head"])), mem.Module, mem.Module+"/"+gen.Dir)
+		v = gen.Verdict{Verdict: h.Verdict, Why: h.Why, Frame: h.Frame, File: h.File}
+	}
 	out["verdict"], out["verdict_why"] = v.Verdict, v.Why
 	if v.Frame != "" {
 		out["frame"] = v.Frame + " " + v.File

@@ -505,15 +505,7 @@ func TestFuzzGenerated(t *testing.T) {
 			return r
 		},
 	}}
-	tg := testTarget()
-	tg.Compiler = nil
-	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
-	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
-	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 80)
-	if len(w.reports) != 1 {
-		t.Fatalf("want one finding (the library bug):%s", summaries(w.reports))
-	}
-	r := w.reports[0]
+	r, summary := driveGenerated(t, w, 80)
 	args := r["repro"].(map[string]any)["args"].(map[string]any)
 	if r["severity"] != "high" || args["harness"] != "FuzzGet" || !strings.Contains(r["summary"].(string), "github.com/tidwall/gjson.Get") {
 		t.Errorf("finding %v", r)
@@ -529,4 +521,61 @@ func TestFuzzGenerated(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
 	}
+}
+
+// TestFuzzGeneratedHang: a hang a generated harness finds is posted when
+// its replay times out again and the stack at the timeout is the
+// library's (medium, the hang's state), counted when it is the harness's
+// own loop, and not posted when the replay finishes.
+func TestFuzzGeneratedHang(t *testing.T) {
+	hang := func(in string) map[string]any {
+		return map[string]any{"input": "go test fuzz v1\nstring(\"" + in + "\")\n", "outcome": "timeout", "crash_state": "hang: " + in}
+	}
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			h, _ := a["harness"].(string)
+			switch {
+			case h == "list":
+				return fleet.Result{"module": "github.com/tidwall/gjson", "harnesses": []any{
+					map[string]any{"target": "FuzzGet", "entry": "github.com/tidwall/gjson.Get"},
+					map[string]any{"target": "FuzzLoop", "entry": "github.com/tidwall/gjson.Loop"},
+					map[string]any{"target": "FuzzSlow", "entry": "github.com/tidwall/gjson.Slow"}}}
+			case a["replay"] != nil && h == "FuzzGet":
+				return fleet.Result{"outcome": "timeout", "crash_state": "hang: #(a%*a*b)", "verdict": "library",
+					"verdict_why": "the hung goroutine's innermost frame in the module is github.com/tidwall/gjson.queryMatches", "reproducer_path": "fleetd_repro_get_test.go"}
+			case a["replay"] != nil && h == "FuzzLoop":
+				return fleet.Result{"outcome": "timeout", "crash_state": "hang: x", "verdict": "harness", "verdict_why": "the hung goroutine is in the harness's own code"}
+			case a["replay"] != nil:
+				return fleet.Result{"outcome": "compiled", "verdict": "unknown", "verdict_why": "the replay did not fail: compiled"}
+			}
+			r := fleet.Result{"engine": "libfuzzer", "execs": 100, "plateau_sessions": 3, "new_coverage": false}
+			r["crashers"] = []any{hang(map[string]string{"FuzzGet": "#(a%*a*b)", "FuzzLoop": "x", "FuzzSlow": "y"}[h])}
+			return r
+		},
+	}}
+	r, summary := driveGenerated(t, w, 40)
+	if r["severity"] != "medium" || !strings.Contains(r["summary"].(string), "hang") || !strings.Contains(r["summary"].(string), "gjson.queryMatches") {
+		t.Errorf("finding %v", r)
+	}
+	for _, want := range []string{"not reported: a harness hang of FuzzLoop", "not reported: an unknown hang of FuzzSlow", "1 harness crash(es) this run"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
+// driveGenerated runs the fuzz playbook on a Go repository given only as
+// target.repo (w answers qa_fuzz) and returns its one finding and the
+// summary; more or fewer findings fail the test.
+func driveGenerated(t *testing.T, w *world, turns int) (fleet.Result, string) {
+	t.Helper()
+	tg := testTarget()
+	tg.Compiler = nil
+	tg.Repo = &fleet.Repo{URL: "/src/gjson"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, turns)
+	if len(w.reports) != 1 {
+		t.Fatalf("want one finding (the library's bug):%s", summaries(w.reports))
+	}
+	return w.reports[0], summary
 }

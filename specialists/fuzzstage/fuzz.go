@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -108,13 +109,13 @@ func fuzzCompiler(p *probe.Probe, corpus []string, afterDeterministic func()) {
 	// (thousands of inputs each); its crashers are replayed here.
 	f.engine()
 	// Havoc stage: random stacked mutations until the cap.
-	m := newMutator(p.Rand(), corpus)
+	m := fuzzing.NewTextMutator(p.Rand(), corpus, textAnalyses)
 	for i := 0; f.live() && i < 20*p.Cap(); i++ {
 		seed := seeds[p.Rand().IntN(len(seeds))]
 		if len(corpus) > 0 && p.Rand().IntN(4) > 0 {
 			seed = corpus[p.Rand().IntN(len(corpus))]
 		}
-		mut, ops := m.mutate(seed)
+		mut, ops := m.MutateText(seed)
 		f.try(mut, strings.Join(ops, "+"))
 	}
 	p.Notef("compiled %d inputs: %d distinct crash state(s), %d timeout(s)", f.tries, len(f.states), f.timeouts)
@@ -161,7 +162,7 @@ func (f *fuzzer) compile(src string, timeoutMS int) fleet.Result {
 // try compiles src once (never the same input twice) and handles a crash,
 // a resource exhaustion or a hang; origin names the mutation that made it.
 func (f *fuzzer) try(src, origin string) {
-	if f.seen[src] || !f.live() || len(src) > maxMutant || f.holdsKnown(src) {
+	if f.seen[src] || !f.live() || len(src) > fuzzing.MaxTextMutant || f.holdsKnown(src) {
 		return
 	}
 	f.seen[src] = true

@@ -246,13 +246,7 @@ func results(v any) []fleet.Result {
 func fuzzRepo(p *probe.Probe) {
 	repo := p.Target().Repo
 	switch {
-	case repo == nil || repo.FuzzTarget == "":
-		return
-	case !p.Can("qa_fuzz"):
-		p.Skip("qa_fuzz unavailable: %s not fuzzed", repo.FuzzTarget)
-		return
-	case !p.Room(3):
-		p.Skip("no calls left for %s", repo.FuzzTarget)
+	case repo == nil || repo.FuzzTarget == "" || !canFuzz(p, repo.FuzzTarget, "for "+repo.FuzzTarget):
 		return
 	}
 	// Two sessions of half the time each: the second goes to the engine
@@ -329,6 +323,47 @@ func reportCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[s
 			surface = s
 		}
 	}
+	replayCrashers(p, crashers, max, seen, what, replay, func(r crasherReplay) {
+		ok := r.rep.IsOK() && probe.Str(r.rep, "outcome") == r.kind && probe.Str(r.rep, "crash_state") == r.state
+		sev, failure := failureSeverity(r.kind)
+		flaky := ""
+		if !ok {
+			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(r.rep, "outcome"), probe.Clip(r.rep.Err(), 100)))
+		}
+		p.Report(sev, surface,
+			fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
+				what, failure, probe.Quote(r.state, 240), probe.Int(r.c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(r.c, "stderr_head")), 400)),
+			"qa_fuzz", r.args, probe.StateArgs{State: r.kind + ": " + r.state, Flaky: !ok})
+	})
+}
+
+// failureSeverity is a reproduced failure's severity by its outcome, and
+// what the report calls it: a crash high, a hang or resource exhaustion
+// medium.
+func failureSeverity(outcome string) (fleet.Severity, string) {
+	switch outcome {
+	case "timeout":
+		return fleet.SeverityMedium, "hang"
+	case "resource":
+		return fleet.SeverityMedium, "resource exhaustion"
+	}
+	return fleet.SeverityHigh, "crash"
+}
+
+// crasherReplay is one crasher of a session (c, its outcome kind and
+// state), the qa_fuzz args that replay it and the replay's result.
+type crasherReplay struct {
+	c, rep      fleet.Result
+	args        map[string]any
+	kind, state string
+}
+
+// replayCrashers is the one loop over a session's crashers that every
+// fuzz stage reports from: up to max of them, each outcome and state once
+// across the run (seen), replayed through qa_fuzz with the args replay
+// gives (nil: the input cannot be carried in a repro, noted with what),
+// each replay handed to report, while calls are left.
+func replayCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[string]bool, what string, replay func(fleet.Result) map[string]any, report func(crasherReplay)) {
 	for i, c := range crashers {
 		if i == max || !p.Room(2) {
 			break
@@ -343,24 +378,23 @@ func reportCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[s
 			p.Notef("a %d-byte crasher of %s cannot be carried in a repro", probe.Int(c, "input_bytes"), what)
 			continue
 		}
-		rep := p.Call("qa_fuzz", args)
-		ok := rep.IsOK() && probe.Str(rep, "outcome") == kind && probe.Str(rep, "crash_state") == state
-		sev, failure := fleet.SeverityHigh, "crash"
-		switch kind {
-		case "timeout":
-			sev, failure = fleet.SeverityMedium, "hang"
-		case "resource":
-			sev, failure = fleet.SeverityMedium, "resource exhaustion"
-		}
-		flaky := ""
-		if !ok {
-			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(rep, "outcome"), probe.Clip(rep.Err(), 100)))
-		}
-		p.Report(sev, surface,
-			fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
-				what, failure, probe.Quote(state, 240), probe.Int(c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(c, "stderr_head")), 400)),
-			"qa_fuzz", args, probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
+		report(crasherReplay{c: c, rep: p.Call("qa_fuzz", args), args: args, kind: kind, state: state})
 	}
+}
+
+// canFuzz reports whether a fuzz stage may start on what: qa_fuzz is
+// there and three calls are left; when not, the skip says so ("qa_fuzz
+// unavailable: <what> not fuzzed", "no calls left <left>").
+func canFuzz(p *probe.Probe, what, left string) bool {
+	switch {
+	case !p.Can("qa_fuzz"):
+		p.Skip("qa_fuzz unavailable: %s not fuzzed", what)
+		return false
+	case !p.Room(3):
+		p.Skip("no calls left %s", left)
+		return false
+	}
+	return true
 }
 
 // harnessSeconds is the AFL++ session on target.repo's C/C++ harness.
@@ -376,13 +410,7 @@ func fuzzHarness(p *probe.Probe) {
 	tg := p.Target()
 	repo := tg.Repo
 	switch {
-	case repo == nil || repo.Harness == "" || len(repo.Build) == 0 || len(tg.Compiler) > 0:
-		return
-	case !p.Can("qa_fuzz"):
-		p.Skip("qa_fuzz unavailable: harness %s not fuzzed", repo.Harness)
-		return
-	case !p.Room(3):
-		p.Skip("no calls left for harness %s", repo.Harness)
+	case repo == nil || repo.Harness == "" || len(repo.Build) == 0 || len(tg.Compiler) > 0 || !canFuzz(p, "harness "+repo.Harness, "for harness "+repo.Harness):
 		return
 	}
 	r := p.Call("qa_fuzz", map[string]any{"engine": "aflpp", "seconds": harnessSeconds})

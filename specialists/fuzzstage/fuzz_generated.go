@@ -2,6 +2,7 @@ package fuzzstage
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -41,13 +42,7 @@ func fuzzGenerated(p *probe.Probe) {
 	tg := p.Target()
 	repo := tg.Repo
 	switch {
-	case repo == nil || repo.FuzzTarget != "" || repo.Harness != "" || len(tg.Compiler) > 0:
-		return
-	case !p.Can("qa_fuzz"):
-		p.Skip("qa_fuzz unavailable: %s not fuzzed", repo.URL)
-		return
-	case !p.Room(3):
-		p.Skip("no calls left to generate fuzz targets for %s", repo.URL)
+	case repo == nil || repo.FuzzTarget != "" || repo.Harness != "" || len(tg.Compiler) > 0 || !canFuzz(p, repo.URL, "to generate fuzz targets for "+repo.URL):
 		return
 	}
 	r := p.Call("qa_fuzz", map[string]any{"harness": "list"})
@@ -121,54 +116,61 @@ func bestWhy(hs []*genHarness) string {
 }
 
 // judgeCrashers replays a session's crashers on their harness, reports
-// the library bugs and returns how many were the harness's.
+// the library bugs and returns how many were the harness's. A crash that
+// reproduces is high; a hang the replay confirms (it times out again, and
+// the stack at its timeout is in the module) medium; a library bug that
+// does not fail the same way again low and flaky.
 func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []fleet.Result, seen map[string]bool) int {
 	n := 0
-	for i, c := range crashers {
-		if i == genCrashers || !p.Room(2) {
-			break
-		}
-		kind, state := probe.Str(c, "outcome"), probe.Str(c, "crash_state")
-		if seen[kind+"|"+state] {
-			continue
-		}
-		seen[kind+"|"+state] = true
+	replayCrashers(p, crashers, genCrashers, seen, h.target, func(c fleet.Result) map[string]any {
 		if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
-			p.Notef("a %d-byte crasher of %s cannot be carried in a repro", probe.Int(c, "input_bytes"), h.target)
-			continue
+			return nil
 		}
-		args := map[string]any{"harness": h.target, "replay": probe.Str(c, "input")}
-		rep := p.Call("qa_fuzz", args)
-		verdict := probe.Str(rep, "verdict")
-		if !rep.IsOK() {
-			p.Notef("replaying a crasher of %s: %s", h.target, probe.Clip(rep.Err(), 200))
-			continue
+		return map[string]any{"harness": h.target, "replay": probe.Str(c, "input")}
+	}, func(r crasherReplay) {
+		verdict := probe.Str(r.rep, "verdict")
+		if !r.rep.IsOK() {
+			p.Notef("replaying a crasher of %s: %s", h.target, probe.Clip(r.rep.Err(), 200))
+			return
 		}
 		if verdict != "library" {
 			if verdict == "harness" || verdict == "outside" {
 				n++
 			}
-			p.Notef("not reported: a %s crash of %s (%s): %s", verdict, h.target, probe.Clip(state, 160), probe.Clip(probe.Str(rep, "verdict_why"), 200))
-			continue
+			article := "a"
+			if strings.ContainsAny(verdict[:min(1, len(verdict))], "aeiou") {
+				article = "an"
+			}
+			p.Notef("not reported: %s %s %s of %s (%s): %s", article, verdict, failureWord(r.kind), h.target, probe.Clip(r.state, 160), probe.Clip(probe.Str(r.rep, "verdict_why"), 200))
+			return
 		}
-		// The replay's crash is the one reported: an engine's hang or
+		// The replay's failure is the one reported: an engine's hang or
 		// resource report that replays as a crash is that crash, and two
 		// sessions' crashers that replay as one state are one finding.
-		rstate := probe.Str(rep, "crash_state")
+		rkind, rstate := probe.Str(r.rep, "outcome"), probe.Str(r.rep, "crash_state")
 		if seen["replay|"+rstate] {
-			continue
+			return
 		}
 		seen["replay|"+rstate] = true
-		sev, flaky, also := fleet.SeverityHigh, "", ""
-		if probe.Str(rep, "outcome") != "crashed" {
-			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", probe.Str(rep, "outcome"))
-		} else if kind != "crashed" {
-			also = fmt.Sprintf(" (the engine saw a %s; its replay crashes)", kind)
+		sev, failure := failureSeverity(rkind)
+		flaky, also := "", ""
+		switch {
+		case rkind == "crashed" && r.kind != "crashed":
+			also = fmt.Sprintf(" (the engine saw a %s; its replay crashes)", r.kind)
+		case rkind == "crashed", rkind == "timeout" && r.kind == "timeout":
+		default:
+			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", rkind)
 		}
 		p.Report(sev, fleet.Surface("code"),
-			fmt.Sprintf("Go library %s: crash %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
-				h.entry, probe.Quote(rstate, 240), engine, h.target, also, probe.Clip(probe.Str(rep, "verdict_why"), 200), probe.Str(rep, "reproducer_path"), flaky),
-			"qa_fuzz", args, probe.StateArgs{State: "crashed: " + rstate, Flaky: sev == fleet.SeverityLow})
-	}
+			fmt.Sprintf("Go library %s: %s %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
+				h.entry, failure, probe.Quote(rstate, 240), engine, h.target, also, probe.Clip(probe.Str(r.rep, "verdict_why"), 200), probe.Str(r.rep, "reproducer_path"), flaky),
+			"qa_fuzz", r.args, probe.StateArgs{State: orText(rkind, "crashed") + ": " + rstate, Flaky: sev == fleet.SeverityLow})
+	})
 	return n
+}
+
+// failureWord is what a note calls a crasher of an outcome.
+func failureWord(outcome string) string {
+	_, w := failureSeverity(outcome)
+	return w
 }

@@ -1,0 +1,106 @@
+package fuzzing
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJudgeHang judges goroutine dumps as go test prints them at its
+// timeout: the fuzz function's goroutine is picked over the alarm's and
+// the main goroutine, and each rule has a case.
+func TestJudgeHang(t *testing.T) {
+	dump := func(frames ...string) []byte {
+		s := "panic: test timed out after 3s\n\trunning tests:\n\t\tFuzzX (3s)\n\n" +
+			"goroutine 17 [running]:\ntesting.(*M).startAlarm.func1()\n\t/go/src/testing/testing.go:2484 +0x345\ncreated by time.goFunc\n\t/go/src/time/sleep.go:215 +0x2d\n\n" +
+			"goroutine 1 [chan receive]:\ntesting.(*T).Run(0xc000003a40, {0x5c, 0x5}, 0xc0)\n\t/go/src/testing/testing.go:1859 +0x431\nmain.main()\n\t_testmain.go:47 +0x9b\n\n" +
+			"goroutine 6 [running]:\n"
+		for _, f := range frames {
+			fn, file, _ := strings.Cut(f, " ")
+			s += fn + "(...)\n\t" + file + " +0x1c\n"
+		}
+		s += "testing.(*F).Fuzz.func1.1(0xc000003c00)\n\t/go/src/testing/fuzz.go:341 +0x32c\ncreated by testing.(*F).Fuzz.func1 in goroutine 5\n\t/go/src/testing/fuzz.go:328 +0x4b5\n"
+		return []byte(s)
+	}
+	const mod, h = "example.com/m", "example.com/m/fleetdharness"
+	cases := []struct {
+		name    string
+		out     []byte
+		verdict string
+		frame   string
+	}{
+		{"library", dump("runtime.mallocgc /go/src/runtime/malloc.go:1", "example.com/m/p.loop /m/p/p.go:9", "example.com/m/fleetdharness/p.FuzzLoop.func1 /m/fleetdharness/p/harness_test.go:12"), HangLibrary, "example.com/m/p.loop"},
+		{"dependency inside the library", dump("example.com/other.match /o/m.go:3", "example.com/m/p.Get /m/p/p.go:20", "example.com/m/fleetdharness/p.FuzzGet.func1 /m/fleetdharness/p/harness_test.go:12"), HangLibrary, "example.com/m/p.Get"},
+		{"harness", dump("strings.Index /go/src/strings/strings.go:1", "example.com/m/fleetdharness/p.FuzzLoop.func1 /m/fleetdharness/p/harness_test.go:12"), HangHarness, "example.com/m/fleetdharness/p.FuzzLoop.func1"},
+		{"dependency called by the harness", dump("example.com/other.match /o/m.go:3", "example.com/m/fleetdharness/p.FuzzLoop.func1 /m/fleetdharness/p/harness_test.go:12"), HangOutside, "example.com/m/fleetdharness/p.FuzzLoop.func1"},
+		{"only the runtime", dump("runtime.futex /go/src/runtime/lock_futex.go:1"), HangOutside, ""},
+		{"no dump", []byte("fatal: killed\n"), HangUnknown, ""},
+		// go test's own dump on a loaded machine: the spinning goroutine
+		// did not stop in time, and the fuzz test waiting for it is not
+		// the hang.
+		{"stack unavailable", []byte("panic: test timed out after 6s\n\ngoroutine 6 [chan receive]:\ntesting.(*F).Fuzz.func1({0x6a9aa0})\n\t/go/src/testing/fuzz.go:343 +0x67b\n" +
+			"testing.(*F).Fuzz(0x15c2)\n\t/go/src/testing/fuzz.go:408 +0xab8\nexample.com/m/p.FuzzHarness(0x15c2?)\n\t/m/p/fuzz_test.go:16 +0x3e\n\n" +
+			"goroutine 7 [running]:\n\tgoroutine running on other thread; stack unavailable\n"), HangUnknown, ""},
+		// The hang dump's own goroutine is not the hang.
+		{"the dump's goroutine", []byte("fleetd: the test ran for 4.5s, every goroutine's stack:\n\ngoroutine 9 [running]:\nexample.com/m/p.init.0.func1()\n\t/m/p/" + hangDumpFile + ":19 +0x5d\n"), HangUnknown, ""},
+	}
+	for _, tc := range cases {
+		v := JudgeHang(tc.out, mod, h)
+		if v.Verdict != tc.verdict || v.Frame != tc.frame || v.Why == "" {
+			t.Errorf("%s: %+v, want %s at %q", tc.name, v, tc.verdict, tc.frame)
+		}
+	}
+	if ok, head := GoTestTimedOut(dump("example.com/m/p.loop /m/p/p.go:9")); !ok || !strings.HasPrefix(head, "panic: test timed out after 3s\n\ngoroutine 6 [running]:") {
+		t.Errorf("GoTestTimedOut picked:\n%s", head)
+	}
+	deep := []string{}
+	for range 200 {
+		deep = append(deep, "example.com/other.deepMatch /o/m.go:46")
+	}
+	deep = append(deep, "example.com/m/p.Get /m/p/p.go:20")
+	ok, head := GoTestTimedOut(dump(deep...))
+	if v := JudgeHang([]byte(head), mod, h); !ok || len(head) > 2048 || !strings.Contains(head, "199 more calls of example.com/other.deepMatch") || v.Verdict != HangLibrary || v.Frame != "example.com/m/p.Get" {
+		t.Errorf("a deep recursion (%d bytes) judged %+v:\n%s", len(head), v, head)
+	}
+	if ok, _ := GoTestTimedOut([]byte("panic: runtime error: index out of range\n")); ok {
+		t.Error("a crash read as a test timeout")
+	}
+}
+
+// FuzzJudgeHang: any output is judged without a panic, and a verdict
+// always says why.
+func FuzzJudgeHang(f *testing.F) {
+	f.Add([]byte("panic: test timed out after 1s\n\ngoroutine 6 [running]:\nexample.com/m/p.loop(...)\n\t/m/p/p.go:9 +0x1c\n"), "example.com/m")
+	f.Add([]byte("goroutine 1 [running]:\n"), "")
+	f.Fuzz(func(t *testing.T, out []byte, mod string) {
+		v := JudgeHang(out, mod, mod+"/fleetdharness")
+		if v.Verdict == "" || v.Why == "" {
+			t.Fatalf("verdict %+v", v)
+		}
+		GoTestTimedOut(out)
+	})
+}
+
+// TestWriteHangDump: the dump file takes the package its non-test files
+// declare, else its test files' with "_test" trimmed; a directory with no
+// Go package is an error naming it.
+func TestWriteHangDump(t *testing.T) {
+	for _, tc := range []struct{ files map[string]string }{
+		{map[string]string{"a.go": "package alpha\n", "a_test.go": "package alpha_test\n"}},
+		{map[string]string{"h_test.go": "package alpha_test\n"}},
+	} {
+		dir := writeModule(t, tc.files)
+		if err := writeHangDump(dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, hangDumpFile))
+		if err != nil || !strings.HasPrefix(string(b), "package alpha\n") {
+			t.Errorf("%v: %q %v", tc.files, b, err)
+		}
+	}
+	dir := t.TempDir()
+	if err := writeHangDump(dir); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("no package: %v", err)
+	}
+}
