@@ -63,7 +63,7 @@ func TestRenderAsSession(t *testing.T) {
 <a href="/account/signout">Sign out</a><img src="/account/signout">
 <script>
 fetch('/api/me').then(r => r.text()).then(t => { document.title = 'got ' + t.length; });
-fetch('` + otherSrv.URL + `/other');
+fetch('`+otherSrv.URL+`/other');
 fetch('/api/auth/end', {method: 'GET'});
 fetch('/logout');
 </script>`)(w, r)
