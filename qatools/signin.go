@@ -42,7 +42,7 @@ import (
 type Session struct {
 	Identity string
 	Address  fleet.Address
-	Given    bool // a test account from target.auth.accounts
+	Given    bool   // a test account from target.auth.accounts
 	origin   string // scheme://host of the verify URL it signed in at
 	cookies  []*http.Cookie
 	bearer   string
@@ -76,7 +76,6 @@ func (s *Session) describe() string {
 	}
 	return strings.Join(parts, " + ")
 }
-
 
 func (t *tools) key(identity string) (*chain.Key, bool, error) {
 	t.ids.mu.Lock()
