@@ -83,7 +83,8 @@ func security(p *probe.Probe, o Options) {
 	spoofed := secExercise(p, o.Corpus, own, pages)
 	signedIn := authz.Run(p, pages) // behind a SIWE login: two fresh identities (issue 33)
 	secSpoofSignedIn(p, pages, signedIn, spoofed)
-	secSignedInStored(p, pages, signedIn) // the rendering crawl behind the login, stored XSS there
+	// The rendering crawl behind the login, and stored XSS there.
+	secSignedInStored(p, pages, signedIn)
 	inject.Reflected(p, pages)        // reflected injection and path handling
 	secDOMXSS(p)                      // URL canaries run in the browser
 	byBrowser := secForms(p)          // forms submitted in the browser with canaries

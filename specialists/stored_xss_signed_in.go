@@ -220,6 +220,8 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 		byB = ran(canary, "b", nil)
 	}
 	byA := ran(canary, "a", nil)
+	type hit struct{ field, viewer, page string }
+	var found []hit
 	for _, f := range fields {
 		viewer, page := "b", byB[f]
 		if page == "" {
@@ -233,6 +235,16 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 			p.Notef("a stored XSS canary in field %s of %s ran once behind the login and not after a second write", f, shown)
 			continue
 		}
+		found = append(found, hit{f, viewer, page})
+	}
+	// Not deferred: a playbook's call stops its program to be made, and a
+	// deferred call would then be made in its place.
+	undo := "The field got its value back afterwards."
+	if !restoreSignedIn(p, e.Method, target, shown, orig, fields) {
+		undo = "Restoring the field failed: the run record lists it as left on the platform."
+	}
+	for _, h := range found {
+		f, viewer, page := h.field, h.viewer, h.page
 		who, sev, impact := "identity b (another fresh account)", fleet.SeverityHigh,
 			"Any account runs script in the browser of every signed-in user who opens the page, with their session."
 		if viewer == "a" {
@@ -240,17 +252,14 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 				"Only the account's own pages showed it (self-XSS): anyone who can set the field (a forged request, a shared device) runs script in that account's session."
 		}
 		p.Report(sev, surfaceDOM, fmt.Sprintf(
-			"Stored XSS behind the login (CWE-79): identity a (a fresh account) stored markup in its field %q with %s %s, a write the docs list (writable fields: %s), and it ran when %s opened %s, a page only a signed-in user sees: the browser called fleetd's renderer hook with CANARY-%s, and again after a second write with a fresh canary. %s Expected stored values put into the page as text (escaped), never as HTML. Steps: qa_login {identity: a}, qa_login {identity: b}, qa_submit {url: %s, method: %s, json: {%q: <details open ontoggle=...>}, as: a}, then open %s signed in as %s. The field got its value back afterwards.",
-			f, e.Method, shown, strings.Join(e.Writable, ", "), who, siPath(page), f, impact, shown, e.Method, f, siPath(page), viewer), "", nil)
+			"Stored XSS behind the login (CWE-79): identity a (a fresh account) stored markup in its field %q with %s %s, a write the docs list (writable fields: %s), and it ran when %s opened %s, a page only a signed-in user sees: the browser called fleetd's renderer hook with CANARY-%s, and again after a second write with a fresh canary. %s Expected stored values put into the page as text (escaped), never as HTML. Steps: qa_login {identity: a}, qa_login {identity: b}, qa_submit {url: %s, method: %s, json: {%q: <details open ontoggle=...>}, as: a}, then open %s signed in as %s. %s",
+			f, e.Method, shown, strings.Join(e.Writable, ", "), who, siPath(page), f, impact, shown, e.Method, f, siPath(page), viewer, undo), "", nil)
 	}
-	// Not deferred: a playbook's call stops its program to be made, and a
-	// deferred call would then be made in its place.
-	restoreSignedIn(p, e.Method, target, shown, orig, fields)
 }
 
 // restoreSignedIn writes the fields' previous values back, as a, or says
-// they were left on the platform.
-func restoreSignedIn(p *probe.Probe, method, target, shown string, orig map[string]any, fields []string) {
+// they were left on the platform (false).
+func restoreSignedIn(p *probe.Probe, method, target, shown string, orig map[string]any, fields []string) bool {
 	vals := map[string]any{}
 	for _, f := range fields {
 		vals[f] = orig[f]
@@ -261,10 +270,11 @@ func restoreSignedIn(p *probe.Probe, method, target, shown string, orig map[stri
 	if p.Can("qa_submit") && p.Room(1) {
 		r := p.Call("qa_submit", map[string]any{"url": target, "method": method, "enctype": "json", "json": string(probe.Marshal(vals)), "as": "a"})
 		if probe.Answered(r) && probe.Status(r) < 300 {
-			return
+			return true
 		}
 	}
 	p.LeftOnPlatform("the fields %s of %s (identity a's own account) hold a canary (restoring them with %s failed)", strings.Join(fields, ", "), shown, method)
+	return false
 }
 
 // siJSONObj is body's top-level JSON object, nil when it is none.
