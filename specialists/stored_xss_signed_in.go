@@ -24,7 +24,8 @@ import (
 //     rendered as a, and the links their rendered DOM holds followed (GET
 //     only, on the allowlist, never a sign-out link, nor the sign-in's
 //     endpoints; at most signedInPages renders). A page the public crawl
-//     read is not behind the login and is left to it.
+//     read comes after the others (an app's shell may fill itself only
+//     for a session).
 //  2. Stored injection: each documented update of a's own resource (PATCH
 //     or PUT, with the fields the docs list as writable) gets, in each
 //     writable string field, markup calling the renderer's canary hook
@@ -95,16 +96,24 @@ func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage 
 		}
 	}
 	skip := func(u string) bool {
-		return u == "" || public[u] || crawl.SignOut(u) || strings.ContainsAny(u, "{}") ||
+		return u == "" || crawl.SignOut(u) || strings.ContainsAny(u, "{}") ||
 			siSamePath(u, flow.Nonce.URL) || siSamePath(u, flow.Verify.URL) || siSamePath(u, flow.Logout.URL) ||
 			!probe.AllowedURL(p.Target().FetchAllow, u)
 	}
-	var queue []string
+	// A page the public crawl read waits until the others are done: an
+	// app's shell fills itself only for a session, but most are the
+	// public pages a signed-in page links back to.
+	var queue, later []string
 	seen := map[string]bool{}
 	add := func(u string) {
 		u = probe.StripFragment(u)
-		if !seen[u] && !skip(u) {
-			seen[u] = true
+		if seen[u] || skip(u) {
+			return
+		}
+		seen[u] = true
+		if public[u] {
+			later = append(later, u)
+		} else {
 			queue = append(queue, u)
 		}
 	}
@@ -113,7 +122,10 @@ func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage 
 		add(authz.Fill(e.URL, addr, ""))
 	}
 	var out []signedInPage
-	for fetched := 0; len(queue) > 0 && len(out) < signedInPages && fetched < signedInFetches; fetched++ {
+	for fetched := 0; len(queue)+len(later) > 0 && len(out) < signedInPages && fetched < signedInFetches; fetched++ {
+		if len(queue) == 0 {
+			queue, later = later, nil
+		}
 		u := queue[0]
 		queue = queue[1:]
 		if !p.Can("qa_fetch") || !p.Room(2) {
