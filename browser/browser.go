@@ -115,6 +115,10 @@ type Config struct {
 	// RootCAs are trusted for the sites' TLS certificates, which the proxy
 	// verifies (it ends the browser's TLS: tunnel.go); nil: the system's.
 	RootCAs *x509.CertPool
+	// Session, when set, gives RenderAs the credentials of a signed-in
+	// identity (session.go); it decides at each call (the dial: below
+	// exercise it refuses). nil: RenderAs refuses every identity.
+	Session func(ctx context.Context, identity string) (Session, error)
 	// Jail is the OS jail Chromium runs in (jail.go); the zero value
 	// jails it in a temporary directory, and Render fails when the jail
 	// cannot be built.
@@ -140,6 +144,7 @@ type Browser struct {
 	startErr error          // why Chromium would not start, kept
 	grants   grants         // writes the tabs let through, for the proxy
 	jail     *jailed        // set by launch (jail.go)
+	tainted  error          // why a signed-in render's cookies stay: nothing renders after it
 }
 
 // New returns a Browser; Chromium starts on the first Render. It fails when
@@ -434,6 +439,10 @@ type recorder struct {
 	submittedAt time.Time
 	submitDoc   network.RequestID
 	created     func(Write, string)
+	// session is a signed-in render's (RenderAs), nil otherwise;
+	// signOuts counts the sign-out requests it failed.
+	session  *Session
+	signOuts int
 }
 
 // noteCreated keeps what the answer to a write the page sent names as
@@ -709,7 +718,7 @@ func orWord(s, w string) string {
 // URL off the allowlist (nothing is opened), a browser that cannot start or
 // died, a closed Browser, and ctx ending.
 func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, error) {
-	return b.open(ctx, rawURL, nil)
+	return b.open(ctx, rawURL, nil, nil)
 }
 
 // Submit opens pageURL as Render does, then fills the form f names (its
@@ -719,7 +728,7 @@ func (b *Browser) Render(ctx context.Context, rawURL string) (crawl.Rendered, er
 // requests pass the same fences as every other. A page without that form
 // is not an error: Submitted is false and a note says so.
 func (b *Browser) Submit(ctx context.Context, pageURL string, f crawl.FormFill) (crawl.Rendered, error) {
-	return b.open(ctx, pageURL, &f)
+	return b.open(ctx, pageURL, &f, nil)
 }
 
 // submitJS fills and submits a form; its argument is a JSON FormFill.
@@ -738,7 +747,7 @@ const submitJS = `((a) => {
   return 'submitted';
 })`
 
-func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill) (crawl.Rendered, error) {
+func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill, sess *Session) (crawl.Rendered, error) {
 	out := crawl.Rendered{URL: rawURL}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -751,6 +760,9 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	defer b.mu.Unlock()
 	if b.closed {
 		return out, ErrClosed
+	}
+	if b.tainted != nil {
+		return out, fmt.Errorf("render %s: a signed-in render's cookies could not be cleared (%v): the browser renders nothing more", rawURL, b.tainted)
 	}
 	if err := b.start(); err != nil {
 		return out, err
@@ -765,7 +777,19 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 		b.closing.Add(1)
 		go func() { defer b.closing.Done(); tcancel() }()
 	}()
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created}
+	if sess != nil {
+		// What the signed-in pages set in the cookie jar goes with them:
+		// no later render carries anything of the session. Runs before the
+		// tab is closed (deferred after it).
+		defer func() {
+			cctx, cancel := context.WithTimeout(tctx, 5*time.Second)
+			defer cancel()
+			if _, err := chromedp.Call(cctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+				b.tainted = err // fail closed: no render after it
+			}
+		}()
+	}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.
@@ -905,6 +929,9 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill)
 	if rec.held > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d writes held inside the browser (the dial or the run's write budget)", rec.held))
 	}
+	if rec.signOuts > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d sign-out requests refused (a signed-in render never ends its session)", rec.signOuts))
+	}
 	rec.mu.Unlock()
 	if n := len(out.Dialogs); n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d dialogs opened and dismissed", n))
@@ -969,6 +996,10 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 		return
 	}
 	err := b.cfg.Allow(ev.Request.URL)
+	signOut := false
+	if err == nil && rec.session != nil && rec.session.refused(ev.Request.URL) {
+		err, signOut = ErrSignOut, true
+	}
 	write := err == nil && isWrite(ev.Request.Method)
 	if err == nil && b.cfg.Pace != nil {
 		// Bounded by the page budget, and ended with the render.
@@ -991,13 +1022,20 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	cctx, cancel := context.WithTimeout(hctx, 5*time.Second)
 	defer cancel()
 	if err == nil {
-		chromedp.Call(cctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		cont := fetch.ContinueRequestParams{RequestID: ev.RequestID}
+		if rec.session != nil && rec.session.covers(ev.Request.URL) {
+			cont.Headers = rec.session.headers(ev.Request.Headers)
+		}
+		chromedp.Call(cctx, fetch.ContinueRequest, cont)
 		return
 	}
 	rec.mu.Lock()
-	if held {
+	switch {
+	case signOut:
+		rec.signOuts++
+	case held:
 		rec.held++
-	} else {
+	default:
 		rec.blocked++
 	}
 	rec.mu.Unlock()

@@ -124,6 +124,10 @@ type Run struct {
 	// the answers to the page writes it let through named as created
 	// (PageWrites.Created) qa_submit may DELETE too, as its own POSTs'.
 	PageWrites *PageWrites
+	// Sessions, when set, keeps the identities qa_login signs in, so the
+	// run's rendering crawl can render as one (Sessions.Browser); nil:
+	// the tools keep them to themselves.
+	Sessions *Sessions
 }
 
 // Tools returns the tools bound to env and run.
@@ -132,7 +136,10 @@ func Tools(env *Env, run *Run) []fleet.Tool {
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &tools{env: env, run: run}
+	t := &tools{env: env, run: run, ids: run.Sessions}
+	if t.ids == nil {
+		t.ids = &Sessions{}
+	}
 	return []fleet.Tool{
 		fleet.NewTool("qa_create", "Mint the next sandbox name qa-<run>-<n> under a fresh throwaway key (funded by the sponsor, released when the run ends). Returns name, owner, tx, gas_used, owner_verified.", fleet.Exercise, t.create),
 		fleet.NewTool("qa_compile", "Run the target's compiler on source inside the jail. Returns outcome (compiled, rejected, crashed, timeout for a hang, or resource for memory exhaustion), exit_code, signal, stderr_tail (and stderr_head when long), crash_state (a crash's normalized message and top frames), bytes, sha256, duration_ms.", fleet.Observe, t.compile),
@@ -168,7 +175,7 @@ type tools struct {
 
 	mu      sync.Mutex
 	created map[string]bool // what the run's qa_submit POSTs created (its DELETEs' only targets): true while its DELETE is owed (a write reserved)
-	ids     sessions        // the run's signed-in identities (qa_login)
+	ids     *Sessions       // the run's signed-in identities (qa_login): Run.Sessions, shared with the rendering crawl
 }
 
 var errNoChain = errors.New("chain not configured (set chain.rpc)")

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
@@ -43,7 +42,8 @@ import (
 type Session struct {
 	Identity string
 	Address  fleet.Address
-	Given    bool // a test account from target.auth.accounts
+	Given    bool   // a test account from target.auth.accounts
+	origin   string // scheme://host of the verify URL it signed in at
 	cookies  []*http.Cookie
 	bearer   string
 }
@@ -75,13 +75,6 @@ func (s *Session) describe() string {
 		parts = append(parts, "bearer token")
 	}
 	return strings.Join(parts, " + ")
-}
-
-// sessions are one run's signed-in identities and their keys.
-type sessions struct {
-	mu   sync.Mutex
-	keys map[string]*chain.Key
-	live map[string]*Session
 }
 
 func (t *tools) key(identity string) (*chain.Key, bool, error) {
@@ -282,6 +275,7 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 		return r, nil
 	}
 	s.Given = given
+	s.origin = vu.Scheme + "://" + vu.Host
 	if prev != nil {
 		res["rotated"] = !sharesCredential(prev, s)
 	}

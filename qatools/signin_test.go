@@ -54,7 +54,7 @@ func newSigninHarness(t *testing.T, mode siwe.Mode, dial fleet.Dial, accounts ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &Run{ID: "r-signin", Source: "qa-test", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{MaxWrites: 40})}
+	run := &Run{ID: "r-signin", Source: "qa-test", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{MaxWrites: 40}), Sessions: NewSessions(ctl)}
 	reg, err := NewRegistry(env, run)
 	if err != nil {
 		t.Fatal(err)

@@ -49,8 +49,10 @@ var signInFlaws = []plantedFlaw{
 }
 
 // realTools is the real qa_* registry over app (no chain: qa_create,
-// qa_publish and qa_chain say so), qa_report captured.
-func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
+// qa_publish and qa_chain say so), qa_report captured. sessions, when
+// given, keeps the identities qa_login signs in, shared with a browser
+// (evalBrowser's) that renders as them.
+func realTools(t *testing.T, target fleet.Target, maxWrites int, sessions ...*qatools.Sessions) func(string, *[]map[string]any) *fleet.Registry {
 	return func(runID string, findings *[]map[string]any) *fleet.Registry {
 		allow, err := qatools.NewAllowlist(target.FetchAllow)
 		if err != nil {
@@ -64,6 +66,9 @@ func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[
 			t.Fatal(err)
 		}
 		run := &qatools.Run{ID: runID, Source: "qa-security", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{MaxWrites: maxWrites})}
+		if len(sessions) > 0 {
+			run.Sessions = sessions[0]
+		}
 		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_chain", "qa_create", "qa_publish", "qa_compile")
 		if err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@
 //   - verified keys (a key on a page that controls an account): verified_keys.go
 //   - invariants (over simulated call sequences): invariants.go, invariants/
 //   - secrets (pages, exposed paths, the rendered DOM): secrets.go
-//   - stored XSS: stored_xss.go (secStoredXSS: a canary published to a fresh name), inject/inject.go (inject.Stored: per field and HTML context), stored_xss_dom.go (in the browser)
+//   - stored XSS: stored_xss.go (secStoredXSS: a canary published to a fresh name), inject/inject.go (inject.Stored: per field and HTML context), stored_xss_dom.go (in the browser), stored_xss_signed_in.go (behind the login: identity a stores, identity b's browser runs it)
 //   - reflected XSS: reflected_xss.go (secCallXSS: the call endpoint; secPostForms: POST forms over HTTP), inject/inject_reflect.go (inject.Reflected: URL parameters)
 //   - reflected injection (open redirect, header injection, path traversal): inject/inject_reflect.go
 //   - DOM XSS (URL canaries and forms, in the browser): dom_xss.go

@@ -43,6 +43,8 @@ func security(p *probe.Probe, o Options) {
 	secStoredXSS(p, o.Corpus, own)  // the canary published to a fresh name, when inject.Stored minted none
 	signedIn := authz.Run(p, pages) // behind a SIWE login: two fresh identities (issue 33)
 	secSpoofSignedIn(p, pages, signedIn, spoofed)
+	// The rendering crawl behind the login, and stored XSS there.
+	secSignedInStored(p, pages, signedIn)
 	inject.Reflected(p, pages)        // reflected injection and path handling
 	secDOMXSS(p)                      // URL canaries run in the browser
 	byBrowser := secDOMXSSForms(p)    // forms submitted in the browser with canaries

@@ -53,9 +53,19 @@ var spaFlaws = []plantedFlaw{
 // at observe; at exercise sent within the page's share). created, when
 // set, gets what the answers to the writes the gate let through name as
 // created (as a run gives them to qa_submit's DELETE).
-func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial, created func(string)) (*browser.Browser, error) {
+//
+// sessions, when given, are the run's signed-in identities (realTools'),
+// which the browser renders as (RenderAs) while sessions' dial allows.
+func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial, created func(string), sessions ...*qatools.Sessions) (*browser.Browser, error) {
 	writes := qatools.NewPageWrites(fleettest.Dial(dial), sandbox.NewMeter(fleet.Budget{MaxWrites: evalWrites}))
-	return browser.New(browser.Config{Exec: exec,
+	var session func(context.Context, string) (browser.Session, error)
+	if len(sessions) > 0 {
+		session = func(ctx context.Context, id string) (browser.Session, error) {
+			s, err := sessions[0].Browser(ctx, id, "")
+			return browser.Session{Identity: id, Origin: s.Origin, Header: s.Header, Never: s.Never}, err
+		}
+	}
+	return browser.New(browser.Config{Exec: exec, Session: session,
 		Allow: func(u string) error {
 			if !probe.AllowedURL(tg.FetchAllow, u) {
 				return fmt.Errorf("not on the fetch allowlist: %s", u)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	headless "github.com/qafleet/fleetd/browser"
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
@@ -138,6 +139,13 @@ func (a *app) findChromium() (string, error) {
 // run's write budget), and the browser runs in the run's jail dir
 // (jailDir; "": a temporary one).
 func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string) (probe.Renderer, func(), string, error) {
+	return a.rendererAs(env, writes, jailDir, nil)
+}
+
+// rendererAs is renderer whose browser may also render as an identity the
+// run's qa_login signed in (sessions; nil: never), only while the dial
+// allows exercise, never requesting a sign-out link (browser.RenderAs).
+func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (probe.Renderer, func(), string, error) {
 	exe, why, err := a.crawlEngine()
 	if err != nil || exe == "" {
 		return nil, func() {}, why, err
@@ -156,6 +164,7 @@ func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string
 		// What an allowed write's answer names as created, the run's
 		// qa_submit may DELETE (and the probe's undo does).
 		Created: func(w headless.Write, u string) { writes.Created(w.Method, w.URL, u) },
+		Session: browserSession(env.Target, sessions),
 		// qa_fetch's connect-time checks: a name on a wildcard pattern that
 		// resolves into the host's own network is refused, as for qa_fetch.
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -234,4 +243,22 @@ func (a *app) jailCheck() check {
 		c.ok, c.detail = true, prot.String()
 	}
 	return c
+}
+
+// browserSession gives the browser the sessions of the identities the
+// run's qa_login signed in (qatools.Sessions.Browser: at exercise only),
+// with target.auth.logout among the URLs it never requests; nil sessions:
+// the browser renders as nobody.
+func browserSession(tg fleet.Target, sessions *qatools.Sessions) func(context.Context, string) (headless.Session, error) {
+	if sessions == nil {
+		return nil
+	}
+	var logout string
+	if tg.Auth != nil {
+		logout = tg.Auth.Logout
+	}
+	return func(ctx context.Context, identity string) (headless.Session, error) {
+		s, err := sessions.Browser(ctx, identity, logout)
+		return headless.Session{Identity: identity, Origin: s.Origin, Header: s.Header, Never: s.Never}, err
+	}
 }

@@ -118,11 +118,14 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 	// The pages the rendering crawl opens write only as the dial says,
 	// from the run's own write budget.
 	pageWrites := qatools.NewPageWrites(dialSrc, meter)
+	// The identities qa_login signs in, which the rendering crawl may
+	// render as while the dial allows exercise.
+	sessions := qatools.NewSessions(dialSrc)
 	if model == nil {
 		// The rendering crawl's browser lives as long as this run, jailed
 		// in the run's jail dir: it starts on the first page a playbook
 		// renders and stops here. The run record says how it is confined.
-		render, stop, how, err := a.renderer(env, pageWrites, sb.JailDir())
+		render, stop, how, err := a.rendererAs(env, pageWrites, sb.JailDir(), sessions)
 		if err != nil {
 			dropSandbox(sb)
 			return fleet.RunResult{}, err
@@ -138,7 +141,7 @@ func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet
 			return fleet.RunResult{}, err
 		}
 	}
-	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter, PageWrites: pageWrites}
+	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter, PageWrites: pageWrites, Sessions: sessions}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
 	if err != nil {
 		sb.Abandon()
