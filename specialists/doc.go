@@ -63,7 +63,7 @@
 //
 // What the run wrote and could not undo is listed, not found:
 // left_on_platform.go.
-
+//
 // # Replay
 //
 // A playbook is straight-line Go code over a small probe API (Fetch,
