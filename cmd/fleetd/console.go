@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/console"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/trajectory"
@@ -180,7 +180,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
-	f.Fuzz = consoleFuzzStats(snap.a.fuzzDir())
+	f.Fuzz = fleetdaemon.ConsoleFuzzStats(snap.a.fuzzDir())
 	f.Published = d.published.Load()
 	return f, nil
 }
@@ -193,7 +193,7 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 		return s.head
 	}
 	cl := s.d.env.client
-	h := console.ChainHealth{RPC: publicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
+	h := console.ChainHealth{RPC: fleetdaemon.PublicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
 		s.head = h
@@ -213,26 +213,11 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 	return h
 }
 
-// publicURL is an RPC URL as anyone reading the console may see it: scheme
-// and host only. Hosted nodes put API keys in the path, the query or the
-// user info, and the console's pages need no token.
-func publicURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(hidden)"
-	}
-	out := u.Scheme + "://" + u.Host
-	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-		out += "/…"
-	}
-	return out
-}
-
 // hideRPC replaces the configured RPC URL in an error message with its
 // public form.
 func (s *consoleSource) hideRPC(msg string) string {
 	if rpc := s.d.a().cfg.Chain.RPC; rpc != "" {
-		msg = strings.ReplaceAll(msg, rpc, publicURL(rpc))
+		msg = strings.ReplaceAll(msg, rpc, fleetdaemon.PublicURL(rpc))
 	}
 	return msg
 }

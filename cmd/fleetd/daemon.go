@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/console"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/sandbox"
@@ -74,12 +75,15 @@ type daemon struct {
 	// published on the log (specialists.go), for the console.
 	published atomic.Pointer[console.PublishedSet]
 	started   time.Time
-	node      nodeState // the chain node up or down (node.go)
-	stopNode  func()    // stops watchNode and waits for it
+	node      *fleetdaemon.Node // the chain node up or down, watched (node.go)
+	stopNode  func()            // stops the node's watch and waits for it
 	// abandoned is set when a run ends without cleaning up (its release or
-	// sweep failed: the node stalled or restarted mid-cleanup); watchNode
+	// sweep failed: the node stalled or restarted mid-cleanup); whileNodeUp
 	// reconciles while the node answers rather than at the next start.
 	abandoned atomic.Bool
+	// lastReconcile is when whileNodeUp last reconciled an abandoned run
+	// (only the node's watch reads and writes it).
+	lastReconcile time.Time
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
@@ -116,7 +120,7 @@ func (d *daemon) a() *app { return d.snap.Load().a }
 func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
 	d = &daemon{opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
 	fuzzDir := a.fuzzDir()
-	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return metricsFuzzStats(fuzzDir, time.Now()) })
+	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return fleetdaemon.MetricsFuzzStats(fuzzDir, time.Now()) })
 	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
 		return nil, err
@@ -133,9 +137,8 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			d.env.Close()
 		}
 	}()
-	if up, _ := d.checkNode(ctx); up {
-		d.recoverCrashed(ctx)
-	} else {
+	d.node = d.newNode()
+	if up, _ := d.node.Check(ctx); !up { // up: it caught up (recoverCrashed)
 		d.log.Warn("starting degraded: the chain node does not answer; it is retried with backoff and crashed runs are reconciled once it does")
 	}
 
@@ -156,7 +159,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			tc.FeedbackLog = d.env.Log.Address()
 		}
 	}
-	tc.Starter = starter{r: d.runner, node: &d.node}
+	tc.Starter = fleetdaemon.Starter{Runner: d.runner, Node: d.node}
 	if d.sched, err = triggers.New(tc); err != nil {
 		return nil, err
 	}
@@ -169,10 +172,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		return nil, err
 	}
 	d.sched.Start(ctx)
-	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
-	watched := make(chan struct{})
-	go func() { defer close(watched); d.watchNode(wctx) }()
-	d.stopNode = func() { wcancel(); <-watched }
+	d.stopNode = d.node.Watch(context.WithoutCancel(ctx), false, d.whileNodeUp)
 	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
 	return d, nil
 }
@@ -183,7 +183,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 func (d *daemon) recoverCrashed(ctx context.Context) {
 	r := d.a().recoverCrashed(ctx, d.env, "the daemon at start")
 	if r.closed() < len(r.runs) {
-		d.abandoned.Store(true) // watchNode tries again
+		d.abandoned.Store(true) // whileNodeUp tries again
 	}
 	if r.err != nil {
 		d.log.Error("recover crashed runs", "err", r.err)
@@ -216,7 +216,7 @@ const triageName = "triage"
 func (d *daemon) specs(a *app, ps []fleet.Persona) []triggers.Spec {
 	var out []triggers.Spec
 	if sp := a.cfg.Daemon.Specialists; sp == nil || *sp {
-		out = specsOf(ps)
+		out = fleetdaemon.SpecsOf(ps)
 	}
 	if d.env.Log != nil {
 		every := a.cfg.Triage.Every
@@ -331,13 +331,8 @@ func runLine(r fleet.RunResult) string {
 	if n := r.Totals.Findings; n > 0 {
 		// A repeat run files what is already on the log again: say how
 		// many were new and how many the reporter deduplicated.
-		dup := 0
-		for _, f := range r.Findings {
-			if f["status"] == "deduped" {
-				dup++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), n-dup, dup))
+		fresh, dup := fleetdaemon.FindingCounts(r)
+		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), fresh, dup))
 	}
 	if n := r.Totals.Refusals; n > 0 {
 		parts = append(parts, plural(n, "call refused by the dial", "calls refused by the dial"))
@@ -361,54 +356,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// starter adapts the runner to the triggers' Starter. While the chain
-// node is down nothing starts: a run would fail on fleetd's own network
-// and a finding about that would be noise.
-type starter struct {
-	r    *fleet.Runner
-	node *nodeState // nil: never gated
-}
-
-func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, error) {
-	if s.node != nil && !s.node.Up() {
-		return nil, errors.New("the chain node is down")
-	}
-	// The runner's refusals wrap its sentinels, which are the triggers'
-	// ErrRunning and ErrAtCap; it checks pause and budget first, so a busy
-	// refusal is never one a paused or spent fleet would drop at its retry.
-	done, err := s.r.Start(specialist, reason)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan triggers.Outcome, 1)
-	go func() {
-		rd := <-done
-		out <- triggers.Outcome{NewFindings: rd.Result.Totals.Findings, Err: rd.Err}
-		close(out)
-	}()
-	return out, nil
-}
-
-// Yield asks specialist's run to give its slot up at its next session
-// boundary (triggers.Yielder: a continuous run when another specialist's
-// start waits for a slot).
-func (s starter) Yield(specialist string) bool { return s.r.Yield(specialist) }
-
-var _ triggers.Yielder = starter{}
-
-func specsOf(ps []fleet.Persona) []triggers.Spec {
-	out := make([]triggers.Spec, 0, len(ps))
-	for _, p := range ps {
-		t := p.Trigger
-		out = append(out, triggers.Spec{Specialist: p.Name, Cron: t.Cron, Every: t.Every, Continuous: t.Continuous, Events: t.Events})
-	}
-	return out
-}
-
 func (d *daemon) status() httpapi.Status {
 	dial, _ := d.env.control.Dial()
 	paused, _ := d.env.control.Paused()
-	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.status()}
+	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.Status()}
 	for name := range d.snap.Load().personas {
 		finished, skipped := d.runner.Counts(name)
 		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
