@@ -162,13 +162,13 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		p := personas[n]
 		st := stats[n]
 		f.Specialists = append(f.Specialists, triggerStats(console.Specialist{
-			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
+			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: p.Trigger.String(), Running: slices.Contains(f.Running, n),
 		}, st))
 	}
 	for _, sp := range d.specs(snap.a, nil) { // with no personas: the daemon's own passes
 		st := stats[sp.Specialist]
 		f.Passes = append(f.Passes, triggerStats(console.Specialist{
-			Name: sp.Specialist, Trigger: triggerWords(fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}),
+			Name: sp.Specialist, Trigger: fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}.String(),
 			Running: slices.Contains(f.Running, sp.Specialist),
 		}, st))
 	}
@@ -220,26 +220,6 @@ func (s *consoleSource) hideRPC(msg string) string {
 		msg = strings.ReplaceAll(msg, rpc, fleetdaemon.PublicURL(rpc))
 	}
 	return msg
-}
-
-// triggerWords says how a specialist fires.
-func triggerWords(t fleet.Trigger) string {
-	var parts []string
-	switch {
-	case t.Cron != "":
-		parts = append(parts, "cron "+t.Cron)
-	case t.Every > 0:
-		parts = append(parts, "every "+t.Every.String())
-	case t.Continuous:
-		parts = append(parts, "continuous")
-	}
-	if len(t.Events) > 0 {
-		parts = append(parts, "on "+strings.Join(t.Events, ", "))
-	}
-	if len(parts) == 0 {
-		return "manual only"
-	}
-	return strings.Join(parts, "; ")
 }
 
 // RunNow starts a specialist through the triggers' manual fire, which asks

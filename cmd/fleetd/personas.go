@@ -174,26 +174,7 @@ func (a probeCommands) printSpecialists(ps []fleet.Persona) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, triggerString(p.Trigger), strings.Join(p.Tools, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, p.Trigger, strings.Join(p.Tools, ","))
 	}
 	return tw.Flush()
-}
-
-func triggerString(t fleet.Trigger) string {
-	var parts []string
-	switch {
-	case t.Cron != "":
-		parts = append(parts, "cron "+t.Cron)
-	case t.Every > 0:
-		parts = append(parts, "every "+t.Every.String())
-	case t.Continuous:
-		parts = append(parts, "continuous")
-	}
-	for _, e := range t.Events {
-		parts = append(parts, "on "+e)
-	}
-	if len(parts) == 0 {
-		return "manual"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -63,7 +63,7 @@ func newSpecialistSet(ps []fleet.Persona, rung fleet.Dial) specialistSet {
 		if planner == "" {
 			planner = fleet.PlannerPlaybook
 		}
-		s.Lines = append(s.Lines, specialistLine{Name: p.Name, Tools: orDash(strings.Join(tools, ",")), Trigger: triggerText(p.Trigger),
+		s.Lines = append(s.Lines, specialistLine{Name: p.Name, Tools: orDash(strings.Join(tools, ",")), Trigger: p.Trigger.Token(),
 			Planner: planner, Persona: hex.EncodeToString(h[:6])})
 	}
 	slices.SortFunc(s.Lines, func(a, b specialistLine) int { return strings.Compare(a.Name, b.Name) })
@@ -73,28 +73,6 @@ func newSpecialistSet(ps []fleet.Persona, rung fleet.Dial) specialistSet {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-// triggerText is a trigger as one token: cron:<spec with _ for spaces>,
-// every:<duration>, continuous, or none; +events:a,b.
-func triggerText(t fleet.Trigger) string {
-	var s string
-	switch {
-	case t.Cron != "":
-		s = "cron:" + strings.ReplaceAll(strings.TrimSpace(t.Cron), " ", "_")
-	case t.Every > 0:
-		s = "every:" + t.Every.String()
-	case t.Continuous:
-		s = "continuous"
-	default:
-		s = "none"
-	}
-	if len(t.Events) > 0 {
-		ev := slices.Clone(t.Events)
-		slices.Sort(ev)
-		s += "+events:" + strings.Join(ev, ",")
 	}
 	return s
 }
