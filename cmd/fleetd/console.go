@@ -224,17 +224,18 @@ func (s *consoleSource) hideRPC(msg string) string {
 
 // RunNow starts a specialist through the triggers' manual fire, which asks
 // the runner (the runner's rules apply: never overlapping, the cap, the
-// kill switch, the daily budget).
-func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) error {
+// kill switch, the daily budget). It does not queue: it names the starts
+// waiting for a slot that it went ahead of (triggers' Run now).
+func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) ([]string, error) {
 	d := s.d
 	if _, ok := (d.snap.Load().personas)[specialist]; !ok || specialist == triageName {
-		return fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
+		return nil, fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
 	}
-	started, why := d.sched.Fire(ctx, specialist, "console: "+user)
+	started, why, ahead := d.sched.FireAhead(ctx, specialist, "console: "+user)
 	if !started {
-		return fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
+		return nil, fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
 	}
-	return d.env.control.Record("run", "run "+specialist+" now", user)
+	return ahead, d.env.control.Record("run", "run "+specialist+" now", user)
 }
 
 // TriageNow starts a triage pass through the runner, as the daemon's own
