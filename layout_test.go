@@ -68,6 +68,7 @@ var layers = map[string]int{
 	"console":         4,
 	"httpapi":         4,
 	"pipeline":        5,
+	"runner":          5, // the run core every command that runs a specialist calls
 	"daemon":          6, // the service: above the pipelines, below the commands
 	"cmd":             7,
 

@@ -238,7 +238,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	if env.Log == nil {
 		return out, &exitError{code: exitConfig, err: errors.New("check compares with the feedback log: set chain.feedback_log in the config")}
 	}
-	if paused, _ := env.control.Paused(); paused {
+	if paused, _ := env.Control.Paused(); paused {
 		return out, &exitError{code: exitPaused, err: ErrPaused}
 	}
 	// The log as it stands before this check posts anything: what the
@@ -262,13 +262,13 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	}
 	col := &collector{}
 	if post {
-		if env.poster == nil {
+		if env.Poster == nil {
 			return out, &exitError{code: exitConfig, err: errors.New("check --post posts as the fleet identity: set chain.fleet_key_file in the config")}
 		}
-		col.post = env.poster
+		col.post = env.Poster
 	}
 	env.Reporter = col
-	dial, _ := env.control.Dial()
+	dial, _ := env.Control.Dial()
 	out.Specialists, out.Dial, out.Posted = names, dial.String(), post
 	out.FailOn = string(floor)
 	if floor == "" {
@@ -282,7 +282,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 		}
 		sources = append(sources, p.ReportingSource())
 		fmt.Fprintf(a.stderr, "check: %s (dial %s)\n", n, dial)
-		res, err := a.runSpecialist(ctx, env, p, runOptions{logger: logger, narrate: func(e fleet.TurnEvent) {
+		res, err := a.runSpecialist(ctx, env, p, runOptions{Logger: logger, Narrate: func(e fleet.TurnEvent) {
 			fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 		}})
 		if res.RunID != "" {
@@ -300,7 +300,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	if post {
 		// What the poster queued (the log did not answer) goes now rather
 		// than at the next command that flushes.
-		if _, _, err := env.poster.Flush(ctx); err != nil {
+		if _, _, err := env.Poster.Flush(ctx); err != nil {
 			logger.Warn("flush the outbox", "err", err)
 		}
 	}

@@ -163,8 +163,8 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 			return fleet.RunResult{}, err
 		}
 		res, err := a.runSpecialist(ctx, env, p, runOptions{
-			model: s.Model, modelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, narrate: s.Narrate,
-			logger: logger, budget: daily.Remaining, config: map[string]any{"mcp_client": s.Client},
+			Model: s.Model, ModelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, Narrate: s.Narrate,
+			Logger: logger, Budget: daily.Remaining, Config: map[string]any{"mcp_client": s.Client},
 		})
 		if res.RunID != "" {
 			daily.Add(res)
@@ -184,7 +184,7 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 			a.flushOutbox(env, logger)
 		}
 	}()
-	dial, _ := env.control.Dial()
+	dial, _ := env.Control.Dial()
 	if o.transport == "stdio" {
 		fmt.Fprintf(a.stderr, "fleetd mcp: serving the %s specialist's %d tools on stdio (dial %s, data dir %s)\n", p.Name, len(reg.List()), dial, a.dataDir())
 		return srv.ServeIO(ctx, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
@@ -242,12 +242,12 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 // flushOutbox posts findings queued while the chain was away, as the daemon
 // does when it stops.
 func (a probeCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
-	if env.poster == nil {
+	if env.Poster == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, left, err := env.poster.Flush(ctx); err != nil && left > 0 {
+	if _, left, err := env.Poster.Flush(ctx); err != nil && left > 0 {
 		logger.Warn("outbox not flushed; it is posted at the next start", "left", left, "err", err)
 	}
 }

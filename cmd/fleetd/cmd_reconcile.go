@@ -48,8 +48,8 @@ is 1 exactly when something is still held or could not be checked.`,
 			rec := a.recoverCrashed(ctx, env, "fleetd reconcile")
 			lerr := rec.err
 			var held []string // what is still held, for the exit message
-			if env.poster != nil {
-				posted, left, ferr := env.poster.Flush(ctx)
+			if env.Poster != nil {
+				posted, left, ferr := env.Poster.Flush(ctx)
 				if ferr != nil {
 					lerr = errors.Join(lerr, ferr)
 				}
@@ -88,7 +88,7 @@ is 1 exactly when something is still held or could not be checked.`,
 				}
 				return reconcileErr(held, lerr)
 			}
-			head, err := env.client.BlockNumber(ctx)
+			head, err := env.Client.BlockNumber(ctx)
 			if err != nil {
 				return err
 			}

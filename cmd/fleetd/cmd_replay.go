@@ -116,7 +116,7 @@ cut short by a crash, a bad --dial); 3 paused.`,
 				return &exitError{code: exitConfig, err: err}
 			}
 			defer env.Close()
-			if paused, _ := env.control.Paused(); paused {
+			if paused, _ := env.Control.Paused(); paused {
 				return &exitError{code: exitPaused, err: ErrPaused}
 			}
 			if r := a.recoverCrashed(ctx, env, "fleetd runs replay"); r.err != nil {
@@ -269,9 +269,9 @@ func (a probeCommands) replay(ctx context.Context, env *fleetEnv, orig *trajecto
 	renv := *env
 	renv.Env = &dry
 
-	var dial fleet.DialSource = env.control
+	var dial fleet.DialSource = env.Control
 	if capDial != nil {
-		dial = cappedDial{src: env.control, max: *capDial}
+		dial = cappedDial{src: env.Control, max: *capDial}
 	}
 	now, _ := dial.Dial()
 	r := newReplayer(replayCalls(orig))
@@ -287,9 +287,9 @@ func (a probeCommands) replay(ctx context.Context, env *fleetEnv, orig *trajecto
 		}
 	}
 	res, err := a.runSpecialist(ctx, &renv, p, runOptions{
-		model: r, modelName: "replay/" + h.RunID, dial: dial, logger: a.warnLogger(),
-		config:  map[string]any{"replay_of": h.RunID},
-		narrate: r.observe,
+		Model: r, ModelName: "replay/" + h.RunID, Dial: dial, Logger: a.warnLogger(),
+		Config:  map[string]any{"replay_of": h.RunID},
+		Narrate: r.observe,
 	})
 	if res.RunID == "" {
 		return nil, err // the run did not start

@@ -119,7 +119,7 @@ invalid arguments, 3 refused.`,
 				sb.Abandon()
 				return err
 			}
-			out, derr := reg.Dispatch(ctx, env.control, pos[0], json.RawMessage(args))
+			out, derr := reg.Dispatch(ctx, env.Control, pos[0], json.RawMessage(args))
 			cerr := qatools.CleanupRun(context.WithoutCancel(ctx), env.Env, run)
 			out.Result["run_id"] = runID
 			if err := a.printJSON(out.Result); err != nil {

@@ -44,7 +44,7 @@ func (d *daemon) startHTTP(addr string) error {
 	}
 	c, err := console.New(console.Config{
 		ReportsDir: d.a().reportsDir(), RunsDir: filepath.Join(d.a().dataDir(), trajectory.RunsDir),
-		Control: d.env.control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
+		Control: d.env.Control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
 		Logger: d.opts.logger, Version: versionString(),
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ var (
 // finds their transactions in the FeedbackSubmitted events.
 func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]console.Entry, error) {
 	env := s.d.env
-	if env.Log == nil || env.client == nil {
+	if env.Log == nil || env.Client == nil {
 		return nil, fmt.Errorf("%w: no feedback log configured (chain.feedback_log)", console.ErrUnavailable)
 	}
 	n, err := env.Log.Count(ctx)
@@ -175,8 +175,8 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
 		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
-	if d.env.poster != nil {
-		items, _ := d.env.poster.Pending()
+	if d.env.Poster != nil {
+		items, _ := d.env.Poster.Pending()
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
@@ -192,7 +192,7 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 	if time.Since(s.head.CheckedAt) < 2*time.Second {
 		return s.head
 	}
-	cl := s.d.env.client
+	cl := s.d.env.Client
 	h := console.ChainHealth{RPC: fleetdaemon.PublicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
@@ -235,7 +235,7 @@ func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) ([]
 	if !started {
 		return nil, fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
 	}
-	return ahead, d.env.control.Record("run", "run "+specialist+" now", user)
+	return ahead, d.env.Control.Record("run", "run "+specialist+" now", user)
 }
 
 // TriageNow starts a triage pass through the runner, as the daemon's own
@@ -248,7 +248,7 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 	if _, err := d.runner.Start(triageName, "console: "+user); err != nil {
 		return fmt.Errorf("%w: triage not started: %v", console.ErrNotStarted, err)
 	}
-	return d.env.control.Record("triage", "triage now", user)
+	return d.env.Control.Record("triage", "triage now", user)
 }
 
 // Mark posts a correction through the `fleetd findings mark` path.

@@ -145,15 +145,15 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 	dc := a.cfg.Daemon
 	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily.budget())
 	d.runner = fleet.NewRunner(fleet.RunnerConfig{
-		Run: d.runOne, Paused: d.env.control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
+		Run: d.runOne, Paused: d.env.Control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
 		Logger: opts.logger, OnEvent: d.onEvent,
 	})
 	tc := triggers.Config{
 		Specs: d.specs(a.app, personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
 		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
 	}
-	if d.env.client != nil {
-		tc.Events = d.env.client
+	if d.env.Client != nil {
+		tc.Events = d.env.Client
 		tc.Registry = d.env.Registry.Address()
 		if d.env.Log != nil {
 			tc.FeedbackLog = d.env.Log.Address()
@@ -198,8 +198,8 @@ func (d *daemon) recoverCrashed(ctx context.Context) {
 	for _, id := range r.footers {
 		d.log.Warn("closed a crashed run's record", "run_id", id)
 	}
-	if d.env.poster != nil {
-		if posted, left, err := d.env.poster.Flush(ctx); err != nil {
+	if d.env.Poster != nil {
+		if posted, left, err := d.env.Poster.Flush(ctx); err != nil {
 			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
 		} else if posted > 0 {
 			d.log.Info("outbox flushed", "posted", posted)
@@ -244,7 +244,7 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
 	res, err := probeCommands{snap.a}.runSpecialist(ctx, d.env, p, runOptions{
-		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
+		Logger: d.opts.logger, Narrate: d.turnHook(specialist), Budget: d.daily.Remaining,
 	})
 	if res.RunID != "" && !sandbox.Closed(snap.a.sandboxDir(), res.RunID) {
 		d.abandoned.Store(true)
@@ -262,7 +262,7 @@ func (d *daemon) triagePass(ctx context.Context, a *app) (fleet.RunResult, error
 		d.lastReport, _ = triage.LoadReport(a.reportsDir())
 		d.lastReportOK = true
 	}
-	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.poster)
+	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.Poster)
 	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
 	out.Totals.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -357,8 +357,8 @@ func plural(n int, one, many string) string {
 }
 
 func (d *daemon) status() httpapi.Status {
-	dial, _ := d.env.control.Dial()
-	paused, _ := d.env.control.Paused()
+	dial, _ := d.env.Control.Dial()
+	paused, _ := d.env.Control.Paused()
 	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.Status()}
 	for name := range d.snap.Load().personas {
 		finished, skipped := d.runner.Counts(name)
@@ -372,10 +372,10 @@ func (d *daemon) status() httpapi.Status {
 			st.Starved[name] = ts.StarvedReason
 		}
 	}
-	if d.env.poster != nil {
-		items, _ := d.env.poster.Pending()
+	if d.env.Poster != nil {
+		items, _ := d.env.Poster.Pending()
 		st.Outbox = len(items)
-		f := d.env.poster.Funds()
+		f := d.env.Poster.Funds()
 		st.Posting = &httpapi.Posting{Paused: f.Dry, Since: f.Since, Error: f.Error}
 		if f.Dry {
 			st.Posting.Sponsor = f.Payer.String()
@@ -486,9 +486,9 @@ func (d *daemon) shutdown(timeout time.Duration) error {
 	if d.stopNode != nil {
 		d.stopNode()
 	}
-	if d.env.poster != nil {
+	if d.env.Poster != nil {
 		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, left, err := d.env.poster.Flush(fctx); err != nil && left > 0 {
+		if _, left, err := d.env.Poster.Flush(fctx); err != nil && left > 0 {
 			d.log.Warn("outbox left for the next start", "left", left, "err", err)
 		}
 		fcancel()

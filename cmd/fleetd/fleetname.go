@@ -158,7 +158,7 @@ func (d *daemon) publishName(ctx context.Context, name string, want nameRecord) 
 	if !v.Owner.IsZero() && v.Owner != fleetAddr {
 		return false, fmt.Errorf("the name %q is owned by %s, not the fleet identity %s", name, v.Owner, fleetAddr)
 	}
-	if rung, _ := env.control.Dial(); !rung.Allows(fleet.Exercise) {
+	if rung, _ := env.Control.Dial(); !rung.Allows(fleet.Exercise) {
 		return false, fmt.Errorf("not written: the dial is %s (no on-chain write but feedback)", rung)
 	}
 	if err := d.fundFleet(ctx); err != nil {

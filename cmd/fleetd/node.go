@@ -11,7 +11,7 @@ import (
 // with fleetd mcp): when the node answers for the first time or comes back,
 // crashed runs are reconciled, their records closed and the outbox posted.
 func (d *daemon) newNode() *fleetdaemon.Node {
-	return &fleetdaemon.Node{Ping: d.env.client.Ping, RPC: d.a().cfg.Chain.RPC, Log: d.log, Metrics: d.metrics, OnBack: d.recoverCrashed}
+	return &fleetdaemon.Node{Ping: d.env.Client.Ping, RPC: d.a().cfg.Chain.RPC, Log: d.log, Metrics: d.metrics, OnBack: d.recoverCrashed}
 }
 
 // whileNodeUp runs at each check that finds the node answering: a run that
@@ -33,17 +33,17 @@ func (d *daemon) whileNodeUp(ctx context.Context) {
 // poster's Settle: an entry a reorg or a node that lost its last blocks
 // took off the log goes back into the outbox) and posts what came back.
 func (d *daemon) settleLanded(ctx context.Context) {
-	if d.env.poster == nil {
+	if d.env.Poster == nil {
 		return
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	n, err := d.env.poster.Settle(sctx)
+	n, err := d.env.Poster.Settle(sctx)
 	if err != nil {
 		d.log.Warn("outbox: posted entries not checked against the log", "err", err)
 	}
 	if n > 0 {
-		posted, left, err := d.env.poster.Flush(sctx)
+		posted, left, err := d.env.Poster.Flush(sctx)
 		d.log.Warn("outbox: entries taken off the log posted again", "requeued", n, "posted", posted, "left", left, "err", err)
 	}
 }
@@ -53,15 +53,15 @@ func (d *daemon) settleLanded(ctx context.Context) {
 // sponsor is funded, not at the next start or the next finding. It sets
 // fleetd_posting_paused.
 func (d *daemon) retryDryPosting(ctx context.Context) {
-	if d.env.poster == nil {
+	if d.env.Poster == nil {
 		return
 	}
-	if d.env.poster.Funds().Dry {
+	if d.env.Poster.Funds().Dry {
 		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		if posted, _, _ := d.env.poster.Flush(fctx); posted > 0 {
+		if posted, _, _ := d.env.Poster.Flush(fctx); posted > 0 {
 			d.log.Info("outbox flushed after posting resumed", "posted", posted)
 		}
 		cancel()
 	}
-	d.metrics.SetPostingPaused(d.env.poster.Funds().Dry)
+	d.metrics.SetPostingPaused(d.env.Poster.Funds().Dry)
 }

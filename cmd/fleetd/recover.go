@@ -107,7 +107,7 @@ const (
 // runs even when ctx is cancelled (a probe stopped by a signal), within
 // its own bound.
 func (a *app) postQueued(ctx context.Context, env *fleetEnv) (posted, left int, err error) {
-	if env == nil || env.poster == nil {
+	if env == nil || env.Poster == nil {
 		return 0, 0, nil
 	}
 	bound := 30 * time.Second
@@ -116,13 +116,13 @@ func (a *app) postQueued(ctx context.Context, env *fleetEnv) (posted, left int, 
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
-	posted, left, err = env.poster.FlushRetry(fctx, flushTries, flushBackoff)
+	posted, left, err = env.Poster.FlushRetry(fctx, flushTries, flushBackoff)
 	if posted > 0 {
 		fmt.Fprintf(a.stderr, "outbox: posted %d queued entr%s\n", posted, plural1(posted, "y", "ies"))
 	}
 	if left > 0 {
 		fmt.Fprintf(a.stderr, "outbox: %d entr%s still queued in %s (%v); the next fleetd probe, fleetd reconcile or the daemon posts them\n",
-			left, plural1(left, "y", "ies"), env.poster.OutboxDir(), err)
+			left, plural1(left, "y", "ies"), env.Poster.OutboxDir(), err)
 	}
 	return posted, left, err
 }

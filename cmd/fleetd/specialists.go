@@ -177,11 +177,11 @@ func newestPublished(ctx context.Context, log *chain.FeedbackLog, fleetAddr flee
 // are logged: publishing never stops the daemon.
 func (d *daemon) publishSpecialists(ctx context.Context) {
 	env := d.env
-	if env == nil || env.Log == nil || env.FleetKey == nil || env.poster == nil || d.snap.Load().personas == nil {
+	if env == nil || env.Log == nil || env.FleetKey == nil || env.Poster == nil || d.snap.Load().personas == nil {
 		return // not the daemon (fleetd mcp recovers crashed runs with it too), or no log to publish on
 	}
 	ps := d.personaList()
-	rung, _ := env.control.Dial()
+	rung, _ := env.Control.Dial()
 	set := newSpecialistSet(ps, rung)
 	st := &console.PublishedSet{Set: set.hash(), Checked: time.Now()}
 	defer d.published.Store(st)
@@ -201,7 +201,7 @@ func (d *daemon) publishSpecialists(ctx context.Context) {
 	text, err := set.text()
 	if err == nil {
 		var res poster.Result
-		if res, err = env.poster.Post(cctx, poster.Record{Text: text, Source: personaSource, Keying: poster.ByText}); err == nil {
+		if res, err = env.Poster.Post(cctx, poster.Record{Text: text, Source: personaSource, Keying: poster.ByText}); err == nil {
 			d.log.Info("published the fleet's specialists", "set", set.hash(), "specialists", len(set.Lines), "status", string(res.Status))
 			if res.Status == poster.Posted {
 				st.Matches, st.Time = true, time.Now()
