@@ -71,10 +71,15 @@ type runOptions = runner.Options
 // runSpecialist runs p once through the run core (runner.Run) on a's
 // config: its data dir, budget, planners and rendering crawl.
 func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
-	return runner.Run(ctx, runner.Config{
+	return runner.Run(ctx, a.runConfig(), env, p, o)
+}
+
+// runConfig is what a run needs of a's config.
+func (a probeCommands) runConfig() runner.Config {
+	return runner.Config{
 		DataDir: a.dataDir(), Budget: a.cfg.budget(), Build: versionString(),
 		Planner: a.planner, Renderer: a.renderer, RunEnded: testHookRunEnded,
-	}, env, p, o)
+	}
 }
 
 // testHookRunEnded, when set (only by tests, before Main runs), is called
