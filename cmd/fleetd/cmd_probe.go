@@ -59,10 +59,10 @@ left in the data dir: names released, keys swept, footers written.`,
 			}
 			defer env.Close()
 			r := a.recoverCrashed(ctx, env, "fleetd probe")
-			if r.err != nil {
-				logger.Warn("recover crashed runs", "err", r.err)
+			if r.Err != nil {
+				logger.Warn("recover crashed runs", "err", r.Err)
 			}
-			r.say(a.app)
+			a.sayRecovery(r)
 			if ctx.Err() != nil {
 				return &exitError{code: exitCancelled, err: errors.New("cancelled by a signal before the run started")}
 			}

@@ -72,8 +72,8 @@ cut short by a crash, a bad --dial); 3 paused.`,
 			if paused, _ := env.Control.Paused(); paused {
 				return &exitError{code: exitPaused, err: ErrPaused}
 			}
-			if r := a.recoverCrashed(ctx, env, "fleetd runs replay"); r.err != nil {
-				logger.Warn("recover crashed runs", "err", r.err)
+			if r := a.recoverCrashed(ctx, env, "fleetd runs replay"); r.Err != nil {
+				logger.Warn("recover crashed runs", "err", r.Err)
 			}
 			rep, err := a.replay(ctx, env, orig, capDial)
 			if rep != nil {

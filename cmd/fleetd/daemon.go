@@ -182,20 +182,20 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
 	r := d.a().recoverCrashed(ctx, d.env, "the daemon at start")
-	if r.closed() < len(r.runs) {
+	if r.Closed() < len(r.Runs) {
 		d.abandoned.Store(true) // whileNodeUp tries again
 	}
-	if r.err != nil {
-		d.log.Error("recover crashed runs", "err", r.err)
+	if r.Err != nil {
+		d.log.Error("recover crashed runs", "err", r.Err)
 	}
-	for _, c := range r.runs {
+	for _, c := range r.Runs {
 		if c.Closed {
 			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
 		} else {
 			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
 		}
 	}
-	for _, id := range r.footers {
+	for _, id := range r.Footers {
 		d.log.Warn("closed a crashed run's record", "run_id", id)
 	}
 	if d.env.Poster != nil {
