@@ -134,7 +134,7 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	// The node is dialled lazily, as the daemon's: with the node down at
 	// start, fleetd mcp serves degraded (tools/list, resources and prompts
 	// answer; a tool call is answered with an error naming the node) and
-	// retries it, and catches up when it answers (mcpNode).
+	// retries it, and catches up when it answers (daemon.Node, below).
 	env, err := a.buildEnvWith(ctx, logger, true)
 	if err != nil {
 		return err
