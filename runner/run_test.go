@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
@@ -178,16 +177,5 @@ func TestRunWithTheCallersModel(t *testing.T) {
 	}
 	if run.Header.Model != "mcp/client/1" {
 		t.Errorf("model %q", run.Header.Model)
-	}
-}
-
-// TestNewRendererRefusesABadAllowlist: the rendering crawl is built from
-// the target's fetch allowlist, and one that does not parse is refused
-// with the key named, before any browser starts.
-func TestNewRendererRefusesABadAllowlist(t *testing.T) {
-	env := &Env{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"no port here"}}}}
-	b, err := NewRenderer(env, nil, "/nonexistent/chromium", browser.Jail{Off: true}, 0)
-	if err == nil || b != nil || !strings.Contains(err.Error(), "target.fetch_allow") {
-		t.Fatalf("NewRenderer with a bad allowlist: %v, %v; want an error naming target.fetch_allow", b, err)
 	}
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +14,6 @@ import (
 
 	headless "github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -140,7 +142,41 @@ func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string
 	if err != nil || exe == "" {
 		return nil, func() {}, why, err
 	}
-	b, err := runner.NewRenderer(env, writes, exe, a.renderJail(jailDir), a.cfg.Crawl.PageTimeout)
+	allow, err := qatools.NewAllowlist(env.Target.FetchAllow)
+	if err != nil {
+		return nil, func() {}, why, fmt.Errorf("target.fetch_allow: %w", err)
+	}
+	pacer := env.Pacer
+	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
+	b, err := headless.New(headless.Config{
+		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout, Jail: a.renderJail(jailDir),
+		Write: func(w headless.Write) error {
+			return writes.Decide(w.Method, w.URL, w.Via)
+		},
+		// What an allowed write's answer names as created, the run's
+		// qa_submit may DELETE (and the probe's undo does).
+		Created: func(w headless.Write, u string) { writes.Created(w.Method, w.URL, u) },
+		// qa_fetch's connect-time checks: a name on a wildcard pattern that
+		// resolves into the host's own network is refused, as for qa_fetch.
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if errors.Is(err, qatools.ErrNotAllowed) {
+				err = fmt.Errorf("%w: %w", headless.ErrRefused, err)
+			}
+			return c, err
+		},
+		Pace: func(ctx context.Context, raw string) error {
+			if pacer == nil {
+				return nil
+			}
+			u, err := url.Parse(raw)
+			if err != nil {
+				return err
+			}
+			_, err = pacer.Wait(ctx, u.Hostname())
+			return err
+		},
+	})
 	if err != nil {
 		return nil, func() {}, why, err
 	}
