@@ -35,7 +35,9 @@ const module = "github.com/qafleet/fleetd"
 //	            the replay engine the specialists' checks are written against
 //	4 features  the tools, the specialists' checks, triage, the fix stage, the doors (console, MCP)
 //	5 pipelines compositions of features: the fix pipeline, the specialists' playbooks
-//	6 commands  cmd/fleetd: flags, config, wiring
+//	6 service   the daemon: the node watcher, the runner's starter, what the
+//	            console and /metrics read of the fleet's state
+//	7 commands  cmd/fleetd: flags, config, loading, printing
 //
 // fixtures and the *test helpers sit beside the stack (testOnly): they are
 // in no layer, and the layer rule is never asked about them.
@@ -66,7 +68,9 @@ var layers = map[string]int{
 	"console":         4,
 	"httpapi":         4,
 	"pipeline":        5,
-	"cmd":             6,
+	"runner":          5, // the run core every command that runs a specialist calls
+	"daemon":          6, // the service: above the pipelines, below the commands
+	"cmd":             7,
 
 	// The specialists: the replay engine and probe API the checks are
 	// written against, the checks, and the playbooks that compose them.

@@ -302,7 +302,14 @@ func TestControlsWithBearer(t *testing.T) {
 		t.Error("not paused")
 	}
 	post("/api/resume", `{}`)
-	post("/api/specialists/smoke/run", ``)
+	if m := post("/api/specialists/smoke/run", ``); m["message"] != "smoke started" {
+		t.Errorf("run now: %v", m)
+	}
+	// A run now does not queue: when it took a slot others waited for, the
+	// operator is told whom it went ahead of.
+	if m := post("/api/specialists/fuzz/run", ``); m["message"] != "fuzz started ahead of perf, ux, waiting for a slot (a run now does not queue; they take the next free slots)" {
+		t.Errorf("run now ahead of waiting starts: %v", m)
+	}
 	post("/api/triage", ``)
 	if m := post("/api/findings/3/mark", `{"what":"duplicate-of","of":1}`); m["correction"].(map[string]any)["index"].(float64) != 99 {
 		t.Errorf("mark: %v", m)
@@ -322,6 +329,7 @@ func TestControlsWithBearer(t *testing.T) {
 	}
 	wantCalls := []string{
 		"run smoke by bearer token via API from 127.0.0.1",
+		"run fuzz by bearer token via API from 127.0.0.1",
 		"triage by bearer token via API from 127.0.0.1",
 		"mark 3 duplicate-of=1 by bearer token via API from 127.0.0.1",
 	}

@@ -55,10 +55,21 @@ func (c *Console) runNow(ctx context.Context, r *http.Request, _ params, who cal
 		return "", nil, fmt.Errorf("%w: this server has no runner", ErrUnavailable)
 	}
 	name := r.PathValue("name")
-	if err := c.cfg.Controls.RunNow(ctx, name, who.user); err != nil {
+	ahead, err := c.cfg.Controls.RunNow(ctx, name, who.user)
+	if err != nil {
 		return "", nil, err
 	}
-	return fmt.Sprintf("%s started", name), nil, nil
+	return runNowMessage(name, ahead), nil, nil
+}
+
+// runNowMessage says that name started and, when it took a slot other
+// specialists' starts were waiting for, that it went ahead of them: an
+// operator's run now does not queue, and the operator sees whom it passed.
+func runNowMessage(name string, ahead []string) string {
+	if len(ahead) == 0 {
+		return name + " started"
+	}
+	return fmt.Sprintf("%s started ahead of %s, waiting for a slot (a run now does not queue; they take the next free slots)", name, strings.Join(ahead, ", "))
 }
 
 func (c *Console) triageNow(ctx context.Context, _ *http.Request, _ params, who caller) (string, any, error) {

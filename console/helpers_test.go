@@ -70,16 +70,19 @@ func (f *fakeControls) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeControls) RunNow(_ context.Context, name, user string) error {
+func (f *fakeControls) RunNow(_ context.Context, name, user string) ([]string, error) {
+	var ahead []string
 	switch name {
-	case "smoke", "fuzz":
+	case "smoke":
+	case "fuzz":
+		ahead = []string{"perf", "ux"} // their starts wait for a slot
 	case "busy":
-		return fmt.Errorf("%w: busy: already running", ErrNotStarted)
+		return nil, fmt.Errorf("%w: busy: already running", ErrNotStarted)
 	default:
-		return fmt.Errorf("%w: no specialist %q", ErrBadRequest, name)
+		return nil, fmt.Errorf("%w: no specialist %q", ErrBadRequest, name)
 	}
 	f.record("run " + name + " by " + user)
-	return nil
+	return ahead, nil
 }
 
 func (f *fakeControls) TriageNow(_ context.Context, user string) error {

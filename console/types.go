@@ -172,8 +172,11 @@ type Source interface {
 type Controls interface {
 	// RunNow starts specialist now through the runner. It wraps
 	// ErrBadRequest for an unknown specialist and ErrNotStarted (with the
-	// runner's reason) when the runner would not start it.
-	RunNow(ctx context.Context, specialist, user string) error
+	// runner's reason) when the runner would not start it. A run now does
+	// not queue (triggers' Run now): ahead names the specialists whose
+	// starts were waiting for a slot when it took one, which the console
+	// says.
+	RunNow(ctx context.Context, specialist, user string) (ahead []string, err error)
 	// TriageNow starts a triage pass through the runner; errors as RunNow.
 	TriageNow(ctx context.Context, user string) error
 	// Mark posts an operator's correction, as the fleet identity (see

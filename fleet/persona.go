@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,6 +39,53 @@ type Trigger struct {
 	// Events: code_changed (new code at the target's registry address),
 	// name_registered, feedback (a new feedback log entry).
 	Events []string `yaml:"events" json:"events,omitempty"`
+}
+
+// String says how the trigger fires, for people (the console's Fleet page,
+// `fleetd specialists`): "cron <spec>", "every <duration>" or "continuous",
+// then "on <event>, <event>" for the events, joined with "; "; "manual
+// only" when nothing fires it.
+func (t Trigger) String() string {
+	var parts []string
+	switch {
+	case t.Cron != "":
+		parts = append(parts, "cron "+t.Cron)
+	case t.Every > 0:
+		parts = append(parts, "every "+t.Every.String())
+	case t.Continuous:
+		parts = append(parts, "continuous")
+	}
+	if len(t.Events) > 0 {
+		parts = append(parts, "on "+strings.Join(t.Events, ", "))
+	}
+	if len(parts) == 0 {
+		return "manual only"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Token is the trigger as one token without spaces, for the set of
+// specialists the fleet publishes on the log (one line per specialist,
+// compared as text): cron:<spec with _ for spaces>, every:<duration>,
+// continuous or none, then +events:<a>,<b> with the events sorted.
+func (t Trigger) Token() string {
+	var s string
+	switch {
+	case t.Cron != "":
+		s = "cron:" + strings.ReplaceAll(strings.TrimSpace(t.Cron), " ", "_")
+	case t.Every > 0:
+		s = "every:" + t.Every.String()
+	case t.Continuous:
+		s = "continuous"
+	default:
+		s = "none"
+	}
+	if len(t.Events) > 0 {
+		ev := slices.Clone(t.Events)
+		slices.Sort(ev)
+		s += "+events:" + strings.Join(ev, ",")
+	}
+	return s
 }
 
 // Planner names.

@@ -109,6 +109,19 @@
 // pending starts that a retry started in Retried, and shows the start
 // pending now in PendingReason.
 //
+// # Run now
+//
+// A manual start ([Scheduler.Fire], the console's "run now") is an
+// operator's explicit request, so it does not queue: when a slot is free it
+// starts at once, even while other specialists' ticks or events wait for a
+// slot (the slot a run's end freed before the oldest waiting start took it),
+// and [Scheduler.FireAhead] names the starts it went ahead of, which the
+// console shows with the start. It never passes the cap: at the cap it is
+// refused like any start and is not held, so the button says at once that
+// nothing started and why. The starts it went ahead of keep their place and
+// take the next slot that frees. A queued manual start would instead leave
+// the operator with a button that seemed to do nothing for an unknown time.
+//
 // A kind no specialist subscribes to is not polled; when a Replace subscribes
 // to it again, it resumes from where it stopped.
 //

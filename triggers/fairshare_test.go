@@ -2,6 +2,8 @@ package triggers
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -299,6 +301,59 @@ func TestContinuousYieldsAtItsSessionBoundary(t *testing.T) {
 		st, fst := s.Stats()["perf"], s.Stats()["fuzz"]
 		if st.LongestWait != 500*time.Millisecond || fst.Yielded == 0 {
 			t.Errorf("perf waited %s, fuzz yielded %d times", st.LongestWait, fst.Yielded)
+		}
+	})
+}
+
+// TestRunNowGoesAheadButNeverPastTheCap is the manual start's policy (Run
+// now in the package doc): while perf's tick waits for a slot, an
+// operator's run of ux takes a slot that is free at once and names perf as
+// the start it went ahead of; perf keeps its place. At the cap the manual
+// start is refused with the cap's reason and is not held.
+func TestRunNowGoesAheadButNeverPastTheCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var atCap atomic.Bool
+		atCap.Store(true)
+		f := newFakeStarter()
+		f.run = func(string, string) (<-chan Outcome, error) {
+			if atCap.Load() {
+				return nil, fmt.Errorf("fleet-wide limit reached: %w", ErrAtCap)
+			}
+			return finished(Outcome{}), nil
+		}
+		s := mustNew(t, Config{Specs: []Spec{{Specialist: "perf", Every: 10 * time.Second}, {Specialist: "ux"}}, Starter: f, Logger: testLogger(t)})
+		s.Start(t.Context())
+		t.Cleanup(func() { s.Stop(context.Background()) })
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if st := s.Stats()["perf"]; st.PendingReason == "" {
+			t.Fatalf("perf's tick refused at the cap is not waiting: %+v", st)
+		}
+
+		// At the cap: refused, with the cap's reason, and not held.
+		started, why, ahead := s.FireAhead(t.Context(), "ux", "console: alice")
+		if started || !strings.Contains(why, "fleet-wide limit") || ahead != nil {
+			t.Errorf("run now at the cap: started %v, why %q, ahead %v; want refused with the cap's reason", started, why, ahead)
+		}
+		if st := s.Stats()["ux"]; st.PendingReason != "" || st.Pending != 0 {
+			t.Errorf("a manual start refused at the cap was held: %+v", st)
+		}
+
+		// A slot is free while perf still waits for one: the manual start
+		// takes it at once and says whom it went ahead of.
+		atCap.Store(false)
+		started, why, ahead = s.FireAhead(t.Context(), "ux", "console: alice")
+		if !started || why != "" || !slices.Equal(ahead, []string{"perf"}) {
+			t.Errorf("run now with a free slot: started %v, why %q, ahead %v; want started ahead of [perf]", started, why, ahead)
+		}
+		if st := s.Stats()["perf"]; st.PendingReason == "" {
+			t.Errorf("perf lost its place to the manual start: %+v", st)
+		}
+		// perf takes the next slot that frees.
+		s.RunEnded("ux")
+		synctest.Wait()
+		if got := f.Started("perf"); len(got) != 1 {
+			t.Errorf("perf's waiting start after the next run ended: started %v", got)
 		}
 	})
 }

@@ -437,12 +437,36 @@ func (s *Scheduler) Replace(specs []Spec) error {
 	return nil
 }
 
-// Fire asks the Starter to start specialist now (a manual run, a SIGHUP
-// path), counted like any trigger, and reports whether it started. It works
-// whether or not the Scheduler is started, for any specialist name.
+// Fire asks the Starter to start specialist now (a manual run: the
+// console's "run now"), counted like any trigger, and reports whether it
+// started. It works whether or not the Scheduler is started, for any
+// specialist name. A manual start never queues (see Run now in the package
+// doc): it takes a free slot even while other specialists' starts wait for
+// one, and at the cap it is refused, not held.
 func (s *Scheduler) Fire(ctx context.Context, specialist, reason string) (started bool, why string) {
-	_, started, why = s.fire(ctx, specialist, reason)
+	started, why, _ = s.FireAhead(ctx, specialist, reason)
 	return started, why
+}
+
+// FireAhead is Fire that also names, sorted, the specialists whose starts
+// were waiting for a slot when this one asked the Starter: the starts a
+// started manual run went ahead of, which the console says.
+func (s *Scheduler) FireAhead(ctx context.Context, specialist, reason string) (started bool, why string, ahead []string) {
+	s.mu.Lock()
+	for n, p := range s.pending {
+		if n != specialist && p.atCap {
+			ahead = append(ahead, n)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(ahead)
+	_, started, why = s.fire(ctx, specialist, reason)
+	if !started {
+		ahead = nil
+	} else if len(ahead) > 0 {
+		s.log.Info("a manual start went ahead of the starts waiting for a slot", keySpecialist, specialist, keyReason, reason, "ahead", ahead)
+	}
+	return started, why, ahead
 }
 
 // fire makes one start attempt and counts it. A cancelled ctx (stopping)

@@ -28,44 +28,21 @@ import (
 // and belong to the service).
 const defaultCheckSpecialists = "smoke,security,ux"
 
-// Statuses of a finding of `fleetd check` against the log's clusters.
-const (
-	checkNew        = "new"            // in no cluster of the log
-	checkRegressed  = "regressed"      // in a cluster the log marked resolved, or a false positive this finding regresses (a new crash state, a first repro)
-	checkOpen       = "still open"     // in an open or regressed cluster
-	checkDismissed  = "false positive" // in a cluster the log marked a false positive
-	checkAccepted   = "accepted risk"  // in a cluster whose risk the log accepted (and the acceptance has not expired)
-	checkNoLongerIn = "no longer seen" // an open cluster of these specialists that this check did not find
-)
-
 // checkHeld is what qa_report answers in a check without --post: the
 // finding was collected, not posted.
 const checkHeld poster.Status = "held"
 
-// checkRow is one cluster in the check's result.
-type checkRow struct {
-	Status   string         `json:"status"`
-	Cluster  string         `json:"cluster"`
-	Severity fleet.Severity `json:"severity"`
-	Surface  fleet.Surface  `json:"surface,omitempty"`
-	Title    string         `json:"title"`
-	Sources  []string       `json:"sources"`
-	Places   []string       `json:"places,omitempty"` // where one behaviour was seen, when triage folded several places
-	Findings int            `json:"findings"`         // findings of this check in the cluster; 0 for no longer seen
-	Fails    bool           `json:"fails"`            // new or regressed, at or above --fail-on
-}
-
 // checkResult is a whole check.
 type checkResult struct {
-	Specialists []string   `json:"specialists"`
-	Dial        string     `json:"dial"`
-	FailOn      string     `json:"fail_on"`
-	Head        uint64     `json:"head"` // log entries compared with: [0, Head)
-	Clusters    int        `json:"clusters"`
-	Runs        []string   `json:"runs"`
-	Posted      bool       `json:"posted"`
-	Rows        []checkRow `json:"rows"`
-	Failing     int        `json:"failing"`
+	Specialists []string          `json:"specialists"`
+	Dial        string            `json:"dial"`
+	FailOn      string            `json:"fail_on"`
+	Head        uint64            `json:"head"` // log entries compared with: [0, Head)
+	Clusters    int               `json:"clusters"`
+	Runs        []string          `json:"runs"`
+	Posted      bool              `json:"posted"`
+	Rows        []triage.CheckRow `json:"rows"`
+	Failing     int               `json:"failing"`
 }
 
 func (r *checkResult) count(status string) int {
@@ -238,7 +215,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	if env.Log == nil {
 		return out, &exitError{code: exitConfig, err: errors.New("check compares with the feedback log: set chain.feedback_log in the config")}
 	}
-	if paused, _ := env.control.Paused(); paused {
+	if paused, _ := env.Control.Paused(); paused {
 		return out, &exitError{code: exitPaused, err: ErrPaused}
 	}
 	// The log as it stands before this check posts anything: what the
@@ -249,7 +226,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	if err != nil {
 		return out, &exitError{code: exitConfig, err: fmt.Errorf("triage config: %w", err)}
 	}
-	e, before, err := triageLog(ctx, env.Log, cfg, time.Now())
+	e, before, err := triage.ReadLog(ctx, env.Log, cfg, time.Now())
 	if err != nil {
 		return out, &exitError{code: exitInfra, err: err}
 	}
@@ -262,13 +239,13 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	}
 	col := &collector{}
 	if post {
-		if env.poster == nil {
+		if env.Poster == nil {
 			return out, &exitError{code: exitConfig, err: errors.New("check --post posts as the fleet identity: set chain.fleet_key_file in the config")}
 		}
-		col.post = env.poster
+		col.post = env.Poster
 	}
 	env.Reporter = col
-	dial, _ := env.control.Dial()
+	dial, _ := env.Control.Dial()
 	out.Specialists, out.Dial, out.Posted = names, dial.String(), post
 	out.FailOn = string(floor)
 	if floor == "" {
@@ -282,7 +259,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 		}
 		sources = append(sources, p.ReportingSource())
 		fmt.Fprintf(a.stderr, "check: %s (dial %s)\n", n, dial)
-		res, err := a.runSpecialist(ctx, env, p, runOptions{logger: logger, narrate: func(e fleet.TurnEvent) {
+		res, err := a.runSpecialist(ctx, env, p, runOptions{Logger: logger, Narrate: func(e fleet.TurnEvent) {
 			fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 		}})
 		if res.RunID != "" {
@@ -300,180 +277,39 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	if post {
 		// What the poster queued (the log did not answer) goes now rather
 		// than at the next command that flushes.
-		if _, _, err := env.poster.Flush(ctx); err != nil {
+		if _, _, err := env.Poster.Flush(ctx); err != nil {
 			logger.Warn("flush the outbox", "err", err)
 		}
 	}
-	cmp, err := compareFindings(e, before, sender, col.found, sources, floor, time.Now())
+	cmp, err := triage.Compare(e, before, sender, col.found, sources, floor, time.Now())
 	if err != nil {
 		return out, &exitError{code: exitInfra, err: err}
 	}
-	out.Rows, out.Head, out.Clusters, out.Failing = cmp.rows, cmp.head, cmp.clusters, cmp.failing
+	out.Rows, out.Head, out.Clusters, out.Failing = cmp.Rows, cmp.Head, cmp.Clusters, cmp.Failing
 	if out.Rows == nil {
-		out.Rows = []checkRow{}
+		out.Rows = []triage.CheckRow{}
 	}
 	opt := findingsCommands{a.app}.sarifOptions(fleet.Report{})
-	opt.Text = func(c fleet.Cluster) string { return cmp.texts[c.ID] }
+	opt.Text = func(c fleet.Cluster) string { return cmp.Texts[c.ID] }
 	opt.Baseline = func(c fleet.Cluster) string {
-		switch cmp.status[c.ID] {
-		case checkNew, checkRegressed:
+		switch cmp.Status[c.ID] {
+		case triage.CheckNew, triage.CheckRegressed:
 			return "new"
 		}
 		return "unchanged"
 	}
 	var buf bytes.Buffer
-	if err := sarif.Render(&buf, cmp.report, opt); err != nil {
+	if err := sarif.Render(&buf, cmp.Report, opt); err != nil {
 		return out, err
 	}
 	out.sarif = buf.Bytes()
 	return out, nil
 }
 
-// comparison is what compareFindings found.
-type comparison struct {
-	rows     []checkRow
-	head     uint64
-	clusters int
-	failing  int
-	report   fleet.Report      // the check's clusters, as triage ranks them with the check's findings added
-	texts    map[string]string // cluster id -> the summary of the check's first finding in it
-	status   map[string]string // cluster id -> check status
-}
-
-// triageLog triages the whole log with a fresh engine (so a daemon
-// holding the triage store is no obstacle) and returns it with its report.
-func triageLog(ctx context.Context, log *chain.FeedbackLog, cfg triage.Config, now time.Time) (*triage.Engine, fleet.Report, error) {
-	// BuildEngine: an unmerge on the log splits its entry as triage does.
-	e, err := triage.BuildEngine(cfg, func(add func([]triage.Entry) error) error {
-		_, err := log.Scan(ctx, 0, add)
-		return err
-	})
-	if err != nil {
-		return nil, fleet.Report{}, fmt.Errorf("check: read the log: %w", err)
-	}
-	return e, e.Report(now), nil
-}
-
-// compareFindings adds the check's findings to e (the log's engine; before
-// is its report) after the log's last entry, as sender would post them,
-// and asks the engine which cluster each joined: a finding is judged the
-// way triage would cluster it, similarity and corrections included.
-func compareFindings(e *triage.Engine, before fleet.Report, sender fleet.Address, found []fleet.Finding, sources []string, floor fleet.Severity, now time.Time) (comparison, error) {
-	var cmp comparison
-	cmp.head, cmp.clusters = e.Next(), len(before.Clusters)
-	known := rowsByCluster(before)
-	base := e.Next()
-	entries := make([]chain.Entry, 0, len(found))
-	kept := make([]fleet.Finding, 0, len(found))
-	for _, f := range found {
-		if f.Surface == fleet.SurfaceFleet {
-			continue // about the fleet itself (a run over its budget), not the change under test
-		}
-		text, err := fleet.Format(f)
-		if err != nil {
-			continue // qa_report would have refused it too
-		}
-		entries = append(entries, chain.Entry{Index: base + uint64(len(entries)), Sender: sender, Time: now, Text: text})
-		kept = append(kept, f)
-	}
-	if err := e.Add(entries); err != nil {
-		return cmp, fmt.Errorf("check: cluster the findings: %w", err)
-	}
-	after := e.Report(now)
-	afterRows := rowsByCluster(after)
-	rows := map[string]*checkRow{}
-	var order []string
-	cmp.texts, cmp.status = map[string]string{}, map[string]string{}
-	for i, f := range kept {
-		member, ok := e.ClusterOf(base + uint64(i))
-		if !ok {
-			continue
-		}
-		// The report's row for it: a place of a folded behaviour counts
-		// as that behaviour (its row keeps the id of the place seen first).
-		id := member
-		if row, ok := afterRows[member]; ok {
-			id = row.ID
-		}
-		row := rows[id]
-		if row == nil {
-			status := checkNew
-			if prev, seen := known[id]; seen {
-				switch prev.State {
-				case fleet.ClusterResolved:
-					status = checkRegressed
-				case fleet.ClusterFalsePositive:
-					status = checkDismissed
-					if now, ok := afterRows[member]; ok && now.State == fleet.ClusterRegressed {
-						status = checkRegressed // this finding is what the dismissal said would bring it back
-					}
-				case fleet.ClusterAcceptedRisk:
-					status = checkAccepted
-				default:
-					status = checkOpen
-				}
-			}
-			row = &checkRow{Status: status, Cluster: id, Severity: f.Severity, Surface: f.Surface, Title: f.Summary}
-			rows[id], cmp.texts[id], cmp.status[id] = row, f.Summary, status
-			order = append(order, id)
-		}
-		row.Findings++
-		if f.Severity.Rank() > row.Severity.Rank() {
-			row.Severity = f.Severity
-		}
-		if !slices.Contains(row.Sources, f.Source) {
-			row.Sources = append(row.Sources, f.Source)
-		}
-	}
-	for _, c := range after.Clusters {
-		if row := rows[c.ID]; row != nil {
-			row.Title = c.Title
-			for _, p := range c.Places {
-				row.Places = append(row.Places, p.Place)
-			}
-			cmp.report.Clusters = append(cmp.report.Clusters, c)
-		}
-	}
-	cmp.report.Schema, cmp.report.GeneratedAt, cmp.report.Head = after.Schema, after.GeneratedAt, after.Head
-	for _, id := range order {
-		row := rows[id]
-		row.Fails = floor != "" && (row.Status == checkNew || row.Status == checkRegressed) && row.Severity.Rank() >= floor.Rank()
-		if row.Fails {
-			cmp.failing++
-		}
-		cmp.rows = append(cmp.rows, *row)
-	}
-	for _, c := range before.Clusters {
-		if rows[c.ID] != nil || !c.State.Active() || !c.Trusted || !slices.ContainsFunc(c.Sources, func(s string) bool { return slices.Contains(sources, s) }) {
-			continue
-		}
-		cmp.rows = append(cmp.rows, checkRow{Status: checkNoLongerIn, Cluster: c.ID, Severity: c.Severity, Surface: c.Surface, Title: c.Title, Sources: c.Sources})
-	}
-	slices.SortStableFunc(cmp.rows, func(x, y checkRow) int { return statusOrder(x.Status) - statusOrder(y.Status) })
-	return cmp, nil
-}
-
-// rowsByCluster maps every engine cluster id of r to its row: a row's own
-// id and, for a folded behaviour, each place's cluster.
-func rowsByCluster(r fleet.Report) map[string]fleet.Cluster {
-	m := make(map[string]fleet.Cluster, len(r.Clusters))
-	for _, c := range r.Clusters {
-		m[c.ID] = c
-		for _, p := range c.Places {
-			m[p.Cluster] = c
-		}
-	}
-	return m
-}
-
-func statusOrder(s string) int {
-	return slices.Index([]string{checkNew, checkRegressed, checkOpen, checkAccepted, checkDismissed, checkNoLongerIn}, s)
-}
-
 // printCheck writes the result as a table for a terminal or a CI log.
 func printCheck(w io.Writer, r checkResult) {
 	fmt.Fprintf(w, "check of %s at dial %s against the log's %d clusters (entries 0-%d): %d new, %d regressed, %d still open, %d accepted risk, %d false positive, %d no longer seen\n",
-		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.count(checkNew), r.count(checkRegressed), r.count(checkOpen), r.count(checkAccepted), r.count(checkDismissed), r.count(checkNoLongerIn))
+		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.count(triage.CheckNew), r.count(triage.CheckRegressed), r.count(triage.CheckOpen), r.count(triage.CheckAccepted), r.count(triage.CheckDismissed), r.count(triage.CheckNoLongerIn))
 	for _, row := range r.Rows {
 		mark := " "
 		if row.Fails {
@@ -508,7 +344,7 @@ func checkSummary(r checkResult) string {
 		verdict = fmt.Sprintf("❌ **%d new or regressed** at or above **%s**", r.Failing, r.FailOn)
 	}
 	fmt.Fprintf(&b, "## fleetd check: %d new, %d regressed, %d still open, %d no longer seen\n\n%s.\n\n",
-		r.count(checkNew), r.count(checkRegressed), r.count(checkOpen), r.count(checkNoLongerIn), verdict)
+		r.count(triage.CheckNew), r.count(triage.CheckRegressed), r.count(triage.CheckOpen), r.count(triage.CheckNoLongerIn), verdict)
 	posted := "nothing was posted to the log"
 	if r.Posted {
 		posted = "the findings were posted to the log"
@@ -516,10 +352,10 @@ func checkSummary(r checkResult) string {
 	fmt.Fprintf(&b, "Ran %s once at dial %s and compared with the %d clusters of the feedback log (entries 0–%d); %s.\n",
 		triage.MarkdownText(strings.Join(r.Specialists, ", "), 200), r.Dial, r.Clusters, int64(r.Head)-1, posted)
 	for _, sec := range []struct{ status, heading string }{
-		{checkNew, "New"}, {checkRegressed, "Regressed (the log had it resolved)"}, {checkOpen, "Still open"},
-		{checkAccepted, "Accepted risk on the log"}, {checkDismissed, "Marked false positive on the log"}, {checkNoLongerIn, "No longer seen"},
+		{triage.CheckNew, "New"}, {triage.CheckRegressed, "Regressed (the log had it resolved)"}, {triage.CheckOpen, "Still open"},
+		{triage.CheckAccepted, "Accepted risk on the log"}, {triage.CheckDismissed, "Marked false positive on the log"}, {triage.CheckNoLongerIn, "No longer seen"},
 	} {
-		var rows []checkRow
+		var rows []triage.CheckRow
 		for _, row := range r.Rows {
 			if row.Status == sec.status {
 				rows = append(rows, row)

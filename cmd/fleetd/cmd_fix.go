@@ -91,13 +91,13 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 		}
 	}
 	var poster fixer.Poster
-	if env.Log != nil && env.poster != nil {
-		poster = fixRecords{env.poster}
+	if env.Log != nil && env.Poster != nil {
+		poster = fixRecords{env.Poster}
 	}
 	fc := a.cfg.Fixer
 	return pipeline.NewFix(ctx, pipeline.FixConfig{
 		Repo: repo, StateDir: a.fixerDir(), SandboxDir: a.sandboxDir(), Forge: forge, Poster: poster,
-		Model: model, ModelName: modelName, Tools: env.Env, Log: env.Log, Dial: env.control,
+		Model: model, ModelName: modelName, Tools: env.Env, Log: env.Log, Dial: env.Control,
 		Budget: a.cfg.budget(), MaxTokens: fc.MaxTokens, Deadline: fc.Deadline,
 		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
 		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout, Logger: logger,
@@ -149,7 +149,7 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 				}
 				return err
 			}
-			if d, _ := env.control.Dial(); d < fleet.Propose && !dryRun {
+			if d, _ := env.Control.Dial(); d < fleet.Propose && !dryRun {
 				return &exitError{code: exitRefused, err: fmt.Errorf("%w (it is %s): fleetd dial set propose --reason ..., or fleetd fix --dry-run", fixer.ErrDial, d)}
 			}
 			items, rep, err := a.workItems(ctx)

@@ -34,7 +34,7 @@ func (d *daemon) fixPass(ctx context.Context, a *app) (out fleet.RunResult, err 
 	start := time.Now()
 	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
 	defer func() { out.Totals.DurationMS = time.Since(start).Milliseconds() }()
-	if dial, _ := d.env.control.Dial(); dial < fleet.Propose {
+	if dial, _ := d.env.Control.Dial(); dial < fleet.Propose {
 		out.Summary = "dial is " + dial.String() + ": the fix stage runs at propose"
 		return out, nil
 	}

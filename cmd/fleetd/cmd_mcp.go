@@ -8,16 +8,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/mcpserver"
@@ -136,7 +134,7 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	// The node is dialled lazily, as the daemon's: with the node down at
 	// start, fleetd mcp serves degraded (tools/list, resources and prompts
 	// answer; a tool call is answered with an error naming the node) and
-	// retries it, and catches up when it answers (mcpNode).
+	// retries it, and catches up when it answers (daemon.Node, below).
 	env, err := a.buildEnvWith(ctx, logger, true)
 	if err != nil {
 		return err
@@ -144,10 +142,16 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	defer env.Close()
 	md := &daemon{env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()}
 	md.snap.Store(&snapshot{a: a.app}) // no personas: not the daemon
-	node := newMCPNode(md)
-	if !node.check(ctx) {
-		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", node.rpc)
-		defer node.watch(ctx)()
+	// The daemon's node watcher: a session's run starts only while the
+	// node answers, checked live at each start (node.Ready), so a tool call
+	// made while it is down is answered with an error naming it. When the
+	// node answers for the first time, crashed runs are reconciled before
+	// any run starts. While it is down it is retried in the background
+	// until it answers; then only run starts check it.
+	node := md.newNode()
+	if up, _ := node.Check(ctx); !up {
+		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", fleetdaemon.PublicURL(node.RPC))
+		defer node.Watch(ctx, true, nil)()
 	}
 
 	daily := fleet.NewDailyBudget(a.dataDir(), a.cfg.Daemon.Daily.budget())
@@ -155,12 +159,12 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		if err := daily.Check(); err != nil {
 			return fleet.RunResult{}, err
 		}
-		if err := node.ready(ctx); err != nil {
+		if err := node.Ready(ctx); err != nil {
 			return fleet.RunResult{}, err
 		}
 		res, err := a.runSpecialist(ctx, env, p, runOptions{
-			model: s.Model, modelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, narrate: s.Narrate,
-			logger: logger, budget: daily.Remaining, config: map[string]any{"mcp_client": s.Client},
+			Model: s.Model, ModelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, Narrate: s.Narrate,
+			Logger: logger, Budget: daily.Remaining, Config: map[string]any{"mcp_client": s.Client},
 		})
 		if res.RunID != "" {
 			daily.Add(res)
@@ -176,11 +180,11 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	defer func() {
-		if node.d.node.Up() { // else it would only wait for the node to fail again
+		if node.Up() { // else it would only wait for the node to fail again
 			a.flushOutbox(env, logger)
 		}
 	}()
-	dial, _ := env.control.Dial()
+	dial, _ := env.Control.Dial()
 	if o.transport == "stdio" {
 		fmt.Fprintf(a.stderr, "fleetd mcp: serving the %s specialist's %d tools on stdio (dial %s, data dir %s)\n", p.Name, len(reg.List()), dial, a.dataDir())
 		return srv.ServeIO(ctx, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
@@ -235,88 +239,15 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 	return errors.Join(cerr, hs.Shutdown(sctx))
 }
 
-// mcpNode is fleetd mcp's chain node: a session's run starts only while the
-// node answers (a run would fail on fleetd's own network), checked live at
-// each start, so a tool call made while it is down is answered with an
-// error naming it, and the next one after it is back starts the run. When
-// the node answers for the first time, at start or after an outage, crashed
-// runs are reconciled (names released, keys swept, records closed) before
-// any run starts.
-type mcpNode struct {
-	d      *daemon // its checkNode, node state and recoverCrashed
-	rawRPC string  // chain.rpc as configured: hosted nodes put API keys in it
-	rpc    string  // its public form (publicURL), for messages
-	mu     sync.Mutex
-}
-
-func newMCPNode(d *daemon) *mcpNode {
-	return &mcpNode{d: d, rawRPC: d.a().cfg.Chain.RPC, rpc: publicURL(d.a().cfg.Chain.RPC)}
-}
-
-// check asks the node once, reconciling crashed runs when it has just come
-// back, and reports whether it answers. Checks (and their catch-up) do not
-// overlap.
-func (n *mcpNode) check(ctx context.Context) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	up, back := n.d.checkNode(ctx)
-	if back {
-		n.d.recoverCrashed(ctx)
-	}
-	return up
-}
-
-// ready is nil when the node answers now, else an error naming it and why,
-// which the session's tool call is answered with (mcpserver: no run
-// started, the next call tries again). The MCP client sees the node's
-// public URL only, as the console's readers do.
-func (n *mcpNode) ready(ctx context.Context) error {
-	if n.check(ctx) {
-		return nil
-	}
-	why := "no answer"
-	if st := n.d.node.status(); st.Error != "" {
-		why = st.Error
-		if n.rawRPC != "" {
-			why = strings.ReplaceAll(why, n.rawRPC, n.rpc)
-		}
-	}
-	return fmt.Errorf("chain node %s does not answer (%s); fleetd mcp retries it and the tools work once it does: call again later", n.rpc, why)
-}
-
-// watch retries the node in the background while it is down, with backoff
-// and jitter as the daemon's (nodeRetryMin doubling to nodeRetryMax), until
-// it answers, so crashed runs are reconciled and the outbox posted without
-// waiting for a tool call. Once the node has answered, only run starts
-// check it. The returned func stops it and waits.
-func (n *mcpNode) watch(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		wait := nodeRetryMin
-		for !n.d.node.Up() {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)/2+1))):
-			}
-			wait = min(wait*2, nodeRetryMax)
-			n.check(ctx) // when it answers, recoverCrashed posts the outbox too
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
 // flushOutbox posts findings queued while the chain was away, as the daemon
 // does when it stops.
 func (a probeCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
-	if env.poster == nil {
+	if env.Poster == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if _, left, err := env.poster.Flush(ctx); err != nil && left > 0 {
+	if _, left, err := env.Poster.Flush(ctx); err != nil && left > 0 {
 		logger.Warn("outbox not flushed; it is posted at the next start", "left", left, "err", err)
 	}
 }

@@ -46,10 +46,10 @@ is 1 exactly when something is still held or could not be checked.`,
 			}
 			defer env.Close()
 			rec := a.recoverCrashed(ctx, env, "fleetd reconcile")
-			lerr := rec.err
+			lerr := rec.Err
 			var held []string // what is still held, for the exit message
-			if env.poster != nil {
-				posted, left, ferr := env.poster.Flush(ctx)
+			if env.Poster != nil {
+				posted, left, ferr := env.Poster.Flush(ctx)
 				if ferr != nil {
 					lerr = errors.Join(lerr, ferr)
 				}
@@ -63,7 +63,7 @@ is 1 exactly when something is still held or could not be checked.`,
 					held = append(held, fmt.Sprintf("%d outbox entries", left))
 				}
 			}
-			for _, c := range rec.runs {
+			for _, c := range rec.Runs {
 				v := map[string]any{"run": c.RunID, "from": "data dir", "names": len(c.Released), "keys": c.Swept, "closed": c.Closed}
 				line := fmt.Sprintf("%s  data dir: %d names released, %d keys swept", c.RunID, len(c.Released), c.Swept)
 				if !c.Closed {
@@ -76,19 +76,19 @@ is 1 exactly when something is still held or could not be checked.`,
 					return err
 				}
 			}
-			for _, id := range rec.footers {
+			for _, id := range rec.Footers {
 				if err := a.emit(asJSON, map[string]any{"run": id, "from": "data dir", "footer": "harness_error"},
 					"%s  run record closed with a recovery footer", id); err != nil {
 					return err
 				}
 			}
 			if !fromChain {
-				if len(rec.runs) == 0 && len(rec.footers) == 0 && !asJSON {
+				if len(rec.Runs) == 0 && len(rec.Footers) == 0 && !asJSON {
 					fmt.Fprintln(a.stdout, "no crashed runs in", a.dataDir())
 				}
 				return reconcileErr(held, lerr)
 			}
-			head, err := env.client.BlockNumber(ctx)
+			head, err := env.Client.BlockNumber(ctx)
 			if err != nil {
 				return err
 			}

@@ -103,10 +103,10 @@ invalid arguments, 3 refused.`,
 			}
 			defer env.Close()
 			base := a.sandboxDir()
-			if r := a.recoverCrashed(ctx, env, "fleetd tool call"); r.err != nil {
-				logger.Warn("recover crashed runs", "err", r.err)
-			} else if n := r.closed() + len(r.footers); n > 0 {
-				logger.Warn("recovered crashed runs", "sandboxes", r.closed(), "records", len(r.footers))
+			if r := a.recoverCrashed(ctx, env, "fleetd tool call"); r.Err != nil {
+				logger.Warn("recover crashed runs", "err", r.Err)
+			} else if n := r.Closed() + len(r.Footers); n > 0 {
+				logger.Warn("recovered crashed runs", "sandboxes", r.Closed(), "records", len(r.Footers))
 			}
 			runID := sandbox.NewRunID(time.Now())
 			sb, err := sandbox.Open(base, runID)
@@ -119,7 +119,7 @@ invalid arguments, 3 refused.`,
 				sb.Abandon()
 				return err
 			}
-			out, derr := reg.Dispatch(ctx, env.control, pos[0], json.RawMessage(args))
+			out, derr := reg.Dispatch(ctx, env.Control, pos[0], json.RawMessage(args))
 			cerr := qatools.CleanupRun(context.WithoutCancel(ctx), env.Env, run)
 			out.Result["run_id"] = runID
 			if err := a.printJSON(out.Result); err != nil {

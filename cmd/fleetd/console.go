@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/console"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/trajectory"
@@ -44,7 +44,7 @@ func (d *daemon) startHTTP(addr string) error {
 	}
 	c, err := console.New(console.Config{
 		ReportsDir: d.a().reportsDir(), RunsDir: filepath.Join(d.a().dataDir(), trajectory.RunsDir),
-		Control: d.env.control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
+		Control: d.env.Control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
 		Logger: d.opts.logger, Version: versionString(),
 	})
 	if err != nil {
@@ -96,7 +96,7 @@ var (
 // finds their transactions in the FeedbackSubmitted events.
 func (s *consoleSource) Entries(ctx context.Context, indexes []uint64) ([]console.Entry, error) {
 	env := s.d.env
-	if env.Log == nil || env.client == nil {
+	if env.Log == nil || env.Client == nil {
 		return nil, fmt.Errorf("%w: no feedback log configured (chain.feedback_log)", console.ErrUnavailable)
 	}
 	n, err := env.Log.Count(ctx)
@@ -162,25 +162,25 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		p := personas[n]
 		st := stats[n]
 		f.Specialists = append(f.Specialists, triggerStats(console.Specialist{
-			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: triggerWords(p.Trigger), Running: slices.Contains(f.Running, n),
+			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: p.Trigger.String(), Running: slices.Contains(f.Running, n),
 		}, st))
 	}
 	for _, sp := range d.specs(snap.a, nil) { // with no personas: the daemon's own passes
 		st := stats[sp.Specialist]
 		f.Passes = append(f.Passes, triggerStats(console.Specialist{
-			Name: sp.Specialist, Trigger: triggerWords(fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}),
+			Name: sp.Specialist, Trigger: fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}.String(),
 			Running: slices.Contains(f.Running, sp.Specialist),
 		}, st))
 	}
 	u := d.daily.Usage()
 	f.Budget = console.DailyBudget{Date: u.Date, Runs: u.Runs, Writes: u.Writes, MaxWrites: uint64(max(u.Limits.MaxWrites, 0)),
 		Tokens: u.Tokens, MaxTokens: uint64(max(u.Limits.MaxTokens, 0)), Wei: u.Wei, MaxWei: u.Limits.MaxWei}
-	if d.env.poster != nil {
-		items, _ := d.env.poster.Pending()
+	if d.env.Poster != nil {
+		items, _ := d.env.Poster.Pending()
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
-	f.Fuzz = consoleFuzzStats(snap.a.fuzzDir())
+	f.Fuzz = fleetdaemon.ConsoleFuzzStats(snap.a.fuzzDir())
 	f.Published = d.published.Load()
 	return f, nil
 }
@@ -192,8 +192,8 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 	if time.Since(s.head.CheckedAt) < 2*time.Second {
 		return s.head
 	}
-	cl := s.d.env.client
-	h := console.ChainHealth{RPC: publicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
+	cl := s.d.env.Client
+	h := console.ChainHealth{RPC: fleetdaemon.PublicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
 		s.head = h
@@ -213,63 +213,29 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 	return h
 }
 
-// publicURL is an RPC URL as anyone reading the console may see it: scheme
-// and host only. Hosted nodes put API keys in the path, the query or the
-// user info, and the console's pages need no token.
-func publicURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(hidden)"
-	}
-	out := u.Scheme + "://" + u.Host
-	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-		out += "/…"
-	}
-	return out
-}
-
 // hideRPC replaces the configured RPC URL in an error message with its
 // public form.
 func (s *consoleSource) hideRPC(msg string) string {
 	if rpc := s.d.a().cfg.Chain.RPC; rpc != "" {
-		msg = strings.ReplaceAll(msg, rpc, publicURL(rpc))
+		msg = strings.ReplaceAll(msg, rpc, fleetdaemon.PublicURL(rpc))
 	}
 	return msg
 }
 
-// triggerWords says how a specialist fires.
-func triggerWords(t fleet.Trigger) string {
-	var parts []string
-	switch {
-	case t.Cron != "":
-		parts = append(parts, "cron "+t.Cron)
-	case t.Every > 0:
-		parts = append(parts, "every "+t.Every.String())
-	case t.Continuous:
-		parts = append(parts, "continuous")
-	}
-	if len(t.Events) > 0 {
-		parts = append(parts, "on "+strings.Join(t.Events, ", "))
-	}
-	if len(parts) == 0 {
-		return "manual only"
-	}
-	return strings.Join(parts, "; ")
-}
-
 // RunNow starts a specialist through the triggers' manual fire, which asks
 // the runner (the runner's rules apply: never overlapping, the cap, the
-// kill switch, the daily budget).
-func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) error {
+// kill switch, the daily budget). It does not queue: it names the starts
+// waiting for a slot that it went ahead of (triggers' Run now).
+func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) ([]string, error) {
 	d := s.d
 	if _, ok := (d.snap.Load().personas)[specialist]; !ok || specialist == triageName {
-		return fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
+		return nil, fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
 	}
-	started, why := d.sched.Fire(ctx, specialist, "console: "+user)
+	started, why, ahead := d.sched.FireAhead(ctx, specialist, "console: "+user)
 	if !started {
-		return fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
+		return nil, fmt.Errorf("%w: %s not started: %s", console.ErrNotStarted, specialist, why)
 	}
-	return d.env.control.Record("run", "run "+specialist+" now", user)
+	return ahead, d.env.Control.Record("run", "run "+specialist+" now", user)
 }
 
 // TriageNow starts a triage pass through the runner, as the daemon's own
@@ -282,7 +248,7 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 	if _, err := d.runner.Start(triageName, "console: "+user); err != nil {
 		return fmt.Errorf("%w: triage not started: %v", console.ErrNotStarted, err)
 	}
-	return d.env.control.Record("triage", "triage now", user)
+	return d.env.Control.Record("triage", "triage now", user)
 }
 
 // Mark posts a correction through the `fleetd findings mark` path.

@@ -547,8 +547,8 @@ func reportAfterRun(t *testing.T, b *browser, d *daemon, f *fleetFixture, base, 
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for d.env.poster != nil {
-		items, _ := d.env.poster.Pending()
+	for d.env.Poster != nil {
+		items, _ := d.env.Poster.Pending()
 		if len(items) == 0 {
 			break
 		}

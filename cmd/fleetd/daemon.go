@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/console"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/sandbox"
@@ -74,12 +75,15 @@ type daemon struct {
 	// published on the log (specialists.go), for the console.
 	published atomic.Pointer[console.PublishedSet]
 	started   time.Time
-	node      nodeState // the chain node up or down (node.go)
-	stopNode  func()    // stops watchNode and waits for it
+	node      *fleetdaemon.Node // the chain node up or down, watched (node.go)
+	stopNode  func()            // stops the node's watch and waits for it
 	// abandoned is set when a run ends without cleaning up (its release or
-	// sweep failed: the node stalled or restarted mid-cleanup); watchNode
+	// sweep failed: the node stalled or restarted mid-cleanup); whileNodeUp
 	// reconciles while the node answers rather than at the next start.
 	abandoned atomic.Bool
+	// lastReconcile is when whileNodeUp last reconciled an abandoned run
+	// (only the node's watch reads and writes it).
+	lastReconcile time.Time
 
 	// lastReport is the previous triage pass's report, for narrating what
 	// changed; triage passes never overlap (the runner's rule).
@@ -116,7 +120,7 @@ func (d *daemon) a() *app { return d.snap.Load().a }
 func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
 	d = &daemon{opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
 	fuzzDir := a.fuzzDir()
-	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return metricsFuzzStats(fuzzDir, time.Now()) })
+	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return fleetdaemon.MetricsFuzzStats(fuzzDir, time.Now()) })
 	personas, err := probeCommands{a.app}.loadPersonas()
 	if err != nil {
 		return nil, err
@@ -133,30 +137,29 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 			d.env.Close()
 		}
 	}()
-	if up, _ := d.checkNode(ctx); up {
-		d.recoverCrashed(ctx)
-	} else {
+	d.node = d.newNode()
+	if up, _ := d.node.Check(ctx); !up { // up: it caught up (recoverCrashed)
 		d.log.Warn("starting degraded: the chain node does not answer; it is retried with backoff and crashed runs are reconciled once it does")
 	}
 
 	dc := a.cfg.Daemon
 	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily.budget())
 	d.runner = fleet.NewRunner(fleet.RunnerConfig{
-		Run: d.runOne, Paused: d.env.control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
+		Run: d.runOne, Paused: d.env.Control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
 		Logger: opts.logger, OnEvent: d.onEvent,
 	})
 	tc := triggers.Config{
 		Specs: d.specs(a.app, personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
 		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
 	}
-	if d.env.client != nil {
-		tc.Events = d.env.client
+	if d.env.Client != nil {
+		tc.Events = d.env.Client
 		tc.Registry = d.env.Registry.Address()
 		if d.env.Log != nil {
 			tc.FeedbackLog = d.env.Log.Address()
 		}
 	}
-	tc.Starter = starter{r: d.runner, node: &d.node}
+	tc.Starter = fleetdaemon.Starter{Runner: d.runner, Node: d.node}
 	if d.sched, err = triggers.New(tc); err != nil {
 		return nil, err
 	}
@@ -169,10 +172,7 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 		return nil, err
 	}
 	d.sched.Start(ctx)
-	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
-	watched := make(chan struct{})
-	go func() { defer close(watched); d.watchNode(wctx) }()
-	d.stopNode = func() { wcancel(); <-watched }
+	d.stopNode = d.node.Watch(context.WithoutCancel(ctx), false, d.whileNodeUp)
 	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
 	return d, nil
 }
@@ -182,24 +182,24 @@ func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d
 // their run records with a harness_error footer, and posts the outbox.
 func (d *daemon) recoverCrashed(ctx context.Context) {
 	r := d.a().recoverCrashed(ctx, d.env, "the daemon at start")
-	if r.closed() < len(r.runs) {
-		d.abandoned.Store(true) // watchNode tries again
+	if r.Closed() < len(r.Runs) {
+		d.abandoned.Store(true) // whileNodeUp tries again
 	}
-	if r.err != nil {
-		d.log.Error("recover crashed runs", "err", r.err)
+	if r.Err != nil {
+		d.log.Error("recover crashed runs", "err", r.Err)
 	}
-	for _, c := range r.runs {
+	for _, c := range r.Runs {
 		if c.Closed {
 			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
 		} else {
 			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
 		}
 	}
-	for _, id := range r.footers {
+	for _, id := range r.Footers {
 		d.log.Warn("closed a crashed run's record", "run_id", id)
 	}
-	if d.env.poster != nil {
-		if posted, left, err := d.env.poster.Flush(ctx); err != nil {
+	if d.env.Poster != nil {
+		if posted, left, err := d.env.Poster.Flush(ctx); err != nil {
 			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
 		} else if posted > 0 {
 			d.log.Info("outbox flushed", "posted", posted)
@@ -216,7 +216,7 @@ const triageName = "triage"
 func (d *daemon) specs(a *app, ps []fleet.Persona) []triggers.Spec {
 	var out []triggers.Spec
 	if sp := a.cfg.Daemon.Specialists; sp == nil || *sp {
-		out = specsOf(ps)
+		out = fleetdaemon.SpecsOf(ps)
 	}
 	if d.env.Log != nil {
 		every := a.cfg.Triage.Every
@@ -244,7 +244,7 @@ func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
 	}
 	res, err := probeCommands{snap.a}.runSpecialist(ctx, d.env, p, runOptions{
-		logger: d.opts.logger, narrate: d.turnHook(specialist), budget: d.daily.Remaining,
+		Logger: d.opts.logger, Narrate: d.turnHook(specialist), Budget: d.daily.Remaining,
 	})
 	if res.RunID != "" && !sandbox.Closed(snap.a.sandboxDir(), res.RunID) {
 		d.abandoned.Store(true)
@@ -262,7 +262,7 @@ func (d *daemon) triagePass(ctx context.Context, a *app) (fleet.RunResult, error
 		d.lastReport, _ = triage.LoadReport(a.reportsDir())
 		d.lastReportOK = true
 	}
-	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.poster)
+	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.Poster)
 	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
 	out.Totals.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
@@ -331,13 +331,8 @@ func runLine(r fleet.RunResult) string {
 	if n := r.Totals.Findings; n > 0 {
 		// A repeat run files what is already on the log again: say how
 		// many were new and how many the reporter deduplicated.
-		dup := 0
-		for _, f := range r.Findings {
-			if f["status"] == "deduped" {
-				dup++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), n-dup, dup))
+		fresh, dup := fleetdaemon.FindingCounts(r)
+		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), fresh, dup))
 	}
 	if n := r.Totals.Refusals; n > 0 {
 		parts = append(parts, plural(n, "call refused by the dial", "calls refused by the dial"))
@@ -361,54 +356,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// starter adapts the runner to the triggers' Starter. While the chain
-// node is down nothing starts: a run would fail on fleetd's own network
-// and a finding about that would be noise.
-type starter struct {
-	r    *fleet.Runner
-	node *nodeState // nil: never gated
-}
-
-func (s starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, error) {
-	if s.node != nil && !s.node.Up() {
-		return nil, errors.New("the chain node is down")
-	}
-	// The runner's refusals wrap its sentinels, which are the triggers'
-	// ErrRunning and ErrAtCap; it checks pause and budget first, so a busy
-	// refusal is never one a paused or spent fleet would drop at its retry.
-	done, err := s.r.Start(specialist, reason)
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan triggers.Outcome, 1)
-	go func() {
-		rd := <-done
-		out <- triggers.Outcome{NewFindings: rd.Result.Totals.Findings, Err: rd.Err}
-		close(out)
-	}()
-	return out, nil
-}
-
-// Yield asks specialist's run to give its slot up at its next session
-// boundary (triggers.Yielder: a continuous run when another specialist's
-// start waits for a slot).
-func (s starter) Yield(specialist string) bool { return s.r.Yield(specialist) }
-
-var _ triggers.Yielder = starter{}
-
-func specsOf(ps []fleet.Persona) []triggers.Spec {
-	out := make([]triggers.Spec, 0, len(ps))
-	for _, p := range ps {
-		t := p.Trigger
-		out = append(out, triggers.Spec{Specialist: p.Name, Cron: t.Cron, Every: t.Every, Continuous: t.Continuous, Events: t.Events})
-	}
-	return out
-}
-
 func (d *daemon) status() httpapi.Status {
-	dial, _ := d.env.control.Dial()
-	paused, _ := d.env.control.Paused()
-	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.status()}
+	dial, _ := d.env.Control.Dial()
+	paused, _ := d.env.Control.Paused()
+	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.Status()}
 	for name := range d.snap.Load().personas {
 		finished, skipped := d.runner.Counts(name)
 		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
@@ -421,10 +372,10 @@ func (d *daemon) status() httpapi.Status {
 			st.Starved[name] = ts.StarvedReason
 		}
 	}
-	if d.env.poster != nil {
-		items, _ := d.env.poster.Pending()
+	if d.env.Poster != nil {
+		items, _ := d.env.Poster.Pending()
 		st.Outbox = len(items)
-		f := d.env.poster.Funds()
+		f := d.env.Poster.Funds()
 		st.Posting = &httpapi.Posting{Paused: f.Dry, Since: f.Since, Error: f.Error}
 		if f.Dry {
 			st.Posting.Sponsor = f.Payer.String()
@@ -535,9 +486,9 @@ func (d *daemon) shutdown(timeout time.Duration) error {
 	if d.stopNode != nil {
 		d.stopNode()
 	}
-	if d.env.poster != nil {
+	if d.env.Poster != nil {
 		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, left, err := d.env.poster.Flush(fctx); err != nil && left > 0 {
+		if _, left, err := d.env.Poster.Flush(fctx); err != nil && left > 0 {
 			d.log.Warn("outbox left for the next start", "left", left, "err", err)
 		}
 		fcancel()

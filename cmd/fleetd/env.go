@@ -17,6 +17,7 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/runner"
 )
 
 type (
@@ -40,22 +41,8 @@ func operator() string {
 	return fmt.Sprintf("uid:%d", os.Getuid())
 }
 
-// fleetEnv is everything the tools share, built from the config.
-type fleetEnv struct {
-	*qatools.Env
-	control *fleet.Control
-	client  *chain.Client
-	// poster is the fleet identity's road to the log (<data_dir>/outbox):
-	// qa_report's Env.Reporter, the fix stage's records; nil without a
-	// fleet key.
-	poster *poster.Poster
-}
-
-func (e *fleetEnv) Close() {
-	if e.client != nil {
-		e.client.Close()
-	}
-}
+// fleetEnv is everything the tools share, built from the config (runner.Env).
+type fleetEnv = runner.Env
 
 // warnLogger is the logger of one-shot commands: JSON lines on stderr,
 // warnings and errors only, so that stdout stays the command's output.
@@ -126,7 +113,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 	if err != nil {
 		return nil, err
 	}
-	e := &fleetEnv{control: ctl, client: client}
+	e := &fleetEnv{Control: ctl, Client: client}
 	regAddr, _ := fleet.ParseAddress(target.Registry)
 	tc := a.cfg.Tools
 	env := &qatools.Env{
@@ -169,7 +156,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 			addr, _ := fleet.ParseAddress(s) // validated at load
 			trusted = append(trusted, addr)
 		}
-		e.poster, err = poster.New(poster.Config{
+		e.Poster, err = poster.New(poster.Config{
 			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: a.outboxDir(),
 			StateFile: filepath.Join(a.dataDir(), "reporter", "state.json"), Trusted: trusted,
 			PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow, Logger: logger,
@@ -178,7 +165,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 			client.Close()
 			return nil, err
 		}
-		env.Reporter = e.poster
+		env.Reporter = e.Poster
 	}
 	e.Env = env
 	return e, nil

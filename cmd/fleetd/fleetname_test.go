@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"go.yaml.in/yaml/v3"
@@ -46,16 +47,16 @@ func TestFleetNameHoldsTheSpecialists(t *testing.T) {
 	}
 
 	d := startTestDaemon(t, ctx, f.config)
-	waitName := func(not string) (*published, nameView) {
+	waitName := func(not string) (*fleetdaemon.Published, fleetdaemon.NameView) {
 		t.Helper()
-		var pub *published
-		var v nameView
+		var pub *fleetdaemon.Published
+		var v fleetdaemon.NameView
 		fleettest.WaitFor(t, 60*time.Second, "the set in the fleet's name", func() bool {
-			pub, _ = newestPublished(ctx, log, fleetKey.Address())
+			pub, _ = fleetdaemon.NewestPublished(ctx, log, fleetKey.Address())
 			if pub == nil || pub.Hash == not {
 				return false
 			}
-			v, _ = readFleetName(ctx, reg, name)
+			v, _ = fleetdaemon.ReadFleetName(ctx, reg, name)
 			return v.Rec != nil && v.Rec.Set == pub.Hash && v.Rec.Entry == pub.Index
 		})
 		return pub, v
@@ -100,10 +101,10 @@ func TestFleetNameHoldsTheSpecialists(t *testing.T) {
 	}
 	d.reload <- struct{}{}
 	fleettest.WaitFor(t, 30*time.Second, "the set published at observe", func() bool {
-		pub, _ := newestPublished(ctx, log, fleetKey.Address())
+		pub, _ := fleetdaemon.NewestPublished(ctx, log, fleetKey.Address())
 		return pub != nil && pub.Hash != second.Hash
 	})
-	if v, _ := readFleetName(ctx, reg, name); v.Rec == nil || v.Rec.Set != second.Hash {
+	if v, _ := fleetdaemon.ReadFleetName(ctx, reg, name); v.Rec == nil || v.Rec.Set != second.Hash {
 		t.Errorf("at observe the name changed: %+v", v.Rec)
 	}
 	var fl struct {
@@ -166,52 +167,4 @@ func setConfigKey(t *testing.T, path, section, key string, value any) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func TestParseNameRecord(t *testing.T) {
-	good := nameRecord{Set: "0123456789abcdef", Log: "0x00000000000000000000000000000000000000aa", Entry: 7}
-	if r, err := parseNameRecord(good.bytes()); err != nil || r != good {
-		t.Fatalf("round trip: %+v, %v", r, err)
-	}
-	for _, tc := range []struct{ in, want string }{
-		{``, "no specialist set"},
-		{`{"set":"0123456789abcdef","log":"0x00000000000000000000000000000000000000aa","entry":7,"x":1}`, "unknown field"},
-		{`{"set":"0123","log":"0x00000000000000000000000000000000000000aa","entry":7}`, "not a set hash"},
-		{`{"set":"0123456789abcdef","log":"nowhere","entry":7}`, "metadata log"},
-		{`{"set":"0123456789abcdef","log":"0x00000000000000000000000000000000000000aa","entry":-1}`, "not the specialist record"},
-		{`{"set":"0123456789abcdef","log":"0x00000000000000000000000000000000000000aa","entry":7} {}`, "data after"},
-		{`<h1>hello</h1>`, "not the specialist record"},
-		{strings.Repeat(" ", 2000), "at most 1024"},
-	} {
-		if _, err := parseNameRecord([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%.60q: %v, want %q", tc.in, err, tc.want)
-		}
-	}
-	for _, n := range []string{"qa-r-1-0", "Grove", "ab", "a b", strings.Repeat("x", 65)} {
-		if validFleetName(n) == nil {
-			t.Errorf("fleet name %q accepted", n)
-		}
-	}
-	if err := validFleetName("grove-fleet"); err != nil {
-		t.Error(err)
-	}
-}
-
-// FuzzParseNameRecord: whatever a name's owner wrote, parseNameRecord
-// returns a record that writes back as itself, or an error.
-func FuzzParseNameRecord(f *testing.F) {
-	f.Add([]byte(`{"set":"0123456789abcdef","log":"0x00000000000000000000000000000000000000aa","entry":7}`))
-	f.Add([]byte(`{"set":"0123456789abcdef","log":"0x00000000000000000000000000000000000000AA","entry":1e3}`))
-	f.Add([]byte(`{"set":null}`))
-	f.Add([]byte("\xff"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := parseNameRecord(b)
-		if err != nil {
-			return
-		}
-		back, err := parseNameRecord(r.bytes())
-		if err != nil || back != r {
-			t.Fatalf("%q parsed as %+v, which writes back as %q: %+v, %v", b, r, r.bytes(), back, err)
-		}
-	})
 }

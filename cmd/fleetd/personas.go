@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/qafleet/fleetd/configs"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists"
 	"github.com/qafleet/fleetd/triggers"
@@ -150,17 +151,17 @@ what this config runs; it exits 1 when it does not or none is published.`,
 			if onChain {
 				rung, _ := a.control().Dial()
 				if asJSON {
-					return a.onChain(cmd.Context(), newSpecialistSet(ps, rung), true)
+					return a.onChain(cmd.Context(), fleetdaemon.NewSpecialistSet(ps, rung), true)
 				}
 				if err := a.printSpecialists(ps); err != nil {
 					return err
 				}
-				return a.onChain(cmd.Context(), newSpecialistSet(ps, rung), false)
+				return a.onChain(cmd.Context(), fleetdaemon.NewSpecialistSet(ps, rung), false)
 			}
 			if asJSON {
 				rung, _ := a.control().Dial()
-				set := newSpecialistSet(ps, rung)
-				return a.printJSON(map[string]any{"set": set.hash(), "rung": set.Rung, "specialists": set.Lines})
+				set := fleetdaemon.NewSpecialistSet(ps, rung)
+				return a.printJSON(map[string]any{"set": set.Hash(), "rung": set.Rung, "specialists": set.Lines})
 			}
 			return a.printSpecialists(ps)
 		},
@@ -174,26 +175,7 @@ func (a probeCommands) printSpecialists(ps []fleet.Persona) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, triggerString(p.Trigger), strings.Join(p.Tools, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Planner, p.Trigger, strings.Join(p.Tools, ","))
 	}
 	return tw.Flush()
-}
-
-func triggerString(t fleet.Trigger) string {
-	var parts []string
-	switch {
-	case t.Cron != "":
-		parts = append(parts, "cron "+t.Cron)
-	case t.Every > 0:
-		parts = append(parts, "every "+t.Every.String())
-	case t.Continuous:
-		parts = append(parts, "continuous")
-	}
-	for _, e := range t.Events {
-		parts = append(parts, "on "+e)
-	}
-	if len(parts) == 0 {
-		return "manual"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -57,10 +57,10 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	}
 	before := logLen()
 
-	replay := func(args ...string) (replayReport, string, int) {
+	replay := func(args ...string) (runner.ReplayReport, string, int) {
 		t.Helper()
 		out, stderr, code := run(t, "", append([]string{"runs", "replay", "--config", f.config, "--json"}, args...)...)
-		var rep replayReport
+		var rep runner.ReplayReport
 		if code == 0 {
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("replay printed %q: %v", out, err)
@@ -68,8 +68,8 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 		}
 		return rep, stderr, code
 	}
-	byTool := func(rep replayReport) map[string][]replayRow {
-		m := map[string][]replayRow{}
+	byTool := func(rep runner.ReplayReport) map[string][]runner.ReplayRow {
+		m := map[string][]runner.ReplayRow{}
 		for _, r := range rep.Turns {
 			m[r.Tool] = append(m[r.Tool], r)
 		}
@@ -84,7 +84,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	if rep.ReplayOf != origID || rep.RunID == origID || rep.Dial != "exercise" {
 		t.Errorf("replay header: %+v", rep)
 	}
-	if n := len(replayCalls(orig)); len(rep.Turns) != n {
+	if n := len(runner.ReplayCalls(orig)); len(rep.Turns) != n {
 		t.Errorf("replayed %d turns, the run made %d calls", len(rep.Turns), n)
 	}
 	tools := byTool(rep)
@@ -93,7 +93,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 			t.Errorf("no %s turn in the replay: %+v", tool, rep.Turns)
 		}
 		for _, r := range tools[tool] {
-			if r.Comparison != replaySame {
+			if r.Comparison != runner.ReplaySame {
 				t.Errorf("%s turn %d at the same dial: %s (%s)", tool, r.Turn, r.Comparison, r.Detail)
 			}
 		}
@@ -139,17 +139,17 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	tools = byTool(rep)
 	for _, tool := range []string{"qa_create", "qa_publish", "qa_call"} {
 		for _, r := range tools[tool] {
-			if r.Comparison != replayRefusedNow || !strings.Contains(r.Detail, "dial is observe") {
+			if r.Comparison != runner.ReplayRefusedNow || !strings.Contains(r.Detail, "dial is observe") {
 				t.Errorf("%s at observe: %s (%s)", tool, r.Comparison, r.Detail)
 			}
 		}
 	}
 	for _, r := range tools["qa_compile"] {
-		if r.Comparison != replaySame {
+		if r.Comparison != runner.ReplaySame {
 			t.Errorf("qa_compile at observe: %s (%s)", r.Comparison, r.Detail)
 		}
 	}
-	if rep.Counts[replayRefusedNow] < 3 {
+	if rep.Counts[runner.ReplayRefusedNow] < 3 {
 		t.Errorf("counts at observe: %v", rep.Counts)
 	}
 	// The text form says the same.
@@ -185,7 +185,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 		t.Fatalf("the security run reported nothing to replay: %+v", rep.Turns)
 	}
 	for _, r := range reports {
-		if r.Comparison != replaySame || !strings.Contains(r.Detail, "not posted") {
+		if r.Comparison != runner.ReplaySame || !strings.Contains(r.Detail, "not posted") {
 			t.Errorf("qa_report turn %d: %s (%s)", r.Turn, r.Comparison, r.Detail)
 		}
 	}
@@ -194,7 +194,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	}
 	t.Logf("security run %s: %d calls, %v", secID, len(rep.Turns), rep.Counts)
 	for _, r := range rep.Turns {
-		if r.Comparison != replaySame {
+		if r.Comparison != runner.ReplaySame {
 			t.Logf("  turn %d %s: %s (%s)", r.Turn, r.Tool, r.Comparison, r.Detail)
 		}
 	}
@@ -237,88 +237,4 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	os.Remove(torn)
 	os.Remove(other)
 	f.checkInvariants(t)
-}
-
-// TestReplayerMapsNames: the recorded run's names and owners are rewritten
-// in later arguments, longest first, and results compare after the mapping.
-func TestReplayerMapsNames(t *testing.T) {
-	turn := func(i int, tool, args, result string) trajectory.Turn {
-		a := &trajectory.Action{Tool: tool, Args: json.RawMessage(args)}
-		return trajectory.Turn{Index: i, ProposedAction: a, ExecutedAction: a, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: json.RawMessage(result)}
-	}
-	calls := []trajectory.Turn{
-		turn(0, "qa_create", `{}`, `{"ok":true,"name":"qa-old-1","owner":"0xAbCdEf0000000000000000000000000000000001"}`),
-		turn(1, "qa_publish", `{"name":"qa-old-1","source":"x"}`, `{"ok":false,"error":"not minted: qa-old-1"}`),
-		turn(2, "qa_chain", `{"method":"eth_getBalance","params":["0xabcdef0000000000000000000000000000000001","qa-old-10"]}`, `{"ok":true}`),
-	}
-	r := newReplayer(calls)
-	step, _ := r.Next(context.Background(), nil)
-	if step.Call.Tool != "qa_create" {
-		t.Fatal(step)
-	}
-	r.observe(fleet.TurnEvent{Index: 0, Tool: "qa_create", Verdict: fleet.VerdictOK, Result: fleet.Result{"ok": true, "name": "qa-new-1", "owner": "0x1111111111111111111111111111111111111111"}})
-	step, _ = r.Next(context.Background(), nil)
-	if got := string(step.Call.Args); got != `{"name":"qa-new-1","source":"x"}` {
-		t.Errorf("publish args %s", got)
-	}
-	r.observe(fleet.TurnEvent{Index: 1, Tool: "qa_publish", Verdict: fleet.VerdictError, Result: fleet.Result{"ok": false, "error": "not minted: qa-new-1"}})
-	step, _ = r.Next(context.Background(), nil)
-	if got := string(step.Call.Args); got != `{"method":"eth_getBalance","params":["0x1111111111111111111111111111111111111111","qa-old-10"]}` {
-		t.Errorf("chain args %s (the lowercase owner maps; qa-old-10 is another name)", got)
-	}
-	r.observe(fleet.TurnEvent{Index: 2, Tool: "qa_chain", Verdict: fleet.VerdictRefused, Result: fleet.Result{"ok": false, "error": "refused"}})
-	if step, _ = r.Next(context.Background(), nil); !step.Done {
-		t.Errorf("after the last call: %+v", step)
-	}
-	rows := r.finish()
-	want := []string{replaySame, replaySame, replayRefusedNow}
-	for i, row := range rows {
-		if row.Comparison != want[i] {
-			t.Errorf("row %d: %s (%s), want %s", i, row.Comparison, row.Detail, want[i])
-		}
-	}
-	// A call the replay never reached, and a changed outcome of a tool
-	// whose schema changed since the recording.
-	r = newReplayer(calls)
-	r.schemaChanged["qa_create"] = true
-	r.Next(context.Background(), nil)
-	r.observe(fleet.TurnEvent{Index: 0, Tool: "qa_create", Verdict: fleet.VerdictError, Result: fleet.Result{"ok": false, "error": "register: reverted"}})
-	rows = r.finish()
-	if rows[0].Comparison != replayChanged || !strings.Contains(rows[0].Detail, "verdict ok -> error") || !strings.Contains(rows[0].Detail, "schema changed") || rows[1].Comparison != replayNotReplayed || rows[2].Turn != -1 {
-		t.Errorf("rows: %+v", rows)
-	}
-}
-
-// FuzzLoadReplayable: whatever a run record file holds, loadReplayable
-// returns a run with calls to replay or a usage error (exit 2), never
-// panics, and never changes the file.
-func FuzzLoadReplayable(f *testing.F) {
-	good := `{"type":"header","run_id":"r-1","specialist":"s","harness_version":"` + harnessVersion + `","dial":"observe","budget":{"max_turns":0,"max_writes":0,"max_tokens":0,"deadline_ms":0},"tools":null,"started_at":"2026-01-01T00:00:00Z"}
-{"type":"turn","index":0,"proposed_action":{"tool":"qa_fetch","args":{"url":"http://x"}},"validation":{"result":"ok","retries":0},"model_metadata":{"tokens_in":0,"tokens_out":0,"duration_ms":0},"latency_ms":1,"started_at":"2026-01-01T00:00:00Z"}
-{"type":"footer","outcome":"done","final_summary":"","totals":{"turns":1,"tool_calls":0,"refusals":0,"findings":0,"tokens_in":0,"tokens_out":0,"writes":0,"duration_ms":0},"ended_at":"2026-01-01T00:00:00Z"}
-`
-	f.Add([]byte(good))
-	f.Add([]byte(good[:len(good)-40]))
-	f.Add([]byte(strings.Replace(good, harnessVersion, "other/9", 1)))
-	f.Add([]byte(`{"type":"footer"}`))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, trajectory.RunsDir), 0o700)
-		path := trajectory.Path(dir, "r-1")
-		os.WriteFile(path, data, 0o600)
-		run, err := loadReplayable(dir, "r-1")
-		var ee *exitError
-		switch {
-		case err == nil:
-			if len(replayCalls(run)) == 0 || run.Footer == nil || run.Header.HarnessVersion != harnessVersion {
-				t.Fatalf("accepted a record it cannot replay: %+v", run)
-			}
-		case !errors.As(err, &ee) || ee.code != exitConfig:
-			t.Fatalf("error is not a usage error: %v", err)
-		}
-		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
-			t.Fatal("loadReplayable changed the file")
-		}
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"go.yaml.in/yaml/v3"
@@ -24,50 +25,29 @@ func TestSpecialistSetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := newSpecialistSet(ps, fleet.Exercise)
-	text, err := set.text()
+	set := fleetdaemon.NewSpecialistSet(ps, fleet.Exercise)
+	text, err := set.Text()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := chain.CheckText(text); err != nil {
 		t.Fatalf("the record does not fit the log: %v (%d bytes)", err, len(text))
 	}
-	got, hash, ok := parseSpecialistSet(text)
-	if !ok || hash != set.hash() || got.Rung != "exercise" || len(got.Lines) != len(ps) || got.hash() != set.hash() {
-		t.Fatalf("round trip: ok=%v hash %s want %s, %+v\n%s", ok, hash, set.hash(), got, text)
+	got, hash, ok := fleetdaemon.ParseSpecialistSet(text)
+	if !ok || hash != set.Hash() || got.Rung != "exercise" || len(got.Lines) != len(ps) || got.Hash() != set.Hash() {
+		t.Fatalf("round trip: ok=%v hash %s want %s, %+v\n%s", ok, hash, set.Hash(), got, text)
 	}
 	for _, other := range []string{"qa/v1 source=qa-triage sev=meta surface=fleet kind=meta\nsummary", "free text", ""} {
-		if _, _, ok := parseSpecialistSet(other); ok {
+		if _, _, ok := fleetdaemon.ParseSpecialistSet(other); ok {
 			t.Errorf("%q read as a set", other)
 		}
 	}
 	// A changed prompt, tool or rung is a different set.
 	ps[0].Prompt += " More."
-	if newSpecialistSet(ps, fleet.Exercise).hash() == set.hash() || newSpecialistSet(ps[:1], fleet.Exercise).hash() == set.hash() ||
-		newSpecialistSet(ps, fleet.Observe).hash() == newSpecialistSet(ps, fleet.Exercise).hash() {
+	if fleetdaemon.NewSpecialistSet(ps, fleet.Exercise).Hash() == set.Hash() || fleetdaemon.NewSpecialistSet(ps[:1], fleet.Exercise).Hash() == set.Hash() ||
+		fleetdaemon.NewSpecialistSet(ps, fleet.Observe).Hash() == fleetdaemon.NewSpecialistSet(ps, fleet.Exercise).Hash() {
 		t.Error("a changed set keeps its hash")
 	}
-}
-
-// FuzzParseSpecialistSet: whatever an entry says, reading it as a set
-// never panics, and a set it accepts formats to a record that fits the log.
-func FuzzParseSpecialistSet(f *testing.F) {
-	ps, _ := probeCommands{&app{cfg: &Config{}}}.loadPersonas()
-	text, _ := newSpecialistSet(ps, fleet.Observe).text()
-	f.Add(text)
-	f.Add("qa/v1 source=qa-fleet sev=meta surface=fleet kind=persona ref=x\nThe fleet's specialists: 1 at dial observe.\na tools=b trigger=c planner=d persona=e")
-	f.Fuzz(func(t *testing.T, s string) {
-		set, _, ok := parseSpecialistSet(s)
-		if !ok {
-			return
-		}
-		if len(set.Lines) > 200 {
-			return
-		}
-		if _, err := set.text(); err != nil && len(s) < chain.MaxText {
-			t.Errorf("an accepted set does not format: %v", err)
-		}
-	})
 }
 
 // TestSpecialistsPublished: the daemon publishes its specialists when it
@@ -93,11 +73,11 @@ func TestSpecialistsPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitSet := func(not string) *published {
+	waitSet := func(not string) *fleetdaemon.Published {
 		t.Helper()
-		var pub *published
+		var pub *fleetdaemon.Published
 		fleettest.WaitFor(t, 30*time.Second, "a published set", func() bool {
-			pub, _ = newestPublished(ctx, log, fleetKey.Address())
+			pub, _ = fleetdaemon.NewestPublished(ctx, log, fleetKey.Address())
 			return pub != nil && pub.Hash != not
 		})
 		return pub

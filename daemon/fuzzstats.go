@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"time"
@@ -12,9 +12,9 @@ import (
 // the console (its plot samples them further).
 const maxFuzzPoints = 240
 
-// consoleFuzzStats reads the kept fuzz statistics for the Fleet page. A
+// ConsoleFuzzStats reads the kept fuzz statistics for the Fleet page. A
 // target whose file cannot be read is left out (the others still show).
-func consoleFuzzStats(fuzzDir string) []console.FuzzStats {
+func ConsoleFuzzStats(fuzzDir string) []console.FuzzStats {
 	series, _ := fuzzing.ReadStats(fuzzDir)
 	out := make([]console.FuzzStats, 0, len(series))
 	for _, s := range series {
@@ -45,8 +45,8 @@ func consoleFuzzStats(fuzzDir string) []console.FuzzStats {
 	return out
 }
 
-// metricsFuzzStats reads the kept fuzz statistics for /metrics.
-func metricsFuzzStats(fuzzDir string, now time.Time) []httpapi.FuzzStat {
+// MetricsFuzzStats reads the kept fuzz statistics for /metrics.
+func MetricsFuzzStats(fuzzDir string, now time.Time) []httpapi.FuzzStat {
 	series, _ := fuzzing.ReadStats(fuzzDir)
 	out := make([]httpapi.FuzzStat, 0, len(series))
 	for _, s := range series {

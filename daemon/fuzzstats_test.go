@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"path/filepath"
@@ -32,7 +32,7 @@ func writeFuzzStats(t *testing.T) (string, time.Time) {
 
 func TestConsoleFuzzStats(t *testing.T) {
 	dir, t0 := writeFuzzStats(t)
-	fs := consoleFuzzStats(dir)
+	fs := ConsoleFuzzStats(dir)
 	if len(fs) != 2 || fs[0].Engine != fuzzing.EngineBuiltin || fs[1].Engine != fuzzing.EngineLibFuzzer {
 		t.Fatalf("fuzz stats: %+v", fs)
 	}
@@ -44,14 +44,14 @@ func TestConsoleFuzzStats(t *testing.T) {
 	if b := fs[0]; b.ExecsPerSec != 150 || len(b.Points) != 1 || b.Points[0].Coverage != 9 {
 		t.Errorf("builtin (inputs/s from execs and elapsed, the corpus plotted): %+v", b)
 	}
-	if consoleFuzzStats(filepath.Join(dir, "nope")) == nil {
+	if ConsoleFuzzStats(filepath.Join(dir, "nope")) == nil {
 		t.Error("want an empty list, not nil, for no statistics")
 	}
 }
 
 func TestMetricsFuzzStats(t *testing.T) {
 	dir, t0 := writeFuzzStats(t)
-	ms := metricsFuzzStats(dir, t0.Add(10*time.Minute))
+	ms := MetricsFuzzStats(dir, t0.Add(10*time.Minute))
 	if len(ms) != 2 {
 		t.Fatalf("%+v", ms)
 	}
