@@ -8,6 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/siwe"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -259,8 +260,8 @@ func (r *run) sameObject(mine, theirs fleet.Result, owner *identity) bool {
 }
 
 func placeholder(u string) string {
-	if m := reOwnerVar.FindString(u); m != "" {
-		return strings.Trim(m, "{}:")
+	if v := siwe.IdentityVar(u); v != "" {
+		return v
 	}
 	return "id"
 }
@@ -268,7 +269,7 @@ func placeholder(u string) string {
 // functionLevel: endpoints the docs reserve for a role, read by b.
 func (r *run) functionLevel(b *identity) {
 	for _, e := range probe.First(r.flow.Reserved, maxReserved) {
-		if reOwnerVar.MatchString(e.URL) {
+		if siwe.IdentityVar(e.URL) != "" {
 			continue
 		}
 		got := r.fetch(e.URL, b.name)
