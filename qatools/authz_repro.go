@@ -67,6 +67,9 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 	res := map[string]any{"check": a.Check}
 	done := func(outcome, detail string) (fleet.Result, error) {
 		res["outcome"], res["detail"] = outcome, detail
+		if left, limited := t.run.Meter.Remaining(fleet.ResWrites); limited {
+			res["writes_left"] = left
+		}
 		return fleet.OK(res), nil
 	}
 	// Fresh identities: names no earlier call of the run used, never a

@@ -48,6 +48,32 @@ var signInFlaws = []plantedFlaw{
 	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},
 }
 
+// twoIdentity are the classes only two identities (or a session's life)
+// show: their repro is one qa_authz call.
+var twoIdentity = map[string]bool{"object-level authorization": true, "function-level authorization": true,
+	"property-level authorization: role": true, "property-level authorization: verified": true, "session lifecycle": true}
+
+// replayAuthzRepro checks a two-identity finding's repro: one qa_authz
+// call holding no address, session or value, which, run in a run of its
+// own (another run id: other fresh identities), shows the flaw again.
+func replayAuthzRepro(t *testing.T, app *siwe.App, class string, f map[string]any) {
+	t.Helper()
+	repro, _ := f["repro"].(map[string]any)
+	raw, _ := json.Marshal(repro["args"])
+	if repro["tool"] != "qa_authz" || strings.Contains(string(raw), "0x") || strings.Contains(string(raw), "kr_session") {
+		t.Errorf("%s: repro %v, want one qa_authz call without an address or session", class, repro)
+		return
+	}
+	var findings []map[string]any
+	reg := realTools(t, app.Target(), 8)("r-replay-"+strings.NewReplacer(" ", "-", ":", "").Replace(class), &findings)
+	ctl := fleet.NewControl(t.TempDir())
+	ctl.SetDial(fleet.Exercise, "test", "test")
+	out, err := reg.Dispatch(context.Background(), ctl, "qa_authz", raw)
+	if err != nil || out.Result["outcome"] != qatools.AuthzReproduced {
+		t.Errorf("%s: replaying its repro in another run: %v %v", class, err, out.Result)
+	}
+}
+
 // realTools is the real qa_* registry over app (no chain: qa_create,
 // qa_publish and qa_chain say so), qa_report captured.
 func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
@@ -64,7 +90,7 @@ func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[
 			t.Fatal(err)
 		}
 		run := &qatools.Run{ID: runID, Source: "qa-security", Sandbox: sb, Meter: sandbox.NewMeter(fleet.Budget{MaxWrites: maxWrites})}
-		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_chain", "qa_create", "qa_publish", "qa_compile")
+		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_authz", "qa_chain", "qa_create", "qa_publish", "qa_compile")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,6 +146,9 @@ func TestEvalSignIn(t *testing.T) {
 				s := r["summary"].(string)
 				if strings.Contains(s, "0x") && !strings.Contains(s, "0x...") || strings.Contains(s, "kr_session=") {
 					t.Errorf("%s: the summary carries an address or a session value: %s", fl.class, s)
+				}
+				if twoIdentity[fl.class] {
+					replayAuthzRepro(t, app, fl.class, r)
 				}
 			}
 		})
