@@ -43,6 +43,9 @@ var signInFlaws = []plantedFlaw{
 	// Only the address of an account that exists makes the difference:
 	// found by claiming the identities the run signed in.
 	{"spoofed identity with a signed-in account's address", []string{"call"}, []string{"identity header", "X-Keyring-Account: {identity a's address}", "a fresh account fleetd signed in"}, fleet.SeverityHigh},
+	// The same in a query parameter of a public JSON endpoint: the
+	// generic claims (admin, 1) show nothing there.
+	{"spoofed identity in a query parameter with a signed-in account's address", []string{"web"}, []string{"/api/notices takes the caller's identity from a query parameter (account={identity a's address}", "a fresh account fleetd signed in", "where generic claims (admin, 1) made none"}, fleet.SeverityHigh},
 	// Found by the crawl behind the login: /account, linked only from
 	// /api/me's answer, links the activity page.
 	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},

@@ -294,22 +294,46 @@ const identQueryTargets = 4
 
 // secSpoofQuery adds the identity-like parameter names learned from the
 // target to the query of the JSON endpoints the crawl fetched (GET, at
-// the exercise rung: it sends claims), set to admin, and compares the
-// answer with a second plain fetch: a materially different answer (see
-// spoofed) means the endpoint takes the caller's identity from the query.
-func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
+// the exercise rung: it sends claims), set to admin (or 1), then, where
+// that made no difference, to each identity the platform itself uses
+// (platformIdentities), and compares the answer with a second plain
+// fetch: a materially different answer (see spoofed) means the endpoint
+// takes the caller's identity from the query. It returns the endpoints
+// found ("query " and the URL without its query), which the pass with
+// the signed-in identities' addresses (secSpoofSignedIn) skips.
+func secSpoofQuery(p *probe.Probe, pages []probe.Page, ids []platformIdent) []string {
+	return spoofQuery(p, pages, true, ids, nil)
+}
+
+// queryClaim is one value a query claim sends: generic (each name's
+// identClaim) or one of the platform's own identities.
+type queryClaim struct {
+	generic bool
+	id      platformIdent
+}
+
+// spoofQuery is secSpoofQuery's loop: the generic claim first when asked,
+// then each of ids, on up to identQueryTargets endpoints not in skip.
+func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platformIdent, skip []string) (found []string) {
 	if !p.Can("qa_fetch") || !p.Exercised() {
-		return
+		return nil
 	}
 	_, fields := learnIdentityNames(pages, nil)
 	if len(fields) == 0 {
-		return
+		return nil
+	}
+	var claims []queryClaim
+	if generic {
+		claims = append(claims, queryClaim{generic: true})
+	}
+	for _, id := range ids {
+		claims = append(claims, queryClaim{id: id})
 	}
 	tried := 0
 	seen := map[string]bool{}
 	for _, pg := range pages {
 		if tried == identQueryTargets || !p.Room(3) {
-			return
+			return found
 		}
 		u, err := url.Parse(pg.URL)
 		if err != nil || !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" || pg.URL == p.Target().Call ||
@@ -324,38 +348,66 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 			}
 		}
 		key := u.Scheme + "://" + u.Host + u.Path
-		if len(names) == 0 || seen[key] || p.HostBusy(u.Host, nil) {
+		if len(names) == 0 || seen[key] || slices.Contains(skip, "query "+key) || p.HostBusy(u.Host, nil) {
 			continue
 		}
 		seen[key] = true
 		tried++
-		with := func(ns []identName) string {
-			v := u.Query()
-			for _, n := range ns {
-				v.Set(n.Name, identClaim(n.Name))
-			}
-			w := *u
-			w.RawQuery = v.Encode()
-			return w.String()
-		}
 		base := p.Fetch(pg.URL)
 		if p.HostBusy(u.Host, base) || !probe.Answered(base) {
 			continue
 		}
 		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
-		all := with(names)
-		d, sev, ok := spoofed(base, p.Fetch(all), identClaims, stable)
-		if !ok {
-			continue
+		for _, c := range claims {
+			if !p.Room(2) {
+				return found
+			}
+			value := func(n identName) string {
+				if c.generic {
+					return identClaim(n.Name)
+				}
+				return c.id.Value
+			}
+			with := func(ns []identName) string {
+				v := u.Query()
+				for _, n := range ns {
+					v.Set(n.Name, value(n))
+				}
+				w := *u
+				w.RawQuery = v.Encode()
+				return w.String()
+			}
+			sent := identClaims
+			if !c.generic {
+				sent = append([]string{c.id.Value}, identClaims...)
+			}
+			all := with(names)
+			d, sev, ok := spoofed(base, p.Fetch(all), sent, stable)
+			if !ok {
+				continue
+			}
+			repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one string) (string, fleet.Severity, bool) {
+				return spoofed(base, p.Fetch(one), sent, stable)
+			})
+			var summary string
+			if c.generic {
+				summary = fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
+					key, which, identClaim(which), how, d)
+			} else {
+				show := c.id.Value
+				if c.id.Show != "" {
+					show = c.id.Show
+				}
+				summary = fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s) when it holds an identity the platform itself uses: %s. The same GET with it answers materially differently (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim in the URL, whoever it names.",
+					key, which, show, how, c.id.What, d)
+			}
+			p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL), summary,
+				"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, sent, stable); return ok })
+			found = append(found, "query "+key)
+			break
 		}
-		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one string) (string, fleet.Severity, bool) {
-			return spoofed(base, p.Fetch(one), identClaims, stable)
-		})
-		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
-			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
-				key, which, identClaim(which), how, d),
-			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, identClaims, stable); return ok })
 	}
+	return found
 }
 
 // isolateName, once the learned names together made a difference (all, with

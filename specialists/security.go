@@ -259,7 +259,7 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 			spoofedNames = secSpoof(p, target, pages)
 		}
 	}
-	secSpoofQuery(p, pages)
+	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, platformIdentities(p.Target(), probe.FirstName(p.Target()), pages))...)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
@@ -387,20 +387,25 @@ func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 }
 
 // secSpoofSignedIn claims the addresses of the identities the sign-in
-// checks created (signedIn, by name) in the call endpoint's identity
-// headers and fields that no claim showed before (spoofed): a gateway that
-// takes any known account's address from a header lets anyone be anyone.
+// checks created (signedIn, by name) in the identity query parameters of
+// the JSON endpoints and the call endpoint's identity headers and fields
+// that no claim showed before (spoofed): a gateway that takes any known
+// account's address from a header or a parameter lets anyone be anyone.
 func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]string, spoofed []string) {
-	target := probe.FirstName(p.Target())
-	if len(signedIn) == 0 || target == "" || !p.Can("qa_call") || !p.Room(4) {
-		return
-	}
 	var ids []platformIdent
 	for _, name := range slices.Sorted(maps.Keys(signedIn)) {
 		if len(ids) < platformIdentsMax {
 			ids = append(ids, platformIdent{Value: signedIn[name], Show: "{identity " + name + "'s address}",
 				What: "the address of identity " + name + ", a fresh account fleetd signed in"})
 		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	spoofQuery(p, pages, false, ids, spoofed) // in the query of the JSON endpoints
+	target := probe.FirstName(p.Target())
+	if target == "" || !p.Can("qa_call") || !p.Room(4) {
+		return
 	}
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	b1 := p.Agent(base)
