@@ -80,6 +80,12 @@ func replayAuthzRepro(t *testing.T, app *siwe.App, class string, f map[string]an
 // realTools is the real qa_* registry over app (no chain: qa_create,
 // qa_publish and qa_chain say so), qa_report captured.
 func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[]map[string]any) *fleet.Registry {
+	return realToolsOn(t, target, maxWrites, nil, nil)
+}
+
+// realToolsOn is realTools with a chain and the target's name registry
+// on it (qa_chain reads them).
+func realToolsOn(t *testing.T, target fleet.Target, maxWrites int, c *chain.Client, registry *chain.Registry) func(string, *[]map[string]any) *fleet.Registry {
 	return func(runID string, findings *[]map[string]any) *fleet.Registry {
 		allow, err := qatools.NewAllowlist(target.FetchAllow)
 		if err != nil {
@@ -87,7 +93,7 @@ func realTools(t *testing.T, target fleet.Target, maxWrites int) func(string, *[
 		}
 		sponsor, _ := chain.GenerateKey()
 		env := &qatools.Env{Target: target, Sponsor: sponsor, Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10),
-			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}}
+			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}, Chain: c, Registry: registry}
 		sb, err := sandbox.Open(filepath.Join(t.TempDir(), "qa-sandbox"), runID)
 		if err != nil {
 			t.Fatal(err)
@@ -222,5 +228,51 @@ func TestUXBehindLogin(t *testing.T) {
 	}
 	if seen := app.Seen(); seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
 		t.Errorf("ux at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	}
+}
+
+// TestSpoofWithRegistryOwners: the owner of the called agent's name, as
+// the name registry on chain records it and no page shows, is claimed in
+// the identity header and query parameter that "admin" and 1 do not
+// open. Keyring (flawed) believes X-Keyring-Account and ?account= when
+// they name an existing account, here the registry's owner of "welcome"
+// (an admin account of the platform): both are found before anyone signs
+// in, and say the address was read from the registry. The correct twin
+// gives nothing at high.
+func TestSpoofWithRegistryOwners(t *testing.T) {
+	cw := startChainWorld(t, true)
+	ctx := context.Background()
+	reg, _, err := cw.c.DeployNameRegistry(ctx, cw.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(ctx, cw.sponsor, "welcome"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			app := siwe.Serve(mode, cw.sponsor.Address())
+			defer app.Close()
+			tg := app.Target()
+			tg.Registry = reg.Address().String()
+			_, got := runLoop(t, "security", fleet.Exercise, tg, realToolsOn(t, tg, 48, cw.c, reg), Options{})
+			owner := strings.ToLower(cw.sponsor.Address().String())
+			if mode == siwe.Correct {
+				for _, f := range got {
+					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
+						t.Errorf("the correct twin got a finding at %s: %v", sev, f["summary"])
+					}
+				}
+				return
+			}
+			for _, words := range [][]string{
+				{"identity header (X-Keyring-Account: " + owner, "the called agent's owner, read from the name registry on chain (ownerOf)"},
+				{"/api/notices takes the caller's identity from a query parameter (account=" + owner, "the called agent's owner, read from the name registry on chain (ownerOf)"},
+			} {
+				if findReport(got, words...) == nil {
+					t.Errorf("missing %q:%s", words, summaries(got))
+				}
+			}
+		})
 	}
 }

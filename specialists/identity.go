@@ -448,14 +448,49 @@ const platformIdentsMax = 5
 // addrRE is an EVM address as pages and answers show one.
 var addrRE = regexp.MustCompile(`\b0x[0-9a-fA-F]{40}\b`)
 
+// registryOwnersMax bounds the names whose owner is read from the
+// registry on chain per run (the called agent first).
+const registryOwnersMax = 3
+
+// registryOwner is a name's owner as the registry on chain says.
+type registryOwner struct{ Name, Address string }
+
+// registryOwners reads, with qa_chain owner_of, the owners of the called
+// agent (target) and the other agents' names from the name registry on
+// chain (target.registry): the platform's own record of who owns what,
+// which a page may not show. Nothing when no registry is configured or
+// qa_chain is unavailable; a free name (the zero address) or a failed
+// read is left out.
+func registryOwners(p *probe.Probe, target string) []registryOwner {
+	if p.Target().Registry == "" || !p.Can("qa_chain") {
+		return nil
+	}
+	var out []registryOwner
+	names := append([]string{target}, p.Target().Names...)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] || len(seen) == registryOwnersMax || !p.Room(4) {
+			continue
+		}
+		seen[n] = true
+		r := p.Chain("owner_of", n)
+		if a := probe.Str(r, "result"); r.IsOK() && probe.Flag(r, "registered") && addrRE.MatchString(a) {
+			out = append(out, registryOwner{Name: n, Address: a})
+		}
+	}
+	return out
+}
+
 // platformIdentities returns the identities the platform itself uses, most
-// telling first: the addresses on the called agent's face (its owner's,
-// typically), the called agent's own name, the other agents' names, then
-// addresses the crawl saw elsewhere (answers, docs). The addresses of the
-// identities the run signs in come later (secSpoofSignedIn). Each once, the zero address never, at
-// most platformIdentsMax. A gateway that checks a claimed identity against
-// the platform's own refuses "admin" and still lets an owner's address in.
-func platformIdentities(t fleet.Target, target string, pages []probe.Page) []platformIdent {
+// telling first: the owners the registry on chain records (owners, the
+// called agent's first), the addresses on the called agent's face (its
+// owner's, typically), the called agent's own name, the other agents'
+// names, then addresses the crawl saw elsewhere (answers, docs). The
+// addresses of the identities the run signs in come later
+// (secSpoofSignedIn). Each once, the zero address never, at most
+// platformIdentsMax. A gateway that checks a claimed identity against the
+// platform's own refuses "admin" and still lets an owner's address in.
+func platformIdentities(t fleet.Target, target string, pages []probe.Page, owners []registryOwner) []platformIdent {
 	var out []platformIdent
 	seen := map[string]bool{strings.ToLower("0x" + strings.Repeat("0", 40)): true}
 	add := func(v, what string) {
@@ -463,6 +498,13 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page) []pla
 			seen[k] = true
 			out = append(out, platformIdent{Value: v, What: what})
 		}
+	}
+	for _, o := range owners {
+		what := "the owner of " + o.Name + ", read from the name registry on chain (ownerOf)"
+		if o.Name == target {
+			what = "the called agent's owner, read from the name registry on chain (ownerOf)"
+		}
+		add(o.Address, what)
 	}
 	face := t.FaceURL(target)
 	for _, pg := range pages {

@@ -242,7 +242,9 @@ func reflectsRaw(text, token string) bool {
 // found.
 func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) (spoofedNames []string) {
 	token, canary := runCanary(p)
-	if target := probe.FirstName(p.Target()); target != "" && p.Can("qa_call") && p.Room(1) {
+	target := probe.FirstName(p.Target())
+	ids := platformIdentities(p.Target(), target, pages, registryOwners(p, target)) // claimed where admin and 1 showed nothing
+	if target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
 		ex := p.Exchange("qa_call", a)
 		if probe.RefusedByDial(ex) {
@@ -256,10 +258,10 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			spoofedNames = secSpoof(p, target, pages)
+			spoofedNames = secSpoof(p, target, pages, ids)
 		}
 	}
-	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, platformIdentities(p.Target(), probe.FirstName(p.Target()), pages))...)
+	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, ids)...)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
@@ -320,8 +322,9 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 var stringLiteral = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
 // secSpoof compares replies with and without a claimed identity, and
-// returns the header and field names it found trusted.
-func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string) {
+// returns the header and field names it found trusted. ids are the
+// platform's own identities, claimed where generic ones showed nothing.
+func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids []platformIdent) (found []string) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return nil
@@ -361,7 +364,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string
 	found = append(secSpoofHeaders(p, base, b1, stable, headers), secSpoofFields(p, base, b1, stable, fields)...)
 	// The names generic values did not show, claimed with the platform's
 	// own identities (issue 33).
-	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, platformIdentities(p.Target(), target, pages))...)
+	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, ids)...)
 }
 
 // secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
