@@ -121,10 +121,14 @@ func TestPlatformIdentities(t *testing.T) {
 		{URL: "https://app.example/s/ember", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": "<p>Published by <code>" + owner + "</code> " + zero + "</p>"}},
 		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": "0x2222222222222222222222222222222222222222"}},
 	}
-	var got []string
-	for _, id := range platformIdentities(tg, "ember", pages, nil) {
-		got = append(got, id.Value+" "+id.What)
+	idsOf := func(owners []registryOwner) []string {
+		var got []string
+		for _, id := range platformIdentities(tg, "ember", pages, owners) {
+			got = append(got, id.Value+" "+id.What)
+		}
+		return got
 	}
+	got := idsOf(nil)
 	want := []string{
 		owner + " an address on the called agent's face https://app.example/s/ember (its owner's?)",
 		"ember the called agent's own name",
@@ -136,11 +140,8 @@ func TestPlatformIdentities(t *testing.T) {
 	}
 	// The owners the registry on chain records come first; the face's
 	// copy of the same address is not claimed twice.
-	got = nil
 	other := "0x3333333333333333333333333333333333333333"
-	for _, id := range platformIdentities(tg, "ember", pages, []registryOwner{{"ember", strings.ToLower(owner)}, {"slate", other}}) {
-		got = append(got, id.Value+" "+id.What)
-	}
+	got = idsOf([]registryOwner{{"ember", strings.ToLower(owner)}, {"slate", other}})
 	want = []string{
 		strings.ToLower(owner) + " the called agent's owner, read from the name registry on chain (ownerOf)",
 		other + " the owner of slate, read from the name registry on chain (ownerOf)",
