@@ -296,13 +296,16 @@ const identQueryTargets = 4
 // target to the query of the JSON endpoints the crawl fetched (GET, at
 // the exercise rung: it sends claims), set to admin (or 1), then, where
 // that made no difference, to each identity the platform itself uses
-// (platformIdentities), and compares the answer with a second plain
-// fetch: a materially different answer (see spoofed) means the endpoint
+// (ids: platformIdentities, read once a claim is sent), and compares the
+// answer with a second plain fetch: a materially different answer (see spoofed) means the endpoint
 // takes the caller's identity from the query. It returns the endpoints
 // found ("query " and the URL without its query), which the pass with
 // the signed-in identities' addresses (secSpoofSignedIn) skips.
-func secSpoofQuery(p *probe.Probe, pages []probe.Page, ids []platformIdent) []string {
-	return spoofQuery(p, pages, true, ids, nil)
+func secSpoofQuery(p *probe.Probe, pages []probe.Page, ids func() []platformIdent) []string {
+	if !p.Can("qa_fetch") || !p.Exercised() {
+		return nil
+	}
+	return spoofQuery(p, pages, true, ids(), nil)
 }
 
 // queryClaim is one value a query claim sends: generic (each name's

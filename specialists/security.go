@@ -243,7 +243,17 @@ func reflectsRaw(text, token string) bool {
 func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) (spoofedNames []string) {
 	token, canary := runCanary(p)
 	target := probe.FirstName(p.Target())
-	ids := platformIdentities(p.Target(), target, pages, registryOwners(p, target)) // claimed where admin and 1 showed nothing
+	// The platform's own identities, claimed where admin and 1 showed
+	// nothing: read (the registry's owners on chain) only once a claim is
+	// sent, so never at observe.
+	var ids []platformIdent
+	idsRead := false
+	platformIDs := func() []platformIdent {
+		if !idsRead {
+			ids, idsRead = platformIdentities(p.Target(), target, pages, registryOwners(p, target)), true
+		}
+		return ids
+	}
 	if target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
 		ex := p.Exchange("qa_call", a)
@@ -258,10 +268,10 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			spoofedNames = secSpoof(p, target, pages, ids)
+			spoofedNames = secSpoof(p, target, pages, platformIDs)
 		}
 	}
-	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, ids)...)
+	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, platformIDs)...)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
@@ -322,9 +332,9 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 var stringLiteral = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
 
 // secSpoof compares replies with and without a claimed identity, and
-// returns the header and field names it found trusted. ids are the
+// returns the header and field names it found trusted. ids gives the
 // platform's own identities, claimed where generic ones showed nothing.
-func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids []platformIdent) (found []string) {
+func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids func() []platformIdent) (found []string) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return nil
@@ -364,7 +374,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids []platformI
 	found = append(secSpoofHeaders(p, base, b1, stable, headers), secSpoofFields(p, base, b1, stable, fields)...)
 	// The names generic values did not show, claimed with the platform's
 	// own identities (issue 33).
-	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, ids)...)
+	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, ids())...)
 }
 
 // secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
