@@ -36,11 +36,15 @@ type authzArgs struct {
 	VerifyURL string `json:"verify_url,omitempty" desc:"the sign-in's verify URL; default target.auth.verify" maxlen:"2048"`
 	ChainID   uint64 `json:"chain_id,omitempty" desc:"the sign-in message's Chain ID; default target.auth.chain_id or 1"`
 	URL       string `json:"url,omitempty" desc:"the resource: a URL template with {address} or {id} (object, property; each identity's own values go in) or the reserved endpoint (function)" maxlen:"2048"`
-	MeURL     string `json:"me_url,omitempty" desc:"the who-am-I endpoint: an identity's id is read from it for {id}; logout: what must refuse after logout" maxlen:"2048"`
-	LogoutURL string `json:"logout_url,omitempty" desc:"logout: the endpoint a POST signs out at" maxlen:"2048"`
-	Method    string `json:"method,omitempty" enum:"PATCH,PUT" desc:"property: the update's method (default PATCH)"`
-	Field     string `json:"field,omitempty" desc:"property: the field written" maxlen:"64"`
-	Value     string `json:"value,omitempty" desc:"property: the value written, as JSON; the string \"{other}\" stands for another fresh identity's address" maxlen:"256"`
+	// WriteMethod and WriteJSON make the object check write first: A's
+	// create or update of its own resource, so B's read shows A's write.
+	WriteMethod string `json:"write_method,omitempty" enum:"POST,PUT,PATCH" desc:"object: identity a first writes its own resource (url) with this method and write_json, as the docs' update does; b's read must then show it"`
+	WriteJSON   string `json:"write_json,omitempty" desc:"object: the JSON object a writes: harmless marker values, never anyone's data" maxlen:"512"`
+	MeURL       string `json:"me_url,omitempty" desc:"the who-am-I endpoint: an identity's id is read from it for {id}; logout: what must refuse after logout" maxlen:"2048"`
+	LogoutURL   string `json:"logout_url,omitempty" desc:"logout: the endpoint a POST signs out at" maxlen:"2048"`
+	Method      string `json:"method,omitempty" enum:"PATCH,PUT" desc:"property: the update's method (default PATCH)"`
+	Field       string `json:"field,omitempty" desc:"property: the field written" maxlen:"64"`
+	Value       string `json:"value,omitempty" desc:"property: the value written, as JSON; the string \"{other}\" stands for another fresh identity's address" maxlen:"256"`
 }
 
 // authzIdentity is one fresh identity qa_authz signed in.
@@ -57,6 +61,18 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 	}
 	if (a.Check == "object" || a.Check == "property") && siwe.IdentityVar(a.URL) == "" {
 		return fleet.Fail("qa_authz: check %s needs a url templated with the identity ({address} or {id}), not %q", a.Check, clipText(a.URL, 80)), nil
+	}
+	var marks []string
+	if a.WriteMethod != "" || a.WriteJSON != "" {
+		var w map[string]any
+		if a.Check != "object" || a.WriteMethod == "" || json.Unmarshal([]byte(a.WriteJSON), &w) != nil {
+			return fleet.Fail("qa_authz: write_method and write_json go together, with check object, and write_json is a JSON object"), nil
+		}
+		for _, v := range w {
+			if s, ok := v.(string); ok && len(s) >= 6 {
+				marks = append(marks, s)
+			}
+		}
 	}
 	var val any
 	if a.Check == "property" {
@@ -109,6 +125,15 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 			return fail, err
 		}
 		u := siwe.Fill(a.URL, owner.addr, owner.id)
+		if a.WriteMethod != "" {
+			w, err := t.submit(ctx, submitArgs{URL: u, Method: a.WriteMethod, Enctype: "json", JSON: a.WriteJSON, As: owner.name})
+			if err != nil {
+				return nil, err
+			}
+			if res["status_write"] = w["status"]; !is2xx(w) {
+				return done(AuthzInconclusive, fmt.Sprintf("fresh identity a could not write its own resource with %s %s (status %v)", a.WriteMethod, pathOnly(a.URL), w["status"]))
+			}
+		}
 		mine, err := t.authzGet(ctx, u, owner.name)
 		if err != nil {
 			return nil, err
@@ -122,7 +147,7 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 			return nil, err
 		}
 		res["status_other"] = theirs["status"]
-		if !is2xx(theirs) || !(mine["sha256"] != nil && mine["sha256"] == theirs["sha256"] || owner.addr != "" && strings.Contains(strings.ToLower(fmt.Sprint(theirs["body"])), owner.addr)) {
+		if !is2xx(theirs) || !(mine["sha256"] != nil && mine["sha256"] == theirs["sha256"] || owner.addr != "" && strings.Contains(strings.ToLower(fmt.Sprint(theirs["body"])), owner.addr) || showsAll(theirs, marks)) {
 			return done(AuthzNotReproduced, fmt.Sprintf("fresh identity b was answered %v for identity a's resource at GET %s", theirs["status"], pathOnly(a.URL)))
 		}
 		res["fields"] = fieldList(theirs)
@@ -239,6 +264,17 @@ func (t *tools) freshIdentity(role string) string {
 // nothing); the error is the run's end.
 func (t *tools) authzGet(ctx context.Context, u, as string) (fleet.Result, error) {
 	return t.fetch(ctx, fetchArgs{URL: u, As: as})
+}
+
+// showsAll reports whether an answer's body holds every mark (none: false).
+func showsAll(r fleet.Result, marks []string) bool {
+	body := fmt.Sprint(r["body"])
+	for _, m := range marks {
+		if !strings.Contains(body, m) {
+			return false
+		}
+	}
+	return len(marks) > 0
 }
 
 func statusOf(r fleet.Result) int {

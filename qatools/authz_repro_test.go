@@ -23,11 +23,12 @@ func authzRepros(base string) map[string]map[string]any {
 		return m
 	}
 	return map[string]map[string]any{
-		"object":   with(map[string]any{"check": "object", "url": base + "/api/accounts/{address}/settings", "me_url": base + "/api/me"}),
-		"function": with(map[string]any{"check": "function", "url": base + "/api/admin/accounts"}),
-		"role":     with(map[string]any{"check": "property", "url": base + "/api/accounts/{address}/settings", "method": "PATCH", "field": "role", "value": `"admin"`}),
-		"verified": with(map[string]any{"check": "property", "url": base + "/api/accounts/{address}/settings", "field": "verified", "value": "true"}),
-		"logout":   with(map[string]any{"check": "logout", "logout_url": base + "/api/auth/logout", "me_url": base + "/api/me"}),
+		"object":                 with(map[string]any{"check": "object", "url": base + "/api/accounts/{address}/settings", "me_url": base + "/api/me"}),
+		"object, a writes first": with(map[string]any{"check": "object", "url": base + "/api/accounts/{address}/settings", "write_method": "PATCH", "write_json": `{"display_name":"qa-authz-mark"}`}),
+		"function":               with(map[string]any{"check": "function", "url": base + "/api/admin/accounts"}),
+		"role":                   with(map[string]any{"check": "property", "url": base + "/api/accounts/{address}/settings", "method": "PATCH", "field": "role", "value": `"admin"`}),
+		"verified":               with(map[string]any{"check": "property", "url": base + "/api/accounts/{address}/settings", "field": "verified", "value": "true"}),
+		"logout":                 with(map[string]any{"check": "logout", "logout_url": base + "/api/auth/logout", "me_url": base + "/api/me"}),
 	}
 }
 
@@ -53,8 +54,11 @@ func TestAuthzRepro(t *testing.T) {
 						t.Errorf("%s (round %d): %s %v, want %s", name, round, out.Verdict, out.Result, want)
 						continue
 					}
+					if _, wrote := args["write_method"]; wrote && out.Result["status_write"] != 200 {
+						t.Errorf("%s: a's write answered %v, want 200", name, out.Result["status_write"])
+					}
 					raw, _ := json.Marshal(out.Result)
-					for _, bad := range []string{"0x", siwe.SessionCookie + "=", "Bearer", "qa-display"} {
+					for _, bad := range []string{"0x", siwe.SessionCookie + "=", "Bearer", "qa-authz-mark"} {
 						if strings.Contains(string(raw), bad) {
 							t.Errorf("%s: the result carries %q: %s", name, bad, raw)
 						}
@@ -129,6 +133,9 @@ func TestAuthzReproFences(t *testing.T) {
 		{"check": "property", "url": h.app.URL() + "/api/accounts/{address}/settings", "field": "role"},
 		{"check": "property", "url": h.app.URL() + "/api/accounts/{address}/settings", "field": "role", "value": "admin"},
 		{"check": "logout", "me_url": h.app.URL() + "/api/me"},
+		{"check": "object", "url": h.app.URL() + "/api/accounts/{address}/settings", "write_json": `{"display_name":"qa-authz-mark"}`},
+		{"check": "object", "url": h.app.URL() + "/api/accounts/{address}/settings", "write_method": "PATCH", "write_json": `["x"]`},
+		{"check": "function", "url": h.app.URL() + "/api/admin/accounts", "write_method": "PATCH", "write_json": `{"a":"qa-authz-mark"}`},
 	} {
 		if out := h.call("qa_authz", bad); out.Verdict == fleet.VerdictOK {
 			t.Errorf("qa_authz %v: ok %v", bad, out.Result)

@@ -13,6 +13,7 @@ package specialists
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +67,9 @@ func replayAuthzRepro(t *testing.T, app *siwe.App, class string, f map[string]an
 	if repro["tool"] != "qa_authz" || strings.Contains(string(raw), "0x") || strings.Contains(string(raw), "kr_session") {
 		t.Errorf("%s: repro %v, want one qa_authz call without an address or session", class, repro)
 		return
+	}
+	if args, _ := repro["args"].(map[string]any); class == "object-level authorization" && (args["write_method"] != "PATCH" || !strings.Contains(fmt.Sprint(args["write_json"]), "display_name")) {
+		t.Errorf("%s: repro %v, want a's documented update (PATCH display_name) before b's read", class, args)
 	}
 	var findings []map[string]any
 	reg := realTools(t, app.Target(), 8)("r-replay-"+strings.NewReplacer(" ", "-", ":", "").Replace(class), &findings)

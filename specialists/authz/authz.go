@@ -234,12 +234,34 @@ func (r *run) objectLevel(a, b *identity) {
 		if !r.sameObject(mine, theirs, a) {
 			continue
 		}
-		args := r.repro("object", map[string]any{"url": e.URL, "me_url": r.flow.Me.URL})
-		sev, note := r.confirm(args, 2, "two more fresh identities")
+		extra, writes := map[string]any{"url": e.URL, "me_url": r.flow.Me.URL}, 2
+		if u, ok := r.ownWrite(e.URL); ok {
+			// The repro writes first, as the docs' update does (A's
+			// create), so B's read shows what A wrote.
+			body, _ := json.Marshal(map[string]string{u.Writable[0]: writeMark})
+			extra["write_method"], extra["write_json"], writes = u.Method, string(body), 3
+		}
+		args := r.repro("object", extra)
+		sev, note := r.confirm(args, writes, "two more fresh identities")
 		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
 			"Broken object-level authorization (OWASP API1, CWE-639): identity b (a fresh account) read identity a's resource at GET %s (a's %s in the URL, learned from a's sign-in), status %d; the answer holds a's %s. Expected 403 or 404 for another account's resource.%s Doc: %s",
 			pathOf(e.URL), placeholder(e.URL), probe.Status(theirs), fieldNames(probe.Body(theirs)), note, probe.Quote(e.Quote, 120)), reproTool(args), args)
 	}
+}
+
+// writeMark is the harmless value an object repro's identity a writes to
+// its own resource before b reads it.
+const writeMark = "qa-authz-mark"
+
+// ownWrite is the documented update of the resource template u (same
+// URL, PUT or PATCH) with a field the docs list as writable.
+func (r *run) ownWrite(u string) (Endpoint, bool) {
+	for _, e := range r.flow.Updates {
+		if e.URL == u && len(e.Writable) > 0 {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
 }
 
 // reproTool is the tool of a two-identity finding's repro: qa_authz, ""
