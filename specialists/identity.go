@@ -530,3 +530,18 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page, owner
 	}
 	return out
 }
+
+// platformIDs returns the run's platform identities (platformIdentities
+// over the registry's owners on chain), read on the first call, so only
+// once a claim is sent: never at observe.
+func platformIDs(p *probe.Probe, pages []probe.Page) func() []platformIdent {
+	var ids []platformIdent
+	read := false
+	return func() []platformIdent {
+		if !read {
+			target := probe.FirstName(p.Target())
+			ids, read = platformIdentities(p.Target(), target, pages, registryOwners(p, target)), true
+		}
+		return ids
+	}
+}

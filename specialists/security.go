@@ -243,17 +243,7 @@ func reflectsRaw(text, token string) bool {
 func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page) (spoofedNames []string) {
 	token, canary := runCanary(p)
 	target := probe.FirstName(p.Target())
-	// The platform's own identities, claimed where admin and 1 showed
-	// nothing: read (the registry's owners on chain) only once a claim is
-	// sent, so never at observe.
-	var ids []platformIdent
-	idsRead := false
-	platformIDs := func() []platformIdent {
-		if !idsRead {
-			ids, idsRead = platformIdentities(p.Target(), target, pages, registryOwners(p, target)), true
-		}
-		return ids
-	}
+	ids := platformIDs(p, pages) // the platform's own identities, read once a claim is sent
 	if target != "" && p.Can("qa_call") && p.Room(1) {
 		a := probe.CallArgs{Target: target, Message: canary}
 		ex := p.Exchange("qa_call", a)
@@ -268,10 +258,10 @@ func secExercise(p *probe.Probe, corpus []string, own string, pages []probe.Page
 					fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
 					"qa_call", a, reflected)
 			}
-			spoofedNames = secSpoof(p, target, pages, platformIDs)
+			spoofedNames = secSpoof(p, target, pages, ids)
 		}
 	}
-	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, platformIDs)...)
+	spoofedNames = append(spoofedNames, secSpoofQuery(p, pages, ids)...)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
 			p.Skip("qa_create not allowed: published-canary check skipped")
