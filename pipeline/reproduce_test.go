@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fixtures/siwe"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
@@ -56,7 +58,7 @@ func TestToolReproducer(t *testing.T) {
 	if err != nil || got.Reproduced || got.Outcome != "compiled" || string(got.Input) != "let x = 1;" {
 		t.Errorf("a clean compile: %+v, %v", got, err)
 	}
-	if _, err := r.Reproduce(ctx, repro("qa_call", `{}`)); err == nil || !strings.Contains(err.Error(), "replays qa_compile, qa_fuzz repros only, not qa_call") {
+	if _, err := r.Reproduce(ctx, repro("qa_call", `{}`)); err == nil || !strings.Contains(err.Error(), "replays qa_authz, qa_compile, qa_fuzz repros only, not qa_call") {
 		t.Errorf("qa_call: %v", err)
 	}
 	if _, err := r.Reproduce(ctx, repro("qa_compile", `{"src":"enum E {}"}`)); err == nil || !strings.Contains(err.Error(), "replay qa_compile: invalid") {
@@ -98,5 +100,44 @@ func TestReproduction(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAuthzReproducer: the fix stage replays a two-identity finding's
+// repro (qa_authz) in a fresh sandbox run with fresh identities: on
+// Keyring's flawed platform it reproduces (with no input a regression
+// test could hold), on the correct twin it does not, and below exercise
+// the dial refuses it before anything is sent.
+func TestAuthzReproducer(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+		app := siwe.Serve(mode)
+		defer app.Close()
+		u, _ := url.Parse(app.URL())
+		allow, err := qatools.NewAllowlist([]string{u.Host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &qatools.Env{Target: app.Target(), Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10), Limits: qatools.Limits{RequestRate: -1}}
+		args, _ := json.Marshal(map[string]any{"check": "object", "url": app.URL() + "/api/accounts/{address}/settings",
+			"nonce_url": app.URL() + "/api/auth/nonce", "verify_url": app.URL() + "/api/auth/verify", "chain_id": siwe.ChainID})
+		repro := fleet.Repro{Tool: "qa_authz", Args: args}
+		r := &toolReproducer{tools: env, dial: fleettest.Dial(fleet.Propose), sandboxDir: t.TempDir(), budget: fleet.Budget{MaxWrites: 4, Deadline: time.Minute}}
+		got, err := r.Reproduce(ctx, repro)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		want := mode == siwe.Flawed
+		if got.Reproduced != want || got.HasInput || got.RunID == "" || !strings.Contains(got.Detail, "/api/accounts/{address}/settings") {
+			t.Errorf("%s: %+v, want reproduced %v", mode, got, want)
+		}
+		before := app.Seen().Requests
+		r.dial = fleettest.Dial(fleet.Observe)
+		if _, err := r.Reproduce(ctx, repro); err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Errorf("%s at observe: %v, want the dial's refusal", mode, err)
+		}
+		if app.Seen().Requests != before {
+			t.Errorf("%s: a refused replay reached the platform", mode)
+		}
 	}
 }

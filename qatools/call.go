@@ -24,11 +24,6 @@ type callArgs struct {
 	As          string            `json:"as,omitempty" desc:"send the request with the session of this identity (signed in by qa_login)" maxlen:"32"`
 }
 
-// credentialHeaders carry a session: qa_call never takes them from the
-// model, so no cookie or token fleetd did not get by signing in (a real
-// user's) is ever replayed. Sessions go through as.
-var credentialHeaders = map[string]bool{"cookie": true, "authorization": true}
-
 // forbiddenHeaders cannot be set through qa_call: they would change where or
 // how the request goes, not what it says.
 var forbiddenHeaders = map[string]bool{"host": true, "content-length": true, "transfer-encoding": true, "connection": true, "upgrade": true, "proxy-authorization": true, "te": true, "trailer": true}
@@ -61,7 +56,10 @@ func (t *tools) call(ctx context.Context, a callArgs) (fleet.Result, error) {
 		if forbiddenHeaders[strings.ToLower(k)] || strings.ContainsAny(k+v, "\r\n") {
 			return fleet.Fail("qa_call: header %q cannot be set", k), nil
 		}
-		if credentialHeaders[strings.ToLower(k)] {
+		// A header that carries a session (credentialName) never comes
+		// from the model, so no cookie or token fleetd did not get by
+		// signing in (a real user's) is replayed. Sessions go through as.
+		if credentialName(k) {
 			return fleet.Fail("qa_call: header %q carries a session: fleetd uses only sessions of identities it signed in (qa_login, then as)", k), nil
 		}
 	}

@@ -300,6 +300,9 @@ func (f *Fetcher) exchange(ctx context.Context, in Request) (*answer, fleet.Resu
 	if _, _, err := f.allow.match(u); err != nil {
 		return nil, fleet.Fail("%v", err), nil
 	}
+	if err := credentialErr(u); err != nil {
+		return nil, fleet.Fail("%v", err), nil
+	}
 	var reqBody io.Reader
 	if in.Body != nil {
 		reqBody = bytes.NewReader(in.Body)

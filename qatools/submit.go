@@ -141,7 +141,8 @@ func submitBody(a submitArgs) ([]byte, string, error) {
 }
 
 // check refuses, before anything is sent, what Do would refuse without a
-// request: a bad method or origin, a URL off the allowlist.
+// request: a bad method or origin, a URL off the allowlist or with a
+// credential in its query.
 func (f *Fetcher) check(in Request) error {
 	if _, err := methodOf(in); err != nil {
 		return err
@@ -156,7 +157,7 @@ func (f *Fetcher) check(in Request) error {
 	if _, _, err := f.allow.match(u); err != nil {
 		return err
 	}
-	return nil
+	return credentialErr(u)
 }
 
 // methodOf is in's method, checked: the safe methods without a body, the

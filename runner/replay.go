@@ -272,7 +272,8 @@ func (r *replayer) Next(_ context.Context, _ *fleet.State) (fleet.Step, error) {
 }
 
 // observe compares one replayed turn with the recorded one and learns the
-// names a qa_create minted in place of the recorded ones.
+// names a qa_create minted and the addresses a qa_login signed in, in
+// place of the recorded ones.
 func (r *replayer) observe(e fleet.TurnEvent) {
 	if e.Done || e.Index >= len(r.calls) || e.Index != len(r.rows) {
 		return
@@ -294,6 +295,14 @@ func (r *replayer) observe(e fleet.TurnEvent) {
 		if old, _ := then["name"].(string); old != "" && r.names[old] != "" && row.Detail == "" {
 			row.Detail = fmt.Sprintf("name %s -> %s", old, r.names[old])
 		}
+	}
+	if row.Tool == "qa_login" {
+		// A replayed sign-in is a fresh identity with another address: the
+		// later calls that name the recorded one (a URL with a's address)
+		// name the replay's.
+		old, _ := then["address"].(string)
+		fresh, _ := now["address"].(string)
+		r.learn(old, fresh)
 	}
 	if r.schemaChanged[row.Tool] {
 		row.Detail = strings.TrimSpace(row.Detail + " (the tool's argument schema changed since the recording)")

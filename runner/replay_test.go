@@ -97,3 +97,27 @@ func FuzzLoadReplayable(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayerMapsSignedInAddresses: a replayed qa_login signs in a fresh
+// identity with another address; later calls naming the recorded
+// identity's address (a's resource URL) name the replay's, in either case.
+func TestReplayerMapsSignedInAddresses(t *testing.T) {
+	turn := func(i int, tool, args, result string) trajectory.Turn {
+		a := &trajectory.Action{Tool: tool, Args: json.RawMessage(args)}
+		return trajectory.Turn{Index: i, ProposedAction: a, ExecutedAction: a, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: json.RawMessage(result)}
+	}
+	calls := []trajectory.Turn{
+		turn(0, "qa_login", `{"identity":"a"}`, `{"ok":true,"identity":"a","address":"0xAbCdEf0000000000000000000000000000000001","status":200}`),
+		turn(1, "qa_fetch", `{"url":"http://127.0.0.1:1/api/accounts/0xabcdef0000000000000000000000000000000001/settings","as":"b"}`, `{"ok":true,"status":200}`),
+	}
+	r := newReplayer(calls)
+	r.Next(context.Background(), nil)
+	r.observe(fleet.TurnEvent{Index: 0, Tool: "qa_login", Verdict: fleet.VerdictOK, Result: fleet.Result{"ok": true, "identity": "a", "address": "0x2222222222222222222222222222222222222222", "status": 200}})
+	step, _ := r.Next(context.Background(), nil)
+	if got := string(step.Call.Args); !strings.Contains(got, "/api/accounts/0x2222222222222222222222222222222222222222/settings") {
+		t.Errorf("fetch args %s, want the replay's identity a", got)
+	}
+	if rows := r.finish(); rows[0].Comparison != ReplaySame {
+		t.Errorf("the sign-in: %+v", rows[0])
+	}
+}

@@ -13,6 +13,7 @@ package specialists
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,9 +44,41 @@ var signInFlaws = []plantedFlaw{
 	// Only the address of an account that exists makes the difference:
 	// found by claiming the identities the run signed in.
 	{"spoofed identity with a signed-in account's address", []string{"call"}, []string{"identity header", "X-Keyring-Account: {identity a's address}", "a fresh account fleetd signed in"}, fleet.SeverityHigh},
+	// The same in a query parameter of a public JSON endpoint: the
+	// generic claims (admin, 1) show nothing there.
+	{"spoofed identity in a query parameter with a signed-in account's address", []string{"web"}, []string{"/api/notices takes the caller's identity from a query parameter (account={identity a's address}", "a fresh account fleetd signed in", "where generic claims (admin, 1) made none"}, fleet.SeverityHigh},
 	// Found by the crawl behind the login: /account, linked only from
 	// /api/me's answer, links the activity page.
 	{"leaked internals on a page only a session reaches", []string{"web"}, []string{"Leaked internals behind the login", "GET /account/activity", "database error"}, fleet.SeverityMedium},
+}
+
+// twoIdentity are the classes only two identities (or a session's life)
+// show: their repro is one qa_authz call.
+var twoIdentity = map[string]bool{"object-level authorization": true, "function-level authorization": true,
+	"property-level authorization: role": true, "property-level authorization: verified": true, "session lifecycle": true}
+
+// replayAuthzRepro checks a two-identity finding's repro: one qa_authz
+// call holding no address, session or value, which, run in a run of its
+// own (another run id: other fresh identities), shows the flaw again.
+func replayAuthzRepro(t *testing.T, app *siwe.App, class string, f map[string]any) {
+	t.Helper()
+	repro, _ := f["repro"].(map[string]any)
+	raw, _ := json.Marshal(repro["args"])
+	if repro["tool"] != "qa_authz" || strings.Contains(string(raw), "0x") || strings.Contains(string(raw), "kr_session") {
+		t.Errorf("%s: repro %v, want one qa_authz call without an address or session", class, repro)
+		return
+	}
+	if args, _ := repro["args"].(map[string]any); class == "object-level authorization" && (args["write_method"] != "PATCH" || !strings.Contains(fmt.Sprint(args["write_json"]), "display_name")) {
+		t.Errorf("%s: repro %v, want a's documented update (PATCH display_name) before b's read", class, args)
+	}
+	var findings []map[string]any
+	reg := realTools(t, app.Target(), 8)("r-replay-"+strings.NewReplacer(" ", "-", ":", "").Replace(class), &findings)
+	ctl := fleet.NewControl(t.TempDir())
+	ctl.SetDial(fleet.Exercise, "test", "test")
+	out, err := reg.Dispatch(context.Background(), ctl, "qa_authz", raw)
+	if err != nil || out.Result["outcome"] != qatools.AuthzReproduced {
+		t.Errorf("%s: replaying its repro in another run: %v %v", class, err, out.Result)
+	}
 }
 
 // realTools is the real qa_* registry over app (no chain: qa_create,
@@ -53,6 +86,12 @@ var signInFlaws = []plantedFlaw{
 // given, keeps the identities qa_login signs in, shared with a browser
 // (evalBrowser's) that renders as them.
 func realTools(t *testing.T, target fleet.Target, maxWrites int, sessions ...*qatools.Sessions) func(string, *[]map[string]any) *fleet.Registry {
+	return realToolsOn(t, target, maxWrites, nil, nil, sessions...)
+}
+
+// realToolsOn is realTools with a chain and the target's name registry
+// on it (qa_chain reads them).
+func realToolsOn(t *testing.T, target fleet.Target, maxWrites int, c *chain.Client, registry *chain.Registry, sessions ...*qatools.Sessions) func(string, *[]map[string]any) *fleet.Registry {
 	return func(runID string, findings *[]map[string]any) *fleet.Registry {
 		allow, err := qatools.NewAllowlist(target.FetchAllow)
 		if err != nil {
@@ -60,7 +99,7 @@ func realTools(t *testing.T, target fleet.Target, maxWrites int, sessions ...*qa
 		}
 		sponsor, _ := chain.GenerateKey()
 		env := &qatools.Env{Target: target, Sponsor: sponsor, Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10),
-			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}}
+			Limits: qatools.Limits{RequestRate: -1, CallTimeout: 5 * time.Second}, Chain: c, Registry: registry}
 		sb, err := sandbox.Open(filepath.Join(t.TempDir(), "qa-sandbox"), runID)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +108,7 @@ func realTools(t *testing.T, target fleet.Target, maxWrites int, sessions ...*qa
 		if len(sessions) > 0 {
 			run.Sessions = sessions[0]
 		}
-		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_chain", "qa_create", "qa_publish", "qa_compile")
+		reg, err := qatools.NewRegistry(env, run, "qa_fetch", "qa_call", "qa_submit", "qa_login", "qa_authz", "qa_chain", "qa_create", "qa_publish", "qa_compile")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,6 +164,9 @@ func TestEvalSignIn(t *testing.T) {
 				s := r["summary"].(string)
 				if strings.Contains(s, "0x") && !strings.Contains(s, "0x...") || strings.Contains(s, "kr_session=") {
 					t.Errorf("%s: the summary carries an address or a session value: %s", fl.class, s)
+				}
+				if twoIdentity[fl.class] {
+					replayAuthzRepro(t, app, fl.class, r)
 				}
 			}
 		})
@@ -195,5 +237,51 @@ func TestUXBehindLogin(t *testing.T) {
 	}
 	if seen := app.Seen(); seen.SignIns != 0 || seen.WithSession != 0 || seen.Writes != 0 {
 		t.Errorf("ux at observe: %d sign-ins, %d requests with a session, %d writes; want none", seen.SignIns, seen.WithSession, seen.Writes)
+	}
+}
+
+// TestSpoofWithRegistryOwners: the owner of the called agent's name, as
+// the name registry on chain records it and no page shows, is claimed in
+// the identity header and query parameter that "admin" and 1 do not
+// open. Keyring (flawed) believes X-Keyring-Account and ?account= when
+// they name an existing account, here the registry's owner of "welcome"
+// (an admin account of the platform): both are found before anyone signs
+// in, and say the address was read from the registry. The correct twin
+// gives nothing at high.
+func TestSpoofWithRegistryOwners(t *testing.T) {
+	cw := startChainWorld(t, true)
+	ctx := context.Background()
+	reg, _, err := cw.c.DeployNameRegistry(ctx, cw.sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(ctx, cw.sponsor, "welcome"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			app := siwe.Serve(mode, cw.sponsor.Address())
+			defer app.Close()
+			tg := app.Target()
+			tg.Registry = reg.Address().String()
+			_, got := runLoop(t, "security", fleet.Exercise, tg, realToolsOn(t, tg, 48, cw.c, reg), Options{})
+			owner := strings.ToLower(cw.sponsor.Address().String())
+			if mode == siwe.Correct {
+				for _, f := range got {
+					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
+						t.Errorf("the correct twin got a finding at %s: %v", sev, f["summary"])
+					}
+				}
+				return
+			}
+			for _, words := range [][]string{
+				{"identity header (X-Keyring-Account: " + owner, "the called agent's owner, read from the name registry on chain (ownerOf)"},
+				{"/api/notices takes the caller's identity from a query parameter (account=" + owner, "the called agent's owner, read from the name registry on chain (ownerOf)"},
+			} {
+				if findReport(got, words...) == nil {
+					t.Errorf("missing %q:%s", words, summaries(got))
+				}
+			}
+		})
 	}
 }

@@ -300,15 +300,17 @@
 //     that was not there, or at least three new words beyond an echo of
 //     the claim, when identical calls answer identically — is a finding
 //     naming where the name was learned; critical when it reveals a
-//     secret. The call endpoint's headers and body fields that admin and 1
-//     did not show are then claimed with the identities the platform
-//     itself uses (platformIdentities, at most five): the addresses on the
-//     called agent's face (its owner's, typically), its own name, the
-//     other agents' names, then addresses other pages show: a gateway that
-//     checks a claim against the platform's own identities refuses admin
-//     and lets an owner's address through (issue 33). After the sign-in
-//     checks, the addresses of the identities they signed in are claimed
-//     the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
+//     secret. The call endpoint's headers and body fields, and the query
+//     parameters, that admin and 1 did not show are then claimed with the
+//     identities the platform itself uses (platformIdentities, at most
+//     five): the owners the name registry on chain records for the called
+//     agent and the other names (registryOwners, qa_chain owner_of), the
+//     addresses on the called agent's face (its owner's, typically), its
+//     own name, the other agents' names, then addresses other pages show:
+//     a gateway that checks a claim against the platform's own identities
+//     refuses admin and lets an owner's address through (issue 33). After
+//     the sign-in checks, the addresses of the identities they signed in
+//     are claimed the same way (secSpoofSignedIn). Forms: GET forms the static crawl finds are submitted by the
 //     reflected-injection probes below, a canary per field; POST forms
 //     either crawl finds (reflected_xss.go, inject.Posted) are submitted over HTTP
 //     with qa_submit at exercise (urlencoded or multipart as the form

@@ -17,6 +17,7 @@ var rungs = map[string]fleet.Dial{
 	"qa_create": fleet.Exercise, "qa_publish": fleet.Exercise, "qa_call": fleet.Exercise,
 	"qa_compile": fleet.Observe, "qa_fetch": fleet.Observe, "qa_chain": fleet.Observe, "qa_report": fleet.Observe,
 	"qa_fuzz": fleet.Observe, "qa_submit": fleet.Exercise, "qa_login": fleet.Exercise,
+	"qa_authz": fleet.Exercise,
 }
 
 // toolList returns tool metadata (no handlers) for the named tools, or all.

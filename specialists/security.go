@@ -36,12 +36,13 @@ func security(p *probe.Probe, o Options) {
 	secRenderedSecrets(p)                 // secrets only the rendered DOM shows
 	own, wrote := inject.Stored(p, pages) // stored injection per field and context; own: the name it probed with
 	var spoofed []string                  // identity names the call endpoint trusts
+	ids := platformIDs(p, pages)          // the platform's own identities, read once a claim is sent
 	if target, ok := secCallXSS(p); ok {  // the run's canary reflected by the call endpoint
-		spoofed = secSpoof(p, target, pages) // spoofed identity, where the call endpoint answers
+		spoofed = secSpoof(p, target, pages, ids) // spoofed identity, where the call endpoint answers
 	}
-	secSpoofQuery(p, pages)         // the same on the JSON endpoints the crawl fetched
-	secStoredXSS(p, o.Corpus, own)  // the canary published to a fresh name, when inject.Stored minted none
-	signedIn := authz.Run(p, pages) // behind a SIWE login: two fresh identities (issue 33)
+	spoofed = append(spoofed, secSpoofQuery(p, pages, ids)...) // the same on the JSON endpoints the crawl fetched
+	secStoredXSS(p, o.Corpus, own)                             // the canary published to a fresh name, when inject.Stored minted none
+	signedIn := authz.Run(p, pages)                            // behind a SIWE login: two fresh identities (issue 33)
 	secSpoofSignedIn(p, pages, signedIn, spoofed)
 	// The rendering crawl behind the login, and stored XSS there.
 	secSignedInStored(p, pages, signedIn)

@@ -294,22 +294,49 @@ const identQueryTargets = 4
 
 // secSpoofQuery adds the identity-like parameter names learned from the
 // target to the query of the JSON endpoints the crawl fetched (GET, at
-// the exercise rung: it sends claims), set to admin, and compares the
-// answer with a second plain fetch: a materially different answer (see
-// spoofed) means the endpoint takes the caller's identity from the query.
-func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
+// the exercise rung: it sends claims), set to admin (or 1), then, where
+// that made no difference, to each identity the platform itself uses
+// (ids: platformIdentities, read once a claim is sent), and compares the
+// answer with a second plain fetch: a materially different answer (see spoofed) means the endpoint
+// takes the caller's identity from the query. It returns the endpoints
+// found ("query " and the URL without its query), which the pass with
+// the signed-in identities' addresses (secSpoofSignedIn) skips.
+func secSpoofQuery(p *probe.Probe, pages []probe.Page, ids func() []platformIdent) []string {
 	if !p.Can("qa_fetch") || !p.Exercised() {
-		return
+		return nil
+	}
+	return spoofQuery(p, pages, true, ids(), nil)
+}
+
+// queryClaim is one value a query claim sends: generic (each name's
+// identClaim) or one of the platform's own identities.
+type queryClaim struct {
+	generic bool
+	id      platformIdent
+}
+
+// spoofQuery is secSpoofQuery's loop: the generic claim first when asked,
+// then each of ids, on up to identQueryTargets endpoints not in skip.
+func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platformIdent, skip []string) (found []string) {
+	if !p.Can("qa_fetch") || !p.Exercised() {
+		return nil
 	}
 	_, fields := learnIdentityNames(pages, nil)
 	if len(fields) == 0 {
-		return
+		return nil
+	}
+	var claims []queryClaim
+	if generic {
+		claims = append(claims, queryClaim{generic: true})
+	}
+	for _, id := range ids {
+		claims = append(claims, queryClaim{id: id})
 	}
 	tried := 0
 	seen := map[string]bool{}
 	for _, pg := range pages {
 		if tried == identQueryTargets || !p.Room(3) {
-			return
+			return found
 		}
 		u, err := url.Parse(pg.URL)
 		if err != nil || !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" || pg.URL == p.Target().Call ||
@@ -324,38 +351,66 @@ func secSpoofQuery(p *probe.Probe, pages []probe.Page) {
 			}
 		}
 		key := u.Scheme + "://" + u.Host + u.Path
-		if len(names) == 0 || seen[key] || p.HostBusy(u.Host, nil) {
+		if len(names) == 0 || seen[key] || slices.Contains(skip, "query "+key) || p.HostBusy(u.Host, nil) {
 			continue
 		}
 		seen[key] = true
 		tried++
-		with := func(ns []identName) string {
-			v := u.Query()
-			for _, n := range ns {
-				v.Set(n.Name, identClaim(n.Name))
-			}
-			w := *u
-			w.RawQuery = v.Encode()
-			return w.String()
-		}
 		base := p.Fetch(pg.URL)
 		if p.HostBusy(u.Host, base) || !probe.Answered(base) {
 			continue
 		}
 		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
-		all := with(names)
-		d, sev, ok := spoofed(base, p.Fetch(all), identClaims, stable)
-		if !ok {
-			continue
+		for _, c := range claims {
+			if !p.Room(2) {
+				return found
+			}
+			value := func(n identName) string {
+				if c.generic {
+					return identClaim(n.Name)
+				}
+				return c.id.Value
+			}
+			with := func(ns []identName) string {
+				v := u.Query()
+				for _, n := range ns {
+					v.Set(n.Name, value(n))
+				}
+				w := *u
+				w.RawQuery = v.Encode()
+				return w.String()
+			}
+			sent := identClaims
+			if !c.generic {
+				sent = append([]string{c.id.Value}, identClaims...)
+			}
+			all := with(names)
+			d, sev, ok := spoofed(base, p.Fetch(all), sent, stable)
+			if !ok {
+				continue
+			}
+			repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one string) (string, fleet.Severity, bool) {
+				return spoofed(base, p.Fetch(one), sent, stable)
+			})
+			var summary string
+			if c.generic {
+				summary = fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
+					key, which, identClaim(which), how, d)
+			} else {
+				show := c.id.Value
+				if c.id.Show != "" {
+					show = c.id.Show
+				}
+				summary = fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s) when it holds an identity the platform itself uses: %s. The same GET with it answers materially differently (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim in the URL, whoever it names.",
+					key, which, show, how, c.id.What, d)
+			}
+			p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL), summary,
+				"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, sent, stable); return ok })
+			found = append(found, "query "+key)
+			break
 		}
-		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one string) (string, fleet.Severity, bool) {
-			return spoofed(base, p.Fetch(one), identClaims, stable)
-		})
-		p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
-			fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s). The same GET with it answers materially differently (%s) than without it. Expected identity to come from authentication, never from a claim in the URL.",
-				key, which, identClaim(which), how, d),
-			"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, identClaims, stable); return ok })
 	}
+	return found
 }
 
 // isolateName, once the learned names together made a difference (all, with
@@ -396,14 +451,49 @@ const platformIdentsMax = 5
 // addrRE is an EVM address as pages and answers show one.
 var addrRE = regexp.MustCompile(`\b0x[0-9a-fA-F]{40}\b`)
 
+// registryOwnersMax bounds the names whose owner is read from the
+// registry on chain per run (the called agent first).
+const registryOwnersMax = 3
+
+// registryOwner is a name's owner as the registry on chain says.
+type registryOwner struct{ Name, Address string }
+
+// registryOwners reads, with qa_chain owner_of, the owners of the called
+// agent (target) and the other agents' names from the name registry on
+// chain (target.registry): the platform's own record of who owns what,
+// which a page may not show. Nothing when no registry is configured or
+// qa_chain is unavailable; a free name (the zero address) or a failed
+// read is left out.
+func registryOwners(p *probe.Probe, target string) []registryOwner {
+	if p.Target().Registry == "" || !p.Can("qa_chain") {
+		return nil
+	}
+	var out []registryOwner
+	names := append([]string{target}, p.Target().Names...)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] || len(seen) == registryOwnersMax || !p.Room(4) {
+			continue
+		}
+		seen[n] = true
+		r := p.Chain("owner_of", n)
+		if a := probe.Str(r, "result"); r.IsOK() && probe.Flag(r, "registered") && addrRE.MatchString(a) {
+			out = append(out, registryOwner{Name: n, Address: a})
+		}
+	}
+	return out
+}
+
 // platformIdentities returns the identities the platform itself uses, most
-// telling first: the addresses on the called agent's face (its owner's,
-// typically), the called agent's own name, the other agents' names, then
-// addresses the crawl saw elsewhere (answers, docs). The addresses of the
-// identities the run signs in come later (secSpoofSignedIn). Each once, the zero address never, at
-// most platformIdentsMax. A gateway that checks a claimed identity against
-// the platform's own refuses "admin" and still lets an owner's address in.
-func platformIdentities(t fleet.Target, target string, pages []probe.Page) []platformIdent {
+// telling first: the owners the registry on chain records (owners, the
+// called agent's first), the addresses on the called agent's face (its
+// owner's, typically), the called agent's own name, the other agents'
+// names, then addresses the crawl saw elsewhere (answers, docs). The
+// addresses of the identities the run signs in come later
+// (secSpoofSignedIn). Each once, the zero address never, at most
+// platformIdentsMax. A gateway that checks a claimed identity against the
+// platform's own refuses "admin" and still lets an owner's address in.
+func platformIdentities(t fleet.Target, target string, pages []probe.Page, owners []registryOwner) []platformIdent {
 	var out []platformIdent
 	seen := map[string]bool{strings.ToLower("0x" + strings.Repeat("0", 40)): true}
 	add := func(v, what string) {
@@ -411,6 +501,13 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page) []pla
 			seen[k] = true
 			out = append(out, platformIdent{Value: v, What: what})
 		}
+	}
+	for _, o := range owners {
+		what := "the owner of " + o.Name + ", read from the name registry on chain (ownerOf)"
+		if o.Name == target {
+			what = "the called agent's owner, read from the name registry on chain (ownerOf)"
+		}
+		add(o.Address, what)
 	}
 	face := t.FaceURL(target)
 	for _, pg := range pages {
@@ -434,6 +531,21 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page) []pla
 	return out
 }
 
+// platformIDs returns the run's platform identities (platformIdentities
+// over the registry's owners on chain), read on the first call, so only
+// once a claim is sent: never at observe.
+func platformIDs(p *probe.Probe, pages []probe.Page) func() []platformIdent {
+	var ids []platformIdent
+	read := false
+	return func() []platformIdent {
+		if !read {
+			target := probe.FirstName(p.Target())
+			ids, read = platformIdentities(p.Target(), target, pages, registryOwners(p, target)), true
+		}
+		return ids
+	}
+}
+
 // identityHeaders are request headers that authenticating proxies and
 // gateways set to pass an identity upstream; an endpoint must not take
 // them from a client. The field's names, most common first: the generic
@@ -454,7 +566,7 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 
 // secSpoof compares replies with and without a claimed identity, and
 // returns the header and field names it found trusted.
-func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string) {
+func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids func() []platformIdent) (found []string) {
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return nil
@@ -494,7 +606,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page) (found []string
 	found = append(secSpoofHeaders(p, base, b1, stable, headers), secSpoofFields(p, base, b1, stable, fields)...)
 	// The names generic values did not show, claimed with the platform's
 	// own identities (issue 33).
-	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, platformIdentities(p.Target(), target, pages))...)
+	return append(found, secSpoofOwnAll(p, base, b1, stable, headers, fields, found, ids())...)
 }
 
 // secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
@@ -524,16 +636,20 @@ func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 // headers and fields that no claim showed before (spoofed): a gateway that
 // takes any known account's address from a header lets anyone be anyone.
 func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]string, spoofed []string) {
-	target := probe.FirstName(p.Target())
-	if len(signedIn) == 0 || target == "" || !p.Can("qa_call") || !p.Room(4) {
-		return
-	}
 	var ids []platformIdent
 	for _, name := range slices.Sorted(maps.Keys(signedIn)) {
 		if len(ids) < platformIdentsMax {
 			ids = append(ids, platformIdent{Value: signedIn[name], Show: "{identity " + name + "'s address}",
 				What: "the address of identity " + name + ", a fresh account fleetd signed in"})
 		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	spoofQuery(p, pages, false, ids, spoofed) // in the query of the JSON endpoints
+	target := probe.FirstName(p.Target())
+	if target == "" || !p.Can("qa_call") || !p.Room(4) {
+		return
 	}
 	base := probe.CallArgs{Target: target, Message: "whoami"}
 	b1 := p.Agent(base)

@@ -108,7 +108,8 @@ func TestIdentClaim(t *testing.T) {
 	}
 }
 
-// TestPlatformIdentities: the called agent's face addresses first, then
+// TestPlatformIdentities: the owners the registry on chain records, the
+// called agent's face addresses, then
 // its name, the other agents' names and the addresses seen elsewhere; each once (case aside), never the zero
 // address, never a page that failed, at most platformIdentsMax.
 func TestPlatformIdentities(t *testing.T) {
@@ -120,10 +121,14 @@ func TestPlatformIdentities(t *testing.T) {
 		{URL: "https://app.example/s/ember", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": "<p>Published by <code>" + owner + "</code> " + zero + "</p>"}},
 		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": "0x2222222222222222222222222222222222222222"}},
 	}
-	var got []string
-	for _, id := range platformIdentities(tg, "ember", pages) {
-		got = append(got, id.Value+" "+id.What)
+	idsOf := func(owners []registryOwner) []string {
+		var got []string
+		for _, id := range platformIdentities(tg, "ember", pages, owners) {
+			got = append(got, id.Value+" "+id.What)
+		}
+		return got
 	}
+	got := idsOf(nil)
 	want := []string{
 		owner + " an address on the called agent's face https://app.example/s/ember (its owner's?)",
 		"ember the called agent's own name",
@@ -133,8 +138,22 @@ func TestPlatformIdentities(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("platform identities (-want +got):\n%s", diff)
 	}
+	// The owners the registry on chain records come first; the face's
+	// copy of the same address is not claimed twice.
+	other := "0x3333333333333333333333333333333333333333"
+	got = idsOf([]registryOwner{{"ember", strings.ToLower(owner)}, {"slate", other}})
+	want = []string{
+		strings.ToLower(owner) + " the called agent's owner, read from the name registry on chain (ownerOf)",
+		other + " the owner of slate, read from the name registry on chain (ownerOf)",
+		"ember the called agent's own name",
+		"slate another agent's name",
+		seen + " an address the platform shows at https://app.example/api/list",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("platform identities with registry owners (-want +got):\n%s", diff)
+	}
 	tg.Names = []string{"a", "b", "c", "d", "e", "f", "g"}
-	if n := len(platformIdentities(tg, "a", pages)); n != platformIdentsMax {
+	if n := len(platformIdentities(tg, "a", pages, nil)); n != platformIdentsMax {
 		t.Errorf("%d identities, want the bound %d", n, platformIdentsMax)
 	}
 }
@@ -148,7 +167,7 @@ func FuzzPlatformIdentities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		tg := fleet.Target{Faces: "https://app.example/s/{name}"}
 		pages := []probe.Page{{URL: "https://app.example/s/", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": body}}}
-		ids := platformIdentities(tg, "", pages)
+		ids := platformIdentities(tg, "", pages, nil)
 		if len(ids) > platformIdentsMax {
 			t.Fatalf("%d identities", len(ids))
 		}

@@ -267,6 +267,8 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 				args["url"], args["fields"] = target.Docs[0], map[string]any{"q": "rung test"}
 			case "qa_login":
 				args["identity"] = "a" // the testbed documents no sign-in: the tool says so
+			case "qa_authz":
+				args["check"], args["url"] = "function", target.Docs[0] // no sign-in either
 			case "qa_chain":
 				args["method"] = "eth_blockNumber"
 			case "qa_fuzz":
@@ -296,9 +298,9 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 				if isErr {
 					t.Errorf("qa_publish at %s: %v", dial, obj)
 				}
-			case "qa_login":
+			case "qa_login", "qa_authz":
 				if e, _ := obj["error"].(string); !isErr || !strings.Contains(e, "no nonce_url and verify_url") {
-					t.Errorf("qa_login at %s: %v, want it to name the missing flow", dial, obj)
+					t.Errorf("%s at %s: %v, want it to name the missing flow", tl.Name, dial, obj)
 				}
 			default:
 				if isErr {
@@ -313,8 +315,8 @@ func TestMCPToolsAtEachRung(t *testing.T) {
 		t.Errorf("%d run records for one session", runs)
 	}
 	rec := f.runRecords(t)[0]
-	if rec.Footer.Totals.Refusals != 5 {
-		t.Errorf("%d refusals recorded, want 5 (qa_create, qa_publish, qa_call, qa_submit, qa_login at observe)", rec.Footer.Totals.Refusals)
+	if rec.Footer.Totals.Refusals != 6 {
+		t.Errorf("%d refusals recorded, want 6 (qa_create, qa_publish, qa_call, qa_submit, qa_login, qa_authz at observe)", rec.Footer.Totals.Refusals)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/siwe"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -233,17 +234,77 @@ func (r *run) objectLevel(a, b *identity) {
 		if !r.sameObject(mine, theirs, a) {
 			continue
 		}
-		// The same steps with two more fresh identities.
-		c, d := r.signIn("c"), r.signIn("d")
-		confirmed := c != nil && d != nil && r.sameObject(r.fetch(Fill(e.URL, c.addr, c.id), c.name), r.fetch(Fill(e.URL, c.addr, c.id), d.name), c)
-		sev, note := fleet.SeverityHigh, " Confirmed with two more fresh identities (c read by d)."
-		if !confirmed {
-			sev, note = fleet.SeverityMedium, " Not confirmed: two more fresh identities could not repeat it."
+		extra, writes := map[string]any{"url": e.URL, "me_url": r.flow.Me.URL}, 2
+		if u, ok := r.ownWrite(e.URL); ok {
+			// The repro writes first, as the docs' update does (A's
+			// create), so B's read shows what A wrote.
+			body, _ := json.Marshal(map[string]string{u.Writable[0]: writeMark})
+			extra["write_method"], extra["write_json"], writes = u.Method, string(body), 3
 		}
+		args := r.repro("object", extra)
+		sev, note := r.confirm(args, writes, "two more fresh identities")
 		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
-			"Broken object-level authorization (OWASP API1, CWE-639): identity b (a fresh account) read identity a's resource at GET %s (a's %s in the URL, learned from a's sign-in), status %d; the answer holds a's %s. Expected 403 or 404 for another account's resource.%s Steps: qa_login {identity: a}, qa_login {identity: b}, qa_fetch {url: that URL with a's address, as: b}. Doc: %s",
-			pathOf(e.URL), placeholder(e.URL), probe.Status(theirs), fieldNames(probe.Body(theirs)), note, probe.Quote(e.Quote, 120)), "", nil)
+			"Broken object-level authorization (OWASP API1, CWE-639): identity b (a fresh account) read identity a's resource at GET %s (a's %s in the URL, learned from a's sign-in), status %d; the answer holds a's %s. Expected 403 or 404 for another account's resource.%s Doc: %s",
+			pathOf(e.URL), placeholder(e.URL), probe.Status(theirs), fieldNames(probe.Body(theirs)), note, probe.Quote(e.Quote, 120)), reproTool(args), args)
 	}
+}
+
+// writeMark is the harmless value an object repro's identity a writes to
+// its own resource before b reads it.
+const writeMark = "qa-authz-mark"
+
+// ownWrite is the documented update of the resource template u (same
+// URL, PUT or PATCH) with a field the docs list as writable.
+func (r *run) ownWrite(u string) (Endpoint, bool) {
+	for _, e := range r.flow.Updates {
+		if e.URL == u && len(e.Writable) > 0 {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// reproTool is the tool of a two-identity finding's repro: qa_authz, ""
+// for a finding without one (args nil: no call left to confirm it).
+func reproTool(args map[string]any) string {
+	if args == nil {
+		return ""
+	}
+	return "qa_authz"
+}
+
+// repro is the one-call repro of a two-identity finding: qa_authz's
+// arguments, which sign in fresh identities of its own. It holds URL
+// templates, never an identity's address, session or data.
+func (r *run) repro(check string, extra map[string]any) map[string]any {
+	if !r.p.Has("qa_authz") {
+		return nil
+	}
+	args := map[string]any{"check": check, "nonce_url": r.flow.Nonce.URL, "verify_url": r.flow.Verify.URL}
+	if r.flow.ChainID != 0 {
+		args["chain_id"] = r.flow.ChainID
+	}
+	for k, v := range extra {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	return args
+}
+
+// confirm replays a finding's repro (args) once, which signs in fresh
+// identities (who: how the finding names them) and spends writes: high
+// when it showed the flaw again, medium when it could not run or did not.
+func (r *run) confirm(args map[string]any, writes int, who string) (fleet.Severity, string) {
+	if args == nil || !r.p.Can("qa_authz") || !r.canWrite(writes) || !r.p.Room(2) {
+		return fleet.SeverityMedium, " Not confirmed: no repro with fresh identities could be run (qa_authz, the write budget or the call cap)."
+	}
+	ex := r.p.Exchange("qa_authz", args)
+	r.noteWrites(ex.Result)
+	if probe.Str(ex.Result, "outcome") == "reproduced" {
+		return fleet.SeverityHigh, " Confirmed by its repro with " + who + " (qa_authz)."
+	}
+	return fleet.SeverityMedium, " Not confirmed: its repro with " + who + " did not show it again."
 }
 
 // sameObject reports whether theirs (another session's answer) is owner's
@@ -259,8 +320,8 @@ func (r *run) sameObject(mine, theirs fleet.Result, owner *identity) bool {
 }
 
 func placeholder(u string) string {
-	if m := reOwnerVar.FindString(u); m != "" {
-		return strings.Trim(m, "{}:")
+	if v := siwe.IdentityVar(u); v != "" {
+		return v
 	}
 	return "id"
 }
@@ -268,7 +329,7 @@ func placeholder(u string) string {
 // functionLevel: endpoints the docs reserve for a role, read by b.
 func (r *run) functionLevel(b *identity) {
 	for _, e := range probe.First(r.flow.Reserved, maxReserved) {
-		if reOwnerVar.MatchString(e.URL) {
+		if siwe.IdentityVar(e.URL) != "" {
 			continue
 		}
 		got := r.fetch(e.URL, b.name)
@@ -278,15 +339,11 @@ func (r *run) functionLevel(b *identity) {
 		if anon := r.fetch(e.URL, ""); ok2xx(anon) {
 			continue // public to anyone: not a question of roles
 		}
-		d := r.signIn("d")
-		confirmed := d != nil && ok2xx(r.fetch(e.URL, d.name))
-		sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (d)."
-		if !confirmed {
-			sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
-		}
+		args := r.repro("function", map[string]any{"url": e.URL})
+		sev, note := r.confirm(args, 1, "another fresh identity")
 		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
-			"Broken function-level authorization (OWASP API5, CWE-285): identity b (a fresh account without the %s role) called GET %s, which the docs reserve for %s, and got status %d with %s (without a session it is refused). Expected 403.%s Steps: qa_login {identity: b}, qa_fetch {url: %s, as: b}. Doc: %s",
-			e.Role, pathOf(e.URL), e.Role, probe.Status(got), fieldNames(probe.Body(got)), note, e.URL, probe.Quote(e.Quote, 120)), "", nil)
+			"Broken function-level authorization (OWASP API5, CWE-285): identity b (a fresh account without the %s role) called GET %s, which the docs reserve for %s, and got status %d with %s (without a session it is refused). Expected 403.%s Doc: %s",
+			e.Role, pathOf(e.URL), e.Role, probe.Status(got), fieldNames(probe.Body(got)), note, probe.Quote(e.Quote, 120)), reproTool(args), args)
 	}
 }
 
@@ -299,24 +356,32 @@ func (r *run) propertyLevel(a, b *identity) {
 			return
 		}
 		for _, field := range r.privFields(e, b) {
-			if !r.writePriv(e, b, a, field) {
+			val, ok := r.writePriv(e, b, a, field)
+			if !ok {
 				continue
 			}
-			d, c := r.signIn("d"), r.signIn("c")
-			confirmed := d != nil && c != nil && r.writePriv(e, d, c, field)
-			sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (d)."
-			if !confirmed {
-				sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
-			}
+			args := r.repro("property", map[string]any{"url": e.URL, "method": e.Method, "field": field, "value": reproValue(field, val)})
+			sev, note := r.confirm(args, 3, "another fresh identity")
 			docs := "lists no writable fields"
 			if len(e.Writable) > 0 {
 				docs = "list only " + strings.Join(e.Writable, ", ") + " as writable"
 			}
 			r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
-				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s Steps: qa_login {identity: b}, qa_submit {url: %s with b's %s, method: %s, enctype: json, json: {%q: …}, as: b}, qa_fetch {the same URL, as: b}. Doc: %s",
-				field, e.Method, pathOf(e.URL), docs, note, pathOf(e.URL), placeholder(e.URL), e.Method, field, probe.Quote(e.Quote, 120)), "", nil)
+				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s Doc: %s",
+				field, e.Method, pathOf(e.URL), docs, note, probe.Quote(e.Quote, 120)), reproTool(args), args)
 		}
 	}
+}
+
+// reproValue is the value a property repro writes, as JSON: another
+// identity's address is "{other}" (qa_authz signs one in), never the
+// address of this run's identity.
+func reproValue(field string, v any) string {
+	if field == "owner" {
+		return `"{other}"`
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // privFields are the privilege fields b's own resource shows that the
@@ -333,27 +398,28 @@ func (r *run) privFields(e Endpoint, b *identity) []string {
 }
 
 // writePriv sends field with a privileged value in an update of who's own
-// resource and reports whether reading it back shows that value.
-func (r *run) writePriv(e Endpoint, who, other *identity, field string) bool {
+// resource and reports whether reading it back shows that value, and the
+// value.
+func (r *run) writePriv(e Endpoint, who, other *identity, field string) (any, bool) {
 	own := Fill(e.URL, who.addr, who.id)
 	before := jsonObject(probe.Body(r.fetch(own, who.name)))
 	raw, ok := before[field]
 	if !ok || !r.canWrite(1) || !r.p.Room(2) {
-		return false
+		return nil, false
 	}
 	val := privilegedValue(field, raw, other)
 	if val == nil {
-		return false
+		return nil, false
 	}
 	body, _ := json.Marshal(map[string]any{field: val})
 	res := r.p.Call("qa_submit", map[string]any{"url": own, "method": e.Method, "enctype": "json", "json": string(body), "as": who.name})
 	r.noteWrites(res)
 	if !ok2xx(res) {
-		return false
+		return nil, false
 	}
 	after := jsonObject(probe.Body(r.fetch(own, who.name)))
 	want, _ := json.Marshal(val)
-	return after != nil && string(after[field]) == string(want) && string(raw) != string(want)
+	return val, after != nil && string(after[field]) == string(want) && string(raw) != string(want)
 }
 
 // privilegedValue is the value of field that would raise its holder, or
@@ -389,7 +455,7 @@ func (r *run) lifecycle() {
 	if r.flow.Logout.URL == "" || r.flow.Me.URL == "" || !r.p.Can("qa_submit") {
 		return
 	}
-	stillIn := func(name string) (bool, int) {
+	stillIn := func(name string) (bool, int) { // one fresh identity signs out
 		l := r.signIn(name)
 		if l == nil || !ok2xx(r.fetch(r.flow.Me.URL, name)) || !r.canWrite(1) || !r.p.Room(2) {
 			return false, 0
@@ -406,15 +472,12 @@ func (r *run) lifecycle() {
 	if !live {
 		return
 	}
-	confirmed, _ := stillIn("m")
-	sev, note := fleet.SeverityHigh, " Confirmed with another fresh identity (m)."
-	if !confirmed {
-		sev, note = fleet.SeverityMedium, " Not confirmed with another fresh identity."
-	}
+	args := r.repro("logout", map[string]any{"logout_url": r.flow.Logout.URL, "me_url": r.flow.Me.URL})
+	sev, note := r.confirm(args, 2, "another fresh identity")
 	session := r.ids["l"].session
 	r.p.Report(sev, SurfaceAuth, fmt.Sprintf(
-		"Session not ended by logout (OWASP API2, CWE-613): identity l (a fresh account) signed out with POST %s (2xx), then GET %s with the same session (%s) still answered %d. Expected 401: a stolen token must die with logout.%s Steps: qa_login {identity: l}, qa_submit {url: %s, as: l}, qa_fetch {url: %s, as: l}.",
-		pathOf(r.flow.Logout.URL), pathOf(r.flow.Me.URL), session, st, note, r.flow.Logout.URL, r.flow.Me.URL), "", nil)
+		"Session not ended by logout (OWASP API2, CWE-613): identity l (a fresh account) signed out with POST %s (2xx), then GET %s with the same session (%s) still answered %d. Expected 401: a stolen token must die with logout.%s",
+		pathOf(r.flow.Logout.URL), pathOf(r.flow.Me.URL), session, st, note), reproTool(args), args)
 }
 
 // rotation: identity a signs in again carrying its session; a new

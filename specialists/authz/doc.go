@@ -31,8 +31,11 @@
 // Every check signs in identities of its own, fresh for the run (never
 // anyone else's), and writes only to their own resources. A finding says
 // who did what ("identity b (a fresh account) read identity a's ...")
-// and names the fields that prove it, never their values; a finding at
-// high is confirmed by the same steps with two more fresh identities
-// before it is filed. At observe qa_login is refused by the dial, and
+// and names the fields that prove it, never their values. Its repro is
+// one qa_authz call, which signs in fresh identities of its own (no
+// address, session or data of this run's identities in it), so a feedback
+// entry, `fleetd runs replay` and the fix stage's reproduce step can each
+// show it again; a finding is filed at high only once that repro, run
+// once more, showed it again. At observe qa_login is refused by the dial, and
 // nothing behind the login is requested.
 package authz

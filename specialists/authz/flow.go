@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/docclaims"
+	"github.com/qafleet/fleetd/siwe"
 )
 
 // Doc is one fetched doc page.
@@ -53,7 +54,6 @@ var (
 	reChainID  = regexp.MustCompile(`(?i)chain[ _-]?id\D{0,12}(\d{1,12})`)
 	reWritable = regexp.MustCompile("(?i)(?:writable|updatable|editable|you (?:can|may) (?:change|set|update))[^:\n|]{0,40}:([^\n|.;]{1,300})")
 	reField    = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]{0,40})`|\\b([a-z][a-z0-9_]{1,40})\\b")
-	reOwnerVar = regexp.MustCompile(`(?i)\{(address|addr|wallet|account|user|user_?id|id|account_?id|owner)\}|:(address|addr|wallet|account|user|user_?id|id|account_?id|owner)\b`)
 )
 
 // LearnFlow reads the sign-in flow and the endpoints behind it from the
@@ -98,7 +98,7 @@ func LearnFlow(docs []Doc) Flow {
 					f.Verify, f.Evidence = e, c.Quote
 				}
 				continue
-			case c.Method == "GET" && reMe.MatchString(path) && !reOwnerVar.MatchString(path):
+			case c.Method == "GET" && reMe.MatchString(path) && siwe.IdentityVar(path) == "":
 				if f.Me.URL == "" {
 					f.Me = e
 				}
@@ -114,7 +114,7 @@ func LearnFlow(docs []Doc) Flow {
 				}
 				continue
 			}
-			if !reOwnerVar.MatchString(raw) {
+			if siwe.IdentityVar(raw) == "" {
 				continue
 			}
 			switch c.Method {
@@ -161,14 +161,5 @@ func pathOf(raw string) string {
 	return u.Path
 }
 
-// Fill puts identity values into a templated URL: an address placeholder
-// gets addr, an id one id (addr when the identity has no id).
-func Fill(raw, addr, id string) string {
-	return reOwnerVar.ReplaceAllStringFunc(raw, func(m string) string {
-		name := strings.ToLower(strings.Trim(m, "{}:"))
-		if id != "" && (name == "id" || strings.HasSuffix(name, "id")) {
-			return url.PathEscape(id)
-		}
-		return url.PathEscape(addr)
-	})
-}
+// Fill puts identity values into a templated URL (siwe.Fill).
+func Fill(raw, addr, id string) string { return siwe.Fill(raw, addr, id) }
