@@ -818,6 +818,9 @@ func headTail(b []byte) []byte {
 	return b[len(b)-2048:]
 }
 
+// minimizeStepRuns is how many inputs one minimization step may run.
+const minimizeStepRuns = 1000000
+
 // minimize shrinks one crashing input for at most d with libFuzzer's
 // crash minimizer: what -minimize_crash=1 does (repeated
 // -minimize_crash_internal_step=1 runs, each fuzzing for a crash shorter
@@ -845,14 +848,22 @@ func (lt *LibFuzzerTarget) minimize(ctx context.Context, raw []byte, d time.Dura
 		}
 		os.Remove(out)
 		t := min(step, left)
-		if _, err := lt.exec(ctx, []string{filepath.Join(lt.work(), "fuzzer"), "-minimize_crash_internal_step=1", "-runs=1000000",
+		res, err := lt.exec(ctx, []string{filepath.Join(lt.work(), "fuzzer"), "-minimize_crash_internal_step=1", "-runs=" + strconv.Itoa(minimizeStepRuns),
 			"-max_total_time=" + secs(t), "-use_value_profile=1", "-timeout=" + secs(lt.inputTimeout()), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
-			"-artifact_prefix=" + dir + "/", "-exact_artifact_path=" + out, cur}, t+lt.inputTimeout()+10*time.Second); err != nil {
+			"-artifact_prefix=" + dir + "/", "-exact_artifact_path=" + out, cur}, t+lt.inputTimeout()+10*time.Second)
+		if err != nil {
 			return nil, err
 		}
 		small, err := os.ReadFile(out)
 		if err != nil || len(small) == 0 || len(small) >= len(best) {
-			misses++
+			// A step counts as a miss only when it ran a fair share of
+			// its inputs: on a busy machine a step that the clock ended
+			// early proves nothing, and three of them in a row would end
+			// the minimization before it had really tried.
+			stats, _ := ParseLibFuzzer(append(append([]byte(nil), res.Stdout...), res.Stderr...))
+			if stats.Execs >= minimizeStepRuns/10 {
+				misses++
+			}
 			continue
 		}
 		misses, best = 0, small
