@@ -498,6 +498,9 @@ func (d *daemon) reload() {
 		d.log.Error("reload: keeping the running configuration", "err", err)
 		return
 	}
+	for _, w := range cfg.Deprecated() {
+		d.log.Warn("reload: config uses a renamed key", "warning", w)
+	}
 	next := *old.a // the app is a value over its config: copy it, change only the config
 	next.cfg = cfg
 	ps, err := probeCommands{&next}.loadPersonas()
