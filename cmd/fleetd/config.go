@@ -25,7 +25,7 @@ type Config struct {
 	Target  *fleet.Target `yaml:"target"`
 	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
 	Tools   ToolsConfig   `yaml:"tools"`
-	Crawl   CrawlConfig   `yaml:"crawl"` // the crawl engine (crawl.go)
+	Crawl   CrawlConfig   `yaml:"crawl"`  // the crawl engine (crawl.go)
 	Poster  PosterConfig  `yaml:"poster"` // was report: (renamedKeys)
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
 	PersonasDir string       `yaml:"personas_dir"`
