@@ -116,7 +116,7 @@ func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.R
 	switch res.Outcome {
 	case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
 		if queued > 0 {
-			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %d outbox entr%s could not be posted: the node did not answer", res.RunID, res.Outcome, queued, plural1(queued, "y is", "ies are"))}
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %s could not be posted: the node did not answer", res.RunID, res.Outcome, plural(queued, "outbox entry", "outbox entries"))}
 		}
 		if err != nil { // the cleanup failed: names are still held
 			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s: %w", res.RunID, res.Outcome, err)}

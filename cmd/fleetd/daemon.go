@@ -354,6 +354,7 @@ func runLine(r fleet.RunResult) string {
 	return b.String()
 }
 
+// plural is "1 one" or "N many".
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
