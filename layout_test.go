@@ -40,6 +40,7 @@ const module = "github.com/qafleet/fleetd"
 // fixtures and the *test helpers sit beside the stack (testOnly): they are
 // in no layer, and the layer rule is never asked about them.
 var layers = map[string]int{
+	"clip":            0, // shortening text for messages: the one helper every layer may call
 	"trajectory":      0,
 	"crawl":           0,
 	"chain/contracts": 0,
@@ -97,23 +98,24 @@ func layerOf(pkg string) (int, string, bool) {
 // pure parsers import nothing of fleetd's (docclaims reads crawl's helpers).
 // chain owns its generated bindings and the node-output decoders.
 var narrow = map[string][]string{
-	"fleet":           {"trajectory"},
-	"trajectory":      nil,
+	"fleet":           {"trajectory", "clip"},
+	"trajectory":      {"clip"},
 	"sandbox":         {"fleet"},
 	"chain":           {"chain/contracts", "chain/feedwire", "fleet"},
 	"chain/contracts": nil,
 	"chain/feedwire":  nil,
-	"chain/evm":       nil,
+	"chain/evm":       {"clip"},
 	"chain/devchain":  nil,
-	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
-	"fuzzing/harness": {"fuzzing"}, // the Go corpus format; go/packages is its one outside dependency
+	"fuzzing":         {"sandbox"},         // fuzz engines and crash states: bounded exec only
+	"fuzzing/harness": {"fuzzing", "clip"}, // the Go corpus format; go/packages is its one outside dependency
 	"crawl":           nil,
-	"siwe":            nil,
+	"clip":            nil,
+	"siwe":            {"clip"},
 	"docclaims":       {"crawl"},
 	"sarif":           {"fleet"},
-	"browser":         {"crawl"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
+	"browser":         {"crawl", "clip"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
 	// the probe API: the domain and the crawl's link discovery only
-	"specialists/probe": {"fleet", "crawl", "trajectory"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
+	"specialists/probe": {"fleet", "crawl", "trajectory", "clip"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
 }
 
 // testOnly are packages any test may import but no production package except
