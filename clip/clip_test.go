@@ -6,40 +6,29 @@ import (
 	"unicode/utf8"
 )
 
-func TestText(t *testing.T) {
+func TestClip(t *testing.T) {
 	for _, tc := range []struct {
+		fn   func(string, int) string
+		name string
 		s    string
 		n    int
 		want string
 	}{
-		{"", 3, ""},
-		{"abc", 3, "abc"},
-		{"abcd", 3, "abc…"},
-		{"abcd", 0, "…"},
-		{"abcd", -2, "…"},
-		{"héllo", 2, "h…"}, // é is two bytes: not split
-		{"héllo", 3, "hé…"},
-		{"日本語", 4, "日…"},
+		{Text, "Text", "", 3, ""},
+		{Text, "Text", "abc", 3, "abc"},
+		{Text, "Text", "abcd", 3, "abc…"},
+		{Text, "Text", "abcd", 0, "…"},
+		{Text, "Text", "abcd", -2, "…"},
+		{Text, "Text", "héllo", 2, "h…"}, // é is two bytes: not split
+		{Text, "Text", "héllo", 3, "hé…"},
+		{Text, "Text", "日本語", 4, "日…"},
+		{Within, "Within", "abcdef", 6, "abcdef"},
+		{Within, "Within", "abcdefg", 6, "abc…"},
+		{Within, "Within", "abcdefg", 2, ""},
+		{Within, "Within", "héllo wörld", 8, "héll…"}, // 5 bytes and the 3-byte ellipsis
 	} {
-		if got := Text(tc.s, tc.n); got != tc.want {
-			t.Errorf("Text(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
-		}
-	}
-}
-
-func TestWithin(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"abcdef", 6, "abcdef"},
-		{"abcdefg", 6, "abc…"},
-		{"abcdefg", 2, ""},
-		{"héllo wörld", 8, "héll…"}, // 5 bytes and the 3-byte ellipsis
-	} {
-		if got := Within(tc.s, tc.n); got != tc.want || len(got) > max(tc.n, 0) {
-			t.Errorf("Within(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		if got := tc.fn(tc.s, tc.n); got != tc.want {
+			t.Errorf("%s(%q, %d) = %q, want %q", tc.name, tc.s, tc.n, got, tc.want)
 		}
 	}
 }
