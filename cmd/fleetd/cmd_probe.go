@@ -45,7 +45,7 @@ left in the data dir: names released, keys swept, footers written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.CalledAs() == "probe" {
-				fmt.Fprintln(a.stderr, `fleetd: warning: "fleetd probe" is deprecated, now "fleetd once" (a probe is an active probe)`)
+				fmt.Fprintln(a.stderr, `fleetd: warning: the command "probe" is deprecated: use "once" (a probe is an active probe)`)
 			}
 			ctx := cmd.Context()
 			p, err := a.persona(args[0])

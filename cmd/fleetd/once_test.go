@@ -10,7 +10,7 @@ import (
 // the new one.
 func TestOnceKeepsProbeAlias(t *testing.T) {
 	cfg := writeConfig(t, "data_dir: state\n")
-	const warning = `"fleetd probe" is deprecated, now "fleetd once"`
+	const warning = `the command "probe" is deprecated: use "once"`
 	for _, name := range []string{"once", "probe"} {
 		_, stderr, code := run(t, "", name, "no-such-specialist", "--config", cfg)
 		if code != exitConfig || !strings.Contains(stderr, "no-such-specialist") {
