@@ -28,6 +28,7 @@ const module = "github.com/qafleet/fleetd"
 // Every package must be placed, so a new one is placed on purpose
 // (TestEveryPackageHasALayer).
 //
+//	-1 helpers  stdlib-only helpers every layer may call (clip)
 //	0 formats   pure parsers and formats of outside input, stdlib (and x/net) only
 //	1 domain    fleet, the host: the domain types and the agent loop
 //	2 adapters  one package per outside dependency: the node, the jail, models
@@ -42,6 +43,7 @@ const module = "github.com/qafleet/fleetd"
 // fixtures and the *test helpers sit beside the stack (testOnly): they are
 // in no layer, and the layer rule is never asked about them.
 var layers = map[string]int{
+	"clip":            -1, // below the formats: a stdlib-only helper every layer may call (shortening text)
 	"trajectory":      0,
 	"crawl":           0,
 	"chain/contracts": 0,
@@ -101,23 +103,24 @@ func layerOf(pkg string) (int, string, bool) {
 // pure parsers import nothing of fleetd's (docclaims reads crawl's helpers).
 // chain owns its generated bindings and the node-output decoders.
 var narrow = map[string][]string{
-	"fleet":           {"trajectory"},
-	"trajectory":      nil,
+	"fleet":           {"trajectory", "clip"},
+	"trajectory":      {"clip"},
 	"sandbox":         {"fleet"},
 	"chain":           {"chain/contracts", "chain/feedwire", "fleet"},
 	"chain/contracts": nil,
 	"chain/feedwire":  nil,
-	"chain/evm":       nil,
+	"chain/evm":       {"clip"},
 	"chain/devchain":  nil,
-	"fuzzing":         {"sandbox"}, // fuzz engines and crash states: bounded exec only
-	"fuzzing/harness": {"fuzzing"}, // the Go corpus format; go/packages is its one outside dependency
+	"fuzzing":         {"sandbox"},         // fuzz engines and crash states: bounded exec only
+	"fuzzing/harness": {"fuzzing", "clip"}, // the Go corpus format; go/packages is its one outside dependency
 	"crawl":           nil,
-	"siwe":            nil,
+	"clip":            nil,
+	"siwe":            {"clip"},
 	"docclaims":       {"crawl"},
 	"sarif":           {"fleet"},
-	"browser":         {"crawl"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
+	"browser":         {"crawl", "clip"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
 	// the probe API: the domain and the crawl's link discovery only
-	"specialists/probe": {"fleet", "crawl", "trajectory"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
+	"specialists/probe": {"fleet", "crawl", "trajectory", "clip"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
 }
 
 // testOnly are packages any test may import but no production package except
@@ -348,7 +351,7 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 
 	got := violations(t, root)
 	wantSubstrings := []string{
-		"fleet imports " + module + "/chain: fleet may import only [trajectory]",
+		"fleet imports " + module + "/chain: fleet may import only [trajectory clip]",
 		"triage imports " + module + "/fixer: a package never imports a sibling in its own layer 4",
 		"fixer imports " + module + "/fixer/github: a parent never imports",
 		"qatools imports github.com/ethereum/go-ethereum/common: SDK",

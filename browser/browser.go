@@ -17,7 +17,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
@@ -26,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/crawl"
 )
 
@@ -593,9 +593,9 @@ func (r *recorder) on(ev any) {
 		}
 		switch {
 		case strings.HasPrefix(en.Text, "Mixed Content:"):
-			add(&r.out.MixedContent, clip(en.Text, 300))
+			add(&r.out.MixedContent, clip.Text(en.Text, 300))
 		case strings.Contains(en.Text, "Content Security Policy"):
-			add(&r.cspLog, clip(en.Text, 300)) // the binding's report is preferred
+			add(&r.cspLog, clip.Text(en.Text, 300)) // the binding's report is preferred
 		case en.Level == cdplog.EntryLevelError:
 			if strings.Contains(en.Text, "ERR_BLOCKED_BY_CLIENT") || strings.Contains(en.Text, "ERR_TUNNEL_CONNECTION_FAILED") || browserOwn(en.URL) || r.own[en.NetworkRequestID] {
 				break // the allowlist's doing, noted separately
@@ -618,15 +618,15 @@ func (r *recorder) on(ev any) {
 		case "dom":
 			r.active()
 		case "csp":
-			add(&r.out.CSP, clip(fmt.Sprintf("violates %s: %s", m.Directive, orWord(m.Blocked, "inline")), 300))
+			add(&r.out.CSP, clip.Text(fmt.Sprintf("violates %s: %s", m.Directive, orWord(m.Blocked, "inline")), 300))
 		}
 	case *page.EventJavascriptDialogOpening:
-		add(&r.out.Dialogs, clip(e.Message, 300))
+		add(&r.out.Dialogs, clip.Text(e.Message, 300))
 	}
 }
 
 func (r *recorder) console(s string) {
-	s = clip(strings.TrimSpace(s), 300)
+	s = clip.Text(strings.TrimSpace(s), 300)
 	if s == "" || r.consoles[s] {
 		return
 	}
@@ -655,7 +655,7 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 	if where != "" {
 		msg += " at " + where
 	}
-	return clip(msg, 300)
+	return clip.Text(msg, 300)
 }
 
 func remoteText(o *runtime.RemoteObject) string {
@@ -690,18 +690,6 @@ func wsAsHTTP(u string) string {
 		return "https://" + u[len("wss://"):]
 	}
 	return u
-}
-
-// clip shortens s to at most n bytes and a mark, at a rune boundary, so
-// what a page said stays valid UTF-8 in a finding.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func orWord(s, w string) string {
@@ -904,7 +892,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	case ctx.Err() != nil:
 		return out, ctx.Err()
 	case err != nil:
-		out.Notes = append(out.Notes, fmt.Sprintf("the page did not start loading within the %s page budget (%v)", b.cfg.PageTimeout, clip(err.Error(), 120)))
+		out.Notes = append(out.Notes, fmt.Sprintf("the page did not start loading within the %s page budget (%v)", b.cfg.PageTimeout, clip.Text(err.Error(), 120)))
 	case nav.ErrorText != "":
 		out.Notes = append(out.Notes, "navigation failed: "+nav.ErrorText)
 	}
@@ -978,7 +966,7 @@ func (b *Browser) submit(ctx context.Context, rec *recorder, f crawl.FormFill, d
 		} else if res.ExceptionDetails != nil {
 			why = res.ExceptionDetails.Text
 		}
-		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("form %s %s not submitted: %s", f.Method, f.Action, clip(why, 120)))
+		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("form %s %s not submitted: %s", f.Method, f.Action, clip.Text(why, 120)))
 		rec.submitted, rec.submitDoc = false, ""
 		rec.mu.Unlock()
 		return

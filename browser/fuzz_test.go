@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/crawl"
 )
 
@@ -40,8 +41,8 @@ func FuzzPageText(f *testing.F) {
 				}
 			}
 		}
-		if c := clip(s, 7); len(c) > 7+len("…") || utf8.ValidString(s) && !utf8.ValidString(c) {
-			t.Fatalf("clip(%q) = %q", s, c)
+		if c := clip.Text(s, 7); len(c) > 7+len("…") || utf8.ValidString(s) && !utf8.ValidString(c) {
+			t.Fatalf("clip.Text(%q) = %q", s, c)
 		}
 	})
 }

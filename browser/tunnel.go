@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // The proxy reads inside every tunnel. A CONNECT's TLS ends at the proxy,
@@ -136,7 +138,7 @@ func (p *proxy) serveTunnel(up, down net.Conn, br *bufio.Reader, hp string) {
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			if err != io.EOF && !strings.Contains(err.Error(), "closed") {
-				p.record(hp + " (not HTTP: " + clip(err.Error(), 80) + ")")
+				p.record(hp + " (not HTTP: " + clip.Text(err.Error(), 80) + ")")
 			}
 			return
 		}
@@ -215,7 +217,7 @@ func hostForURL(host string) string {
 func (p *proxy) upstreamFailed(down net.Conn, hp string, err error) {
 	var cerr *tls.CertificateVerificationError
 	if errors.As(err, &cerr) {
-		p.record(hp + " (the site's certificate: " + clip(cerr.Error(), 120) + ")")
+		p.record(hp + " (the site's certificate: " + clip.Text(cerr.Error(), 120) + ")")
 	}
 	answer(down, http.StatusBadGateway, err.Error())
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/sarif"
 )
@@ -119,7 +120,7 @@ func (c *Console) apiRuns(w http.ResponseWriter, r *http.Request) {
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, perr := strconv.Atoi(l)
 		if perr != nil || n < 0 {
-			c.apiError(w, r, fmt.Errorf("%w: limit %q: want a number from 0", ErrBadRequest, clip(l, 20)))
+			c.apiError(w, r, fmt.Errorf("%w: limit %q: want a number from 0", ErrBadRequest, clip.Text(l, 20)))
 			return
 		}
 		if n > 0 && n < len(runs) {
@@ -160,7 +161,7 @@ func (c *Console) apiFeed(w http.ResponseWriter, r *http.Request) {
 	if l := r.URL.Query().Get("limit"); l != "" {
 		v, err := strconv.Atoi(l)
 		if err != nil || v < 1 {
-			c.apiError(w, r, fmt.Errorf("%w: limit %q: want a number from 1", ErrBadRequest, clip(l, 20)))
+			c.apiError(w, r, fmt.Errorf("%w: limit %q: want a number from 1", ErrBadRequest, clip.Text(l, 20)))
 			return
 		}
 		n = v
@@ -183,13 +184,13 @@ func eventFilter(r *http.Request) (func(*Event) bool, error) {
 			switch k {
 			case KindRunStarted, KindRunSkipped, KindRunFinished, KindTurn, KindFinding, KindCluster, KindControl:
 			default:
-				return nil, fmt.Errorf("%w: kinds: unknown kind %q", ErrBadRequest, clip(k, 40))
+				return nil, fmt.Errorf("%w: kinds: unknown kind %q", ErrBadRequest, clip.Text(k, 40))
 			}
 		}
 	}
 	run := q.Get("run")
 	if run != "" && !ValidRunID(run) {
-		return nil, fmt.Errorf("%w: run id %q: want 1-128 of [A-Za-z0-9._-]", ErrBadRequest, clip(run, 40))
+		return nil, fmt.Errorf("%w: run id %q: want 1-128 of [A-Za-z0-9._-]", ErrBadRequest, clip.Text(run, 40))
 	}
 	return func(e *Event) bool {
 		if run != "" && e.RunID != run {
@@ -219,7 +220,7 @@ func (c *Console) apiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			c.apiError(w, r, fmt.Errorf("%w: event id %q: want a number", ErrBadRequest, clip(s, 20)))
+			c.apiError(w, r, fmt.Errorf("%w: event id %q: want a number", ErrBadRequest, clip.Text(s, 20)))
 			return
 		}
 		since = n

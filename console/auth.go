@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // sessionCookie names the browser session cookie.
@@ -147,12 +149,12 @@ func crossSite(r *http.Request) string {
 		return ""
 	case "":
 	default:
-		return "cross-site request refused (Sec-Fetch-Site: " + clip(sfs, 20) + ")"
+		return "cross-site request refused (Sec-Fetch-Site: " + clip.Text(sfs, 20) + ")"
 	}
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
 		if err != nil || !strings.EqualFold(u.Host, r.Host) {
-			return "cross-site request refused (Origin " + clip(o, 80) + " is not " + clip(r.Host, 80) + ")"
+			return "cross-site request refused (Origin " + clip.Text(o, 80) + " is not " + clip.Text(r.Host, 80) + ")"
 		}
 	}
 	return ""

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -152,10 +153,10 @@ func (c *Console) routes() {
 	m.HandleFunc("/api/triage", c.post(c.control(c.triageNow)))
 	m.HandleFunc("/api/findings/{index}/mark", c.post(c.control(c.mark)))
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		c.apiError(w, r, fmt.Errorf("%w: no endpoint %s (see docs/architecture.md, \"The console\")", ErrNotFound, clip(r.URL.Path, 80)))
+		c.apiError(w, r, fmt.Errorf("%w: no endpoint %s (see docs/architecture.md, \"The console\")", ErrNotFound, clip.Text(r.URL.Path, 80)))
 	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		c.pageError(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, clip(r.URL.Path, 80)))
+		c.pageError(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, clip.Text(r.URL.Path, 80)))
 	})
 }
 
@@ -176,7 +177,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	if c.cfg.Loopback && !loopbackHost(r.Host) {
-		http.Error(w, "fleetd console: this server answers only to a loopback host name (localhost, 127.0.0.1, [::1]); got Host "+clip(r.Host, 80), http.StatusMisdirectedRequest)
+		http.Error(w, "fleetd console: this server answers only to a loopback host name (localhost, 127.0.0.1, [::1]); got Host "+clip.Text(r.Host, 80), http.StatusMisdirectedRequest)
 		return
 	}
 	c.mux.ServeHTTP(w, r)
@@ -348,7 +349,7 @@ func readParams(r *http.Request) (params, error) {
 				p[k] = fmt.Sprint(v)
 			case nil:
 			default:
-				return nil, fmt.Errorf("%w: field %q: want a string or a number", ErrBadRequest, clip(k, 40))
+				return nil, fmt.Errorf("%w: field %q: want a string or a number", ErrBadRequest, clip.Text(k, 40))
 			}
 		}
 	case "application/x-www-form-urlencoded", "":
@@ -361,7 +362,7 @@ func readParams(r *http.Request) (params, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: Content-Type %q: send application/json or a form (application/x-www-form-urlencoded)", ErrBadRequest, clip(ct, 60))
+		return nil, fmt.Errorf("%w: Content-Type %q: send application/json or a form (application/x-www-form-urlencoded)", ErrBadRequest, clip.Text(ct, 60))
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -18,7 +19,7 @@ func (c *Console) setDial(_ context.Context, _ *http.Request, p params, who call
 	}
 	to, err := fleet.ParseDial(word)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: dial %q: want observe, exercise or propose", ErrBadRequest, clip(word, 40))
+		return "", nil, fmt.Errorf("%w: dial %q: want observe, exercise or propose", ErrBadRequest, clip.Text(word, 40))
 	}
 	reason := strings.TrimSpace(p.get("reason"))
 	if reason == "" {
@@ -29,7 +30,7 @@ func (c *Console) setDial(_ context.Context, _ *http.Request, p params, who call
 		return "", nil, err
 	}
 	msg := fmt.Sprintf("dial %s -> %s", from, to)
-	c.hub.Publish(Event{Kind: KindControl, Text: msg + " (" + who.user + ": " + clip(reason, 200) + ")"})
+	c.hub.Publish(Event{Kind: KindControl, Text: msg + " (" + who.user + ": " + clip.Text(reason, 200) + ")"})
 	return msg, map[string]any{"ok": true, "message": msg, "from": from.String(), "to": to.String()}, nil
 }
 
@@ -108,7 +109,7 @@ func (c *Console) mark(ctx context.Context, r *http.Request, p params, who calle
 		}
 		req.What += "=" + of
 	default:
-		return "", nil, fmt.Errorf("%w: mark %q: want one of %s", ErrBadRequest, clip(req.What, 40), strings.Join(markKinds, ", "))
+		return "", nil, fmt.Errorf("%w: mark %q: want one of %s", ErrBadRequest, clip.Text(req.What, 40), strings.Join(markKinds, ", "))
 	}
 	if req.Until != "" && req.What != "accepted-risk" {
 		return "", nil, fmt.Errorf("%w: until is only for accepted-risk", ErrBadRequest)
@@ -119,7 +120,7 @@ func (c *Console) mark(ctx context.Context, r *http.Request, p params, who calle
 	}
 	what := req.What
 	if req.Until != "" {
-		what += " until " + clip(req.Until, 40)
+		what += " until " + clip.Text(req.Until, 40)
 	}
 	ref := "entry " + req.Ref
 	if req.What == "unmerge" && len(req.Ref) == 16 {
@@ -194,5 +195,5 @@ func cleanName(s string) string {
 	if s == "" {
 		return "operator"
 	}
-	return clip(s, 64)
+	return clip.Text(s, 64)
 }

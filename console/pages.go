@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -155,18 +156,18 @@ func readFilter(r *http.Request) (filter, error) {
 	q := r.URL.Query()
 	f := filter{State: q.Get("state"), Severity: q.Get("severity"), Surface: q.Get("surface"), Page: 1}
 	if !slices.Contains(stateChoices, f.State) {
-		return f, fmt.Errorf("%w: state %q: want one of active, open, regressed, resolved, false-positive, accepted-risk", ErrBadRequest, clip(f.State, 40))
+		return f, fmt.Errorf("%w: state %q: want one of active, open, regressed, resolved, false-positive, accepted-risk", ErrBadRequest, clip.Text(f.State, 40))
 	}
 	if !slices.Contains(severityChoices, f.Severity) {
-		return f, fmt.Errorf("%w: severity %q: want one of critical, high, medium, low, info, unknown", ErrBadRequest, clip(f.Severity, 40))
+		return f, fmt.Errorf("%w: severity %q: want one of critical, high, medium, low, info, unknown", ErrBadRequest, clip.Text(f.Severity, 40))
 	}
 	if f.Surface != "" && !fleet.Surface(f.Surface).Valid() {
-		return f, fmt.Errorf("%w: surface %q is not a surface name", ErrBadRequest, clip(f.Surface, 40))
+		return f, fmt.Errorf("%w: surface %q is not a surface name", ErrBadRequest, clip.Text(f.Surface, 40))
 	}
 	if p := q.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			return f, fmt.Errorf("%w: page %q: want a number from 1", ErrBadRequest, clip(p, 20))
+			return f, fmt.Errorf("%w: page %q: want a number from 1", ErrBadRequest, clip.Text(p, 20))
 		}
 		f.Page = n
 	}
@@ -356,7 +357,7 @@ func (c *Console) cluster(ctx context.Context, id string) (*clusterView, error) 
 	}
 	i := slices.IndexFunc(rep.Clusters, func(r fleet.Cluster) bool { return r.ID == id })
 	if i < 0 {
-		return nil, fmt.Errorf("%w: no cluster %q in the latest report", ErrNotFound, clip(id, 80))
+		return nil, fmt.Errorf("%w: no cluster %q in the latest report", ErrNotFound, clip.Text(id, 80))
 	}
 	v := &clusterView{Row: rep.Clusters[i], MarkKinds: markKinds}
 	if len(v.Row.Entries) > 0 {
@@ -409,7 +410,7 @@ func (c *Console) clusterPage(w http.ResponseWriter, r *http.Request) {
 		c.pageError(w, r, err)
 		return
 	}
-	b := c.base(r, "Cluster "+clip(v.Row.Title, 60), "health")
+	b := c.base(r, "Cluster "+clip.Text(v.Row.Title, 60), "health")
 	b.Body = v
 	c.render(w, r, http.StatusOK, "cluster", b)
 }
@@ -437,7 +438,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request) {
 	if p := r.URL.Query().Get("page"); p != "" {
 		n, perr := strconv.Atoi(p)
 		if perr != nil || n < 1 {
-			c.pageError(w, r, fmt.Errorf("%w: page %q: want a number from 1", ErrBadRequest, clip(p, 20)))
+			c.pageError(w, r, fmt.Errorf("%w: page %q: want a number from 1", ErrBadRequest, clip.Text(p, 20)))
 			return
 		}
 		v.Page = n

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -169,7 +170,7 @@ func ValidRunID(id string) bool {
 // name a run and ErrNotFound for one without a record.
 func (r *Runs) Get(id string) (*RunDetail, error) {
 	if !ValidRunID(id) {
-		return nil, fmt.Errorf("%w: run id %q: want 1-128 of [A-Za-z0-9._-], not starting with '.' or '-'", ErrBadRequest, clip(id, 40))
+		return nil, fmt.Errorf("%w: run id %q: want 1-128 of [A-Za-z0-9._-], not starting with '.' or '-'", ErrBadRequest, clip.Text(id, 40))
 	}
 	path := filepath.Join(r.dir, id+".jsonl")
 	run, err := trajectory.ReadAll(path)
@@ -204,7 +205,7 @@ func (r *Runs) Get(id string) (*RunDetail, error) {
 			}
 		case trajectory.ToolDisabled:
 			if len(d.Timeline) < maxRecords {
-				d.Timeline = append(d.Timeline, TimelineRow{Kind: "tool_disabled", Index: rec.Turn, Tool: rec.Tool, Reason: clip(rec.Reason, 300)})
+				d.Timeline = append(d.Timeline, TimelineRow{Kind: "tool_disabled", Index: rec.Turn, Tool: rec.Tool, Reason: clip.Text(rec.Reason, 300)})
 			}
 		}
 	}
@@ -228,7 +229,7 @@ func timelineTurn(t trajectory.Turn) TimelineRow {
 	row := TimelineRow{Kind: "turn", Index: t.Index, Time: t.StartedAt, LatencyMS: t.LatencyMS, Verdict: t.Validation.Result, Findings: t.Findings}
 	if t.ProposedAction != nil {
 		row.Tool = t.ProposedAction.Tool
-		row.Args = clip(string(t.ProposedAction.Args), 240)
+		row.Args = clip.Text(string(t.ProposedAction.Args), 240)
 	} else {
 		row.Verdict = "done"
 	}
@@ -247,21 +248,9 @@ func timelineTurn(t trajectory.Turn) TimelineRow {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 		}
 	}
-	row.Detail = clip(strings.Join(parts, " "), 400)
+	row.Detail = clip.Text(strings.Join(parts, " "), 400)
 	if t.Validation.Reason != "" {
-		row.Reason = clip(t.Validation.Reason, 300)
+		row.Reason = clip.Text(t.Validation.Reason, 300)
 	}
 	return row
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

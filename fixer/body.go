@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // Sizes in a PR body: GitHub caps a body at 65,536 characters.
@@ -127,7 +129,7 @@ func prBody(j *Job, modelName string) string {
 	fmt.Fprintf(&b, "\n---\nOpened by fleetd's fix stage (job %s). One PR per fingerprint: a later run updates this one.\n", Code(j.ID, 60))
 	out := b.String()
 	if len(out) > bodyMax {
-		out = clipText(out, bodyMax) + "\n\n(trimmed)\n"
+		out = clip.Text(out, bodyMax) + "\n\n(trimmed)\n"
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // MaxDiff bounds a proposed patch: a focused fix is small.
@@ -56,7 +58,7 @@ func DiffFiles(diff string) ([]string, error) {
 		case strings.HasPrefix(line, "diff --git "):
 			rest := strings.TrimPrefix(line, "diff --git ")
 			if strings.Contains(rest, `"`) {
-				return nil, fmt.Errorf("%w: quoted path in %q", ErrBadDiff, clipText(line, 120))
+				return nil, fmt.Errorf("%w: quoted path in %q", ErrBadDiff, clip.Text(line, 120))
 			}
 			// "a/X b/X": X may hold spaces when both halves agree; two
 			// different names must be split at the one " b/".
@@ -69,7 +71,7 @@ func DiffFiles(diff string) ([]string, error) {
 				i := strings.Index(rest, " b/")
 				a, b = rest[:i], rest[i+1:]
 			default:
-				return nil, fmt.Errorf("%w: cannot read %q (want diff --git a/PATH b/PATH)", ErrBadDiff, clipText(line, 120))
+				return nil, fmt.Errorf("%w: cannot read %q (want diff --git a/PATH b/PATH)", ErrBadDiff, clip.Text(line, 120))
 			}
 			pa, err := diffPath(a, "a/")
 			if err != nil {
@@ -144,14 +146,14 @@ func lastPath(files []string) string {
 func diffPath(p, prefix string) (string, error) {
 	rest, ok := strings.CutPrefix(p, prefix)
 	if !ok {
-		return "", fmt.Errorf("%w: path %q lacks the %s prefix (write git-style diffs)", ErrBadDiff, clipText(p, 100), prefix)
+		return "", fmt.Errorf("%w: path %q lacks the %s prefix (write git-style diffs)", ErrBadDiff, clip.Text(p, 100), prefix)
 	}
 	if rest == "" || strings.HasPrefix(rest, "/") || strings.Contains(rest, `\`) || strings.ContainsAny(rest, "\t\r\n") {
-		return "", fmt.Errorf("%w: bad path %q", ErrBadDiff, clipText(p, 100))
+		return "", fmt.Errorf("%w: bad path %q", ErrBadDiff, clip.Text(p, 100))
 	}
 	clean := path.Clean(rest)
 	if clean != rest || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("%w: path %q is not a clean relative path", ErrBadDiff, clipText(p, 100))
+		return "", fmt.Errorf("%w: path %q is not a clean relative path", ErrBadDiff, clip.Text(p, 100))
 	}
 	return clean, nil
 }
@@ -173,15 +175,4 @@ func CheckDiff(diff string, grounded []string) ([]string, error) {
 		}
 	}
 	return files, nil
-}
-
-// clipText shortens s to at most n bytes, on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

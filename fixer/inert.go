@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // Untrusted text (finding titles, repro arguments, tool output) goes into
@@ -50,7 +52,7 @@ func Inline(s string, limit int) string {
 		}
 	}
 	out := strings.ReplaceAll(b.String(), "://", ":⁄⁄")
-	return clipText(out, limit)
+	return clip.Text(out, limit)
 }
 
 // isInvisible reports bidi controls and other format characters that make
@@ -62,7 +64,7 @@ func isInvisible(r rune) bool {
 // Code renders s as an inline Markdown code span: one line, at most limit
 // bytes of text.
 func Code(s string, limit int) string {
-	s = clipText(strings.Map(func(r rune) rune {
+	s = clip.Text(strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
@@ -93,7 +95,7 @@ func Block(s string, limit int) string {
 		}
 		return r
 	}, s)
-	s = strings.TrimRight(clipText(s, limit), "\n")
+	s = strings.TrimRight(clip.Text(s, limit), "\n")
 	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
 	return fence + "text\n" + s + "\n" + fence + "\n"
 }

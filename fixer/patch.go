@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -140,10 +141,10 @@ func (s PatchStage) propose(ctx context.Context, j *Job, state *fleet.State, n i
 		a.Result, a.Detail = "model-error", err.Error()
 		return a, nil
 	case step.Call == nil:
-		a.Result, a.Detail = "no-patch", "the model proposed no patch: "+clipText(step.Summary, 500)
+		a.Result, a.Detail = "no-patch", "the model proposed no patch: "+clip.Text(step.Summary, 500)
 		return a, nil
 	case step.Call.Tool != ProposePatch:
-		a.Result, a.Detail = "bad-diff", fmt.Sprintf("the model called %q; the only function is %s", clipText(step.Call.Tool, 60), ProposePatch)
+		a.Result, a.Detail = "bad-diff", fmt.Sprintf("the model called %q; the only function is %s", clip.Text(step.Call.Tool, 60), ProposePatch)
 		return a, step.Call
 	}
 	var args proposeArgs

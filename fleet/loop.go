@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -273,7 +273,7 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 	case merr != nil:
 		// The summary is what `fleetd probe` prints: it names the error
 		// (a playbook stopping its run says why; an API says what failed).
-		reason := "the model failed: " + clipText(oneLine(merr.Error()), 300)
+		reason := "the model failed: " + clip.Text(oneLine(merr.Error()), 300)
 		if errors.Is(merr, ErrMalformed) {
 			reason = fmt.Sprintf("the model's output was malformed %d times in a row", l.retries+1)
 		}
@@ -532,20 +532,7 @@ func (e TurnEvent) SummaryLine() string {
 	}
 	s := fmt.Sprintf("turn %d: %-10s %-8s %5dms", e.Index, tool, e.Verdict, e.Latency.Milliseconds())
 	if e.Error != "" {
-		s += "  " + clipText(oneLine(e.Error), 120)
+		s += "  " + clip.Text(oneLine(e.Error), 120)
 	}
 	return s
 }
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Sleep waits d or until ctx (nil: never) is done, and then returns ctx's
-// error.
+// Sleep waits d or until ctx (nil: never) is done, and then returns why
+// ctx ended (context.Cause: ctx.Err() unless a cause was given). It is the
+// one sleep helper: adapters and engines call it rather than keep their own.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -17,6 +18,6 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 )
@@ -55,17 +56,17 @@ func ParseURI(uri string) (ResourceRef, error) {
 	case strings.HasPrefix(uri, clusterPrefix):
 		id := strings.TrimPrefix(uri, clusterPrefix)
 		if len(id) < 4 || len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" {
-			return ResourceRef{}, fmt.Errorf("resource %q: a cluster id is 4-64 lowercase hex digits (the id column of the report)", clip(uri))
+			return ResourceRef{}, fmt.Errorf("resource %q: a cluster id is 4-64 lowercase hex digits (the id column of the report)", printable(uri))
 		}
 		return ResourceRef{Kind: "cluster", ID: id}, nil
 	case strings.HasPrefix(uri, runPrefix):
 		id := strings.TrimPrefix(uri, runPrefix)
 		if err := checkRunID(id); err != nil {
-			return ResourceRef{}, fmt.Errorf("resource %q: %w", clip(uri), err)
+			return ResourceRef{}, fmt.Errorf("resource %q: %w", printable(uri), err)
 		}
 		return ResourceRef{Kind: "run", ID: id}, nil
 	}
-	return ResourceRef{}, fmt.Errorf("resource %q: not a fleetd resource (have %s, %s, %s{id}, %s{id})", clip(uri), ReportURI, RunsURI, clusterPrefix, runPrefix)
+	return ResourceRef{}, fmt.Errorf("resource %q: not a fleetd resource (have %s, %s, %s{id}, %s{id})", printable(uri), ReportURI, RunsURI, clusterPrefix, runPrefix)
 }
 
 func checkRunID(id string) error {
@@ -80,15 +81,8 @@ func checkRunID(id string) error {
 	return nil
 }
 
-// clip keeps error messages about untrusted URIs short and printable.
-func clip(s string) string {
-	const n = 80
-	s = strings.ToValidUTF8(s, "?")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
+// printable keeps error messages about untrusted URIs short and printable.
+func printable(s string) string { return clip.Text(strings.ToValidUTF8(s, "?"), 80) }
 
 func (s *Server) addResources() {
 	if s.cfg.Library != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/qafleet/fleetd/clip"
 	"net/url"
 	"strings"
 
@@ -60,7 +61,7 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 		}
 	}
 	if (a.Check == "object" || a.Check == "property") && siwe.IdentityVar(a.URL) == "" {
-		return fleet.Fail("qa_authz: check %s needs a url templated with the identity ({address} or {id}), not %q", a.Check, clipText(a.URL, 80)), nil
+		return fleet.Fail("qa_authz: check %s needs a url templated with the identity ({address} or {id}), not %q", a.Check, clip.Text(a.URL, 80)), nil
 	}
 	var marks []string
 	if a.WriteMethod != "" || a.WriteJSON != "" {
@@ -77,7 +78,7 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 	var val any
 	if a.Check == "property" {
 		if err := json.Unmarshal([]byte(a.Value), &val); err != nil {
-			return fleet.Fail("qa_authz: value %q is not JSON: %v", clipText(a.Value, 40), err), nil
+			return fleet.Fail("qa_authz: value %q is not JSON: %v", clip.Text(a.Value, 40), err), nil
 		}
 	}
 	res := map[string]any{"check": a.Check}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
 )
@@ -69,7 +70,7 @@ func degradedLibFuzzer(target string, err error) map[string]any {
 	if cause == "" {
 		cause = err.Error()
 	}
-	return map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + target + ": " + clipNote(cause, 300)}
+	return map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + target + ": " + clip.Text(cause, 300)}
 }
 
 func anySlice(v any) []any {
@@ -181,11 +182,11 @@ func (t *tools) fuzzGoTarget(ctx context.Context, a fuzzArgs, engine string, d t
 			if err == nil || ctxErr(ctx) != nil {
 				return out, err
 			}
-			note = "libfuzzer: " + clipNote(err.Error(), 600) + ": go test -fuzz ran instead"
+			note = "libfuzzer: " + clip.Text(err.Error(), 600) + ": go test -fuzz ran instead"
 			deg = degradedLibFuzzer(gf.Func, err)
 		} else {
 			note = "libfuzzer unavailable (" + err.Error() + "): go test -fuzz ran instead"
-			deg = map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + gf.Func + ": " + clipNote(err.Error(), 300)}
+			deg = map[string]any{"component": "libfuzzer engine", "fallback": "go test -fuzz", "cause": "on " + gf.Func + ": " + clip.Text(err.Error(), 300)}
 		}
 	}
 	out, err := t.fuzzGo(ctx, a, d, gf)
@@ -195,7 +196,7 @@ func (t *tools) fuzzGoTarget(ctx context.Context, a fuzzArgs, engine string, d t
 	if err != nil {
 		// The fallback failed too: the result still names the engine
 		// that could not run, and why.
-		deg["fallback"] = "go test -fuzz, which failed: " + clipNote(err.Error(), 300)
+		deg["fallback"] = "go test -fuzz, which failed: " + clip.Text(err.Error(), 300)
 		return nil, &degradedError{deg: deg, err: fmt.Errorf("%s; go test -fuzz failed too: %w", note, err)}
 	}
 	if n, _ := out["execs"].(int); n == 0 && len(anySlice(out["crashers"])) == 0 {
@@ -248,7 +249,7 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 				if ctxErr(ctx) != nil {
 					return nil, err
 				}
-				o.Why = "fallback to target.compiler, not instrumented: target.repo's afl-clang-fast build failed: " + clipNote(err.Error(), 600)
+				o.Why = "fallback to target.compiler, not instrumented: target.repo's afl-clang-fast build failed: " + clip.Text(err.Error(), 600)
 			} else {
 				o.Instrumented, tg.Argv = bins, argv
 			}
@@ -324,9 +325,9 @@ func (t *tools) harnessBinary(ctx context.Context, work, key string) (bins *fuzz
 	ierr := err
 	plain, err := fuzzing.BuildPlain(ctx, fuzzing.AFLBuild{Dir: filepath.Join(work, "repo"), Build: repo.Build, Harness: repo.Harness, Work: work})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("target.repo's harness %s did not build with afl-clang-fast (%v) nor plain for non-instrumented AFL++ (-n): %w", repo.Harness, clipNote(ierr.Error(), 600), err)
+		return nil, nil, "", fmt.Errorf("target.repo's harness %s did not build with afl-clang-fast (%v) nor plain for non-instrumented AFL++ (-n): %w", repo.Harness, clip.Text(ierr.Error(), 600), err)
 	}
-	return nil, []string{plain, "{src}"}, why + "; fallback to non-instrumented (-n) on a plain build of the harness: the afl-clang-fast build failed: " + clipNote(ierr.Error(), 600), nil
+	return nil, []string{plain, "{src}"}, why + "; fallback to non-instrumented (-n) on a plain build of the harness: the afl-clang-fast build failed: " + clip.Text(ierr.Error(), 600), nil
 }
 
 // harnessKey is the corpus and statistics key of target.repo's harness.
@@ -528,7 +529,7 @@ func (t *tools) recordStats(out map[string]any, key string, rep *fuzzing.Report,
 	}
 	l, plateau, err := fuzzing.AppendStats(filepath.Join(t.env.FuzzDir, key), fuzzing.StatsLineOf(rep, target, time.Now()))
 	if err != nil {
-		out["note"] = strings.Join(nonEmpty(strField(out["note"]), "statistics not kept: "+clipNote(err.Error(), 300)), "; ")
+		out["note"] = strings.Join(nonEmpty(strField(out["note"]), "statistics not kept: "+clip.Text(err.Error(), 300)), "; ")
 		return
 	}
 	out["new_coverage"], out["plateau_sessions"] = l.NewCoverage, plateau
@@ -639,17 +640,6 @@ func crasherFields(c fuzzing.Crasher) map[string]any {
 func strField(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-// clipNote cuts s to n bytes (at a rune start) with an ellipsis.
-func clipNote(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func nonEmpty(ss ...string) []string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fuzzing"
 	gen "github.com/qafleet/fleetd/fuzzing/harness"
 )
@@ -115,7 +116,7 @@ func (t *tools) judgeReplay(out map[string]any, memDir string, mem *gen.Memory, 
 		mem.HarnessCrash(e, v.Why)
 		out["harness_crashes"] = mem.TotalCrashes()
 		if err := mem.Save(memDir); err != nil {
-			out["note"] = strings.Join(nonEmpty(strField(out["note"]), "harness memory not kept: "+clipNote(err.Error(), 200)), "; ")
+			out["note"] = strings.Join(nonEmpty(strField(out["note"]), "harness memory not kept: "+clip.Text(err.Error(), 200)), "; ")
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/siwe"
 )
@@ -223,7 +224,7 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 	}
 	text, err := m.Build()
 	if err != nil {
-		return fleet.Fail("qa_login: the message: %v (the nonce %q?)", err, clipText(nonce, 40)), nil
+		return fleet.Fail("qa_login: the message: %v (the nonce %q?)", err, clip.Text(nonce, 40)), nil
 	}
 	sig, err := signer.SignText([]byte(text))
 	if err != nil {
@@ -270,7 +271,7 @@ func (t *tools) login(ctx context.Context, a loginArgs) (fleet.Result, error) {
 		return fleet.OK(res), nil
 	}
 	if s == nil {
-		r := fleet.Fail("qa_login: %s answered %d without a session (no cookie, no token): %s", verifyURL, ans.resp.StatusCode, clipText(string(ans.body), 200))
+		r := fleet.Fail("qa_login: %s answered %d without a session (no cookie, no token): %s", verifyURL, ans.resp.StatusCode, clip.Text(string(ans.body), 200))
 		merge(r, res)
 		return r, nil
 	}
@@ -297,13 +298,6 @@ func orDefault(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // nonce GETs the nonce URL: a JSON answer's "nonce" string (top level or
@@ -361,7 +355,7 @@ func ParseNonce(body []byte) (string, error) {
 	if len(n) < 8 || len(n) > 128 || strings.IndexFunc(n, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}) >= 0 {
-		return "", fmt.Errorf("%q is not a nonce (8 to 128 letters or digits)", clipText(n, 40))
+		return "", fmt.Errorf("%q is not a nonce (8 to 128 letters or digits)", clip.Text(n, 40))
 	}
 	return n, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // Message is one EIP-4361 message. Optional fields are empty or zero when
@@ -239,7 +241,7 @@ func Parse(text string) (Message, error) {
 			}
 		}
 	} else if ok {
-		return bad("unexpected %q", clip(l))
+		return bad("unexpected %q", short(l))
 	}
 	if err := m.Validate(); err != nil {
 		return Message{}, err
@@ -247,12 +249,8 @@ func Parse(text string) (Message, error) {
 	return m, nil
 }
 
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+// short shortens s for a message (clip.Text at 40 bytes).
+func short(s string) string { return clip.Text(s, 40) }
 
 func isAddress(s string) bool {
 	if len(s) != 42 || s[0] != '0' || s[1] != 'x' {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // bip39English is BIP-39's English wordlist, 2048 words in index order
@@ -72,12 +74,8 @@ func MnemonicEntropy(words []string) ([]byte, error) {
 	return append([]byte(nil), bits[:entLen]...), nil
 }
 
-func clipWord(w string) string {
-	if len(w) > 16 {
-		return w[:16] + "…"
-	}
-	return w
-}
+// clipWord shortens w for a message (clip.Text at 16 bytes).
+func clipWord(w string) string { return clip.Text(w, 16) }
 
 // wordIndex looks w up ignoring ASCII case, without allocating.
 func wordIndex(w string) (uint16, bool) {

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/qafleet/fleetd/fleet/fleettest"
 )
 
 const regenerate = "run `go generate ./chain/...`"
@@ -70,10 +72,10 @@ func TestBindingsUpToDate(t *testing.T) {
 func TestSolidityUpToDate(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipUnlessCI(t, "node not on PATH; cannot recompile the Solidity sources")
+		fleettest.SkipUnlessCI(t, "node not on PATH; cannot recompile the Solidity sources")
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "solc", "package.json")); err != nil {
-		skipUnlessCI(t, "node_modules/solc missing (run npm ci in chain/contracts); cannot recompile the Solidity sources")
+		fleettest.SkipUnlessCI(t, "node_modules/solc missing (run npm ci in chain/contracts); cannot recompile the Solidity sources")
 	}
 	sources, err := filepath.Glob("*.sol")
 	if err != nil || len(sources) == 0 {
@@ -158,14 +160,4 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 		files[e.Name()] = b
 	}
 	return files
-}
-
-// skipUnlessCI skips the test for why, or fails it under CI (.ci/run sets
-// CI and installs node and the pinned solc): no CI run passes by skipping.
-func skipUnlessCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }

@@ -29,20 +29,20 @@ const maxArgBytes = 64 << 10
 func Calldata(sig string, fill Fill) ([]byte, error) {
 	f := Function{Signature: sig}
 	if !identifier.MatchString(f.Name()) || !strings.HasSuffix(sig, ")") {
-		return nil, fmt.Errorf("signature %q: want name(type,...)", clip(sig))
+		return nil, fmt.Errorf("signature %q: want name(type,...)", short(sig))
 	}
 	var types []abiType
 	for _, p := range f.Params() {
 		t, err := parseType(p)
 		if err != nil {
-			return nil, fmt.Errorf("signature %q: %w", clip(sig), err)
+			return nil, fmt.Errorf("signature %q: %w", short(sig), err)
 		}
 		types = append(types, t)
 	}
 	enc := encoder{fill: fill}
 	args := enc.tuple(types)
 	if enc.err != nil {
-		return nil, fmt.Errorf("signature %q: %w", clip(sig), enc.err)
+		return nil, fmt.Errorf("signature %q: %w", short(sig), enc.err)
 	}
 	sel := Selector(sig)
 	return append(sel[:], args...), nil
@@ -58,7 +58,7 @@ type abiType struct {
 
 func parseType(s string) (abiType, error) {
 	if strings.HasPrefix(s, "(") {
-		return abiType{}, fmt.Errorf("tuple parameter %q is not supported", clip(s))
+		return abiType{}, fmt.Errorf("tuple parameter %q is not supported", short(s))
 	}
 	c, err := CanonicalType(s)
 	if err != nil {
@@ -72,7 +72,7 @@ func parseType(s string) (abiType, error) {
 		n := -1
 		if inner := c[i+1 : len(c)-1]; inner != "" {
 			if n, err = strconv.Atoi(inner); err != nil || n == 0 {
-				return abiType{}, fmt.Errorf("type %q: bad array size", clip(s))
+				return abiType{}, fmt.Errorf("type %q: bad array size", short(s))
 			}
 		}
 		return abiType{base: "array", size: n, elem: &elem}, nil
@@ -90,7 +90,7 @@ func parseType(s string) (abiType, error) {
 		n, _ := strconv.Atoi(c[5:])
 		return abiType{base: "fixedbytes", size: n}, nil
 	}
-	return abiType{}, fmt.Errorf("type %q is not supported", clip(s))
+	return abiType{}, fmt.Errorf("type %q is not supported", short(s))
 }
 
 func (t abiType) dynamic() bool {
@@ -235,24 +235,24 @@ func EncodeArgs(sig string, args []string) ([]byte, error) {
 	f := Function{Signature: sig}
 	params := f.Params()
 	if !identifier.MatchString(f.Name()) || !strings.HasSuffix(sig, ")") {
-		return nil, fmt.Errorf("signature %q: want name(type,...)", clip(sig))
+		return nil, fmt.Errorf("signature %q: want name(type,...)", short(sig))
 	}
 	if len(params) != len(args) {
-		return nil, fmt.Errorf("signature %q takes %d arguments, got %d", clip(sig), len(params), len(args))
+		return nil, fmt.Errorf("signature %q takes %d arguments, got %d", short(sig), len(params), len(args))
 	}
 	heads := make([][]byte, len(params))
 	tails := make([][]byte, len(params))
 	for i, p := range params {
 		t, err := parseType(p)
 		if err != nil {
-			return nil, fmt.Errorf("signature %q: %w", clip(sig), err)
+			return nil, fmt.Errorf("signature %q: %w", short(sig), err)
 		}
 		if t.base == "array" {
-			return nil, fmt.Errorf("signature %q argument %d: arrays are not supported", clip(sig), i+1)
+			return nil, fmt.Errorf("signature %q argument %d: arrays are not supported", short(sig), i+1)
 		}
 		w, dyn, err := encodeText(t, args[i])
 		if err != nil {
-			return nil, fmt.Errorf("signature %q argument %d (%s): %w", clip(sig), i+1, p, err)
+			return nil, fmt.Errorf("signature %q argument %d (%s): %w", short(sig), i+1, p, err)
 		}
 		if dyn {
 			tails[i] = w
@@ -284,7 +284,7 @@ func encodeText(t abiType, s string) ([]byte, bool, error) {
 	case "address":
 		b, err := hexArg(s)
 		if err != nil || len(b) != 20 {
-			return nil, false, fmt.Errorf("want 0x and 40 hex digits, got %q", clip(s))
+			return nil, false, fmt.Errorf("want 0x and 40 hex digits, got %q", short(s))
 		}
 		copy(w[12:], b)
 	case "bool":
@@ -293,12 +293,12 @@ func encodeText(t abiType, s string) ([]byte, bool, error) {
 			w[31] = 1
 		case "false":
 		default:
-			return nil, false, fmt.Errorf("want true or false, got %q", clip(s))
+			return nil, false, fmt.Errorf("want true or false, got %q", short(s))
 		}
 	case "uint", "int":
 		n, ok := new(big.Int).SetString(s, 10)
 		if !ok || t.base == "uint" && n.Sign() < 0 || n.BitLen() > t.size {
-			return nil, false, fmt.Errorf("want a %s%d in decimal, got %q", t.base, t.size, clip(s))
+			return nil, false, fmt.Errorf("want a %s%d in decimal, got %q", t.base, t.size, short(s))
 		}
 		if n.Sign() < 0 {
 			n.Add(n, new(big.Int).Lsh(big.NewInt(1), 256)) // two's complement
@@ -313,7 +313,7 @@ func encodeText(t abiType, s string) ([]byte, bool, error) {
 			k := Keccak256([]byte(s))
 			copy(w, k[:])
 		default:
-			return nil, false, fmt.Errorf("want 0x and at most %d bytes of hex, got %q", t.size, clip(s))
+			return nil, false, fmt.Errorf("want 0x and at most %d bytes of hex, got %q", t.size, short(s))
 		}
 	case "string", "bytes":
 		b := []byte(s)

@@ -151,7 +151,7 @@ func PEMKey(text string) ([32]byte, error) {
 	case "ENCRYPTED PRIVATE KEY":
 		return k, errors.New("pem: the key is encrypted")
 	default:
-		return k, fmt.Errorf("pem: a %q block: %w", clip(b.Type), ErrNotSecp256k1)
+		return k, fmt.Errorf("pem: a %q block: %w", short(b.Type), ErrNotSecp256k1)
 	}
 	var s sec1Key
 	if _, err := asn1.Unmarshal(der, &s); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/qafleet/fleetd/clip"
 	"golang.org/x/crypto/sha3"
 )
 
@@ -97,7 +98,7 @@ func ParseABI(data []byte) ([]Function, error) {
 			continue
 		}
 		if !identifier.MatchString(e.Name) {
-			return nil, fmt.Errorf("abi entry %d: function name %q is not an identifier", i, clip(e.Name))
+			return nil, fmt.Errorf("abi entry %d: function name %q is not an identifier", i, short(e.Name))
 		}
 		types := make([]string, len(e.Inputs))
 		for j, p := range e.Inputs {
@@ -134,7 +135,7 @@ func canonicalParam(p abiParam, depth int) (string, error) {
 	}
 	suffix := p.Type[len("tuple"):]
 	if suffix != "" && !arraySuffix.MatchString(suffix) {
-		return "", fmt.Errorf("type %q is not a tuple or an array of tuples", clip(p.Type))
+		return "", fmt.Errorf("type %q is not a tuple or an array of tuples", short(p.Type))
 	}
 	parts := make([]string, len(p.Components))
 	for i, c := range p.Components {
@@ -159,7 +160,7 @@ var (
 func CanonicalType(t string) (string, error) {
 	m := elementary.FindStringSubmatch(t)
 	if m == nil {
-		return "", fmt.Errorf("type %q is not an elementary ABI type", clip(t))
+		return "", fmt.Errorf("type %q is not an elementary ABI type", short(t))
 	}
 	base := m[1]
 	switch {
@@ -168,12 +169,12 @@ func CanonicalType(t string) (string, error) {
 	case strings.HasPrefix(base, "uint") || strings.HasPrefix(base, "int"):
 		n, _ := strconv.Atoi(strings.TrimLeft(base, "uint"))
 		if n < 8 || n > 256 || n%8 != 0 {
-			return "", fmt.Errorf("type %q: integer size must be a multiple of 8 from 8 to 256", clip(t))
+			return "", fmt.Errorf("type %q: integer size must be a multiple of 8 from 8 to 256", short(t))
 		}
 	case strings.HasPrefix(base, "bytes") && base != "bytes":
 		n, _ := strconv.Atoi(base[len("bytes"):])
 		if n < 1 || n > 32 {
-			return "", fmt.Errorf("type %q: fixed bytes size must be 1 to 32", clip(t))
+			return "", fmt.Errorf("type %q: fixed bytes size must be 1 to 32", short(t))
 		}
 	case base == "function":
 		base = "bytes24"
@@ -269,9 +270,5 @@ func splitParams(sig string) []string {
 	return append(out, inner[start:])
 }
 
-func clip(s string) string {
-	if len(s) > 48 {
-		return s[:48] + "…"
-	}
-	return s
-}
+// short shortens s for a message (clip.Text at 48 bytes).
+func short(s string) string { return clip.Text(s, 48) }

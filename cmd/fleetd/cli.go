@@ -90,6 +90,9 @@ func (a *app) rootCmd() *cobra.Command {
 				}
 				a.cfgErr, cfg = err, &Config{}
 			}
+			for _, w := range cfg.Deprecated() {
+				fmt.Fprintf(a.stderr, "fleetd: warning: config %s: %s\n", cfg.path, w)
+			}
 			a.cfg = cfg
 			return nil
 		},

@@ -71,6 +71,9 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	default:
 		add(check{name: "config", ok: true, fatal: true, detail: a.cfg.path + " validates"})
 	}
+	for _, w := range a.cfg.Deprecated() {
+		add(check{name: "config", warn: true, detail: w, fix: "use the new key name; the old one will stop being read"})
+	}
 	cc := a.cfg.Chain
 
 	// The node and the log.

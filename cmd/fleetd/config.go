@@ -25,8 +25,8 @@ type Config struct {
 	Target  *fleet.Target `yaml:"target"`
 	Budget  fleet.Budget  `yaml:"budget"` // per run; personas override
 	Tools   ToolsConfig   `yaml:"tools"`
-	Crawl   CrawlConfig   `yaml:"crawl"` // the crawl engine (crawl.go)
-	Report  ReportConfig  `yaml:"report"`
+	Crawl   CrawlConfig   `yaml:"crawl"`  // the crawl engine (crawl.go)
+	Poster  PosterConfig  `yaml:"poster"` // was report: (renamedKeys)
 	// PersonasDir holds the specialists (*.yaml); empty: the built-in set.
 	PersonasDir string       `yaml:"personas_dir"`
 	Models      ModelsConfig `yaml:"models"`
@@ -37,6 +37,9 @@ type Config struct {
 
 	// path is where the config was read from; relative key files resolve against its directory.
 	path string
+	// deprecated holds a warning for every renamed key the file still
+	// uses (renamedKeys): printed on load and listed by fleetd doctor.
+	deprecated []string
 }
 
 // ChainConfig holds the connection settings shared by every command that talks
@@ -69,8 +72,10 @@ type ToolsConfig struct {
 	FuzzWorkers    int           `yaml:"fuzz_workers"`  // 0: qatools.DefaultFuzzWorkers
 }
 
-// ReportConfig tunes qa_report's flood protection.
-type ReportConfig struct {
+// PosterConfig tunes the poster's flood protection: how many findings one
+// source may post per window, and how long the same fingerprint is not
+// posted again. (The key was report: until issue 34; it is still read.)
+type PosterConfig struct {
 	PerSource    int           `yaml:"per_source"`
 	Window       time.Duration `yaml:"window"`
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
@@ -258,8 +263,8 @@ func (c *Config) validate() error {
 	if err := c.Triage.Config.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("triage: %w", err))
 	}
-	if c.Report.PerSource < 0 || c.Report.Window < 0 || c.Report.DedupeWindow < 0 {
-		errs = append(errs, errors.New("report: per_source, window and dedupe_window must not be negative"))
+	if c.Poster.PerSource < 0 || c.Poster.Window < 0 || c.Poster.DedupeWindow < 0 {
+		errs = append(errs, errors.New("poster: per_source, window and dedupe_window must not be negative"))
 	}
 	errs = append(errs, c.validateFixStage()...)
 	return errors.Join(errs...)
@@ -272,6 +277,79 @@ var (
 
 func validDenyPattern(s string) bool {
 	return denySignature.MatchString(s) || denyPattern.MatchString(s)
+}
+
+// renamedKeys are config keys that were renamed so that one word names one
+// thing (docs/architecture.md, "Glossary"). The old key is still read, as
+// the new one, with a warning naming the new key, on load and in fleetd
+// doctor. Paths are dotted; only the last element was renamed.
+var renamedKeys = []struct{ old, new string }{
+	// "report" is the health report; these are the poster's limits.
+	{"report", "poster"},
+}
+
+// Deprecated returns a warning for every renamed key the file uses.
+func (c *Config) Deprecated() []string { return c.deprecated }
+
+// renameKeys rewrites, in root, every old key of renamedKeys to its new
+// name and records a warning for each. A file that sets both names of one
+// key gets an error naming both lines.
+func (c *Config) renameKeys(root *yaml.Node) (errs []error) {
+	for _, r := range renamedKeys {
+		parent, oldLeaf := splitKey(r.old)
+		_, newLeaf := splitKey(r.new)
+		m := mappingAt(root, parent)
+		if m == nil {
+			continue
+		}
+		var oldKey, newKey *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			switch k := m.Content[i]; k.Value {
+			case oldLeaf:
+				oldKey = k
+			case newLeaf:
+				newKey = k
+			}
+		}
+		switch {
+		case oldKey == nil:
+		case newKey != nil:
+			errs = append(errs, fmt.Errorf("line %d: %s is the old name of %s, which line %d sets too: keep %s only", oldKey.Line, r.old, r.new, newKey.Line, r.new))
+		default:
+			oldKey.Value = newLeaf
+			c.deprecated = append(c.deprecated, fmt.Sprintf("line %d: %s is deprecated, read as %s: rename it", oldKey.Line, r.old, r.new))
+		}
+	}
+	return errs
+}
+
+// splitKey splits a dotted key into its parent path and its last element.
+func splitKey(key string) (parent []string, leaf string) {
+	parts := strings.Split(key, ".")
+	return parts[:len(parts)-1], parts[len(parts)-1]
+}
+
+// mappingAt returns the mapping node at path below n, or nil.
+func mappingAt(n *yaml.Node, path []string) *yaml.Node {
+	for _, p := range path {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == p {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	return n
 }
 
 // envRef matches ${NAME}; $NAME without braces is left alone so values such as
@@ -293,6 +371,9 @@ func decodeStrict(b []byte, out any) error {
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
+	}
+	if c, ok := out.(*Config); ok {
+		errs = append(errs, c.renameKeys(root)...)
 	}
 	errs = append(errs, checkKeys(root, reflect.TypeOf(out).Elem(), "")...)
 	if err := root.Decode(out); err != nil {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -87,6 +88,8 @@ func FuzzDecodeConfig(f *testing.F) {
 	f.Add([]byte("chain: [1, 2]\n"))
 	f.Add([]byte("- a\n- b\n"))
 	f.Add([]byte("chain:\n  trusted_senders: {a: b}\n"))
+	f.Add([]byte("report:\n  window: 1m\nposter:\n  window: 2m\n"))
+	f.Add([]byte("report: 3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var cfg Config
 		if err := decodeStrict(b, &cfg); err == nil {
@@ -101,8 +104,12 @@ func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 	const example = "../../configs/fleetd.example.yaml"
 	t.Setenv("GEMINI_API_KEY", "test-gemini-key")
 	t.Setenv("OPENAI_API_KEY", "test-openai-key")
-	if _, err := LoadConfig(example); err != nil {
+	cfg, err := LoadConfig(example)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if d := cfg.Deprecated(); len(d) > 0 {
+		t.Errorf("%s uses renamed keys: %q", example, d)
 	}
 	b, err := os.ReadFile(example)
 	if err != nil {
@@ -133,6 +140,51 @@ func TestExampleConfigDocumentsEveryKey(t *testing.T) {
 		if !present[k] {
 			t.Errorf("%s does not document %s", example, k)
 		}
+	}
+}
+
+// TestRenamedConfigKey: a key renamed for the glossary (report: is now
+// poster:) is still read, as the new key, with a warning that names the
+// new key and the line, on load, in config validate and in fleetd doctor;
+// setting both names is an error naming both lines.
+func TestRenamedConfigKey(t *testing.T) {
+	old := writeConfig(t, "data_dir: state\nreport:\n  per_source: 7\n  window: 3m\n  dedupe_window: 2h\n")
+	cfg, err := LoadConfig(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PosterConfig{PerSource: 7, Window: 3 * time.Minute, DedupeWindow: 2 * time.Hour}); cfg.Poster != want {
+		t.Errorf("report: read as %+v, want %+v", cfg.Poster, want)
+	}
+	if d := cfg.Deprecated(); len(d) != 1 || !strings.Contains(d[0], "line 2") || !strings.Contains(d[0], "poster") {
+		t.Errorf("warnings %q, want one naming line 2 and poster", d)
+	}
+
+	cur, err := LoadConfig(writeConfig(t, "poster:\n  per_source: 7\n"))
+	if err != nil || cur.Poster.PerSource != 7 || len(cur.Deprecated()) != 0 {
+		t.Errorf("poster: read as %+v, warnings %q, err %v", cur.Poster, cur.Deprecated(), err)
+	}
+
+	_, err = LoadConfig(writeConfig(t, "poster:\n  window: 1m\nreport:\n  window: 2m\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3: report is the old name of poster, which line 1 sets too") {
+		t.Errorf("both names: %v", err)
+	}
+	_, err = LoadConfig(writeConfig(t, "report:\n  per_sourc: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), `unknown key "per_sourc" in poster`) {
+		t.Errorf("an unknown key under the old name: %v", err)
+	}
+
+	_, stderr, code := run(t, "", "config", "validate", "--config", old)
+	if code != 0 || !strings.Contains(stderr, "warning: config "+old+": line 2: report is deprecated, read as poster") {
+		t.Errorf("config validate: exit %d, stderr %q", code, stderr)
+	}
+	out, _, _ := run(t, "", "doctor", "--config", old, "--data-dir", filepath.Join(t.TempDir(), "data"))
+	var warned bool
+	for _, l := range strings.Split(out, "\n") {
+		warned = warned || strings.HasPrefix(l, "! config") && strings.Contains(l, "report is deprecated, read as poster")
+	}
+	if !warned {
+		t.Errorf("doctor does not warn about report:\n%s", out)
 	}
 }
 

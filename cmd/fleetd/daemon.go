@@ -349,6 +349,7 @@ func runLine(r fleet.RunResult) string {
 	return b.String()
 }
 
+// plural is "1 one" or "N many".
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
@@ -448,6 +449,9 @@ func (d *daemon) reload() {
 	if err != nil {
 		d.log.Error("reload: keeping the running configuration", "err", err)
 		return
+	}
+	for _, w := range cfg.Deprecated() {
+		d.log.Warn("reload: config uses a renamed key", "warning", w)
 	}
 	next := *old.a // the app is a value over its config: copy it, change only the config
 	next.cfg = cfg

@@ -150,7 +150,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 	}
 	env.Fetcher = qatools.NewFetcher(allow, fetchTimeout, maxBody)
 	if fleetKey != nil {
-		rc := a.cfg.Report
+		rc := a.cfg.Poster
 		var trusted []fleet.Address
 		for _, s := range cc.TrustedSenders {
 			addr, _ := fleet.ParseAddress(s) // validated at load

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,6 +124,10 @@ func TestProbePostsWhatTheNodeDidNotTake(t *testing.T) {
 // TestProbeSaysWhatStaysQueued: the node takes no post at all. The probe
 // tries its outbox a few times, then exits 1 naming how many entries are
 // still queued and what will post them; nothing is lost.
+// (queuedLine: the count and its noun agree, "1 outbox entry", "2 outbox
+// entries", and no "entries are could not be posted".)
+var queuedLine = regexp.MustCompile(`but (1 outbox entry|[02-9]\d* outbox entries|1\d+ outbox entries) could not be posted`)
+
 func TestProbeSaysWhatStaysQueued(t *testing.T) {
 	f := newFaultFixture(t, fleet.Observe, nil)
 	f.proxy.SetRule(func(req []byte) faultnet.Fault {
@@ -141,6 +146,9 @@ func TestProbeSaysWhatStaysQueued(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "still queued in") || !strings.Contains(stderr, "could not be posted") {
 		t.Errorf("stderr does not say what is still queued:\n%s", stderr)
+	}
+	if !queuedLine.MatchString(stderr) {
+		t.Errorf("stderr does not count the queued entries in plain words (\"but N outbox entries could not be posted\"):\n%s", stderr)
 	}
 	f.proxy.SetRule(nil)
 	if out, stderr, code := run(t, "", "reconcile", "--config", f.config); code != 0 {

@@ -30,7 +30,7 @@ func (a findingsCommands) recordPoster(identity, sponsor *chain.Key, logAddr fle
 	if !a.isFleet(identity.Address(), logAddr) {
 		dir = filepath.Join(dir, identity.Address().String()+"-"+logAddr.String())
 	}
-	return poster.New(poster.Config{Log: log, Identity: identity, Sponsor: sponsor, OutboxDir: dir, DedupeWindow: a.cfg.Report.DedupeWindow})
+	return poster.New(poster.Config{Log: log, Identity: identity, Sponsor: sponsor, OutboxDir: dir, DedupeWindow: a.cfg.Poster.DedupeWindow})
 }
 
 // noteUnposted tells the operator on stderr why what was not posted now: it

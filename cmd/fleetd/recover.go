@@ -52,18 +52,11 @@ func (a *app) postQueued(ctx context.Context, env *fleetEnv) (posted, left int, 
 	defer cancel()
 	posted, left, err = env.Poster.FlushRetry(fctx, flushTries, flushBackoff)
 	if posted > 0 {
-		fmt.Fprintf(a.stderr, "outbox: posted %d queued entr%s\n", posted, plural1(posted, "y", "ies"))
+		fmt.Fprintf(a.stderr, "outbox: posted %s\n", plural(posted, "queued entry", "queued entries"))
 	}
 	if left > 0 {
-		fmt.Fprintf(a.stderr, "outbox: %d entr%s still queued in %s (%v); the next fleetd probe, fleetd reconcile or the daemon posts them\n",
-			left, plural1(left, "y", "ies"), env.Poster.OutboxDir(), err)
+		fmt.Fprintf(a.stderr, "outbox: %s still queued in %s (%v); the next fleetd probe, fleetd reconcile or the daemon posts them\n",
+			plural(left, "entry", "entries"), env.Poster.OutboxDir(), err)
 	}
 	return posted, left, err
-}
-
-func plural1(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -57,7 +57,7 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	t.Cleanup(func() { d.shutdown(30 * time.Second) })
 
 	// A first ux run posts its findings; the second finds the same ones,
-	// within report.dedupe_window, so it posts nothing: no feedback event
+	// within poster.dedupe_window, so it posts nothing: no feedback event
 	// comes after it ends to start triage by chance.
 	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
 		t.Fatalf("ux not started: %s", why)

@@ -34,6 +34,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 	"github.com/qafleet/fleetd/fixer"
+	"github.com/qafleet/fleetd/fleet"
 )
 
 // DefaultBaseURL is GitHub's API.
@@ -253,7 +254,7 @@ func (f *Forge) Open(ctx context.Context, req fixer.PRRequest) (*fixer.PR, error
 		if found, ferr := f.Find(ctx, req.Branch); ferr == nil && found != nil && found.Active() {
 			return f.Edit(ctx, found.Number, req) // the failed create went through
 		}
-		if err := sleep(ctx, attempt); err != nil {
+		if err := fleet.Sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
 	}
@@ -459,15 +460,8 @@ func (f *Forge) apiErr(op string, err error) error {
 	return f.scrub(fmt.Errorf("%s: %w", op, err))
 }
 
-// sleep waits the backoff of attempt (0.5 s, 1 s, 2 s, ...).
-func sleep(ctx context.Context, attempt int) error {
-	select {
-	case <-time.After(time.Duration(500<<attempt) * time.Millisecond):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// backoff is the wait before retry attempt+1 (0.5 s, 1 s, 2 s, ...).
+func backoff(attempt int) time.Duration { return time.Duration(500<<attempt) * time.Millisecond }
 
 // retrying retries idempotent requests (GET, HEAD, PUT, PATCH, DELETE) on
 // a 5xx answer or a failed connection.
@@ -501,7 +495,7 @@ func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
 		}
-		if err := sleep(req.Context(), attempt); err != nil {
+		if err := fleet.Sleep(req.Context(), backoff(attempt)); err != nil {
 			return nil, err
 		}
 	}

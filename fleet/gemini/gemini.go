@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 		maxOutput:   cfg.MaxOutputTokens,
 		maxRetries:  cfg.MaxRetries,
 		log:         logger.With(slog.String("component", "gemini"), slog.String(logKeyModel, cfg.Model)),
-		sleep:       sleepCtx,
+		sleep:       fleet.Sleep,
 		backoff:     initialBackoff,
 	}
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"google.golang.org/genai"
 )
@@ -90,7 +91,7 @@ func detail(msg string) string {
 	if msg = strings.TrimSpace(msg); msg == "" {
 		return ""
 	}
-	return ": " + clip(msg, 300)
+	return ": " + clip.Text(msg, 300)
 }
 
 func reason(r genai.FinishReason) string {
@@ -98,15 +99,4 @@ func reason(r genai.FinishReason) string {
 		return "unset"
 	}
 	return string(r)
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

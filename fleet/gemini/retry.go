@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"google.golang.org/genai"
 )
 
@@ -64,7 +65,7 @@ func (m *Model) classify(err error, info *attemptInfo, timedOut bool) (final err
 		if code == 0 {
 			code = ae.Code
 		}
-		se := &StatusError{Code: code, Status: ae.Status, Message: clip(m.scrubText(strings.TrimSpace(ae.Message)), 500)}
+		se := &StatusError{Code: code, Status: ae.Status, Message: clip.Text(m.scrubText(strings.TrimSpace(ae.Message)), 500)}
 		if se.Status == "" || strings.HasPrefix(se.Status, strconv.Itoa(code)) {
 			se.Status = apiStatus(code) // a non-JSON error body: the SDK put the HTTP status line here
 		}
@@ -101,17 +102,6 @@ func (m *Model) delay(attempt int, hint time.Duration) (time.Duration, bool) {
 		d = min(m.backoff<<attempt, maxBackoff)
 	}
 	return d/2 + rand.N(d/2+1), true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }
 
 // parseRetryAfter reads a Retry-After header: delta seconds or an HTTP date.

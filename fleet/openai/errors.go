@@ -12,6 +12,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/qafleet/fleetd/clip"
 )
 
 // APIError is an error status from the server: a non-retryable one (400,
@@ -148,18 +149,18 @@ func bodyMessage(body []byte) string {
 		}
 		switch {
 		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return clip(s, 500)
+			return clip.Text(s, 500)
 		case json.Unmarshal(v.Error, &obj) == nil && obj.Message != "":
-			return clip(obj.Message, 500)
+			return clip.Text(obj.Message, 500)
 		case v.Message != "":
-			return clip(v.Message, 500)
+			return clip.Text(v.Message, 500)
 		case json.Unmarshal(v.Detail, &s) == nil && s != "":
-			return clip(s, 500)
+			return clip.Text(s, 500)
 		case len(v.Detail) > 0:
-			return clip(string(v.Detail), 500)
+			return clip.Text(string(v.Detail), 500)
 		}
 	}
-	return clip(strings.Join(strings.Fields(string(body)), " "), 500)
+	return clip.Text(strings.Join(strings.Fields(string(body)), " "), 500)
 }
 
 // redact removes the API key from s.

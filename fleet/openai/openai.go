@@ -28,6 +28,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -328,7 +329,7 @@ func decide(resp *oai.ChatCompletion) (*fleet.Call, string, error) {
 	choice := resp.Choices[0]
 	msg := choice.Message
 	if r := strings.TrimSpace(msg.Refusal); r != "" {
-		return nil, "", fmt.Errorf("openai: the model refused: %q: %w", clip(r, 300), fleet.ErrMalformed)
+		return nil, "", fmt.Errorf("openai: the model refused: %q: %w", clip.Text(r, 300), fleet.ErrMalformed)
 	}
 	if len(msg.ToolCalls) > 0 {
 		call, err := toCall(msg.ToolCalls[0])
@@ -364,16 +365,8 @@ func toCall(tc oai.ChatCompletionMessageToolCallUnion) (*fleet.Call, error) {
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, fmt.Errorf("openai: tool call %s: arguments are not valid JSON (%v): %q: %w", name, err, clip(string(args), 200), fleet.ErrMalformed)
+		return nil, fmt.Errorf("openai: tool call %s: arguments are not valid JSON (%v): %q: %w", name, err, clip.Text(string(args), 200), fleet.ErrMalformed)
 	}
 	call.Args = json.RawMessage(args)
 	return call, nil
-}
-
-// clip shortens s to at most n bytes for a message.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/clip"
 )
 
 // Dir is where the generated packages live in the module copy.
@@ -123,13 +125,13 @@ func compileLoop(ctx context.Context, dir, goCmd string, env []string, rel, name
 			line, _ := strconv.Atoi(m[1])
 			for i, sp := range spans {
 				if line >= sp[0] && line <= sp[1] && live[i].Dropped == "" {
-					live[i].Dropped = "does not compile: " + clip(m[3], 300)
+					live[i].Dropped = "does not compile: " + clip.Text(m[3], 300)
 					dropped++
 				}
 			}
 		}
 		if dropped == 0 || round == 4 {
-			why := "does not compile: " + clip(strings.TrimSpace(out), 400)
+			why := "does not compile: " + clip.Text(strings.TrimSpace(out), 400)
 			for _, e := range live {
 				if e.Dropped == "" {
 					e.Dropped = why
@@ -147,13 +149,6 @@ func compile(ctx context.Context, dir, goCmd string, env []string, pkg string) (
 	cmd.Dir, cmd.Env = dir, env
 	b, err := cmd.CombinedOutput()
 	return string(b), err
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // gen renders Go code for one file: its imports by alias.

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fuzzing"
 	"regexp"
 	"strings"
@@ -131,7 +132,7 @@ func Judge(e *Entry, mod, outcome, out string) Verdict {
 	case e != nil && e.ZeroRecv && strings.Contains(msg, "nil pointer dereference"):
 		v.Verdict, v.Why = Misuse, "a nil dereference through a zero-value receiver: the type's constructor was skipped"
 	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && promisedPanic.MatchString(e.Doc):
-		v.Verdict, v.Why = Misuse, fmt.Sprintf("%s's doc comment promises a panic: %s", e.Name, clip(strings.TrimSpace(e.Doc), 160))
+		v.Verdict, v.Why = Misuse, fmt.Sprintf("%s's doc comment promises a panic: %s", e.Name, clip.Text(strings.TrimSpace(e.Doc), 160))
 	default:
 		v.Verdict, v.Why = Library, fmt.Sprintf("the innermost frame %s (%s) is in the module", site.fn, site.file)
 	}

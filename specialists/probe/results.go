@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -114,20 +114,9 @@ func NotAllowed(r fleet.Result) bool {
 	return strings.Contains(e, "not on the fetch allowlist") || strings.Contains(e, "not configured")
 }
 
-// Clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	if n <= len("…") {
-		return ""
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// Clip shortens s to at most n bytes, the mark of the cut included, on a
+// rune boundary (clip.Within; the checks call it by this name).
+func Clip(s string, n int) string { return clip.Within(s, n) }
 
 // OneLine makes untrusted or multi-line text safe for a finding summary:
 // valid UTF-8, control characters and newlines turned into spaces, space
