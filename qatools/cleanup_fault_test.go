@@ -551,3 +551,36 @@ func TestCleanupAfterACancelledMint(t *testing.T) {
 	}
 	t.Logf("%d of %d cancelled mints held their name for good", held, runs)
 }
+
+// TestCleanupTakesTheNonceOfAnUnfundedMint: a restarted node dropped both
+// the key's funding and its mint, and the sponsor's later transactions took
+// the funding's nonce: the key is empty, the name unowned, and the mint's
+// nonce not yet used. Cleanup funds the key for the sweep that takes that
+// nonce, and then calls the name never minted. Before, every try said "the
+// key cannot pay" and the run stayed abandoned for good (seen once in
+// TestNodeRestartUnderDaemon under load).
+func TestCleanupTakesTheNonceOfAnUnfundedMint(t *testing.T) {
+	h := newHarness(t, fleet.Exercise)
+	ctx := context.Background()
+	runID := "r-20200101-000000-aaaac3"
+	key, _ := chain.DeriveThrowawayKey(h.sponsor, runID, 0)
+	if bal, err := h.env.Chain.Balance(ctx, key.Address()); err != nil || bal.Sign() != 0 {
+		t.Fatalf("the key should start empty: %v %v", bal, err)
+	}
+	var zero uint64
+	e := sandbox.LedgerEntry{Name: sandbox.NamePrefix(runID) + "0", Owner: key.Address().String(), State: sandbox.StateMinting, MintNonce: &zero}
+	state, _, err := releaseName(ctx, h.env, runID, 0, key, e)
+	if err != nil || state != sandbox.StateFailed {
+		t.Fatalf("release of an unfunded, unminted name: state %q, err %v; want %q (never minted)", state, err, sandbox.StateFailed)
+	}
+	settled, err := h.env.Chain.NonceSettled(ctx, key.Address(), 0)
+	if err != nil || !settled {
+		t.Errorf("the mint's nonce is still free (%v, %v): a late mint could still land", settled, err)
+	}
+	if owner, err := h.env.Registry.OwnerOf(ctx, e.Name); err != nil || owner != (fleet.Address{}) {
+		t.Errorf("the name is owned by %v (%v)", owner, err)
+	}
+	if bal, err := h.env.Chain.Balance(ctx, key.Address()); err != nil || bal.Sign() != 0 {
+		t.Errorf("the top-up was not swept back: %v wei left (%v)", bal, err)
+	}
+}

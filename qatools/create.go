@@ -335,6 +335,18 @@ func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Ke
 				if err = takeMintNonce(ctx, env, key, *e.MintNonce); err == nil {
 					continue // the nonce is taken: read again
 				}
+				if errors.Is(err, errCannotPay) && !toppedUp && n >= 0 {
+					// The key's funding never landed (a restarted node
+					// dropped it with the mint): fund it for the sweep,
+					// which takes the nonce and hands the rest back; or the
+					// mint, funded now, lands and the next look releases it.
+					toppedUp = true
+					if terr := topUp(ctx, env, run, n, key); terr != nil {
+						err = fmt.Errorf("%w; funding its key to take the nonce: %w", err, terr)
+					} else if attempts < releaseAttempts {
+						continue
+					}
+				}
 			default:
 				// Someone else holds it now (an admin burn and re-register):
 				// not ours to touch.
@@ -354,6 +366,10 @@ func releaseName(ctx context.Context, env *Env, run string, n int, key *chain.Ke
 	}
 }
 
+// errCannotPay is takeMintNonce's answer for a key whose balance cannot
+// pay for the transaction that would take its mint's nonce.
+var errCannotPay = errors.New("the key cannot pay for a transaction taking its nonce")
+
 // takeMintNonce sweeps key to the sponsor at the nonce of its mint, so a
 // mint that did not land by now never will.
 func takeMintNonce(ctx context.Context, env *Env, key *chain.Key, nonce uint64) error {
@@ -365,7 +381,7 @@ func takeMintNonce(ctx context.Context, env *Env, key *chain.Key, nonce uint64) 
 	case err != nil:
 		return fmt.Errorf("its mint (nonce %d) may still land: %w", nonce, err)
 	case r == nil:
-		return fmt.Errorf("its mint (nonce %d) may still land: the key cannot pay for a transaction taking its nonce", nonce)
+		return fmt.Errorf("its mint (nonce %d) may still land: %w", nonce, errCannotPay)
 	}
 	return nil
 }
