@@ -22,11 +22,8 @@ type probeCommands struct{ *app }
 func (a probeCommands) probeCmd() *cobra.Command {
 	var planner string
 	cmd := &cobra.Command{
-		Use: "once SPECIALIST [--planner P]",
-		// probe was this command's name until issue 34 gave the word to
-		// active probes only: still accepted, with a warning.
-		Aliases: []string{"probe"},
-		Short:   "Run one specialist now, narrating each turn on stderr; exit 0 when the run is done",
+		Use:   "probe SPECIALIST [--planner P]",
+		Short: "Run one specialist now, narrating each turn on stderr; exit 0 when the run is done",
 		Long: `Runs SPECIALIST once in a fresh sandbox under the stored dial: one line per
 turn on stderr (tool, verdict, latency), then the run's id, outcome and
 findings on stdout. Names the run minted are released and its throwaway keys
@@ -44,9 +41,6 @@ ran but left entries queued exits 1. At start it finishes what crashed runs
 left in the data dir: names released, keys swept, footers written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.CalledAs() == "probe" {
-				fmt.Fprintln(a.stderr, `fleetd: warning: the command "probe" is deprecated: use "once" (a probe is an active probe)`)
-			}
 			ctx := cmd.Context()
 			p, err := a.persona(args[0])
 			if err != nil {
@@ -60,21 +54,21 @@ left in the data dir: names released, keys swept, footers written.`,
 				}
 				return &exitError{code: exitConfig, err: err}
 			}
-			if paused, _ := env.Control.Paused(); paused {
+			if paused, _ := env.control.Paused(); paused {
 				return &exitError{code: exitPaused, err: ErrPaused}
 			}
 			defer env.Close()
 			r := a.recoverCrashed(ctx, env, "fleetd probe")
-			if r.Err != nil {
-				logger.Warn("recover crashed runs", "err", r.Err)
+			if r.err != nil {
+				logger.Warn("recover crashed runs", "err", r.err)
 			}
-			a.sayRecovery(r)
+			r.say(a.app)
 			if ctx.Err() != nil {
 				return &exitError{code: exitCancelled, err: errors.New("cancelled by a signal before the run started")}
 			}
-			dial, _ := env.Control.Dial()
+			dial, _ := env.control.Dial()
 			fmt.Fprintf(a.stderr, "probe %s (dial %s)\n", p.Name, dial)
-			res, err := a.runSpecialist(ctx, env, p, runOptions{Planner: planner, Logger: logger, Narrate: func(e fleet.TurnEvent) {
+			res, err := a.runSpecialist(ctx, env, p, runOptions{planner: planner, logger: logger, narrate: func(e fleet.TurnEvent) {
 				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 			}})
 			// What the node did not acknowledge is posted before the probe
@@ -116,14 +110,14 @@ func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.R
 	switch res.Outcome {
 	case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
 		if queued > 0 {
-			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %s could not be posted: the node did not answer", res.RunID, res.Outcome, plural(queued, "outbox entry", "outbox entries"))}
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %d outbox entr%s could not be posted: the node did not answer", res.RunID, res.Outcome, queued, plural1(queued, "y is", "ies are"))}
 		}
 		if err != nil { // the cleanup failed: names are still held
 			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s: %w", res.RunID, res.Outcome, err)}
 		}
 		return nil
 	case trajectory.OutcomeCancelled:
-		if paused, _ := env.Control.Paused(); paused {
+		if paused, _ := env.control.Paused(); paused {
 			return &exitError{code: exitPaused, err: fmt.Errorf("run %s cancelled: %w", res.RunID, ErrPaused)}
 		}
 		if cancelled {
