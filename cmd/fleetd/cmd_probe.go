@@ -54,21 +54,21 @@ left in the data dir: names released, keys swept, footers written.`,
 				}
 				return &exitError{code: exitConfig, err: err}
 			}
-			if paused, _ := env.control.Paused(); paused {
+			if paused, _ := env.Control.Paused(); paused {
 				return &exitError{code: exitPaused, err: ErrPaused}
 			}
 			defer env.Close()
 			r := a.recoverCrashed(ctx, env, "fleetd probe")
-			if r.err != nil {
-				logger.Warn("recover crashed runs", "err", r.err)
+			if r.Err != nil {
+				logger.Warn("recover crashed runs", "err", r.Err)
 			}
-			r.say(a.app)
+			a.sayRecovery(r)
 			if ctx.Err() != nil {
 				return &exitError{code: exitCancelled, err: errors.New("cancelled by a signal before the run started")}
 			}
-			dial, _ := env.control.Dial()
+			dial, _ := env.Control.Dial()
 			fmt.Fprintf(a.stderr, "probe %s (dial %s)\n", p.Name, dial)
-			res, err := a.runSpecialist(ctx, env, p, runOptions{planner: planner, logger: logger, narrate: func(e fleet.TurnEvent) {
+			res, err := a.runSpecialist(ctx, env, p, runOptions{Planner: planner, Logger: logger, Narrate: func(e fleet.TurnEvent) {
 				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 			}})
 			// What the node did not acknowledge is posted before the probe
@@ -110,14 +110,14 @@ func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.R
 	switch res.Outcome {
 	case trajectory.OutcomeDone, trajectory.OutcomeBudgetExhausted, trajectory.OutcomeDeadlineExceeded:
 		if queued > 0 {
-			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %d outbox entr%s could not be posted: the node did not answer", res.RunID, res.Outcome, queued, plural1(queued, "y is", "ies are"))}
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %s could not be posted: the node did not answer", res.RunID, res.Outcome, plural(queued, "outbox entry", "outbox entries"))}
 		}
 		if err != nil { // the cleanup failed: names are still held
 			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s: %w", res.RunID, res.Outcome, err)}
 		}
 		return nil
 	case trajectory.OutcomeCancelled:
-		if paused, _ := env.control.Paused(); paused {
+		if paused, _ := env.Control.Paused(); paused {
 			return &exitError{code: exitPaused, err: fmt.Errorf("run %s cancelled: %w", res.RunID, ErrPaused)}
 		}
 		if cancelled {
