@@ -10,86 +10,8 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/console"
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
-	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/poster"
 )
-
-// publishSpecialists posts the running set when it differs from the newest
-// one on the log (a no-op without a log, a fleet key or a poster). Errors
-// are logged: publishing never stops the daemon.
-func (d *daemon) publishSpecialists(ctx context.Context) {
-	env := d.env
-	if env == nil || env.Log == nil || env.FleetKey == nil || env.Poster == nil || d.snap.Load().personas == nil {
-		return // not the daemon (fleetd mcp recovers crashed runs with it too), or no log to publish on
-	}
-	ps := d.personaList()
-	rung, _ := env.Control.Dial()
-	set := fleetdaemon.NewSpecialistSet(ps, rung)
-	st := &console.PublishedSet{Set: set.Hash(), Checked: time.Now()}
-	defer d.published.Store(st)
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	pub, err := fleetdaemon.NewestPublished(cctx, env.Log, env.FleetKey.Address())
-	if err != nil {
-		st.Error = "the log could not be read: " + err.Error()
-		d.log.Warn("specialists not published: the log could not be read", "err", err)
-		return
-	}
-	if pub != nil && pub.Hash == set.Hash() {
-		st.Matches, st.Entry, st.Time = true, pub.Index, pub.Time
-		d.publishNameOf(cctx, st)
-		return
-	}
-	text, err := set.Text()
-	if err == nil {
-		var res poster.Result
-		if res, err = env.Poster.Post(cctx, poster.Record{Text: text, Source: fleetdaemon.PersonaSource, Keying: poster.ByText}); err == nil {
-			d.log.Info("published the fleet's specialists", "set", set.Hash(), "specialists", len(set.Lines), "status", string(res.Status))
-			if res.Status == poster.Posted {
-				st.Matches, st.Time = true, time.Now()
-				if res.Entry != nil {
-					st.Entry = res.Entry.Index
-					d.publishNameOf(cctx, st)
-				}
-			} else {
-				st.Error = "the record is " + string(res.Status)
-			}
-			return
-		}
-	}
-	st.Error = err.Error()
-	d.log.Error("specialists not published", "err", err)
-}
-
-// publishNameOf writes the set st says is on the log into the fleet's
-// name (chain.fleet_name), when one is configured, and notes the outcome
-// in st.
-func (d *daemon) publishNameOf(ctx context.Context, st *console.PublishedSet) {
-	name := d.a().cfg.Chain.FleetName
-	if name == "" {
-		return
-	}
-	st.Name = name
-	ok, err := d.publishName(ctx, name, fleetdaemon.NameRecord{Set: st.Set, Log: d.env.Log.Address().String(), Entry: st.Entry})
-	st.NameMatches = ok
-	if err != nil {
-		st.NameError = err.Error()
-		d.log.Warn("the fleet's name does not hold the specialist set", "name", name, "err", err)
-	}
-}
-
-// personaList is the running personas, by name.
-func (d *daemon) personaList() []fleet.Persona {
-	m := d.snap.Load().personas
-	out := make([]fleet.Persona, 0, len(m))
-	for _, p := range m {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b fleet.Persona) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
 
 // onChain prints (or adds to out, for --json) how the running set compares
 // with the newest one the fleet identity published; it returns an
