@@ -136,7 +136,7 @@ func daemonWork(a *app) fleetdaemon.Work {
 // consoleMark posts a console correction through the `fleetd findings
 // mark` path.
 func consoleMark(ctx context.Context, a *app, req console.MarkRequest, user string) (console.MarkResult, error) {
-	res, _, err := findingsCommands{a}.markEntry(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), markRequest(req), user)
+	res, _, err := findingsCommands{a}.markEntry(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), req, user)
 	switch {
 	case errors.Is(err, errBadMark):
 		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
