@@ -147,3 +147,6 @@ func consoleMark(ctx context.Context, a *app, req console.MarkRequest, user stri
 	}
 	return console.MarkResult{Index: res.Entry.Index, Tx: res.Entry.Tx, Text: res.Text}, nil
 }
+
+// validFleetName is daemon.ValidFleetName, for the config's check.
+var validFleetName = fleetdaemon.ValidFleetName

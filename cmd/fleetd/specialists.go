@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
@@ -72,9 +69,9 @@ func (a probeCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSe
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "running set %s (%d specialists, dial %s)\n%s\n", set.Hash(), len(set.Lines), set.Rung, onChainText(set, pub))
+		fmt.Fprintf(a.stdout, "running set %s (%d specialists, dial %s)\n%s\n", set.Hash(), len(set.Lines), set.Rung, fleetdaemon.OnChainText(set, pub))
 		if name != nil {
-			fmt.Fprintln(a.stdout, nameText(*name, env.FleetKey.Address(), want))
+			fmt.Fprintln(a.stdout, fleetdaemon.NameText(*name, env.FleetKey.Address(), want))
 		}
 	}
 	if !matches {
@@ -84,37 +81,4 @@ func (a probeCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSe
 		return &exitError{code: exitInfra, err: fmt.Errorf("the fleet's name %q does not hold the set published on the log", name.Name)}
 	}
 	return nil
-}
-
-// onChainText says how the running set compares with the published one.
-func onChainText(set fleetdaemon.SpecialistSet, pub *fleetdaemon.Published) string {
-	if pub == nil {
-		return fmt.Sprintf("on chain: no set published by the fleet identity in the log's newest %d entries (the daemon publishes it at start)", fleetdaemon.MaxPersonaScan)
-	}
-	if pub.Hash == set.Hash() {
-		return fmt.Sprintf("on chain: matches (entry %d, %s)", pub.Index, pub.Time.UTC().Format(time.RFC3339))
-	}
-	var diff []string
-	have := map[string]fleetdaemon.SpecialistLine{}
-	for _, l := range pub.Set.Lines {
-		have[l.Name] = l
-	}
-	for _, l := range set.Lines {
-		p, ok := have[l.Name]
-		switch {
-		case !ok:
-			diff = append(diff, "  running, not published: "+l.Name)
-		case p != l:
-			diff = append(diff, fmt.Sprintf("  differs: %s (published: %s)", l, p))
-		}
-		delete(have, l.Name)
-	}
-	for name := range have {
-		diff = append(diff, "  published, not running: "+name)
-	}
-	slices.Sort(diff)
-	if pub.Set.Rung != set.Rung {
-		diff = append(diff, fmt.Sprintf("  dial: %s running, %s published", set.Rung, pub.Set.Rung))
-	}
-	return fmt.Sprintf("on chain: DIFFERS from entry %d (%s):\n%s", pub.Index, pub.Time.UTC().Format(time.RFC3339), strings.Join(diff, "\n"))
 }
