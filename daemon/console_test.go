@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/chain/devchain"
 	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
@@ -50,24 +47,9 @@ func TestConsoleTokenRefusesOpenBindWithoutToken(t *testing.T) {
 // the same again on a second read over the source's cache.
 func TestConsoleEntriesCarryTransactions(t *testing.T) {
 	ctx := context.Background()
-	sponsor, _ := chain.GenerateKey()
 	id, _ := chain.GenerateKey()
-	ch, err := devchain.Start(ctx, devchain.Config{Funded: []devchain.Account{
-		{Address: sponsor.Address(), Wei: new(big.Int).Mul(big.NewInt(1e18), big.NewInt(1000))},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
-	client, err := chain.Dial(ctx, ch.URL(), chain.Options{ReceiptTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	log, _, err := client.DeployFeedbackLog(ctx, sponsor)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dc := startDevChain(t)
+	ch, client, log, sponsor := dc.chain, dc.client, dc.log, dc.sponsor
 	var subs []*chain.Submission
 	for _, text := range []string{"qa/v1 source=qa-ux sev=low surface=docs\nDead link one", "qa/v1 source=qa-ux sev=low surface=docs\nDead link two"} {
 		s, err := log.SubmitFor(ctx, id, sponsor, text)

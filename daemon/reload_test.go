@@ -30,31 +30,16 @@ import (
 // the console, the status and the metrics are read in a loop, on the dev
 // chain. Every reload must take, every request answer, the runs and the
 // triage passes go on, and the daemon stop cleanly. Under -race (.ci/run) it is the proof that a reload swaps a
-// snapshot no reader shares. cmd/fleetd's TestReloadUnderLoad does the same
-// end to end, through the config file and real specialist runs.
+// snapshot no reader shares.
 func TestReloadUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a daemon and a chain")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sponsor, _ := chain.GenerateKey()
-	ch, err := devchain.Start(ctx, devchain.Config{Funded: []devchain.Account{
-		{Address: sponsor.Address(), Wei: new(big.Int).Mul(big.NewInt(1e18), big.NewInt(1000))},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
-	client, err := chain.Dial(ctx, ch.URL(), chain.Options{ReceiptTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, _, err := client.DeployNameRegistry(ctx, sponsor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flog, _, err := client.DeployFeedbackLog(ctx, sponsor)
+	dc := startDevChain(t)
+	ch, client, flog := dc.chain, dc.client, dc.log
+	reg, _, err := client.DeployNameRegistry(ctx, dc.sponsor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,4 +166,36 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// devChain is the embedded dev chain with a funded sponsor and a feedback
+// log deployed.
+type devChain struct {
+	chain   *devchain.Chain
+	client  *chain.Client
+	sponsor *chain.Key
+	log     *chain.FeedbackLog
+}
+
+func startDevChain(t *testing.T) devChain {
+	t.Helper()
+	ctx := context.Background()
+	sponsor, _ := chain.GenerateKey()
+	ch, err := devchain.Start(ctx, devchain.Config{Funded: []devchain.Account{
+		{Address: sponsor.Address(), Wei: new(big.Int).Mul(big.NewInt(1e18), big.NewInt(1000))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	client, err := chain.Dial(ctx, ch.URL(), chain.Options{ReceiptTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	log, _, err := client.DeployFeedbackLog(ctx, sponsor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devChain{chain: ch, client: client, sponsor: sponsor, log: log}
 }
