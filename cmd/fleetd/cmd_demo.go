@@ -112,14 +112,14 @@ the data dir (saying so on stderr).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "  console  %s (pages are read-only; log in with the token from: %s http-token --config %s)\n", d.consoleURL(), selfCommand(), cfgPath)
-			fmt.Fprintf(out, "  status   http://%s/api/status\n\n", d.http.Addr())
+			fmt.Fprintf(out, "  console  %s (pages are read-only; log in with the token from: %s http-token --config %s)\n", d.ConsoleURL(), selfCommand(), cfgPath)
+			fmt.Fprintf(out, "  status   http://%s/api/status\n\n", d.HTTPAddr())
 			<-ctx.Done()
 			fmt.Fprintln(out, "\nstopping: runs finish their cleanup…")
-			if err := d.shutdown(30 * time.Second); err != nil {
+			if err := d.Shutdown(30 * time.Second); err != nil {
 				fmt.Fprintln(a.stderr, "fleetd demo: shutdown:", err)
 			}
-			fmt.Fprintln(out, d.shareLine()) // every specialist's turns (daemon.go)
+			fmt.Fprintln(out, d.ShareLine()) // every specialist's turns (package daemon)
 			err = a.demoSummary(context.WithoutCancel(cmd.Context()))
 			fixCommands{a.app}.demoFixSummary() // cmd_fix_demo.go
 			return err

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/qafleet/fleetd/chain"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/poster"
 	"github.com/spf13/cobra"
@@ -144,32 +144,12 @@ func writeFindingRow(w io.Writer, r findingJSON) {
 		r.Severity, dash(r.Source), dash(r.Surface), clip(sanitize(summary), 100))
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// sanitize makes untrusted log text safe for a terminal: control characters
-// (escape sequences included) become U+FFFD.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-// clip shortens s to at most n runes.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+// The terminal's text helpers are the daemon's (its narration uses them).
+var (
+	dash     = fleetdaemon.Dash
+	sanitize = fleetdaemon.Sanitize
+	clip     = fleetdaemon.Clip
+)
 
 func (a findingsCommands) findingsPostCmd() *cobra.Command {
 	var (

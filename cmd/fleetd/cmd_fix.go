@@ -23,7 +23,7 @@ import (
 
 // fixCommands are the fix stage's commands: `fleetd fix` and `fleetd prs`
 // (cmd_fix.go, the demo's fix step in cmd_fix_demo.go; its config is
-// cmd_fix_config.go and the daemon's fix pass cmd_fix_daemon.go). The
+// cmd_fix_config.go and the daemon's fix pass daemon/fix.go). The
 // daemon composes its fix pass through newFixStage; the demo and the
 // report read PR links through prLinks.
 type fixCommands struct{ *app }

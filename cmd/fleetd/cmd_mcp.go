@@ -17,7 +17,6 @@ import (
 
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/mcpserver"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -140,15 +139,13 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	defer env.Close()
-	md := &daemon{env: env, log: logger.With("component", "mcp"), metrics: httpapi.NewMetrics()}
-	md.snap.Store(&snapshot{a: a.app}) // no personas: not the daemon
 	// The daemon's node watcher: a session's run starts only while the
 	// node answers, checked live at each start (node.Ready), so a tool call
 	// made while it is down is answered with an error naming it. When the
 	// node answers for the first time, crashed runs are reconciled before
 	// any run starts. While it is down it is retried in the background
 	// until it answers; then only run starts check it.
-	node := md.newNode()
+	node := fleetdaemon.NewNode(env, daemonConfig(a.app), logger.With("component", "mcp"))
 	if up, _ := node.Check(ctx); !up {
 		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", fleetdaemon.PublicURL(node.RPC))
 		defer node.Watch(ctx, true, nil)()

@@ -8,11 +8,11 @@ import (
 )
 
 // serviceCommands run and operate the fleet as a service: `fleetd run` and
-// the daemon it starts (cmd_run.go, daemon.go, console.go), `fleetd demo`
+// the daemon it starts (cmd_run.go; package daemon, fed by daemon.go), `fleetd demo`
 // (cmd_demo.go), `fleetd doctor` (cmd_doctor.go), `fleetd dial`, `pause` and
 // `resume` (cmd_dial.go), `fleetd reconcile` (cmd_reconcile.go) and
-// `fleetd http-token` (httptoken.go). The daemon (daemon.go) holds the core
-// app and calls the other groups through their types.
+// `fleetd http-token` (httptoken.go). daemon.go binds the daemon's work
+// (runs, triage, the fix stage, marks) to the core app and the other groups.
 type serviceCommands struct{ *app }
 
 func (a serviceCommands) runCmd() *cobra.Command {
@@ -62,18 +62,18 @@ again. Logs are JSON on stderr.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "{\"http\":%q}\n", "http://"+d.http.Addr())
+			fmt.Fprintf(a.stdout, "{\"http\":%q}\n", "http://"+d.HTTPAddr())
 			for {
 				select {
 				case <-a.reload:
-					d.reload()
+					d.Reload()
 					continue
 				case <-ctx.Done():
 				}
 				break
 			}
 			logger.Info("shutting down")
-			err = d.shutdown(a.cfg.Daemon.ShutdownTimeout)
+			err = d.Shutdown(a.cfg.Daemon.ShutdownTimeout)
 			logger.Info("stopped", "err", err)
 			return err
 		},

@@ -48,8 +48,8 @@ func BenchmarkDaemonIdle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.shutdown(30 * time.Second)
-	base := d.consoleURL()
+	defer d.Shutdown(30 * time.Second)
+	base := d.ConsoleURL()
 	const window = 20 * time.Second
 	measure := func(b *testing.B) {
 		time.Sleep(2 * time.Second) // settle
@@ -87,7 +87,7 @@ func BenchmarkDaemonIdle(b *testing.B) {
 				}
 			}()
 		}
-		for d.console.Hub().Subscribers() < 2 {
+		for d.Console().Hub().Subscribers() < 2 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		measure(b)

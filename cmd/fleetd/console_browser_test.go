@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/qafleet/fleetd/chain"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
@@ -228,8 +229,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.shutdown(30 * time.Second) }) // after the screenshots (cleanups run last first)
-	base := d.consoleURL()
+	t.Cleanup(func() { d.Shutdown(30 * time.Second) }) // after the screenshots (cleanups run last first)
+	base := d.ConsoleURL()
 	token, err := serviceCommands{a}.httpToken(false)
 	if err != nil {
 		t.Fatalf("the daemon made no token: %v", err)
@@ -350,16 +351,16 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal("the kill switch file is not there")
 		}
 		deadline := time.Now().Add(30 * time.Second)
-		for len(d.runner.Running()) > 0 && time.Now().Before(deadline) {
+		for len(d.Runner().Running()) > 0 && time.Now().Before(deadline) {
 			time.Sleep(200 * time.Millisecond) // a run in flight stops at its next tool call
 		}
 		runs := func() int {
 			files, _ := filepath.Glob(filepath.Join(f.dataDir, trajectory.RunsDir, "*.jsonl"))
 			return len(files)
 		}
-		before, skippedBefore := runs(), d.sched.Stats()["smoke"].Skipped
+		before, skippedBefore := runs(), d.Scheduler().Stats()["smoke"].Skipped
 		time.Sleep(7 * time.Second) // smoke fires every 2s
-		st := d.sched.Stats()["smoke"]
+		st := d.Scheduler().Stats()["smoke"]
 		if after := runs(); after != before {
 			t.Errorf("%d new runs while paused", after-before)
 		}
@@ -536,19 +537,19 @@ func TestConsoleInBrowser(t *testing.T) {
 // reportAfterRun waits for the specialist's run to end and its findings to
 // be on the log, triages from the page, and returns the first report that
 // covers every entry the log held by then.
-func reportAfterRun(t *testing.T, b *browser, d *daemon, f *fleetFixture, base, specialist string) struct {
+func reportAfterRun(t *testing.T, b *browser, d *fleetdaemon.Daemon, f *fleetFixture, base, specialist string) struct {
 	Clusters []struct{ ID, Title, State string }
 } {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for slices.Contains(d.runner.Running(), specialist) {
+	for slices.Contains(d.Runner().Running(), specialist) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still running after 60s", specialist)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for d.env.Poster != nil {
-		items, _ := d.env.Poster.Pending()
+	for d.Env().Poster != nil {
+		items, _ := d.Env().Poster.Pending()
 		if len(items) == 0 {
 			break
 		}

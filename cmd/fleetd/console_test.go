@@ -2,45 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/qafleet/fleetd/console"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 )
-
-func TestConsoleTokenRefusesOpenBindWithoutToken(t *testing.T) {
-	broken := func(bool) (string, error) { return "", errors.New("http token: readable by other users") }
-	good := func(bool) (string, error) { return "tok", nil }
-	log := slog.New(slog.DiscardHandler)
-	tests := []struct {
-		addr    string
-		token   func(bool) (string, error)
-		want    string
-		wantErr string
-	}{
-		{"127.0.0.1:8787", good, "tok", ""},
-		{"0.0.0.0:8787", good, "tok", ""},
-		{"127.0.0.1:8787", broken, "", ""}, // read-only on loopback
-		{"[::1]:0", broken, "", ""},
-		{"0.0.0.0:8787", broken, "", "is not a loopback address"},
-		{":8787", broken, "", "is not a loopback address"},
-		{"10.1.2.3:80", broken, "", "fleetd http-token"},
-	}
-	for _, tt := range tests {
-		got, err := consoleToken(tt.addr, tt.token, log)
-		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("%s: %q, %v; want %q, error with %q", tt.addr, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
 
 func TestReportFormatHTML(t *testing.T) {
 	dir := t.TempDir()
@@ -80,34 +51,3 @@ func TestReportFormatHTML(t *testing.T) {
 		t.Errorf("stdout: exit %d, %.40q", code, stdout.String())
 	}
 }
-
-// TestConsolePublishesClusterChanges checks that a triage pass's changes
-// reach the live feed, capped so a first pass over a big log does not flood it.
-func TestConsolePublishesClusterChanges(t *testing.T) {
-	c, err := console.New(console.Config{Control: fleet.NewControl(t.TempDir()), Source: nopSource{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &daemon{console: c}
-	var ch triage.Changes
-	for i := range 70 {
-		ch.New = append(ch.New, fleet.Cluster{ID: string(rune('a' + i%26)), Title: "t", Severity: fleet.SeverityHigh})
-	}
-	ch.Regressed = []fleet.Cluster{{ID: "reg", Title: "came back", State: fleet.ClusterRegressed}}
-	d.publishChanges(ch)
-	ev := c.Hub().Recent(1000, nil)
-	if len(ev) != maxClusterEvents+1 {
-		t.Fatalf("%d events, want %d", len(ev), maxClusterEvents+1)
-	}
-	if last := ev[0]; !strings.Contains(last.Text, "and 21 more") {
-		t.Errorf("last event %+v", last)
-	}
-	if first := ev[len(ev)-1]; first.Cluster != "reg" || first.State != "regressed" {
-		t.Errorf("regressions first: %+v", first)
-	}
-}
-
-type nopSource struct{}
-
-func (nopSource) Entries(context.Context, []uint64) ([]console.Entry, error) { return nil, nil }
-func (nopSource) Fleet(context.Context) (console.Fleet, error)               { return console.Fleet{}, nil }

@@ -6,22 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/qafleet/fleetd/console"
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/httpapi"
-	"github.com/qafleet/fleetd/sandbox"
-	"github.com/qafleet/fleetd/trajectory"
-	"github.com/qafleet/fleetd/triage"
-	"github.com/qafleet/fleetd/triggers"
+	"github.com/qafleet/fleetd/pipeline"
+	"github.com/qafleet/fleetd/poster"
 	"github.com/spf13/cobra"
 )
 
@@ -57,516 +48,108 @@ type daemonOptions struct {
 	verbose bool      // narrate every turn, not only findings and run ends
 }
 
-// daemon is `fleetd run`: the triggers, the runner and the HTTP side over
-// one tools environment. Teardown runs in reverse start order.
-type daemon struct {
-	// snap is the configuration the daemon runs on (see snapshot).
-	snap    atomic.Pointer[snapshot]
-	opts    daemonOptions
-	log     *slog.Logger
-	env     *fleetEnv
-	daily   *fleet.DailyBudget
-	runner  *fleet.Runner
-	sched   *triggers.Scheduler
-	metrics *httpapi.Metrics
-	http    *httpapi.Server
-	console *console.Console // the operator's console (console.go)
-	// published is how the running specialists compare with the set last
-	// published on the log (specialists.go), for the console.
-	published atomic.Pointer[console.PublishedSet]
-	started   time.Time
-	node      *fleetdaemon.Node // the chain node up or down, watched (node.go)
-	stopNode  func()            // stops the node's watch and waits for it
-	// abandoned is set when a run ends without cleaning up (its release or
-	// sweep failed: the node stalled or restarted mid-cleanup); whileNodeUp
-	// reconciles while the node answers rather than at the next start.
-	abandoned atomic.Bool
-	// lastReconcile is when whileNodeUp last reconciled an abandoned run
-	// (only the node's watch reads and writes it).
-	lastReconcile time.Time
+// The runner's names for the daemon's own passes (no persona may take them).
+const (
+	triageName = fleetdaemon.TriageName
+	fixName    = fleetdaemon.FixName
+)
 
-	// lastReport is the previous triage pass's report, for narrating what
-	// changed; triage passes never overlap (the runner's rule).
-	lastReport   fleet.Report
-	lastReportOK bool
-
-	narrateMu sync.Mutex
-}
-
-// snapshot is the configuration the daemon runs on: the app with the
-// config it loaded, and the personas loaded with it. A snapshot is never
-// modified: reload builds a new one and swaps it whole, so a run, a triage
-// or fix pass and a console request each read the snapshot once and keep
-// it to their end, whatever reloads meanwhile.
-type snapshot struct {
-	a        *app
-	personas map[string]fleet.Persona // nil outside the daemon (fleetd mcp)
-}
-
-// newSnapshot indexes ps by name.
-func newSnapshot(a *app, ps []fleet.Persona) *snapshot {
-	m := make(map[string]fleet.Persona, len(ps))
-	for _, p := range ps {
-		m[p.Name] = p
-	}
-	return &snapshot{a: a, personas: m}
-}
-
-// a is the app of the current snapshot; a caller that reads it more than
-// once in one piece of work keeps the first (runs keep their snapshot).
-func (d *daemon) a() *app { return d.snap.Load().a }
-
-// startDaemon builds and starts everything; on error it stops what started.
-func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (d *daemon, err error) {
-	d = &daemon{opts: opts, log: opts.logger.With("component", "daemon"), started: time.Now(), metrics: httpapi.NewMetrics()}
-	fuzzDir := a.fuzzDir()
-	d.metrics.SetFuzzStats(func() []httpapi.FuzzStat { return fleetdaemon.MetricsFuzzStats(fuzzDir, time.Now()) })
-	personas, err := probeCommands{a.app}.loadPersonas()
+// startDaemon loads the personas, builds the tools environment and starts
+// the daemon (package daemon) on a snapshot of a's config.
+func (a serviceCommands) startDaemon(ctx context.Context, opts daemonOptions) (*fleetdaemon.Daemon, error) {
+	snap, err := daemonSnapshot(a.app)
 	if err != nil {
 		return nil, err
 	}
-	d.snap.Store(newSnapshot(a.app, personas))
 	// The node is dialled lazily: a daemon whose node is down starts
 	// degraded (console, /healthz and /metrics serving, no run starting),
-	// retries the node and catches up when it answers (node.go).
-	if d.env, err = a.buildEnvWith(ctx, opts.logger, true); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			d.env.Close()
-		}
-	}()
-	d.node = d.newNode()
-	if up, _ := d.node.Check(ctx); !up { // up: it caught up (recoverCrashed)
-		d.log.Warn("starting degraded: the chain node does not answer; it is retried with backoff and crashed runs are reconciled once it does")
-	}
-
-	dc := a.cfg.Daemon
-	d.daily = fleet.NewDailyBudget(a.dataDir(), dc.Daily.budget())
-	d.runner = fleet.NewRunner(fleet.RunnerConfig{
-		Run: d.runOne, Paused: d.env.Control.Paused, MaxConcurrent: dc.MaxConcurrent, Daily: d.daily,
-		Logger: opts.logger, OnEvent: d.onEvent,
-	})
-	tc := triggers.Config{
-		Specs: d.specs(a.app, personas), StateDir: filepath.Join(a.dataDir(), "triggers"),
-		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, Logger: opts.logger,
-	}
-	if d.env.Client != nil {
-		tc.Events = d.env.Client
-		tc.Registry = d.env.Registry.Address()
-		if d.env.Log != nil {
-			tc.FeedbackLog = d.env.Log.Address()
-		}
-	}
-	tc.Starter = fleetdaemon.Starter{Runner: d.runner, Node: d.node}
-	if d.sched, err = triggers.New(tc); err != nil {
-		return nil, err
-	}
-	d.metrics.SetScheduleStats(d.scheduleStats)
-	addr := dc.HTTPAddr
-	if addr == "" {
-		addr = "127.0.0.1:8787"
-	}
-	if err := d.startHTTP(addr); err != nil {
-		return nil, err
-	}
-	d.sched.Start(ctx)
-	d.stopNode = d.node.Watch(context.WithoutCancel(ctx), false, d.whileNodeUp)
-	d.log.Info("fleetd started", "http", d.http.Addr(), "specialists", len(personas), "data_dir", a.dataDir())
-	return d, nil
-}
-
-// recoverCrashed makes start-up safe after a crash: it finishes the cleanup
-// of every run whose process died (names released, funds swept), closes
-// their run records with a harness_error footer, and posts the outbox.
-func (d *daemon) recoverCrashed(ctx context.Context) {
-	r := d.a().recoverCrashed(ctx, d.env, "the daemon at start")
-	if r.Closed() < len(r.Runs) {
-		d.abandoned.Store(true) // whileNodeUp tries again
-	}
-	if r.Err != nil {
-		d.log.Error("recover crashed runs", "err", r.Err)
-	}
-	for _, c := range r.Runs {
-		if c.Closed {
-			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
-		} else {
-			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
-		}
-	}
-	for _, id := range r.Footers {
-		d.log.Warn("closed a crashed run's record", "run_id", id)
-	}
-	if d.env.Poster != nil {
-		if posted, left, err := d.env.Poster.Flush(ctx); err != nil {
-			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
-		} else if posted > 0 {
-			d.log.Info("outbox flushed", "posted", posted)
-		}
-	}
-	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
-}
-
-// triageName is the runner's name for a triage pass (no persona may take it).
-const triageName = "triage"
-
-// specs are the personas' schedules plus triage's: its own interval and
-// every new feedback entry, when there is a feedback log to read.
-func (d *daemon) specs(a *app, ps []fleet.Persona) []triggers.Spec {
-	var out []triggers.Spec
-	if sp := a.cfg.Daemon.Specialists; sp == nil || *sp {
-		out = fleetdaemon.SpecsOf(ps)
-	}
-	if d.env.Log != nil {
-		every := a.cfg.Triage.Every
-		if every <= 0 {
-			every = 5 * time.Minute
-		}
-		out = append(out, triggers.Spec{Specialist: triageName, Every: every, Events: []string{"feedback"}})
-	}
-	return append(out, fixSpecs(a)...) // the fix stage: cmd_fix_daemon.go
-}
-
-// runOne is the runner's RunFunc: one specialist run, its budget capped by
-// what is left of the day, or a triage pass. It runs on the snapshot current
-// when it starts, to its end.
-func (d *daemon) runOne(ctx context.Context, specialist, reason string) (fleet.RunResult, error) {
-	snap := d.snap.Load()
-	if specialist == triageName {
-		return d.triagePass(ctx, snap.a)
-	}
-	if specialist == fixName {
-		return d.fixPass(ctx, snap.a) // cmd_fix_daemon.go
-	}
-	p, ok := snap.personas[specialist]
-	if !ok {
-		return fleet.RunResult{}, fmt.Errorf("no specialist %q", specialist)
-	}
-	res, err := probeCommands{snap.a}.runSpecialist(ctx, d.env, p, runOptions{
-		Logger: d.opts.logger, Narrate: d.turnHook(specialist), Budget: d.daily.Remaining,
-	})
-	if res.RunID != "" && !sandbox.Closed(snap.a.sandboxDir(), res.RunID) {
-		d.abandoned.Store(true)
-	}
-	return res, err
-}
-
-// triagePass is one triage run; its result's Summary is the narration line
-// (what was read and what changed), empty when nothing did.
-func (d *daemon) triagePass(ctx context.Context, a *app) (fleet.RunResult, error) {
-	start := time.Now()
-	if !d.lastReportOK {
-		// The first pass after a start compares with the saved report, so a
-		// restart does not call every cluster new.
-		d.lastReport, _ = triage.LoadReport(a.reportsDir())
-		d.lastReportOK = true
-	}
-	res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), d.env.Poster)
-	out := fleet.RunResult{RunID: "triage", Outcome: trajectory.OutcomeDone}
-	out.Totals.DurationMS = time.Since(start).Milliseconds()
+	// retries the node and catches up when it answers (daemon.Node).
+	env, err := a.buildEnvWith(ctx, opts.logger, true)
 	if err != nil {
-		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
-		return out, err
+		return nil, err
 	}
-	changes := triage.Diff(d.lastReport, res.Report)
-	d.publishChanges(changes)
-	out.Summary = triageLine(res.Sync.Read, changes, res.Report)
-	d.lastReport = res.Report
-	return out, nil
+	o := fleetdaemon.Options{
+		Logger: opts.logger, Narrate: opts.narrate, Verbose: opts.verbose, Env: env, Snapshot: snap,
+		Reload: a.reloadSnapshot, Token: a.httpToken, Version: versionString(),
+	}
+	if cfg, err := (findingsCommands{a.app}).triageConfig(env.FleetKey); err == nil {
+		o.Trusted = cfg.Trusted
+	}
+	return fleetdaemon.Start(ctx, o)
 }
 
-// triageLine says what a triage pass did: entries read, clusters, what
-// changed and, when something did, the top three. Empty when it read nothing
-// and nothing changed: silence is better than a line of zeros.
-func triageLine(read int, ch triage.Changes, r fleet.Report) string {
-	if read == 0 && ch.Empty() {
-		return ""
-	}
-	var b strings.Builder
-	switch read {
-	case 0:
-		b.WriteString("ranked")
-	case 1:
-		b.WriteString("read 1 new entry;")
-	default:
-		fmt.Fprintf(&b, "read %d new entries;", read)
-	}
-	b.WriteString(" " + plural(len(r.Clusters), "cluster", "clusters"))
-	var parts []string
-	for _, p := range []struct {
-		n    int
-		what string
-	}{{len(ch.New), "new"}, {len(ch.Regressed), "regressed"}, {len(ch.Resolved), "resolved"}} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
-		}
-	}
-	if len(parts) == 0 {
-		b.WriteString(", no change")
-		return b.String()
-	}
-	fmt.Fprintf(&b, " (%s); top:", strings.Join(parts, ", "))
-	for i, row := range r.Clusters {
-		if i == 3 {
-			break
-		}
-		fmt.Fprintf(&b, " %d. [%s %s] %s", row.Rank, row.Severity, dash(string(row.Surface)), clip(row.Title, 60))
-		if i < 2 && i < len(r.Clusters)-1 {
-			b.WriteString(";")
-		}
-	}
-	return b.String()
-}
-
-// runLine says how a run ended, with its findings and refusals.
-func runLine(r fleet.RunResult) string {
-	var b strings.Builder
-	outcome := string(r.Outcome)
-	if r.Outcome == trajectory.OutcomeCancelled && strings.Contains(r.Summary, fleet.ErrYielded.Error()) {
-		outcome = "yielded its slot" // to a start waiting for one (triggers' fair share)
-	}
-	fmt.Fprintf(&b, "%s in %s (%d calls)", outcome, (time.Duration(r.Totals.DurationMS) * time.Millisecond).Round(100*time.Millisecond), r.Totals.ToolCalls)
-	var parts []string
-	if n := r.Totals.Findings; n > 0 {
-		// A repeat run files what is already on the log again: say how
-		// many were new and how many the reporter deduplicated.
-		fresh, dup := fleetdaemon.FindingCounts(r)
-		parts = append(parts, fmt.Sprintf("%s (%d new, %d deduplicated)", plural(n, "finding", "findings"), fresh, dup))
-	}
-	if n := r.Totals.Refusals; n > 0 {
-		parts = append(parts, plural(n, "call refused by the dial", "calls refused by the dial"))
-	}
-	if len(parts) == 0 {
-		b.WriteString(", nothing found")
-	} else {
-		b.WriteString(": " + strings.Join(parts, ", "))
-	}
-	for _, d := range r.Degraded {
-		fmt.Fprintf(&b, "; %s", d)
-	}
-	fmt.Fprintf(&b, " (fleetd runs show %s)", r.RunID)
-	return b.String()
-}
-
-// plural is "1 one" or "N many".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func (d *daemon) status() httpapi.Status {
-	dial, _ := d.env.Control.Dial()
-	paused, _ := d.env.Control.Paused()
-	st := httpapi.Status{Dial: dial.String(), Paused: paused, Running: d.runner.Running(), Specialists: map[string]any{}, StartedAt: d.started, Node: d.node.Status()}
-	for name := range d.snap.Load().personas {
-		finished, skipped := d.runner.Counts(name)
-		st.Specialists[name] = map[string]int{"finished": finished, "skipped": skipped}
-	}
-	for name, ts := range d.sched.Stats() {
-		if ts.Starved {
-			if st.Starved == nil {
-				st.Starved = map[string]string{}
-			}
-			st.Starved[name] = ts.StarvedReason
-		}
-	}
-	if d.env.Poster != nil {
-		items, _ := d.env.Poster.Pending()
-		st.Outbox = len(items)
-		f := d.env.Poster.Funds()
-		st.Posting = &httpapi.Posting{Paused: f.Dry, Since: f.Since, Error: f.Error}
-		if f.Dry {
-			st.Posting.Sponsor = f.Payer.String()
-		}
-	}
-	return st
-}
-
-// shareLine says how the run slots were shared: each specialist's finished
-// runs, the longest a start waited for a slot and who waited it, and any
-// specialist that starved or never ran, with why.
-func (d *daemon) shareLine() string {
-	stats := d.sched.Stats()
-	names := slices.Sorted(maps.Keys(d.snap.Load().personas))
-	var runs, notes []string
-	var longest time.Duration
-	var who string
-	for _, name := range names {
-		finished, _ := d.runner.Counts(name)
-		runs = append(runs, fmt.Sprintf("%s %d", name, finished))
-		st := stats[name]
-		if st.LongestWait > longest {
-			longest, who = st.LongestWait, name
-		}
-		switch {
-		case st.Starved:
-			notes = append(notes, name+" starved: "+st.StarvedReason)
-		case finished == 0 && st.LastSkip != "":
-			notes = append(notes, name+" never ran: "+st.LastSkip)
-		case finished == 0:
-			notes = append(notes, name+" never ran")
-		}
-	}
-	limit := d.a().cfg.Daemon.MaxConcurrent
-	if limit <= 0 {
-		limit = 2 // the runner's default
-	}
-	line := fmt.Sprintf("runs per specialist (cap %d at once): %s", limit, strings.Join(runs, ", "))
-	if who != "" {
-		line += fmt.Sprintf("; longest wait for a slot: %s (%s)", longest.Round(100*time.Millisecond), who)
-	} else {
-		line += "; no start waited for a slot"
-	}
-	for _, n := range notes {
-		line += "\n  " + n
-	}
-	return line
-}
-
-// scheduleStats is the triggers' fair-share figures for /metrics.
-func (d *daemon) scheduleStats() []httpapi.ScheduleStat {
-	now := time.Now()
-	var out []httpapi.ScheduleStat
-	for name, st := range d.sched.Stats() {
-		s := httpapi.ScheduleStat{Specialist: name, Starved: st.Starved, LongestWait: st.LongestWait}
-		if !st.PendingSince.IsZero() {
-			s.Waiting = now.Sub(st.PendingSince)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// reload re-reads the config file and the personas (SIGHUP) into a new
-// snapshot and swaps it in whole; runs already going keep theirs. An
-// invalid new set is logged with its error and the old one kept.
-func (d *daemon) reload() {
-	old := d.snap.Load()
-	cfg, err := LoadConfig(old.a.configPath)
+// reloadSnapshot re-reads the config file and the personas (SIGHUP) into
+// the daemon's next snapshot.
+func (a serviceCommands) reloadSnapshot() (*fleetdaemon.Snapshot, error) {
+	cfg, err := LoadConfig(a.configPath)
 	if err != nil {
-		d.log.Error("reload: keeping the running configuration", "err", err)
-		return
+		return nil, err
 	}
 	for _, w := range cfg.Deprecated() {
-		d.log.Warn("reload: config uses a renamed key", "warning", w)
+		a.warnLogger().Warn("reload: config uses a renamed key", "warning", w)
 	}
-	next := *old.a // the app is a value over its config: copy it, change only the config
+	next := *a.app // the app is a value over its config: copy it, change only the config
 	next.cfg = cfg
-	ps, err := probeCommands{&next}.loadPersonas()
+	snap, err := daemonSnapshot(&next)
 	if err != nil {
-		d.log.Error("reload: keeping the running specialists", "err", err)
-		return
+		return nil, fmt.Errorf("the specialists: %w", err)
 	}
-	if err := d.sched.Replace(d.specs(&next, ps)); err != nil {
-		d.log.Error("reload: keeping the running schedules", "err", err)
-		return
-	}
-	d.snap.Store(newSnapshot(&next, ps))
-	if d.node.Up() {
-		d.publishSpecialists(context.Background())
-	}
-	d.log.Info("reloaded", "specialists", len(ps), "note", "chain:, target: and daemon: changes take effect at restart")
+	return snap, nil
 }
 
-// shutdown stops everything in reverse start order within timeout: triggers
-// stop firing, runs are cancelled and finish their cleanup and footers, the
-// outbox is flushed, the HTTP side and the chain connection close.
-func (d *daemon) shutdown(timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+// daemonSnapshot is what the daemon runs on, from a's config: the daemon's
+// settings, the work bound to a, and a's personas.
+func daemonSnapshot(a *app) (*fleetdaemon.Snapshot, error) {
+	ps, err := probeCommands{a}.loadPersonas()
+	if err != nil {
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var errs []error
-	if err := d.sched.Stop(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("stop triggers: %w", err))
-	}
-	if err := d.runner.Shutdown(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if d.stopNode != nil {
-		d.stopNode()
-	}
-	if d.env.Poster != nil {
-		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, left, err := d.env.Poster.Flush(fctx); err != nil && left > 0 {
-			d.log.Warn("outbox left for the next start", "left", left, "err", err)
-		}
-		fcancel()
-	}
-	if err := d.http.Shutdown(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("http: %w", err))
-	}
-	d.env.Close()
-	return errors.Join(errs...)
+	return fleetdaemon.NewSnapshot(daemonConfig(a), daemonWork(a), ps), nil
 }
 
-// onEvent feeds metrics and narration.
-func (d *daemon) onEvent(e fleet.RunnerEvent) {
-	d.metrics.Observe(e)
-	d.publishRunner(e)
-	switch e.Kind {
-	case "started":
-		d.log.Info("run started", "specialist", e.Specialist, "reason", e.Reason)
-		if e.Specialist != triageName && e.Specialist != fixName {
-			d.say(e.Specialist, "started (%s)", e.Reason)
-		}
-	case "skipped":
-		d.log.Debug("run skipped", "specialist", e.Specialist, "reason", e.Reason)
-	case "finished":
-		if d.sched != nil {
-			d.sched.RunEnded(e.Specialist) // a held event start may go now
-		}
-		r := e.Result
-		attrs := []any{"specialist", e.Specialist, "run_id", r.RunID, "outcome", r.Outcome, "turns", r.Totals.Turns, "findings", r.Totals.Findings}
-		if e.Err != nil {
-			d.log.Error("run failed", append(attrs, "err", e.Err)...)
-			d.say(e.Specialist, "failed: %v", e.Err)
-			return
-		}
-		d.log.Info("run finished", attrs...)
-		switch {
-		case e.Specialist == fixName:
-			// fixPass narrates what it takes and opens itself; an idle pass is silent.
-		case e.Specialist != triageName:
-			d.say(e.Specialist, "%s", runLine(r))
-		case r.Summary != "":
-			d.say(e.Specialist, "%s", r.Summary)
-		}
+// daemonConfig is the daemon's part of a's config.
+func daemonConfig(a *app) fleetdaemon.Config {
+	dc := a.cfg.Daemon
+	return fleetdaemon.Config{
+		HTTPAddr: dc.HTTPAddr, MaxConcurrent: dc.MaxConcurrent, Daily: dc.Daily.budget(),
+		PollInterval: dc.PollInterval, Confirmations: dc.Confirmations, NoSpecialists: dc.Specialists != nil && !*dc.Specialists,
+		TriageEvery: a.cfg.Triage.Every, Fix: a.cfg.Forge.Kind != "", FixEvery: a.cfg.Fixer.Every,
+		ChainRPC: a.cfg.Chain.RPC, FleetName: a.cfg.Chain.FleetName,
+		DataDir: a.dataDir(), ReportsDir: a.reportsDir(), FuzzDir: a.fuzzDir(), SandboxDir: a.sandboxDir(),
 	}
 }
 
-// narrateTurn returns the loop's narration hook for the human output.
-func (d *daemon) narrateTurn(specialist string) func(fleet.TurnEvent) {
-	if d.opts.narrate == nil {
-		return nil
-	}
-	return func(e fleet.TurnEvent) {
-		switch {
-		case e.Tool == "qa_report" && e.Verdict == fleet.VerdictOK:
-			switch status, _ := e.Result["status"].(string); status {
-			case "posted", "queued":
-				d.say(specialist, "FINDING %s", findingLine(e.Args))
-			default:
-				if d.opts.verbose {
-					d.say(specialist, "finding %s (%s)", findingLine(e.Args), status)
-				}
-			}
-		case d.opts.verbose || e.Verdict == fleet.VerdictRefused:
-			d.say(specialist, "%s", e.SummaryLine())
-		}
+// daemonWork binds the daemon's config-bound work to a.
+func daemonWork(a *app) fleetdaemon.Work {
+	return fleetdaemon.Work{
+		Run: probeCommands{a}.runSpecialist,
+		Triage: func(ctx context.Context, fleetPoster *poster.Poster) (int, fleet.Report, error) {
+			res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), fleetPoster)
+			return res.Sync.Read, res.Report, err
+		},
+		FixStage: func(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
+			return fixCommands{a}.newFixStage(ctx, env, logger)
+		},
+		Mark: func(ctx context.Context, req console.MarkRequest, user string) (console.MarkResult, error) {
+			return consoleMark(ctx, a, req, user)
+		},
 	}
 }
 
-// say writes one narration line: time, specialist, text.
-func (d *daemon) say(specialist, format string, args ...any) {
-	if d.opts.narrate == nil {
-		return
+// consoleMark posts a console correction through the `fleetd findings
+// mark` path.
+func consoleMark(ctx context.Context, a *app, req console.MarkRequest, user string) (console.MarkResult, error) {
+	res, _, err := findingsCommands{a}.markEntry(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), req, user)
+	switch {
+	case errors.Is(err, errBadMark):
+		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
+	case err != nil:
+		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrUnavailable, err)
+	case res.Entry == nil: // queued: a correction, keyed as one action, is never a duplicate
+		return console.MarkResult{Text: res.Text, Queued: true}, nil
 	}
-	d.narrateMu.Lock()
-	defer d.narrateMu.Unlock()
-	fmt.Fprintf(d.opts.narrate, "%s  %-9s %s\n", time.Now().Format("15:04:05"), specialist, sanitize(fmt.Sprintf(format, args...)))
+	return console.MarkResult{Index: res.Entry.Index, Tx: res.Entry.Tx, Text: res.Text}, nil
 }
+
+// validFleetName is daemon.ValidFleetName, for the config's check.
+var validFleetName = fleetdaemon.ValidFleetName

@@ -4,73 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/console"
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/triage"
 )
 
-// errBadMark marks a correction the operator asked for wrongly (a bad
-// index or kind, an entry that does not exist, a member already split),
-// as opposed to one the chain would not take.
-var errBadMark = errors.New("bad correction")
+// A correction an operator asks for (`fleetd findings mark REF WHAT
+// [--reason R] [--until T]` or the console's mark control) is checked by
+// daemon.Correction; errBadMark marks one asked for wrongly.
+type markRequest = console.MarkRequest
 
-// markRequest is a correction an operator asks for: `fleetd findings mark
-// REF WHAT [--reason R] [--until T]` or the console's mark control.
-type markRequest struct {
-	Ref    string // an entry index, or (unmerge) a cluster id
-	What   string // false-positive, resolved, duplicate-of=J, unmerge, accepted-risk
-	Reason string // why; required for accepted-risk
-	Until  string // accepted-risk: when it ends (parseUntil); "" never
-}
-
-// correction turns the request into the record to post; errors wrap
-// errBadMark.
-func (m markRequest) correction(now time.Time) (triage.Correction, error) {
-	corr, err := triage.ParseMark(strings.TrimSpace(m.Ref), strings.TrimSpace(m.What))
-	if err != nil {
-		return corr, fmt.Errorf("%w: %w", errBadMark, err)
-	}
-	corr.Note = strings.TrimSpace(m.Reason)
-	if u := strings.TrimSpace(m.Until); u != "" {
-		if corr.Until, err = parseUntil(u, now); err != nil {
-			return corr, fmt.Errorf("%w: mark: --until %q: %w", errBadMark, u, err)
-		}
-	}
-	if err := corr.Validate(); err != nil {
-		return corr, fmt.Errorf("%w: mark: %w", errBadMark, err)
-	}
-	return corr, nil
-}
-
-// parseUntil reads an expiry: an RFC 3339 time, a date (midnight UTC
-// starting it), or a duration from now (720h). It must be in the future.
-func parseUntil(s string, now time.Time) (time.Time, error) {
-	var t time.Time
-	var err error
-	switch {
-	case len(s) == len("2006-01-02") && strings.Count(s, "-") == 2:
-		t, err = time.Parse(time.DateOnly, s)
-	case strings.ContainsAny(s, "T:"):
-		t, err = time.Parse(time.RFC3339, s)
-	default:
-		var d time.Duration
-		if d, err = time.ParseDuration(s); err == nil {
-			t = now.Add(d)
-		}
-	}
-	if err != nil {
-		return time.Time{}, errors.New("want an RFC 3339 time, a date (2006-01-02) or a duration from now (720h)")
-	}
-	t = t.UTC().Truncate(time.Second)
-	if !t.After(now) {
-		return time.Time{}, fmt.Errorf("%s is not in the future", t.Format(time.RFC3339))
-	}
-	return t, nil
-}
+var errBadMark = fleetdaemon.ErrBadMark
 
 // markEntry appends an operator's correction: `fleetd findings mark` and
 // the console's mark control. When the node answers, the correction is
@@ -85,7 +34,7 @@ func parseUntil(s string, now time.Time) (time.Time, error) {
 // outbox it went through. Errors wrap errBadMark when the request itself
 // is wrong.
 func (a findingsCommands) markEntry(ctx context.Context, c conn, m markRequest, user string) (res poster.Result, outbox string, err error) {
-	corr, err := m.correction(time.Now())
+	corr, err := fleetdaemon.Correction(m, time.Now())
 	if err != nil {
 		return poster.Result{}, "", err
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/gemini"
@@ -86,20 +84,6 @@ func (a probeCommands) runConfig() runner.Config {
 // as each specialist run returns: TestSoakCatchesALeak leaks a goroutine
 // there to show the soak's growth rule catches one per run.
 var testHookRunEnded func()
-
-// findingLine renders qa_report arguments for narration: severity, surface
-// and the first line of the summary.
-func findingLine(args []byte) string {
-	var a struct{ Severity, Surface, Summary string }
-	if json.Unmarshal(args, &a) != nil {
-		return "(unreadable report arguments)"
-	}
-	summary := a.Summary
-	if i := strings.IndexByte(summary, '\n'); i >= 0 {
-		summary = summary[:i]
-	}
-	return fmt.Sprintf("%s %s: %s", a.Severity, a.Surface, clip(summary, 140))
-}
 
 // harnessVersion is the run record format and loop contract version.
 const harnessVersion = runner.HarnessVersion

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"time"
 
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/runner"
 )
 
@@ -14,49 +12,12 @@ func (a *app) recoverCrashed(ctx context.Context, env *fleetEnv, by string) runn
 	return runner.Recover(ctx, env, a.dataDir(), by)
 }
 
-// sayRecovery writes what recovery did, one line each, for the one-shot
-// commands.
-func (a *app) sayRecovery(r runner.Recovery) {
-	if n := r.Closed(); n > 0 {
-		fmt.Fprintf(a.stderr, "reconciled %d crashed run(s): names released, funds swept\n", n)
-	}
-	if len(r.Footers) > 0 {
-		fmt.Fprintf(a.stderr, "closed %d crashed run record(s) with a footer: %s\n", len(r.Footers), strings.Join(r.Footers, ", "))
-	}
-	if h := r.Held(); len(h) > 0 {
-		fmt.Fprintf(a.stderr, "still held (their keys kept funded; fleetd reconcile retries): %s\n", strings.Join(h, ", "))
-	}
-}
+// sayRecovery is daemon.SayRecovery on stderr.
+func (a *app) sayRecovery(r runner.Recovery) { fleetdaemon.SayRecovery(a.stderr, r) }
 
-// Outbox flushes at the end of one-shot commands: up to flushTries tries,
-// flushBackoff, doubled, with jitter, between them (about 0.5 + 1 + 2 s).
-const (
-	flushTries   = 4
-	flushBackoff = 500 * time.Millisecond
-)
-
-// postQueued posts what the fleet identity's outbox holds before a one-shot
-// command exits (a probe's findings the node did not acknowledge), and says
-// on stderr what is still queued and what will post it when it cannot. It
-// runs even when ctx is cancelled (a probe stopped by a signal), within
-// its own bound.
+// postQueued is daemon.PostQueued, saying on stderr what is left.
 func (a *app) postQueued(ctx context.Context, env *fleetEnv) (posted, left int, err error) {
-	if env == nil || env.Poster == nil {
-		return 0, 0, nil
-	}
-	bound := 30 * time.Second
-	if ctx.Err() != nil {
-		bound = 10 * time.Second // stopping: within a pod's grace period
-	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
-	defer cancel()
-	posted, left, err = env.Poster.FlushRetry(fctx, flushTries, flushBackoff)
-	if posted > 0 {
-		fmt.Fprintf(a.stderr, "outbox: posted %s\n", plural(posted, "queued entry", "queued entries"))
-	}
-	if left > 0 {
-		fmt.Fprintf(a.stderr, "outbox: %s still queued in %s (%v); the next fleetd probe, fleetd reconcile or the daemon posts them\n",
-			plural(left, "entry", "entries"), env.Poster.OutboxDir(), err)
-	}
-	return posted, left, err
+	return fleetdaemon.PostQueued(ctx, env, a.stderr)
 }
+
+var plural = fleetdaemon.Plural

@@ -5,91 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/console"
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
-	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/poster"
 )
-
-// publishSpecialists posts the running set when it differs from the newest
-// one on the log (a no-op without a log, a fleet key or a poster). Errors
-// are logged: publishing never stops the daemon.
-func (d *daemon) publishSpecialists(ctx context.Context) {
-	env := d.env
-	if env == nil || env.Log == nil || env.FleetKey == nil || env.Poster == nil || d.snap.Load().personas == nil {
-		return // not the daemon (fleetd mcp recovers crashed runs with it too), or no log to publish on
-	}
-	ps := d.personaList()
-	rung, _ := env.Control.Dial()
-	set := fleetdaemon.NewSpecialistSet(ps, rung)
-	st := &console.PublishedSet{Set: set.Hash(), Checked: time.Now()}
-	defer d.published.Store(st)
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	pub, err := fleetdaemon.NewestPublished(cctx, env.Log, env.FleetKey.Address())
-	if err != nil {
-		st.Error = "the log could not be read: " + err.Error()
-		d.log.Warn("specialists not published: the log could not be read", "err", err)
-		return
-	}
-	if pub != nil && pub.Hash == set.Hash() {
-		st.Matches, st.Entry, st.Time = true, pub.Index, pub.Time
-		d.publishNameOf(cctx, st)
-		return
-	}
-	text, err := set.Text()
-	if err == nil {
-		var res poster.Result
-		if res, err = env.Poster.Post(cctx, poster.Record{Text: text, Source: fleetdaemon.PersonaSource, Keying: poster.ByText}); err == nil {
-			d.log.Info("published the fleet's specialists", "set", set.Hash(), "specialists", len(set.Lines), "status", string(res.Status))
-			if res.Status == poster.Posted {
-				st.Matches, st.Time = true, time.Now()
-				if res.Entry != nil {
-					st.Entry = res.Entry.Index
-					d.publishNameOf(cctx, st)
-				}
-			} else {
-				st.Error = "the record is " + string(res.Status)
-			}
-			return
-		}
-	}
-	st.Error = err.Error()
-	d.log.Error("specialists not published", "err", err)
-}
-
-// publishNameOf writes the set st says is on the log into the fleet's
-// name (chain.fleet_name), when one is configured, and notes the outcome
-// in st.
-func (d *daemon) publishNameOf(ctx context.Context, st *console.PublishedSet) {
-	name := d.a().cfg.Chain.FleetName
-	if name == "" {
-		return
-	}
-	st.Name = name
-	ok, err := d.publishName(ctx, name, fleetdaemon.NameRecord{Set: st.Set, Log: d.env.Log.Address().String(), Entry: st.Entry})
-	st.NameMatches = ok
-	if err != nil {
-		st.NameError = err.Error()
-		d.log.Warn("the fleet's name does not hold the specialist set", "name", name, "err", err)
-	}
-}
-
-// personaList is the running personas, by name.
-func (d *daemon) personaList() []fleet.Persona {
-	m := d.snap.Load().personas
-	out := make([]fleet.Persona, 0, len(m))
-	for _, p := range m {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b fleet.Persona) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
 
 // onChain prints (or adds to out, for --json) how the running set compares
 // with the newest one the fleet identity published; it returns an
@@ -150,9 +69,9 @@ func (a probeCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSe
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "running set %s (%d specialists, dial %s)\n%s\n", set.Hash(), len(set.Lines), set.Rung, onChainText(set, pub))
+		fmt.Fprintf(a.stdout, "running set %s (%d specialists, dial %s)\n%s\n", set.Hash(), len(set.Lines), set.Rung, fleetdaemon.OnChainText(set, pub))
 		if name != nil {
-			fmt.Fprintln(a.stdout, nameText(*name, env.FleetKey.Address(), want))
+			fmt.Fprintln(a.stdout, fleetdaemon.NameText(*name, env.FleetKey.Address(), want))
 		}
 	}
 	if !matches {
@@ -162,37 +81,4 @@ func (a probeCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSe
 		return &exitError{code: exitInfra, err: fmt.Errorf("the fleet's name %q does not hold the set published on the log", name.Name)}
 	}
 	return nil
-}
-
-// onChainText says how the running set compares with the published one.
-func onChainText(set fleetdaemon.SpecialistSet, pub *fleetdaemon.Published) string {
-	if pub == nil {
-		return fmt.Sprintf("on chain: no set published by the fleet identity in the log's newest %d entries (the daemon publishes it at start)", fleetdaemon.MaxPersonaScan)
-	}
-	if pub.Hash == set.Hash() {
-		return fmt.Sprintf("on chain: matches (entry %d, %s)", pub.Index, pub.Time.UTC().Format(time.RFC3339))
-	}
-	var diff []string
-	have := map[string]fleetdaemon.SpecialistLine{}
-	for _, l := range pub.Set.Lines {
-		have[l.Name] = l
-	}
-	for _, l := range set.Lines {
-		p, ok := have[l.Name]
-		switch {
-		case !ok:
-			diff = append(diff, "  running, not published: "+l.Name)
-		case p != l:
-			diff = append(diff, fmt.Sprintf("  differs: %s (published: %s)", l, p))
-		}
-		delete(have, l.Name)
-	}
-	for name := range have {
-		diff = append(diff, "  published, not running: "+name)
-	}
-	slices.Sort(diff)
-	if pub.Set.Rung != set.Rung {
-		diff = append(diff, fmt.Sprintf("  dial: %s running, %s published", set.Rung, pub.Set.Rung))
-	}
-	return fmt.Sprintf("on chain: DIFFERS from entry %d (%s):\n%s", pub.Index, pub.Time.UTC().Format(time.RFC3339), strings.Join(diff, "\n"))
 }

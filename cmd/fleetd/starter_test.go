@@ -54,12 +54,12 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.shutdown(30 * time.Second) })
+	t.Cleanup(func() { d.Shutdown(30 * time.Second) })
 
 	// A first ux run posts its findings; the second finds the same ones,
 	// within poster.dedupe_window, so it posts nothing: no feedback event
 	// comes after it ends to start triage by chance.
-	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
+	if ok, why := d.Scheduler().Fire(ctx, "ux", "test"); !ok {
 		t.Fatalf("ux not started: %s", why)
 	}
 	settle := time.Now().Add(60 * time.Second)
@@ -69,11 +69,11 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, err := triage.LoadReport(a.reportsDir())
-		if len(d.runner.Running()) == 0 && err == nil && rep.Head >= n && n > 0 {
+		if len(d.Runner().Running()) == 0 && err == nil && rep.Head >= n && n > 0 {
 			break
 		}
 		if time.Now().After(settle) {
-			t.Fatalf("the first ux run and its triage did not settle in 60s (running %v)", d.runner.Running())
+			t.Fatalf("the first ux run and its triage did not settle in 60s (running %v)", d.Runner().Running())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -81,7 +81,7 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := d.sched.Fire(ctx, "ux", "test"); !ok {
+	if ok, why := d.Scheduler().Fire(ctx, "ux", "test"); !ok {
 		t.Fatalf("second ux run not started: %s", why)
 	}
 	uxStart := time.Now()
@@ -89,28 +89,28 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	postFinding(t, f, "qa/v1 source=qa-test sev=low surface=docs\nsecond entry while ux runs")
 	// The poller (every 1s) sees them while ux still holds the slot.
 	deadline := time.Now().Add(60 * time.Second)
-	events := d.sched.Stats()[triageName].Events
-	for d.sched.Stats()[triageName].Events < events+2 {
+	events := d.Scheduler().Stats()[triageName].Events
+	for d.Scheduler().Stats()[triageName].Events < events+2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("triage saw no feedback events: %+v", d.sched.Stats()[triageName])
+			t.Fatalf("triage saw no feedback events: %+v", d.Scheduler().Stats()[triageName])
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if running := d.runner.Running(); !slices.Contains(running, "ux") {
+	if running := d.Runner().Running(); !slices.Contains(running, "ux") {
 		t.Fatalf("ux ended (%s) before triage saw the entries: this test needs a longer run", time.Since(uxStart))
 	}
-	if st := d.sched.Stats()[triageName]; st.PendingReason == "" {
+	if st := d.Scheduler().Stats()[triageName]; st.PendingReason == "" {
 		t.Fatalf("no start pending for triage while ux holds the only slot: %+v", st)
 	}
 	// The console shows it on triage's row (Fleet.Passes); the start is
 	// surely still waiting if ux still runs after the read.
-	fl, err := (&consoleSource{d: d}).Fleet(ctx)
-	uxRuns := slices.Contains(d.runner.Running(), "ux")
+	fl, err := d.Fleet(ctx)
+	uxRuns := slices.Contains(d.Runner().Running(), "ux")
 	if i := slices.IndexFunc(fl.Passes, func(p console.Specialist) bool { return p.Name == triageName }); err != nil || i < 0 ||
 		fl.Passes[i].Held < 1 || (uxRuns && fl.Passes[i].PendingReason == "") {
 		t.Errorf("the console's passes do not show triage's held start (ux running: %v): %+v %v", uxRuns, fl.Passes, err)
 	}
-	for slices.Contains(d.runner.Running(), "ux") {
+	for slices.Contains(d.Runner().Running(), "ux") {
 		if time.Now().After(deadline) {
 			t.Fatalf("ux still running after 60s")
 		}
@@ -134,15 +134,15 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 			if err == nil {
 				head = rep.Head
 			}
-			t.Fatalf("the report covers [0, %d) of %d entries 30s after ux's run ended; triage %+v", head, n, d.sched.Stats()[triageName])
+			t.Fatalf("the report covers [0, %d) of %d entries 30s after ux's run ended; triage %+v", head, n, d.Scheduler().Stats()[triageName])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	st := d.sched.Stats()[triageName]
+	st := d.Scheduler().Stats()[triageName]
 	if st.Retried < 1 {
 		t.Errorf("triage stats %+v: no pending start was retried", st)
 	}
-	fl, err = (&consoleSource{d: d}).Fleet(ctx)
+	fl, err = d.Fleet(ctx)
 	if i := slices.IndexFunc(fl.Passes, func(p console.Specialist) bool { return p.Name == triageName }); err != nil || i < 0 || fl.Passes[i].Retried < 1 {
 		t.Errorf("the console's passes do not show triage's retried start: %+v %v", fl.Passes, err)
 	}

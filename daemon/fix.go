@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -11,45 +11,45 @@ import (
 	"github.com/qafleet/fleetd/triggers"
 )
 
-// fixName is the runner's name for a fix pass (no persona may take it).
-const fixName = "fix"
+// FixName is the runner's name for a fix pass (no persona may take it).
+const FixName = "fix"
 
 // fixSpecs is the fix pass's schedule: every fixer.every, when a forge is
 // configured.
-func fixSpecs(a *app) []triggers.Spec {
-	if a.cfg.Forge.Kind == "" {
+func fixSpecs(c Config) []triggers.Spec {
+	if !c.Fix {
 		return nil
 	}
-	every := a.cfg.Fixer.Every
+	every := c.FixEvery
 	if every <= 0 {
 		every = 10 * time.Minute
 	}
-	return []triggers.Spec{{Specialist: fixName, Every: every}}
+	return []triggers.Spec{{Specialist: FixName, Every: every}}
 }
 
 // fixPass is the daemon's fix stage, only at dial propose: the fix
 // pipeline's pass (pipeline.Fix.Pass) over the report the daemon's triage
 // keeps current, narrated on the daemon's output.
-func (d *daemon) fixPass(ctx context.Context, a *app) (out fleet.RunResult, err error) {
+func (d *Daemon) fixPass(ctx context.Context, snap *Snapshot) (out fleet.RunResult, err error) {
 	start := time.Now()
-	out = fleet.RunResult{RunID: fixName, Outcome: trajectory.OutcomeDone}
+	out = fleet.RunResult{RunID: FixName, Outcome: trajectory.OutcomeDone}
 	defer func() { out.Totals.DurationMS = time.Since(start).Milliseconds() }()
 	if dial, _ := d.env.Control.Dial(); dial < fleet.Propose {
 		out.Summary = "dial is " + dial.String() + ": the fix stage runs at propose"
 		return out, nil
 	}
-	st, err := fixCommands{a}.newFixStage(ctx, d.env, d.opts.logger)
+	st, err := snap.Work.FixStage(ctx, d.env, d.opts.Logger)
 	if err != nil {
 		out.Outcome, out.Summary = trajectory.OutcomeHarnessError, err.Error()
 		return out, err
 	}
-	rep, err := triage.LoadReport(a.reportsDir())
+	rep, err := triage.LoadReport(snap.Config.ReportsDir)
 	if err != nil {
 		out.Summary = "no triage report yet"
 		return out, nil
 	}
 	say := func(format string, args ...any) {
-		d.say(fixName, "%s", clip(sanitize(fmt.Sprintf(format, args...)), 200))
+		d.say(FixName, "%s", Clip(Sanitize(fmt.Sprintf(format, args...)), 200))
 	}
 	res, err := st.Pass(ctx, rep, time.Now(), say)
 	out.Summary = res.Summary

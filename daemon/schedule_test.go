@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/qafleet/fleetd/httpapi"
 )
 
-// TestDoctorScheduleAsksTheRunningDaemon: doctor reads the starved
+// TestDoctorScheduleAsksTheRunningDaemon: doctor (ScheduleCheck) reads the starved
 // specialists from the daemon's /api/status (a real httpapi server) and
 // shows each with its reason as a warning; with nothing listening it says
 // it could not check, and passes.
@@ -22,16 +22,14 @@ func TestDoctorScheduleAsksTheRunningDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	check := func(addr string) check {
-		return serviceCommands{&app{cfg: &Config{Daemon: DaemonConfig{HTTPAddr: addr}}}}.scheduleCheck(t.Context())
-	}
+	check := func(addr string) ScheduleReport { return ScheduleCheck(t.Context(), addr) }
 
-	if c := check(srv.Addr()); !c.ok || !strings.Contains(c.detail, "every scheduled specialist ran") {
+	if c := check(srv.Addr()); !c.OK || !strings.Contains(c.Detail, "every scheduled specialist ran") {
 		t.Errorf("nothing starved: %+v", c)
 	}
 	starved["perf"] = "no run since 12:00:00 (3 periods of 40s): its start (every) has waited since 12:00:40 for a free slot: the fleet is at its concurrency cap"
 	c := check(srv.Addr())
-	if c.ok || !c.warn || !strings.Contains(c.detail, "perf starved: no run since 12:00:00") || !strings.Contains(c.detail, "concurrency cap") || !strings.Contains(c.fix, "daemon.max_concurrent") {
+	if c.OK || !strings.Contains(c.Detail, "perf starved: no run since 12:00:00") || !strings.Contains(c.Detail, "concurrency cap") || !strings.Contains(c.Fix, "daemon.max_concurrent") {
 		t.Errorf("perf starved: %+v", c)
 	}
 
@@ -41,10 +39,10 @@ func TestDoctorScheduleAsksTheRunningDaemon(t *testing.T) {
 	}
 	free := l.Addr().String()
 	l.Close()
-	if c := check(free); !c.ok || !strings.Contains(c.detail, "not checked: no running daemon answers at "+free) {
+	if c := check(free); !c.OK || !strings.Contains(c.Detail, "not checked: no running daemon answers at "+free) {
 		t.Errorf("no daemon: %+v", c)
 	}
-	if c := check("127.0.0.1:0"); !c.ok || !strings.Contains(c.detail, "names no fixed port") {
+	if c := check("127.0.0.1:0"); !c.OK || !strings.Contains(c.Detail, "names no fixed port") {
 		t.Errorf("port 0: %+v", c)
 	}
 }

@@ -1,9 +1,8 @@
-package main
+package daemon
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -14,13 +13,11 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/console"
-	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/qafleet/fleetd/triggers"
-	"github.com/spf13/cobra"
 )
 
 // The daemon's console (console) reads the report files and
@@ -33,25 +30,23 @@ import (
 // controls need the data dir's bearer token (made on first use); when the
 // token cannot be had the console is read-only on a loopback address, and
 // the daemon refuses to start on any other.
-func (d *daemon) startHTTP(addr string) error {
-	tok, err := consoleToken(addr, serviceCommands{d.a()}.httpToken, d.log)
+func (d *Daemon) startHTTP(addr string) error {
+	tok, err := consoleToken(addr, d.opts.Token, d.log)
 	if err != nil {
 		return err
 	}
-	src := &consoleSource{d: d}
-	if cfg, err := (findingsCommands{d.a()}).triageConfig(d.env.FleetKey); err == nil {
-		src.trusted = cfg.Trusted
-	}
+	snap := d.snap.Load()
+	src := &consoleSource{d: d, trusted: d.opts.Trusted}
 	c, err := console.New(console.Config{
-		ReportsDir: d.a().reportsDir(), RunsDir: filepath.Join(d.a().dataDir(), trajectory.RunsDir),
+		ReportsDir: snap.Config.ReportsDir, RunsDir: filepath.Join(snap.Config.DataDir, trajectory.RunsDir),
 		Control: d.env.Control, Source: src, Controls: src, Token: tok, Loopback: console.LoopbackAddr(addr),
-		Logger: d.opts.logger, Version: versionString(),
+		Logger: d.opts.Logger, Version: d.opts.Version,
 	})
 	if err != nil {
 		return err
 	}
 	d.console = c
-	if d.http, err = httpapi.StartWith(httpapi.Options{Addr: addr, Metrics: d.metrics, Status: d.status, Console: c, OnShutdown: c.Close, Logger: d.opts.logger}); err != nil {
+	if d.http, err = httpapi.StartWith(httpapi.Options{Addr: addr, Metrics: d.metrics, Status: d.status, Console: c, OnShutdown: c.Close, Logger: d.opts.Logger}); err != nil {
 		return fmt.Errorf("daemon.http_addr %s: %w", addr, err)
 	}
 	return nil
@@ -73,12 +68,12 @@ func consoleToken(addr string, token func(create bool) (string, error), log *slo
 	return "", fmt.Errorf("daemon.http_addr %s is not a loopback address and the console has no usable bearer token (%w): fix the token (fleetd http-token) or bind 127.0.0.1", addr, err)
 }
 
-// consoleURL is the console's address for people.
-func (d *daemon) consoleURL() string { return "http://" + d.http.Addr() + "/" }
+// ConsoleURL is the console's address for people.
+func (d *Daemon) ConsoleURL() string { return "http://" + d.http.Addr() + "/" }
 
 // consoleSource is the console's view of the daemon.
 type consoleSource struct {
-	d       *daemon
+	d       *Daemon
 	trusted []fleet.Address
 	txs     chain.TxCache // what the cluster pages' transaction lookups have read
 
@@ -165,7 +160,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 			Name: n, Planner: p.Planner, Tools: p.Tools, Trigger: p.Trigger.String(), Running: slices.Contains(f.Running, n),
 		}, st))
 	}
-	for _, sp := range d.specs(snap.a, nil) { // with no personas: the daemon's own passes
+	for _, sp := range d.passSpecs(snap.Config) { // the daemon's own passes
 		st := stats[sp.Specialist]
 		f.Passes = append(f.Passes, triggerStats(console.Specialist{
 			Name: sp.Specialist, Trigger: fleet.Trigger{Cron: sp.Cron, Every: sp.Every, Continuous: sp.Continuous, Events: sp.Events}.String(),
@@ -180,7 +175,7 @@ func (s *consoleSource) Fleet(ctx context.Context) (console.Fleet, error) {
 		f.Outbox = len(items)
 	}
 	f.Chain = s.chainHealth(ctx)
-	f.Fuzz = fleetdaemon.ConsoleFuzzStats(snap.a.fuzzDir())
+	f.Fuzz = ConsoleFuzzStats(snap.Config.FuzzDir)
 	f.Published = d.published.Load()
 	return f, nil
 }
@@ -193,7 +188,7 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 		return s.head
 	}
 	cl := s.d.env.Client
-	h := console.ChainHealth{RPC: fleetdaemon.PublicURL(s.d.a().cfg.Chain.RPC), CheckedAt: time.Now()}
+	h := console.ChainHealth{RPC: PublicURL(s.d.cfg().ChainRPC), CheckedAt: time.Now()}
 	if cl == nil {
 		h.Error = "no chain configured"
 		s.head = h
@@ -216,8 +211,8 @@ func (s *consoleSource) chainHealth(ctx context.Context) console.ChainHealth {
 // hideRPC replaces the configured RPC URL in an error message with its
 // public form.
 func (s *consoleSource) hideRPC(msg string) string {
-	if rpc := s.d.a().cfg.Chain.RPC; rpc != "" {
-		msg = strings.ReplaceAll(msg, rpc, fleetdaemon.PublicURL(rpc))
+	if rpc := s.d.cfg().ChainRPC; rpc != "" {
+		msg = strings.ReplaceAll(msg, rpc, PublicURL(rpc))
 	}
 	return msg
 }
@@ -228,7 +223,7 @@ func (s *consoleSource) hideRPC(msg string) string {
 // waiting for a slot that it went ahead of (triggers' Run now).
 func (s *consoleSource) RunNow(ctx context.Context, specialist, user string) ([]string, error) {
 	d := s.d
-	if _, ok := (d.snap.Load().personas)[specialist]; !ok || specialist == triageName {
+	if _, ok := (d.snap.Load().personas)[specialist]; !ok || specialist == TriageName {
 		return nil, fmt.Errorf("%w: no specialist %q", console.ErrBadRequest, specialist)
 	}
 	started, why, ahead := d.sched.FireAhead(ctx, specialist, "console: "+user)
@@ -245,7 +240,7 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 	if d.env.Log == nil {
 		return fmt.Errorf("%w: no feedback log configured to triage", console.ErrUnavailable)
 	}
-	if _, err := d.runner.Start(triageName, "console: "+user); err != nil {
+	if _, err := d.runner.Start(TriageName, "console: "+user); err != nil {
 		return fmt.Errorf("%w: triage not started: %v", console.ErrNotStarted, err)
 	}
 	return d.env.Control.Record("triage", "triage now", user)
@@ -253,24 +248,13 @@ func (s *consoleSource) TriageNow(_ context.Context, user string) error {
 
 // Mark posts a correction through the `fleetd findings mark` path.
 func (s *consoleSource) Mark(ctx context.Context, req console.MarkRequest, user string) (console.MarkResult, error) {
-	d := s.d
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	a := d.a()
-	res, _, err := findingsCommands{a}.markEntry(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), markRequest(req), user)
-	switch {
-	case errors.Is(err, errBadMark):
-		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrBadRequest, err)
-	case err != nil:
-		return console.MarkResult{}, fmt.Errorf("%w: %v", console.ErrUnavailable, err)
-	case res.Entry == nil: // queued: a correction, keyed as one action, is never a duplicate
-		return console.MarkResult{Text: res.Text, Queued: true}, nil
-	}
-	return console.MarkResult{Index: res.Entry.Index, Tx: res.Entry.Tx, Text: res.Text}, nil
+	return s.d.snap.Load().Work.Mark(ctx, req, user)
 }
 
 // publishRunner feeds the live feed from the runner's events.
-func (d *daemon) publishRunner(e fleet.RunnerEvent) {
+func (d *Daemon) publishRunner(e fleet.RunnerEvent) {
 	if d.console == nil {
 		return
 	}
@@ -286,7 +270,7 @@ func (d *daemon) publishRunner(e fleet.RunnerEvent) {
 		switch {
 		case e.Err != nil:
 			ev.Text = "failed: " + e.Err.Error()
-		case e.Specialist == triageName:
+		case e.Specialist == TriageName:
 			ev.RunID, ev.Text = "", r.Summary
 		default:
 			ev.Text = runLine(r)
@@ -299,7 +283,7 @@ func (d *daemon) publishRunner(e fleet.RunnerEvent) {
 
 // turnHook is the loop's per-turn hook: narration (when narrating) and the
 // console's run pages and live feed.
-func (d *daemon) turnHook(specialist string) func(fleet.TurnEvent) {
+func (d *Daemon) turnHook(specialist string) func(fleet.TurnEvent) {
 	narrate := d.narrateTurn(specialist)
 	return func(e fleet.TurnEvent) {
 		if narrate != nil {
@@ -321,7 +305,7 @@ func (d *daemon) turnHook(specialist string) func(fleet.TurnEvent) {
 		json.Unmarshal(e.Args, &a)
 		summary, _, _ := strings.Cut(a.Summary, "\n")
 		d.console.Publish(console.Event{Kind: console.KindFinding, Specialist: specialist, RunID: e.RunID,
-			Severity: a.Severity, Surface: a.Surface, State: status, Text: clip(summary, 300)})
+			Severity: a.Severity, Surface: a.Surface, State: status, Text: Clip(summary, 300)})
 	}
 }
 
@@ -330,7 +314,7 @@ func (d *daemon) turnHook(specialist string) func(fleet.TurnEvent) {
 const maxClusterEvents = 50
 
 // publishChanges puts what a triage pass changed on the live feed.
-func (d *daemon) publishChanges(ch triage.Changes) {
+func (d *Daemon) publishChanges(ch triage.Changes) {
 	if d.console == nil {
 		return
 	}
@@ -342,16 +326,21 @@ func (d *daemon) publishChanges(ch triage.Changes) {
 		for _, r := range set.rows {
 			if n == maxClusterEvents {
 				more := len(ch.New) + len(ch.Regressed) + len(ch.Resolved) - n
-				d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: triageName, Text: fmt.Sprintf("and %d more changed clusters: see the Health page", more)})
+				d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: TriageName, Text: fmt.Sprintf("and %d more changed clusters: see the Health page", more)})
 				return
 			}
 			state := set.state
 			if state == "" {
 				state = string(r.State)
 			}
-			d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: triageName, Cluster: r.ID, State: state,
+			d.console.Publish(console.Event{Kind: console.KindCluster, Specialist: TriageName, Cluster: r.ID, State: state,
 				Severity: string(r.Severity), Surface: string(r.Surface), Text: r.Title})
 			n++
 		}
 	}
+}
+
+// Fleet is what the console's Fleet page shows (the tests' view of it).
+func (d *Daemon) Fleet(ctx context.Context) (console.Fleet, error) {
+	return (&consoleSource{d: d}).Fleet(ctx)
 }
