@@ -1,20 +1,17 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	headless "github.com/qafleet/fleetd/browser"
-	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -150,42 +147,7 @@ func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir stri
 	if err != nil || exe == "" {
 		return nil, func() {}, why, err
 	}
-	allow, err := qatools.NewAllowlist(env.Target.FetchAllow)
-	if err != nil {
-		return nil, func() {}, why, fmt.Errorf("target.fetch_allow: %w", err)
-	}
-	pacer := env.Pacer
-	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
-	b, err := headless.New(headless.Config{
-		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout, Jail: a.renderJail(jailDir),
-		Write: func(w headless.Write) error {
-			return writes.Decide(w.Method, w.URL, w.Via)
-		},
-		// What an allowed write's answer names as created, the run's
-		// qa_submit may DELETE (and the probe's undo does).
-		Created: func(w headless.Write, u string) { writes.Created(w.Method, w.URL, u) },
-		Session: browserSession(env.Target, sessions),
-		// qa_fetch's connect-time checks: a name on a wildcard pattern that
-		// resolves into the host's own network is refused, as for qa_fetch.
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if errors.Is(err, qatools.ErrNotAllowed) {
-				err = fmt.Errorf("%w: %w", headless.ErrRefused, err)
-			}
-			return c, err
-		},
-		Pace: func(ctx context.Context, raw string) error {
-			if pacer == nil {
-				return nil
-			}
-			u, err := url.Parse(raw)
-			if err != nil {
-				return err
-			}
-			_, err = pacer.Wait(ctx, u.Hostname())
-			return err
-		},
-	})
+	b, err := runner.NewRenderer(env, writes, sessions, exe, a.renderJail(jailDir), a.cfg.Crawl.PageTimeout)
 	if err != nil {
 		return nil, func() {}, why, err
 	}
@@ -243,22 +205,4 @@ func (a *app) jailCheck() check {
 		c.ok, c.detail = true, prot.String()
 	}
 	return c
-}
-
-// browserSession gives the browser the sessions of the identities the
-// run's qa_login signed in (qatools.Sessions.Browser: at exercise only),
-// with target.auth.logout among the URLs it never requests; nil sessions:
-// the browser renders as nobody.
-func browserSession(tg fleet.Target, sessions *qatools.Sessions) func(context.Context, string) (headless.Session, error) {
-	if sessions == nil {
-		return nil
-	}
-	var logout string
-	if tg.Auth != nil {
-		logout = tg.Auth.Logout
-	}
-	return func(ctx context.Context, identity string) (headless.Session, error) {
-		s, err := sessions.Browser(ctx, identity, logout)
-		return headless.Session{Identity: identity, Origin: s.Origin, Header: s.Header, Never: s.Never}, err
-	}
 }
