@@ -10,6 +10,7 @@ import (
 	"time"
 
 	headless "github.com/qafleet/fleetd/browser"
+	"github.com/qafleet/fleetd/doctor"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists/probe"
@@ -154,29 +155,15 @@ func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir stri
 	return b, func() { b.Close() }, why, nil
 }
 
-// crawlCheck is doctor's line on the crawl engine: which one the
-// specialists use. A missing browser is a warning (the text crawl runs
-// instead) unless crawl.engine asks for the browser.
+// crawlCheck is doctor's line on the crawl engine (doctor.CrawlEngine).
 func (a *app) crawlCheck() check {
 	exe, why, err := a.crawlEngine()
-	switch {
-	case err != nil:
-		return check{name: "crawl engine", fatal: true, detail: err.Error(),
-			fix: "install Chromium (Debian: apt-get install chromium), set crawl.chromium, or set crawl.engine: static"}
-	case exe != "":
-		return check{name: "crawl engine", ok: true, detail: why}
-	case a.cfg.Crawl.Engine == engineStatic:
-		return check{name: "crawl engine", ok: true, detail: why}
-	}
-	return check{name: "crawl engine", warn: true, detail: why,
-		fix: "install Chromium (Debian: apt-get install chromium) to render pages that build themselves with JavaScript"}
+	return fromDoctor(doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == engineStatic))[0]
 }
 
-// jailCheck is doctor's line on the renderer's jail: which protections are
-// on (the bwrap jail, Chromium's own sandbox, the key files and data dir
-// out of its sight), checked from inside the jail. Unjailed by
-// crawl.jail: off is a warning; a jail that cannot be built is fatal when
-// crawl.engine is browser, else a warning (the rendering crawl is off).
+// jailCheck is doctor's line on the renderer's jail, checked from inside
+// the jail the run's browser gets (doctor.RenderJail); no browser runs
+// with crawl.engine static or no browser found.
 func (a *app) jailCheck() check {
 	c := check{name: "renderer jail"}
 	if a.cfg.Crawl.Engine == engineStatic {
@@ -188,21 +175,6 @@ func (a *app) jailCheck() check {
 		c.ok, c.detail = true, fmt.Sprintf("no browser runs: %v", err)
 		return c
 	}
-	const fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1; under systemd, RestrictNamespaces as configs/fleetd.service sets it), or set crawl.jail: off to render unjailed"
 	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
-	switch {
-	case err != nil && a.cfg.Crawl.Engine == engineBrowser:
-		c.fatal, c.detail, c.fix = true, err.Error()+": the rendering crawl refuses to start", fix
-	case err != nil:
-		c.warn, c.detail, c.fix = true, err.Error()+": the rendering crawl is off", fix
-	case !prot.Jailed:
-		c.warn, c.detail = true, prot.String()
-		c.fix = "remove crawl.jail: off (needs bubblewrap: apt-get install bubblewrap)"
-	case !prot.Sandboxed:
-		c.warn, c.detail = true, prot.String()
-		c.fix = "allow nested user namespaces (kernel.unprivileged_userns_clone=1, no seccomp policy refusing clone(CLONE_NEWUSER)) so Chromium's own sandbox can start"
-	default:
-		c.ok, c.detail = true, prot.String()
-	}
-	return c
+	return fromDoctor(doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == engineBrowser))[0]
 }
