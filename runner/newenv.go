@@ -64,11 +64,7 @@ type EnvConfig struct {
 // fleet key); one pacer for the tools and the rendering crawl; the
 // allowlisted fetcher.
 func NewEnv(ctx context.Context, c EnvConfig) (*Env, error) {
-	gc := chain.GuardConfig{DenyFunctions: slices.Concat(c.DenyFunctions, c.Target.AdminFunctions)}
-	if c.MaxGasPriceGwei > 0 {
-		gc.MaxFeePerGas, _ = new(big.Float).Mul(big.NewFloat(c.MaxGasPriceGwei), big.NewFloat(1e9)).Int(nil)
-	}
-	guard, err := chain.NewGuard(gc)
+	guard, err := NewGuard(slices.Concat(c.DenyFunctions, c.Target.AdminFunctions), c.MaxGasPriceGwei)
 	if err != nil {
 		return nil, fmt.Errorf("chain.deny_functions or target.admin_functions: %w", err)
 	}
@@ -134,4 +130,15 @@ func NewEnv(ctx context.Context, c EnvConfig) (*Env, error) {
 	}
 	e.Env = env
 	return e, nil
+}
+
+// NewGuard is the write guard a node connection carries: deny, the
+// functions it never calls (beside chain's defaults), and the fee cap
+// (maxGasPriceGwei; 0: none).
+func NewGuard(deny []string, maxGasPriceGwei float64) (*chain.Guard, error) {
+	gc := chain.GuardConfig{DenyFunctions: deny}
+	if maxGasPriceGwei > 0 {
+		gc.MaxFeePerGas, _ = new(big.Float).Mul(big.NewFloat(maxGasPriceGwei), big.NewFloat(1e9)).Int(nil)
+	}
+	return chain.NewGuard(gc)
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"log/slog"
+	"math/big"
 	"net"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,42 @@ func TestNewEnvWiresTheTools(t *testing.T) {
 	defer plain.Close()
 	if plain.Poster != nil || plain.Reporter != nil || plain.Log != nil {
 		t.Fatalf("without a fleet key or log: poster %v, reporter %v, log %v; want none", plain.Poster, plain.Reporter, plain.Log)
+	}
+}
+
+// TestNewGuardDeniesAndCaps: the guard every node connection carries
+// refuses the deny-list's methods (beside chain's defaults) and a fee over
+// the cap, in gwei; with no cap any fee passes; a deny entry that does not
+// parse is refused.
+func TestNewGuardDeniesAndCaps(t *testing.T) {
+	to := fleet.Address{2}
+	g, err := NewGuard([]string{"drain*"}, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	gwei := func(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e8)) } // tenths of a gwei
+	for _, tc := range []struct {
+		tx   chain.Tx
+		deny bool
+	}{
+		{chain.Tx{To: &to, Method: "drainAll", MaxFeePerGas: gwei(10)}, true},
+		{chain.Tx{To: &to, Method: "transferOwnership", MaxFeePerGas: gwei(10)}, true},
+		{chain.Tx{To: &to, Method: "mint", MaxFeePerGas: gwei(15)}, false},
+		{chain.Tx{To: &to, Method: "mint", MaxFeePerGas: gwei(16)}, true},
+	} {
+		if err := g.Check(ctx, tc.tx); (err != nil) != tc.deny {
+			t.Errorf("%s at %s wei: %v; want refused=%v", tc.tx.Method, tc.tx.MaxFeePerGas, err, tc.deny)
+		}
+	}
+	uncapped, err := NewGuard(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := uncapped.Check(ctx, chain.Tx{To: &to, Method: "mint", MaxFeePerGas: gwei(1e6)}); err != nil {
+		t.Errorf("no cap: %v", err)
+	}
+	if _, err := NewGuard([]string{"a b"}, 0); err == nil {
+		t.Error("a deny entry that does not parse was accepted")
 	}
 }
