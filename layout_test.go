@@ -37,7 +37,7 @@ const module = "github.com/qafleet/fleetd"
 //	4 features  the tools, the specialists' checks, triage, the fix stage, the doors (console, MCP)
 //	5 pipelines compositions of features: the fix pipeline, the specialists' playbooks
 //	6 service   the daemon: the node watcher, the runner's starter, what the
-//	            console and /metrics read of the fleet's state
+//	            console and /metrics read of the fleet's state; doctor's checks
 //	7 commands  cmd/fleetd: flags, config, loading, printing
 //
 // fixtures and the *test helpers sit beside the stack (testOnly): they are
@@ -72,6 +72,7 @@ var layers = map[string]int{
 	"pipeline":        5,
 	"runner":          5, // the run core every command that runs a specialist calls
 	"daemon":          6, // the service: above the pipelines, below the commands
+	"doctor":          6, // fleetd doctor's checks, given the values they check; cmd prints them
 	"cmd":             7,
 
 	// The specialists: the replay engine and probe API the checks are

@@ -9,7 +9,8 @@
 // run through qatools' registry and dial gate (fixer.Reproducer), and
 // Fix.Run runs one fixer job in a sandbox of its own within the job's
 // budget. Fix.Next is the daemon's choice of the next work item; PRLinks
-// gives the report each cluster's pull request.
+// gives the report each cluster's pull request. FixRecords and MetaPoster
+// are the poster as the fix stage's and triage's posters.
 package pipeline
 
 import (

@@ -11,8 +11,8 @@ import (
 	"github.com/qafleet/fleetd/qatools"
 )
 
-// Env is everything the tools of a run share, built from the config
-// (cmd/fleetd's buildEnv).
+// Env is everything the tools of a run share, built by NewEnv from the
+// config's values (cmd/fleetd's buildEnv loads them).
 type Env struct {
 	*qatools.Env
 	Control *fleet.Control

@@ -10,12 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sarif"
 	"github.com/qafleet/fleetd/trajectory"
@@ -27,10 +25,6 @@ import (
 // --specialists: the quick deterministic ones (fuzz and perf take minutes
 // and belong to the service).
 const defaultCheckSpecialists = "smoke,security,ux"
-
-// checkHeld is what qa_report answers in a check without --post: the
-// finding was collected, not posted.
-const checkHeld poster.Status = "held"
 
 // checkResult is a whole check.
 type checkResult struct {
@@ -53,34 +47,6 @@ func (r *checkResult) count(status string) int {
 		}
 	}
 	return n
-}
-
-// collector is qa_report's Reporter during a check: it keeps every finding
-// and, with --post, passes it on to the fleet's poster.
-type collector struct {
-	mu    sync.Mutex
-	post  qatools.Reporter // nil: hold
-	found []fleet.Finding
-}
-
-var _ qatools.Reporter = (*collector)(nil)
-
-func (c *collector) Report(ctx context.Context, f fleet.Finding) (poster.Result, error) {
-	if c.post != nil {
-		res, err := c.post.Report(ctx, f)
-		if err == nil {
-			c.keep(f)
-		}
-		return res, err
-	}
-	c.keep(f)
-	return poster.Result{Status: checkHeld, FP: fleet.Fingerprint(f)}, nil
-}
-
-func (c *collector) keep(f fleet.Finding) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.found = append(c.found, f)
 }
 
 func (a probeCommands) checkCmd() *cobra.Command {
@@ -237,12 +203,12 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 	case len(cfg.Trusted) > 0:
 		sender = cfg.Trusted[0]
 	}
-	col := &collector{}
+	col := &qatools.Collector{}
 	if post {
 		if env.Poster == nil {
 			return out, &exitError{code: exitConfig, err: errors.New("check --post posts as the fleet identity: set chain.fleet_key_file in the config")}
 		}
-		col.post = env.Poster
+		col.Forward = env.Poster
 	}
 	env.Reporter = col
 	dial, _ := env.Control.Dial()
@@ -281,7 +247,7 @@ func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet
 			logger.Warn("flush the outbox", "err", err)
 		}
 	}
-	cmp, err := triage.Compare(e, before, sender, col.found, sources, floor, time.Now())
+	cmp, err := triage.Compare(e, before, sender, col.Found(), sources, floor, time.Now())
 	if err != nil {
 		return out, &exitError{code: exitInfra, err: err}
 	}

@@ -5,19 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
+	"github.com/qafleet/fleetd/doctor"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
-	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/specialists"
 	"github.com/spf13/cobra"
 )
@@ -40,17 +35,6 @@ type check struct {
 	// did not load: shown with "–", neither passed nor failed.
 	notChecked bool
 }
-
-// Free space below which the data dir check fails (run records, outbox and
-// the triage store all live there).
-const minFreeBytes = 256 << 20
-
-// Findings a day the sponsor should be able to pay for on top of the wei
-// budget, at ~150k gas each (a sponsored submitFeedbackFor with its text).
-const (
-	sponsorFindingsPerDay = 200
-	gasPerFinding         = 150_000
-)
 
 // doctor runs every check against the loaded config (cfgErr is the error
 // loading it, if any). Checks never write to the chain and never print
@@ -137,7 +121,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 		add(a.sponsorFunds(ctx, cl, sponsor))
 	}
 	if fleetKey != nil {
-		add(a.trustCheck(fleetKey.Address()))
+		out = append(out, fromDoctor(doctor.Trust(fleetKey.Address(), cc.TrustedSenders))...)
 	}
 
 	// The target.
@@ -148,7 +132,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 	if terr != nil {
 		add(check{name: "target", fatal: true, detail: terr.Error(), fix: "write the target: section (configs/fleetd.example.yaml)"})
 	} else {
-		out = append(out, a.targetURLChecks(ctx, target)...)
+		out = append(out, fromDoctor(doctor.TargetURLs(ctx, target, a.cfg.Tools.FetchTimeout)...)...)
 		corpus, cerr := specialists.LoadCorpus(target.Corpus)
 		switch {
 		case target.Corpus == "":
@@ -166,15 +150,14 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []check {
 		case len(corpus) == 0:
 			skip("compiler", "no corpus file to compile", false)
 		default:
-			add(a.compilerCheck(ctx, target.Compiler, corpus[0]))
+			out = append(out, fromDoctor(doctor.Compiler(ctx, a.sandboxDir(), target.Compiler, corpus[0], a.cfg.Tools.CompileTimeout))...)
 		}
 	}
 	var repo *fleet.Repo
 	if terr == nil {
 		repo = target.Repo
 	}
-	add(libFuzzerCheck(ctx, repo, a.fuzzDir()))
-	add(aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
+	out = append(out, fromDoctor(doctor.LibFuzzer(ctx, repo, a.fuzzDir()), doctor.AFL(fuzzing.AFLPath(), fuzzing.AFLClangFast()))...)
 	add(a.crawlCheck())
 	add(a.jailCheck())
 	add(a.scheduleCheck(ctx)) // doctor_schedule.go
@@ -202,7 +185,7 @@ func (a serviceCommands) doctorUnloaded(ctx context.Context, cfgErr error) []che
 	for _, name := range []string{"rpc", "feedback log", "fleet key", "sponsor key", "sponsor funds", "target", "crawl engine", "renderer jail", "schedule"} {
 		out = append(out, check{name: name, notChecked: true, detail: why})
 	}
-	out = append(out, libFuzzerCheck(ctx, nil, ""), aflCheck(fuzzing.AFLPath(), fuzzing.AFLClangFast()))
+	out = append(out, fromDoctor(doctor.LibFuzzer(ctx, nil, ""), doctor.AFL(fuzzing.AFLPath(), fuzzing.AFLClangFast()))...)
 	if a.dataDirFlag == "" {
 		return append(out, check{name: "data dir", notChecked: true, detail: why + " (it names the data dir; --data-dir D checks D)"})
 	}
@@ -230,301 +213,28 @@ func (a serviceCommands) doctorKey(out *[]check, name, file, field, howNew strin
 	return k
 }
 
-// sponsorFunds checks the sponsor can pay for a day: the fleet's daily wei
-// budget (or one run's, when no daily limit is set) plus the gas of a day's
-// findings at today's gas price. An empty sponsor is fatal: nothing could be
-// posted.
+// sponsorFunds is doctor.SponsorFunds with the budget the config gives
+// a day: daemon.daily_budget.max_wei, or one run's.
 func (a serviceCommands) sponsorFunds(ctx context.Context, cl *chain.Client, sponsor *chain.Key) check {
-	c := check{name: "sponsor funds"}
-	bal, err := cl.Balance(ctx, sponsor.Address())
-	if err != nil {
-		c.detail = err.Error()
-		return c
-	}
-	price, err := cl.GasPrice(ctx)
-	if err != nil {
-		c.detail = err.Error()
-		return c
-	}
 	budget, what := a.cfg.Daemon.Daily.MaxWei, "daemon.daily_budget.max_wei"
 	if budget == 0 {
 		budget, what = a.cfg.budget().MaxWei, "one run's budget.max_wei (no daily limit set)"
 	}
-	gas := new(big.Int).Mul(price, big.NewInt(sponsorFindingsPerDay*gasPerFinding))
-	need := new(big.Int).Add(new(big.Int).SetUint64(budget), gas)
-	c.detail = fmt.Sprintf("%s holds %s; a day needs %s (%s %s + %d findings at %s gwei)",
-		sponsor.Address(), ether(bal), ether(need), what, ether(new(big.Int).SetUint64(budget)), sponsorFindingsPerDay, gwei(price))
-	switch {
-	case bal.Sign() == 0:
-		c.fatal = true
-		c.fix = "fund " + sponsor.Address().String() + ": it pays for every finding and funds the runs' throwaway keys"
-	case bal.Cmp(need) < 0:
-		c.fix = "send the sponsor at least " + ether(new(big.Int).Sub(need, bal)) + " more, or lower the budgets"
-	default:
-		c.ok = true
-	}
-	return c
+	return fromDoctor(doctor.SponsorFunds(ctx, cl, sponsor, budget, what))[0]
 }
 
-// trustCheck says whether the fleet's own findings count in triage everywhere
-// this config is used. Triage always trusts the identity of the process
-// running it, but a non-empty chain.trusted_senders without the fleet's
-// address means processes with other identities will flag its findings.
-func (a serviceCommands) trustCheck(addr fleet.Address) check {
-	c := check{name: "trusted", ok: true}
-	ts := a.cfg.Chain.TrustedSenders
-	if len(ts) == 0 {
-		c.detail = fmt.Sprintf("triage trusts %s as this fleet's identity (chain.trusted_senders is empty: other senders' findings are flagged)", addr)
-		return c
-	}
-	for _, s := range ts {
-		if t, err := fleet.ParseAddress(s); err == nil && t == addr {
-			c.detail = fmt.Sprintf("%s is in chain.trusted_senders", addr)
-			return c
-		}
-	}
-	c.ok = false
-	c.detail = fmt.Sprintf("%s is not in chain.trusted_senders: fleetd processes with another identity will flag its findings as untrusted", addr)
-	c.fix = "add " + addr.String() + " to chain.trusted_senders"
-	return c
+// dataDirChecks are doctor.DataDir's on the data dir.
+func (a serviceCommands) dataDirChecks() []check {
+	return fromDoctor(doctor.DataDir(a.dataDir(), a.control())...)
 }
 
-// targetURLChecks checks every URL the probes use is allowed by
-// target.fetch_allow and answers, through the same fetcher the probes use
-// (allowlist, SSRF rules and all).
-func (a serviceCommands) targetURLChecks(ctx context.Context, t fleet.Target) []check {
-	allow, err := qatools.NewAllowlist(t.FetchAllow)
-	if err != nil {
-		return []check{{name: "fetch_allow", fatal: true, detail: err.Error(), fix: "fix target.fetch_allow"}}
-	}
-	timeout := a.cfg.Tools.FetchTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	f := qatools.NewFetcher(allow, timeout, 4<<10)
-	name := "example"
-	if len(t.Names) > 0 {
-		name = t.Names[0]
-	}
-	urls := []struct{ what, url string }{{"target.faces", t.FaceURL(name)}, {"target.call", t.Call}}
-	for i, d := range t.Docs {
-		urls = append(urls, struct{ what, url string }{fmt.Sprintf("target.docs[%d]", i), d})
-	}
-	var out []check
-	for _, u := range urls {
-		c := check{name: "url " + u.what}
-		if err := allow.Allows(u.url); err != nil {
-			c.fatal = true
-			c.detail = err.Error()
-			c.fix = "add its host:port to target.fetch_allow"
-			out = append(out, c)
-			continue
-		}
-		res, err := f.Get(ctx, u.url)
-		switch {
-		case err != nil:
-			c.detail = fmt.Sprintf("%s: %v", u.url, err)
-		case !res.IsOK():
-			c.detail = fmt.Sprintf("%s: %s", u.url, res.Err())
-			c.fix = "check the platform is up and the URL is right (probes will report it unreachable)"
-		default:
-			c.ok = true
-			c.detail = fmt.Sprintf("%s answers %v", u.url, res["status"])
-		}
-		out = append(out, c)
+// fromDoctor is package doctor's lines as this command prints them.
+func fromDoctor(cs ...doctor.Check) []check {
+	out := make([]check, len(cs))
+	for i, c := range cs {
+		out[i] = check{name: c.Name, ok: c.OK, fatal: c.Fatal, warn: c.Warn, detail: c.Detail, fix: c.Fix}
 	}
 	return out
-}
-
-// compilerCheck runs the compiler on one corpus program inside a throwaway
-// jail, bounded like qa_compile, and removes the jail after.
-func (a serviceCommands) compilerCheck(ctx context.Context, argv []string, source string) check {
-	c := check{name: "compiler"}
-	base := a.sandboxDir()
-	sb, err := sandbox.Open(base, "doctor-"+sandbox.NewRunID(time.Now()))
-	if err != nil {
-		c.fatal = true
-		c.detail = err.Error()
-		c.fix = "make the data dir writable"
-		return c
-	}
-	defer func() {
-		sb.Close()
-		os.RemoveAll(sb.Dir())
-	}()
-	const src = "src/input.src"
-	if err := sb.WriteFile(src, []byte(source)); err != nil {
-		c.detail = err.Error()
-		return c
-	}
-	if err := sb.Root().MkdirAll("out", 0o700); err != nil {
-		c.detail = err.Error()
-		return c
-	}
-	args := make([]string, len(argv))
-	for i, s := range argv {
-		s = strings.ReplaceAll(s, "{src}", filepath.Join(sb.JailDir(), src))
-		args[i] = strings.ReplaceAll(s, "{out}", filepath.Join(sb.JailDir(), "out", "output.bin"))
-	}
-	timeout := a.cfg.Tools.CompileTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	res, err := sandbox.Exec(ctx, sandbox.ExecSpec{Argv: args, Dir: sb.JailDir(), Timeout: timeout})
-	switch {
-	case err != nil:
-		c.fatal = true
-		c.detail = fmt.Sprintf("%s does not run: %v", argv[0], err)
-		c.fix = "fix target.compiler (a relative path resolves against the config file; a bare name is looked up in PATH)"
-	case res.TimedOut:
-		c.detail = fmt.Sprintf("%s did not finish a known-good corpus program within tools.compile_timeout (%s)", argv[0], timeout)
-		c.fix = "raise tools.compile_timeout, or check the compiler"
-	case res.ExitCode != 0 || res.Signal != "":
-		tail, _ := sandbox.Text(res.Stderr, 200)
-		c.detail = fmt.Sprintf("%s failed on the first corpus program (exit %d%s): %s", argv[0], res.ExitCode, sigNote(res.Signal), strings.TrimSpace(tail))
-		c.fix = "check target.compiler's arguments ({src} is the source path) and that target.corpus holds programs it accepts"
-	default:
-		c.ok = true
-		c.detail = fmt.Sprintf("%s compiled the first corpus program in the jail in %s", argv[0], res.Duration.Round(time.Millisecond))
-	}
-	return c
-}
-
-func sigNote(sig string) string {
-	if sig == "" {
-		return ""
-	}
-	return ", signal " + sig
-}
-
-// libFuzzerCheck says whether qa_fuzz can build Go fuzz targets with
-// libFuzzer (clang and its libFuzzer runtime); without them it runs go test
-// -fuzz, so a miss is a warning.
-//
-// With target.repo's fuzz target it also says whether that target's last
-// libFuzzer build (qa_fuzz's, recorded under fuzzDir) failed: the engine
-// is degraded, go test -fuzz runs in its place, and the check names the
-// compiler's first error.
-func libFuzzerCheck(ctx context.Context, repo *fleet.Repo, fuzzDir string) check {
-	ok, why := fuzzing.LibFuzzerAvailable(ctx)
-	if ok {
-		if repo != nil && repo.FuzzTarget != "" {
-			key := fuzzing.TargetKey("go", repo.URL, repo.FuzzPackage, repo.FuzzTarget)
-			f, err := fuzzing.LastBuildFailure(filepath.Join(fuzzDir, key, "libfuzzer", "bin"))
-			switch {
-			case err != nil:
-				return check{name: "libfuzzer", warn: true, detail: err.Error()}
-			case f != nil:
-				return check{name: "libfuzzer", warn: true,
-					detail: fmt.Sprintf("degraded on %s: its libFuzzer build failed (%s): %s; qa_fuzz runs go test -fuzz instead", repo.FuzzTarget, f.At.Local().Format(time.RFC3339), f.Cause),
-					fix:    "fix the error in " + repo.FuzzPackage + " (the next qa_fuzz session rebuilds)"}
-			}
-		}
-		return check{name: "libfuzzer", ok: true, detail: why + ": qa_fuzz runs libFuzzer on Go fuzz targets"}
-	}
-	return check{name: "libfuzzer", warn: true, detail: why + "; qa_fuzz falls back to go test -fuzz on Go fuzz targets (no comparison feedback, no dictionary)",
-		fix: "install clang and compiler-rt's libFuzzer runtime (Debian 12: apt-get install clang libclang-rt-14-dev)"}
-}
-
-// aflCheck says which AFL++ modes qa_fuzz has: instrumented builds of C and
-// C++ sources (afl-clang-fast, CmpLog) and the blind -n mode for opaque
-// binaries. A miss is a warning: the other engines still run.
-func aflCheck(aflFuzz, clangFast string) check {
-	switch {
-	case aflFuzz == "":
-		return check{name: "afl++", warn: true, detail: "afl-fuzz is not on PATH: qa_fuzz's aflpp engine is off (the built-in engine and libFuzzer still run)",
-			fix: "apt-get install afl++"}
-	case clangFast == "":
-		return check{name: "afl++", warn: true, detail: aflFuzz + " runs opaque binaries blind (-n) only: afl-clang-fast is missing, so C and C++ sources in target.repo are not built instrumented",
-			fix: "install AFL++'s LLVM mode (Debian: apt-get install afl++ clang)"}
-	}
-	return check{name: "afl++", ok: true, detail: aflFuzz + " with " + clangFast + ": C and C++ sources in target.repo are built instrumented (CmpLog, persistent mode with a harness); opaque binaries run blind (-n)"}
-}
-
-// dataDirChecks: the data dir is writable with room to spare; then the dial,
-// the kill switch and the outbox, as they stand.
-func (a serviceCommands) dataDirChecks() []check {
-	dir := a.dataDir()
-	w := check{name: "data dir", fatal: true}
-	if err := probeWritable(dir); err != nil {
-		w.detail = err.Error()
-		w.fix = "create it and make it writable by this user, or pass --data-dir"
-		return []check{w}
-	}
-	free, ferr := freeBytes(dir)
-	switch {
-	case ferr != nil:
-		w.ok = true
-		w.detail = fmt.Sprintf("%s is writable (free space unknown: %v)", dir, ferr)
-	case free < minFreeBytes:
-		w.detail = fmt.Sprintf("%s has only %s free", dir, bytesIEC(free))
-		w.fix = "free some space (run records, the outbox and the triage store live here)"
-	default:
-		w.ok = true
-		w.detail = fmt.Sprintf("%s is writable, %s free", dir, bytesIEC(free))
-	}
-	out := []check{w}
-	ctl := a.control()
-	dial, err := ctl.Dial()
-	d := check{name: "dial", ok: err == nil, detail: dial.String()}
-	if err != nil {
-		d.detail, d.fix = err.Error(), "fleetd dial set RUNG --reason \"...\" rewrites it"
-	} else if dial == fleet.Observe {
-		d.detail += " (read-only probes; fleetd dial set exercise --reason \"...\" lets them mint, publish and call)"
-	}
-	out = append(out, d)
-	paused, err := ctl.Paused()
-	p := check{name: "kill switch", ok: err == nil && !paused, detail: "not paused"}
-	switch {
-	case err != nil:
-		p.detail = err.Error()
-	case paused:
-		p.detail, p.fix = "paused: no run starts", "fleetd resume --config F"
-	}
-	out = append(out, p)
-	items, _ := filepath.Glob(filepath.Join(dir, "outbox", "*.json"))
-	o := check{name: "outbox", ok: true, detail: "empty"}
-	if len(items) > 0 {
-		o.detail = fmt.Sprintf("%d findings wait to be posted (they go at the next start or probe, once the log can be written)", len(items))
-	}
-	return append(out, o)
-}
-
-// probeWritable creates, syncs and removes a file in dir (creating dir).
-func probeWritable(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".doctor-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	_, werr := f.WriteString("ok")
-	serr := f.Sync()
-	cerr := f.Close()
-	os.Remove(name)
-	return errors.Join(werr, serr, cerr)
-}
-
-func ether(wei *big.Int) string {
-	f, _ := new(big.Float).Quo(new(big.Float).SetInt(wei), big.NewFloat(1e18)).Float64()
-	return fmt.Sprintf("%.6g ETH", f)
-}
-
-func gwei(wei *big.Int) string {
-	f, _ := new(big.Float).Quo(new(big.Float).SetInt(wei), big.NewFloat(1e9)).Float64()
-	return fmt.Sprintf("%.3g", f)
-}
-
-func bytesIEC(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 // printChecks writes one line per check and returns how many failed.

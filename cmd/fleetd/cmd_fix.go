@@ -92,7 +92,7 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 	}
 	var poster fixer.Poster
 	if env.Log != nil && env.Poster != nil {
-		poster = fixRecords{env.Poster}
+		poster = pipeline.FixRecords{P: env.Poster}
 	}
 	fc := a.cfg.Fixer
 	return pipeline.NewFix(ctx, pipeline.FixConfig{

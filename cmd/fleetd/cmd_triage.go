@@ -9,6 +9,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
@@ -68,13 +69,13 @@ func (a findingsCommands) runTriage(ctx context.Context, c conn, fleetPoster *po
 		return triageRun{}, err
 	}
 	defer t.Close()
-	meta := &metaPoster{p: fleetPoster}
-	if meta.p == nil && identity != nil {
+	meta := &pipeline.MetaPoster{P: fleetPoster}
+	if meta.P == nil && identity != nil {
 		var sponsor *chain.Key
 		if f := a.cfg.Chain.SponsorKeyFile; f != "" {
 			sponsor, _ = chain.LoadKey(a.cfg.resolve(f))
 		}
-		if meta.p, err = a.recordPoster(identity, sponsor, log.Address(), log); err != nil {
+		if meta.P, err = a.recordPoster(identity, sponsor, log.Address(), log); err != nil {
 			return triageRun{}, err
 		}
 	}

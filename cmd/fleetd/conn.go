@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -80,12 +80,7 @@ func (a *app) dial(ctx context.Context, c conn) (*chain.Client, error) {
 		return nil, errors.New("no RPC URL: pass --rpc or set chain.rpc in the config")
 	}
 	cc := a.cfg.Chain
-	gc := chain.GuardConfig{DenyFunctions: cc.DenyFunctions}
-	if cc.MaxGasPriceGwei > 0 {
-		wei, _ := new(big.Float).Mul(big.NewFloat(cc.MaxGasPriceGwei), big.NewFloat(1e9)).Int(nil)
-		gc.MaxFeePerGas = wei
-	}
-	guard, err := chain.NewGuard(gc)
+	guard, err := runner.NewGuard(cc.DenyFunctions, cc.MaxGasPriceGwei)
 	if err != nil {
 		return nil, fmt.Errorf("chain.deny_functions: %w", err)
 	}

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	headless "github.com/qafleet/fleetd/browser"
-	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/doctor"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists/probe"
 )
 
@@ -150,71 +148,22 @@ func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir stri
 	if err != nil || exe == "" {
 		return nil, func() {}, why, err
 	}
-	allow, err := qatools.NewAllowlist(env.Target.FetchAllow)
-	if err != nil {
-		return nil, func() {}, why, fmt.Errorf("target.fetch_allow: %w", err)
-	}
-	pacer := env.Pacer
-	dial := allow.DialContext(cmp.Or(a.cfg.Crawl.PageTimeout, headless.DefaultPageTimeout), nil)
-	b, err := headless.New(headless.Config{
-		Exec: exe, Allow: allow.Allows, PageTimeout: a.cfg.Crawl.PageTimeout, Jail: a.renderJail(jailDir),
-		Write: func(w headless.Write) error {
-			return writes.Decide(w.Method, w.URL, w.Via)
-		},
-		// What an allowed write's answer names as created, the run's
-		// qa_submit may DELETE (and the probe's undo does).
-		Created: func(w headless.Write, u string) { writes.Created(w.Method, w.URL, u) },
-		Session: browserSession(env.Target, sessions),
-		// qa_fetch's connect-time checks: a name on a wildcard pattern that
-		// resolves into the host's own network is refused, as for qa_fetch.
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if errors.Is(err, qatools.ErrNotAllowed) {
-				err = fmt.Errorf("%w: %w", headless.ErrRefused, err)
-			}
-			return c, err
-		},
-		Pace: func(ctx context.Context, raw string) error {
-			if pacer == nil {
-				return nil
-			}
-			u, err := url.Parse(raw)
-			if err != nil {
-				return err
-			}
-			_, err = pacer.Wait(ctx, u.Hostname())
-			return err
-		},
-	})
+	b, err := runner.NewRenderer(env, writes, sessions, exe, a.renderJail(jailDir), a.cfg.Crawl.PageTimeout)
 	if err != nil {
 		return nil, func() {}, why, err
 	}
 	return b, func() { b.Close() }, why, nil
 }
 
-// crawlCheck is doctor's line on the crawl engine: which one the
-// specialists use. A missing browser is a warning (the text crawl runs
-// instead) unless crawl.engine asks for the browser.
+// crawlCheck is doctor's line on the crawl engine (doctor.CrawlEngine).
 func (a *app) crawlCheck() check {
 	exe, why, err := a.crawlEngine()
-	switch {
-	case err != nil:
-		return check{name: "crawl engine", fatal: true, detail: err.Error(),
-			fix: "install Chromium (Debian: apt-get install chromium), set crawl.chromium, or set crawl.engine: static"}
-	case exe != "":
-		return check{name: "crawl engine", ok: true, detail: why}
-	case a.cfg.Crawl.Engine == engineStatic:
-		return check{name: "crawl engine", ok: true, detail: why}
-	}
-	return check{name: "crawl engine", warn: true, detail: why,
-		fix: "install Chromium (Debian: apt-get install chromium) to render pages that build themselves with JavaScript"}
+	return fromDoctor(doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == engineStatic))[0]
 }
 
-// jailCheck is doctor's line on the renderer's jail: which protections are
-// on (the bwrap jail, Chromium's own sandbox, the key files and data dir
-// out of its sight), checked from inside the jail. Unjailed by
-// crawl.jail: off is a warning; a jail that cannot be built is fatal when
-// crawl.engine is browser, else a warning (the rendering crawl is off).
+// jailCheck is doctor's line on the renderer's jail, checked from inside
+// the jail the run's browser gets (doctor.RenderJail); no browser runs
+// with crawl.engine static or no browser found.
 func (a *app) jailCheck() check {
 	c := check{name: "renderer jail"}
 	if a.cfg.Crawl.Engine == engineStatic {
@@ -226,39 +175,6 @@ func (a *app) jailCheck() check {
 		c.ok, c.detail = true, fmt.Sprintf("no browser runs: %v", err)
 		return c
 	}
-	const fix = "apt-get install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1; under systemd, RestrictNamespaces as configs/fleetd.service sets it), or set crawl.jail: off to render unjailed"
 	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
-	switch {
-	case err != nil && a.cfg.Crawl.Engine == engineBrowser:
-		c.fatal, c.detail, c.fix = true, err.Error()+": the rendering crawl refuses to start", fix
-	case err != nil:
-		c.warn, c.detail, c.fix = true, err.Error()+": the rendering crawl is off", fix
-	case !prot.Jailed:
-		c.warn, c.detail = true, prot.String()
-		c.fix = "remove crawl.jail: off (needs bubblewrap: apt-get install bubblewrap)"
-	case !prot.Sandboxed:
-		c.warn, c.detail = true, prot.String()
-		c.fix = "allow nested user namespaces (kernel.unprivileged_userns_clone=1, no seccomp policy refusing clone(CLONE_NEWUSER)) so Chromium's own sandbox can start"
-	default:
-		c.ok, c.detail = true, prot.String()
-	}
-	return c
-}
-
-// browserSession gives the browser the sessions of the identities the
-// run's qa_login signed in (qatools.Sessions.Browser: at exercise only),
-// with target.auth.logout among the URLs it never requests; nil sessions:
-// the browser renders as nobody.
-func browserSession(tg fleet.Target, sessions *qatools.Sessions) func(context.Context, string) (headless.Session, error) {
-	if sessions == nil {
-		return nil
-	}
-	var logout string
-	if tg.Auth != nil {
-		logout = tg.Auth.Logout
-	}
-	return func(ctx context.Context, identity string) (headless.Session, error) {
-		s, err := sessions.Browser(ctx, identity, logout)
-		return headless.Session{Identity: identity, Origin: s.Origin, Header: s.Header, Never: s.Never}, err
-	}
+	return fromDoctor(doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == engineBrowser))[0]
 }

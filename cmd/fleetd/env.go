@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"math/big"
-	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -15,7 +11,6 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/poster"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
 )
@@ -69,11 +64,6 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 		return nil, err
 	}
 	cc := a.cfg.Chain
-	ctl := a.control()
-	var logAddr fleet.Address
-	if cc.FeedbackLog != "" {
-		logAddr, _ = fleet.ParseAddress(cc.FeedbackLog) // validated at load
-	}
 	var fleetKey, sponsor *chain.Key
 	if cc.FleetKeyFile != "" {
 		if fleetKey, err = chain.LoadKey(a.cfg.resolve(cc.FleetKeyFile)); err != nil {
@@ -89,84 +79,25 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 	if err != nil {
 		return nil, err
 	}
-	gc := chain.GuardConfig{DenyFunctions: append(cc.DenyFunctions, target.AdminFunctions...)}
-	if cc.MaxGasPriceGwei > 0 {
-		gc.MaxFeePerGas, _ = new(big.Float).Mul(big.NewFloat(cc.MaxGasPriceGwei), big.NewFloat(1e9)).Int(nil)
+	var logAddr fleet.Address
+	if cc.FeedbackLog != "" {
+		logAddr, _ = fleet.ParseAddress(cc.FeedbackLog) // validated at load
 	}
-	guard, err := chain.NewGuard(gc)
-	if err != nil {
-		return nil, fmt.Errorf("chain.deny_functions or target.admin_functions: %w", err)
+	var trusted []fleet.Address
+	for _, s := range cc.TrustedSenders {
+		addr, _ := fleet.ParseAddress(s) // validated at load
+		trusted = append(trusted, addr)
 	}
-	var sponsorAddr fleet.Address
-	if sponsor != nil {
-		sponsorAddr = sponsor.Address()
-	}
-	guard.AddHook(qatools.DialHook(ctl, logAddr, sponsorAddr))
-	if cc.RPC == "" {
-		return nil, errors.New("no RPC URL: set chain.rpc in the config")
-	}
-	opts := chain.Options{ChainID: cc.ChainID, Guard: guard, Logger: logger, Lazy: lazy}
-	if cc.TimeoutSeconds > 0 {
-		opts.Timeout = time.Duration(cc.TimeoutSeconds * float64(time.Second))
-	}
-	client, err := chain.Dial(ctx, cc.RPC, opts)
-	if err != nil {
-		return nil, err
-	}
-	e := &fleetEnv{Control: ctl, Client: client}
-	regAddr, _ := fleet.ParseAddress(target.Registry)
-	tc := a.cfg.Tools
-	env := &qatools.Env{
-		Target: target, Chain: client, Registry: client.Registry(regAddr),
-		FleetKey: fleetKey, Sponsor: sponsor, Logger: logger, Accounts: accounts,
-		Call:    &http.Client{Timeout: max(tc.CallTimeout, 15*time.Second)},
-		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst, FuzzWorkers: tc.FuzzWorkers},
-		FuzzDir: a.fuzzDir(),
-	}
-	if !logAddr.IsZero() {
-		env.Log = client.FeedbackLog(logAddr)
-	}
-	// One pacer for the tools and the rendering crawl's browser, so a
-	// host's rate is shared by both (the tools' defaults).
-	rate, burst := tc.RequestRate, tc.RequestBurst
-	if rate == 0 {
-		rate = qatools.DefaultRequestRate
-	}
-	if burst <= 0 {
-		burst = max(1, int(math.Ceil(rate)))
-	}
-	env.Pacer = qatools.NewPacer(rate, burst)
-	allow, err := qatools.NewAllowlist(target.FetchAllow)
-	if err != nil {
-		client.Close()
-		return nil, fmt.Errorf("target.fetch_allow: %w", err)
-	}
-	fetchTimeout, maxBody := tc.FetchTimeout, tc.MaxBodyBytes
-	if fetchTimeout <= 0 {
-		fetchTimeout = 10 * time.Second
-	}
-	if maxBody <= 0 {
-		maxBody = 64 << 10
-	}
-	env.Fetcher = qatools.NewFetcher(allow, fetchTimeout, maxBody)
-	if fleetKey != nil {
-		rc := a.cfg.Poster
-		var trusted []fleet.Address
-		for _, s := range cc.TrustedSenders {
-			addr, _ := fleet.ParseAddress(s) // validated at load
-			trusted = append(trusted, addr)
-		}
-		e.Poster, err = poster.New(poster.Config{
-			Log: env.Log, Identity: fleetKey, Sponsor: sponsor, OutboxDir: a.outboxDir(),
-			StateFile: filepath.Join(a.dataDir(), "reporter", "state.json"), Trusted: trusted,
-			PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow, Logger: logger,
-		})
-		if err != nil {
-			client.Close()
-			return nil, err
-		}
-		env.Reporter = e.Poster
-	}
-	e.Env = env
-	return e, nil
+	tc, rc := a.cfg.Tools, a.cfg.Poster
+	return runner.NewEnv(ctx, runner.EnvConfig{
+		Target: target, Control: a.control(),
+		RPC: cc.RPC, ChainID: cc.ChainID, Timeout: time.Duration(max(cc.TimeoutSeconds, 0) * float64(time.Second)), Lazy: lazy,
+		FeedbackLog: logAddr, DenyFunctions: cc.DenyFunctions, MaxGasPriceGwei: cc.MaxGasPriceGwei,
+		FleetKey: fleetKey, Sponsor: sponsor, Accounts: accounts,
+		Limits:       qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst, FuzzWorkers: tc.FuzzWorkers},
+		FetchTimeout: tc.FetchTimeout,
+		FuzzDir:      a.fuzzDir(), OutboxDir: a.outboxDir(), ReporterState: filepath.Join(a.dataDir(), "reporter", "state.json"),
+		Trusted: trusted, PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow,
+		Logger: logger,
+	})
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -14,7 +11,6 @@ import (
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists"
-	"github.com/qafleet/fleetd/triggers"
 	"github.com/spf13/cobra"
 )
 
@@ -32,75 +28,10 @@ func (a probeCommands) loadPersonas() ([]fleet.Persona, error) {
 	return loadPersonasFS(fsys, dir, where)
 }
 
+// loadPersonasFS is specialists.LoadPersonas with the config's YAML
+// decoder and the daemon's stages' names reserved.
 func loadPersonasFS(fsys fs.FS, dir, shownDir string) ([]fleet.Persona, error) {
-	files, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("personas: no *.yaml files in %s", orDefault(shownDir, "the built-in set"))
-	}
-	reg, err := toolsRegistry()
-	if err != nil {
-		return nil, err
-	}
-	var out []fleet.Persona
-	var errs []error
-	names := map[string]string{}
-	for _, f := range files {
-		shown := path.Join(orDefault(shownDir, "configs/personas"), path.Base(f))
-		b, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
-			continue
-		}
-		var p fleet.Persona
-		if err := decodeStrict(b, &p); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
-			continue
-		}
-		if err := validatePersona(p, path.Base(f), reg); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", shown, err))
-			continue
-		}
-		if other, dup := names[p.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: name %q is also used by %s", shown, p.Name, other))
-			continue
-		}
-		names[p.Name] = shown
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
-}
-
-func validatePersona(p fleet.Persona, file string, reg *fleet.Registry) error {
-	errs := []error{p.Validate()}
-	if p.Name == triageName || p.Name == fixName {
-		errs = append(errs, fmt.Errorf("name: %q is reserved for the %s stage", p.Name, p.Name))
-	}
-	if want := strings.TrimSuffix(file, ".yaml"); p.Name != want {
-		errs = append(errs, fmt.Errorf("name: %q must match the file name %q", p.Name, want))
-	}
-	for i, t := range p.Tools {
-		if _, ok := reg.Get(t); !ok {
-			errs = append(errs, fmt.Errorf("tools[%d]: unknown tool %q", i, t))
-		}
-	}
-	if !slices.Contains(p.Tools, "qa_report") {
-		errs = append(errs, errors.New("tools: must include qa_report, or the specialist cannot report anything"))
-	}
-	if p.Planner == fleet.PlannerPlaybook && !slices.Contains(playbookNames(), p.PlaybookName()) {
-		errs = append(errs, fmt.Errorf("playbook: %q is not a playbook (have: %s)", p.PlaybookName(), strings.Join(playbookNames(), ", ")))
-	}
-	if p.Trigger.Cron != "" {
-		if _, err := triggers.ParseCron(p.Trigger.Cron); err != nil {
-			errs = append(errs, fmt.Errorf("trigger.cron: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return specialists.LoadPersonas(fsys, dir, shownDir, decodeStrict, triageName, fixName)
 }
 
 func orDefault(s, d string) string {
@@ -125,9 +56,6 @@ func (a probeCommands) persona(name string) (fleet.Persona, error) {
 	}
 	return fleet.Persona{}, fmt.Errorf("no specialist %q (have: %s)", name, strings.Join(have, ", "))
 }
-
-// playbookNames lists the deterministic playbooks a persona may name.
-func playbookNames() []string { return specialists.Names() }
 
 func (a probeCommands) specialistsCmd() *cobra.Command {
 	var onChain, asJSON bool
