@@ -97,11 +97,11 @@ func run(args []string) error {
 	if err := tarball.WriteToFile(*out, ref, img); err != nil {
 		return err
 	}
-	d, err := img.Digest()
+	id, err := img.ConfigName() // the image ID ctr and crictl show
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s %s\n", ref, d)
+	fmt.Printf("%s %s\n", ref, id)
 	return nil
 }
 
