@@ -17,7 +17,9 @@
 #   - no iptables: no kube-proxy and no masquerade (ipMasq false). Pods reach
 #     the host at the bridge's address ($GATEWAY); Services are reached
 #     through the API server's service proxy, which dials the endpoints.
-#   - every listener binds 127.0.0.1 but the pods' bridge (10.244.0.0/24).
+#   - every listener binds 127.0.0.1 but the kubelet's API, on the bridge's
+#     address (the kubelet refuses a loopback node IP, and the API server
+#     dials the node's address for logs and exec).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
@@ -85,7 +87,7 @@ certs() {
   cert controller-manager system:kube-controller-manager ""
   cert scheduler system:kube-scheduler ""
   cert kubelet-client "system:node:$NODE" system:nodes
-  cert kubelet "$NODE" "" "IP:127.0.0.1,DNS:$NODE"
+  cert kubelet "$NODE" "" "IP:127.0.0.1,IP:$GATEWAY,DNS:$NODE"
   [[ -f $P/sa.key ]] || { openssl genrsa -out "$P/sa.key" 2048 2>/dev/null; openssl rsa -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null; }
   kubeconfig admin admin
   kubeconfig controller-manager controller-manager
@@ -132,7 +134,7 @@ EOF
   cat > "$D/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $GATEWAY
 port: $KUBELET_PORT
 healthzBindAddress: 127.0.0.1
 healthzPort: $KUBELET_HEALTHZ
@@ -158,6 +160,7 @@ imageGCHighThresholdPercent: 95
 imageGCLowThresholdPercent: 90
 evictionHard: {memory.available: 200Mi, nodefs.available: 3%, imagefs.available: 3%}
 maxPods: 60
+podLogsDir: "$D/pod-logs"
 EOF
 }
 
@@ -219,7 +222,7 @@ start_component() {
       --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false ;;
   kubelet)
     start kubelet "$BIN/kubelet" --kubeconfig "$D/kubelet.kubeconfig" --config "$D/kubelet.yaml" \
-      --root-dir "$D/kubelet" --cert-dir "$D/kubelet/pki" --hostname-override "$NODE" --node-ip 127.0.0.1 -v 1
+      --root-dir "$D/kubelet" --cert-dir "$D/kubelet/pki" --hostname-override "$NODE" --node-ip "$GATEWAY" -v 1
     wait_for kubelet 60 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ/healthz" ;;
   *) die "unknown component $1" ;;
   esac

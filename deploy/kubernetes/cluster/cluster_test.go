@@ -134,7 +134,7 @@ func TestClusterEndToEnd(t *testing.T) {
 		os.MkdirAll(pv, 0o755)
 		os.Chown(pv, 65532, 65532)
 		e.kubectlIn(fmt.Sprintf(`{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv%d"},
-"spec":{"capacity":{"storage":%q},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Delete",
+"spec":{"capacity":{"storage":%q},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain",
 "hostPath":{"path":%q,"type":"Directory"}}}`, i, size, pv), "apply", "-f", "-")
 	}
 
@@ -147,13 +147,13 @@ func TestClusterEndToEnd(t *testing.T) {
 		"cronjob":       map[string]any{"startingDeadlineSeconds": 50, "activeDeadlineSeconds": 300},
 		"triage":        map[string]any{"schedule": "*/1 * * * *"},
 		"reconcile":     map[string]any{"schedule": "*/2 * * * *", "olderThan": "3m"},
-		"networkPolicy": map[string]any{"rpc": []any{map[string]any{"cidr": "10.244.0.0/24", "port": 0}}, "targets": []any{map[string]any{"cidr": "10.244.0.0/24", "port": 0}}},
+		"networkPolicy": map[string]any{"rpc": []any{map[string]any{"cidr": gateway + "/32", "port": atoi(rpcPort)}}, "targets": []any{map[string]any{"cidr": gateway + "/32", "port": atoi(tbPort)}}},
 	}
 	vb, _ := json.Marshal(values)
 	vf := filepath.Join(t.TempDir(), "values.json")
 	os.WriteFile(vf, vb, 0o600)
 
-	helm := os.Getenv("HELM")
+	helm := os.Getenv("FLEETD_HELM")
 	if helm == "" {
 		home, _ := os.UserHomeDir()
 		helm = filepath.Join(home, ".cache", "fleetd", "bin", "helm")
@@ -498,6 +498,8 @@ func forward(t *testing.T, rawURL string) string {
 	}()
 	return port
 }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func tail(s string, n int) string {
 	if len(s) > n {
