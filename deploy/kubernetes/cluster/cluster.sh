@@ -8,6 +8,7 @@
 #   cluster.sh down DIR   stop everything started from DIR, remove the pods' mounts,
 #                         cgroups, network namespaces and the bridge
 #   cluster.sh env  DIR   print KUBECONFIG=... for a shell
+#   cluster.sh certs DIR  only the certificates, kubeconfigs and configs
 #   cluster.sh stop|start DIR COMPONENT   one component (etcd, kubelet, ...): fault injection
 #
 # Settings this machine needs, and why:
@@ -288,6 +289,7 @@ case $cmd in
   up) up ;;
   down) down ;;
   env) echo "KUBECONFIG=$(cd "$D" && pwd)/admin.kubeconfig" ;;
+  certs) mkdir -p "$D"; D=$(cd "$D" && pwd); P=$D/pki; certs; configs ;;
   stop) D=$(cd "$D" && pwd); stop_one "${3:?component}" ;;
   start) D=$(cd "$D" && pwd); P=$D/pki; start_component "${3:?component}" ;;
   *) die "unknown command $cmd" ;;
