@@ -114,6 +114,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   enable_selinux = false
+  # This sandbox refuses to lower oom_score_adj (runc: "failed to update
+  # /proc/self/oom_score_adj: Permission denied" for the kubelet's -998 on
+  # the pod sandbox): clamp scores to containerd's own, as rootless setups do.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
