@@ -372,3 +372,71 @@ func fleetdBinary(t *testing.T) string {
 	builtFleetd = out
 	return out
 }
+
+// TestChartDial: at observe (the default) probe pods have no dial init
+// container; at exercise every probe pod sets the dial in its data dir
+// before fleetd runs, with its own target's config; a value that is no rung
+// fails the render with a message naming it.
+func TestChartDial(t *testing.T) {
+	dialInit := func(objs []object) (withDial, probes int) {
+		for _, o := range objs {
+			cj, ok := o.value.(*batchv1.CronJob)
+			if !ok || cj.Labels["app.kubernetes.io/component"] != "probe" {
+				continue
+			}
+			probes++
+			spec := cj.Spec.JobTemplate.Spec.Template.Spec
+			for i, c := range spec.InitContainers {
+				if c.Name != "dial" {
+					continue
+				}
+				withDial++
+				target := cj.Labels["fleetd.qafleet.dev/target"]
+				want := []string{"dial", "set", "exercise", "--reason", "helm value dial of release qa", "--config", "/etc/fleetd/" + target + ".yaml"}
+				if strings.Join(c.Args, " ") != strings.Join(want, " ") {
+					t.Errorf("%s: dial args %q, want %q", cj.Name, c.Args, want)
+				}
+				if i != len(spec.InitContainers)-1 {
+					t.Errorf("%s: the dial init container is not last (the keys must be in place first)", cj.Name)
+				}
+				data := false
+				for _, m := range c.VolumeMounts {
+					data = data || (m.Name == "data" && m.MountPath == "/var/lib/fleetd" && !m.ReadOnly)
+				}
+				if !data {
+					t.Errorf("%s: the dial init container does not mount the data dir writable", cj.Name)
+				}
+			}
+		}
+		return withDial, probes
+	}
+	if n, probes := dialInit(decode(t, render(t))); n != 0 || probes == 0 {
+		t.Errorf("observe: %d dial init containers in %d probe CronJobs, want none", n, probes)
+	}
+	ex := filepath.Join(t.TempDir(), "exercise.yaml")
+	os.WriteFile(ex, []byte("dial: exercise\n"), 0o600)
+	objs := decode(t, render(t, ex))
+	if n, probes := dialInit(objs); n != probes || probes == 0 {
+		t.Errorf("exercise: %d dial init containers in %d probe CronJobs, want one each", n, probes)
+	}
+	for _, o := range objs {
+		if o.pod != nil {
+			checkPod(t, o.kind+" "+o.name, o.pod)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("dial: yolo\n"), 0o600)
+	cmd := exec.Command(helmBinary(t), "template", "qa", "./fleetd", "--kube-version", "1.31.0", "-f", bad)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `dial: "yolo" is not a rung`) {
+		t.Errorf("dial: yolo rendered (err %v): %s", err, tail(string(out)))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 800 {
+		return s[len(s)-800:]
+	}
+	return s
+}

@@ -1,0 +1,509 @@
+//go:build k8scluster
+
+// The cluster test: the chart on a real one-node Kubernetes cluster built by
+// build.sh and run by cluster.sh. Behind the build tag k8scluster so that
+// `go test ./...` (and .ci/run) never compiles it; run as root:
+//
+//	cd deploy/kubernetes/cluster && go test -tags k8scluster -run TestCluster -v -timeout 40m
+//
+// It builds (or takes from the cache) the cluster's binaries and the images,
+// brings the cluster up in a temporary directory, runs the dev chain and the
+// testbed as host processes on 127.0.0.1 with forwarders on the pods'
+// bridge, installs the chart into a namespace enforcing Pod Security
+// "restricted", and checks that the CronJobs' probe pods post findings, the
+// daemon ranks them and its console answers through its Service; then
+// faults, and the history of the log.
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	gateway = "10.244.0.1" // the pods' bridge: cluster.sh's GATEWAY
+	ns      = "fleetd"
+	release = "qa"
+)
+
+type env struct {
+	t       *testing.T
+	dir     string // the cluster's scratch dir
+	bin     string // cached cluster binaries
+	kubecfg string
+	fleetd  string
+	cfg     string // the host-side fleetd config (devnet + testbed)
+	times   map[string]time.Duration
+}
+
+func TestClusterEndToEnd(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatal("the cluster test runs as root (containerd, the kubelet, CNI)")
+	}
+	e := &env{t: t, times: map[string]time.Duration{}}
+	here, _ := os.Getwd()
+
+	start := time.Now()
+	e.sh(10*time.Minute+50*time.Minute, filepath.Join(here, "build.sh"))
+	e.times["build.sh"] = time.Since(start)
+	cache := os.Getenv("FLEETD_K8S_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "fleetd", "k8s", "v1.34.4")
+	}
+	e.bin = filepath.Join(cache, "bin")
+
+	imgs := t.TempDir()
+	start = time.Now()
+	e.sh(20*time.Minute, filepath.Join(here, "images.sh"), imgs)
+	e.times["images.sh"] = time.Since(start)
+	e.fleetd = filepath.Join(imgs, "fleetd")
+
+	e.dir = t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range []string{"kubelet", "kube-controller-manager", "containerd"} {
+				b, _ := os.ReadFile(filepath.Join(e.dir, "logs", c+".log"))
+				t.Logf("--- %s.log (tail)\n%s", c, tail(string(b), 4000))
+			}
+		}
+		e.shEnv(2*time.Minute, nil, filepath.Join(here, "cluster.sh"), "down", e.dir)
+	})
+	start = time.Now()
+	e.shEnv(5*time.Minute, []string{"FLEETD_K8S_IMAGES=" + filepath.Join(imgs, "pause.tar") + " " + filepath.Join(imgs, "fleetd.tar")},
+		filepath.Join(here, "cluster.sh"), "up", e.dir)
+	e.times["cluster up"] = time.Since(start)
+	e.kubecfg = filepath.Join(e.dir, "admin.kubeconfig")
+
+	// The platform side: the dev chain and the testbed on loopback, as the
+	// other end-to-end tests run them; the pods reach them through
+	// forwarders on the bridge.
+	hostData := t.TempDir()
+	var dn struct {
+		RPC            string `json:"rpc"`
+		ChainID        int64  `json:"chain_id"`
+		FeedbackLog    string `json:"feedback_log"`
+		SponsorKeyFile string `json:"sponsor_key_file"`
+		FleetKeyFile   string `json:"fleet_key_file"`
+		Config         string `json:"config"`
+	}
+	e.jsonLine(exec.Command(e.fleetd, "chain", "devnet", "--data-dir", hostData), &dn)
+	e.cfg = dn.Config
+	var tb struct {
+		Target map[string]any `json:"target"`
+	}
+	e.jsonLine(exec.Command(e.fleetd, "testbed", "serve", "--config", dn.Config), &tb)
+	if tb.Target == nil {
+		t.Fatal("testbed printed no target")
+	}
+	rpcPort := forward(t, dn.RPC)
+	tbJSON, _ := json.Marshal(tb.Target)
+	var tbPort string
+	if u, ok := tb.Target["call"].(string); ok {
+		tbPort = forward(t, u)
+	}
+	podTarget := strings.ReplaceAll(string(tbJSON), "127.0.0.1:"+tbPort, gateway+":"+tbPort)
+	var target map[string]any
+	json.Unmarshal([]byte(podTarget), &target)
+	target["compiler"] = []string{"/usr/local/bin/fleetd", "testbed", "compile", "{src}"}
+	delete(target, "corpus")
+
+	// The namespace, enforcing "restricted"; the keys Secret; volumes for
+	// the two PVCs (no provisioner on this cluster: static hostPath PVs).
+	e.kubectl("create", "namespace", ns)
+	e.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted",
+		"pod-security.kubernetes.io/enforce-version=latest", "pod-security.kubernetes.io/warn=restricted")
+	e.kubectl("-n", ns, "create", "secret", "generic", "fleetd-keys",
+		"--from-file=fleet.key="+dn.FleetKeyFile, "--from-file=sponsor.key="+dn.SponsorKeyFile)
+	for i, size := range []string{"2Gi", "1Gi"} {
+		pv := filepath.Join(e.dir, "pv", strconv.Itoa(i))
+		os.MkdirAll(pv, 0o755)
+		os.Chown(pv, 65532, 65532)
+		e.kubectlIn(fmt.Sprintf(`{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv%d"},
+"spec":{"capacity":{"storage":%q},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain",
+"hostPath":{"path":%q,"type":"Directory"}}}`, i, size, pv), "apply", "-f", "-")
+	}
+
+	values := map[string]any{
+		"image":  map[string]any{"repository": "localhost/fleetd/fleetd", "tag": "dev", "pullPolicy": "Never"},
+		"chain":  map[string]any{"rpc": "http://" + gateway + ":" + rpcPort, "chainId": dn.ChainID, "feedbackLog": dn.FeedbackLog},
+		"budget": map[string]any{"deadline": "2m"},
+		"targets": []any{map[string]any{"name": "testbed", "target": target,
+			"specialists": map[string]any{"security": map[string]any{"schedule": "*/1 * * * *"}}}},
+		"cronjob":       map[string]any{"startingDeadlineSeconds": 50, "activeDeadlineSeconds": 300},
+		"triage":        map[string]any{"schedule": "*/1 * * * *"},
+		"reconcile":     map[string]any{"schedule": "*/2 * * * *", "olderThan": "3m"},
+		"networkPolicy": map[string]any{"rpc": []any{map[string]any{"cidr": gateway + "/32", "port": atoi(rpcPort)}}, "targets": []any{map[string]any{"cidr": gateway + "/32", "port": atoi(tbPort)}}},
+	}
+	vb, _ := json.Marshal(values)
+	vf := filepath.Join(t.TempDir(), "values.json")
+	os.WriteFile(vf, vb, 0o600)
+
+	helm := os.Getenv("FLEETD_HELM")
+	if helm == "" {
+		home, _ := os.UserHomeDir()
+		helm = filepath.Join(home, ".cache", "fleetd", "bin", "helm")
+	}
+	installed := time.Now()
+	e.run(5*time.Minute, helm, "--kubeconfig", e.kubecfg, "install", release, filepath.Join(here, "..", "fleetd"),
+		"-n", ns, "-f", vf, "--wait", "--timeout", "4m")
+	e.times["helm install --wait"] = time.Since(installed)
+
+	// Every CronJob gets Jobs from the real controller manager, on schedule.
+	e.waitFor("a probe Job created by the CronJob controller", 3*time.Minute, func() (bool, string) {
+		out := e.kubectl("-n", ns, "get", "jobs", "-l", "app.kubernetes.io/component=probe", "-o", "name")
+		return strings.TrimSpace(out) != "", out
+	})
+	e.times["helm install → first probe Job"] = time.Since(installed)
+
+	// A probe pod posts a finding to the log.
+	var first []finding
+	e.waitFor("a finding on the log", 6*time.Minute, func() (bool, string) {
+		first = e.findings()
+		return len(first) > 0, e.podsSummary()
+	})
+	e.times["helm install → first finding on the log"] = time.Since(installed)
+
+	// The daemon ranks it; its console answers through its Service (the API
+	// server's service proxy dials the Service's endpoints).
+	svc := fmt.Sprintf("/api/v1/namespaces/%s/services/%s-fleetd:http/proxy", ns, release)
+	e.waitFor("the console's /api/report ranks a cluster", 4*time.Minute, func() (bool, string) {
+		out, err := e.kubectlErr("get", "--raw", svc+"/api/report")
+		if err != nil {
+			return false, out
+		}
+		var r struct {
+			Clusters []json.RawMessage `json:"clusters"`
+		}
+		if json.Unmarshal([]byte(out), &r) != nil {
+			return false, tail(out, 500)
+		}
+		return len(r.Clusters) > 0, tail(out, 500)
+	})
+	if out := e.kubectl("get", "--raw", svc+"/healthz"); strings.TrimSpace(out) != "ok" {
+		t.Errorf("console /healthz through the Service: %q", out)
+	}
+
+	// Faults. A probe pod deleted mid-run.
+	e.waitFor("a probe pod running", 3*time.Minute, func() (bool, string) {
+		out := e.kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=probe",
+			"--field-selector=status.phase=Running", "-o", "name")
+		if strings.TrimSpace(out) == "" {
+			return false, e.podsSummary()
+		}
+		pod := strings.Fields(out)[0]
+		e.kubectl("-n", ns, "delete", pod, "--grace-period=0", "--force", "--wait=false")
+		t.Logf("fault: deleted %s mid-run", pod)
+		return true, ""
+	})
+	// The kubelet restarted: the node is Ready again and probes still post.
+	e.sh(time.Minute, filepath.Join(here, "cluster.sh"), "stop", e.dir, "kubelet")
+	e.sh(2*time.Minute, filepath.Join(here, "cluster.sh"), "start", e.dir, "kubelet")
+	e.waitFor("node Ready after the kubelet restart", 2*time.Minute, func() (bool, string) {
+		out, _ := e.kubectlErr("get", "node", "fleetd-node", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		return out == "True", out
+	})
+	// etcd stopped for 20 s: the API server answers errors meanwhile, and
+	// the control plane carries on when it is back.
+	e.sh(time.Minute, filepath.Join(here, "cluster.sh"), "stop", e.dir, "etcd")
+	time.Sleep(20 * time.Second) // the fault's length, not a wait for a condition
+	e.sh(time.Minute, filepath.Join(here, "cluster.sh"), "start", e.dir, "etcd")
+	e.waitFor("the API server ready after etcd came back", 2*time.Minute, func() (bool, string) {
+		out, err := e.kubectlErr("get", "--raw", "/readyz")
+		return err == nil && strings.TrimSpace(out) == "ok", out
+	})
+	// After the faults a probe Job still completes.
+	after := time.Now()
+	e.waitFor("a probe Job completed after the faults", 5*time.Minute, func() (bool, string) {
+		out := e.kubectl("-n", ns, "get", "jobs", "-l", "app.kubernetes.io/component=probe", "-o", "json")
+		var l struct {
+			Items []struct {
+				Status struct {
+					Succeeded      int        `json:"succeeded"`
+					CompletionTime *time.Time `json:"completionTime"`
+				} `json:"status"`
+			} `json:"items"`
+		}
+		json.Unmarshal([]byte(out), &l)
+		for _, j := range l.Items {
+			if j.Status.Succeeded > 0 && j.Status.CompletionTime != nil && j.Status.CompletionTime.After(after) {
+				return true, ""
+			}
+		}
+		return false, e.podsSummary()
+	})
+
+	// History: each fingerprint on the log once.
+	all := e.findings()
+	perFP := map[string]int{}
+	for _, f := range all {
+		perFP[f.FP]++
+	}
+	for fp, n := range perFP {
+		if n > 1 {
+			t.Errorf("history: finding %s is on the log %d times", fp, n)
+		}
+	}
+	var pods, failed int
+	out := e.kubectl("-n", ns, "get", "jobs", "-l", "app.kubernetes.io/component=probe", "-o", "jsonpath={range .items[*]}{.status.succeeded} {.status.failed}{\"\\n\"}{end}")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 {
+			n, _ := strconv.Atoi(f[0])
+			pods += n
+		}
+		if len(f) > 1 {
+			n, _ := strconv.Atoi(f[1])
+			failed += n
+		}
+	}
+	for k, v := range e.times {
+		t.Logf("time: %s: %s", k, v.Round(time.Second))
+	}
+	t.Logf("history: %d findings on the log, %d distinct fingerprints; probe Jobs kept: %d pods succeeded, %d failed", len(all), len(perFP), pods, failed)
+}
+
+type finding struct {
+	Index  uint64 `json:"index"`
+	Sender string `json:"sender"`
+	Kind   string `json:"kind"`
+	FP     string `json:"fp"`
+	Source string `json:"source"`
+}
+
+// findings reads the log with the fleetd CLI on the host: the qa/v1
+// findings (not meta summaries) with a fingerprint.
+func (e *env) findings() []finding {
+	out := e.run(time.Minute, e.fleetd, "findings", "--json", "--config", e.cfg)
+	var fs []finding
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var f finding
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			e.t.Fatalf("fleetd findings --json: %v: %q", err, sc.Text())
+		}
+		if f.FP != "" && (f.Kind == "" || f.Kind == "finding") {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+func (e *env) podsSummary() string {
+	out, _ := e.kubectlErr("-n", ns, "get", "pods", "-o", "wide")
+	return out
+}
+
+func (e *env) kubectl(args ...string) string {
+	e.t.Helper()
+	out, err := e.kubectlErr(args...)
+	if err != nil {
+		e.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (e *env) kubectlErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(e.bin, "kubectl"), append([]string{"--kubeconfig", e.kubecfg}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func (e *env) kubectlIn(stdin string, args ...string) {
+	e.t.Helper()
+	cmd := exec.Command(filepath.Join(e.bin, "kubectl"), append([]string{"--kubeconfig", e.kubecfg}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (e *env) sh(d time.Duration, args ...string) string {
+	e.t.Helper()
+	return e.shEnv(d, nil, args...)
+}
+
+func (e *env) shEnv(d time.Duration, extra []string, args ...string) string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), extra...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		e.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, tail(out.String(), 4000))
+	}
+	return out.String()
+}
+
+func (e *env) run(d time.Duration, args ...string) string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		e.t.Fatalf("%s: %v\n%s%s", strings.Join(args, " "), err, tail(out.String(), 2000), tail(errb.String(), 2000))
+	}
+	return out.String()
+}
+
+// waitFor polls cond every second until it holds or d passes; on timeout
+// the test fails with cond's last note.
+func (e *env) waitFor(what string, d time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	end := time.Now().Add(d)
+	for {
+		ok, note := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(end) {
+			e.t.Fatalf("%s: not after %s\n%s", what, d, note)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// jsonLine starts cmd, decodes the first line it prints into v, and stops it
+// (SIGINT, then SIGKILL) when the test ends.
+func (e *env) jsonLine(cmd *exec.Cmd, v any) {
+	e.t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			e.t.Fatalf("%v printed nothing: %s", cmd.Args, stderr.String())
+		}
+		if err := json.Unmarshal([]byte(l), v); err != nil {
+			e.t.Fatalf("%v printed %q: %v", cmd.Args, l, err)
+		}
+	case <-time.After(2 * time.Minute):
+		e.t.Fatalf("%v printed nothing in 2 minutes: %s", cmd.Args, stderr.String())
+	}
+}
+
+// forward listens on the bridge's address at the port of rawURL (a
+// 127.0.0.1 URL) and copies each connection to 127.0.0.1 and back: the host
+// processes stay on loopback, and the pods, which cannot reach the host's
+// loopback, reach them through the bridge. Returns the port.
+func forward(t *testing.T, rawURL string) string {
+	t.Helper()
+	hostport := strings.TrimPrefix(strings.TrimPrefix(rawURL, "http://"), "https://")
+	if i := strings.IndexByte(hostport, '/'); i >= 0 {
+		hostport = hostport[:i]
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || host != "127.0.0.1" {
+		t.Fatalf("forward %q: want a 127.0.0.1 URL", rawURL)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(gateway, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+	)
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { mu.Lock(); delete(conns, c); mu.Unlock(); c.Close() }()
+				u, err := net.Dial("tcp", "127.0.0.1:"+port)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns[u] = true
+				mu.Unlock()
+				defer func() { mu.Lock(); delete(conns, u); mu.Unlock(); u.Close() }()
+				done := make(chan struct{}, 2)
+				go func() { io.Copy(u, c); u.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+				go func() { io.Copy(c, u); c.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+				<-done
+				<-done
+			}()
+		}
+	}()
+	return port
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
