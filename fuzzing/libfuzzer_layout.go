@@ -259,7 +259,7 @@ func writeHarness(g GoTarget, skip map[string]bool, narrow bool) (*harnessLayout
 	}
 	repl := strings.NewReplacer("{{.Testing}}", testingPath, "{{.Target}}", targetPath, "{{.Func}}", g.Func,
 		"{{.Dir}}", harnessDir, "{{.Suffix}}", harnessSuffix, "{{.TestMain}}", mainPkg, "{{.MainImport}}", mainImport)
-	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc} {
+	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc, "testing/synctest/synctest.go": harnessSynctestSrc} {
 		p := filepath.Join(root, harnessDir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return nil, fmt.Errorf("libfuzzer harness: %w", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/build"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -97,6 +98,12 @@ func findFuzzTargets(root string) []realTarget {
 			return nil
 		}
 		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		// A file the build constraints exclude is no target go test runs
+		// either (kevinburke/ssh_config's fuzz_test.go says
+		// //go:build 1.18, a tag no toolchain sets).
+		if ok, err := build.Default.MatchFile(filepath.Dir(p), d.Name()); err != nil || !ok {
 			return nil
 		}
 		b, err := os.ReadFile(p)
