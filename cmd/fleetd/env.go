@@ -136,6 +136,10 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 		Limits:  qatools.Limits{CompileTimeout: tc.CompileTimeout, CallTimeout: tc.CallTimeout, MaxReply: tc.MaxBodyBytes, FundWei: tc.FundWei, RequestRate: tc.RequestRate, RequestBurst: tc.RequestBurst, FuzzWorkers: tc.FuzzWorkers},
 		FuzzDir: a.fuzzDir(),
 	}
+	if env.HarnessModel, err = a.harnessModel(ctx, logger); err != nil {
+		client.Close()
+		return nil, err
+	}
 	if !logAddr.IsZero() {
 		env.Log = client.FeedbackLog(logAddr)
 	}
