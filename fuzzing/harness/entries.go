@@ -61,6 +61,20 @@ type Entry struct {
 	setup  []setupCall // Chain's calls
 }
 
+// takesInput reports whether building v reads a fuzz argument: a
+// destination (new(interface{})) or a zero value reads none.
+func takesInput(v value) bool {
+	switch v.kind {
+	case "leaf", "reader", "slice":
+		return true
+	case "struct":
+		return slices.ContainsFunc(v.fields, func(f field) bool { return takesInput(f.v) })
+	case "ctor":
+		return slices.ContainsFunc(v.args, takesInput)
+	}
+	return false
+}
+
 // setupCall is one configuring method call of a chain: its leaf
 // arguments, and whether it returns an error (then a refusal ends the
 // input, as a constructor's does).
@@ -493,8 +507,8 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 			}
 			e.params = append(e.params, v)
 		}
-		if len(e.params) == 0 && (recv == nil || len(recv.args) == 0) {
-			return // nothing of the input reaches it
+		if !slices.ContainsFunc(e.params, takesInput) && (recv == nil || !takesInput(*recv)) {
+			return // nothing of the input reaches it (go-querystring's Values(v interface{}))
 		}
 		d.rank(e)
 		out = append(out, e)
