@@ -135,7 +135,7 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 		lt := fuzzing.LibFuzzerTarget{Go: fuzzing.GoTarget{Dir: dir, Package: r.pkg, Func: r.fn, Go: g, Env: env},
 			Clang: clang, Work: filepath.Join(t.TempDir(), "lf"), Workers: 1, InputTimeout: 5 * time.Second}
 		os.MkdirAll(lt.Work, 0o700)
-		rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: time.Duration(secs) * time.Second}, fuzzing.LibFuzzerOptions{})
+		rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: time.Duration(secs) * time.Second}, fuzzing.LibFuzzerOptions{Minimize: -1}) // coverage is the measure: no time spent minimizing crashers
 		if err != nil {
 			t.Errorf("%s: %v", r.fn, err)
 			continue
