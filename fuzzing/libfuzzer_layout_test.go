@@ -114,6 +114,14 @@ func TestRetargetTesting(t *testing.T) {
 	if _, changed, _ := retargetTesting([]byte("package p\n\nimport \"fmt\"\n"), "x"); changed {
 		t.Error("a file without testing changed")
 	}
+	// testing/synctest too (go-openapi/testify's assertions call
+	// synctest.Test with their *testing.T), both in one file.
+	src = "package p\n\nimport (\n\t\"testing\"\n\t\"testing/synctest\"\n)\n\nfunc H(t *testing.T) { synctest.Test(t, func(*testing.T) {}) }\n"
+	got, changed, err = retargetTesting([]byte(src), "m/fleetdlibfuzzer/testing")
+	want = strings.NewReplacer(`"testing"`, `"m/fleetdlibfuzzer/testing"`, `"testing/synctest"`, `"m/fleetdlibfuzzer/testing/synctest"`).Replace(src)
+	if err != nil || !changed || string(got) != want {
+		t.Errorf("retargetTesting with synctest: %v %v\n%s", changed, err, got)
+	}
 }
 
 // TestFailingTestFiles: compiler errors are mapped to the original test
