@@ -16,8 +16,10 @@
 //     and fences as a probe. A repro that does not reproduce gets one
 //     kind=needs-repro ref=<fp> record on the log (once per fingerprint
 //     until the cluster gets a newer entry) and the job stops.
-//   - Regression writes the repro's input as a regression test: for a Go
-//     fuzz target a corpus file testdata/fuzz/<Target>/fleetd-<fp> in the
+//   - Regression writes the repro's input as a regression test: when the
+//     replay returned a standalone reproducer test (Reproduction.Test: a
+//     generated fuzz harness's crash), that file, run by its one TestXxx
+//     (ReproducerRegression); for a Go fuzz target a corpus file testdata/fuzz/<Target>/fleetd-<fp> in the
 //     native "go test fuzz v1" format (the target's argument type, []byte or
 //     string, is read from its source); otherwise a file by the configured
 //     layout (fleet.Regression). It commits it on top of the base branch in

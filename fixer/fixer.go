@@ -60,6 +60,19 @@ type Reproduction struct {
 	// whose repro has no single input.
 	Input    []byte `json:"input,omitempty"`
 	HasInput bool   `json:"has_input"`
+	// Test is the standalone reproducer test the replay returned (a
+	// generated fuzz harness's crash: qa_fuzz harness=… replay=…), when it
+	// returned one. The regression stage commits it as the regression
+	// test in place of a corpus file: it holds the harness and the input.
+	Test *ReproTest `json:"test,omitempty"`
+}
+
+// ReproTest is a reproducer _test.go file: where it goes in the
+// repository (slash-separated, relative to the module root) and its
+// bytes.
+type ReproTest struct {
+	Path    string `json:"path"`
+	Content []byte `json:"content"`
 }
 
 // Poster appends a record to the feedback log as the fleet identity (in

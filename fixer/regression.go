@@ -77,6 +77,45 @@ func NewRegression(repo fleet.Repo, root, fp string, input []byte, timeout time.
 	return RegressionTest{Path: rel, Content: append([]byte(nil), input...), Argv: argv}, nil
 }
 
+// ReproducerRegression makes the regression test of a replay's own
+// reproducer file (Reproduction.Test): the file as it is, run by its one
+// TestXxx function. Errors name what is wrong with it: a path outside the
+// repository or not a _test.go file, source that does not parse, or not
+// exactly one test function.
+func ReproducerRegression(rt ReproTest, timeout time.Duration) (RegressionTest, error) {
+	rel := path.Clean(filepath.ToSlash(rt.Path))
+	switch {
+	case rt.Path == "" || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) || strings.Contains(rt.Path, "\\"):
+		return RegressionTest{}, fmt.Errorf("reproducer test %q: not a path inside the repository", rt.Path)
+	case !strings.HasSuffix(rel, "_test.go"):
+		return RegressionTest{}, fmt.Errorf("reproducer test %q: not a _test.go file", rt.Path)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), path.Base(rel), rt.Content, parser.SkipObjectResolution)
+	if err != nil {
+		return RegressionTest{}, fmt.Errorf("reproducer test %s: %w", rel, err)
+	}
+	var names []string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") && fn.Type.Params.NumFields() == 1 {
+			names = append(names, fn.Name.Name)
+		}
+	}
+	if len(names) != 1 {
+		return RegressionTest{}, fmt.Errorf("reproducer test %s: %d test functions (%s), want one", rel, len(names), strings.Join(names, ", "))
+	}
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	pkgArg := "./" + path.Dir(rel)
+	if path.Dir(rel) == "." {
+		pkgArg = "."
+	}
+	return RegressionTest{
+		Path: rel, Content: append([]byte(nil), rt.Content...), Name: names[0],
+		Argv: []string{"go", "test", "-count=1", "-v", "-timeout=" + timeout.String(), "-run=^" + names[0] + "$", pkgArg},
+	}, nil
+}
+
 // EncodeCorpus returns a one-value corpus file in Go's native fuzzing
 // format ("go test fuzz v1"), typ being "[]byte" or "string". The value is
 // a Go string literal (strconv.Quote, as go test writes them), so any

@@ -99,3 +99,53 @@ func TestNewRegression(t *testing.T) {
 		t.Error("no layout was accepted")
 	}
 }
+
+// TestReproducerRegression: a replay's reproducer file becomes the
+// regression test run by its one test function; paths outside the
+// repository, files that are not tests and files without exactly one
+// test function are refused, naming why.
+func TestReproducerRegression(t *testing.T) {
+	src := []byte("package p_test\n\nimport \"testing\"\n\nfunc helper() {}\n\nfunc TestFleetdReproGet(t *testing.T) { helper() }\n")
+	rt, err := ReproducerRegression(ReproTest{Path: "sub/fleetd_repro_get_test.go", Content: src}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RegressionTest{Path: "sub/fleetd_repro_get_test.go", Content: src, Name: "TestFleetdReproGet",
+		Argv: []string{"go", "test", "-count=1", "-v", "-timeout=1m0s", "-run=^TestFleetdReproGet$", "./sub"}}
+	if diff := cmp.Diff(want, rt); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if rt, err := ReproducerRegression(ReproTest{Path: "x_test.go", Content: src}, 0); err != nil || rt.Argv[len(rt.Argv)-1] != "." {
+		t.Errorf("at the root: %v %v", rt.Argv, err)
+	}
+	for _, tc := range []struct{ path, src, why string }{
+		{"../x_test.go", string(src), "not a path inside"},
+		{"/etc/x_test.go", string(src), "not a path inside"},
+		{"", string(src), "not a path inside"},
+		{"a\\b_test.go", string(src), "not a path inside"},
+		{"x.go", string(src), "not a _test.go"},
+		{"x_test.go", "package p_test\nfunc (", "x_test.go:"},
+		{"x_test.go", "package p_test\n", "0 test functions"},
+		{"x_test.go", "package p_test\nimport \"testing\"\nfunc TestA(t *testing.T) {}\nfunc TestB(t *testing.T) {}\n", "2 test functions (TestA, TestB)"},
+	} {
+		if _, err := ReproducerRegression(ReproTest{Path: tc.path, Content: []byte(tc.src)}, 0); err == nil || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("%q: %v, want %q", tc.path, err, tc.why)
+		}
+	}
+}
+
+// FuzzReproducerRegression: whatever a replay returns, the regression test
+// made of it stays inside the repository and runs one test function.
+func FuzzReproducerRegression(f *testing.F) {
+	f.Add("fleetd_repro_get_test.go", "package p_test\nimport \"testing\"\nfunc TestFleetdReproGet(t *testing.T) {}\n")
+	f.Add("a/../../x_test.go", "package p\nfunc TestX(t *T) {}\n")
+	f.Fuzz(func(t *testing.T, p, src string) {
+		rt, err := ReproducerRegression(ReproTest{Path: p, Content: []byte(src)}, 0)
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(rt.Path, "../") || strings.HasPrefix(rt.Path, "/") || !strings.HasSuffix(rt.Path, "_test.go") || !strings.HasPrefix(rt.Name, "Test") || rt.Argv[5] != "-run=^"+rt.Name+"$" {
+			t.Fatalf("%q: %+v", p, rt)
+		}
+	})
+}

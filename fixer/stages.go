@@ -31,7 +31,7 @@ func (s ReproduceStage) Run(ctx context.Context, j *Job) error {
 	}
 	j.Repro = &rep
 	if rep.Reproduced {
-		if !rep.HasInput {
+		if !rep.HasInput && rep.Test == nil {
 			j.Outcome = OutcomeNoInput
 			return errStop
 		}
@@ -103,7 +103,12 @@ func (s RegressionStage) Run(ctx context.Context, j *Job) error {
 		return err
 	}
 	j.worktree = wt
-	rt, err := NewRegression(f.cfg.Repo, wt, j.Item.ID, j.Repro.Input, f.cfg.RegressionTimeout)
+	var rt RegressionTest
+	if j.Repro.Test != nil {
+		rt, err = ReproducerRegression(*j.Repro.Test, f.cfg.RegressionTimeout)
+	} else {
+		rt, err = NewRegression(f.cfg.Repo, wt, j.Item.ID, j.Repro.Input, f.cfg.RegressionTimeout)
+	}
 	if err != nil {
 		return err
 	}

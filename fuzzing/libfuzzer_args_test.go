@@ -124,13 +124,14 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/synctest"
 )
 
 // TestX goes.
 func TestX(t *testing.T) { bytes.Clone(nil) }
 
 func FuzzX(f *testing.F) {
-	f.Fuzz(func(t *testing.T, s string) { strings.ToUpper(s) })
+	f.Fuzz(func(t *testing.T, s string) { synctest.Test(t, func(t *testing.T) { strings.ToUpper(s) }) })
 }
 
 func FuzzOther(f *testing.F) {}
@@ -149,6 +150,7 @@ func ExampleX() {}
 	want := strings.NewReplacer(
 		"\t\"bytes\"\n", "\t"+blank(`"bytes"`)+"\n",
 		`"testing"`, `"example.com/m/fleetdlibfuzzer/testing"`,
+		`"testing/synctest"`, `"example.com/m/fleetdlibfuzzer/testing/synctest"`,
 		"// TestX goes.\nfunc TestX(t *testing.T) { bytes.Clone(nil) }", blank("// TestX goes.")+"\n"+blank("func TestX(t *testing.T) { bytes.Clone(nil) }"),
 		"func FuzzOther(f *testing.F) {}", blank("func FuzzOther(f *testing.F) {}"),
 		"func BenchmarkX(b *testing.B) {}", blank("func BenchmarkX(b *testing.B) {}"),

@@ -557,7 +557,7 @@ func modulePath(gomod string) (string, error) {
 
 // rewriteTestFile turns a _test.go file into a regular file of its package
 // compiled against the stand-in testing package: the "testing" import
-// points at testingPath; test, benchmark, example and fuzz functions keep
+// points at testingPath, "testing/synctest" at its stand-in beside it; test, benchmark, example and fuzz functions keep
 // does not name are blanked out, and imports only they used are dropped.
 // Blanking keeps every line where it was, so positions in a crash's stack
 // are the original file's. It returns the file and its package name.
@@ -642,6 +642,8 @@ func rewriteTestFile(src []byte, keep func(name string) bool, testingPath string
 				specEdits = append(specEdits, edit{off(is.Pos()), off(is.End()), ""})
 			case p == "testing":
 				specEdits = append(specEdits, edit{off(is.Path.Pos()), off(is.Path.End()), strconv.Quote(testingPath)})
+			case p == "testing/synctest": // its Test takes testing's *T: the stand-in's
+				specEdits = append(specEdits, edit{off(is.Path.Pos()), off(is.Path.End()), strconv.Quote(testingPath + "/synctest")})
 			}
 		}
 		if !gd.Lparen.IsValid() && dropped == len(gd.Specs) {

@@ -259,7 +259,7 @@ func writeHarness(g GoTarget, skip map[string]bool, narrow bool) (*harnessLayout
 	}
 	repl := strings.NewReplacer("{{.Testing}}", testingPath, "{{.Target}}", targetPath, "{{.Func}}", g.Func,
 		"{{.Dir}}", harnessDir, "{{.Suffix}}", harnessSuffix, "{{.TestMain}}", mainPkg, "{{.MainImport}}", mainImport)
-	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc} {
+	for name, src := range map[string]string{"main/main.go": harnessMainSrc, "testing/testing.go": harnessTestingSrc, "testing/synctest/synctest.go": harnessSynctestSrc} {
 		p := filepath.Join(root, harnessDir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return nil, fmt.Errorf("libfuzzer harness: %w", err)
@@ -395,7 +395,7 @@ func testingOverlay(ctx context.Context, g GoTarget, lay *harnessLayout, env []s
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		parts := strings.Split(sc.Text(), "\t")
-		if len(parts) < 4 || parts[0] == shim || !containsField(parts[3], "testing") {
+		if len(parts) < 4 || parts[0] == shim || parts[0] == shim+"/synctest" || !containsField(parts[3], "testing") && !containsField(parts[3], "testing/synctest") {
 			continue
 		}
 		pkgDir := parts[1]
@@ -503,22 +503,29 @@ func containsField(s, f string) bool {
 	return false
 }
 
-// retargetTesting points a file's "testing" import at shim, nothing else
-// changed (positions kept); changed is false when it has none.
+// retargetTesting points a file's "testing" import at shim, and its
+// "testing/synctest" import at the stand-in beside it (its Test takes
+// testing's *T: go-openapi/testify's assertions call it), nothing else
+// changed (positions kept); changed is false when it has neither.
 func retargetTesting(src []byte, shim string) ([]byte, bool, error) {
 	fset := token.NewFileSet()
 	af, err := parser.ParseFile(fset, "", src, parser.ImportsOnly|parser.ParseComments)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, is := range af.Imports {
-		if is.Path.Value == `"testing"` || is.Path.Value == "`testing`" {
-			lo, hi := fset.Position(is.Path.Pos()).Offset, fset.Position(is.Path.End()).Offset
-			out := append(append(append([]byte(nil), src[:lo]...), strconv.Quote(shim)...), src[hi:]...)
-			return out, true, nil
+	out, changed := src, false
+	for i := len(af.Imports) - 1; i >= 0; i-- { // from the end: offsets before an edit stay
+		is := af.Imports[i]
+		p, err := strconv.Unquote(is.Path.Value)
+		if err != nil || p != "testing" && p != "testing/synctest" {
+			continue
 		}
+		to := shim + strings.TrimPrefix(p, "testing")
+		lo, hi := fset.Position(is.Path.Pos()).Offset, fset.Position(is.Path.End()).Offset
+		out = append(append(append([]byte(nil), out[:lo]...), strconv.Quote(to)...), out[hi:]...)
+		changed = true
 	}
-	return src, false, nil
+	return out, changed, nil
 }
 
 // BuildError is a libFuzzer build that failed: the step (go list, go

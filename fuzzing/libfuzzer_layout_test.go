@@ -114,6 +114,14 @@ func TestRetargetTesting(t *testing.T) {
 	if _, changed, _ := retargetTesting([]byte("package p\n\nimport \"fmt\"\n"), "x"); changed {
 		t.Error("a file without testing changed")
 	}
+	// testing/synctest too (go-openapi/testify's assertions call
+	// synctest.Test with their *testing.T), both in one file.
+	src = "package p\n\nimport (\n\t\"testing\"\n\t\"testing/synctest\"\n)\n\nfunc H(t *testing.T) { synctest.Test(t, func(*testing.T) {}) }\n"
+	got, changed, err = retargetTesting([]byte(src), "m/fleetdlibfuzzer/testing")
+	want = strings.NewReplacer(`"testing"`, `"m/fleetdlibfuzzer/testing"`, `"testing/synctest"`, `"m/fleetdlibfuzzer/testing/synctest"`).Replace(src)
+	if err != nil || !changed || string(got) != want {
+		t.Errorf("retargetTesting with synctest: %v %v\n%s", changed, err, got)
+	}
 }
 
 // TestFailingTestFiles: compiler errors are mapped to the original test
@@ -153,7 +161,7 @@ func TestFailingTestFiles(t *testing.T) {
 func TestLibFuzzerBuildsRealShapes(t *testing.T) {
 	clang := MustLibFuzzer(t)
 	if testing.Short() {
-		t.Skip("builds four instrumented binaries")
+		t.Skip("builds five instrumented binaries")
 	}
 	ctx := context.Background()
 	cache := t.TempDir()
@@ -195,5 +203,16 @@ func TestLibFuzzerBuildsRealShapes(t *testing.T) {
 	types := []string{"[]byte", "string", "bool", "uint8", "int32", "float32", "float64", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64"}
 	if diff := cmp.Diff(types, b.types); diff != "" || len(b.seeds) != 1 {
 		t.Errorf("FuzzDecode: %d seeds, types (-want +got):\n%s", len(b.seeds), diff)
+	}
+
+	// A body inside synctest.Test: synctest's Test takes testing's *T, so
+	// it is built against a stand-in too, and fuzzes without a false crash.
+	g = mustGoTarget(t, "realshapes", "./clock", "FuzzBursts")
+	rep, err = RunLibFuzzer(ctx, LibFuzzerTarget{Go: g, Clang: clang, CacheDir: cache}, Session{Duration: 5 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) > 0 || rep.Execs <= rep.StartedFrom {
+		t.Errorf("FuzzBursts: %d execs from %d inputs, crashers %+v: %s", rep.Execs, rep.StartedFrom, rep.Crashers, rep.Note)
 	}
 }

@@ -90,6 +90,13 @@ func (spec replay) reproduction(result fleet.Result, args json.RawMessage) fixer
 	res.Outcome, _ = result["outcome"].(string)
 	res.Detail, _ = result[spec.detail].(string)
 	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
+	// A generated harness's crash comes back with its standalone
+	// reproducer test (qa_fuzz harness=… replay=…): the regression test.
+	if p, ok := result["reproducer_path"].(string); ok && p != "" {
+		if src, ok := result["reproducer"].(string); ok && src != "" {
+			res.Test = &fixer.ReproTest{Path: p, Content: []byte(src)}
+		}
+	}
 	var a map[string]any
 	if json.Unmarshal(args, &a) == nil {
 		if s, ok := a[spec.input].(string); ok {

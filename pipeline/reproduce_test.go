@@ -90,6 +90,10 @@ func TestReproduction(t *testing.T) {
 			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed, Detail: "panic", Input: []byte("enum E {}"), HasInput: true}},
 		{"a fuzz replay that is no corpus file", "qa_fuzz", fleet.Result{"outcome": qatools.Crashed}, args(map[string]string{"replay": "enum"}),
 			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed}},
+		{"a generated harness's replay returns its reproducer test", "qa_fuzz",
+			fleet.Result{"outcome": qatools.Crashed, "reproducer_path": "fleetd_repro_get_test.go", "reproducer": "package gjson_test\n"},
+			args(map[string]string{"harness": "FuzzGet", "replay": "go test fuzz v1\nstring(\"{\")\nstring(\"a\")\n"}),
+			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed, Test: &fixer.ReproTest{Path: "fleetd_repro_get_test.go", Content: []byte("package gjson_test\n")}}},
 		{"no input argument", "qa_compile", fleet.Result{"outcome": qatools.Crashed}, json.RawMessage(`{}`),
 			fixer.Reproduction{Reproduced: true, Outcome: qatools.Crashed}},
 	}

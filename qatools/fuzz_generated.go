@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/clip"
+	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
 	gen "github.com/qafleet/fleetd/fuzzing/harness"
 )
@@ -147,6 +148,16 @@ func (t *tools) listHarnesses(ctx context.Context, memDir string, mem *gen.Memor
 	if err != nil {
 		return nil, err
 	}
+	var modelNote string
+	if t.env.HarnessModel != nil {
+		var meter fleet.Meter
+		if t.run.Meter != nil {
+			meter = t.run.Meter
+		}
+		if entries, err = AuthorHarnesses(ctx, src, goCmd, env, entries, HarnessAuthor(t.env.HarnessModel, meter)); err != nil {
+			modelNote = "the model's harnesses stopped: " + clip.Text(err.Error(), 200)
+		}
+	}
 	if err := mem.Remember(src, entries); err != nil {
 		return nil, err
 	}
@@ -165,8 +176,12 @@ func (t *tools) listHarnesses(ctx context.Context, memDir string, mem *gen.Memor
 	for _, id := range mem.DroppedIDs() {
 		dropped = append(dropped, map[string]any{"entry": id, "why": mem.Dropped[id]})
 	}
-	return map[string]any{"module": mem.Module, "harnesses": live, "dropped": dropped,
-		"harness_crashes": mem.TotalCrashes(), "generate_ms": time.Since(start).Milliseconds()}, nil
+	out := map[string]any{"module": mem.Module, "harnesses": live, "dropped": dropped,
+		"harness_crashes": mem.TotalCrashes(), "generate_ms": time.Since(start).Milliseconds()}
+	if modelNote != "" {
+		out["note"] = modelNote
+	}
+	return out, nil
 }
 
 // findHarness finds a remembered harness by its fuzz target's name, or by

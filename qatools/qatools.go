@@ -57,6 +57,11 @@ type Env struct {
 	// directory per target key) and the Go build and module caches. Empty:
 	// nothing persists across runs.
 	FuzzDir string
+	// HarnessModel, when set, is a model planner that writes or repairs
+	// fuzz harnesses for a repository without a fuzz target (the
+	// generate, compile, fix loop, AuthorHarnesses); nil: the generator
+	// alone does the job.
+	HarnessModel fleet.Model
 }
 
 // Limits are the tools' own bounds.

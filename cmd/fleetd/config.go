@@ -70,6 +70,10 @@ type ToolsConfig struct {
 	RequestRate    float64       `yaml:"request_rate"`  // per host; negative: unpaced
 	RequestBurst   int           `yaml:"request_burst"` // 0: the rate
 	FuzzWorkers    int           `yaml:"fuzz_workers"`  // 0: qatools.DefaultFuzzWorkers
+	// HarnessPlanner is the model (gemini or openai, under models:) that
+	// writes or repairs fuzz harnesses for a target.repo without a fuzz
+	// target; empty: the generator alone.
+	HarnessPlanner string `yaml:"harness_planner"`
 }
 
 // PosterConfig tunes the poster's flood protection: how many findings one
@@ -244,6 +248,9 @@ func (c *Config) validate() error {
 	}
 	if c.Tools.CompileTimeout < 0 || c.Tools.CallTimeout < 0 || c.Tools.FetchTimeout < 0 || c.Tools.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("tools: timeouts and max_body_bytes must not be negative"))
+	}
+	if p := c.Tools.HarnessPlanner; p != "" && p != fleet.PlannerGemini && p != fleet.PlannerOpenAI {
+		errs = append(errs, fmt.Errorf("tools.harness_planner: %q: want gemini, openai, or empty for the generator alone", p))
 	}
 	if c.Tools.FuzzWorkers < 0 || c.Tools.FuzzWorkers > 64 {
 		errs = append(errs, fmt.Errorf("tools.fuzz_workers: must be 0 (one per CPU, at most 4) to 64, got %d", c.Tools.FuzzWorkers))

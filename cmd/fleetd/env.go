@@ -89,7 +89,7 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 		trusted = append(trusted, addr)
 	}
 	tc, rc := a.cfg.Tools, a.cfg.Poster
-	return runner.NewEnv(ctx, runner.EnvConfig{
+	env, err := runner.NewEnv(ctx, runner.EnvConfig{
 		Target: target, Control: a.control(),
 		RPC: cc.RPC, ChainID: cc.ChainID, Timeout: time.Duration(max(cc.TimeoutSeconds, 0) * float64(time.Second)), Lazy: lazy,
 		FeedbackLog: logAddr, DenyFunctions: cc.DenyFunctions, MaxGasPriceGwei: cc.MaxGasPriceGwei,
@@ -100,4 +100,12 @@ func (a *app) buildEnvWith(ctx context.Context, logger *slog.Logger, lazy bool) 
 		Trusted: trusted, PerSource: rc.PerSource, Window: rc.Window, DedupeWindow: rc.DedupeWindow,
 		Logger: logger,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if env.HarnessModel, err = a.harnessModel(ctx, logger); err != nil {
+		env.Close()
+		return nil, err
+	}
+	return env, nil
 }

@@ -34,10 +34,45 @@ func FuzzHand(f *testing.F) {
 }
 `
 
+// handJSONParser is a hand-written fuzz target for jsonparser: a document
+// and two keys through the package's main calls.
+const handJSONParser = `package handwritten
+
+import (
+	"testing"
+
+	"github.com/buger/jsonparser"
+)
+
+func FuzzHand(f *testing.F) {
+	f.Add([]byte(` + "`" + `{"a":{"b":[1,2,{"c":"d"}]},"e":true}` + "`" + `), "a", "b")
+	f.Add([]byte(` + "`" + `[{"x":1},{"x":"y"}]` + "`" + `), "[0]", "x")
+	f.Fuzz(func(t *testing.T, doc []byte, k1, k2 string) {
+		jsonparser.Get(doc, k1, k2)
+		jsonparser.Delete(append([]byte(nil), doc...), k1, k2)
+		jsonparser.Set(append([]byte(nil), doc...), []byte("1"), k1, k2)
+		jsonparser.ObjectEach(doc, func(k, v []byte, vt jsonparser.ValueType, off int) error { return nil })
+		jsonparser.ArrayEach(doc, func(v []byte, vt jsonparser.ValueType, off int, err error) {}, k1)
+	})
+}
+`
+
+// benchLibs are the libraries TestCoverageAgainstHandWritten measures: the
+// release, and the hand-written target (a file written into the copy, or
+// the library's own when hand is empty: toml's FuzzDecode).
+var benchLibs = map[string]struct{ mod, hand, pkg, fn string }{
+	"gjson":      {"github.com/tidwall/gjson@v1.6.3", handGJSON, "./handwritten", "FuzzHand"},
+	"jsonparser": {"github.com/buger/jsonparser@v1.0.0", handJSONParser, "./handwritten", "FuzzHand"},
+	"toml":       {"github.com/BurntSushi/toml@v1.0.0", "", ".", "FuzzDecode"},
+}
+
 // TestCoverageAgainstHandWritten (opt-in, BENCHMARKS.md): libFuzzer's
 // coverage after FLEETD_HARNESS_BENCH seconds (300 in the table) on each
-// synthesized harness of gjson v1.6.3 (the best FLEETD_HARNESS_BENCH_N,
-// default 3) and on a hand-written target, one after the other, one worker.
+// synthesized harness of FLEETD_HARNESS_BENCH_LIB (gjson, jsonparser or
+// toml; default gjson; the best FLEETD_HARNESS_BENCH_N synthesized from
+// its API, default 3: neither its own fuzz targets nor its go-fuzz
+// functions count) and on a hand-written target, one after the other, one
+// worker.
 //
 //	FLEETD_HARNESS_BENCH=300 go test -run TestCoverageAgainstHandWritten -timeout 2h -v ./fuzzing/harness/
 func TestCoverageAgainstHandWritten(t *testing.T) {
@@ -49,19 +84,27 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 	if n <= 0 {
 		n = 3
 	}
+	name := os.Getenv("FLEETD_HARNESS_BENCH_LIB")
+	if name == "" {
+		name = "gjson"
+	}
+	lib, ok := benchLibs[name]
+	if !ok {
+		t.Fatalf("FLEETD_HARNESS_BENCH_LIB=%s: want gjson, jsonparser or toml", name)
+	}
 	ctx := context.Background()
 	clang, err := fuzzing.LibFuzzerClang(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "mod", "download", "-json", "github.com/tidwall/gjson@v1.6.3")
+	cmd := exec.Command("go", "mod", "download", "-json", lib.mod)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var d struct{ Dir string }
 	json.Unmarshal(out, &d)
-	dir := filepath.Join(t.TempDir(), "gjson")
+	dir := filepath.Join(t.TempDir(), name)
 	for _, argv := range [][]string{{"cp", "-r", d.Dir, dir}, {"chmod", "-R", "u+w", dir}} { // the module cache is read-only
 		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v %s", argv, err, out)
@@ -77,20 +120,22 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 	if es, err = Generate(ctx, dir, g, env, es); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(dir, "handwritten"), 0o755)
-	os.WriteFile(filepath.Join(dir, "handwritten", "hand_test.go"), []byte(handGJSON), 0o644)
-	type run struct{ pkg, fn string }
-	runs := []run{{"./handwritten", "FuzzHand"}}
+	if lib.hand != "" {
+		os.MkdirAll(filepath.Join(dir, "handwritten"), 0o755)
+		os.WriteFile(filepath.Join(dir, "handwritten", "hand_test.go"), []byte(lib.hand), 0o644)
+	}
+	type run struct{ pkg, fn, entry string }
+	runs := []run{{lib.pkg, lib.fn, "hand-written"}}
 	for _, e := range es {
-		if e.Dropped == "" && len(runs) <= n {
-			runs = append(runs, run{e.Package, e.Target})
+		if e.Dropped == "" && e.Kind != KindNative && e.Kind != KindGoFuzz && len(runs) <= n {
+			runs = append(runs, run{e.Package, e.Target, e.Name})
 		}
 	}
 	for _, r := range runs {
 		lt := fuzzing.LibFuzzerTarget{Go: fuzzing.GoTarget{Dir: dir, Package: r.pkg, Func: r.fn, Go: g, Env: env},
 			Clang: clang, Work: filepath.Join(t.TempDir(), "lf"), Workers: 1, InputTimeout: 5 * time.Second}
 		os.MkdirAll(lt.Work, 0o700)
-		rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: time.Duration(secs) * time.Second}, fuzzing.LibFuzzerOptions{})
+		rep, err := fuzzing.RunLibFuzzer(ctx, lt, fuzzing.Session{Duration: time.Duration(secs) * time.Second}, fuzzing.LibFuzzerOptions{Minimize: -1}) // coverage is the measure: no time spent minimizing crashers
 		if err != nil {
 			t.Errorf("%s: %v", r.fn, err)
 			continue
@@ -99,6 +144,6 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 		if rep.FirstCrash > 0 {
 			first = rep.FirstCrash.Round(time.Second).String()
 		}
-		t.Logf("| %s | %d | %d | %d | %d | %s |", r.fn, rep.Coverage, rep.Features, rep.Execs, len(rep.Crashers), first)
+		t.Logf("| %s | %s (%s) | %d | %d | %d | %d | %s |", name, r.fn, r.entry, rep.Coverage, rep.Features, rep.Execs, len(rep.Crashers), first)
 	}
 }

@@ -14,7 +14,12 @@
 // from leaves (a function returning that type, with or without an error).
 // A method's receiver always comes from such a constructor; when the type
 // has none its zero value is used and the entry is marked ZeroRecv (a nil
-// dereference in it is then the harness's misuse, not a bug). go-fuzz style
+// dereference in it is then the harness's misuse, not a bug). A method
+// whose name parses, on a type with a constructor, also gets a chained
+// entry (construct, configure, parse; Entry.Chain): up to two of the
+// type's configuring methods (pointer receiver, a Set, Enable, Disable,
+// Use or Allow name, one or two leaf arguments, no result or an error)
+// are called on the receiver first, from fuzz arguments of their own. go-fuzz style
 // `func Fuzz(data []byte) int` functions (the gofuzz build constraint
 // dropped in the scratch copy) and existing `FuzzXxx(*testing.F)` targets
 // are entries too. Names that reach outside the process (File, Dir, FS,
@@ -51,6 +56,14 @@
 // runs (Memory). A library crash carries a standalone _test.go
 // (Reproducer): the harness's body with the input as literals, which
 // fails on the buggy revision and passes once it is fixed.
+//
+// With a model (Authored): an Author (a model behind a function) writes
+// a whole harness file for an entry; the file is checked (package, the
+// target's import, no import that reaches outside the process, an f.Fuzz
+// over types the engines feed) and compiled, and the refusal or the
+// compiler's output goes back to the Author until it compiles or the
+// attempts run out: the OSS-Fuzz-gen loop. A kept one is a KindModel
+// entry whose crashes are judged by the same rules.
 //
 // It imports fuzzing (the crash-state reader) and the standard library,
 // and golang.org/x/tools/go/packages (the load of a module with types, the

@@ -47,6 +47,10 @@ type Entry struct {
 	Args     []string          `json:"args,omitempty"`    // fuzz argument types, in order (set by Generate)
 	Body     []string          `json:"body,omitempty"`    // the fuzz function's statements over a0, a1, ... (set by Generate)
 	Imports  map[string]string `json:"imports,omitempty"` // import path -> alias the body uses (set by Generate)
+	// Chain names the configuring methods called on the receiver, in
+	// order, between its constructor and the entry (construct, configure,
+	// parse); empty for a plain call.
+	Chain []string `json:"chain,omitempty"`
 
 	fn     *types.Func
 	recv   *value // the receiver's value (methods)
@@ -54,6 +58,82 @@ type Entry struct {
 	varia  bool
 	seeds  [][]seedVal // test calls' constant arguments, one per parameter
 	extra  [][]byte    // the package tests' string literals and testdata files
+	setup  []setupCall // Chain's calls
+}
+
+// takesInput reports whether building v reads a fuzz argument: a
+// destination (new(interface{})) or a zero value reads none.
+func takesInput(v value) bool {
+	switch v.kind {
+	case "leaf", "reader", "slice":
+		return true
+	case "struct":
+		return slices.ContainsFunc(v.fields, func(f field) bool { return takesInput(f.v) })
+	case "ctor":
+		return slices.ContainsFunc(v.args, takesInput)
+	}
+	return false
+}
+
+// setupCall is one configuring method call of a chain: its leaf
+// arguments, and whether it returns an error (then a refusal ends the
+// input, as a constructor's does).
+type setupCall struct {
+	fn     *types.Func
+	params []value
+	err    bool
+}
+
+// configWords start the names of methods that configure a receiver.
+var configWords = []string{"Set", "Enable", "Disable", "Use", "Allow"}
+
+// maxChain bounds the configuring calls of a chain.
+const maxChain = 2
+
+// configurers lists named's configuring methods, by name: exported,
+// pointer receiver (they change the value), a configuring name, one or
+// two leaf parameters, and no result or an error alone. At most maxChain.
+func (d *discovery) configurers(named *types.Named) []setupCall {
+	var out []setupCall
+	for i := 0; i < named.NumMethods() && len(out) < maxChain; i++ {
+		m := named.Method(i)
+		sig := m.Type().(*types.Signature)
+		if !m.Exported() || sig.Variadic() || sig.Params().Len() == 0 || sig.Params().Len() > 2 || sig.Results().Len() > 1 {
+			continue
+		}
+		if _, ptr := sig.Recv().Type().(*types.Pointer); !ptr || !slices.ContainsFunc(configWords, func(w string) bool { return strings.HasPrefix(m.Name(), w) }) {
+			continue
+		}
+		c := setupCall{fn: m}
+		if sig.Results().Len() == 1 {
+			if !types.Identical(sig.Results().At(0).Type(), types.Universe.Lookup("error").Type()) {
+				continue
+			}
+			c.err = true
+		}
+		for j := 0; j < sig.Params().Len(); j++ {
+			l, ok := leafOf(sig.Params().At(j).Type())
+			if !ok {
+				c.params = nil
+				break
+			}
+			c.params = append(c.params, value{kind: "leaf", typ: sig.Params().At(j).Type(), leaf: l})
+		}
+		if len(c.params) == sig.Params().Len() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// parses reports whether name has one of parseWords.
+func parses(name string) bool {
+	return slices.ContainsFunc(parseWords, func(w struct {
+		word string
+		w    float64
+	}) bool {
+		return strings.Contains(name, w.word)
+	})
 }
 
 // value is how one argument is built from fuzz arguments.
@@ -393,7 +473,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 	docs := docComments(p)
 	extra := d.extraSeeds(p.PkgPath, filepath.Join(d.dir, filepath.FromSlash(rel)))
 	var out []*Entry
-	add := func(fn *types.Func, recv *value, zero bool) {
+	add := func(fn *types.Func, recv *value, zero bool, chain []setupCall) {
 		sig := fn.Type().(*types.Signature)
 		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) {
 			return
@@ -409,6 +489,13 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 		if isGoFuzz(fn) {
 			e.Kind = KindGoFuzz
 		}
+		for _, c := range chain {
+			e.setup = append(e.setup, c)
+			e.Chain = append(e.Chain, c.fn.Name())
+		}
+		if len(chain) > 0 {
+			e.ID += "+" + strings.Join(e.Chain, "+")
+		}
 		for i := 0; i < sig.Params().Len(); i++ {
 			t := sig.Params().At(i).Type()
 			if e.varia && i == sig.Params().Len()-1 {
@@ -420,8 +507,8 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 			}
 			e.params = append(e.params, v)
 		}
-		if len(e.params) == 0 && (recv == nil || len(recv.args) == 0) {
-			return // nothing of the input reaches it
+		if !slices.ContainsFunc(e.params, takesInput) && (recv == nil || !takesInput(*recv)) {
+			return // nothing of the input reaches it (go-querystring's Values(v interface{}))
 		}
 		d.rank(e)
 		out = append(out, e)
@@ -439,7 +526,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 					Target: obj.Name(), Package: "./" + rel, Score: 100, Why: []string{"an existing native fuzz target"}})
 				continue
 			}
-			add(obj, nil, false)
+			add(obj, nil, false, nil)
 		case *types.TypeName:
 			named, ok := obj.Type().(*types.Named)
 			if !ok || obj.IsAlias() || named.TypeParams() != nil {
@@ -453,9 +540,21 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 			if zero {
 				recv = value{kind: "zero", typ: named}
 			}
+			var chain []setupCall
+			if !zero {
+				chain = d.configurers(named)
+			}
 			for i := 0; i < named.NumMethods(); i++ {
-				if m := named.Method(i); m.Exported() {
-					add(m, &recv, zero)
+				m := named.Method(i)
+				if !m.Exported() {
+					continue
+				}
+				add(m, &recv, zero, nil)
+				// Construct, configure, parse: the same entry after the
+				// type's configuring methods, whose settings may open
+				// code the plain call never reaches.
+				if len(chain) > 0 && parses(m.Name()) && !slices.ContainsFunc(chain, func(c setupCall) bool { return c.fn == m }) {
+					add(m, &recv, zero, chain)
 				}
 			}
 		}
@@ -729,6 +828,10 @@ func (d *discovery) rank(e *Entry) {
 	}
 	if strings.Contains(e.Pkg, "/internal/") || strings.HasSuffix(e.Pkg, "/internal") {
 		score -= 1
+	}
+	if len(e.Chain) > 0 {
+		score -= 0.5 // after the plain call, which the chain repeats
+		why = append(why, "configured first by "+strings.Join(e.Chain, ", "))
 	}
 	e.Score = float64(int(score*10)) / 10
 	e.Why = why

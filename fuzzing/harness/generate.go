@@ -318,6 +318,18 @@ func (g *gen) call(e *Entry) body {
 	if e.recv != nil {
 		recv = g.expr(&b, *e.recv)
 	}
+	for _, c := range e.setup {
+		var args []string
+		for _, p := range c.params {
+			args = append(args, g.expr(&b, p))
+		}
+		call := recv + "." + c.fn.Name() + "(" + strings.Join(args, ", ") + ")"
+		if c.err {
+			b.stmts = append(b.stmts, "if err := "+call+"; err != nil {", "\treturn // the configuration refused the input", "}")
+		} else {
+			b.stmts = append(b.stmts, call)
+		}
+	}
 	var args []string
 	for _, p := range e.params {
 		args = append(args, g.expr(&b, p))
@@ -449,6 +461,9 @@ func fleetdElems(b []byte, size int) [][]byte {
 // targetName is a fuzz target's name for e, unique in used.
 func targetName(e *Entry, used map[string]bool) string {
 	n := strings.NewReplacer("(", "", ")", "", "*", "", ".", "_").Replace(e.Name)
+	if len(e.Chain) > 0 {
+		n += "_Configured"
+	}
 	base := "Fuzz" + strings.ToUpper(n[:1]) + n[1:]
 	if strings.HasPrefix(n, "Fuzz") {
 		base = "FuzzGoFuzz" + strings.TrimPrefix(n, "Fuzz")

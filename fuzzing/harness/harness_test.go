@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qafleet/fleetd/fuzzing"
 )
@@ -314,8 +315,64 @@ func TestDiscoverErrors(t *testing.T) {
 		t.Error("a directory without a module should be refused")
 	}
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/empty\n\ngo 1.21\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package empty\n\nfunc Nothing() {}\n"), 0o644)
+	// Values takes only a destination (go-querystring's shape): a harness
+	// for it would read no input, and go test refuses a fuzz function
+	// without a fuzz argument.
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package empty\n\nfunc Nothing() {}\n\nfunc Values(v interface{}) (string, error) { return \"\", nil }\n"), 0o644)
 	if _, err := Discover(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "no drivable entry point") {
 		t.Errorf("a module with nothing to drive: %v", err)
+	}
+}
+
+// TestChainConfiguresFirst: a method whose name parses, on a type with a
+// constructor and configuring methods, gets a second harness that
+// constructs, configures, then calls it; the bug only that order reaches
+// (Parse after SetMaxDepth) is found through it and judged the library's.
+func TestChainConfiguresFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chain")
+	if err := os.CopyFS(dir, os.DirFS("testdata/chain")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	es, err := Discover(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err = Generate(ctx, dir, goCmd(t), nil, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, chained *Entry
+	for _, e := range es {
+		switch e.ID {
+		case "example.com/chain.(*Lexer).Parse":
+			plain = e
+		case "example.com/chain.(*Lexer).Parse+SetMaxDepth+SetStrict":
+			chained = e
+		}
+	}
+	if plain == nil || chained == nil || chained.Dropped != "" {
+		t.Fatalf("plain %+v chained %+v", plain, chained)
+	}
+	body := strings.Join(chained.Body, "\n")
+	if i, j := strings.Index(body, ".SetMaxDepth("), strings.Index(body, ".Parse()"); i < 0 || j < i || !strings.Contains(body, ".SetStrict(") || !strings.Contains(body, "the configuration refused the input") {
+		t.Errorf("the chain's body:\n%s", body)
+	}
+	if chained.Score >= plain.Score || !strings.Contains(strings.Join(chained.Why, "; "), "configured first by SetMaxDepth, SetStrict") {
+		t.Errorf("chained score %.1f (plain %.1f), why %v", chained.Score, plain.Score, chained.Why)
+	}
+	// Only the chain reaches the bug: "((" past a depth limit of 1.
+	vals := map[string]string{"[]byte": `[]byte("((")`, "int": "int(1)", "int64": "int64(1)", "bool": "bool(false)"}
+	var lines []string
+	for _, a := range chained.Args {
+		lines = append(lines, vals[a])
+	}
+	g := fuzzing.GoTarget{Dir: dir, Package: chained.Package, Func: chained.Target, Go: goCmd(t), Env: os.Environ()}
+	c, err := fuzzing.ReplayGo(ctx, g, []byte("go test fuzz v1\n"+strings.Join(lines, "\n")+"\n"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := Judge(chained, "example.com/chain", c.Outcome, c.Stderr); v.Verdict != Library || !strings.Contains(v.Frame, "Parse") {
+		t.Errorf("args %v: %s %+v\n%s", chained.Args, c.Outcome, v, c.Stderr)
 	}
 }

@@ -1,0 +1,3 @@
+module example.com/chain
+
+go 1.22
