@@ -77,7 +77,7 @@ var layers = map[string]int{
 
 	// The specialists: the replay engine and probe API the checks are
 	// written against, the checks, and the playbooks that compose them.
-	"specialists/probe":     3,
+	"specialists/replay":    3,
 	"specialists/inject":    4,
 	"specialists/redteam":   4,
 	"specialists/fuzzstage": 4,
@@ -121,7 +121,7 @@ var narrow = map[string][]string{
 	"sarif":           {"fleet"},
 	"browser":         {"crawl", "clip"}, // the adapter reports in crawl.Rendered, nothing else of fleetd's
 	// the probe API: the domain and the crawl's link discovery only
-	"specialists/probe": {"fleet", "crawl", "trajectory", "clip"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
+	"specialists/replay": {"fleet", "crawl", "trajectory", "clip"}, // trajectory: the redaction's key shapes, so the secret scanner finds what records redact
 }
 
 // testOnly are packages any test may import but no production package except
@@ -343,10 +343,10 @@ func TestImportRuleCatchesViolations(t *testing.T) {
 	write("cmd/fleetd/m_test.go", "package main\n\nimport _ \"github.com/modelcontextprotocol/go-sdk/mcp\"\n") // an SDK client in cmd's tests: fine
 	write("cmd/fleetd/m.go", imp("main", "github.com/modelcontextprotocol/go-sdk/mcp"))                        // the SDK in cmd's code
 	write("poster/p.go", imp("poster", module+"/qatools", module+"/chain"))                                    // a layer above; chain is below: fine
-	write("specialists/inject/i.go", imp("inject", module+"/specialists/probe", module+"/fuzzing"))            // lower layers: fine
+	write("specialists/inject/i.go", imp("inject", module+"/specialists/replay", module+"/fuzzing"))           // lower layers: fine
 	write("specialists/redteam/r.go", imp("redteam", module+"/specialists"))                                   // its parent, a layer above
 	write("specialists/fuzzstage/f.go", imp("fuzzstage", module+"/specialists/inject"))                        // a sibling check
-	write("specialists/s.go", imp("specialists", module+"/specialists/inject", module+"/specialists/probe"))   // a parent over checks below it: fine
+	write("specialists/s.go", imp("specialists", module+"/specialists/inject", module+"/specialists/replay"))  // a parent over checks below it: fine
 	write("console/c.go", imp("console", module+"/fixtures/testbed"))                                          // a fixture in production code
 	write("fixtures/testbed/t.go", imp("testbed", module+"/cmd/fleetd", module+"/pipeline"))                   // a command; a fixture may use a pipeline
 

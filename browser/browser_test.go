@@ -19,6 +19,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/spa"
+	"github.com/qafleet/fleetd/fixtures/twin"
 )
 
 // mustFind returns Chromium's path. Without one the test skips, except in
@@ -391,7 +392,7 @@ func TestFind(t *testing.T) {
 //
 //	go test -run XXX -bench Render -benchtime 20x ./browser
 func BenchmarkRender(b *testing.B) {
-	app, err := spa.Serve(context.Background(), spa.Correct)
+	app, err := spa.Serve(context.Background(), twin.Correct)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func writeFuzzStats(t *testing.T) (string, time.Time) {
 	dir := filepath.Join(t.TempDir(), "fuzz")
 	key := fuzzing.TargetKey("go", "repo", "pkg", "FuzzParse")
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	reps := []fuzzing.Report{
+	reps := []fuzzing.Tally{
 		{Engine: fuzzing.EngineLibFuzzer, Execs: 60000, Elapsed: 20 * time.Second, ExecsPerSec: 3000, Coverage: 100, Features: 300, CorpusSize: 10},
 		{Engine: fuzzing.EngineLibFuzzer, Execs: 64000, Elapsed: 20 * time.Second, ExecsPerSec: 3200, Coverage: 140, Features: 380, CorpusSize: 14},
 		{Engine: fuzzing.EngineLibFuzzer, Execs: 62000, Elapsed: 20 * time.Second, CPU: 31 * time.Second, ExecsPerSec: 3100, Coverage: 140, Features: 380, CorpusSize: 14,

@@ -51,7 +51,7 @@ type AFLOptions struct {
 	// the {src} argument.
 	Instrumented *AFLBinaries
 	// Why is the reason the mode was chosen (e.g. why the instrumented
-	// build is not used), the start of Report.ModeWhy.
+	// build is not used), the start of Tally.ModeWhy.
 	Why string
 	// Minimize bounds afl-tmin per crash of a new state on an instrumented
 	// build (afl-tmin needs the instrumentation); 0 = 30 s at most (a
@@ -72,7 +72,7 @@ var aflCrashTime = regexp.MustCompile(`(?:^|,)time:(\d+)`)
 // Describe to read its crash state; the first of each state is a Crasher.
 // Inputs AFL++ queued are added to s.Corpus. Errors: afl-fuzz missing or
 // failing to start (its output's tail is in the error).
-func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Report, error) {
+func RunAFL(ctx context.Context, t Target, s Session, o AFLOptions) (*Tally, error) {
 	afl := AFLPath()
 	if afl == "" {
 		return nil, errors.New("aflpp: afl-fuzz is not installed (apt-get install afl++)")

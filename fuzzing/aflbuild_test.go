@@ -28,7 +28,7 @@ var cmagicSeed = []byte("R\x05\x00hello")
 
 // runCMagic builds testdata/cmagic (with the harness when persistent) and
 // fuzzes it for up to 30 s, stopping at the first crash.
-func runCMagic(t *testing.T, persistent bool) (*Report, *AFLBinaries) {
+func runCMagic(t *testing.T, persistent bool) (*Tally, *AFLBinaries) {
 	t.Helper()
 	dir := t.TempDir()
 	b := AFLBuild{Dir: "testdata/cmagic", Work: dir, CacheDir: filepath.Join(dir, "bin"),

@@ -67,8 +67,8 @@ type Crasher struct {
 	site string
 }
 
-// Report is what a session did.
-type Report struct {
+// Tally is what a session did.
+type Tally struct {
 	Engine  string        `json:"engine"`
 	Note    string        `json:"note,omitempty"`     // why this engine (a fallback), or what limited it
 	Mode    string        `json:"mode,omitempty"`     // aflpp: instrumented+persistent, instrumented, non-instrumented or qemu
@@ -171,7 +171,7 @@ var locRE = regexp.MustCompile(`^\S*?:\d+(?::\d+)?:\s*`)
 // keeps what it learned. Errors are infrastructure failures (the target
 // cannot be started, the corpus cannot be written); ctx's cancellation
 // ends the session early without error.
-func RunBuiltin(ctx context.Context, t Target, s Session) (*Report, error) {
+func RunBuiltin(ctx context.Context, t Target, s Session) (*Tally, error) {
 	if len(t.Argv) == 0 {
 		return nil, errors.New("builtin fuzz: empty argv")
 	}

@@ -118,7 +118,7 @@ func TestEval(t *testing.T) {
 	}
 }
 
-func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (tr trial, rep *Report, err error) {
+func runTrial(ctx context.Context, t *testing.T, eng string, et evalTarget, mod, bin, goCmd, shared string, seeds [][]byte, budget time.Duration, seed uint64) (tr trial, rep *Tally, err error) {
 	work := t.TempDir()
 	tg := Target{Argv: []string{bin, "{src}"}, Dir: work, Timeout: 2 * time.Second}
 	switch eng {

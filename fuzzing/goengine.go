@@ -90,7 +90,7 @@ var (
 // writes (Go stops at the first and minimizes it) into a Crasher whose
 // Input is the `go test fuzz v1` file. Errors are infrastructure failures:
 // the package does not build, the binary cannot run.
-func RunGo(ctx context.Context, g GoTarget, d time.Duration) (*Report, error) {
+func RunGo(ctx context.Context, g GoTarget, d time.Duration) (*Tally, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func RunGo(ctx context.Context, g GoTarget, d time.Duration) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go fuzz: %w", err)
 	}
-	rep := &Report{Engine: EngineGo, Elapsed: time.Since(start)}
+	rep := &Tally{Engine: EngineGo, Elapsed: time.Since(start)}
 	out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
 	for _, m := range goProgress.FindAllSubmatch(out, -1) {
 		rep.Execs, _ = strconv.Atoi(string(m[2]))

@@ -181,7 +181,7 @@ const (
 // `go test fuzz v1` form (what ReplayLibFuzzer and ReplayGo take). Errors
 // are infrastructure failures: the target does not build, the binary does
 // not start.
-func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzzerOptions) (*Report, error) {
+func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzzerOptions) (*Tally, error) {
 	b, err := lt.build(ctx)
 	if err != nil {
 		return nil, err

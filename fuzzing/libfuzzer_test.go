@@ -365,7 +365,7 @@ func TestLibFuzzerPruneSchedule(t *testing.T) {
 		}
 	}
 	var others [][]byte // the other engines' inputs, staged with the kept corpus
-	session := func() *Report {
+	session := func() *Tally {
 		t.Helper()
 		rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Kept: kept, Minimize: -1, PruneEvery: 24 * time.Hour, Others: others})
 		if err != nil {

@@ -41,7 +41,7 @@ type sessionEngine interface {
 // session is one session's shared state.
 type session struct {
 	Session
-	rep         *Report
+	rep         *Tally
 	notes       []string
 	start       time.Time
 	deadline    time.Time
@@ -66,13 +66,13 @@ func newSession(engine string, s Session) *session {
 		s.MaxCrashers = 8
 	}
 	now := time.Now()
-	return &session{Session: s, rep: &Report{Engine: engine}, start: now, deadline: now.Add(s.Duration),
+	return &session{Session: s, rep: &Tally{Engine: engine}, start: now, deadline: now.Add(s.Duration),
 		maxCrashers: s.MaxCrashers, states: map[string]bool{}}
 }
 
 // runSession runs e's steps in order. A step's error ends the session;
 // the report so far is returned with it.
-func runSession(ctx context.Context, e sessionEngine, s *session) (*Report, error) {
+func runSession(ctx context.Context, e sessionEngine, s *session) (*Tally, error) {
 	sample, err := e.stage(ctx, s)
 	if err != nil {
 		return s.rep, err

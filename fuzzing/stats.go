@@ -41,7 +41,7 @@ type StatsLine struct {
 	Execs       int       `json:"execs"`
 	ElapsedMS   int64     `json:"elapsed_ms"`
 	ExecsPerSec int       `json:"execs_per_sec"`
-	// CPUMS is the fuzzing's processor time (Report.CPU); 0 = not measured.
+	// CPUMS is the fuzzing's processor time (Tally.CPU); 0 = not measured.
 	CPUMS      int64 `json:"cpu_ms,omitempty"`
 	Coverage   int   `json:"coverage,omitempty"`
 	Features   int   `json:"features,omitempty"`
@@ -55,7 +55,7 @@ type StatsLine struct {
 
 // StatsLineOf returns the line for one session's report, ended at now
 // (NewCoverage is set by AppendStats).
-func StatsLineOf(rep *Report, target string, now time.Time) StatsLine {
+func StatsLineOf(rep *Tally, target string, now time.Time) StatsLine {
 	l := StatsLine{Time: now.UTC(), Engine: rep.Engine, Target: target, Execs: rep.Execs, ElapsedMS: rep.Elapsed.Milliseconds(), CPUMS: rep.CPU.Milliseconds(),
 		ExecsPerSec: rep.ExecsPerSec, Coverage: rep.Coverage, Features: rep.Features, CorpusSize: rep.CorpusSize, NewInputs: rep.NewInputs}
 	if l.ExecsPerSec == 0 && rep.Elapsed > 0 {

@@ -17,15 +17,15 @@ func TestAppendStatsNewCoverageAndPlateau(t *testing.T) {
 	dir := filepath.Join(root, "go-0123456789abcdef")
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	steps := []struct {
-		rep         Report
+		rep         Tally
 		wantNew     bool
 		wantPlateau int
 	}{
-		{Report{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 100, Features: 300, CorpusSize: 10}, true, 0},
-		{Report{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 100, Features: 300, CorpusSize: 10}, false, 1},
-		{Report{Engine: EngineGo, Execs: 900, Elapsed: time.Second}, true, 0}, // another engine's first session
-		{Report{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 90, Features: 290, CorpusSize: 10}, false, 2},
-		{Report{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 101, Features: 300, CorpusSize: 11,
+		{Tally{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 100, Features: 300, CorpusSize: 10}, true, 0},
+		{Tally{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 100, Features: 300, CorpusSize: 10}, false, 1},
+		{Tally{Engine: EngineGo, Execs: 900, Elapsed: time.Second}, true, 0}, // another engine's first session
+		{Tally{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 90, Features: 290, CorpusSize: 10}, false, 2},
+		{Tally{Engine: EngineLibFuzzer, Execs: 3000, Elapsed: time.Second, Coverage: 101, Features: 300, CorpusSize: 11,
 			Crashers: []Crasher{{State: "panic: x\nf.go:1"}, {State: "panic: x\nf.go:1"}, {State: "hang: <a>"}}}, true, 0},
 	}
 	for i, s := range steps {

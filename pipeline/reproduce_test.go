@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
@@ -114,7 +115,7 @@ func TestReproduction(t *testing.T) {
 // the dial refuses it before anything is sent.
 func TestAuthzReproducer(t *testing.T) {
 	ctx := context.Background()
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		app := siwe.Serve(mode)
 		defer app.Close()
 		u, _ := url.Parse(app.URL())
@@ -131,7 +132,7 @@ func TestAuthzReproducer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
-		want := mode == siwe.Flawed
+		want := mode == twin.Flawed
 		if got.Reproduced != want || got.HasInput || got.RunID == "" || !strings.Contains(got.Detail, "/api/accounts/{address}/settings") {
 			t.Errorf("%s: %+v, want reproduced %v", mode, got, want)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/sandbox"
 )
@@ -38,12 +39,12 @@ func authzRepros(base string) map[string]map[string]any {
 // second replay too), and its result names fields and statuses only: no
 // address, no session, no value of another identity's resource.
 func TestAuthzRepro(t *testing.T) {
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		t.Run(mode.String(), func(t *testing.T) {
 			h := newSigninHarness(t, mode, fleet.Exercise, nil)
 			h.run.Meter = sandbox.NewMeter(fleet.Budget{MaxWrites: 60})
 			want := AuthzReproduced
-			if mode == siwe.Correct {
+			if mode == twin.Correct {
 				want = AuthzNotReproduced
 			}
 			for name, args := range authzRepros(h.app.URL()) {
@@ -76,7 +77,7 @@ func TestAuthzRepro(t *testing.T) {
 					}
 				}
 			}
-			if mode == siwe.Flawed {
+			if mode == twin.Flawed {
 				out := h.call("qa_authz", authzRepros(h.app.URL())["object"])
 				if f, _ := out.Result["fields"].([]string); !strings.Contains(strings.Join(f, ","), "role") {
 					t.Errorf("the object repro names fields %v, want the settings' (role among them)", out.Result["fields"])
@@ -106,7 +107,7 @@ func siweAddress(body string) string {
 // placeholder; each sign-in spends a write, and an empty budget stops it.
 func TestAuthzReproFences(t *testing.T) {
 	given, _ := chain.GenerateKey()
-	h := newSigninHarness(t, siwe.Flawed, fleet.Observe, map[string]*chain.Key{"authz1a": given, "a": given})
+	h := newSigninHarness(t, twin.Flawed, fleet.Observe, map[string]*chain.Key{"authz1a": given, "a": given})
 	args := authzRepros(h.app.URL())["object"]
 	if out := h.call("qa_authz", args); out.Verdict != fleet.VerdictRefused {
 		t.Fatalf("qa_authz at observe: %s %v", out.Verdict, out.Result)

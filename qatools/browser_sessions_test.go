@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -15,7 +15,7 @@ import (
 // an identity this run's qa_login signed in, and only the credentials the
 // platform issued (they reach GET /api/me), with the origin they go to.
 func TestBrowserSessionFollowsTheDial(t *testing.T) {
-	h := newSigninHarness(t, siwe.Correct, fleet.Exercise, nil)
+	h := newSigninHarness(t, twin.Correct, fleet.Exercise, nil)
 	ctx := context.Background()
 	if _, err := h.run.Sessions.Browser(ctx, "a", ""); err == nil || !strings.Contains(err.Error(), "sign it in with qa_login first") {
 		t.Fatalf("a session before any sign-in: %v", err)

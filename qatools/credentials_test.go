@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -16,7 +16,7 @@ import (
 // token a page linked), the sign-in's own URLs. Each is refused before
 // anything is sent; identity claims and plain parameters still go out.
 func TestNeverReplaysACredential(t *testing.T) {
-	h := newSigninHarness(t, siwe.Flawed, fleet.Exercise, nil)
+	h := newSigninHarness(t, twin.Flawed, fleet.Exercise, nil)
 	base := h.app.URL()
 	stolen := "kr_session=someone-elses; tok_9f2c"
 	sent := func() int { return h.app.Seen().Requests }

@@ -231,7 +231,7 @@ func (t *tools) fuzzCompiler(ctx context.Context, engine, note string, d time.Du
 	if s.Corpus, err = t.fuzzCorpus(key); err != nil {
 		return nil, err
 	}
-	var rep *fuzzing.Report
+	var rep *fuzzing.Tally
 	if engine == fuzzing.EngineAFL {
 		o := fuzzing.AFLOptions{Dictionary: fuzzing.Harvest(seeds)}
 		// The compiler's own source, when target.repo is on this machine:
@@ -523,7 +523,7 @@ func (t *tools) fuzzLibFuzzer(ctx context.Context, a fuzzArgs, clang string, d t
 // many sessions in a row this engine has not (plateau_sessions): what the
 // playbooks, which read no files, see of the kept statistics. A file that
 // cannot be written is named in the note; the session's result stands.
-func (t *tools) recordStats(out map[string]any, key string, rep *fuzzing.Report, target string) {
+func (t *tools) recordStats(out map[string]any, key string, rep *fuzzing.Tally, target string) {
 	if t.env.FuzzDir == "" {
 		return
 	}
@@ -578,7 +578,7 @@ func (t *tools) fuzzCorpus(key string) (*fuzzing.Corpus, error) {
 	return fuzzing.OpenCorpus(filepath.Join(t.env.FuzzDir, key))
 }
 
-func reportFields(rep *fuzzing.Report, note string) map[string]any {
+func reportFields(rep *fuzzing.Tally, note string) map[string]any {
 	crashers := make([]map[string]any, 0, len(rep.Crashers))
 	for _, c := range rep.Crashers {
 		m := crasherFields(c)

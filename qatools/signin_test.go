@@ -13,6 +13,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
@@ -29,7 +30,7 @@ type signinHarness struct {
 	run *Run
 }
 
-func newSigninHarness(t *testing.T, mode siwe.Mode, dial fleet.Dial, accounts map[string]*chain.Key) *signinHarness {
+func newSigninHarness(t *testing.T, mode twin.Mode, dial fleet.Dial, accounts map[string]*chain.Key) *signinHarness {
 	t.Helper()
 	var admins []fleet.Address
 	for _, k := range accounts {
@@ -85,7 +86,7 @@ func (h *signinHarness) login(identity string, extra map[string]any) fleet.Outco
 // the calls that name it and with no other; a second identity is another
 // address; a login spends a write.
 func TestLoginKeepsSessionsPerIdentity(t *testing.T) {
-	h := newSigninHarness(t, siwe.Correct, fleet.Exercise, nil)
+	h := newSigninHarness(t, twin.Correct, fleet.Exercise, nil)
 	a := h.login("a", nil)
 	if a.Verdict != fleet.VerdictOK || a.Result["session"] != "cookie kr_session + bearer token" {
 		t.Fatalf("login a: %s %v", a.Verdict, a.Result)
@@ -144,12 +145,12 @@ func TestLoginKeepsSessionsPerIdentity(t *testing.T) {
 // TestLoginTampers: each sign-in verification probe is refused by the
 // correct twin and accepted by the flawed one, and keeps no session.
 func TestLoginTampers(t *testing.T) {
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		t.Run(mode.String(), func(t *testing.T) {
 			h := newSigninHarness(t, mode, fleet.Exercise, nil)
 			for _, tamper := range tampers {
 				out := h.login("t", map[string]any{"tamper": tamper})
-				if out.Verdict != fleet.VerdictOK || out.Result["accepted"] != (mode == siwe.Flawed) || out.Result["tamper"] != tamper {
+				if out.Verdict != fleet.VerdictOK || out.Result["accepted"] != (mode == twin.Flawed) || out.Result["tamper"] != tamper {
 					t.Errorf("%s: %s %v", tamper, out.Verdict, out.Result)
 				}
 			}
@@ -166,7 +167,7 @@ func TestLoginTampers(t *testing.T) {
 // qa_call refuses Cookie and Authorization headers (no replay of a cookie
 // fleetd did not get by signing in).
 func TestNothingBehindTheLoginAtObserve(t *testing.T) {
-	h := newSigninHarness(t, siwe.Flawed, fleet.Observe, nil)
+	h := newSigninHarness(t, twin.Flawed, fleet.Observe, nil)
 	if out := h.login("a", nil); out.Verdict != fleet.VerdictRefused {
 		t.Fatalf("qa_login at observe: %s", out.Verdict)
 	}
@@ -228,7 +229,7 @@ func TestGivenAccountNeverLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newSigninHarness(t, siwe.Correct, fleet.Exercise, map[string]*chain.Key{"admin": admin})
+	h := newSigninHarness(t, twin.Correct, fleet.Exercise, map[string]*chain.Key{"admin": admin})
 	out := h.login("admin", nil)
 	if out.Verdict != fleet.VerdictOK || out.Result["given"] != true || out.Result["address"] != k.Address().String() {
 		t.Fatalf("login as the given admin: %v", out.Result)
@@ -258,7 +259,7 @@ func TestGivenAccountNeverLeaks(t *testing.T) {
 // never signed in, none of another run's, and a role without a given
 // account is a fresh identity, not anyone's account.
 func TestSessionsOnlyOfOwnIdentities(t *testing.T) {
-	h := newSigninHarness(t, siwe.Flawed, fleet.Exercise, nil)
+	h := newSigninHarness(t, twin.Flawed, fleet.Exercise, nil)
 	if out := h.login("a", nil); out.Verdict != fleet.VerdictOK {
 		t.Fatalf("login: %v", out.Result)
 	}
@@ -353,14 +354,14 @@ func TestParseNonce(t *testing.T) {
 // cookie; rotated says whether a new session came back (the flawed twin
 // keeps the one it was sent).
 func TestLoginRotation(t *testing.T) {
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		h := newSigninHarness(t, mode, fleet.Exercise, nil)
 		first := h.login("r", nil)
 		if _, has := first.Result["rotated"]; has || first.Verdict != fleet.VerdictOK {
 			t.Fatalf("%s: first login: %v", mode, first.Result)
 		}
 		again := h.login("r", nil)
-		if again.Result["rotated"] != (mode == siwe.Correct) {
+		if again.Result["rotated"] != (mode == twin.Correct) {
 			t.Errorf("%s: second login rotated = %v", mode, again.Result["rotated"])
 		}
 		if out := h.call("qa_fetch", map[string]any{"url": h.app.URL() + "/api/me", "as": "r"}); out.Result["status"] != 200 {

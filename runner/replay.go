@@ -54,8 +54,8 @@ type ReplayRow struct {
 	Detail       string `json:"detail,omitempty"`
 }
 
-// ReplayReport is what `fleetd runs replay` prints.
-type ReplayReport struct {
+// ReplayComparison is what `fleetd runs replay` prints.
+type ReplayComparison struct {
 	RunID      string         `json:"run_id"`
 	ReplayOf   string         `json:"replay_of"`
 	Specialist string         `json:"specialist"`
@@ -169,7 +169,7 @@ type ReplayOptions struct {
 // c) and compares them with the recorded ones. The report is returned
 // whenever the replay ran, with the error of a run that ended in a harness
 // error. A replay posts nothing: qa_report answers ReplayNotPosted.
-func Replay(ctx context.Context, c Config, env *Env, orig *trajectory.Run, o ReplayOptions) (*ReplayReport, error) {
+func Replay(ctx context.Context, c Config, env *Env, orig *trajectory.Run, o ReplayOptions) (*ReplayComparison, error) {
 	h := orig.Header
 	p := fleet.Persona{Name: h.Specialist, Goal: h.Goal}
 	if o.Persona != nil {
@@ -225,7 +225,7 @@ func Replay(ctx context.Context, c Config, env *Env, orig *trajectory.Run, o Rep
 	if res.RunID == "" {
 		return nil, err // the run did not start
 	}
-	rep := &ReplayReport{RunID: res.RunID, ReplayOf: h.RunID, Specialist: h.Specialist, Dial: now.String(), RecordedAt: h.Dial,
+	rep := &ReplayComparison{RunID: res.RunID, ReplayOf: h.RunID, Specialist: h.Specialist, Dial: now.String(), RecordedAt: h.Dial,
 		Outcome: string(res.Outcome), Summary: res.Summary, Turns: r.finish(), Counts: map[string]int{}, Names: r.names}
 	for _, row := range rep.Turns {
 		rep.Counts[row.Comparison]++

@@ -14,7 +14,7 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
 )
@@ -33,12 +33,12 @@ type Config struct {
 	// Planner builds the model that drives p: its configured planner, or
 	// override (Options.Planner). render is the run's rendering crawl for
 	// the playbooks. It returns the model and its name for the record.
-	Planner func(ctx context.Context, p fleet.Persona, override string, target fleet.Target, render probe.Renderer, logger *slog.Logger) (fleet.Model, string, error)
+	Planner func(ctx context.Context, p fleet.Persona, override string, target fleet.Target, render replay.Renderer, logger *slog.Logger) (fleet.Model, string, error)
 	// Renderer starts the run's rendering crawl, jailed in jailDir, its page
 	// writes asked of writes: the renderer (nil: off), its stop, and how it
 	// is confined (the record's config "renderer"); sessions are the
 	// identities qa_login signs in, which it may render as at exercise.
-	Renderer func(env *Env, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (probe.Renderer, func(), string, error)
+	Renderer func(env *Env, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (replay.Renderer, func(), string, error)
 	// RunEnded, when set (tests), is called as each run returns.
 	RunEnded func()
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -46,12 +46,12 @@ func newRunFixture(t *testing.T) *runFixture {
 	}
 	f.cfg = Config{
 		DataDir: f.dir, Budget: fleet.Budget{MaxWrites: 5, MaxTurns: 20}, Build: "test-build",
-		Planner: func(_ context.Context, p fleet.Persona, override string, _ fleet.Target, _ probe.Renderer, _ *slog.Logger) (fleet.Model, string, error) {
+		Planner: func(_ context.Context, p fleet.Persona, override string, _ fleet.Target, _ replay.Renderer, _ *slog.Logger) (fleet.Model, string, error) {
 			f.planned++
 			f.override = override
 			return f.script, "script/" + p.Name, nil
 		},
-		Renderer: func(*Env, *qatools.PageWrites, string, *qatools.Sessions) (probe.Renderer, func(), string, error) {
+		Renderer: func(*Env, *qatools.PageWrites, string, *qatools.Sessions) (replay.Renderer, func(), string, error) {
 			f.rendered++
 			if f.renderErr != nil {
 				return nil, nil, "", f.renderErr

@@ -21,6 +21,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
@@ -124,7 +125,7 @@ func realToolsOn(t *testing.T, target fleet.Target, maxWrites int, c *chain.Clie
 }
 
 func TestEvalSignIn(t *testing.T) {
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode)
 			defer app.Close()
@@ -140,7 +141,7 @@ func TestEvalSignIn(t *testing.T) {
 				t.Errorf("the summary does not list the pages behind the login:\n%s", res.Summary)
 			}
 			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
-			if mode == siwe.Correct {
+			if mode == twin.Correct {
 				for _, f := range got {
 					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
 						t.Errorf("the correct twin got a finding at %s: %v", sev, f["summary"])
@@ -178,7 +179,7 @@ func TestEvalSignIn(t *testing.T) {
 // still read (the crawl may GET the nonce endpoint the docs link: a public
 // read in front of the login, nothing behind it).
 func TestSignInNothingAtObserve(t *testing.T) {
-	app := siwe.Serve(siwe.Flawed)
+	app := siwe.Serve(twin.Flawed)
 	defer app.Close()
 	_, got := runLoop(t, "security", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
 	seen := app.Seen()
@@ -218,7 +219,7 @@ func TestTestbedSignedIn(t *testing.T) {
 // session are behind that login (not short of credentials the docs do not
 // show), files no finding for them, and signs nobody in.
 func TestUXBehindLogin(t *testing.T) {
-	app := siwe.Serve(siwe.Flawed)
+	app := siwe.Serve(twin.Flawed)
 	defer app.Close()
 	res, got := runLoop(t, "ux", fleet.Observe, app.Target(), realTools(t, app.Target(), 48), Options{})
 	for _, path := range []string{"/api/me", "/api/admin/accounts"} {
@@ -258,7 +259,7 @@ func TestSpoofWithRegistryOwners(t *testing.T) {
 	if _, err := reg.Register(ctx, cw.sponsor, "welcome"); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode, cw.sponsor.Address())
 			defer app.Close()
@@ -266,7 +267,7 @@ func TestSpoofWithRegistryOwners(t *testing.T) {
 			tg.Registry = reg.Address().String()
 			_, got := runLoop(t, "security", fleet.Exercise, tg, realToolsOn(t, tg, 48, cw.c, reg), Options{})
 			owner := strings.ToLower(cw.sponsor.Address().String())
-			if mode == siwe.Correct {
+			if mode == twin.Correct {
 				for _, f := range got {
 					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
 						t.Errorf("the correct twin got a finding at %s: %v", sev, f["summary"])

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // fakeRenderer answers renders from a function and counts them per URL.
@@ -245,7 +245,7 @@ func TestFormSubmission(t *testing.T) {
 		}
 		return out
 	}
-	run := func(dial fleet.Dial, r probe.Renderer) []map[string]any {
+	run := func(dial fleet.Dial, r replay.Renderer) []map[string]any {
 		var fetched []string
 		w := spaWorld(&fetched)
 		w.dial = dial
@@ -284,14 +284,14 @@ func TestFormSubmission(t *testing.T) {
 // finding's crash state, holds no page: the same error rendered on other
 // pages in another run is the same fingerprint.
 func TestPageErrorsGroupBySharedScript(t *testing.T) {
-	page := func(u string, exceptions ...string) probe.RenderedPage {
-		return probe.RenderedPage{Page: probe.Page{URL: u}, R: crawl.Rendered{URL: u, Exceptions: exceptions}}
+	page := func(u string, exceptions ...string) replay.RenderedPage {
+		return replay.RenderedPage{Page: replay.Page{URL: u}, R: crawl.Rendered{URL: u, Exceptions: exceptions}}
 	}
 	shared := func(v int) string {
 		return fmt.Sprintf("SyntaxError: Unexpected token '}' at http://plat.test/static/app.js?v=%d:41:7", v)
 	}
 	inline := func(u string) string { return "ReferenceError: feed is not defined at " + u + ":12:3" }
-	one := []probe.RenderedPage{
+	one := []replay.RenderedPage{
 		page("http://plat.test/alice/", shared(1), inline("http://plat.test/alice/")),
 		page("http://plat.test/bob/", shared(2), inline("http://plat.test/bob/")),
 		page("http://plat.test/docs", shared(3), "TypeError: x is null at http://plat.test/static/docs.js:3:1"),
@@ -309,7 +309,7 @@ func TestPageErrorsGroupBySharedScript(t *testing.T) {
 	if g := groups[1]; len(g.pages) != 2 || !strings.HasSuffix(g.key, " at inline:12:3") {
 		t.Errorf("the template's inline script's group: %q on %v", g.key, g.pages)
 	}
-	other := pageErrors([]probe.RenderedPage{page("http://plat.test/carol/", shared(9)), page("http://plat.test/", shared(10))})
+	other := pageErrors([]replay.RenderedPage{page("http://plat.test/carol/", shared(9)), page("http://plat.test/", shared(10))})
 	state := func(g *pageError) string { return fleet.StateID("uncaught " + g.key) }
 	if len(other) != 1 || state(other[0]) != state(groups[0]) {
 		t.Errorf("the shared script's error on other pages is another state: %v", other)

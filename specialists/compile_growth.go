@@ -10,7 +10,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/fuzzstage"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // unitGen builds compile inputs of growing size from one corpus line.
@@ -77,7 +77,7 @@ func onlyLiterals(expr string) bool {
 
 // perfCompile compiles a generated program at doubling sizes and fits the
 // growth exponent of compile time against input size.
-func perfCompile(p *probe.Probe, corpus []string) {
+func perfCompile(p *replay.Play, corpus []string) {
 	switch {
 	case len(p.Target().Compiler) == 0:
 		p.Skip("target.compiler not configured: compile growth not measured")
@@ -96,9 +96,9 @@ func perfCompile(p *probe.Probe, corpus []string) {
 			return
 		}
 		r := p.Compile(g.build(8))
-		if probe.Str(r, "outcome") == "compiled" {
+		if replay.Str(r, "outcome") == "compiled" {
 			gen = g
-			base, _ = probe.Num(r, "duration_ms")
+			base, _ = replay.Num(r, "duration_ms")
 			break
 		}
 	}
@@ -127,8 +127,8 @@ func perfCompile(p *probe.Probe, corpus []string) {
 			}
 		}
 		r := p.Compile(src)
-		d, _ := probe.Num(r, "duration_ms")
-		out := probe.Str(r, "outcome")
+		d, _ := replay.Num(r, "duration_ms")
+		out := replay.Str(r, "outcome")
 		if out == "timeout" {
 			sizes = append(sizes, fmt.Sprintf("%s timed out", kb(len(src))))
 			break
@@ -137,7 +137,7 @@ func perfCompile(p *probe.Probe, corpus []string) {
 			p.Notef("compile growth: the %s input was %s", kb(len(src)), out)
 			break
 		}
-		sizes = append(sizes, fmt.Sprintf("%s in %s", kb(len(src)), probe.Millis(d)))
+		sizes = append(sizes, fmt.Sprintf("%s in %s", kb(len(src)), replay.Millis(d)))
 		// Points below the process's own startup time are mostly noise.
 		if adj := d - base; adj >= max(perfMinMS, base) {
 			xs, ys = append(xs, float64(len(src))), append(ys, adj)
@@ -157,7 +157,7 @@ func perfCompile(p *probe.Probe, corpus []string) {
 		return
 	}
 	largest := slices.Max(ys)
-	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over the %d largest of these sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), probe.Millis(base))
+	desc := fmt.Sprintf("exponent %.2f (R² %.2f) fitting compile time against input size over the %d largest of these sizes: %s; startup %s subtracted", k, r2, len(xs), strings.Join(sizes, ", "), replay.Millis(base))
 	if k <= perfExponent || largest < perfSlowMS {
 		p.Notef("compile growth: %s", desc)
 		return
@@ -166,9 +166,9 @@ func perfCompile(p *probe.Probe, corpus []string) {
 	if gen.ident != "" {
 		ident = fmt.Sprintf(" with %s renamed %s_0, %s_1, …", gen.ident, gen.ident, gen.ident)
 	}
-	p.Report(fleet.SeverityMedium, fleet.SurfaceCompiler,
+	p.File(fleet.SeverityMedium, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compile time grows super-linearly with input size: %s. Expected roughly linear growth. Input: the corpus line %s repeated once per line%s. No repro: the smallest input that shows the slowdown does not fit a feedback entry; regenerate it from that line.",
-			desc, probe.Quote(gen.line, 120), ident),
+			desc, replay.Quote(gen.line, 120), ident),
 		"", nil)
 }
 

@@ -6,24 +6,24 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // contentTypes reports answers whose Content-Type contradicts them: a
 // declared JSON body that does not parse, a JSON document served as HTML,
 // a script served as HTML (an app shell answering for a missing file), a
 // body without any Content-Type. One finding per host and kind of mismatch.
-func (u *uxRun) contentTypes(pages []probe.Page) {
+func (u *uxRun) contentTypes(pages []replay.Page) {
 	seen := map[string]bool{}
 	for _, pg := range pages {
-		if !pg.OK() || probe.Flag(pg.Res, "truncated") || strings.TrimSpace(probe.Body(pg.Res)) == "" || probe.Str(pg.Res, "method") == "HEAD" || u.dead[pg.URL] {
+		if !pg.OK() || replay.Flag(pg.Res, "truncated") || strings.TrimSpace(replay.Body(pg.Res)) == "" || replay.Str(pg.Res, "method") == "HEAD" || u.dead[pg.URL] {
 			continue
 		}
 		why := typeMismatch(pg)
 		if why == "" {
 			continue
 		}
-		key := probe.HostOf(pg.URL) + "\x00" + why
+		key := replay.HostOf(pg.URL) + "\x00" + why
 		if seen[key] {
 			continue
 		}
@@ -33,29 +33,29 @@ func (u *uxRun) contentTypes(pages []probe.Page) {
 			continue
 		}
 		u.types++
-		u.p.Report(fleet.SeverityLow, "content-type",
-			fmt.Sprintf("%s is %s. Expected the Content-Type to describe the body, so clients and browsers treat it right.", probe.DescribePage(pg), why),
+		u.p.File(fleet.SeverityLow, "content-type",
+			fmt.Sprintf("%s is %s. Expected the Content-Type to describe the body, so clients and browsers treat it right.", replay.DescribePage(pg), why),
 			"qa_fetch", map[string]any{"url": pg.URL})
 	}
 }
 
 // typeMismatch describes how a page's Content-Type contradicts its body,
 // "" if it does not.
-func typeMismatch(pg probe.Page) string {
-	ct := strings.ToLower(probe.Str(pg.Res, "content_type"))
+func typeMismatch(pg replay.Page) string {
+	ct := strings.ToLower(replay.Str(pg.Res, "content_type"))
 	if ct == "" {
-		ct = strings.ToLower(probe.Headers(pg.Res)["content-type"])
+		ct = strings.ToLower(replay.Headers(pg.Res)["content-type"])
 	}
-	b := probe.Body(pg.Res)
+	b := replay.Body(pg.Res)
 	switch {
 	case ct == "":
 		return "served without a Content-Type"
 	case strings.Contains(ct, "json") && !json.Valid([]byte(b)):
-		return fmt.Sprintf("declared %s but its body is not JSON (starts %s)", probe.Clip(ct, 60), probe.Quote(b, 40))
+		return fmt.Sprintf("declared %s but its body is not JSON (starts %s)", replay.Clip(ct, 60), replay.Quote(b, 40))
 	case strings.Contains(ct, "html") && looksJSONDoc(b):
-		return fmt.Sprintf("a JSON document served as %s", probe.Clip(ct, 60))
+		return fmt.Sprintf("a JSON document served as %s", replay.Clip(ct, 60))
 	case pg.Kind == "script" && strings.Contains(ct, "html"):
-		return fmt.Sprintf("loaded as a script but served as %s (starts %s)", probe.Clip(ct, 60), probe.Quote(b, 40))
+		return fmt.Sprintf("loaded as a script but served as %s (starts %s)", replay.Clip(ct, 60), replay.Quote(b, 40))
 	}
 	return ""
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // corsOrigin is the foreign origin the CORS probes claim. It is fixed (not
@@ -22,7 +22,7 @@ type fetchArgs struct {
 }
 
 // fetchWith is qa_fetch with a method and an Origin header.
-func fetchWith(p *probe.Probe, a fetchArgs) fleet.Result { return p.Call("qa_fetch", a) }
+func fetchWith(p *replay.Play, a fetchArgs) fleet.Result { return p.Call("qa_fetch", a) }
 
 // corsFinding is what one kind of request showed about a host's CORS
 // policy.
@@ -42,10 +42,10 @@ type corsFinding struct {
 // means to share credentialed responses (low). Anything else, a wildcard
 // without credentials included (public data), is no finding.
 func corsVerdict(r fleet.Result, sent string) (fleet.Severity, string, bool) {
-	if !probe.Answered(r) {
+	if !replay.Answered(r) {
 		return "", "", false
 	}
-	hd := probe.Headers(r)
+	hd := replay.Headers(r)
 	acao := strings.TrimSpace(hd["access-control-allow-origin"])
 	creds := strings.EqualFold(strings.TrimSpace(hd["access-control-allow-credentials"]), "true")
 	if !creds || acao == "" {
@@ -68,7 +68,7 @@ func corsVerdict(r fleet.Result, sent string) (fleet.Severity, string, bool) {
 // endpoint's origin, a GET and an OPTIONS preflight of the call endpoint
 // with the foreign Origin. One finding per host, at the worst verdict, with
 // the request that showed it as the repro.
-func secCORS(p *probe.Probe, pages []probe.Page) {
+func secCORS(p *replay.Play, pages []replay.Page) {
 	if !p.Can("qa_fetch") {
 		return
 	}
@@ -88,13 +88,13 @@ func secCORS(p *probe.Probe, pages []probe.Page) {
 	}
 	for _, pg := range pages {
 		if sev, what, ok := corsVerdict(pg.Res, ""); ok {
-			note(probe.HostOf(pg.URL), sev, what, "on "+pg.URL+", a request without Origin", fetchArgs{URL: pg.URL})
+			note(replay.HostOf(pg.URL), sev, what, "on "+pg.URL+", a request without Origin", fetchArgs{URL: pg.URL})
 		}
 	}
 	var probes []fetchArgs
-	for _, o := range probe.First(probe.TargetOrigins(p.Target()), secHosts) {
+	for _, o := range replay.First(replay.TargetOrigins(p.Target()), secHosts) {
 		probes = append(probes, fetchArgs{URL: o + "/", Origin: corsOrigin}, fetchArgs{URL: o + "/", Origin: "null"})
-		if p.Target().Call != "" && crawl.Origin(p.Target().Call) == o && probe.AllowedURL(p.Target().FetchAllow, p.Target().Call) {
+		if p.Target().Call != "" && crawl.Origin(p.Target().Call) == o && replay.AllowedURL(p.Target().FetchAllow, p.Target().Call) {
 			probes = append(probes, fetchArgs{URL: p.Target().Call, Origin: corsOrigin}, fetchArgs{URL: p.Target().Call, Method: "OPTIONS", Origin: corsOrigin})
 		}
 	}
@@ -103,7 +103,7 @@ func secCORS(p *probe.Probe, pages []probe.Page) {
 			break
 		}
 		r := fetchWith(p, a)
-		if probe.NotAllowed(r) {
+		if replay.NotAllowed(r) {
 			continue
 		}
 		if sev, what, ok := corsVerdict(r, a.Origin); ok {
@@ -111,7 +111,7 @@ func secCORS(p *probe.Probe, pages []probe.Page) {
 			if a.Method == "OPTIONS" {
 				how = "an OPTIONS preflight of " + a.URL + " for a JSON POST"
 			}
-			note(probe.HostOf(a.URL), sev, what, how, a)
+			note(replay.HostOf(a.URL), sev, what, how, a)
 		}
 	}
 	for _, h := range order {
@@ -136,9 +136,9 @@ func secCORS(p *probe.Probe, pages []probe.Page) {
 			fleet.SeverityMedium: "any sandboxed frame or data: page can read the answers with the user's credentials",
 			fleet.SeverityLow:    "browsers refuse this pair, but it shows credentialed cross-origin reads are meant to work",
 		}[w.sev]
-		p.ReportChecked(w.sev, "cors",
+		p.FileChecked(w.sev, "cors",
 			fmt.Sprintf("CORS on %s %s (%s): %s. Expected Access-Control-Allow-Origin to name only trusted origins, never a reflected, null or wildcard origin together with credentials. Evidence: %s.",
-				h, w.what, w.how, impact, strings.Join(probe.First(evidence, 4), "; ")),
+				h, w.what, w.how, impact, strings.Join(replay.First(evidence, 4), "; ")),
 			"qa_fetch", w.args,
 			func(r fleet.Result) bool { sev, _, ok := corsVerdict(r, sent); return ok && sev == w.sev })
 	}

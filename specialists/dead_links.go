@@ -7,21 +7,21 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // deadWhy says how a fetch failed.
 func deadWhy(r fleet.Result) string {
-	if !probe.Answered(r) {
-		return "does not answer (" + probe.Clip(probe.OneLine(r.Err()), 120) + ")"
+	if !replay.Answered(r) {
+		return "does not answer (" + replay.Clip(replay.OneLine(r.Err()), 120) + ")"
 	}
-	return fmt.Sprintf("answers HTTP %d", probe.Status(r))
+	return fmt.Sprintf("answers HTTP %d", replay.Status(r))
 }
 
 // isDead reports whether a link target is gone: no answer, 404, 410 or 5xx.
 func isDead(r fleet.Result) bool {
-	s := probe.Status(r)
-	return !probe.Answered(r) || s == 404 || s == 410 || s >= 500
+	s := replay.Status(r)
+	return !replay.Answered(r) || s == 404 || s == 410 || s >= 500
 }
 
 // linkKinds are the link kinds an author wrote as links (markup, markdown,
@@ -33,7 +33,7 @@ var linkKinds = []string{"a", "area", "link", "stylesheet", "script", "img", "me
 // link only the rendered DOM holds (the page's script built it; the
 // rendering crawl offered it) is checked the same way, and its finding
 // says the page's script built it.
-func (u *uxRun) deadLinks(pages []probe.Page) {
+func (u *uxRun) deadLinks(pages []replay.Page) {
 	for _, pg := range pages {
 		if pg.From == "" || !slices.Contains(linkKinds, pg.Kind) || !isDead(pg.Res) || u.dead[pg.URL] || u.onFace(pg.From) {
 			continue
@@ -52,7 +52,7 @@ func (u *uxRun) deadLinks(pages []probe.Page) {
 		if u.builtByScript(pg.From, pg.URL) {
 			on += ", built by the page's script (only the page as a browser renders it holds the link)"
 		}
-		u.p.Report(fleet.SeverityLow, surface,
+		u.p.File(fleet.SeverityLow, surface,
 			fmt.Sprintf("Dead link on %s: %s %s. Expected every link to resolve.", on, pg.URL, deadWhy(pg.Res)),
 			"qa_fetch", map[string]any{"url": pg.URL})
 	}
@@ -66,27 +66,27 @@ func (u *uxRun) builtByScript(page, link string) bool {
 			continue
 		}
 		has := func(base, ct, text string) bool {
-			return slices.ContainsFunc(probe.LinksOf(base, ct, text), func(l crawl.Link) bool { return l.URL == link })
+			return slices.ContainsFunc(replay.LinksOf(base, ct, text), func(l crawl.Link) bool { return l.URL == link })
 		}
 		base := rp.R.FinalURL
 		if !strings.HasPrefix(base, "http") {
 			base = rp.URL
 		}
-		return has(base, "text/html", rp.R.HTML) && !has(rp.URL, probe.Str(rp.Res, "content_type"), probe.Body(rp.Res))
+		return has(base, "text/html", rp.R.HTML) && !has(rp.URL, replay.Str(rp.Res, "content_type"), replay.Body(rp.Res))
 	}
 	return false
 }
 
 // deadDocs reports configured docs pages that do not answer.
-func (u *uxRun) deadDocs(pages []probe.Page) {
+func (u *uxRun) deadDocs(pages []replay.Page) {
 	for _, pg := range pages {
 		if pg.Kind != "docs" || pg.OK() {
 			continue
 		}
 		u.dead[pg.URL] = true
-		u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+		u.p.File(fleet.SeverityMedium, fleet.SurfaceDocs,
 			fmt.Sprintf("The docs page %s %s. Expected the platform's configured docs to be served.", pg.URL, deadWhy(pg.Res)),
 			"qa_fetch", map[string]any{"url": pg.URL})
-		u.leak(probe.Body(pg.Res), "The error page of "+pg.URL, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.URL})
+		u.leak(replay.Body(pg.Res), "The error page of "+pg.URL, fleet.SurfaceDocs, "qa_fetch", map[string]any{"url": pg.URL})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fixtures/spa"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -23,7 +24,7 @@ func TestDeadLinkBuiltByScript(t *testing.T) {
 		t.Skip("runs ux with a browser against two platforms")
 	}
 	exec := mustChromium(t)
-	run := func(mode spa.Mode, render bool) []map[string]any {
+	run := func(mode twin.Mode, render bool) []map[string]any {
 		app, err := spa.Serve(context.Background(), mode)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestDeadLinkBuiltByScript(t *testing.T) {
 		}
 		return fair
 	}
-	flawed := run(spa.Flawed, true)
+	flawed := run(twin.Flawed, true)
 	if len(flawed) != 1 {
 		t.Fatalf("flawed, rendering: %d findings about the fair's link, want 1:%s", len(flawed), summaries(flawed))
 	}
@@ -59,10 +60,10 @@ func TestDeadLinkBuiltByScript(t *testing.T) {
 			t.Errorf("the finding does not say %q: %s", w, s)
 		}
 	}
-	if got := run(spa.Flawed, false); len(got) != 0 {
+	if got := run(twin.Flawed, false); len(got) != 0 {
 		t.Errorf("the text crawl alone found a link only the script builds:%s", summaries(got))
 	}
-	if got := run(spa.Correct, true); len(got) != 0 {
+	if got := run(twin.Correct, true); len(got) != 0 {
 		t.Errorf("correct twin: findings about the fair's link:%s", summaries(got))
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // docClaim is a claim and the page that makes it.
@@ -19,7 +19,7 @@ type docClaim struct {
 }
 
 // claimsMemo caches docclaims.Claims over docs bodies across replays.
-var claimsMemo probe.Memo[[]docclaims.Claim]
+var claimsMemo replay.Memo[[]docclaims.Claim]
 
 // claimsOf returns the claims of a docs page (memoized; do not modify).
 func claimsOf(docURL, contentType, text string) []docclaims.Claim {
@@ -30,7 +30,7 @@ func claimsOf(docURL, contentType, text string) []docclaims.Claim {
 
 // where says where the claim is made, quoting the line.
 func (c docClaim) where() string {
-	return fmt.Sprintf("%s line %d: %s", c.doc, c.Line, probe.Quote(c.Quote, 140))
+	return fmt.Sprintf("%s line %d: %s", c.doc, c.Line, replay.Quote(c.Quote, 140))
 }
 
 // also quotes a promise made on another line than the mention.
@@ -38,7 +38,7 @@ func (c docClaim) also(line int, q string) string {
 	if line == 0 || line == c.Line || q == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (line %d: %s)", line, probe.Quote(q, 120))
+	return fmt.Sprintf(" (line %d: %s)", line, replay.Quote(q, 120))
 }
 
 // contract checks what the docs promise (Claims on every crawled docs,
@@ -46,29 +46,29 @@ func (c docClaim) also(line int, q string) string {
 // documented endpoint is requested as documented where a tool can, and
 // every broken promise of one endpoint (method, liveness, status, content
 // type, fields) is one finding quoting the doc lines.
-func (u *uxRun) contract(pages []probe.Page) {
+func (u *uxRun) contract(pages []replay.Page) {
 	var claims []docClaim
 	for _, pg := range pages {
 		if !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" {
 			continue
 		}
-		ct := probe.Str(pg.Res, "content_type")
-		switch crawl.Sniff(pg.URL, ct, probe.Body(pg.Res)) {
+		ct := replay.Str(pg.Res, "content_type")
+		switch crawl.Sniff(pg.URL, ct, replay.Body(pg.Res)) {
 		case crawl.KindMarkdown, crawl.KindText, crawl.KindHTML:
 		default:
 			continue
 		}
-		for _, c := range claimsOf(pg.URL, ct, probe.Body(pg.Res)) {
+		for _, c := range claimsOf(pg.URL, ct, replay.Body(pg.Res)) {
 			if !slices.ContainsFunc(claims, func(x docClaim) bool { return x.Method == c.Method && x.URL == c.URL }) {
 				claims = append(claims, docClaim{c, pg.URL})
 			}
 		}
 	}
-	name := probe.FirstName(u.p.Target())
+	name := replay.FirstName(u.p.Target())
 	checked, unchecked := 0, 0
 	for _, c := range claims {
 		url, ok := crawl.Fill(c.URL, name)
-		if !ok || !probe.AllowedURL(u.p.Target().FetchAllow, url) {
+		if !ok || !replay.AllowedURL(u.p.Target().FetchAllow, url) {
 			unchecked++
 			continue
 		}
@@ -108,12 +108,12 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 		return
 	}
 	var broken []string
-	s := probe.Status(r)
+	s := replay.Status(r)
 	switch {
-	case !probe.Answered(r):
-		broken = append(broken, "it does not answer ("+probe.Clip(probe.OneLine(r.Err()), 100)+")")
+	case !replay.Answered(r):
+		broken = append(broken, "it does not answer ("+replay.Clip(replay.OneLine(r.Err()), 100)+")")
 	case s == 405 || s == 501:
-		allow := probe.Headers(r)["allow"]
+		allow := replay.Headers(r)["allow"]
 		if allow != "" {
 			allow = " (Allow: " + allow + ")"
 		}
@@ -133,12 +133,12 @@ func (u *uxRun) checkGet(c docClaim, url string) {
 		return
 	}
 	u.dead[url] = true
-	u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+	u.p.File(fleet.SeverityMedium, fleet.SurfaceDocs,
 		fmt.Sprintf("The docs promise %s %s (%s), but %s. Expected the endpoint to keep what its docs promise, or the docs to say what it does.",
 			c.Method, url, c.where(), strings.Join(broken, "; ")),
 		"qa_fetch", map[string]any{"url": url})
 	if s >= 400 {
-		u.leak(probe.Body(r), "The error answer of documented "+c.Method+" "+url, probe.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
+		u.leak(replay.Body(r), "The error answer of documented "+c.Method+" "+url, replay.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
 	}
 }
 
@@ -149,15 +149,15 @@ func (u *uxRun) answerPromises(c docClaim, r fleet.Result, s int) []string {
 	if c.Status != 0 && s != c.Status {
 		broken = append(broken, fmt.Sprintf("it answers HTTP %d, not the %d promised%s", s, c.Status, c.also(c.StatusLine, c.StatusQuote)))
 	}
-	ct := probe.Str(r, "content_type")
-	got := actualType(ct, probe.Body(r))
+	ct := replay.Str(r, "content_type")
+	got := actualType(ct, replay.Body(r))
 	if c.Type != "" && got != "" && !compatibleTypes(c.Type, got) {
-		broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, probe.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
-	} else if c.Type == "json" && got == "json" && !probe.Flag(r, "truncated") && !json.Valid([]byte(probe.Body(r))) {
+		broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, replay.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
+	} else if c.Type == "json" && got == "json" && !replay.Flag(r, "truncated") && !json.Valid([]byte(replay.Body(r))) {
 		broken = append(broken, "its body is not valid JSON"+c.also(c.TypeLine, c.TypeQuote))
 	}
-	if len(c.Fields) > 0 && !probe.Flag(r, "truncated") {
-		if keys, ok := jsonKeys(probe.Body(r)); ok {
+	if len(c.Fields) > 0 && !replay.Flag(r, "truncated") {
+		if keys, ok := jsonKeys(replay.Body(r)); ok {
 			var missing []string
 			for _, f := range c.Fields {
 				if !slices.Contains(keys, f) {
@@ -165,7 +165,7 @@ func (u *uxRun) answerPromises(c docClaim, r fleet.Result, s int) []string {
 				}
 			}
 			if len(missing) > 0 {
-				broken = append(broken, fmt.Sprintf("its JSON lacks the promised field(s) %s%s", strings.Join(probe.First(missing, 6), ", "), c.also(c.FieldsLine, c.FieldsQuote)))
+				broken = append(broken, fmt.Sprintf("its JSON lacks the promised field(s) %s%s", strings.Join(replay.First(missing, 6), ", "), c.also(c.FieldsLine, c.FieldsQuote)))
 			}
 		}
 	}
@@ -180,16 +180,16 @@ func (u *uxRun) checkCall(c docClaim) {
 		u.p.Notef("docs promise %s on the call endpoint; qa_call only sends POST", c.Method)
 		return
 	}
-	target := probe.FirstName(u.p.Target())
+	target := replay.FirstName(u.p.Target())
 	if target == "" {
 		return
 	}
-	a := probe.CallArgs{Target: target, Message: "hello"}
+	a := replay.CallArgs{Target: target, Message: "hello"}
 	ex, ok := u.agent(a)
-	if !ok || probe.RefusedByDial(ex) || !probe.Answered(ex.Result) {
+	if !ok || replay.RefusedByDial(ex) || !replay.Answered(ex.Result) {
 		return
 	}
-	r, s := ex.Result, probe.Status(ex.Result)
+	r, s := ex.Result, replay.Status(ex.Result)
 	var broken []string
 	switch {
 	case s == 404 || s == 405 || s == 501:
@@ -198,18 +198,18 @@ func (u *uxRun) checkCall(c docClaim) {
 		if c.Status != 0 && s != c.Status {
 			broken = append(broken, fmt.Sprintf("it answers HTTP %d, not the %d promised%s", s, c.Status, c.also(c.StatusLine, c.StatusQuote)))
 		}
-		ct := probe.Str(r, "content_type")
-		if got := actualType(ct, probe.Body(r)); c.Type != "" && got != "" && !compatibleTypes(c.Type, got) && !(c.Type == "json" && probe.Flag(r, "json")) {
-			broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, probe.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
+		ct := replay.Str(r, "content_type")
+		if got := actualType(ct, replay.Body(r)); c.Type != "" && got != "" && !compatibleTypes(c.Type, got) && !(c.Type == "json" && replay.Flag(r, "json")) {
+			broken = append(broken, fmt.Sprintf("it answers %s (Content-Type %q), not the %s promised%s", got, replay.Clip(ct, 60), strings.ToUpper(c.Type), c.also(c.TypeLine, c.TypeQuote)))
 		}
-		if slices.Contains(c.Fields, "reply") && !probe.Flag(r, "json") {
+		if slices.Contains(c.Fields, "reply") && !replay.Flag(r, "json") {
 			broken = append(broken, "its answer has no reply field"+c.also(c.FieldsLine, c.FieldsQuote))
 		}
 	}
 	if len(broken) == 0 {
 		return
 	}
-	u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+	u.p.File(fleet.SeverityMedium, fleet.SurfaceDocs,
 		fmt.Sprintf("The docs promise %s %s (%s), but %s. Expected the endpoint to keep what its docs promise, or the docs to say what it does.",
 			c.Method, u.p.Target().Call, c.where(), strings.Join(broken, "; ")),
 		"qa_call", a)
@@ -220,10 +220,10 @@ func (u *uxRun) checkCall(c docClaim) {
 // the documented method shows the endpoint does not take it.
 func (u *uxRun) checkOther(c docClaim, url string) {
 	r, ok := u.get(url)
-	if !ok || probe.Status(r) != 405 {
+	if !ok || replay.Status(r) != 405 {
 		return
 	}
-	allow := probe.Headers(r)["allow"]
+	allow := replay.Headers(r)["allow"]
 	if allow == "" {
 		return
 	}
@@ -232,7 +232,7 @@ func (u *uxRun) checkOther(c docClaim, url string) {
 			return
 		}
 	}
-	u.p.Report(fleet.SeverityMedium, fleet.SurfaceDocs,
+	u.p.File(fleet.SeverityMedium, fleet.SurfaceDocs,
 		fmt.Sprintf("The docs promise %s %s (%s), but the endpoint allows only %s (Allow header of a GET answered 405). Expected the documented method to be accepted.",
 			c.Method, url, c.where(), allow),
 		"qa_fetch", map[string]any{"url": url})

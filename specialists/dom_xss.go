@@ -9,7 +9,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // DOM-based XSS, found in the browser: URL canaries (secDOMXSS) and the
@@ -35,7 +35,7 @@ var paramReads = regexp.MustCompile(`(?:URLSearchParams\([^)]{0,80}\)|searchPara
 
 // scriptParams are the parameter names the crawled scripts and the
 // rendered pages' inline scripts read, in order found.
-func scriptParams(p *probe.Probe) []string {
+func scriptParams(p *replay.Play) []string {
 	var names []string
 	scan := func(text string) {
 		for _, m := range paramReads.FindAllStringSubmatch(text, -1) {
@@ -45,8 +45,8 @@ func scriptParams(p *probe.Probe) []string {
 		}
 	}
 	for _, pg := range p.Crawl() {
-		if pg.OK() && crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) == crawl.KindJS {
-			scan(probe.Body(pg.Res))
+		if pg.OK() && crawl.Sniff(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res)) == crawl.KindJS {
+			scan(replay.Body(pg.Res))
 		}
 	}
 	for _, rp := range p.Rendered() {
@@ -57,8 +57,8 @@ func scriptParams(p *probe.Probe) []string {
 
 // domCanary is a canary for one place of one page: "qa" + 10 hex digits,
 // seeded by the target (stable across runs, as the injection canaries).
-func domCanary(p *probe.Probe, page, place, round string) string {
-	return fmt.Sprintf("qa%010x", probe.Hash64(fmt.Sprintf("%d|dom|%s|%s|%s", p.TargetSeed(), page, place, round))&0xffffffffff)
+func domCanary(p *replay.Play, page, place, round string) string {
+	return fmt.Sprintf("qa%010x", replay.Hash64(fmt.Sprintf("%d|dom|%s|%s|%s", p.TargetSeed(), page, place, round))&0xffffffffff)
 }
 
 // domPayload is markup whose only effect is to call the renderer's
@@ -113,7 +113,7 @@ func domURL(page string, values map[domPlace]string) string {
 // place's canary. A second render with a fresh canary in that place alone
 // confirms it. Query payloads reach the server, so this runs only at the
 // exercise rung, like the reflected probes.
-func secDOMXSS(p *probe.Probe) {
+func secDOMXSS(p *replay.Play) {
 	if !p.Rendering() {
 		return
 	}
@@ -131,14 +131,14 @@ func secDOMXSS(p *probe.Probe) {
 		if !runsScripts(rp.R) {
 			continue
 		}
-		u, err := url.Parse(probe.StripFragment(rp.URL))
+		u, err := url.Parse(replay.StripFragment(rp.URL))
 		if err != nil {
 			continue
 		}
 		// One probe per path, and one for every face: the same script
 		// reads the same places.
 		key := u.Host + u.Path
-		if name, _ := p.Minted(); probe.NameOfFace(p.Target(), rp.URL) != "" || name != "" && p.Target().FaceURL(name) == rp.URL {
+		if name, _ := p.Minted(); replay.NameOfFace(p.Target(), rp.URL) != "" || name != "" && p.Target().FaceURL(name) == rp.URL {
 			key = "face"
 		}
 		if done[key] {
@@ -187,12 +187,12 @@ func secDOMXSS(p *probe.Probe) {
 				switch {
 				case !ok:
 					reported[pl] = true
-					p.Report(fleet.SeverityMedium, surfaceDOM,
+					p.File(fleet.SeverityMedium, surfaceDOM,
 						fmt.Sprintf("DOM-based XSS (CWE-79) on %s, not confirmed (no render left for a second try): %s in the URL's %s ran in the browser: the canary %s called fleetd's renderer hook when opening %s. Expected the page's scripts to treat URL values as text, never as HTML or code.",
 							base, v.what, pl, canaries[pl], probeURL), "", nil)
 				case slices.Contains(c.Dialogs, fresh):
 					reported[pl] = true
-					p.Report(fleet.SeverityHigh, surfaceDOM,
+					p.File(fleet.SeverityHigh, surfaceDOM,
 						fmt.Sprintf("DOM-based XSS (CWE-79) on %s: a value in the URL's %s reaches a script-executing sink: opening %s in a browser ran %s (the canary %s called fleetd's renderer hook), and a second render with a fresh canary ran it again. Anyone who gets a user to open such a link runs script as that user on the platform. %s",
 							base, pl, confirmURL, v.what, fresh, v.expect), "", nil)
 				default:
@@ -256,7 +256,7 @@ func formText(canary string) string {
 // through the browser's fences (fetch_allow, pacing) and draw on the
 // render budget; at most formsMax a run. It returns the forms (method and
 // action) it reported.
-func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
+func secDOMXSSForms(p *replay.Play) (found map[string]bool) {
 	found = map[string]bool{}
 	if !p.CanSubmit() {
 		return
@@ -269,7 +269,7 @@ func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
 		p.Skip("form submission sends payloads to the platform: it runs only at the exercise rung")
 		return
 	}
-	for _, pf := range probe.First(forms, formsMax) {
+	for _, pf := range replay.First(forms, formsMax) {
 		action, method := pf.Form.URL, pf.Form.Method
 		canary := domCanary(p, action, method, "form1")
 		r, ok := p.Submit(pf.Page, crawl.FormFill{Action: action, Method: method, Text: formText(canary)})
@@ -278,7 +278,7 @@ func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
 		}
 		leftBy(p, pf, r, canary)
 		if r.Status >= 500 {
-			p.Report(fleet.SeverityMedium, "web",
+			p.File(fleet.SeverityMedium, "web",
 				fmt.Sprintf("Submitting the form %s %s on %s with text in every field answers HTTP %d. Expected a form to accept or refuse input with a 4xx that says why.",
 					method, action, pf.Page, r.Status), "", nil)
 		}
@@ -296,7 +296,7 @@ func secDOMXSSForms(p *probe.Probe) (found map[string]bool) {
 				p.Notef("a form canary in field %s of %s %s ran once and not on a second submission", field, method, action)
 				break
 			}
-			p.Report(fleet.SeverityHigh, surfaceDOM,
+			p.File(fleet.SeverityHigh, surfaceDOM,
 				fmt.Sprintf("Cross-site scripting (CWE-79) through the form %s %s on %s: markup typed into its field %q runs in the page the submission leads to (%s): the injected handler called fleetd's renderer hook with %s-%s, and again with a fresh canary. Expected submitted values to be shown as text, escaped, never as HTML. What the submissions stored, if anything, is left on the platform (harmless canaries; the run record lists them).",
 					method, action, pf.Page, field, orURL(c.FinalURL, action), fresh, field), "", nil)
 			found[method+" "+action] = true

@@ -27,7 +27,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -255,7 +255,7 @@ func (pl *platform) tools(runID string, findings *[]map[string]any) *fleet.Regis
 func fetchTool(allow []string, client *http.Client) func(a map[string]any) fleet.Result {
 	return func(a map[string]any) fleet.Result {
 		u, _ := a["url"].(string)
-		if !probe.AllowedURL(allow, u) {
+		if !replay.AllowedURL(allow, u) {
 			return fleet.Fail("not on the fetch allowlist: %s", u)
 		}
 		method, _ := a["method"].(string)

@@ -17,7 +17,7 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // evalWrites is the write budget of the evaluations' runs: fleetd's
@@ -107,7 +107,7 @@ func submitTool(allow []string, client *http.Client, maxWrites int, count *write
 	created := map[string]bool{}
 	return func(a map[string]any) (fleet.Result, error) {
 		u, _ := a["url"].(string)
-		if !probe.AllowedURL(allow, u) {
+		if !replay.AllowedURL(allow, u) {
 			return fleet.Fail("qa_submit: not on the fetch allowlist: %s", u), nil
 		}
 		method, _ := a["method"].(string)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // fakeCompile answers qa_compile like the tool: outcome, and crash_state
@@ -18,7 +18,7 @@ type fakeCompile func(src string, timeoutMS int) fleet.Result
 func (f fakeCompile) handler(calls *[]map[string]any) func(map[string]any) fleet.Result {
 	return func(a map[string]any) fleet.Result {
 		*calls = append(*calls, a)
-		ms, _ := probe.Num(a, "timeout_ms")
+		ms, _ := replay.Num(a, "timeout_ms")
 		if b64, ok := a["source_base64"].(string); ok {
 			b, err := base64.StdEncoding.DecodeString(b64)
 			if err != nil {
@@ -159,7 +159,7 @@ func TestFuzzHangMinimizedAtShortTimeouts(t *testing.T) {
 		if strings.Contains(c["source"].(string), "while true {}") {
 			if c["timeout_ms"] != nil {
 				short++
-				if ms, _ := probe.Num(c, "timeout_ms"); ms != 1000 {
+				if ms, _ := replay.Num(c, "timeout_ms"); ms != 1000 {
 					t.Errorf("step timeout %v ms, want 1000 (20 x the 20 ms compile, at least 1 s, at most half of 5 s)", ms)
 				}
 			} else {
@@ -429,7 +429,7 @@ func TestFuzzEnginePlateau(t *testing.T) {
 			w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
 				"qa_compile": fakeCompile(func(string, int) fleet.Result { return fleet.Result{"outcome": "rejected", "exit_code": 1} }).handler(&calls),
 				"qa_fuzz": func(a map[string]any) fleet.Result {
-					secs, _ := probe.Num(a, "seconds")
+					secs, _ := replay.Num(a, "seconds")
 					sessions = append(sessions, fmt.Sprintf("%v:%v", a["engine"], secs))
 					engine, s := "builtin", tt.builtin
 					if a["engine"] == "aflpp" || (a["engine"] == "auto" && tt.afl) {

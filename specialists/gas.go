@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // perfGas publishes a known-good program to a fresh name and compares the
 // gas estimate with the gas used.
-func perfGas(p *probe.Probe, corpus []string) {
+func perfGas(p *replay.Play, corpus []string) {
 	switch {
 	case !p.Has("qa_create") || !p.Has("qa_publish"):
 		return
@@ -23,26 +23,26 @@ func perfGas(p *probe.Probe, corpus []string) {
 		return
 	}
 	ex := p.Exchange("qa_create", map[string]any{})
-	name := probe.Str(ex.Result, "name")
-	if probe.RefusedByDial(ex) || !ex.Result.IsOK() || name == "" {
-		p.Skip("no fresh name for the gas check (%s)", probe.Clip(ex.Result.Err(), 120))
+	name := replay.Str(ex.Result, "name")
+	if replay.RefusedByDial(ex) || !ex.Result.IsOK() || name == "" {
+		p.Skip("no fresh name for the gas check (%s)", replay.Clip(ex.Result.Err(), 120))
 		return
 	}
 	src := bySize(corpus)[0]
 	r := p.Publish(name, src)
-	est, ok1 := probe.Num(r, "gas_estimated")
-	used, ok2 := probe.Num(r, "gas_used")
+	est, ok1 := replay.Num(r, "gas_estimated")
+	used, ok2 := replay.Num(r, "gas_used")
 	if !r.IsOK() || !ok1 || !ok2 || used <= 0 {
-		p.Skip("publish for the gas check failed (%s)", probe.Clip(r.Err(), 120))
+		p.Skip("publish for the gas check failed (%s)", replay.Clip(r.Err(), 120))
 		return
 	}
 	steps := fmt.Sprintf("Steps: qa_create, then qa_publish the smallest corpus program (%d bytes) to the new name and compare gas_estimated with gas_used.", len(src))
 	switch {
 	case used > est:
-		p.Report(fleet.SeverityMedium, fleet.SurfaceRegistry,
+		p.File(fleet.SeverityMedium, fleet.SurfaceRegistry,
 			fmt.Sprintf("The gas estimate for publishing (setMetadata) is below the gas the transaction used: estimated %.0f, used %.0f; transactions sent with the estimate run out of gas. %s", est, used, steps), "", nil)
 	case est > 2*used:
-		p.Report(fleet.SeverityLow, fleet.SurfaceRegistry,
+		p.File(fleet.SeverityLow, fleet.SurfaceRegistry,
 			fmt.Sprintf("The gas estimate for publishing (setMetadata) is more than twice the gas used: estimated %.0f, used %.0f; users lock up more funds than needed. %s", est, used, steps), "", nil)
 	default:
 		p.Notef("publish gas: estimated %.0f, used %.0f", est, used)

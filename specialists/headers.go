@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // secHeaders reports, per host, the security headers missing from its
 // HTML pages (every crawled HTML page that answered below 400).
-func secHeaders(p *probe.Probe, pages []probe.Page) {
+func secHeaders(p *replay.Play, pages []replay.Page) {
 	type hostInfo struct {
 		missing []string
 		htmlURL string
@@ -22,14 +22,14 @@ func secHeaders(p *probe.Probe, pages []probe.Page) {
 		if !pg.OK() || !isHTML(pg.Res) {
 			continue
 		}
-		h := probe.HostOf(pg.URL)
+		h := replay.HostOf(pg.URL)
 		hi := info[h]
 		if hi == nil {
 			hi = &hostInfo{htmlURL: pg.URL}
 			info[h] = hi
 			order = append(order, h)
 		}
-		hd := probe.Headers(pg.Res)
+		hd := replay.Headers(pg.Res)
 		csp := hd["content-security-policy"]
 		for _, m := range []struct {
 			name    string
@@ -47,7 +47,7 @@ func secHeaders(p *probe.Probe, pages []probe.Page) {
 	for _, h := range order {
 		hi := info[h]
 		if len(hi.missing) > 0 {
-			p.Report(fleet.SeverityLow, "headers",
+			p.File(fleet.SeverityLow, "headers",
 				fmt.Sprintf("HTML pages on %s lack security headers: %s (seen on %s). Expected a Content-Security-Policy, X-Content-Type-Options: nosniff and X-Frame-Options (or CSP frame-ancestors) on every HTML response.",
 					h, strings.Join(hi.missing, ", "), hi.htmlURL),
 				"qa_fetch", map[string]any{"url": hi.htmlURL})
@@ -57,9 +57,9 @@ func secHeaders(p *probe.Probe, pages []probe.Page) {
 
 // isHTML reports whether a fetch result is an HTML document.
 func isHTML(r fleet.Result) bool {
-	ct := strings.ToLower(probe.Headers(r)["content-type"])
+	ct := strings.ToLower(replay.Headers(r)["content-type"])
 	if ct == "" {
-		ct = strings.ToLower(probe.Str(r, "content_type"))
+		ct = strings.ToLower(replay.Str(r, "content_type"))
 	}
 	return strings.Contains(ct, "html")
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // rungs are the qa_* tools' rungs (DESIGN.md §5).
@@ -178,7 +178,7 @@ func checkEnvelopes(t *testing.T, source, run string, reports []map[string]any) 
 				t.Errorf("repro tool %q is not a qa_* tool", f.Repro.Tool)
 			}
 		}
-		if len(f.Summary) > probe.MaxSummary {
+		if len(f.Summary) > replay.MaxSummary {
 			t.Errorf("summary of %d bytes: %s", len(f.Summary), f.Summary)
 		}
 		text, err := fleet.Format(f)

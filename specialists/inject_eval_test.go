@@ -23,7 +23,7 @@ import (
 	"github.com/qafleet/fleetd/fixtures/injection"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // evalWorld is the evaluation platform over a MemStore and the tools a run
@@ -83,7 +83,7 @@ func (w *evalWorld) tools(runID string, findings *[]map[string]any) *fleet.Regis
 	raw := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	add("qa_fetch", fleet.Observe, func(a map[string]any) fleet.Result {
 		u, _ := a["url"].(string)
-		if !probe.AllowedURL(w.target.FetchAllow, u) {
+		if !replay.AllowedURL(w.target.FetchAllow, u) {
 			return fleet.Fail("not on the fetch allowlist: %s", u)
 		}
 		w.mu.Lock()

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/specialists/redteam"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // TestActiveRulesRespectTheWriteBudget: with few writes left the stored
@@ -89,8 +89,8 @@ func TestActiveRulesBackOffOn429(t *testing.T) {
 			busy += n
 		}
 	}
-	if busy > probe.Busy429+1 { // +1: the page fetch that found the links may be one
-		t.Errorf("%d requests to a host answering 429 (%v); the rules should stop after %d", busy, b.count, probe.Busy429)
+	if busy > replay.Busy429+1 { // +1: the page fetch that found the links may be one
+		t.Errorf("%d requests to a host answering 429 (%v); the rules should stop after %d", busy, b.count, replay.Busy429)
 	}
 	if !strings.Contains(summary, "429") {
 		t.Errorf("the summary does not say probing stopped: %s", summary)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain/evm"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Property is one invariant of the registry as data (invariants/*.yaml,
@@ -144,7 +144,7 @@ func ParseProperty(file string, data []byte) (Property, error) {
 // by name; two properties may not share a name. The error names each bad
 // file.
 func LoadProperties(fsys fs.FS, dir string) ([]Property, error) {
-	return probe.LoadDir(fsys, dir, "property", "properties", ParseProperty, func(v Property) string { return v.Name })
+	return replay.LoadDir(fsys, dir, "property", "properties", ParseProperty, func(v Property) string { return v.Name })
 }
 
 //go:embed invariants/*.yaml
@@ -183,7 +183,7 @@ func (v propertyVars) fill(args []string) []string {
 // sequence (eth_simulateV1), and the first step that does not do what it
 // must is a finding. Without eth_simulateV1 nothing is checked, and the
 // run says so: eth_call cannot carry state from one call to the next.
-func secInvariants(p *probe.Probe, props []Property, fns []surfFn) {
+func secInvariants(p *replay.Play, props []Property, fns []surfFn) {
 	reg := p.Target().Registry
 	switch {
 	case reg == "" || fns == nil:
@@ -218,10 +218,10 @@ func secInvariants(p *probe.Probe, props []Property, fns []surfFn) {
 		r := p.Call("qa_chain", args)
 		if !r.IsOK() {
 			if unavailable(r.Err()) {
-				p.Skip("eth_simulateV1 is not available (%s): invariants over call sequences not checked (eth_call cannot carry state from one call to the next)", probe.Clip(r.Err(), 80))
+				p.Skip("eth_simulateV1 is not available (%s): invariants over call sequences not checked (eth_call cannot carry state from one call to the next)", replay.Clip(r.Err(), 80))
 				return
 			}
-			p.Notef("property %s: the simulation failed (%s)", pr.Name, probe.Clip(r.Err(), 100))
+			p.Notef("property %s: the simulation failed (%s)", pr.Name, replay.Clip(r.Err(), 100))
 			continue
 		}
 		step, why := violation(pr, vars, rpcResult(r))
@@ -286,7 +286,7 @@ func violation(pr Property, v propertyVars, raw json.RawMessage) (int, string) {
 		case st.Bytes != nil:
 			b, err := evm.ReturnedBytes(ret)
 			if err != nil || string(b) != *st.Bytes {
-				return i, fmt.Sprintf("it returns %s, not %q", probe.Quote(string(b), 40), *st.Bytes)
+				return i, fmt.Sprintf("it returns %s, not %q", replay.Quote(string(b), 40), *st.Bytes)
 			}
 		case st.Word != "" || st.NotWord != "":
 			got := new(big.Int).SetBytes(w)
@@ -310,12 +310,12 @@ func orNothing(s string) string {
 
 // reportViolation files a broken property, its steps up to the one that
 // broke it.
-func reportViolation(p *probe.Probe, pr Property, v propertyVars, args map[string]any, step int, why string) {
+func reportViolation(p *replay.Play, pr Property, v propertyVars, args map[string]any, step int, why string) {
 	var steps []string
 	for i, st := range pr.Steps[:step+1] {
 		a := make([]string, len(st.Args))
 		for j, x := range v.fill(st.Args) {
-			a[j] = probe.Quote(x, 24)
+			a[j] = replay.Quote(x, 24)
 		}
 		steps = append(steps, fmt.Sprintf("%d. %s %s(%s)", i+1, st.As, evm.Function{Signature: st.Call}.Name(), strings.Join(a, ", ")))
 	}
@@ -332,22 +332,22 @@ func reportViolation(p *probe.Probe, pr Property, v propertyVars, args map[strin
 		// bar asks for is the same simulation once more, now.
 		summary += " (The sequence is too long for a repro: simulate the steps above with eth_simulateV1.)"
 		if sev.Rank() < fleet.SeverityHigh.Rank() {
-			p.Report(sev, fleet.SurfaceRegistry, summary, "", nil)
+			p.File(sev, fleet.SurfaceRegistry, summary, "", nil)
 			return
 		}
 		if !p.Room(1) {
-			p.Report(fleet.SeverityMedium, fleet.SurfaceRegistry, summary+" (Not confirmed by a replay: no call left for it.)", "", nil)
+			p.File(fleet.SeverityMedium, fleet.SurfaceRegistry, summary+" (Not confirmed by a replay: no call left for it.)", "", nil)
 			return
 		}
 		r := p.Call("qa_chain", args)
 		if again, _ := violation(pr, v, rpcResult(r)); r.IsOK() && again == step {
-			p.Report(sev, fleet.SurfaceRegistry, summary, "", nil)
+			p.File(sev, fleet.SurfaceRegistry, summary, "", nil)
 		} else {
-			p.Report(fleet.SeverityLow, fleet.SurfaceRegistry, summary+" Simulating it again did not show it: flaky, filed at low.", "", nil, probe.StateArgs{Flaky: true})
+			p.File(fleet.SeverityLow, fleet.SurfaceRegistry, summary+" Simulating it again did not show it: flaky, filed at low.", "", nil, replay.StateArgs{Flaky: true})
 		}
 		return
 	}
-	p.ReportChecked(sev, fleet.SurfaceRegistry, summary, "qa_chain", args, func(r fleet.Result) bool {
+	p.FileChecked(sev, fleet.SurfaceRegistry, summary, "qa_chain", args, func(r fleet.Result) bool {
 		again, _ := violation(pr, v, rpcResult(r))
 		return r.IsOK() && again == step
 	})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // renderedLeaks runs ux's leak scan on the rendered DOM of every page
@@ -21,27 +21,27 @@ func (u *uxRun) renderedLeaks() {
 		if rp.Kind == "docs" || u.isDocPage(rp.URL) {
 			continue
 		}
-		var serious []probe.Leak
-		for _, l := range probe.ScanLeaks(rp.R.HTML) {
+		var serious []replay.Leak
+		for _, l := range replay.ScanLeaks(rp.R.HTML) {
 			if l.Kind == "stack trace" || l.Kind == "database error" {
 				serious = append(serious, l)
 			}
 		}
 		if len(serious) > 0 {
-			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s, as a browser renders it,", probe.DescribePage(rp.Page)),
-				probe.SurfaceOf(u.p.Target(), rp.URL), "", nil)
+			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s, as a browser renders it,", replay.DescribePage(rp.Page)),
+				replay.SurfaceOf(u.p.Target(), rp.URL), "", nil)
 		}
 	}
 }
 
 // leak reports internals in an error answer, once per URL or call.
 func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, args any) {
-	found := probe.ScanLeaks(text)
+	found := replay.ScanLeaks(text)
 	if a, ok := args.(map[string]any); ok {
 		// An error that echoes the requested path ("Cannot GET /usr/x")
 		// shows the user's own input, not a server path.
 		if url, _ := a["url"].(string); url != "" {
-			found = slices.DeleteFunc(slices.Clone(found), func(l probe.Leak) bool {
+			found = slices.DeleteFunc(slices.Clone(found), func(l replay.Leak) bool {
 				return l.Kind == "file path" && strings.Contains(url, strings.TrimRight(l.Snippet, ".:,;"))
 			})
 		}
@@ -61,7 +61,7 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 				s = s[:i+1]
 			}
 		}
-		sig = append(sig, l.Kind+":"+probe.SigNoise.ReplaceAllString(s, "N"))
+		sig = append(sig, l.Kind+":"+replay.SigNoise.ReplaceAllString(s, "N"))
 	}
 	key := strings.Join(sig, "|")
 	if u.leakSigs[key] {
@@ -71,46 +71,46 @@ func (u *uxRun) leak(text, where string, surface fleet.Surface, tool string, arg
 	u.leakSigs[key] = true
 	u.leaks++
 	sev := fleet.SeverityLow
-	if probe.HasStackTrace(found) {
+	if replay.HasStackTrace(found) {
 		sev = fleet.SeverityMedium
 	}
-	u.p.Report(sev, surface,
-		fmt.Sprintf("%s leaks internals to the user: %s. Expected a generic error without OS errors, server paths or stack traces.", where, probe.DescribeLeaks(found)),
+	u.p.File(sev, surface,
+		fmt.Sprintf("%s leaks internals to the user: %s. Expected a generic error without OS errors, server paths or stack traces.", where, replay.DescribeLeaks(found)),
 		tool, args)
 }
 
 // pageLeaks scans every crawled answer for internals: all kinds on error
 // answers, stack traces and database errors on pages that answered below
 // 400 (docs, scripts and stylesheets excepted: they may quote either).
-func (u *uxRun) pageLeaks(pages []probe.Page) {
+func (u *uxRun) pageLeaks(pages []replay.Page) {
 	for _, pg := range pages {
-		if !probe.Answered(pg.Res) {
+		if !replay.Answered(pg.Res) {
 			continue
 		}
-		if probe.Status(pg.Res) >= 400 {
-			u.leak(probe.Body(pg.Res), fmt.Sprintf("The error answer of %s (HTTP %d)", probe.DescribePage(pg), probe.Status(pg.Res)), probe.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
+		if replay.Status(pg.Res) >= 400 {
+			u.leak(replay.Body(pg.Res), fmt.Sprintf("The error answer of %s (HTTP %d)", replay.DescribePage(pg), replay.Status(pg.Res)), replay.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
 			continue
 		}
-		switch crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
+		switch crawl.Sniff(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res)) {
 		case crawl.KindMarkdown, crawl.KindText, crawl.KindJS, crawl.KindCSS, crawl.KindBinary:
 			continue
 		}
 		if pg.Kind == "docs" {
 			continue
 		}
-		var serious []probe.Leak
-		for _, l := range probe.ScanLeaks(probe.Body(pg.Res)) {
+		var serious []replay.Leak
+		for _, l := range replay.ScanLeaks(replay.Body(pg.Res)) {
 			if l.Kind == "stack trace" || l.Kind == "database error" {
 				serious = append(serious, l)
 			}
 		}
 		if len(serious) > 0 {
-			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s (HTTP %d)", probe.DescribePage(pg), probe.Status(pg.Res)), probe.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
+			u.leak(strings.Join(leakSnippets(serious), "\n"), fmt.Sprintf("%s (HTTP %d)", replay.DescribePage(pg), replay.Status(pg.Res)), replay.SurfaceOf(u.p.Target(), pg.URL), "qa_fetch", map[string]any{"url": pg.URL})
 		}
 	}
 }
 
-func leakSnippets(ls []probe.Leak) []string {
+func leakSnippets(ls []replay.Leak) []string {
 	var out []string
 	for _, l := range ls {
 		out = append(out, l.Snippet)
@@ -124,11 +124,11 @@ func (u *uxRun) errorPaths() {
 	if u.p.Target().Faces != "" {
 		url := u.p.Target().FaceURL(unknownName)
 		if r, ok := u.get(url); ok {
-			u.leak(probe.Body(r), fmt.Sprintf("The face of a name that does not exist (%s, HTTP %d)", url, probe.Status(r)), fleet.SurfaceFace, "qa_fetch", map[string]any{"url": url})
+			u.leak(replay.Body(r), fmt.Sprintf("The face of a name that does not exist (%s, HTTP %d)", url, replay.Status(r)), fleet.SurfaceFace, "qa_fetch", map[string]any{"url": url})
 		}
 	}
 	var missing []string
-	for _, o := range probe.First(probe.TargetOrigins(u.p.Target()), uxHosts) {
+	for _, o := range replay.First(replay.TargetOrigins(u.p.Target()), uxHosts) {
 		missing = append(missing, o+"/"+missingPage)
 	}
 	// A missing page next to the docs, when they live below the root.
@@ -139,7 +139,7 @@ func (u *uxRun) errorPaths() {
 	}
 	for _, url := range missing {
 		if r, ok := u.get(url); ok {
-			u.leak(probe.Body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, probe.Status(r)), probe.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
+			u.leak(replay.Body(r), fmt.Sprintf("The error page for a missing path (%s, HTTP %d)", url, replay.Status(r)), replay.SurfaceOf(u.p.Target(), url), "qa_fetch", map[string]any{"url": url})
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fixtures/spa"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -32,7 +33,7 @@ func TestExerciseLeavesThePlatformAsFound(t *testing.T) {
 		t.Skip("runs security with a browser")
 	}
 	exec := mustChromium(t)
-	app, err := spa.Serve(context.Background(), spa.Flawed)
+	app, err := spa.Serve(context.Background(), twin.Flawed)
 	if err != nil {
 		t.Fatal(err)
 	}

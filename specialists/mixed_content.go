@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // activeMixed are link kinds whose insecure load lets a network attacker
@@ -20,7 +20,7 @@ var passiveMixed = []string{"img", "media", "css"}
 // secMixedContent reports, per host, HTTPS pages that load subresources or
 // submit forms over plain HTTP: medium when any is active content (scripts,
 // frames, stylesheets, form targets), else low.
-func secMixedContent(p *probe.Probe, pages []probe.Page) {
+func secMixedContent(p *replay.Play, pages []replay.Page) {
 	type hostInfo struct {
 		page     string
 		active   bool
@@ -32,12 +32,12 @@ func secMixedContent(p *probe.Probe, pages []probe.Page) {
 		if !strings.HasPrefix(pg.URL, "https://") || !pg.OK() || !isHTML(pg.Res) {
 			continue
 		}
-		for _, l := range probe.LinksOf(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
+		for _, l := range replay.LinksOf(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res)) {
 			active := slices.Contains(activeMixed, l.Kind)
 			if !strings.HasPrefix(l.URL, "http://") || !active && !slices.Contains(passiveMixed, l.Kind) {
 				continue
 			}
-			h := probe.HostOf(pg.URL)
+			h := replay.HostOf(pg.URL)
 			hi := info[h]
 			if hi == nil {
 				hi = &hostInfo{page: pg.URL}
@@ -58,7 +58,7 @@ func secMixedContent(p *probe.Probe, pages []probe.Page) {
 		if hi.active {
 			sev, kind = fleet.SeverityMedium, "active content (scripts, frames, stylesheets or form targets)"
 		}
-		p.Report(sev, "mixed-content",
+		p.File(sev, "mixed-content",
 			fmt.Sprintf("HTTPS pages on %s load %s over plain HTTP, which a network attacker can read or replace (seen on %s: %s). Expected every subresource and form target of an HTTPS page to use https.",
 				h, kind, hi.page, strings.Join(hi.examples, ", ")),
 			"qa_fetch", map[string]any{"url": hi.page})

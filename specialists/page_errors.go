@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // renderFindings bounds ux's findings from rendered pages per run.
@@ -30,10 +30,10 @@ func (u *uxRun) renderedErrors() {
 		n++
 		var summary string
 		if len(g.pages) == 1 {
-			summary = fmt.Sprintf("%s throws on load in a browser: uncaught exception %s.", g.where, probe.Quote(g.text, 200))
+			summary = fmt.Sprintf("%s throws on load in a browser: uncaught exception %s.", g.where, replay.Quote(g.text, 200))
 		} else {
 			summary = fmt.Sprintf("%d pages throw the same uncaught exception on load in a browser: %s, on %s.",
-				len(g.pages), probe.Quote(g.text, 200), strings.Join(probe.First(g.pages, 4), ", "))
+				len(g.pages), replay.Quote(g.text, 200), strings.Join(replay.First(g.pages, 4), ", "))
 			if len(g.pages) > 4 {
 				summary = strings.TrimSuffix(summary, ".") + fmt.Sprintf(" and %d more.", len(g.pages)-4)
 			}
@@ -41,13 +41,13 @@ func (u *uxRun) renderedErrors() {
 		// The state names the error, so the same error is one
 		// fingerprint and one row in triage however many pages show it,
 		// and whichever pages a run rendered.
-		u.p.Report(fleet.SeverityMedium, surfaceRender,
+		u.p.File(fleet.SeverityMedium, surfaceRender,
 			summary+" Expected the page's scripts to run without an uncaught exception (a script that throws leaves the page half built).",
-			"", nil, probe.StateArgs{State: "uncaught " + g.key})
+			"", nil, replay.StateArgs{State: "uncaught " + g.key})
 	}
 	for _, rp := range u.p.Rendered() {
 		r := rp.R
-		where := probe.DescribePage(rp.Page)
+		where := replay.DescribePage(rp.Page)
 		var failed []string
 		for _, rq := range r.Requests {
 			switch {
@@ -60,9 +60,9 @@ func (u *uxRun) renderedErrors() {
 		}
 		if len(failed) > 0 && n < renderFindings {
 			n++
-			u.p.Report(fleet.SeverityLow, surfaceRender,
+			u.p.File(fleet.SeverityLow, surfaceRender,
 				fmt.Sprintf("%s loses %d request(s) on load in a browser: %s. Expected every resource and call a page makes on load to succeed.",
-					where, len(failed), strings.Join(probe.First(failed, 4), "; ")), "", nil)
+					where, len(failed), strings.Join(replay.First(failed, 4), "; ")), "", nil)
 		}
 		var errs []string
 		for _, e := range r.ConsoleErrors {
@@ -72,7 +72,7 @@ func (u *uxRun) renderedErrors() {
 		}
 		if len(errs) > 0 && n < renderFindings {
 			n++
-			u.p.Report(fleet.SeverityLow, surfaceRender,
+			u.p.File(fleet.SeverityLow, surfaceRender,
 				fmt.Sprintf("%s logs %d console error(s) on load in a browser: %s. Expected a page to load without errors in the console.",
 					where, len(errs), quoteList(errs, 3)), "", nil)
 		}
@@ -91,7 +91,7 @@ type pageError struct {
 // script location, as Sentry groups events by stack: a shared script that
 // throws on every page is one group listing the pages, not a row per page
 // (with a thousand names, a thousand rows).
-func pageErrors(rendered []probe.RenderedPage) []*pageError {
+func pageErrors(rendered []replay.RenderedPage) []*pageError {
 	var out []*pageError
 	byKey := map[string]*pageError{}
 	for _, rp := range rendered {
@@ -99,7 +99,7 @@ func pageErrors(rendered []probe.RenderedPage) []*pageError {
 			k := exceptionKey(e, rp.URL)
 			g := byKey[k]
 			if g == nil {
-				g = &pageError{key: k, text: e, where: probe.DescribePage(rp.Page)}
+				g = &pageError{key: k, text: e, where: replay.DescribePage(rp.Page)}
 				byKey[k] = g
 				out = append(out, g)
 			}
@@ -141,8 +141,8 @@ func exceptionKey(e, page string) string {
 
 func quoteList(list []string, n int) string {
 	var q []string
-	for _, s := range probe.First(list, n) {
-		q = append(q, probe.Quote(s, 200))
+	for _, s := range replay.First(list, n) {
+		q = append(q, replay.Quote(s, 200))
 	}
 	if len(list) > n {
 		q = append(q, fmt.Sprintf("and %d more", len(list)-n))

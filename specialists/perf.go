@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Perf limits.
@@ -23,25 +23,25 @@ const (
 
 // perf measures latency against the SLO, compile time growth and gas; see
 // the package doc.
-func perf(p *probe.Probe, o Options) {
+func perf(p *replay.Play, o Options) {
 	slo := p.Target().SLO.P95Ms
 	if slo <= 0 {
 		p.Skip("target.slo.p95_ms not set: latencies measured but not judged")
 	}
 	if p.Can("qa_fetch") {
-		for _, n := range probe.First(p.Target().Names, perfFaces) {
+		for _, n := range replay.First(p.Target().Names, perfFaces) {
 			url := p.Target().FaceURL(n)
 			perfSeries(p, o.Samples, fmt.Sprintf("the face of %q", n), "qa_fetch", map[string]any{"url": url}, url)
 		}
-		for _, d := range probe.First(p.Target().Docs, perfDocs) {
+		for _, d := range replay.First(p.Target().Docs, perfDocs) {
 			perfSeries(p, o.Samples, "the docs page "+d, "qa_fetch", map[string]any{"url": d}, "")
 		}
 	} else {
 		p.Skip("qa_fetch unavailable: page latency not measured")
 	}
 	if p.Can("qa_call") {
-		for _, n := range probe.First(p.Target().Names, perfCalls) {
-			a := probe.CallArgs{Target: n, Message: "hello"}
+		for _, n := range replay.First(p.Target().Names, perfCalls) {
+			a := replay.CallArgs{Target: n, Message: "hello"}
 			if !perfSeries(p, o.Samples, fmt.Sprintf("a call to %q", n), "qa_call", a, p.Target().Call) {
 				break
 			}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/fuzzstage"
-	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/specialists/redteam"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Options configures the playbooks. The zero value works: no corpus (every
@@ -55,7 +55,7 @@ type Options struct {
 	// by cmd); nil: the crawl reads responses as text only. security and
 	// ux render the HTML pages they crawl with it (Spec.Render pages a
 	// run) and run the browser checks (dom_xss.go, page_errors.go, ...) on what it saw.
-	Renderer probe.Renderer
+	Renderer replay.Renderer
 }
 
 // properties are o.Properties, or the embedded ones.
@@ -130,7 +130,7 @@ type Spec struct {
 	Name string
 	// Play is the playbook's straight-line program over the probe API,
 	// given the run's Options.
-	Play func(p *probe.Probe, o Options)
+	Play func(p *replay.Play, o Options)
 	// Cap is the default call cap per run (findings included; see
 	// Options.Caps), under the max_turns of the shipped persona, which
 	// also counts the final turn.
@@ -155,7 +155,7 @@ var shipped = []Spec{
 	// crawl (40 pages), exposed paths, CORS probes, replays of high
 	// findings, then the injection and agent probes
 	{Name: "security", Play: security, Cap: 380, Crawl: 40, Render: 32},
-	{Name: "fuzz", Play: func(p *probe.Probe, o Options) { fuzzstage.Run(p, o.Corpus) }, Cap: 250},
+	{Name: "fuzz", Play: func(p *replay.Play, o Options) { fuzzstage.Run(p, o.Corpus) }, Cap: 250},
 	// crawl (40 pages), docs-contract checks, error probes, replies
 	{Name: "ux", Play: ux, Cap: 90, Crawl: 40, Render: 12},
 	{Name: "perf", Play: perf, Cap: 80},
@@ -238,7 +238,7 @@ func (t *Playbooks) New(name string, opts Options) (fleet.Model, error) {
 	opts.Properties = slices.Clone(opts.Properties)
 	pb := &Playbook{spec: spec, opts: opts, cap: limit}
 	if spec.Render > 0 {
-		pb.renders = probe.NewRenders(opts.Renderer)
+		pb.renders = replay.NewRenders(opts.Renderer)
 	}
 	return pb, nil
 }
@@ -266,7 +266,7 @@ type Playbook struct {
 	spec    Spec
 	opts    Options
 	cap     int
-	renders *probe.Renders // this run's rendering crawl; nil: off
+	renders *replay.Renders // this run's rendering crawl; nil: off
 }
 
 // Name returns the playbook's name.
@@ -281,7 +281,7 @@ func (pb *Playbook) Next(ctx context.Context, s *fleet.State) (fleet.Step, error
 	if err := ctx.Err(); err != nil {
 		return fleet.Step{}, err
 	}
-	cfg := probe.Config{Name: pb.spec.Name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: pb.spec.Crawl,
+	cfg := replay.Config{Name: pb.spec.Name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: pb.spec.Crawl,
 		Renders: pb.renders, RenderBudget: pb.spec.Render, Context: ctx}
-	return probe.Replay(s, cfg, func(p *probe.Probe) { pb.spec.Play(p, pb.opts) })
+	return replay.Replay(s, cfg, func(p *replay.Play) { pb.spec.Play(p, pb.opts) })
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -229,10 +229,10 @@ func TestReportKeepsEnvelopeSmallAndSecretsOut(t *testing.T) {
 	st := fleet.State{RunID: "r-20260101-0001", Target: testTarget()}
 	big := strings.Repeat("let v = 1;\n", 400)
 	key := "0x" + strings.Repeat("ab12", 16)
-	prog := func(p *probe.Probe, _ Options) {
-		p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big})
-		p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big}) // same: once
-		p.Report(fleet.SeverityCritical, "web", "page shows PRIVATE_KEY="+key+"\nrepro: qa_fetch {}", "qa_fetch", map[string]any{"url": "http://x/.env"})
+	prog := func(p *replay.Play, _ Options) {
+		p.File(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big})
+		p.File(fleet.SeverityHigh, fleet.SurfaceCompiler, "crash on a big input", "qa_compile", map[string]any{"source": big}) // same: once
+		p.File(fleet.SeverityCritical, "web", "page shows PRIVATE_KEY="+key+"\nrepro: qa_fetch {}", "qa_fetch", map[string]any{"url": "http://x/.env"})
 	}
 	pbs := Default()
 	if err := pbs.Add(Spec{Name: "test-report", Play: prog, Cap: 50}); err != nil {
@@ -264,12 +264,12 @@ func TestReportKeepsEnvelopeSmallAndSecretsOut(t *testing.T) {
 // replay, the cap, the crawl budget, Options.Caps, the report road), on a
 // table of its own: the shipped table does not change.
 func TestSixthSpecialist(t *testing.T) {
-	sixth := Spec{Name: "sixth", Cap: 12, Crawl: 2, Play: func(p *probe.Probe, _ Options) {
+	sixth := Spec{Name: "sixth", Cap: 12, Crawl: 2, Play: func(p *replay.Play, _ Options) {
 		pages := p.Crawl()
 		for i := 0; p.Room(1); i++ {
 			p.Fetch(fmt.Sprintf("http://plat.test:8080/extra-%d", i))
 		}
-		p.Report(fleet.SeverityLow, "web", fmt.Sprintf("sixth crawled %d page(s)", len(pages)), "qa_fetch", map[string]any{"url": pages[0].URL})
+		p.File(fleet.SeverityLow, "web", fmt.Sprintf("sixth crawled %d page(s)", len(pages)), "qa_fetch", map[string]any{"url": pages[0].URL})
 	}}
 	pbs := Default()
 	if err := pbs.Add(sixth); err != nil {
@@ -324,7 +324,7 @@ func TestSixthSpecialist(t *testing.T) {
 // TestPlaybooksAddRejects: a spec the table cannot run is refused with an
 // error naming it and what was wrong.
 func TestPlaybooksAddRejects(t *testing.T) {
-	play := func(*probe.Probe, Options) {}
+	play := func(*replay.Play, Options) {}
 	for _, c := range []struct {
 		spec Spec
 		want string

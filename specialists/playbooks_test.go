@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // hash64Hex is 64 hex digits: a hash on these pages, not a key.
@@ -206,7 +206,7 @@ func TestUXStaysOnTheAllowlist(t *testing.T) {
 	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList()}
 	_, summary := drive(t, mustNew(t, "ux", Options{}), st, w, 60)
 	for _, u := range fetched {
-		if !probe.AllowedURL(tg.FetchAllow, u) {
+		if !replay.AllowedURL(tg.FetchAllow, u) {
 			t.Errorf("fetched %s, off the allowlist", u)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/inject"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // staticFormsListed bounds the POST forms a note names.
@@ -22,14 +22,14 @@ const staticFormsListed = 3
 // unsubmitted
 // (no qa_submit, not at the exercise rung, or past the limits) are named
 // in a note.
-func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bool) {
+func secPostForms(p *replay.Play, pages []replay.Page, browserFound map[string]bool) {
 	var forms []inject.PostForm
 	seen := map[string]bool{}
 	add := func(page, body string) {
 		for _, f := range inject.PostForms(page, body) {
 			// One per action pattern: every name's page holds the same form.
 			pat := f.Method + " " + resourcePattern(p.Target(), f.Action)
-			if seen[pat] || browserFound[f.Key()] || !probe.AllowedURL(p.Target().FetchAllow, f.Action) {
+			if seen[pat] || browserFound[f.Key()] || !replay.AllowedURL(p.Target().FetchAllow, f.Action) {
 				continue
 			}
 			seen[pat] = true
@@ -38,7 +38,7 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 	}
 	for _, pg := range pages {
 		if pg.OK() && isHTML(pg.Res) {
-			add(pg.URL, probe.Body(pg.Res))
+			add(pg.URL, replay.Body(pg.Res))
 		}
 	}
 	for _, rp := range p.Rendered() {
@@ -49,7 +49,7 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 		done[k] = true
 	}
 	if p.CanSubmit() && p.Exercised() {
-		for _, pf := range probe.First(p.PageForms(), formsMax) {
+		for _, pf := range replay.First(p.PageForms(), formsMax) {
 			done[pf.Form.Method+" "+pf.Form.URL] = true
 		}
 	}
@@ -74,7 +74,7 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 		if !pg.OK() || !isHTML(pg.Res) {
 			continue
 		}
-		for _, l := range probe.LinksOf(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) {
+		for _, l := range replay.LinksOf(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res)) {
 			if l.Kind == "form" && l.Method != "GET" {
 				note(l.Method+" "+l.URL, pg.URL)
 			}
@@ -100,7 +100,7 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 		more = " and more"
 	}
 	p.Notef("%d form(s) with a request body found and not submitted (%s): %s%s",
-		len(left), why, strings.Join(probe.First(left, staticFormsListed), "; "), more)
+		len(left), why, strings.Join(replay.First(left, staticFormsListed), "; "), more)
 }
 
 // secCallXSS sends the run's canary (runCanary) through the call endpoint
@@ -108,24 +108,24 @@ func secPostForms(p *probe.Probe, pages []probe.Page, browserFound map[string]bo
 // reply: reflected XSS on the call surface. It returns that name and
 // whether the call endpoint took the call at this dial (the
 // spoofed-identity checks run only then).
-func secCallXSS(p *probe.Probe) (target string, answered bool) {
+func secCallXSS(p *replay.Play) (target string, answered bool) {
 	token, canary := runCanary(p)
-	target = probe.FirstName(p.Target())
+	target = replay.FirstName(p.Target())
 	if target == "" || !p.Can("qa_call") || !p.Room(1) {
 		return "", false
 	}
-	a := probe.CallArgs{Target: target, Message: canary}
+	a := replay.CallArgs{Target: target, Message: canary}
 	ex := p.Exchange("qa_call", a)
-	if probe.RefusedByDial(ex) {
+	if replay.RefusedByDial(ex) {
 		p.Skip("qa_call refused (%s): reflection and identity checks skipped", ex.Result.Err())
 		return "", false
 	}
 	reflected := func(r fleet.Result) bool {
-		return reflectsRaw(probe.Body(r), token) && strings.Contains(strings.ToLower(probe.Str(r, "content_type")), "html")
+		return reflectsRaw(replay.Body(r), token) && strings.Contains(strings.ToLower(replay.Str(r, "content_type")), "html")
 	}
 	if reflected(ex.Result) {
-		p.ReportChecked(fleet.SeverityHigh, fleet.SurfaceCall,
-			fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", probe.Str(ex.Result, "content_type")),
+		p.FileChecked(fleet.SeverityHigh, fleet.SurfaceCall,
+			fmt.Sprintf("Reflected XSS: the call endpoint returns the message's markup unescaped in an HTML reply (%s). Expected escaping or a non-HTML content type.", replay.Str(ex.Result, "content_type")),
 			"qa_call", a, reflected)
 	}
 	return target, true

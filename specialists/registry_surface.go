@@ -13,7 +13,7 @@ import (
 	"github.com/qafleet/fleetd/chain/evm"
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Surface limits: selectors simulated and simulations in all (a selector
@@ -92,7 +92,7 @@ func (f surfFn) label() string {
 // bytecode and simulates every one that may change state from a fresh
 // address; see the package doc. It returns the selectors it read, named where it could (nil when it
 // read none), for the key checks to find the registry's roles.
-func secRegistrySurface(p *probe.Probe, pages []probe.Page, files []ABI) []surfFn {
+func secRegistrySurface(p *replay.Play, pages []replay.Page, files []ABI) []surfFn {
 	t := p.Target()
 	if t.Registry == "" {
 		p.Skip("target.registry not configured: the registry's surface not read")
@@ -104,17 +104,17 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page, files []ABI) []surfF
 	}
 	r := p.Chain("eth_getCode", t.Registry, "latest")
 	if !r.IsOK() {
-		p.Skip("eth_getCode of the registry failed (%s): its surface not read", probe.Clip(r.Err(), 120))
+		p.Skip("eth_getCode of the registry failed (%s): its surface not read", replay.Clip(r.Err(), 120))
 		return nil
 	}
 	var codeHex string
 	if err := json.Unmarshal(rpcResult(r), &codeHex); err != nil {
-		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", probe.Quote(string(rpcResult(r)), 60))
+		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", replay.Quote(string(rpcResult(r)), 60))
 		return nil
 	}
 	code, err := hex.DecodeString(strings.TrimPrefix(codeHex, "0x"))
 	if err != nil {
-		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", probe.Quote(codeHex, 60))
+		p.Skip("eth_getCode of the registry answered %s, not hex code: its surface not read", replay.Quote(codeHex, 60))
 		return nil
 	}
 	read, err := evm.Selectors(code)
@@ -141,7 +141,7 @@ func secRegistrySurface(p *probe.Probe, pages []probe.Page, files []ABI) []surfF
 	}
 	p.Notef("registry surface: %d selectors in the dispatcher (%d named), %d simulated from a fresh address", len(fns), countNamed(fns), min(len(todo), surfSelectors))
 	s := &surfSim{p: p, reg: t.Registry, from: strangerAddress(p), fns: fns}
-	for _, f := range probe.First(todo, surfSelectors) {
+	for _, f := range replay.First(todo, surfSelectors) {
 		if !s.try(f) {
 			break
 		}
@@ -165,13 +165,13 @@ func countNamed(fns []surfFn) int {
 // fetchABIs fetches the URLs of target.abis (qa_fetch, on the allowlist)
 // and parses each as a JSON ABI; one that cannot be fetched or parsed is
 // a note naming it and why.
-func fetchABIs(p *probe.Probe) []ABI {
+func fetchABIs(p *replay.Play) []ABI {
 	var out []ABI
 	for _, u := range p.Target().ABIs {
 		if !fleet.IsURL(u) {
 			continue
 		}
-		if !probe.AllowedURL(p.Target().FetchAllow, u) {
+		if !replay.AllowedURL(p.Target().FetchAllow, u) {
 			p.Notef("target.abis %s is off the fetch allowlist: not read", u)
 			continue
 		}
@@ -179,17 +179,17 @@ func fetchABIs(p *probe.Probe) []ABI {
 		switch {
 		case !ok:
 			p.Notef("target.abis %s not fetched (no qa_fetch or no call left)", u)
-		case !probe.Answered(r):
-			p.Notef("target.abis %s did not answer (%s): not read", u, probe.Clip(r.Err(), 100))
-		case probe.Status(r) >= 400:
-			p.Notef("target.abis %s answered HTTP %d: not read", u, probe.Status(r))
+		case !replay.Answered(r):
+			p.Notef("target.abis %s did not answer (%s): not read", u, replay.Clip(r.Err(), 100))
+		case replay.Status(r) >= 400:
+			p.Notef("target.abis %s answered HTTP %d: not read", u, replay.Status(r))
 		default:
-			fns, err := evm.ParseABI([]byte(probe.Body(r)))
+			fns, err := evm.ParseABI([]byte(replay.Body(r)))
 			if err == nil && len(fns) == 0 {
 				err = errors.New("no function in it")
 			}
 			if err != nil {
-				p.Notef("target.abis %s is not a JSON contract ABI: %s", u, probe.Clip(err.Error(), 120))
+				p.Notef("target.abis %s is not a JSON contract ABI: %s", u, replay.Clip(err.Error(), 120))
 				continue
 			}
 			out = append(out, ABI{Source: "target.abis " + u, Functions: fns})
@@ -201,7 +201,7 @@ func fetchABIs(p *probe.Probe) []ABI {
 // nameSelectors names each selector from, in order: target.admin_functions,
 // the ABIs of target.abis, ABIs and signatures on the crawled pages, the
 // platform ABIs fleetd knows and the common signatures.
-func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []probe.Page) []surfFn {
+func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []replay.Page) []surfFn {
 	names := map[[4]byte]surfFn{}
 	add := func(f evm.Function, source string) {
 		sel := f.Selector()
@@ -221,8 +221,8 @@ func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []probe.Pag
 		if !pg.OK() {
 			continue
 		}
-		body := probe.Body(pg.Res)
-		if crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), body) == crawl.KindJSON && strings.Contains(body, `"function"`) {
+		body := replay.Body(pg.Res)
+		if crawl.Sniff(pg.URL, replay.Str(pg.Res, "content_type"), body) == crawl.KindJSON && strings.Contains(body, `"function"`) {
 			if abi, err := evm.ParseABI([]byte(body)); err == nil {
 				for _, f := range abi {
 					add(f, "the ABI at "+pg.URL)
@@ -261,11 +261,11 @@ func nameSelectors(sels [][4]byte, admin []string, abis []ABI, pages []probe.Pag
 	return out
 }
 
-var signaturesMemo probe.Memo[[]evm.Function]
+var signaturesMemo replay.Memo[[]evm.Function]
 
 // strangerAddress is a fresh address per target: no key exists for it, it
 // holds nothing and has never sent anything.
-func strangerAddress(p *probe.Probe) [20]byte {
+func strangerAddress(p *replay.Play) [20]byte {
 	h := evm.Keccak256([]byte(fmt.Sprintf("fleetd stranger %x", p.TargetSeed())))
 	return [20]byte(h[12:])
 }
@@ -274,7 +274,7 @@ func strangerAddress(p *probe.Probe) [20]byte {
 // offers: debug_traceCall's prestate diff, else eth_simulateV1, else
 // eth_call.
 type surfSim struct {
-	p      *probe.Probe
+	p      *replay.Play
 	reg    string
 	from   [20]byte
 	method string // "" until the first simulation chose one
@@ -476,15 +476,15 @@ func (s *surfSim) simulate(data []byte) (evidence, bool) {
 			s.method = m // qa_chain answers a reverted eth_call with an error
 			return evidence{method: m, args: args}, true
 		case s.method == m:
-			s.p.Notef("simulating with %s failed (%s)", m, probe.Clip(r.Err(), 100))
+			s.p.Notef("simulating with %s failed (%s)", m, replay.Clip(r.Err(), 100))
 			return evidence{}, false
 		case !unavailable(r.Err()):
-			s.p.Skip("simulating the registry's functions with %s failed (%s): its surface not checked", m, probe.Clip(r.Err(), 100))
+			s.p.Skip("simulating the registry's functions with %s failed (%s): its surface not checked", m, replay.Clip(r.Err(), 100))
 			s.dead = true
 			return evidence{}, false
 		}
 		if i+1 < len(surfMethods) {
-			s.p.Notef("%s is not available (%s): simulating with %s", m, probe.Clip(r.Err(), 80), surfMethods[i+1])
+			s.p.Notef("%s is not available (%s): simulating with %s", m, replay.Clip(r.Err(), 80), surfMethods[i+1])
 		}
 		if !s.p.Room(2) {
 			s.dead = true
@@ -533,7 +533,7 @@ func (s *surfSim) parse(m string, args map[string]any, r fleet.Result) evidence 
 			}
 		}
 	default:
-		ev.succeeded = !probe.Flag(r, "reverted") // a revert comes back as a tool error, not here
+		ev.succeeded = !replay.Flag(r, "reverted") // a revert comes back as a tool error, not here
 	}
 	return ev
 }
@@ -618,7 +618,7 @@ func (s *surfSim) report(f surfFn, data []byte, ev evidence) {
 	switch {
 	case len(ev.views) > 0:
 		var parts, takeover []string
-		for _, v := range probe.First(ev.views, 3) {
+		for _, v := range replay.First(ev.views, 3) {
 			parts = append(parts, fmt.Sprintf("%s returns %s instead of %s", v.reader, shortSlot(v.after), shortSlot(v.before)))
 			if addressWord(v.before) && addressWord(v.after) && strings.HasSuffix(v.after, hex.EncodeToString(s.from[:])) {
 				takeover = append(takeover, v.reader)
@@ -671,15 +671,15 @@ func (s *surfSim) report(f surfFn, data []byte, ev evidence) {
 	}
 	args := "with no arguments"
 	if len(data) > 4 {
-		args = fmt.Sprintf("with calldata 0x%s", probe.Clip(hex.EncodeToString(data[4:]), 80))
+		args = fmt.Sprintf("with calldata 0x%s", replay.Clip(hex.EncodeToString(data[4:]), 80))
 	}
 	summary := fmt.Sprintf("Registry function %s, found in the contract's bytecode and listed in no target.admin_functions, can be called by a fresh, unprivileged address: from %s %s, %s%s. Expected an ownership or role check that reverts for strangers.",
 		f.label(), from, args, what, why)
 	if !s.p.ReproFits(fleet.SurfaceRegistry, "qa_chain", ev.args) {
-		s.p.Report(sev, fleet.SurfaceRegistry, summary, "", nil)
+		s.p.File(sev, fleet.SurfaceRegistry, summary, "", nil)
 		return
 	}
-	s.p.ReportChecked(sev, fleet.SurfaceRegistry, summary, "qa_chain", ev.args, func(r fleet.Result) bool {
+	s.p.FileChecked(sev, fleet.SurfaceRegistry, summary, "qa_chain", ev.args, func(r fleet.Result) bool {
 		if !r.IsOK() {
 			return false
 		}
@@ -704,7 +704,7 @@ func shortSlot(slot string) string {
 
 func describeSlots(cs []slotChange) string {
 	var parts []string
-	for _, c := range probe.First(cs, 3) {
+	for _, c := range replay.First(cs, 3) {
 		parts = append(parts, shortSlot(c.slot)+": "+shortSlot(c.before)+" → "+shortSlot(c.after))
 	}
 	if len(cs) > 3 {

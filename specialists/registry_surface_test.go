@@ -20,7 +20,7 @@ import (
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // chainWorld is a dev chain with its sponsor key and a client, for the
@@ -280,7 +280,7 @@ func TestTestbedChainRules(t *testing.T) {
 		t.Errorf("the chain rules did not run: %s", res.Summary)
 	}
 	// The record holds no key the pages showed.
-	env, err := http.Get(probe.TargetOrigins(tg)[0] + "/.env")
+	env, err := http.Get(replay.TargetOrigins(tg)[0] + "/.env")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // secRenderedSecrets runs the secret scan on the rendered DOM of every
@@ -15,10 +15,10 @@ import (
 // value the page's scripts assemble or decode in the browser. There is no
 // tool call that replays it (qa_fetch shows the served page), so the
 // finding is filed at medium and says so, as an unreplayed finding is.
-func secRenderedSecrets(p *probe.Probe) {
+func secRenderedSecrets(p *replay.Play) {
 	served := map[string]bool{}
 	for _, pg := range p.Crawl() {
-		for _, s := range probe.ScanSecrets(probe.Body(pg.Res)) {
+		for _, s := range replay.ScanSecrets(replay.Body(pg.Res)) {
 			served[s.Kind+s.Prefix] = true
 		}
 	}
@@ -32,9 +32,9 @@ func secRenderedSecrets(p *probe.Probe) {
 		if len(fresh) == 0 {
 			continue
 		}
-		p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), rp.URL),
+		p.File(fleet.SeverityMedium, replay.SurfaceOf(p.Target(), rp.URL),
 			fmt.Sprintf("%s shows %d secret(s) once a browser runs its scripts, in no response as served: %s. Anyone who opens it can read them; rotate the credential. (Seen only in the rendered DOM: no tool call replays it, so filed at medium.)",
-				probe.DescribePage(rp.Page), len(fresh), strings.Join(probe.First(fresh, 4), "; ")), "", nil)
+				replay.DescribePage(rp.Page), len(fresh), strings.Join(replay.First(fresh, 4), "; ")), "", nil)
 	}
 }
 
@@ -62,20 +62,20 @@ var exposedPaths = []exposedPath{
 
 // secPages is the crawl plus the commonly exposed paths on the first
 // secHosts origins, each URL once.
-func secPages(p *probe.Probe) []probe.Page {
+func secPages(p *replay.Play) []replay.Page {
 	if !p.Can("qa_fetch") {
 		p.Skip("qa_fetch unavailable: pages, secrets, stored XSS, headers and CORS not checked")
 		return nil
 	}
 	pages := slices.Clone(p.Crawl())
-	for _, o := range probe.First(probe.TargetOrigins(p.Target()), secHosts) {
+	for _, o := range replay.First(replay.TargetOrigins(p.Target()), secHosts) {
 		for _, e := range exposedPaths {
 			url := o + e.path
 			if _, done := p.PageAt(url); done {
 				continue // the crawl met it: its page is already in the list
 			}
 			if r, ok := p.Get(url); ok {
-				pages = append(pages, probe.Page{URL: url, Kind: "exposed", Res: r})
+				pages = append(pages, replay.Page{URL: url, Kind: "exposed", Res: r})
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func secPages(p *probe.Probe) []probe.Page {
 // page) and exposed files recognized by their content. A page holding a
 // key that could control an account is secKeys' to judge, with the page's
 // other secrets in the same finding.
-func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
+func secSecrets(p *replay.Play, pages []replay.Page, fns []surfFn) {
 	reported := 0
 	known := map[string]bool{} // kind and prefix of secrets already reported
 	repeats := 0
@@ -98,11 +98,11 @@ func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 		secKeys(p, append(keyPages, renderedKeyPages(p, keyPages)...), fns)
 	}()
 	for _, pg := range pages {
-		if !probe.Answered(pg.Res) {
+		if !replay.Answered(pg.Res) {
 			continue
 		}
-		found := immediateSecrets(probe.Body(pg.Res))
-		if len(chainKeys(probe.Body(pg.Res))) > 0 {
+		found := immediateSecrets(replay.Body(pg.Res))
+		if len(chainKeys(replay.Body(pg.Res))) > 0 {
 			keyPages = append(keyPages, keyPage{page: pg, found: found})
 			continue
 		}
@@ -132,19 +132,19 @@ func secSecrets(p *probe.Probe, pages []probe.Page, fns []surfFn) {
 				}
 			}
 			first := found[0]
-			p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL),
+			p.FileChecked(sev, replay.SurfaceOf(p.Target(), pg.URL),
 				fmt.Sprintf("Public URL %s (HTTP %d) exposes %d secret(s): %s. Anyone can read it; rotate the credential and remove it from public paths.",
-					probe.DescribePage(pg), probe.Status(pg.Res), len(found), strings.Join(kinds, "; ")),
+					replay.DescribePage(pg), replay.Status(pg.Res), len(found), strings.Join(kinds, "; ")),
 				"qa_fetch", map[string]any{"url": pg.URL},
-				func(r fleet.Result) bool { return probe.HoldsSecret(probe.Body(r), first) })
+				func(r fleet.Result) bool { return replay.HoldsSecret(replay.Body(r), first) })
 			continue
 		}
-		if pg.Kind != "exposed" || probe.Status(pg.Res) != 200 {
+		if pg.Kind != "exposed" || replay.Status(pg.Res) != 200 {
 			continue
 		}
 		for _, e := range exposedPaths {
-			if strings.HasSuffix(pg.URL, e.path) && e.sig != nil && e.sig.MatchString(probe.Body(pg.Res)) {
-				p.Report(fleet.SeverityMedium, "web",
+			if strings.HasSuffix(pg.URL, e.path) && e.sig != nil && e.sig.MatchString(replay.Body(pg.Res)) {
+				p.File(fleet.SeverityMedium, "web",
 					fmt.Sprintf("A %s is publicly readable at %s (HTTP 200, content matches). Expected 404 or 403 for deployment files.", e.what, pg.URL),
 					"qa_fetch", map[string]any{"url": pg.URL})
 			}

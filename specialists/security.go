@@ -6,8 +6,8 @@ import (
 
 	"github.com/qafleet/fleetd/specialists/authz"
 	"github.com/qafleet/fleetd/specialists/inject"
-	"github.com/qafleet/fleetd/specialists/probe"
 	"github.com/qafleet/fleetd/specialists/redteam"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Security limits.
@@ -23,7 +23,7 @@ const (
 // security probes trust boundaries; see the package doc for each rule.
 // The passive rules run on every page the crawl found (Probe.Crawl) plus the
 // commonly exposed paths; the active ones follow.
-func security(p *probe.Probe, o Options) {
+func security(p *replay.Play, o Options) {
 	secAdminFunctions(p)
 	pages := secPages(p)
 	fns := secRegistrySurface(p, pages, o.ABIs) // every selector in the registry's bytecode, named or not
@@ -62,7 +62,7 @@ func security(p *probe.Probe, o Options) {
 // call a function named by the token if one is defined (self.TOKEN?.()):
 // none is, so in a visitor's browser the canary does nothing (no
 // exception, no request, no dialog).
-func runCanary(p *probe.Probe) (token, text string) {
+func runCanary(p *replay.Play) (token, text string) {
 	token = fmt.Sprintf("qa%08x", uint32(p.Seed()>>11))
 	return token, fmt.Sprintf("qa-canary %s<script>self.%s?.()</script><details open ontoggle=self.%s?.()>", token, token, token)
 }

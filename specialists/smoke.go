@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Smoke limits.
@@ -23,26 +23,26 @@ const (
 // and only the read-only steps run. A request to the target that gets no
 // answer is re-tried and checked against a control before it becomes an
 // outage finding (smokeNet, smoke_reach.go).
-func smoke(p *probe.Probe, o Options) {
+func smoke(p *replay.Play, o Options) {
 	net := newSmokeNet(p, o)
 	name := ""
 	if p.Can("qa_create") {
 		ex := p.Exchange("qa_create", map[string]any{})
 		r := ex.Result
 		switch {
-		case probe.RefusedByDial(ex):
+		case replay.RefusedByDial(ex):
 			p.Skip("qa_create refused (%s): mint, publish, face and call of a fresh name skipped", r.Err())
-		case !r.IsOK() && (probe.Str(r, "revert_reason") != "" || strings.HasPrefix(r.Err(), "register ")):
-			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
-				"Minting a fresh name failed: "+probe.Quote(r.Err(), 300)+". Expected register(name) from a funded fresh key to succeed.",
+		case !r.IsOK() && (replay.Str(r, "revert_reason") != "" || strings.HasPrefix(r.Err(), "register ")):
+			p.File(fleet.SeverityHigh, fleet.SurfaceRegistry,
+				"Minting a fresh name failed: "+replay.Quote(r.Err(), 300)+". Expected register(name) from a funded fresh key to succeed.",
 				"qa_create", map[string]any{})
 		case !r.IsOK():
-			p.Skip("qa_create failed outside the platform (%s): exercise steps skipped", probe.Clip(r.Err(), 160))
+			p.Skip("qa_create failed outside the platform (%s): exercise steps skipped", replay.Clip(r.Err(), 160))
 		default:
-			name = probe.Str(r, "name")
+			name = replay.Str(r, "name")
 			p.Notef("minted %s", name)
-			if !probe.Flag(r, "owner_verified") {
-				p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
+			if !replay.Flag(r, "owner_verified") {
+				p.File(fleet.SeverityHigh, fleet.SurfaceRegistry,
 					"After registering a fresh name, ownerOf(name) does not return the key that registered it. Expected the registrant to own the name.",
 					"qa_create", map[string]any{})
 			}
@@ -58,7 +58,7 @@ func smoke(p *probe.Probe, o Options) {
 	}
 
 	// The public, read-only surfaces.
-	for _, n := range probe.First(p.Target().Names, smokeNames) {
+	for _, n := range replay.First(p.Target().Names, smokeNames) {
 		if !p.Can("qa_fetch") || !p.Room(1) {
 			break
 		}
@@ -66,7 +66,7 @@ func smoke(p *probe.Probe, o Options) {
 		r := p.Fetch(url)
 		smokeHTTP(p, net, r, url, fleet.SurfaceFace, fleet.SeverityHigh, fmt.Sprintf("the face of public name %q", n))
 	}
-	for _, d := range probe.First(p.Target().Docs, smokeDocs) {
+	for _, d := range replay.First(p.Target().Docs, smokeDocs) {
 		if !p.Can("qa_fetch") || !p.Room(1) {
 			break
 		}
@@ -79,14 +79,14 @@ func smoke(p *probe.Probe, o Options) {
 
 	// A call to a public name, when calls are allowed.
 	if len(p.Target().Names) > 0 && p.Can("qa_call") && p.Room(1) {
-		a := probe.CallArgs{Target: p.Target().Names[0], Message: "ping"}
+		a := replay.CallArgs{Target: p.Target().Names[0], Message: "ping"}
 		ex := p.Exchange("qa_call", a)
-		if probe.RefusedByDial(ex) {
+		if replay.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
 		} else if r, ev, ok := net.confirmCall(a, ex.Result); !ok {
 			p.Skip("qa_call re-try refused: the call's outage not confirmed")
 		} else if broken, why := brokenCall(r); broken {
-			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
+			p.File(fleet.SeverityHigh, fleet.SurfaceCall,
 				fmt.Sprintf("Calling public name %q with %q %s.%s Expected a 2xx JSON reply.", a.Target, a.Message, why, sentence(ev)),
 				"qa_call", a)
 		}
@@ -95,7 +95,7 @@ func smoke(p *probe.Probe, o Options) {
 
 // smokeCompile compiles the smallest corpus programs and reports each that
 // the compiler does not accept. It returns the first that compiled.
-func smokeCompile(p *probe.Probe, corpus []string) string {
+func smokeCompile(p *replay.Play, corpus []string) string {
 	if len(corpus) == 0 {
 		p.Skip("no known-good corpus (target.corpus): compile and publish skipped")
 		return ""
@@ -105,19 +105,19 @@ func smokeCompile(p *probe.Probe, corpus []string) string {
 		return ""
 	}
 	good := ""
-	for _, src := range probe.First(bySize(corpus), smokeCompiles) {
+	for _, src := range replay.First(bySize(corpus), smokeCompiles) {
 		if !p.Room(1) {
 			break
 		}
 		r := p.Compile(src)
 		if !r.IsOK() {
-			p.Skip("qa_compile failed (%s): compile checks skipped", probe.Clip(r.Err(), 160))
+			p.Skip("qa_compile failed (%s): compile checks skipped", replay.Clip(r.Err(), 160))
 			return good
 		}
-		if out := probe.Str(r, "outcome"); out != "compiled" {
-			p.Report(fleet.SeverityHigh, fleet.SurfaceCompiler,
+		if out := replay.Str(r, "outcome"); out != "compiled" {
+			p.File(fleet.SeverityHigh, fleet.SurfaceCompiler,
 				fmt.Sprintf("A known-good corpus program (%d bytes, starting %s) was %s by the compiler (exit %d%s); expected it to compile. stderr: %s",
-					len(src), probe.Quote(firstLine(src), 60), out, probe.Int(r, "exit_code"), probe.SignalText(r), probe.Quote(probe.Str(r, "stderr_tail"), 300)),
+					len(src), replay.Quote(firstLine(src), 60), out, replay.Int(r, "exit_code"), replay.SignalText(r), replay.Quote(replay.Str(r, "stderr_tail"), 300)),
 				"qa_compile", map[string]any{"source": src})
 			continue
 		}
@@ -131,7 +131,7 @@ func smokeCompile(p *probe.Probe, corpus []string) string {
 // smokeFreshName publishes a known-good program to a name this run minted,
 // fetches its face and calls it. The name is released when the run ends, so
 // these findings describe the steps instead of giving a repro.
-func smokeFreshName(p *probe.Probe, net *smokeNet, name, good string) {
+func smokeFreshName(p *replay.Play, net *smokeNet, name, good string) {
 	const fresh = "a name freshly minted with qa_create"
 	if good == "" {
 		p.Skip("no compiled known-good program: publish skipped")
@@ -139,18 +139,18 @@ func smokeFreshName(p *probe.Probe, net *smokeNet, name, good string) {
 		ex := p.Exchange("qa_publish", map[string]any{"name": name, "source": good})
 		r := ex.Result
 		switch {
-		case probe.RefusedByDial(ex):
+		case replay.RefusedByDial(ex):
 			p.Skip("qa_publish refused (%s)", r.Err())
 		case !r.IsOK():
 			why := r.Err()
-			if rr := probe.Str(r, "revert_reason"); rr != "" {
+			if rr := replay.Str(r, "revert_reason"); rr != "" {
 				why += " (revert: " + rr + ")"
 			}
-			p.Report(fleet.SeverityHigh, fleet.SurfaceRegistry,
+			p.File(fleet.SeverityHigh, fleet.SurfaceRegistry,
 				fmt.Sprintf("Publishing a known-good program (%d bytes, it compiles) to %s failed: %s. Expected setMetadata by the name's owner to succeed. Steps: qa_create, then qa_publish that program to the new name.",
-					len(good), fresh, probe.Quote(why, 300)), "", nil)
+					len(good), fresh, replay.Quote(why, 300)), "", nil)
 		default:
-			p.Notef("published %d bytes to %s", probe.Int(r, "bytes"), name)
+			p.Notef("published %d bytes to %s", replay.Int(r, "bytes"), name)
 		}
 	}
 	if p.Can("qa_fetch") && p.Room(1) {
@@ -161,49 +161,49 @@ func smokeFreshName(p *probe.Probe, net *smokeNet, name, good string) {
 			r, ev = net.confirm(url, r, func() fleet.Result { return p.Fetch(url) })
 		}
 		switch {
-		case probe.NotAllowed(r):
-			p.Skip("the face of %s is not fetchable (%s)", name, probe.Clip(r.Err(), 120))
-		case !probe.Answered(r):
-			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
-				fmt.Sprintf("The face of %s did not answer: %s.%s Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Quote(r.Err(), 200), sentence(ev)), "", nil)
-		case probe.Status(r) >= 400:
-			p.Report(fleet.SeverityHigh, fleet.SurfaceFace,
-				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, probe.Status(r)), "", nil)
+		case replay.NotAllowed(r):
+			p.Skip("the face of %s is not fetchable (%s)", name, replay.Clip(r.Err(), 120))
+		case !replay.Answered(r):
+			p.File(fleet.SeverityHigh, fleet.SurfaceFace,
+				fmt.Sprintf("The face of %s did not answer: %s.%s Expected a page. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, replay.Quote(r.Err(), 200), sentence(ev)), "", nil)
+		case replay.Status(r) >= 400:
+			p.File(fleet.SeverityHigh, fleet.SurfaceFace,
+				fmt.Sprintf("The face of %s answers HTTP %d. Expected a 2xx page for a registered name. Steps: qa_create, qa_publish, then qa_fetch target.faces for the new name.", fresh, replay.Status(r)), "", nil)
 		default:
-			p.Notef("fresh face HTTP %d", probe.Status(r))
+			p.Notef("fresh face HTTP %d", replay.Status(r))
 		}
 	}
 	if p.Can("qa_call") && p.Room(1) {
-		a := probe.CallArgs{Target: name, Message: "ping"}
+		a := replay.CallArgs{Target: name, Message: "ping"}
 		ex := p.Exchange("qa_call", a)
-		if probe.RefusedByDial(ex) {
+		if replay.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s)", ex.Result.Err())
 		} else if r, ev, ok := net.confirmCall(a, ex.Result); !ok {
 			p.Skip("qa_call re-try refused: the fresh call's outage not confirmed")
 		} else if broken, why := brokenCall(r); broken {
-			p.Report(fleet.SeverityHigh, fleet.SurfaceCall,
+			p.File(fleet.SeverityHigh, fleet.SurfaceCall,
 				fmt.Sprintf("Calling %s with \"ping\" %s.%s Expected a 2xx reply. Steps: qa_create, then qa_call the new name.", fresh, why, sentence(ev)), "", nil)
 		} else {
-			p.Notef("fresh call: %s", probe.Str(r, "hint"))
+			p.Notef("fresh call: %s", replay.Str(r, "hint"))
 		}
 	}
 }
 
 // smokeHTTP reports a page that should answer and does not; one that got
 // no answer is confirmed first (smokeNet.confirm).
-func smokeHTTP(p *probe.Probe, net *smokeNet, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
+func smokeHTTP(p *replay.Play, net *smokeNet, r fleet.Result, url string, surface fleet.Surface, sev fleet.Severity, what string) {
 	ev := ""
 	if noAnswer(r) {
 		r, ev = net.confirm(url, r, func() fleet.Result { return p.Fetch(url) })
 	}
 	switch {
-	case probe.NotAllowed(r):
-		p.Skip("%s is not fetchable (%s)", url, probe.Clip(r.Err(), 120))
-	case !probe.Answered(r):
-		p.Report(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s.%s Expected a page.", capitalize(what), url, probe.Quote(r.Err(), 200), sentence(ev)),
+	case replay.NotAllowed(r):
+		p.Skip("%s is not fetchable (%s)", url, replay.Clip(r.Err(), 120))
+	case !replay.Answered(r):
+		p.File(sev, surface, fmt.Sprintf("%s (%s) did not answer: %s.%s Expected a page.", capitalize(what), url, replay.Quote(r.Err(), 200), sentence(ev)),
 			"qa_fetch", map[string]any{"url": url})
-	case probe.Status(r) >= 400:
-		p.Report(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, probe.Status(r)),
+	case replay.Status(r) >= 400:
+		p.File(sev, surface, fmt.Sprintf("%s (%s) answers HTTP %d. Expected 2xx.", capitalize(what), url, replay.Status(r)),
 			"qa_fetch", map[string]any{"url": url})
 	}
 }
@@ -212,13 +212,13 @@ func smokeHTTP(p *probe.Probe, net *smokeNet, r fleet.Result, url string, surfac
 // server error, a timeout or no answer. Client errors and odd replies are
 // the ux playbook's business.
 func brokenCall(r fleet.Result) (bool, string) {
-	switch h := probe.Str(r, "hint"); {
+	switch h := replay.Str(r, "hint"); {
 	case h == "server_error" || h == "server_error_with_trace":
-		return true, fmt.Sprintf("answers HTTP %d (%s)", probe.Status(r), h)
+		return true, fmt.Sprintf("answers HTTP %d (%s)", replay.Status(r), h)
 	case h == "timeout":
 		return true, "timed out"
-	case h == "unreachable" || !r.IsOK() && probe.Status(r) == 0:
-		return true, "got no answer: " + probe.Quote(r.Err(), 200)
+	case h == "unreachable" || !r.IsOK() && replay.Status(r) == 0:
+		return true, "got no answer: " + replay.Quote(r.Err(), 200)
 	}
 	return false, ""
 }

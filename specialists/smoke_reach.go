@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // ErrOwnNetwork is the error a smoke run ends with (harness_error, in the
@@ -35,7 +35,7 @@ var controlCall = map[string]any{"method": "eth_blockNumber", "params": []any{}}
 // its evidence); the control not answering ends the run with ErrOwnNetwork
 // and posts nothing. Everything it does is a read.
 type smokeNet struct {
-	p     *probe.Probe
+	p     *replay.Play
 	delay time.Duration
 	// checked: the control was checked; control is the evidence that it
 	// answered, "" when no control could be checked.
@@ -44,7 +44,7 @@ type smokeNet struct {
 	down    []string // hosts that did not answer a re-try while the control answered
 }
 
-func newSmokeNet(p *probe.Probe, o Options) *smokeNet {
+func newSmokeNet(p *replay.Play, o Options) *smokeNet {
 	d := o.RetryDelay
 	if d <= 0 {
 		d = DefaultRetryDelay
@@ -55,7 +55,7 @@ func newSmokeNet(p *probe.Probe, o Options) *smokeNet {
 // noAnswer reports whether a qa_fetch or qa_call result got no answer at
 // all (the tools' network hints): refused, reset, unresolvable, timed out.
 func noAnswer(r fleet.Result) bool {
-	h := probe.Str(r, "hint")
+	h := replay.Str(r, "hint")
 	return !r.IsOK() && (h == "unreachable" || h == "timeout")
 }
 
@@ -72,12 +72,12 @@ func (n *smokeNet) confirm(target string, first fleet.Result, again func() fleet
 	n.p.Wait(n.delay)
 	r := again()
 	if !noAnswer(r) {
-		if r.IsOK() || probe.Status(r) > 0 {
+		if r.IsOK() || replay.Status(r) > 0 {
 			n.p.Notef("%s did not answer at first and answered when re-tried after %s", target, n.delay)
 		}
 		return r, ""
 	}
-	why := fmt.Sprintf("Re-tried after %s: no answer either (%s)", n.delay, probe.Quote(r.Err(), 160))
+	why := fmt.Sprintf("Re-tried after %s: no answer either (%s)", n.delay, replay.Quote(r.Err(), 160))
 	if !n.checked {
 		n.checked = true
 		n.control = n.checkControl(target, first, r)
@@ -92,14 +92,14 @@ func (n *smokeNet) confirm(target string, first fleet.Result, again func() fleet
 // confirmCall is confirm for a qa_call of a that got first: the re-try is
 // the same call to the target's call endpoint. ok is false when the re-try
 // was refused (the dial went down mid-run): nothing is confirmed then.
-func (n *smokeNet) confirmCall(a probe.CallArgs, first fleet.Result) (r fleet.Result, evidence string, ok bool) {
+func (n *smokeNet) confirmCall(a replay.CallArgs, first fleet.Result) (r fleet.Result, evidence string, ok bool) {
 	if !noAnswer(first) {
 		return first, "", true
 	}
 	refused := false
 	r, evidence = n.confirm(n.p.Target().Call, first, func() fleet.Result {
 		ex := n.p.Exchange("qa_call", a)
-		refused = probe.RefusedByDial(ex)
+		refused = replay.RefusedByDial(ex)
 		return ex.Result
 	})
 	return r, evidence, !refused
@@ -113,17 +113,17 @@ func (n *smokeNet) confirmCall(a probe.CallArgs, first fleet.Result) (r fleet.Re
 func (n *smokeNet) checkControl(target string, first, retry fleet.Result) string {
 	p := n.p
 	lost := fmt.Sprintf("%s did not answer (%s), nor when re-tried after %s (%s)",
-		target, probe.Clip(first.Err(), 200), n.delay, probe.Clip(retry.Err(), 200))
+		target, replay.Clip(first.Err(), 200), n.delay, replay.Clip(retry.Err(), 200))
 	var silent []string // the controls that did not answer, for the run's error
 	if p.Can("qa_chain") {
 		ex := p.Exchange("qa_chain", controlCall)
 		r := ex.Result
 		switch {
-		case probe.RefusedByDial(ex):
+		case replay.RefusedByDial(ex):
 		case r.IsOK():
 			return "the control, the chain node fleetd uses (qa_chain eth_blockNumber), answered in the same run, so fleetd's own network was up"
 		case noAnswer(r):
-			silent = append(silent, fmt.Sprintf("the chain node (%s)", probe.Clip(r.Err(), 300)))
+			silent = append(silent, fmt.Sprintf("the chain node (%s)", replay.Clip(r.Err(), 300)))
 		}
 	}
 	// A page of the target on another host: the control without a node,
@@ -136,9 +136,9 @@ func (n *smokeNet) checkControl(target string, first, retry fleet.Result) string
 		r := p.Fetch(u)
 		switch {
 		case noAnswer(r):
-			silent = append(silent, fmt.Sprintf("%s on another host of the target (%s)", u, probe.Clip(r.Err(), 200)))
-		case probe.Answered(r):
-			ev := fmt.Sprintf("the control, %s on another host of the target, answered in the same run (HTTP %d), so fleetd's own network was up", u, probe.Status(r))
+			silent = append(silent, fmt.Sprintf("%s on another host of the target (%s)", u, replay.Clip(r.Err(), 200)))
+		case replay.Answered(r):
+			ev := fmt.Sprintf("the control, %s on another host of the target, answered in the same run (HTTP %d), so fleetd's own network was up", u, replay.Status(r))
 			if len(silent) > 0 {
 				ev = "the chain node did not answer, but " + ev
 			}

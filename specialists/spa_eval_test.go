@@ -25,11 +25,12 @@ import (
 	"github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/spa"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // spaFlaws are the flaws fixtures/spa/README.md lists.
@@ -67,7 +68,7 @@ func evalBrowser(exec string, tg fleet.Target, dial fleet.Dial, created func(str
 	}
 	return browser.New(browser.Config{Exec: exec, Session: session,
 		Allow: func(u string) error {
-			if !probe.AllowedURL(tg.FetchAllow, u) {
+			if !replay.AllowedURL(tg.FetchAllow, u) {
 				return fmt.Errorf("not on the fetch allowlist: %s", u)
 			}
 			return nil
@@ -96,7 +97,7 @@ func mustChromium(t testing.TB) string {
 
 // timedRenderer counts the pages rendered and the time they took.
 type timedRenderer struct {
-	r     probe.Renderer
+	r     replay.Renderer
 	pages int
 	took  time.Duration
 }
@@ -111,7 +112,7 @@ func (tr *timedRenderer) Render(ctx context.Context, url string) (crawl.Rendered
 
 func (tr *timedRenderer) Submit(ctx context.Context, page string, f crawl.FormFill) (crawl.Rendered, error) {
 	start := time.Now()
-	r, err := tr.r.(probe.Submitter).Submit(ctx, page, f)
+	r, err := tr.r.(replay.Submitter).Submit(ctx, page, f)
 	tr.pages++
 	tr.took += time.Since(start)
 	return r, err
@@ -159,7 +160,7 @@ func TestEvalSPA(t *testing.T) {
 	}
 	mustChromium(t)
 	ctx := context.Background()
-	start := func(m spa.Mode) *spa.App {
+	start := func(m twin.Mode) *spa.App {
 		app, err := spa.Serve(ctx, m)
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +170,7 @@ func TestEvalSPA(t *testing.T) {
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| class | planted | found (rendering crawl) | found (text crawl only) | severity |\n| --- | --- | --- | --- | --- |\n")
-	flawedApp := start(spa.Flawed)
+	flawedApp := start(twin.Flawed)
 	flawed, timed := runSPA(t, flawedApp, true)
 	static, _ := runSPA(t, flawedApp, false)
 	used := make([]bool, len(flawed))
@@ -198,7 +199,7 @@ func TestEvalSPA(t *testing.T) {
 			extra = append(extra, f)
 		}
 	}
-	correct, _ := runSPA(t, start(spa.Correct), true)
+	correct, _ := runSPA(t, start(twin.Correct), true)
 	high := func(fs []map[string]any) int {
 		n := 0
 		for _, f := range fs {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Limits of the identity names learned from the target.
@@ -124,7 +124,7 @@ var (
 )
 
 // docNamesMemo caches docIdentityNames over page bodies across replays.
-var docNamesMemo probe.Memo[[]identName]
+var docNamesMemo replay.Memo[[]identName]
 
 // docIdentityNames returns the identity-like header and parameter names a
 // docs page (or a script, or any text but JSON) uses: curl -H examples, raw
@@ -179,7 +179,7 @@ func docIdentityNames(pageURL, contentType, body string) []identName {
 // -Expose-Headers list, and the keys of a JSON answer (any depth).
 func respIdentityNames(where string, r fleet.Result) []identName {
 	var out []identName
-	hd := probe.Headers(r)
+	hd := replay.Headers(r)
 	for _, k := range slices.Sorted(maps.Keys(hd)) {
 		if identityLike(k) {
 			out = append(out, identName{Name: k, Header: true, Where: "a response header of " + where, rank: 2})
@@ -192,7 +192,7 @@ func respIdentityNames(where string, r fleet.Result) []identName {
 			}
 		}
 	}
-	body := strings.TrimSpace(probe.Body(r))
+	body := strings.TrimSpace(replay.Body(r))
 	if !strings.HasPrefix(body, "{") && !strings.HasPrefix(body, "[") {
 		return out
 	}
@@ -231,14 +231,14 @@ func respIdentityNames(where string, r fleet.Result) []identName {
 // are left out (they are tried anyway); each name once (the first place
 // it was seen, docs first), at most identHeadersMax headers and
 // identFieldsMax fields.
-func learnIdentityNames(pages []probe.Page, extra map[string]fleet.Result) (headers, fields []identName) {
+func learnIdentityNames(pages []replay.Page, extra map[string]fleet.Result) (headers, fields []identName) {
 	var all []identName
 	for _, pg := range pages {
 		if !pg.OK() {
 			continue
 		}
 		if pg.Kind != "face" && pg.Kind != "fresh-face" {
-			all = append(all, docIdentityNames(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res))...)
+			all = append(all, docIdentityNames(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res))...)
 		}
 		all = append(all, respIdentityNames(pg.URL, pg.Res)...)
 	}
@@ -301,7 +301,7 @@ const identQueryTargets = 4
 // takes the caller's identity from the query. It returns the endpoints
 // found ("query " and the URL without its query), which the pass with
 // the signed-in identities' addresses (secSpoofSignedIn) skips.
-func secSpoofQuery(p *probe.Probe, pages []probe.Page, ids func() []platformIdent) []string {
+func secSpoofQuery(p *replay.Play, pages []replay.Page, ids func() []platformIdent) []string {
 	if !p.Can("qa_fetch") || !p.Exercised() {
 		return nil
 	}
@@ -317,7 +317,7 @@ type queryClaim struct {
 
 // spoofQuery is secSpoofQuery's loop: the generic claim first when asked,
 // then each of ids, on up to identQueryTargets endpoints not in skip.
-func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platformIdent, skip []string) (found []string) {
+func spoofQuery(p *replay.Play, pages []replay.Page, generic bool, ids []platformIdent, skip []string) (found []string) {
 	if !p.Can("qa_fetch") || !p.Exercised() {
 		return nil
 	}
@@ -340,7 +340,7 @@ func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platform
 		}
 		u, err := url.Parse(pg.URL)
 		if err != nil || !pg.OK() || pg.Kind == "face" || pg.Kind == "fresh-face" || pg.URL == p.Target().Call ||
-			crawl.Sniff(pg.URL, probe.Str(pg.Res, "content_type"), probe.Body(pg.Res)) != crawl.KindJSON {
+			crawl.Sniff(pg.URL, replay.Str(pg.Res, "content_type"), replay.Body(pg.Res)) != crawl.KindJSON {
 			continue
 		}
 		q := u.Query()
@@ -357,10 +357,10 @@ func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platform
 		seen[key] = true
 		tried++
 		base := p.Fetch(pg.URL)
-		if p.HostBusy(u.Host, base) || !probe.Answered(base) {
+		if p.HostBusy(u.Host, base) || !replay.Answered(base) {
 			continue
 		}
-		stable := probe.Body(base) == probe.Body(pg.Res) && probe.Status(base) == probe.Status(pg.Res)
+		stable := replay.Body(base) == replay.Body(pg.Res) && replay.Status(base) == replay.Status(pg.Res)
 		for _, c := range claims {
 			if !p.Room(2) {
 				return found
@@ -404,7 +404,7 @@ func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platform
 				summary = fmt.Sprintf("Spoofed identity: %s takes the caller's identity from a query parameter (%s=%s%s) when it holds an identity the platform itself uses: %s. The same GET with it answers materially differently (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim in the URL, whoever it names.",
 					key, which, show, how, c.id.What, d)
 			}
-			p.ReportChecked(sev, probe.SurfaceOf(p.Target(), pg.URL), summary,
+			p.FileChecked(sev, replay.SurfaceOf(p.Target(), pg.URL), summary,
 				"qa_fetch", map[string]any{"url": repro}, func(r fleet.Result) bool { _, _, ok := spoofed(base, r, sent, stable); return ok })
 			found = append(found, "query "+key)
 			break
@@ -417,7 +417,7 @@ func spoofQuery(p *probe.Probe, pages []probe.Page, generic bool, ids []platform
 // d and sev), tries each name alone while calls are left, and returns the
 // repro to report, which names it is about and how they were found: the
 // first name that alone makes the difference, or all of them together.
-func isolateName[R any](p *probe.Probe, names []identName, all R, d string, sev fleet.Severity, with func([]identName) R,
+func isolateName[R any](p *replay.Play, names []identName, all R, d string, sev fleet.Severity, with func([]identName) R,
 	try func(R) (string, fleet.Severity, bool)) (repro R, which, how, dOut string, sevOut fleet.Severity) {
 	var list []string
 	for _, n := range names {
@@ -464,7 +464,7 @@ type registryOwner struct{ Name, Address string }
 // which a page may not show. Nothing when no registry is configured or
 // qa_chain is unavailable; a free name (the zero address) or a failed
 // read is left out.
-func registryOwners(p *probe.Probe, target string) []registryOwner {
+func registryOwners(p *replay.Play, target string) []registryOwner {
 	if p.Target().Registry == "" || !p.Can("qa_chain") {
 		return nil
 	}
@@ -477,7 +477,7 @@ func registryOwners(p *probe.Probe, target string) []registryOwner {
 		}
 		seen[n] = true
 		r := p.Chain("owner_of", n)
-		if a := probe.Str(r, "result"); r.IsOK() && probe.Flag(r, "registered") && addrRE.MatchString(a) {
+		if a := replay.Str(r, "result"); r.IsOK() && replay.Flag(r, "registered") && addrRE.MatchString(a) {
 			out = append(out, registryOwner{Name: n, Address: a})
 		}
 	}
@@ -493,7 +493,7 @@ func registryOwners(p *probe.Probe, target string) []registryOwner {
 // (secSpoofSignedIn). Each once, the zero address never, at most
 // platformIdentsMax. A gateway that checks a claimed identity against the
 // platform's own refuses "admin" and still lets an owner's address in.
-func platformIdentities(t fleet.Target, target string, pages []probe.Page, owners []registryOwner) []platformIdent {
+func platformIdentities(t fleet.Target, target string, pages []replay.Page, owners []registryOwner) []platformIdent {
 	var out []platformIdent
 	seen := map[string]bool{strings.ToLower("0x" + strings.Repeat("0", 40)): true}
 	add := func(v, what string) {
@@ -512,7 +512,7 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page, owner
 	face := t.FaceURL(target)
 	for _, pg := range pages {
 		if pg.OK() && pg.URL == face {
-			for _, a := range addrRE.FindAllString(probe.Body(pg.Res), 3) {
+			for _, a := range addrRE.FindAllString(replay.Body(pg.Res), 3) {
 				add(a, "an address on the called agent's face "+face+" (its owner's?)")
 			}
 		}
@@ -523,7 +523,7 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page, owner
 	}
 	for _, pg := range pages {
 		if pg.OK() {
-			for _, a := range addrRE.FindAllString(probe.Body(pg.Res), 3) {
+			for _, a := range addrRE.FindAllString(replay.Body(pg.Res), 3) {
 				add(a, "an address the platform shows at "+pg.URL)
 			}
 		}
@@ -534,12 +534,12 @@ func platformIdentities(t fleet.Target, target string, pages []probe.Page, owner
 // platformIDs returns the run's platform identities (platformIdentities
 // over the registry's owners on chain), read on the first call, so only
 // once a claim is sent: never at observe.
-func platformIDs(p *probe.Probe, pages []probe.Page) func() []platformIdent {
+func platformIDs(p *replay.Play, pages []replay.Page) func() []platformIdent {
 	var ids []platformIdent
 	read := false
 	return func() []platformIdent {
 		if !read {
-			target := probe.FirstName(p.Target())
+			target := replay.FirstName(p.Target())
 			ids, read = platformIdentities(p.Target(), target, pages, registryOwners(p, target)), true
 		}
 		return ids
@@ -566,18 +566,18 @@ var identityClaims = []string{"admin", "owner", "root", "0x000000000000000000000
 
 // secSpoof compares replies with and without a claimed identity, and
 // returns the header and field names it found trusted.
-func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids func() []platformIdent) (found []string) {
-	base := probe.CallArgs{Target: target, Message: "whoami"}
+func secSpoof(p *replay.Play, target string, pages []replay.Page, ids func() []platformIdent) (found []string) {
+	base := replay.CallArgs{Target: target, Message: "whoami"}
 	if !p.Room(3) {
 		return nil
 	}
 	b1 := p.Agent(base)
-	if !probe.Answered(b1) {
-		p.Skip("the call endpoint did not answer (%s): identity checks skipped", probe.Clip(b1.Err(), 120))
+	if !replay.Answered(b1) {
+		p.Skip("the call endpoint did not answer (%s): identity checks skipped", replay.Clip(b1.Err(), 120))
 		return nil
 	}
 	b2 := p.Agent(base)
-	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
+	stable := replay.Body(b1) == replay.Body(b2) && replay.Status(b1) == replay.Status(b2)
 	if !stable {
 		p.Notef("replies to identical calls differ: identity checks only count status changes and new secrets")
 	}
@@ -588,14 +588,14 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids func() []pl
 		a := base
 		a.From = claim
 		if d, sev, ok := spoofed(b1, p.Agent(a), []string{claim}, stable); ok {
-			p.ReportChecked(sev, fleet.SurfaceCall,
+			p.FileChecked(sev, fleet.SurfaceCall,
 				fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from the request body. The same %q call to %q with \"from\": %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
 					base.Message, target, claim, d),
 				"qa_call", a, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, []string{claim}, stable); return ok })
 			break
 		}
 	}
-	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + replay.Quote(base.Message, 20): b1})
 	if len(headers)+len(fields) > 0 {
 		var names []string
 		for _, n := range append(slices.Clone(headers), fields...) {
@@ -611,7 +611,7 @@ func secSpoof(p *probe.Probe, target string, pages []probe.Page, ids func() []pl
 
 // secSpoofOwnAll claims ids in the headers (learned, then the fixed list)
 // and the fields not in found, and returns the names it found trusted.
-func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, headers, fields []identName, found []string, ids []platformIdent) []string {
+func secSpoofOwnAll(p *replay.Play, base replay.CallArgs, b1 fleet.Result, stable bool, headers, fields []identName, found []string, ids []platformIdent) []string {
 	var hs, fs []identName
 	for _, n := range headers {
 		if !slices.Contains(found, n.Name) {
@@ -635,7 +635,7 @@ func secSpoofOwnAll(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 // checks created (signedIn, by name) in the call endpoint's identity
 // headers and fields that no claim showed before (spoofed): a gateway that
 // takes any known account's address from a header lets anyone be anyone.
-func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]string, spoofed []string) {
+func secSpoofSignedIn(p *replay.Play, pages []replay.Page, signedIn map[string]string, spoofed []string) {
 	var ids []platformIdent
 	for _, name := range slices.Sorted(maps.Keys(signedIn)) {
 		if len(ids) < platformIdentsMax {
@@ -647,18 +647,18 @@ func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]st
 		return
 	}
 	spoofQuery(p, pages, false, ids, spoofed) // in the query of the JSON endpoints
-	target := probe.FirstName(p.Target())
+	target := replay.FirstName(p.Target())
 	if target == "" || !p.Can("qa_call") || !p.Room(4) {
 		return
 	}
-	base := probe.CallArgs{Target: target, Message: "whoami"}
+	base := replay.CallArgs{Target: target, Message: "whoami"}
 	b1 := p.Agent(base)
-	if !probe.Answered(b1) {
+	if !replay.Answered(b1) {
 		return
 	}
 	b2 := p.Agent(base)
-	stable := probe.Body(b1) == probe.Body(b2) && probe.Status(b1) == probe.Status(b2)
-	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + probe.Quote(base.Message, 20): b1})
+	stable := replay.Body(b1) == replay.Body(b2) && replay.Status(b1) == replay.Status(b2)
+	headers, fields := learnIdentityNames(pages, map[string]fleet.Result{"the call endpoint's answer to " + replay.Quote(base.Message, 20): b1})
 	secSpoofOwnAll(p, base, b1, stable, headers, fields, spoofed, ids)
 }
 
@@ -669,7 +669,7 @@ func secSpoofSignedIn(p *probe.Probe, pages []probe.Page, signedIn map[string]st
 // finding: a gateway that checks a claim against the platform's own
 // identities refuses "admin" and lets an owner's address or an agent's
 // name through.
-func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, names []identName, ids []platformIdent) (found []string) {
+func secSpoofOwn(p *replay.Play, base replay.CallArgs, b1 fleet.Result, stable bool, names []identName, ids []platformIdent) (found []string) {
 	if len(names) == 0 {
 		return nil
 	}
@@ -678,7 +678,7 @@ func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bo
 		if !p.Room(2) {
 			return nil
 		}
-		with := func(ns []identName) probe.CallArgs {
+		with := func(ns []identName) replay.CallArgs {
 			a := base
 			if header {
 				a.Headers = map[string]string{}
@@ -702,7 +702,7 @@ func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bo
 		if !ok {
 			continue
 		}
-		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+		repro, which, how, d, sev := isolateName(p, names, all, d, sev, with, func(one replay.CallArgs) (string, fleet.Severity, bool) {
 			return spoofed(b1, p.Agent(one), claims, stable)
 		})
 		show := id.Value
@@ -713,7 +713,7 @@ func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bo
 		if !header {
 			claim = fmt.Sprintf("request body field (%q: %s", which, show)
 		}
-		p.ReportChecked(sev, fleet.SurfaceCall,
+		p.FileChecked(sev, fleet.SurfaceCall,
 			fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity %s%s) when it holds an identity the platform itself uses: %s. The same %q call to %q gets a materially different reply (%s) than without it, where generic claims (admin, 1) made none. Expected identity to come from authentication, never from a claim, whoever it names.",
 				claim, how, id.What, base.Message, base.Target, d),
 			"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, claims, stable); return ok })
@@ -725,7 +725,7 @@ func secSpoofOwn(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bo
 // secSpoofHeaders sends the identity headers (the fixed list and those
 // learned from the target) set to admin, all at once, then one by one when
 // the set makes a difference.
-func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, learned []identName) (found []string) {
+func secSpoofHeaders(p *replay.Play, base replay.CallArgs, b1 fleet.Result, stable bool, learned []identName) (found []string) {
 	if !p.Room(1) {
 		return nil
 	}
@@ -764,7 +764,7 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 			break
 		}
 	}
-	p.ReportChecked(sev, fleet.SurfaceCall,
+	p.FileChecked(sev, fleet.SurfaceCall,
 		fmt.Sprintf("Spoofed identity: the call endpoint trusts a client-supplied identity header (%s: %s%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected such headers to be stripped or ignored unless set by a trusted proxy.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
@@ -774,11 +774,11 @@ func secSpoofHeaders(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stabl
 // secSpoofFields sends the identity-like body fields learned from the
 // target set to admin beside the call's own fields, all at once, then one
 // by one when the set makes a difference.
-func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable bool, fields []identName) (found []string) {
+func secSpoofFields(p *replay.Play, base replay.CallArgs, b1 fleet.Result, stable bool, fields []identName) (found []string) {
 	if len(fields) == 0 || !p.Room(1) {
 		return nil
 	}
-	with := func(ns []identName) probe.CallArgs {
+	with := func(ns []identName) replay.CallArgs {
 		body := map[string]any{"target": base.Target, "message": base.Message}
 		for _, n := range ns {
 			body[n.Name] = identClaim(n.Name)
@@ -794,10 +794,10 @@ func secSpoofFields(p *probe.Probe, base probe.CallArgs, b1 fleet.Result, stable
 	if !ok {
 		return nil
 	}
-	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one probe.CallArgs) (string, fleet.Severity, bool) {
+	repro, which, how, d, sev := isolateName(p, fields, all, d, sev, with, func(one replay.CallArgs) (string, fleet.Severity, bool) {
 		return spoofed(b1, p.Agent(one), identClaims, stable)
 	})
-	p.ReportChecked(sev, fleet.SurfaceCall,
+	p.FileChecked(sev, fleet.SurfaceCall,
 		fmt.Sprintf("Spoofed identity: the call endpoint takes the caller's identity from a request body field (%q: %q%s). The same %q call to %q gets a materially different reply (%s) than without it. Expected identity to come from authentication, never from a claim.",
 			which, identClaim(which), how, base.Message, base.Target, d),
 		"qa_call", repro, func(r fleet.Result) bool { _, _, ok := spoofed(b1, r, identClaims, stable); return ok })
@@ -811,28 +811,28 @@ var wordRE = regexp.MustCompile(`[a-z][a-z_]{2,}`)
 // not there, or (when replies are stable) at least three new words beyond
 // an echo of the claim. It returns a description and the severity.
 func spoofed(base, reply fleet.Result, claims []string, stable bool) (string, fleet.Severity, bool) {
-	if !probe.Answered(reply) || probe.Status(reply) >= 400 && probe.Status(base) < 400 {
+	if !replay.Answered(reply) || replay.Status(reply) >= 400 && replay.Status(base) < 400 {
 		return "", "", false // refusing a claim is the right answer
 	}
 	var why []string
 	sev := fleet.SeverityHigh
-	if probe.Status(base) >= 400 && probe.Status(reply) < 400 {
-		why = append(why, fmt.Sprintf("HTTP %d instead of %d", probe.Status(reply), probe.Status(base)))
+	if replay.Status(base) >= 400 && replay.Status(reply) < 400 {
+		why = append(why, fmt.Sprintf("HTTP %d instead of %d", replay.Status(reply), replay.Status(base)))
 	}
-	for _, s := range probe.ScanSecrets(probe.Body(reply)) {
-		if !strings.Contains(probe.Body(base), s.Prefix) {
+	for _, s := range replay.ScanSecrets(replay.Body(reply)) {
+		if !strings.Contains(replay.Body(base), s.Prefix) {
 			why = append(why, "it reveals a "+s.Describe())
 			sev = fleet.SeverityCritical
 			break
 		}
 	}
 	if stable {
-		text := strings.ToLower(probe.Body(reply))
+		text := strings.ToLower(replay.Body(reply))
 		for _, c := range claims {
 			text = strings.ReplaceAll(text, strings.ToLower(c), " ")
 		}
 		old := map[string]bool{}
-		for _, w := range wordRE.FindAllString(strings.ToLower(probe.Body(base)), -1) {
+		for _, w := range wordRE.FindAllString(strings.ToLower(replay.Body(base)), -1) {
 			old[w] = true
 		}
 		var fresh []string
@@ -842,7 +842,7 @@ func spoofed(base, reply fleet.Result, claims []string, stable bool) (string, fl
 			}
 		}
 		if len(fresh) >= 3 {
-			why = append(why, fmt.Sprintf("%d new words, %s instead of %s", len(fresh), probe.Quote(probe.Body(reply), 160), probe.Quote(probe.Body(base), 80)))
+			why = append(why, fmt.Sprintf("%d new words, %s instead of %s", len(fresh), replay.Quote(replay.Body(reply), 160), replay.Quote(replay.Body(base), 80)))
 		}
 	}
 	if len(why) == 0 {

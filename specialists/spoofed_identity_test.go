@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 func TestIdentityLike(t *testing.T) {
@@ -46,7 +46,7 @@ func TestDocIdentityNames(t *testing.T) {
 }
 
 func TestLearnIdentityNames(t *testing.T) {
-	pages := []probe.Page{
+	pages := []replay.Page{
 		{URL: "https://app.example/docs", Kind: "docs", Res: fleet.Result{"ok": true, "status": 200, "content_type": "text/html",
 			"body": `<p>Gateways set <code>X-Remote-User</code> and <code>X-Team-Member</code>.</p><pre>curl -H "X-Team-Member: 7" https://app.example/</pre>`}},
 		{URL: "https://app.example/api/me", Kind: "json", Res: fleet.Result{"ok": true, "status": 200, "content_type": "application/json",
@@ -74,7 +74,7 @@ func TestLearnIdentityNames(t *testing.T) {
 		big.WriteString("-H 'X-User-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ": 1'\n")
 		big.WriteString(`"user_` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `": 1` + "\n")
 	}
-	hs, fs = learnIdentityNames([]probe.Page{{URL: "https://app.example/d.md", Kind: "docs", Res: fleet.Result{"ok": true, "status": 200, "body": big.String()}}}, nil)
+	hs, fs = learnIdentityNames([]replay.Page{{URL: "https://app.example/d.md", Kind: "docs", Res: fleet.Result{"ok": true, "status": 200, "body": big.String()}}}, nil)
 	if len(hs) != identHeadersMax || len(fs) != identFieldsMax {
 		t.Errorf("learned %d headers and %d fields, want %d and %d", len(hs), len(fs), identHeadersMax, identFieldsMax)
 	}
@@ -116,7 +116,7 @@ func TestPlatformIdentities(t *testing.T) {
 	const owner, seen = "0x5F3c7A4b19dE2a8C0b6e4D1f9A7c3B2e8D0f1A6C", "0x1111111111111111111111111111111111111111"
 	tg := fleet.Target{Faces: "https://app.example/s/{name}", Names: []string{"ember", "slate"}}
 	zero := "0x" + strings.Repeat("0", 40)
-	pages := []probe.Page{
+	pages := []replay.Page{
 		{URL: "https://app.example/api/list", Kind: "json", Res: fleet.Result{"ok": true, "status": 200, "body": `{"a":"` + strings.ToLower(owner) + `","b":"` + seen + `"}`}},
 		{URL: "https://app.example/s/ember", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": "<p>Published by <code>" + owner + "</code> " + zero + "</p>"}},
 		{URL: "https://app.example/gone", Kind: "docs", Res: fleet.Result{"ok": true, "status": 404, "body": "0x2222222222222222222222222222222222222222"}},
@@ -166,7 +166,7 @@ func FuzzPlatformIdentities(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		tg := fleet.Target{Faces: "https://app.example/s/{name}"}
-		pages := []probe.Page{{URL: "https://app.example/s/", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": body}}}
+		pages := []replay.Page{{URL: "https://app.example/s/", Kind: "face", Res: fleet.Result{"ok": true, "status": 200, "body": body}}}
 		ids := platformIdentities(tg, "", pages, nil)
 		if len(ids) > platformIdentsMax {
 			t.Fatalf("%d identities", len(ids))

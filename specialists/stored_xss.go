@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // secStoredXSS publishes the run's canary (runCanary), carried in a string
@@ -13,7 +13,7 @@ import (
 // looks for it unescaped in the name's face: stored XSS at exercise. It
 // runs only when the stored-injection probes (inject.Stored, which covers
 // every field of a fresh name) minted none: own is the name they used.
-func secStoredXSS(p *probe.Probe, corpus []string, own string) {
+func secStoredXSS(p *replay.Play, corpus []string, own string) {
 	token, canary := runCanary(p)
 	if _, asked := p.Minted(); !p.Can("qa_create") && !asked {
 		if p.Has("qa_create") {
@@ -44,7 +44,7 @@ func secStoredXSS(p *probe.Probe, corpus []string, own string) {
 		return
 	}
 	if r := p.Publish(name, src); !r.IsOK() {
-		p.Skip("publishing the canary failed (%s)", probe.Clip(r.Err(), 120))
+		p.Skip("publishing the canary failed (%s)", replay.Clip(r.Err(), 120))
 		return
 	}
 	if !p.Can("qa_fetch") {
@@ -52,22 +52,22 @@ func secStoredXSS(p *probe.Probe, corpus []string, own string) {
 	}
 	face := p.Fetch(p.Target().FaceURL(name))
 	switch {
-	case reflectsRaw(probe.Body(face), token):
+	case reflectsRaw(replay.Body(face), token):
 		const stored = "Stored XSS: a canary published to a fresh name's metadata (a <script> element and an ontoggle handler inside a string literal of a known-good program) is served unescaped in the name's face. " +
 			"Expected published content to be escaped or sanitized. Steps: qa_create, qa_publish a program whose string literal holds <script>self.x?.()</script><details open ontoggle=self.x?.()>, qa_fetch the name's face (target.faces)."
 		// The name is released when the run ends, so the finding has no
 		// repro; the replay the quality bar asks for is a second fetch now.
 		if !p.Room(1) || !p.Can("qa_fetch") {
-			p.Report(fleet.SeverityMedium, fleet.SurfaceFace, stored+" (Not confirmed by a replay: no call left for it.)", "", nil)
-		} else if reflectsRaw(probe.Body(p.Fetch(p.Target().FaceURL(name))), token) {
-			p.Report(fleet.SeverityHigh, fleet.SurfaceFace, stored, "", nil)
+			p.File(fleet.SeverityMedium, fleet.SurfaceFace, stored+" (Not confirmed by a replay: no call left for it.)", "", nil)
+		} else if reflectsRaw(replay.Body(p.Fetch(p.Target().FaceURL(name))), token) {
+			p.File(fleet.SeverityHigh, fleet.SurfaceFace, stored, "", nil)
 		} else {
-			p.Report(fleet.SeverityLow, fleet.SurfaceFace, stored+" Fetching the face again did not show it: flaky, filed at low.", "", nil, probe.StateArgs{Flaky: true})
+			p.File(fleet.SeverityLow, fleet.SurfaceFace, stored+" Fetching the face again did not show it: flaky, filed at low.", "", nil, replay.StateArgs{Flaky: true})
 		}
-	case strings.Contains(probe.Body(face), token):
+	case strings.Contains(replay.Body(face), token):
 		p.Notef("the published canary is escaped in the face")
 	default:
-		p.Notef("the published canary does not appear in the face (HTTP %d)", probe.Status(face))
+		p.Notef("the published canary does not appear in the face (HTTP %d)", replay.Status(face))
 	}
 }
 

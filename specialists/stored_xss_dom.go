@@ -11,7 +11,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/inject"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Stored DOM-based XSS: a value the platform stores and a page's own
@@ -67,7 +67,7 @@ func (w storedWrite) args(payload func(field string) string) map[string]any {
 	for _, f := range w.fields {
 		obj[f] = payload(f)
 	}
-	return map[string]any{"url": w.read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(obj))}
+	return map[string]any{"url": w.read, "method": w.method, "enctype": "json", "json": string(replay.Marshal(obj))}
 }
 
 // identityKeys are fields a write must not change: they name or address
@@ -88,12 +88,12 @@ func writableFields(obj map[string]any) []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
-	return probe.First(out, storedFields)
+	return replay.First(out, storedFields)
 }
 
 // storedReads lists the resources the rendered pages' scripts read with a
 // GET that answered 2xx, each with the pages that read it, in order seen.
-func storedReads(p *probe.Probe) ([]string, map[string][]string) {
+func storedReads(p *replay.Play) ([]string, map[string][]string) {
 	var order []string
 	pages := map[string][]string{}
 	for _, rp := range p.Rendered() {
@@ -101,8 +101,8 @@ func storedReads(p *probe.Probe) ([]string, map[string][]string) {
 			if !rq.IsAPI() || rq.Method != "GET" || rq.Blocked || rq.Status < 200 || rq.Status > 299 {
 				continue
 			}
-			u := probe.StripFragment(rq.URL)
-			if !probe.AllowedURL(p.Target().FetchAllow, u) {
+			u := replay.StripFragment(rq.URL)
+			if !replay.AllowedURL(p.Target().FetchAllow, u) {
 				continue
 			}
 			if _, ok := pages[u]; !ok {
@@ -118,13 +118,13 @@ func storedReads(p *probe.Probe) ([]string, map[string][]string) {
 
 // crawledJSON is the JSON object the crawl fetched at u (for a list, its
 // first element), nil when none.
-func crawledJSON(p *probe.Probe, u string) map[string]any {
+func crawledJSON(p *replay.Play, u string) map[string]any {
 	for _, pg := range p.Crawl() {
 		if pg.URL != u || !pg.OK() {
 			continue
 		}
 		var v any
-		if json.Unmarshal([]byte(probe.Body(pg.Res)), &v) != nil {
+		if json.Unmarshal([]byte(replay.Body(pg.Res)), &v) != nil {
 			return nil
 		}
 		switch x := v.(type) {
@@ -145,7 +145,7 @@ func crawledJSON(p *probe.Probe, u string) map[string]any {
 // rendered page whose action is the resource, a write a page's script
 // made to it, or the methods its OPTIONS answer allows. ok is false when
 // none is found.
-func storedWriteFor(p *probe.Probe, read string, pages []string) (storedWrite, bool) {
+func storedWriteFor(p *replay.Play, read string, pages []string) (storedWrite, bool) {
 	w := storedWrite{read: read, pages: pages}
 	for _, rp := range p.Rendered() {
 		for _, f := range inject.PostForms(rp.URL, rp.R.HTML) {
@@ -157,7 +157,7 @@ func storedWriteFor(p *probe.Probe, read string, pages []string) (storedWrite, b
 					w.fields = append(w.fields, fl.Name)
 				}
 			}
-			w.fields = probe.First(w.fields, storedFields)
+			w.fields = replay.First(w.fields, storedFields)
 			w.method, w.enctype, w.how, w.form = f.Method, f.Enctype, "the form on "+rp.URL, &f
 			return w, len(w.fields) > 0
 		}
@@ -180,10 +180,10 @@ func storedWriteFor(p *probe.Probe, read string, pages []string) (storedWrite, b
 		return w, false
 	}
 	r := p.Call("qa_fetch", map[string]any{"url": read, "method": "OPTIONS"})
-	allow := strings.ToUpper(probe.Headers(r)["allow"])
+	allow := strings.ToUpper(replay.Headers(r)["allow"])
 	for _, m := range []string{"PATCH", "PUT"} {
 		if slices.Contains(strings.FieldsFunc(allow, func(c rune) bool { return c == ',' || c == ' ' }), m) {
-			w.method, w.how = m, "its OPTIONS answer (Allow: "+probe.Clip(allow, 60)+")"
+			w.method, w.how = m, "its OPTIONS answer (Allow: "+replay.Clip(allow, 60)+")"
 			return w, true
 		}
 	}
@@ -193,14 +193,14 @@ func storedWriteFor(p *probe.Probe, read string, pages []string) (storedWrite, b
 // storedFragment is the page with a fragment naming the round: a render
 // of its own (renders are kept by URL), sent to no server.
 func storedFragment(page, token string) string {
-	return probe.StripFragment(page) + "#" + url.PathEscape("qa-"+token)
+	return replay.StripFragment(page) + "#" + url.PathEscape("qa-"+token)
 }
 
 // secStoredDOM writes canaries into the stored fields the rendered pages
 // read back and renders those pages again: see the top of this file. At
 // the exercise rung only, through qa_submit (one write each, one short of
 // the write budget) and the render budget.
-func secStoredDOM(p *probe.Probe) {
+func secStoredDOM(p *replay.Play) {
 	if !p.Rendering() || !p.Can("qa_submit") {
 		return
 	}
@@ -222,9 +222,9 @@ func secStoredDOM(p *probe.Probe) {
 	write := func(args map[string]any) bool {
 		r := p.Call("qa_submit", args)
 		if _, ok := r["writes_left"]; ok {
-			left, limited = probe.Int(r, "writes_left"), true
+			left, limited = replay.Int(r, "writes_left"), true
 		}
-		if !probe.Answered(r) || probe.Status(r) >= 300 {
+		if !replay.Answered(r) || replay.Status(r) >= 300 {
 			p.Notef("stored DOM XSS: writing %s %s was refused (%s)", args["method"], args["url"], orStatus(r))
 			return false
 		}
@@ -235,7 +235,7 @@ func secStoredDOM(p *probe.Probe) {
 	render := func(w storedWrite, token string) (map[string]string, bool) {
 		ran := map[string]string{}
 		seen := false
-		for _, pg := range probe.First(w.pages, storedPages) {
+		for _, pg := range replay.First(w.pages, storedPages) {
 			r, ok := p.Render(storedFragment(pg, token))
 			if !ok {
 				continue
@@ -293,7 +293,7 @@ func secStoredDOM(p *probe.Probe) {
 					p.Notef("a stored DOM XSS canary in field %s of %s ran once and not after a second write", f, read)
 					continue
 				}
-				p.Report(fleet.SeverityHigh, surfaceDOM,
+				p.File(fleet.SeverityHigh, surfaceDOM,
 					fmt.Sprintf("Stored DOM-based XSS (CWE-79): the field %q of %s, written with %s %s (learned from %s), reaches a script-executing sink when %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with %s-%s), and again after a second write with a fresh canary (%s-%s). Anyone who can write the field runs script in the browser of everyone who opens the page. Expected stored values put into the page as text (textContent), never as HTML. The canaries are undone when the run ends (restored or deleted), or listed as left on the platform in the run record.",
 						f, read, w.method, w.enctype, w.how, pg, canary, f, fresh, f), "", nil)
 			}
@@ -310,7 +310,7 @@ func secStoredDOM(p *probe.Probe) {
 				restore = w.orig
 			}
 			if !p.Can("qa_submit") || !p.Room(1) || limited && left < 1 ||
-				!write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(probe.Marshal(restore))}) {
+				!write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(replay.Marshal(restore))}) {
 				p.LeftOnPlatform("the fields %s of %s hold a canary (restoring their values with %s failed)", strings.Join(w.fields, ", "), read, w.method)
 			}
 		}
@@ -325,7 +325,7 @@ func secStoredDOM(p *probe.Probe) {
 // markup: markup the server itself writes is inject.Stored's finding.
 // Confirmed by a second write with a fresh canary; the name is released
 // when the run ends.
-func secStoredDOMName(p *probe.Probe, own string, fields []string) {
+func secStoredDOMName(p *replay.Play, own string, fields []string) {
 	if !p.Rendering() || own == "" || len(fields) == 0 || !p.Can("qa_publish") || !p.Exercised() {
 		return
 	}
@@ -345,7 +345,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 			}
 			r := p.Call("qa_publish", map[string]any{"name": own, "key": f, "text": strings.ReplaceAll(formText(token), "{field}", f)})
 			if _, has := r["writes_left"]; has {
-				left, limited = probe.Int(r, "writes_left"), true
+				left, limited = replay.Int(r, "writes_left"), true
 			}
 			if r.IsOK() {
 				ok = append(ok, f)
@@ -367,11 +367,11 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 		return ran
 	}
 	canary := domCanary(p, face, "metadata", "stored1")
-	ran := ranIn(canary, publish(canary, probe.First(fields, storedFields)))
+	ran := ranIn(canary, publish(canary, replay.First(fields, storedFields)))
 	if len(ran) == 0 || !p.Can("qa_fetch") || !p.Room(1) {
 		return
 	}
-	served := probe.Body(p.Call("qa_fetch", map[string]any{"url": face}))
+	served := replay.Body(p.Call("qa_fetch", map[string]any{"url": face}))
 	var dom []string
 	for _, f := range ran {
 		if strings.Contains(served, crawl.CanaryCall(canary+"-"+f)+">") {
@@ -390,7 +390,7 @@ func secStoredDOMName(p *probe.Probe, own string, fields []string) {
 			p.Notef("a stored DOM XSS canary in field %s of %s ran once and not after a second write", f, own)
 			continue
 		}
-		p.Report(fleet.SeverityHigh, surfaceDOM,
+		p.File(fleet.SeverityHigh, surfaceDOM,
 			fmt.Sprintf("Stored DOM-based XSS (CWE-79): the metadata field %q of a name, written by its owner (qa_publish on a fresh name), reaches a script-executing sink when its face %s renders it in a browser: markup written there ran (its handler called fleetd's renderer hook with CANARY-%s) though the face as served does not hold it, and again after a second write with a fresh canary. Any name's owner runs script in the browser of everyone who opens the face. Expected metadata put into the page as text (textContent), never as HTML.",
 				f, strings.ReplaceAll(p.Target().Faces, "{name}", "NAME"), f), "", nil)
 	}
@@ -416,8 +416,8 @@ var instanceID = regexp.MustCompile(`^(?:[0-9]+|[0-9a-fA-F]{12,}|[0-9a-fA-F]{8}-
 
 // orStatus says what an answer was, for a note.
 func orStatus(r fleet.Result) string {
-	if probe.Answered(r) {
-		return fmt.Sprintf("HTTP %d", probe.Status(r))
+	if replay.Answered(r) {
+		return fmt.Sprintf("HTTP %d", replay.Status(r))
 	}
-	return probe.Clip(r.Err(), 100)
+	return replay.Clip(r.Err(), 100)
 }

@@ -10,14 +10,14 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/authz"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Stored XSS behind the login (issue 33): the rendering crawl behind a
 // SIWE login, and stored injection on the pages only a signed-in user
 // sees. It runs after authz.Run, with the fresh identities it signed in
 // (a and b), and only through the run's browser rendering as one of them
-// (probe.RenderAs: refused below exercise, never a sign-out link).
+// (replay.RenderAs: refused below exercise, never a sign-out link).
 //
 //  1. The crawl: from the who-am-I answer (fetched as a) and a's own
 //     documented resources, the HTML pages a's session reaches are
@@ -55,7 +55,7 @@ type signedInPage struct {
 
 // secSignedInStored runs the crawl and the stored injection above. ids
 // are the identities authz.Run signed in, by name.
-func secSignedInStored(p *probe.Probe, pages []probe.Page, ids map[string]string) {
+func secSignedInStored(p *replay.Play, pages []replay.Page, ids map[string]string) {
 	if len(ids) == 0 || ids["a"] == "" {
 		return // nobody signed in: at observe, or no login
 	}
@@ -88,17 +88,17 @@ func secSignedInStored(p *probe.Probe, pages []probe.Page, ids map[string]string
 
 // signedInCrawl finds and renders, as a, the HTML pages only a session
 // reaches: see the top of this file.
-func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage {
+func signedInCrawl(p *replay.Play, flow authz.Flow, addr string) []signedInPage {
 	public := map[string]bool{}
 	for _, pg := range p.Crawl() {
 		if pg.OK() {
-			public[probe.StripFragment(pg.URL)] = true
+			public[replay.StripFragment(pg.URL)] = true
 		}
 	}
 	skip := func(u string) bool {
 		return u == "" || crawl.SignOut(u) || strings.ContainsAny(u, "{}") ||
 			siSamePath(u, flow.Nonce.URL) || siSamePath(u, flow.Verify.URL) || siSamePath(u, flow.Logout.URL) ||
-			!probe.AllowedURL(p.Target().FetchAllow, u)
+			!replay.AllowedURL(p.Target().FetchAllow, u)
 	}
 	// A page the public crawl read waits until the others are done: an
 	// app's shell fills itself only for a session, but most are the
@@ -106,7 +106,7 @@ func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage 
 	var queue, later []string
 	seen := map[string]bool{}
 	add := func(u string) {
-		u = probe.StripFragment(u)
+		u = replay.StripFragment(u)
 		if seen[u] || skip(u) {
 			return
 		}
@@ -132,12 +132,12 @@ func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage 
 			break
 		}
 		res := p.Call("qa_fetch", map[string]any{"url": u, "as": "a"})
-		if st := probe.Status(res); st < 200 || st > 299 {
+		if st := replay.Status(res); st < 200 || st > 299 {
 			continue
 		}
-		ct := probe.Str(res, "content_type")
-		if crawl.Sniff(u, ct, probe.Body(res)) != crawl.KindHTML {
-			for _, l := range crawl.Links(u, ct, probe.Body(res)) {
+		ct := replay.Str(res, "content_type")
+		if crawl.Sniff(u, ct, replay.Body(res)) != crawl.KindHTML {
+			for _, l := range crawl.Links(u, ct, replay.Body(res)) {
 				if l.Method == "" || l.Method == "GET" {
 					add(l.URL)
 				}
@@ -160,13 +160,13 @@ func signedInCrawl(p *probe.Probe, flow authz.Flow, addr string) []signedInPage 
 
 // signedInStore writes canaries into the writable fields of a's own
 // resource at e and renders the crawled pages as b, then as a.
-func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids map[string]string) {
+func signedInStore(p *replay.Play, e authz.Endpoint, pages []signedInPage, ids map[string]string) {
 	target := authz.Fill(e.URL, ids["a"], "")
 	shown := siHideAddr(siPath(target), ids)
 	if !p.Can("qa_submit") || !p.Room(4) {
 		return
 	}
-	orig := siJSONObj(probe.Body(p.Call("qa_fetch", map[string]any{"url": target, "as": "a"})))
+	orig := siJSONObj(replay.Body(p.Call("qa_fetch", map[string]any{"url": target, "as": "a"})))
 	var fields []string
 	for _, f := range e.Writable {
 		if _, isStr := orig[f].(string); isStr && !slices.Contains(identityKeys, strings.ToLower(f)) {
@@ -182,11 +182,11 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 		if left >= 0 && left < 2 || !p.Can("qa_submit") || !p.Room(1) {
 			return false
 		}
-		r := p.Call("qa_submit", map[string]any{"url": target, "method": e.Method, "enctype": "json", "json": string(probe.Marshal(vals)), "as": "a"})
+		r := p.Call("qa_submit", map[string]any{"url": target, "method": e.Method, "enctype": "json", "json": string(replay.Marshal(vals)), "as": "a"})
 		if _, ok := r["writes_left"]; ok {
-			left = probe.Int(r, "writes_left")
+			left = replay.Int(r, "writes_left")
 		}
-		return probe.Answered(r) && probe.Status(r) < 300
+		return replay.Answered(r) && replay.Status(r) < 300
 	}
 	payload := func(canary string) map[string]any {
 		vals := map[string]any{}
@@ -263,7 +263,7 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 			who, sev, impact = "identity a itself", fleet.SeverityMedium,
 				"Only the account's own pages showed it (self-XSS): anyone who can set the field (a forged request, a shared device) runs script in that account's session."
 		}
-		p.Report(sev, surfaceDOM, fmt.Sprintf(
+		p.File(sev, surfaceDOM, fmt.Sprintf(
 			"Stored XSS behind the login (CWE-79): identity a (a fresh account) stored markup in its field %q with %s %s, a write the docs list (writable fields: %s), and it ran when %s opened %s, a page only a signed-in user sees: the browser called fleetd's renderer hook with CANARY-%s, and again after a second write with a fresh canary. %s Expected stored values put into the page as text (escaped), never as HTML. Steps: qa_login {identity: a}, qa_login {identity: b}, qa_submit {url: %s, method: %s, json: {%q: <details open ontoggle=...>}, as: a}, then open %s signed in as %s. %s",
 			f, e.Method, shown, strings.Join(e.Writable, ", "), who, siPath(page), f, impact, shown, e.Method, f, siPath(page), viewer, undo), "", nil)
 	}
@@ -271,7 +271,7 @@ func signedInStore(p *probe.Probe, e authz.Endpoint, pages []signedInPage, ids m
 
 // restoreSignedIn writes the fields' previous values back, as a, or says
 // they were left on the platform (false).
-func restoreSignedIn(p *probe.Probe, method, target, shown string, orig map[string]any, fields []string) bool {
+func restoreSignedIn(p *replay.Play, method, target, shown string, orig map[string]any, fields []string) bool {
 	vals := map[string]any{}
 	for _, f := range fields {
 		vals[f] = orig[f]
@@ -280,8 +280,8 @@ func restoreSignedIn(p *probe.Probe, method, target, shown string, orig map[stri
 		vals = orig
 	}
 	if p.Can("qa_submit") && p.Room(1) {
-		r := p.Call("qa_submit", map[string]any{"url": target, "method": method, "enctype": "json", "json": string(probe.Marshal(vals)), "as": "a"})
-		if probe.Answered(r) && probe.Status(r) < 300 {
+		r := p.Call("qa_submit", map[string]any{"url": target, "method": method, "enctype": "json", "json": string(replay.Marshal(vals)), "as": "a"})
+		if replay.Answered(r) && replay.Status(r) < 300 {
 			return true
 		}
 	}

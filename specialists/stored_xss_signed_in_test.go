@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
@@ -42,7 +43,7 @@ func TestEvalSignedInStoredXSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the security playbook with a browser against two platforms")
 	}
-	for _, mode := range []siwe.Mode{siwe.Flawed, siwe.Correct} {
+	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
 		t.Run(mode.String(), func(t *testing.T) {
 			app := siwe.Serve(mode)
 			defer app.Close()
@@ -61,7 +62,7 @@ func TestEvalSignedInStoredXSS(t *testing.T) {
 				}
 			}
 			xss := findReport(got, "Stored XSS behind the login")
-			if mode == siwe.Correct {
+			if mode == twin.Correct {
 				if xss != nil {
 					t.Errorf("the correct twin (it escapes) got: %v", xss["summary"])
 				}
@@ -93,7 +94,7 @@ func TestEvalSignedInStoredXSS(t *testing.T) {
 // sends no request with a session (the browser's included), follows no
 // sign-out link and writes nothing.
 func TestSignedInRenderNothingAtObserve(t *testing.T) {
-	app := siwe.Serve(siwe.Flawed)
+	app := siwe.Serve(twin.Flawed)
 	defer app.Close()
 	res, _ := signedInRun(t, app, fleet.Observe)
 	seen := app.Seen()
@@ -113,7 +114,7 @@ func TestSignedInRenderNothingAtObserve(t *testing.T) {
 // browser opens nothing, and no request with its session reaches the
 // platform.
 func TestSignedInRenderRefusedWhenTheDialDrops(t *testing.T) {
-	app := siwe.Serve(siwe.Correct)
+	app := siwe.Serve(twin.Correct)
 	defer app.Close()
 	ctl := fleet.NewControl(t.TempDir())
 	if _, err := ctl.SetDial(fleet.Exercise, "test", "test"); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fixtures/tricks"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -35,7 +36,7 @@ var tricksFlaws = []plantedFlaw{
 	{"reflected XSS through a POST form (multipart)", []string{"web"}, []string{"through the form POST", "/suggest", `field "title"`, "CWE-79"}, fleet.SeverityMedium},
 }
 
-func runTricks(t *testing.T, mode tricks.Mode, render bool) []map[string]any {
+func runTricks(t *testing.T, mode twin.Mode, render bool) []map[string]any {
 	t.Helper()
 	app := tricks.Serve(mode)
 	t.Cleanup(app.Close)
@@ -89,7 +90,7 @@ func evalTricks(t *testing.T, render bool) {
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| class | planted | found | severity |\n| --- | --- | --- | --- |\n")
-	flawed := runTricks(t, tricks.Flawed, render)
+	flawed := runTricks(t, twin.Flawed, render)
 	used := make([]bool, len(flawed))
 	found := 0
 	for _, fl := range tricksFlaws {
@@ -112,7 +113,7 @@ func evalTricks(t *testing.T, render bool) {
 			extra = append(extra, f)
 		}
 	}
-	correct := runTricks(t, tricks.Correct, render)
+	correct := runTricks(t, twin.Correct, render)
 	high := func(fs []map[string]any) int {
 		n := 0
 		for _, f := range fs {
@@ -138,7 +139,7 @@ func evalTricks(t *testing.T, render bool) {
 // the budget is reached, never crossed: a write past it would end the run,
 // which runLoop fails), tries no payload, and the run ends done.
 func TestPostFormsWithinWriteBudget(t *testing.T) {
-	app := tricks.Serve(tricks.Flawed)
+	app := tricks.Serve(twin.Flawed)
 	t.Cleanup(app.Close)
 	tg := app.Target()
 	client := &http.Client{Timeout: 5 * time.Second}

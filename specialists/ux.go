@@ -7,7 +7,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/specialists/authz"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // UX limits.
@@ -35,7 +35,7 @@ var probeToken = regexp.MustCompile(`qa-no-such-[a-z0-9-]+(?:\.[a-z0-9]+)*`)
 
 // uxRun is one ux session's memory: what was reported.
 type uxRun struct {
-	p     *probe.Probe
+	p     *replay.Play
 	dead  map[string]bool // URLs already reported as dead or broken
 	leaks int
 	deads int
@@ -51,7 +51,7 @@ type uxRun struct {
 
 // ux checks the platform as a user or an agent meets it; see the package
 // doc. Every check that reads pages runs on every page the crawl found.
-func ux(p *probe.Probe, _ Options) {
+func ux(p *replay.Play, _ Options) {
 	u := &uxRun{p: p, dead: map[string]bool{}, leakSigs: map[string]bool{}, calls: map[string]fleet.Result{}}
 	if p.Can("qa_fetch") {
 		pages := p.Crawl()
@@ -74,8 +74,8 @@ func ux(p *probe.Probe, _ Options) {
 func (u *uxRun) get(url string) (fleet.Result, bool) { return u.p.Get(url) }
 
 // agent is qa_call, once per distinct request in this run.
-func (u *uxRun) agent(a probe.CallArgs) (fleet.Exchange, bool) {
-	key := string(probe.Canonical(probe.Marshal(a)))
+func (u *uxRun) agent(a replay.CallArgs) (fleet.Exchange, bool) {
+	key := string(replay.Canonical(replay.Marshal(a)))
 	if r, ok := u.calls[key]; ok {
 		return fleet.Exchange{Result: r}, true
 	}
@@ -97,14 +97,14 @@ func (u *uxRun) isDocPage(url string) bool {
 	if !ok {
 		return false
 	}
-	k := crawl.Sniff(url, probe.Str(r, "content_type"), probe.Body(r))
+	k := crawl.Sniff(url, replay.Str(r, "content_type"), replay.Body(r))
 	return k == crawl.KindMarkdown || k == crawl.KindText
 }
 
 // onFace reports whether url is the face of a public or fresh name: user
 // content, whose broken links are its author's, not the platform's.
 func (u *uxRun) onFace(url string) bool {
-	if probe.NameOfFace(u.p.Target(), url) != "" {
+	if replay.NameOfFace(u.p.Target(), url) != "" {
 		return true
 	}
 	name, _ := u.p.Minted()

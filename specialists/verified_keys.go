@@ -11,7 +11,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain/evm"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Key check limits.
@@ -26,7 +26,7 @@ const (
 // key and its address, or a mnemonic phrase and the first standard
 // Ethereum accounts it derives.
 type pageKey struct {
-	probe.KeyCandidate
+	replay.KeyCandidate
 	accts []account
 }
 
@@ -45,7 +45,7 @@ func chainKeys(text string) []pageKey {
 	return chainKeysMemo.Get(text, func(text string) []pageKey {
 		var out []pageKey
 		phrases := 0
-		for _, c := range probe.KeyCandidates(text) {
+		for _, c := range replay.KeyCandidates(text) {
 			if c.Kind == "mnemonic" {
 				// ~30 ms each (2048 PBKDF2 rounds, five derivations); no
 				// more than a run verifies.
@@ -88,18 +88,18 @@ func chainKeys(text string) []pageKey {
 	})
 }
 
-var chainKeysMemo probe.Memo[[]pageKey]
+var chainKeysMemo replay.Memo[[]pageKey]
 
 // immediateSecrets are the secrets of text reported by kind alone: all the
 // scanner finds but private keys that could control an account, which
 // secKeys verifies against the chain instead.
-func immediateSecrets(text string) []probe.Secret {
-	found := probe.ScanSecrets(text)
+func immediateSecrets(text string) []replay.Secret {
+	found := replay.ScanSecrets(text)
 	keys := chainKeys(text)
-	if !slices.ContainsFunc(found, func(s probe.Secret) bool { return s.Kind == "hex private key" || s.Kind == "PEM private key" }) {
+	if !slices.ContainsFunc(found, func(s replay.Secret) bool { return s.Kind == "hex private key" || s.Kind == "PEM private key" }) {
 		return found
 	}
-	var out []probe.Secret
+	var out []replay.Secret
 	for _, s := range found {
 		switch s.Kind {
 		case "hex private key":
@@ -118,8 +118,8 @@ func immediateSecrets(text string) []probe.Secret {
 // the secrets found on it that need no chain to judge. A rendered page's
 // keys are in its DOM (text), not in the response as served.
 type keyPage struct {
-	page     probe.Page
-	found    []probe.Secret
+	page     replay.Page
+	found    []replay.Secret
 	rendered bool
 	text     string // the rendered DOM; "" for a served page (its body)
 }
@@ -128,12 +128,12 @@ func (kp keyPage) body() string {
 	if kp.rendered {
 		return kp.text
 	}
-	return probe.Body(kp.page.Res)
+	return replay.Body(kp.page.Res)
 }
 
 // renderedKeyPages are the rendered pages whose DOM holds a key no served
 // response holds: a key the page's scripts assemble or fetch.
-func renderedKeyPages(p *probe.Probe, served []keyPage) []keyPage {
+func renderedKeyPages(p *replay.Play, served []keyPage) []keyPage {
 	if !p.Rendering() {
 		return nil
 	}
@@ -263,7 +263,7 @@ func (a acctVerdict) what() string {
 //
 // Each page's other secrets (found) go into the same finding: a finding
 // is one per page.
-func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
+func secKeys(p *replay.Play, pages []keyPage, fns []surfFn) {
 	kc := &keyCheck{p: p, fns: fns, seen: map[string]keyVerdict{}}
 	quiet := 0
 	// Every page is judged before any is reported, so the limit on
@@ -320,13 +320,13 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 			values[i] = strings.ToLower(v.key.Value())
 		}
 		holds := func(r fleet.Result) bool {
-			body := strings.ToLower(probe.Body(r))
+			body := strings.ToLower(replay.Body(r))
 			return slices.ContainsFunc(values, func(v string) bool { return strings.Contains(body, v) }) ||
-				slices.ContainsFunc(kp.found, func(s probe.Secret) bool { return probe.HoldsSecret(probe.Body(r), s) })
+				slices.ContainsFunc(kp.found, func(s replay.Secret) bool { return replay.HoldsSecret(replay.Body(r), s) })
 		}
-		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", probe.DescribePage(pg), probe.Status(pg.Res), strings.Join(j.parts, "; "))
+		summary := fmt.Sprintf("Public URL %s (HTTP %d) exposes %s. ", replay.DescribePage(pg), replay.Status(pg.Res), strings.Join(j.parts, "; "))
 		if kp.rendered {
-			summary = fmt.Sprintf("Public URL %s, once a browser runs its scripts, shows (in no response as served) %s. ", probe.DescribePage(pg), strings.Join(j.parts, "; "))
+			summary = fmt.Sprintf("Public URL %s, once a browser runs its scripts, shows (in no response as served) %s. ", replay.DescribePage(pg), strings.Join(j.parts, "; "))
 		}
 		switch j.keySev {
 		case "":
@@ -341,16 +341,16 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 		default:
 			summary += "It controls nothing on this chain (a placeholder, or a key of another chain): remove it from public paths all the same."
 		}
-		surface := probe.SurfaceOf(p.Target(), pg.URL)
+		surface := replay.SurfaceOf(p.Target(), pg.URL)
 		if !kp.rendered {
-			p.ReportChecked(j.sev, surface, summary, "qa_fetch", map[string]any{"url": pg.URL}, holds)
+			p.FileChecked(j.sev, surface, summary, "qa_fetch", map[string]any{"url": pg.URL}, holds)
 			continue
 		}
 		// qa_fetch shows the page as served, without the key: the chain
 		// read that made it live is the repro; otherwise, as for other
 		// secrets only the rendered DOM shows, medium.
 		if args, live, ok := chainRepro(verdicts); ok && j.keySev == fleet.SeverityCritical {
-			p.ReportChecked(j.sev, surface, summary, "qa_chain", args, live)
+			p.FileChecked(j.sev, surface, summary, "qa_chain", args, live)
 			continue
 		}
 		sev := j.sev
@@ -358,7 +358,7 @@ func secKeys(p *probe.Probe, pages []keyPage, fns []surfFn) {
 			sev = fleet.SeverityMedium
 			summary += " (Seen only in the rendered DOM and no chain read replays it, so filed at medium.)"
 		}
-		p.Report(sev, surface, summary, "", nil)
+		p.File(sev, surface, summary, "", nil)
 	}
 	if quiet > 0 {
 		p.Notef("%d unnamed key-shaped value(s) (64 hex digits, mnemonic phrases) on the pages checked as keys: none controls anything on the chain (or the chain could not say), so none is reported", quiet)
@@ -414,7 +414,7 @@ func keyFinding(vs []keyVerdict) (fleet.Severity, []string) {
 
 // keyCheck asks the chain about keys, reading the registry's roles once.
 type keyCheck struct {
-	p      *probe.Probe
+	p      *replay.Play
 	fns    []surfFn
 	seen   map[string]keyVerdict
 	checks int
@@ -462,11 +462,11 @@ func (kc *keyCheck) account(a account) (acctVerdict, string) {
 	addr := addrHex(a.addr)
 	bal := p.Chain("eth_getBalance", addr, "latest")
 	if !bal.IsOK() {
-		return av, "eth_getBalance failed: " + probe.Clip(bal.Err(), 100)
+		return av, "eth_getBalance failed: " + replay.Clip(bal.Err(), 100)
 	}
 	b, err := quantity(rpcResult(bal))
 	if err != nil {
-		return av, "eth_getBalance answered " + probe.Quote(string(rpcResult(bal)), 40)
+		return av, "eth_getBalance answered " + replay.Quote(string(rpcResult(bal)), 40)
 	}
 	av.balance = b
 	if n := p.Chain("eth_getTransactionCount", addr, "latest"); n.IsOK() {

@@ -19,7 +19,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/registries"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"github.com/qafleet/fleetd/trajectory"
 )
 
@@ -218,17 +218,17 @@ func TestVerifiedKeys(t *testing.T) {
 // phrase ("secret phrase" on the line above are list words too) make one
 // part of a finding: the live one when there is one, else the first.
 func TestKeyFindingOverlaps(t *testing.T) {
-	var cands []probe.KeyCandidate
+	var cands []replay.KeyCandidate
 	for tries := 0; len(cands) != 2; tries++ { // 1 in ~8 phrases has exactly one more reading
 		if tries == 2000 {
 			t.Fatal("no phrase with a second reading in 2000 tries")
 		}
-		cands = probe.KeyCandidates("Wallet backup\nsecret phrase\n" + randomPhrase(t, true) + "\n")
+		cands = replay.KeyCandidates("Wallet backup\nsecret phrase\n" + randomPhrase(t, true) + "\n")
 	}
 	if len(cands) != 2 || !cands[0].Overlaps(cands[1]) || !cands[0].Named || !cands[1].Named {
 		t.Fatalf("candidates %+v", cands)
 	}
-	dead := func(c probe.KeyCandidate) keyVerdict {
+	dead := func(c replay.KeyCandidate) keyVerdict {
 		return keyVerdict{key: pageKey{KeyCandidate: c, accts: []account{{path: "m/44'/60'/0'/0/0"}}},
 			accts: []acctVerdict{{account: account{path: "m/44'/60'/0'/0/0"}, balance: big.NewInt(0)}}}
 	}

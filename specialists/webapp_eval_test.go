@@ -22,6 +22,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fixtures/webapp"
 	"github.com/qafleet/fleetd/fleet"
 )
@@ -53,7 +54,7 @@ var webappFlaws = []plantedFlaw{
 }
 
 // startWebapp runs a dev chain and the webapp in mode on it.
-func startWebapp(t *testing.T, mode webapp.Mode) *webapp.App {
+func startWebapp(t *testing.T, mode twin.Mode) *webapp.App {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a dev chain and the webapp")
@@ -122,7 +123,7 @@ func matches(f map[string]any, fl plantedFlaw) bool {
 func TestEvalWebapp(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| class | planted | found | severity |\n| --- | --- | --- | --- |\n")
-	flawed := runWebapp(t, startWebapp(t, webapp.Flawed))
+	flawed := runWebapp(t, startWebapp(t, twin.Flawed))
 	used := make([]bool, len(flawed))
 	found := 0
 	for _, fl := range webappFlaws {
@@ -145,7 +146,7 @@ func TestEvalWebapp(t *testing.T) {
 			extra = append(extra, f)
 		}
 	}
-	correct := runWebapp(t, startWebapp(t, webapp.Correct))
+	correct := runWebapp(t, startWebapp(t, twin.Correct))
 	high := func(fs []map[string]any) int {
 		n := 0
 		for _, f := range fs {

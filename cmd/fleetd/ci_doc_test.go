@@ -130,7 +130,7 @@ func TestCIRecipe(t *testing.T) {
 				if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
 					t.Errorf("docs/ci.md line %q: %v", line, err)
 				}
-				if _, _, err := (probeCommands{&app{cfg: &Config{}}}).checkFlags(flagValue(f, "specialists"), flagValue(f, "fail-on")); err != nil {
+				if _, _, err := (specialistCommands{&app{cfg: &Config{}}}).checkFlags(flagValue(f, "specialists"), flagValue(f, "fail-on")); err != nil {
 					t.Errorf("docs/ci.md line %q: %v", line, err)
 				}
 			}

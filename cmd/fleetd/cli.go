@@ -30,7 +30,7 @@ func (e *exitError) Unwrap() error { return e.err }
 // (paths.go), the node connection (conn.go), the fleet environment, the dial
 // and the warning logger (env.go), printJSON. Each command group is a type
 // of its own over it, in its own files: chainCommands (cmd_chain.go),
-// findingsCommands (cmd_findings.go), probeCommands (cmd_probe.go),
+// findingsCommands (cmd_findings.go), specialistCommands (cmd_probe.go),
 // serviceCommands (cmd_run.go) and fixCommands (cmd_fix.go). A group calls
 // another's method through that group's type (fixCommands{a.app}.prLinks()),
 // so the dependencies between files show where they are.
@@ -102,7 +102,7 @@ func (a *app) rootCmd() *cobra.Command {
 	// Each command group is a type of its own over the shared app: chains
 	// (cmd_chain.go), findings (cmd_findings.go), probes (cmd_probe.go),
 	// service (cmd_run.go) and fix (cmd_fix.go).
-	chains, findings, probes := chainCommands{a}, findingsCommands{a}, probeCommands{a}
+	chains, findings, probes := chainCommands{a}, findingsCommands{a}, specialistCommands{a}
 	service, fix := serviceCommands{a}, fixCommands{a}
 	root.AddCommand(a.versionCmd(), chains.chainCmd(), findings.findingsCmd(), chains.keysCmd(), a.configCmd(),
 		probes.toolsCmd(), probes.toolCmd(), service.dialCmd(), probes.specialistsCmd(), probes.runsCmd(), probes.probeCmd(), chains.testbedCmd(), service.runCmd(), service.demoCmd(), findings.triageCmd(), findings.reportCmd(), service.doctorCmd(), service.httpTokenCmd(), service.reconcileCmd(), probes.mcpCmd())

@@ -49,7 +49,7 @@ func (r *checkResult) count(status string) int {
 	return n
 }
 
-func (a probeCommands) checkCmd() *cobra.Command {
+func (a specialistCommands) checkCmd() *cobra.Command {
 	var (
 		specs, failOn, sarifOut, summaryOut string
 		post, asJSON                        bool
@@ -134,7 +134,7 @@ under the stored dial (observe writes nothing anywhere). Exit status:
 
 // checkFlags validates --specialists and --fail-on before anything runs.
 // floor is the severity --fail-on names, "" for never.
-func (a probeCommands) checkFlags(specs, failOn string) (names []string, floor fleet.Severity, err error) {
+func (a specialistCommands) checkFlags(specs, failOn string) (names []string, floor fleet.Severity, err error) {
 	for _, n := range strings.Split(specs, ",") {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
@@ -167,7 +167,7 @@ type checkRun struct {
 }
 
 // runCheck runs the specialists, triages the log and compares.
-func (a probeCommands) runCheck(ctx context.Context, names []string, floor fleet.Severity, post bool) (checkRun, error) {
+func (a specialistCommands) runCheck(ctx context.Context, names []string, floor fleet.Severity, post bool) (checkRun, error) {
 	var out checkRun
 	logger := a.warnLogger()
 	env, err := a.buildEnv(ctx, logger)

@@ -86,7 +86,7 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 		}
 		modelName = "gemini/" + orDefault(gc.Model, gemini.DefaultModel)
 	case "openai":
-		if model, modelName, err = (probeCommands{a.app}).openaiPlanner(logger); err != nil {
+		if model, modelName, err = (specialistCommands{a.app}).openaiPlanner(logger); err != nil {
 			return nil, fmt.Errorf("fixer.planner: %w", err)
 		}
 	}

@@ -39,7 +39,7 @@ type mcpOptions struct {
 // next to the daemon's 8787.
 const defaultMCPAddr = "127.0.0.1:8790"
 
-func (a probeCommands) mcpCmd() *cobra.Command {
+func (a specialistCommands) mcpCmd() *cobra.Command {
 	var o mcpOptions
 	cmd := &cobra.Command{
 		Use:   "mcp [--transport stdio|http] [--specialist NAME] [--addr HOST:PORT]",
@@ -87,7 +87,7 @@ binds 127.0.0.1 by default, and on any non-loopback address (or with
 
 // mcpPersona is the specialist an MCP session acts as: the named one, or
 // "mcp" with every tool (a personas file named mcp.yaml replaces it).
-func (a probeCommands) mcpPersona(name string) (fleet.Persona, error) {
+func (a specialistCommands) mcpPersona(name string) (fleet.Persona, error) {
 	if name != "" {
 		return a.persona(name)
 	}
@@ -106,7 +106,7 @@ func (a probeCommands) mcpPersona(name string) (fleet.Persona, error) {
 	return p, nil
 }
 
-func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
+func (a specialistCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	if o.transport != "stdio" && o.transport != "http" {
 		return fmt.Errorf("--transport: %q is not stdio or http", o.transport)
 	}
@@ -191,7 +191,7 @@ func (a probeCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 
 // serveMCPHTTP serves streamable HTTP at /mcp until ctx is done, then ends
 // every session's run and stops.
-func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
+func (a specialistCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", o.addr, err)
@@ -238,7 +238,7 @@ func (a probeCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, 
 
 // flushOutbox posts findings queued while the chain was away, as the daemon
 // does when it stops.
-func (a probeCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
+func (a specialistCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
 	if env.Poster == nil {
 		return
 	}

@@ -11,15 +11,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// probeCommands run specialists and show what they did: `fleetd probe`
+// specialistCommands run specialists and show what they did: `fleetd probe`
 // (cmd_probe.go, probe.go, the OpenAI planner in planner_openai.go),
 // `fleetd tools` and `fleetd tool` (cmd_tools.go), `fleetd specialists`
 // (personas.go), `fleetd runs` (cmd_runs.go) and `fleetd mcp` (cmd_mcp.go).
 // The daemon loads personas and runs specialists through loadPersonas and
 // runSpecialist; the fix stage builds its OpenAI model through openaiPlanner.
-type probeCommands struct{ *app }
+type specialistCommands struct{ *app }
 
-func (a probeCommands) probeCmd() *cobra.Command {
+func (a specialistCommands) probeCmd() *cobra.Command {
 	var planner string
 	cmd := &cobra.Command{
 		Use:   "probe SPECIALIST [--planner P]",
@@ -85,7 +85,7 @@ left in the data dir: names released, keys swept, footers written.`,
 // (a signal) before infrastructure, so a stopped probe is not retried as a
 // broken one; a run that ran but left findings queued is infrastructure,
 // since they are not on the log yet.
-func (a probeCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.RunResult, err error, queued int) error {
+func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.RunResult, err error, queued int) error {
 	cancelled := ctx.Err() != nil
 	if err != nil && res.RunID == "" {
 		switch {

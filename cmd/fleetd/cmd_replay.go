@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a probeCommands) runsReplayCmd() *cobra.Command {
+func (a specialistCommands) runsReplayCmd() *cobra.Command {
 	var asJSON bool
 	var dialFlag string
 	cmd := &cobra.Command{
@@ -120,7 +120,7 @@ func loadReplayable(dataDir, id string) (*trajectory.Run, error) {
 // replay runs orig's tool calls again through the replay engine
 // (runner.Replay) on a's config, as the specialist that recorded it is
 // configured today.
-func (a probeCommands) replay(ctx context.Context, env *fleetEnv, orig *trajectory.Run, capDial *fleet.Dial) (*runner.ReplayReport, error) {
+func (a specialistCommands) replay(ctx context.Context, env *fleetEnv, orig *trajectory.Run, capDial *fleet.Dial) (*runner.ReplayComparison, error) {
 	o := runner.ReplayOptions{CapDial: capDial, Logger: a.warnLogger()}
 	if p, err := a.persona(orig.Header.Specialist); err == nil {
 		o.Persona = &p
@@ -129,7 +129,7 @@ func (a probeCommands) replay(ctx context.Context, env *fleetEnv, orig *trajecto
 }
 
 // renderReplay writes the comparison for a person.
-func renderReplay(w io.Writer, rep *runner.ReplayReport) error {
+func renderReplay(w io.Writer, rep *runner.ReplayComparison) error {
 	fmt.Fprintf(w, "replay %s of run %s  specialist %s  dial %s (recorded at %s)\n\n", rep.RunID, rep.ReplayOf, rep.Specialist, rep.Dial, dash(rep.RecordedAt))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tWAS\tTOOL\tTHEN\tNOW\tCOMPARISON\tDETAIL")

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a probeCommands) runsCmd() *cobra.Command {
+func (a specialistCommands) runsCmd() *cobra.Command {
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -67,7 +67,7 @@ func (a probeCommands) runsCmd() *cobra.Command {
 	return cmd
 }
 
-func (a probeCommands) runsShowCmd() *cobra.Command {
+func (a specialistCommands) runsShowCmd() *cobra.Command {
 	var raw bool
 	cmd := &cobra.Command{
 		Use:   "show ID",

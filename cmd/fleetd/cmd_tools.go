@@ -21,7 +21,7 @@ func toolsRegistry() (*fleet.Registry, error) {
 	return qatools.NewRegistry(&qatools.Env{}, &qatools.Run{})
 }
 
-func (a probeCommands) toolsCmd() *cobra.Command {
+func (a specialistCommands) toolsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tools",
@@ -82,7 +82,7 @@ const (
 	exitRefused   = 3 // the dial (or the never-list) refused the call
 )
 
-func (a probeCommands) toolCmd() *cobra.Command {
+func (a specialistCommands) toolCmd() *cobra.Command {
 	c := &cobra.Command{Use: "tool", Short: "Call one qa_* tool by hand"}
 	var args, source string
 	call := &cobra.Command{

@@ -13,7 +13,7 @@ import (
 	"github.com/qafleet/fleetd/doctor"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // CrawlConfig chooses how the specialists crawl the web surface: reading
@@ -136,14 +136,14 @@ func (a *app) findChromium() (string, error) {
 // a page tries is decided by writes (the dial, read at each one, and the
 // run's write budget), and the browser runs in the run's jail dir
 // (jailDir; "": a temporary one).
-func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string) (probe.Renderer, func(), string, error) {
+func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string) (replay.Renderer, func(), string, error) {
 	return a.rendererAs(env, writes, jailDir, nil)
 }
 
 // rendererAs is renderer whose browser may also render as an identity the
 // run's qa_login signed in (sessions; nil: never), only while the dial
 // allows exercise, never requesting a sign-out link (browser.RenderAs).
-func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (probe.Renderer, func(), string, error) {
+func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (replay.Renderer, func(), string, error) {
 	exe, why, err := a.crawlEngine()
 	if err != nil || exe == "" {
 		return nil, func() {}, why, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/spa"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
@@ -130,7 +131,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		t.Skip("a devnet, the testbed and the spa fixture")
 	}
 	f := newFleetFixture(t, fleet.Exercise, nil)
-	app, err := spa.Serve(context.Background(), spa.Flawed)
+	app, err := spa.Serve(context.Background(), twin.Flawed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func (a serviceCommands) reloadSnapshot() (*fleetdaemon.Snapshot, error) {
 // daemonSnapshot is what the daemon runs on, from a's config: the daemon's
 // settings, the work bound to a, and a's personas.
 func daemonSnapshot(a *app) (*fleetdaemon.Snapshot, error) {
-	ps, err := probeCommands{a}.loadPersonas()
+	ps, err := specialistCommands{a}.loadPersonas()
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func daemonConfig(a *app) fleetdaemon.Config {
 // daemonWork binds the daemon's config-bound work to a.
 func daemonWork(a *app) fleetdaemon.Work {
 	return fleetdaemon.Work{
-		Run: probeCommands{a}.runSpecialist,
+		Run: specialistCommands{a}.runSpecialist,
 		Triage: func(ctx context.Context, fleetPoster *poster.Poster) (int, fleet.Report, error) {
 			res, err := findingsCommands{a}.runTriage(ctx, a.resolve(&connFlags{cmd: &cobra.Command{}}), fleetPoster)
 			return res.Sync.Read, res.Report, err

@@ -21,7 +21,7 @@ func (a *app) harnessModel(ctx context.Context, logger *slog.Logger) (fleet.Mode
 		}
 		return m, nil
 	case fleet.PlannerOpenAI:
-		m, _, err := (probeCommands{a}).openaiPlanner(logger)
+		m, _, err := (specialistCommands{a}).openaiPlanner(logger)
 		if err != nil {
 			return nil, fmt.Errorf("tools.harness_planner: %w", err)
 		}

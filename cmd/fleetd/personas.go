@@ -17,7 +17,7 @@ import (
 // loadPersonas reads every *.yaml in the config's personas_dir, or the
 // embedded defaults when none is set, and validates each against the tools,
 // the playbooks and the cron parser. Errors name the file and the field.
-func (a probeCommands) loadPersonas() ([]fleet.Persona, error) {
+func (a specialistCommands) loadPersonas() ([]fleet.Persona, error) {
 	var fsys fs.FS = configs.Personas
 	dir := "personas"
 	where := a.cfg.PersonasDir
@@ -42,7 +42,7 @@ func orDefault(s, d string) string {
 }
 
 // persona returns the named specialist.
-func (a probeCommands) persona(name string) (fleet.Persona, error) {
+func (a specialistCommands) persona(name string) (fleet.Persona, error) {
 	ps, err := a.loadPersonas()
 	if err != nil {
 		return fleet.Persona{}, err
@@ -57,7 +57,7 @@ func (a probeCommands) persona(name string) (fleet.Persona, error) {
 	return fleet.Persona{}, fmt.Errorf("no specialist %q (have: %s)", name, strings.Join(have, ", "))
 }
 
-func (a probeCommands) specialistsCmd() *cobra.Command {
+func (a specialistCommands) specialistsCmd() *cobra.Command {
 	var onChain, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "specialists",
@@ -99,7 +99,7 @@ what this config runs; it exits 1 when it does not or none is published.`,
 	return cmd
 }
 
-func (a probeCommands) printSpecialists(ps []fleet.Persona) error {
+func (a specialistCommands) printSpecialists(ps []fleet.Persona) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPLANNER\tTRIGGER\tTOOLS")
 	for _, p := range ps {

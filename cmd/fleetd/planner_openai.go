@@ -9,7 +9,7 @@ import (
 )
 
 // openaiPlanner builds the OpenAI-compatible planner from models.openai.
-func (a probeCommands) openaiPlanner(logger *slog.Logger) (fleet.Model, string, error) {
+func (a specialistCommands) openaiPlanner(logger *slog.Logger) (fleet.Model, string, error) {
 	oc := a.cfg.Models.OpenAI
 	m, err := openai.New(openai.Config{BaseURL: oc.BaseURL, APIKey: oc.APIKey, Model: oc.Model, Logger: logger})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/qafleet/fleetd/fleet/gemini"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // ModelsConfig configures the LLM planners.
@@ -36,7 +36,7 @@ var ErrPaused = runner.ErrPaused
 
 // planner builds the model that drives p: its configured planner, or override.
 // render is the run's rendering crawl for the playbooks (nil: off).
-func (a probeCommands) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, render probe.Renderer, logger *slog.Logger) (fleet.Model, string, error) {
+func (a specialistCommands) planner(ctx context.Context, p fleet.Persona, override string, target fleet.Target, render replay.Renderer, logger *slog.Logger) (fleet.Model, string, error) {
 	kind := p.Planner
 	if override != "" {
 		kind = override
@@ -68,12 +68,12 @@ type runOptions = runner.Options
 
 // runSpecialist runs p once through the run core (runner.Run) on a's
 // config: its data dir, budget, planners and rendering crawl.
-func (a probeCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
+func (a specialistCommands) runSpecialist(ctx context.Context, env *fleetEnv, p fleet.Persona, o runOptions) (fleet.RunResult, error) {
 	return runner.Run(ctx, a.runConfig(), env, p, o)
 }
 
 // runConfig is what a run needs of a's config.
-func (a probeCommands) runConfig() runner.Config {
+func (a specialistCommands) runConfig() runner.Config {
 	return runner.Config{
 		DataDir: a.dataDir(), Budget: a.cfg.budget(), Build: versionString(),
 		Planner: a.planner, Renderer: a.rendererAs, RunEnded: testHookRunEnded,

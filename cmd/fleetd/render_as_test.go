@@ -11,10 +11,11 @@ import (
 	headless "github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/sandbox"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // TestRunRendererRendersAsSignedIn: the run's browser, wired as a probe
@@ -25,7 +26,7 @@ import (
 // built without sessions renders as nobody at all.
 func TestRunRendererRendersAsSignedIn(t *testing.T) {
 	exe := findChromium(t)
-	kr := siwe.Serve(siwe.Correct)
+	kr := siwe.Serve(twin.Correct)
 	defer kr.Close()
 	ctl := fleet.NewControl(t.TempDir())
 	if _, err := ctl.SetDial(fleet.Exercise, "test", "test"); err != nil {
@@ -59,7 +60,7 @@ func TestRunRendererRendersAsSignedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	sr, ok := r.(probe.SessionRenderer)
+	sr, ok := r.(replay.SessionRenderer)
 	if !ok {
 		t.Fatalf("the run's renderer %T cannot render as an identity", r)
 	}
@@ -82,7 +83,7 @@ func TestRunRendererRendersAsSignedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopPlain()
-	if _, err := plain.(probe.SessionRenderer).RenderAs(context.Background(), kr.URL()+"/account", "a"); !errors.Is(err, headless.ErrNoSession) {
+	if _, err := plain.(replay.SessionRenderer).RenderAs(context.Background(), kr.URL()+"/account", "a"); !errors.Is(err, headless.ErrNoSession) {
 		t.Errorf("a renderer without sessions: %v, want ErrNoSession", err)
 	}
 }

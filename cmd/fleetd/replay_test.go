@@ -57,10 +57,10 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	}
 	before := logLen()
 
-	replay := func(args ...string) (runner.ReplayReport, string, int) {
+	replay := func(args ...string) (runner.ReplayComparison, string, int) {
 		t.Helper()
 		out, stderr, code := run(t, "", append([]string{"runs", "replay", "--config", f.config, "--json"}, args...)...)
-		var rep runner.ReplayReport
+		var rep runner.ReplayComparison
 		if code == 0 {
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("replay printed %q: %v", out, err)
@@ -68,7 +68,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 		}
 		return rep, stderr, code
 	}
-	byTool := func(rep runner.ReplayReport) map[string][]runner.ReplayRow {
+	byTool := func(rep runner.ReplayComparison) map[string][]runner.ReplayRow {
 		m := map[string][]runner.ReplayRow{}
 		for _, r := range rep.Turns {
 			m[r.Tool] = append(m[r.Tool], r)

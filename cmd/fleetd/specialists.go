@@ -13,7 +13,7 @@ import (
 // onChain prints (or adds to out, for --json) how the running set compares
 // with the newest one the fleet identity published; it returns an
 // exitError (1) when they differ or none is published.
-func (a probeCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSet, asJSON bool) error {
+func (a specialistCommands) onChain(ctx context.Context, set fleetdaemon.SpecialistSet, asJSON bool) error {
 	env, err := a.buildEnv(ctx, a.warnLogger())
 	if err != nil {
 		if errors.Is(err, chain.ErrUnreachable) {

@@ -21,7 +21,7 @@ import (
 // set (lines, rung, hash), fits the log's size limit with the built-in
 // personas, and another kind of entry is not a set.
 func TestSpecialistSetRoundTrip(t *testing.T) {
-	ps, err := probeCommands{&app{cfg: &Config{}}}.loadPersonas()
+	ps, err := specialistCommands{&app{cfg: &Config{}}}.loadPersonas()
 	if err != nil {
 		t.Fatal(err)
 	}

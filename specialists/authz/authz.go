@@ -9,7 +9,7 @@ import (
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/siwe"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Surfaces of the findings: the sign-in and its sessions, and what a
@@ -34,15 +34,15 @@ var privilege = []string{"role", "roles", "is_admin", "admin", "verified", "is_v
 // Learn returns the login the docs among pages describe, completed by
 // target.auth (a): the flow Run signs in with, and what ux says a refused
 // documented endpoint is behind.
-func Learn(pages []probe.Page, a *fleet.Auth) Flow {
+func Learn(pages []replay.Page, a *fleet.Auth) Flow {
 	var docs []Doc
 	for _, pg := range pages {
 		if !pg.OK() {
 			continue
 		}
-		ct := probe.Str(pg.Res, "content_type")
+		ct := replay.Str(pg.Res, "content_type")
 		if strings.Contains(ct, "html") || strings.Contains(ct, "markdown") || strings.Contains(ct, "text/plain") {
-			docs = append(docs, Doc{URL: pg.URL, ContentType: ct, Text: probe.Body(pg.Res)})
+			docs = append(docs, Doc{URL: pg.URL, ContentType: ct, Text: replay.Body(pg.Res)})
 		}
 	}
 	f := LearnFlow(docs)
@@ -55,7 +55,7 @@ func Learn(pages []probe.Page, a *fleet.Auth) Flow {
 // cap or the write budget says. It returns the addresses of the
 // identities it signed in, by name (a, b, ...), for checks that claim
 // them.
-func Run(p *probe.Probe, pages []probe.Page) (signedIn map[string]string) {
+func Run(p *replay.Play, pages []replay.Page) (signedIn map[string]string) {
 	r := &run{p: p, flow: Learn(pages, p.Target().Auth), ids: map[string]identity{}, writesLeft: -1}
 	if !r.flow.SignIn() {
 		p.Notef("no Sign-In with Ethereum flow in the docs or target.auth: nothing behind a login probed")
@@ -96,7 +96,7 @@ type identity struct {
 }
 
 type run struct {
-	p          *probe.Probe
+	p          *replay.Play
 	flow       Flow
 	ids        map[string]identity
 	failed     bool
@@ -149,7 +149,7 @@ func (r *run) canWrite(n int) bool {
 }
 
 func (r *run) noteWrites(res fleet.Result) {
-	if v, ok := probe.Num(res, "writes_left"); ok {
+	if v, ok := replay.Num(res, "writes_left"); ok {
 		r.writesLeft = int(v)
 	}
 }
@@ -164,20 +164,20 @@ func (r *run) signIn(name string) *identity {
 	}
 	ex := r.p.Exchange("qa_login", r.loginArgs(name, ""))
 	r.noteWrites(ex.Result)
-	if probe.RefusedByDial(ex) {
-		r.p.Skip("qa_login refused (%s): nothing behind the sign-in at %s probed", probe.Clip(ex.Result.Err(), 80), pathOf(r.flow.Verify.URL))
+	if replay.RefusedByDial(ex) {
+		r.p.Skip("qa_login refused (%s): nothing behind the sign-in at %s probed", replay.Clip(ex.Result.Err(), 80), pathOf(r.flow.Verify.URL))
 		r.failed = true
 		return nil
 	}
 	if !ex.Result.IsOK() {
-		r.p.Notef("signing in at %s as the docs describe failed: %s", pathOf(r.flow.Verify.URL), probe.Clip(ex.Result.Err(), 160))
+		r.p.Notef("signing in at %s as the docs describe failed: %s", pathOf(r.flow.Verify.URL), replay.Clip(ex.Result.Err(), 160))
 		r.failed = true
 		return nil
 	}
-	id := identity{name: name, addr: strings.ToLower(probe.Str(ex.Result, "address")), session: probe.Str(ex.Result, "session")}
+	id := identity{name: name, addr: strings.ToLower(replay.Str(ex.Result, "address")), session: replay.Str(ex.Result, "session")}
 	if r.flow.Me.URL != "" {
 		me := r.fetch(r.flow.Me.URL, name)
-		if top := jsonObject(probe.Body(me)); top != nil {
+		if top := jsonObject(replay.Body(me)); top != nil {
 			for _, k := range []string{"id", "user_id", "account_id", "uid"} {
 				if v, ok := top[k]; ok {
 					id.id = strings.Trim(string(v), `"`)
@@ -202,7 +202,7 @@ func (r *run) fetch(u, as string) fleet.Result {
 	return r.p.Call("qa_fetch", args)
 }
 
-func ok2xx(res fleet.Result) bool { st := probe.Status(res); return st >= 200 && st < 300 }
+func ok2xx(res fleet.Result) bool { st := replay.Status(res); return st >= 200 && st < 300 }
 
 func jsonObject(s string) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
@@ -218,16 +218,16 @@ func fieldNames(body string) string {
 	if len(keys) == 0 {
 		return "no JSON fields"
 	}
-	return "fields " + strings.Join(probe.First(keys, 8), ", ")
+	return "fields " + strings.Join(replay.First(keys, 8), ", ")
 }
 
 // objectLevel: a's resources requested with b's session.
 func (r *run) objectLevel(a, b *identity) {
-	for _, e := range probe.First(r.flow.Objects, maxObjects) {
+	for _, e := range replay.First(r.flow.Objects, maxObjects) {
 		own := Fill(e.URL, a.addr, a.id)
 		mine := r.fetch(own, a.name)
 		if !ok2xx(mine) {
-			r.p.Notef("identity a could not read its own %s (status %d): object-level check skipped there", pathOf(e.URL), probe.Status(mine))
+			r.p.Notef("identity a could not read its own %s (status %d): object-level check skipped there", pathOf(e.URL), replay.Status(mine))
 			continue
 		}
 		theirs := r.fetch(own, b.name)
@@ -243,9 +243,9 @@ func (r *run) objectLevel(a, b *identity) {
 		}
 		args := r.repro("object", extra)
 		sev, note := r.confirm(args, writes, "two more fresh identities")
-		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+		r.p.File(sev, SurfaceAuthz, fmt.Sprintf(
 			"Broken object-level authorization (OWASP API1, CWE-639): identity b (a fresh account) read identity a's resource at GET %s (a's %s in the URL, learned from a's sign-in), status %d; the answer holds a's %s. Expected 403 or 404 for another account's resource.%s Doc: %s",
-			pathOf(e.URL), placeholder(e.URL), probe.Status(theirs), fieldNames(probe.Body(theirs)), note, probe.Quote(e.Quote, 120)), reproTool(args), args)
+			pathOf(e.URL), placeholder(e.URL), replay.Status(theirs), fieldNames(replay.Body(theirs)), note, replay.Quote(e.Quote, 120)), reproTool(args), args)
 	}
 }
 
@@ -301,7 +301,7 @@ func (r *run) confirm(args map[string]any, writes int, who string) (fleet.Severi
 	}
 	ex := r.p.Exchange("qa_authz", args)
 	r.noteWrites(ex.Result)
-	if probe.Str(ex.Result, "outcome") == "reproduced" {
+	if replay.Str(ex.Result, "outcome") == "reproduced" {
 		return fleet.SeverityHigh, " Confirmed by its repro with " + who + " (qa_authz)."
 	}
 	return fleet.SeverityMedium, " Not confirmed: its repro with " + who + " did not show it again."
@@ -313,10 +313,10 @@ func (r *run) sameObject(mine, theirs fleet.Result, owner *identity) bool {
 	if !ok2xx(theirs) {
 		return false
 	}
-	if probe.Str(mine, "sha256") != "" && probe.Str(mine, "sha256") == probe.Str(theirs, "sha256") {
+	if replay.Str(mine, "sha256") != "" && replay.Str(mine, "sha256") == replay.Str(theirs, "sha256") {
 		return true
 	}
-	return owner.addr != "" && strings.Contains(strings.ToLower(probe.Body(theirs)), owner.addr)
+	return owner.addr != "" && strings.Contains(strings.ToLower(replay.Body(theirs)), owner.addr)
 }
 
 func placeholder(u string) string {
@@ -328,7 +328,7 @@ func placeholder(u string) string {
 
 // functionLevel: endpoints the docs reserve for a role, read by b.
 func (r *run) functionLevel(b *identity) {
-	for _, e := range probe.First(r.flow.Reserved, maxReserved) {
+	for _, e := range replay.First(r.flow.Reserved, maxReserved) {
 		if siwe.IdentityVar(e.URL) != "" {
 			continue
 		}
@@ -341,16 +341,16 @@ func (r *run) functionLevel(b *identity) {
 		}
 		args := r.repro("function", map[string]any{"url": e.URL})
 		sev, note := r.confirm(args, 1, "another fresh identity")
-		r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+		r.p.File(sev, SurfaceAuthz, fmt.Sprintf(
 			"Broken function-level authorization (OWASP API5, CWE-285): identity b (a fresh account without the %s role) called GET %s, which the docs reserve for %s, and got status %d with %s (without a session it is refused). Expected 403.%s Doc: %s",
-			e.Role, pathOf(e.URL), e.Role, probe.Status(got), fieldNames(probe.Body(got)), note, probe.Quote(e.Quote, 120)), reproTool(args), args)
+			e.Role, pathOf(e.URL), e.Role, replay.Status(got), fieldNames(replay.Body(got)), note, replay.Quote(e.Quote, 120)), reproTool(args), args)
 	}
 }
 
 // propertyLevel: privilege fields the docs do not list as writable, sent
 // in an update of b's own resource, then read back.
 func (r *run) propertyLevel(a, b *identity) {
-	for _, e := range probe.First(r.flow.Updates, maxUpdates) {
+	for _, e := range replay.First(r.flow.Updates, maxUpdates) {
 		if !r.p.Can("qa_submit") {
 			r.p.Skip("qa_submit unavailable: property-level check of %s %s skipped", e.Method, pathOf(e.URL))
 			return
@@ -366,9 +366,9 @@ func (r *run) propertyLevel(a, b *identity) {
 			if len(e.Writable) > 0 {
 				docs = "list only " + strings.Join(e.Writable, ", ") + " as writable"
 			}
-			r.p.Report(sev, SurfaceAuthz, fmt.Sprintf(
+			r.p.File(sev, SurfaceAuthz, fmt.Sprintf(
 				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s Doc: %s",
-				field, e.Method, pathOf(e.URL), docs, note, probe.Quote(e.Quote, 120)), reproTool(args), args)
+				field, e.Method, pathOf(e.URL), docs, note, replay.Quote(e.Quote, 120)), reproTool(args), args)
 		}
 	}
 }
@@ -387,7 +387,7 @@ func reproValue(field string, v any) string {
 // privFields are the privilege fields b's own resource shows that the
 // docs do not list as writable.
 func (r *run) privFields(e Endpoint, b *identity) []string {
-	before := jsonObject(probe.Body(r.fetch(Fill(e.URL, b.addr, b.id), b.name)))
+	before := jsonObject(replay.Body(r.fetch(Fill(e.URL, b.addr, b.id), b.name)))
 	var out []string
 	for _, f := range privilege {
 		if _, ok := before[f]; ok && !slices.Contains(e.Writable, f) && len(out) < maxPrivFields {
@@ -402,7 +402,7 @@ func (r *run) privFields(e Endpoint, b *identity) []string {
 // value.
 func (r *run) writePriv(e Endpoint, who, other *identity, field string) (any, bool) {
 	own := Fill(e.URL, who.addr, who.id)
-	before := jsonObject(probe.Body(r.fetch(own, who.name)))
+	before := jsonObject(replay.Body(r.fetch(own, who.name)))
 	raw, ok := before[field]
 	if !ok || !r.canWrite(1) || !r.p.Room(2) {
 		return nil, false
@@ -417,7 +417,7 @@ func (r *run) writePriv(e Endpoint, who, other *identity, field string) (any, bo
 	if !ok2xx(res) {
 		return nil, false
 	}
-	after := jsonObject(probe.Body(r.fetch(own, who.name)))
+	after := jsonObject(replay.Body(r.fetch(own, who.name)))
 	want, _ := json.Marshal(val)
 	return val, after != nil && string(after[field]) == string(want) && string(raw) != string(want)
 }
@@ -463,10 +463,10 @@ func (r *run) lifecycle() {
 		res := r.p.Call("qa_submit", map[string]any{"url": r.flow.Logout.URL, "method": "POST", "enctype": "json", "json": "{}", "as": name})
 		r.noteWrites(res)
 		if !ok2xx(res) {
-			return false, probe.Status(res)
+			return false, replay.Status(res)
 		}
 		after := r.fetch(r.flow.Me.URL, name)
-		return ok2xx(after), probe.Status(after)
+		return ok2xx(after), replay.Status(after)
 	}
 	live, st := stillIn("l")
 	if !live {
@@ -475,7 +475,7 @@ func (r *run) lifecycle() {
 	args := r.repro("logout", map[string]any{"logout_url": r.flow.Logout.URL, "me_url": r.flow.Me.URL})
 	sev, note := r.confirm(args, 2, "another fresh identity")
 	session := r.ids["l"].session
-	r.p.Report(sev, SurfaceAuth, fmt.Sprintf(
+	r.p.File(sev, SurfaceAuth, fmt.Sprintf(
 		"Session not ended by logout (OWASP API2, CWE-613): identity l (a fresh account) signed out with POST %s (2xx), then GET %s with the same session (%s) still answered %d. Expected 401: a stolen token must die with logout.%s",
 		pathOf(r.flow.Logout.URL), pathOf(r.flow.Me.URL), session, st, note), reproTool(args), args)
 }
@@ -492,7 +492,7 @@ func (r *run) rotation() {
 	if v, has := ex.Result["rotated"].(bool); !has || v {
 		return
 	}
-	r.p.Report(fleet.SeverityMedium, SurfaceAuth, fmt.Sprintf(
+	r.p.File(fleet.SeverityMedium, SurfaceAuth, fmt.Sprintf(
 		"Session not rotated at sign-in (session fixation, CWE-384, OWASP API2): identity a (a fresh account) signed in again at POST %s while sending its live session (%s) and got that same session back. Expected every sign-in to issue a new session, so a session planted before sign-in is worthless. Steps: qa_login {identity: a}, qa_login {identity: a} (rotated: false).",
 		pathOf(r.flow.Verify.URL), a.session), "", nil)
 }
@@ -521,10 +521,10 @@ func (r *run) verification() {
 		args := r.loginArgs("t", tf.tamper)
 		ex := r.p.Exchange("qa_login", args)
 		r.noteWrites(ex.Result)
-		if !ex.Result.IsOK() || !probe.Flag(ex.Result, "accepted") {
+		if !ex.Result.IsOK() || !replay.Flag(ex.Result, "accepted") {
 			continue
 		}
-		r.p.ReportChecked(tf.sev, SurfaceAuth, fmt.Sprintf("Sign-In with Ethereum verification (EIP-4361, OWASP API2) at POST %s: %s. The repro signs in a fresh throwaway identity.",
-			pathOf(r.flow.Verify.URL), tf.what), "qa_login", args, func(res fleet.Result) bool { return probe.Flag(res, "accepted") })
+		r.p.FileChecked(tf.sev, SurfaceAuth, fmt.Sprintf("Sign-In with Ethereum verification (EIP-4361, OWASP API2) at POST %s: %s. The repro signs in a fresh throwaway identity.",
+			pathOf(r.flow.Verify.URL), tf.what), "qa_login", args, func(res fleet.Result) bool { return replay.Flag(res, "accepted") })
 	}
 }

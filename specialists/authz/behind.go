@@ -8,7 +8,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // behindMax bounds the pages and routes the crawl behind the login
@@ -29,7 +29,7 @@ func (r *run) signOut(u string) bool {
 // (crawl.Links: HTML, JSON strings, ...). GET only, on the fetch
 // allowlist, never a sign-out link nor the sign-in's own endpoints, at
 // most behindMax. A page that answers a with 2xx and refuses no session
-// is behind the login; internals it leaks (probe.ScanLeaks) are a finding
+// is behind the login; internals it leaks (replay.ScanLeaks) are a finding
 // the public crawl could not make. It returns those pages.
 func (r *run) crawlBehind(a *identity) []string {
 	var queue, behind []string
@@ -40,7 +40,7 @@ func (r *run) crawlBehind(a *identity) []string {
 			u = p.String()
 		}
 		if u == "" || seen[u] || r.signOut(u) || pathOf(u) == pathOf(r.flow.Nonce.URL) || pathOf(u) == pathOf(r.flow.Verify.URL) ||
-			!probe.AllowedURL(r.p.Target().FetchAllow, u) || strings.ContainsAny(u, "{}") {
+			!replay.AllowedURL(r.p.Target().FetchAllow, u) || strings.ContainsAny(u, "{}") {
 			return
 		}
 		seen[u] = true
@@ -62,19 +62,19 @@ func (r *run) crawlBehind(a *identity) []string {
 		if !ok2xx(res) {
 			continue
 		}
-		if anon := r.fetch(u, ""); probe.Status(anon) < 400 {
+		if anon := r.fetch(u, ""); replay.Status(anon) < 400 {
 			continue // public: the public crawl's
 		}
 		behind = append(behind, u)
-		body := probe.Body(res)
-		if leaks := probe.ScanLeaks(body); len(leaks) > 0 && leaked < 2 {
+		body := replay.Body(res)
+		if leaks := replay.ScanLeaks(body); len(leaks) > 0 && leaked < 2 {
 			leaked++
 			u := own.ReplaceAllString(u, "{address}") // no identity's address in a finding
-			r.p.Report(fleet.SeverityMedium, probe.SurfaceOf(r.p.Target(), u), fmt.Sprintf(
+			r.p.File(fleet.SeverityMedium, replay.SurfaceOf(r.p.Target(), u), fmt.Sprintf(
 				"Leaked internals behind the login: GET %s, a page only a signed-in session reaches (without one it is refused), shows %s. Expected internal errors logged, not shown to users. Steps: qa_login {identity: a}, qa_fetch {url: %s, as: a}.",
-				pathOf(u), probe.DescribeLeaks(leaks), u), "", nil)
+				pathOf(u), replay.DescribeLeaks(leaks), u), "", nil)
 		}
-		for _, l := range crawl.Links(u, probe.Str(res, "content_type"), body) {
+		for _, l := range crawl.Links(u, replay.Str(res, "content_type"), body) {
 			if l.Method == "" || l.Method == "GET" {
 				add(l.URL)
 			}
@@ -85,7 +85,7 @@ func (r *run) crawlBehind(a *identity) []string {
 		for _, u := range behind {
 			paths = append(paths, own.ReplaceAllString(pathOf(u), "{address}"))
 		}
-		r.p.Notef("behind the login (identity a): %d pages and routes only a session reaches: %s", len(behind), strings.Join(probe.First(paths, 8), ", "))
+		r.p.Notef("behind the login (identity a): %d pages and routes only a session reaches: %s", len(behind), strings.Join(replay.First(paths, 8), ", "))
 	}
 	return behind
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qafleet/fleetd/fixtures/siwe"
+	"github.com/qafleet/fleetd/fixtures/twin"
 )
 
 func keyringDocs(t *testing.T) (Doc, string) {
 	t.Helper()
-	app := siwe.Serve(siwe.Correct)
+	app := siwe.Serve(twin.Correct)
 	t.Cleanup(app.Close)
 	resp, err := app.Client().Get(app.URL() + "/docs/api.md")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Fuzz limits.
@@ -37,7 +37,7 @@ var tinySeeds = []string{"", "x", "{}", "()", "1", `"`, "a = 1;"}
 
 // Run mutation-fuzzes the compiler and sends malformed bodies to the call
 // endpoint; see the package doc.
-func Run(p *probe.Probe, corpus []string) {
+func Run(p *replay.Play, corpus []string) {
 	fuzzCallGrammar(p) // grammar.go
 	// The Go fuzz target runs after the compiler's cheap deterministic
 	// stage (which finds shallow crashes and hangs in seconds) and before
@@ -58,7 +58,7 @@ func Run(p *probe.Probe, corpus []string) {
 
 // fuzzer is one compile-fuzzing session.
 type fuzzer struct {
-	p        *probe.Probe
+	p        *replay.Play
 	seen     map[string]bool
 	states   []string // crash states, in order found
 	hang     bool
@@ -70,7 +70,7 @@ type fuzzer struct {
 	slowMS   int      // the slowest compile that finished (compiled or rejected)
 }
 
-func fuzzCompiler(p *probe.Probe, corpus []string, afterDeterministic func()) {
+func fuzzCompiler(p *replay.Play, corpus []string, afterDeterministic func()) {
 	switch {
 	case len(p.Target().Compiler) == 0:
 		p.Skip("target.compiler not configured: compiler fuzzing skipped")
@@ -148,13 +148,13 @@ func (f *fuzzer) compile(src string, timeoutMS int) fleet.Result {
 	f.tries++
 	if r.IsOK() {
 		f.failures = 0
-		if o := probe.Str(r, "outcome"); o == "compiled" || o == "rejected" {
-			f.slowMS = max(f.slowMS, probe.Int(r, "duration_ms"))
+		if o := replay.Str(r, "outcome"); o == "compiled" || o == "rejected" {
+			f.slowMS = max(f.slowMS, replay.Int(r, "duration_ms"))
 		}
 		return r
 	}
 	if f.failures++; f.failures >= fuzzToolFailures || !f.p.Can("qa_compile") {
-		f.stopped = "qa_compile failed " + fmt.Sprint(f.failures) + " times in a row: " + probe.Clip(r.Err(), 120)
+		f.stopped = "qa_compile failed " + fmt.Sprint(f.failures) + " times in a row: " + replay.Clip(r.Err(), 120)
 	}
 	return r
 }
@@ -167,7 +167,7 @@ func (f *fuzzer) try(src, origin string) {
 	}
 	f.seen[src] = true
 	r := f.compile(src, 0)
-	switch probe.Str(r, "outcome") {
+	switch replay.Str(r, "outcome") {
 	case "crashed", "resource":
 		f.crash(src, origin, r)
 	case "timeout":
@@ -206,7 +206,7 @@ func (f *fuzzer) remember(small string) {
 // tool that has none, the first crash line of stderr, the signal or the
 // exit status.
 func crashState(r fleet.Result) string {
-	if s := probe.Str(r, "crash_state"); s != "" {
+	if s := replay.Str(r, "crash_state"); s != "" {
 		return s
 	}
 	return crashSignature(r)
@@ -215,7 +215,7 @@ func crashState(r fleet.Result) string {
 // crash minimizes, replays and reports a crash (or a resource exhaustion)
 // with a new crash state: one finding per state, whatever the input.
 func (f *fuzzer) crash(src, origin string, r fleet.Result) {
-	kind, state := probe.Str(r, "outcome"), crashState(r)
+	kind, state := replay.Str(r, "outcome"), crashState(r)
 	if slices.Contains(f.states, state) {
 		return
 	}
@@ -224,13 +224,13 @@ func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 		return
 	}
 	small, tests := f.minimize(src, fuzzCrashMinimize, 2, 0, func(res fleet.Result) bool {
-		return probe.Str(res, "outcome") == kind && crashState(res) == state
+		return replay.Str(res, "outcome") == kind && crashState(res) == state
 	})
 	f.remember(small)
 	// The quality bar: replay the repro exactly as posted before saying it
 	// reproduces; one that does not is posted at most low, flaky=true.
 	rep := f.compile(small, 0)
-	ok := probe.Str(rep, "outcome") == kind && crashState(rep) == state
+	ok := replay.Str(rep, "outcome") == kind && crashState(rep) == state
 	if ok {
 		r = rep
 	}
@@ -240,21 +240,21 @@ func (f *fuzzer) crash(src, origin string, r fleet.Result) {
 	}
 	flaky := ""
 	if !ok {
-		sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: the minimized input did not fail the same way when replayed (%s).", probe.Str(rep, "outcome"))
+		sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: the minimized input did not fail the same way when replayed (%s).", replay.Str(rep, "outcome"))
 	}
-	f.p.Report(sev, fleet.SurfaceCompiler,
+	f.p.File(sev, fleet.SurfaceCompiler,
 		fmt.Sprintf("%s: %s, on a %d-byte input (minimized with %d compiles from a %d-byte %s mutant of a seed), exit %d%s, where %s was expected.%s stderr: %s",
-			what, probe.Quote(state, 240), len(small), tests, len(src), origin, probe.Int(r, "exit_code"), probe.SignalText(r), expected, flaky, probe.Quote(stderrOf(r), 400)),
-		"qa_compile", sourceArgs(small), probe.StateArgs{State: kind + ": " + state, Flaky: !ok})
+			what, replay.Quote(state, 240), len(small), tests, len(src), origin, replay.Int(r, "exit_code"), replay.SignalText(r), expected, flaky, replay.Quote(stderrOf(r), 400)),
+		"qa_compile", sourceArgs(small), replay.StateArgs{State: kind + ": " + state, Flaky: !ok})
 }
 
 // stderrOf is the most telling part of a result's stderr: the head (the
 // panic message and top frames) when the tool kept one, else the tail.
 func stderrOf(r fleet.Result) string {
-	if h := probe.Str(r, "stderr_head"); h != "" {
+	if h := replay.Str(r, "stderr_head"); h != "" {
 		return h
 	}
-	return probe.Str(r, "stderr_tail")
+	return replay.Str(r, "stderr_tail")
 }
 
 // hangFound minimizes, replays and reports the first hang. Each ddmin
@@ -262,44 +262,44 @@ func stderrOf(r fleet.Result) string {
 // below the configured one, so minimizing costs seconds, not minutes; the
 // minimized input is then replayed at the configured timeout.
 func (f *fuzzer) hangFound(src, origin string, r fleet.Result) {
-	full := probe.Int(r, "timeout_ms")
+	full := replay.Int(r, "timeout_ms")
 	if full <= 0 {
-		full = probe.Int(r, "duration_ms")
+		full = replay.Int(r, "duration_ms")
 	}
 	step := min(max(hangStepFactor*f.slowMS, hangStepMinMS), full/2)
 	if step <= 0 {
 		step = 0 // an old tool without timeout_ms: the configured timeout
 	}
 	small, tests := f.minimize(src, fuzzHangMinimize, fuzzHangTimeouts, step, func(res fleet.Result) bool {
-		return probe.Str(res, "outcome") == "timeout"
+		return replay.Str(res, "outcome") == "timeout"
 	})
 	f.remember(small)
 	rep := f.compile(small, 0)
-	ok := probe.Str(rep, "outcome") == "timeout"
+	ok := replay.Str(rep, "outcome") == "timeout"
 	if !ok && small != src {
 		// Shortened steps can keep a candidate that is only slow: fall back
 		// to the input that hung at the configured timeout.
-		if rep2 := f.compile(src, 0); probe.Str(rep2, "outcome") == "timeout" {
+		if rep2 := f.compile(src, 0); replay.Str(rep2, "outcome") == "timeout" {
 			small, rep, ok = src, rep2, true
 		}
 	}
-	state := probe.Str(rep, "crash_state")
+	state := replay.Str(rep, "crash_state")
 	if state == "" || !ok {
-		state = "hang: " + probe.OneLine(small)
+		state = "hang: " + replay.OneLine(small)
 	}
 	sev, flaky := fleet.SeverityMedium, ""
 	if !ok {
 		sev, flaky = fleet.SeverityLow, " Flaky: it did not time out again when replayed."
 	}
-	f.p.Report(sev, fleet.SurfaceCompiler,
+	f.p.File(sev, fleet.SurfaceCompiler,
 		fmt.Sprintf("Compiler hang: a %d-byte input (minimized with %d compiles at a %d ms timeout each from a %d-byte %s mutant of a seed) does not finish within the compile timeout (killed after %d ms%s), where a result or a clean error was expected.%s Input: %s",
-			len(small), tests, step, len(src), origin, probe.Int(rep, "duration_ms"), cpuText(rep), flaky, probe.Quote(small, 200)),
-		"qa_compile", sourceArgs(small), probe.StateArgs{State: "timeout: " + state, Flaky: !ok})
+			len(small), tests, step, len(src), origin, replay.Int(rep, "duration_ms"), cpuText(rep), flaky, replay.Quote(small, 200)),
+		"qa_compile", sourceArgs(small), replay.StateArgs{State: "timeout: " + state, Flaky: !ok})
 }
 
 // cpuText notes a hang ended by the CPU limit rather than the timeout.
 func cpuText(r fleet.Result) string {
-	if probe.Flag(r, "cpu_limited") {
+	if replay.Flag(r, "cpu_limited") {
 		return ", by the CPU time limit"
 	}
 	return ""
@@ -318,7 +318,7 @@ func (f *fuzzer) minimize(src string, budget, maxTimeouts, timeoutMS int, same f
 		f.seen[c] = true
 		compiles++
 		r := f.compile(c, timeoutMS)
-		if probe.Str(r, "outcome") == "timeout" {
+		if replay.Str(r, "outcome") == "timeout" {
 			timeouts++
 		}
 		return same(r)
@@ -334,11 +334,11 @@ var (
 // addresses blanked, or by its exit status when stderr has none: the
 // fallback for a qa_compile without crash_state.
 func crashSignature(r fleet.Result) string {
-	if l := crashLine.FindString(probe.Str(r, "stderr_tail")); l != "" {
-		return probe.Clip(probe.SigNoise.ReplaceAllString(strings.TrimSpace(l), "N"), 120)
+	if l := crashLine.FindString(replay.Str(r, "stderr_tail")); l != "" {
+		return replay.Clip(replay.SigNoise.ReplaceAllString(strings.TrimSpace(l), "N"), 120)
 	}
-	if s := probe.Str(r, "signal"); s != "" {
+	if s := replay.Str(r, "signal"); s != "" {
 		return "signal " + s
 	}
-	return fmt.Sprintf("exit %d", probe.Int(r, "exit_code"))
+	return fmt.Sprintf("exit %d", replay.Int(r, "exit_code"))
 }

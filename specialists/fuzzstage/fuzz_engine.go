@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Engine stage limits: qa_fuzz sessions run thousands of inputs inside the
@@ -36,8 +36,8 @@ type engineRun struct {
 // record takes in a session's result.
 func (e *engineRun) record(r fleet.Result, secs int) {
 	e.ran, e.seconds = true, e.seconds+secs
-	_, e.stats = probe.Num(r, "plateau_sessions")
-	e.newCov, e.plateau = probe.Flag(r, "new_coverage"), probe.Int(r, "plateau_sessions")
+	_, e.stats = replay.Num(r, "plateau_sessions")
+	e.newCov, e.plateau = replay.Flag(r, "new_coverage"), replay.Int(r, "plateau_sessions")
 }
 
 // kept takes in what another engine's session said of this one's kept
@@ -48,8 +48,8 @@ func (e *engineRun) kept(r fleet.Result) {
 	if !ok || e.ran {
 		return
 	}
-	if _, ok := probe.Num(fleet.Result(m), e.name); ok {
-		e.stats, e.newCov, e.plateau = true, false, probe.Int(fleet.Result(m), e.name)
+	if _, ok := replay.Num(fleet.Result(m), e.name); ok {
+		e.stats, e.newCov, e.plateau = true, false, replay.Int(fleet.Result(m), e.name)
 	}
 }
 
@@ -83,7 +83,7 @@ func (f *fuzzer) engine() {
 	if !ok {
 		return
 	}
-	engines := []*engineRun{{name: probe.Str(r, "engine")}}
+	engines := []*engineRun{{name: replay.Str(r, "engine")}}
 	if engines[0].name == "aflpp" {
 		engines = append(engines, &engineRun{name: "builtin"})
 	}
@@ -187,25 +187,25 @@ func (f *fuzzer) session(engine string, secs int, why string) (fleet.Result, boo
 		p.Notef("%s", d)
 	}
 	if !r.IsOK() {
-		p.Notef("qa_fuzz %s: %s", engine, probe.Clip(r.Err(), 160))
+		p.Notef("qa_fuzz %s: %s", engine, replay.Clip(r.Err(), 160))
 		return nil, false
 	}
-	ran := probe.Str(r, "engine")
+	ran := replay.Str(r, "engine")
 	crashers := results(r["crashers"])
 	note := ""
-	if n := probe.Str(r, "note"); n != "" {
-		note = " (" + probe.Clip(n, 120) + ")"
+	if n := replay.Str(r, "note"); n != "" {
+		note = " (" + replay.Clip(n, 120) + ")"
 	}
-	p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s%s%s", ran, probe.Int(r, "execs"), probe.Int(r, "elapsed_ms"), len(crashers), plateau(r), note, why)
+	p.Notef("qa_fuzz engine %s ran %d inputs in %d ms, %d crasher(s)%s%s%s", ran, replay.Int(r, "execs"), replay.Int(r, "elapsed_ms"), len(crashers), plateau(r), note, why)
 	for i, c := range crashers {
 		if i == engineCrashers || !f.live() {
 			break
 		}
-		if probe.Flag(c, "input_truncated") {
+		if replay.Flag(c, "input_truncated") {
 			continue // cannot be replayed as it was found
 		}
-		in := probe.Str(c, "input")
-		if b64 := probe.Str(c, "input_base64"); b64 != "" {
+		in := replay.Str(c, "input")
+		if b64 := replay.Str(c, "input_base64"); b64 != "" {
 			b, err := base64.StdEncoding.DecodeString(b64)
 			if err != nil {
 				continue
@@ -243,7 +243,7 @@ func results(v any) []fleet.Result {
 // engine that found it, and reports it with that replay as the repro: high
 // for a crash that reproduces, medium for a hang or resource exhaustion,
 // low with flaky=true when the replay does not fail the same way.
-func fuzzRepo(p *probe.Probe) {
+func fuzzRepo(p *replay.Play) {
 	repo := p.Target().Repo
 	switch {
 	case repo == nil || repo.FuzzTarget == "" || !canFuzz(p, repo.FuzzTarget, "for "+repo.FuzzTarget):
@@ -257,26 +257,26 @@ func fuzzRepo(p *probe.Probe) {
 	if !ok || !p.Room(3) {
 		return
 	}
-	ran := probe.Str(r, "engine")
+	ran := replay.Str(r, "engine")
 	next, why := ran, ""
-	if _, stats := probe.Num(r, "plateau_sessions"); stats && !probe.Flag(r, "new_coverage") && probe.Int(r, "plateau_sessions") >= enginePlateau {
+	if _, stats := replay.Num(r, "plateau_sessions"); stats && !replay.Flag(r, "new_coverage") && replay.Int(r, "plateau_sessions") >= enginePlateau {
 		other := &engineRun{name: "go"}
 		if ran == "go" {
 			other.name = "libfuzzer"
 		}
 		other.kept(r)
 		if other.stale() {
-			p.Notef("%s: every engine on a plateau (%s %d, %s %d sessions without new coverage): the second session is not run", repo.FuzzTarget, ran, probe.Int(r, "plateau_sessions"), other.name, other.plateau)
+			p.Notef("%s: every engine on a plateau (%s %d, %s %d sessions without new coverage): the second session is not run", repo.FuzzTarget, ran, replay.Int(r, "plateau_sessions"), other.name, other.plateau)
 			return
 		}
-		next, why = other.name, fmt.Sprintf(", given the time: %s is on a plateau (%d sessions without new coverage)", ran, probe.Int(r, "plateau_sessions"))
+		next, why = other.name, fmt.Sprintf(", given the time: %s is on a plateau (%d sessions without new coverage)", ran, replay.Int(r, "plateau_sessions"))
 	}
 	repoSession(p, next, goFuzzSeconds-goFuzzSeconds/2, why, seen)
 }
 
 // repoSession runs one qa_fuzz session of engine on target.repo's fuzz
 // target and reports its crashers of states not in seen (see fuzzRepo).
-func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[string]bool) (fleet.Result, bool) {
+func repoSession(p *replay.Play, engine string, secs int, why string, seen map[string]bool) (fleet.Result, bool) {
 	repo := p.Target().Repo
 	r := p.Call("qa_fuzz", map[string]any{"engine": engine, "seconds": secs})
 	if d, ok := r.Degradation(); ok {
@@ -285,25 +285,25 @@ func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[s
 		p.Notef("%s", d)
 	}
 	if !r.IsOK() {
-		p.Notef("qa_fuzz on %s: %s", repo.FuzzTarget, probe.Clip(r.Err(), 200))
+		p.Notef("qa_fuzz on %s: %s", repo.FuzzTarget, replay.Clip(r.Err(), 200))
 		return r, false
 	}
 	crashers := results(r["crashers"])
-	engine, found := probe.Str(r, "engine"), "go test -fuzz"
+	engine, found := replay.Str(r, "engine"), "go test -fuzz"
 	if engine == "libfuzzer" {
 		found = "libFuzzer"
 	}
 	note := ""
-	if n := probe.Str(r, "note"); n != "" {
-		note = " (" + probe.Clip(n, 160) + ")"
+	if n := replay.Str(r, "note"); n != "" {
+		note = " (" + replay.Clip(n, 160) + ")"
 	}
-	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s%s", found, repo.FuzzTarget, probe.Int(r, "execs"), len(crashers), plateau(r), note, why)
+	p.Notef("%s on %s ran %d inputs, %d crasher(s)%s%s%s", found, repo.FuzzTarget, replay.Int(r, "execs"), len(crashers), plateau(r), note, why)
 	reportCrashers(p, crashers, goFuzzCrashers, seen, fmt.Sprintf("Go fuzz target %s in %s", repo.FuzzTarget, repo.FuzzPackage), found,
 		func(c fleet.Result) map[string]any {
-			if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
+			if replay.Flag(c, "input_truncated") || replay.Flag(c, "input_lossy") {
 				return nil // a 'go test fuzz v1' input is text: this one was cut or mangled
 			}
-			return map[string]any{"engine": engine, "replay": probe.Str(c, "input")}
+			return map[string]any{"engine": engine, "replay": replay.Str(c, "input")}
 		})
 	return r, true
 }
@@ -315,7 +315,7 @@ func repoSession(p *probe.Probe, engine string, secs int, why string, seen map[s
 // exhaustion, low with flaky=true when the replay does not fail the same
 // way. what names the fuzzed code, found the engine; replay returns nil
 // for a crasher whose input cannot be carried in a repro (noted).
-func reportCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[string]bool, what, found string, replay func(fleet.Result) map[string]any) {
+func reportCrashers(p *replay.Play, crashers []fleet.Result, max int, seen map[string]bool, what, found string, replayOf func(fleet.Result) map[string]any) {
 	repo := p.Target().Repo
 	surface := fleet.Surface("code")
 	if len(repo.Surfaces) > 0 {
@@ -323,17 +323,17 @@ func reportCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[s
 			surface = s
 		}
 	}
-	replayCrashers(p, crashers, max, seen, what, replay, func(r crasherReplay) {
-		ok := r.rep.IsOK() && probe.Str(r.rep, "outcome") == r.kind && probe.Str(r.rep, "crash_state") == r.state
+	replayCrashers(p, crashers, max, seen, what, replayOf, func(r crasherReplay) {
+		ok := r.rep.IsOK() && replay.Str(r.rep, "outcome") == r.kind && replay.Str(r.rep, "crash_state") == r.state
 		sev, failure := failureSeverity(r.kind)
 		flaky := ""
 		if !ok {
-			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(probe.Str(r.rep, "outcome"), probe.Clip(r.rep.Err(), 100)))
+			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(replay.Str(r.rep, "outcome"), replay.Clip(r.rep.Err(), 100)))
 		}
-		p.Report(sev, surface,
+		p.File(sev, surface,
 			fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
-				what, failure, probe.Quote(r.state, 240), probe.Int(r.c, "input_bytes"), found, flaky, probe.Quote(strings.TrimSpace(probe.Str(r.c, "stderr_head")), 400)),
-			"qa_fuzz", r.args, probe.StateArgs{State: r.kind + ": " + r.state, Flaky: !ok})
+				what, failure, replay.Quote(r.state, 240), replay.Int(r.c, "input_bytes"), found, flaky, replay.Quote(strings.TrimSpace(replay.Str(r.c, "stderr_head")), 400)),
+			"qa_fuzz", r.args, replay.StateArgs{State: r.kind + ": " + r.state, Flaky: !ok})
 	})
 }
 
@@ -363,19 +363,19 @@ type crasherReplay struct {
 // across the run (seen), replayed through qa_fuzz with the args replay
 // gives (nil: the input cannot be carried in a repro, noted with what),
 // each replay handed to report, while calls are left.
-func replayCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[string]bool, what string, replay func(fleet.Result) map[string]any, report func(crasherReplay)) {
+func replayCrashers(p *replay.Play, crashers []fleet.Result, max int, seen map[string]bool, what string, replayOf func(fleet.Result) map[string]any, report func(crasherReplay)) {
 	for i, c := range crashers {
 		if i == max || !p.Room(2) {
 			break
 		}
-		kind, state := probe.Str(c, "outcome"), probe.Str(c, "crash_state")
+		kind, state := replay.Str(c, "outcome"), replay.Str(c, "crash_state")
 		if seen[kind+"|"+state] {
 			continue // found by the run's other session: reported once
 		}
 		seen[kind+"|"+state] = true
-		args := replay(c)
+		args := replayOf(c)
 		if args == nil {
-			p.Notef("a %d-byte crasher of %s cannot be carried in a repro", probe.Int(c, "input_bytes"), what)
+			p.Notef("a %d-byte crasher of %s cannot be carried in a repro", replay.Int(c, "input_bytes"), what)
 			continue
 		}
 		report(crasherReplay{c: c, rep: p.Call("qa_fuzz", args), args: args, kind: kind, state: state})
@@ -385,7 +385,7 @@ func replayCrashers(p *probe.Probe, crashers []fleet.Result, max int, seen map[s
 // canFuzz reports whether a fuzz stage may start on what: qa_fuzz is
 // there and three calls are left; when not, the skip says so ("qa_fuzz
 // unavailable: <what> not fuzzed", "no calls left <left>").
-func canFuzz(p *probe.Probe, what, left string) bool {
+func canFuzz(p *replay.Play, what, left string) bool {
 	switch {
 	case !p.Can("qa_fuzz"):
 		p.Skip("qa_fuzz unavailable: %s not fuzzed", what)
@@ -406,7 +406,7 @@ const harnessSeconds = 60
 // one qa_fuzz session, whose note says which AFL++ mode ran and why, then
 // each crasher replayed on the instrumented build through qa_fuzz replay
 // and reported as fuzzRepo does. A binary input travels in base64.
-func fuzzHarness(p *probe.Probe) {
+func fuzzHarness(p *replay.Play) {
 	tg := p.Target()
 	repo := tg.Repo
 	switch {
@@ -415,21 +415,21 @@ func fuzzHarness(p *probe.Probe) {
 	}
 	r := p.Call("qa_fuzz", map[string]any{"engine": "aflpp", "seconds": harnessSeconds})
 	if !r.IsOK() {
-		p.Notef("qa_fuzz on harness %s: %s", repo.Harness, probe.Clip(r.Err(), 300))
+		p.Notef("qa_fuzz on harness %s: %s", repo.Harness, replay.Clip(r.Err(), 300))
 		return
 	}
 	crashers := results(r["crashers"])
-	p.Notef("AFL++ (%s: %s) on harness %s ran %d inputs, %d crasher(s)%s", orText(probe.Str(r, "mode"), "mode unknown"), probe.Clip(probe.Str(r, "mode_why"), 200),
-		repo.Harness, probe.Int(r, "execs"), len(crashers), plateau(r))
-	reportCrashers(p, crashers, goFuzzCrashers, map[string]bool{}, "C/C++ harness "+repo.Harness, "AFL++ "+probe.Str(r, "mode"),
+	p.Notef("AFL++ (%s: %s) on harness %s ran %d inputs, %d crasher(s)%s", orText(replay.Str(r, "mode"), "mode unknown"), replay.Clip(replay.Str(r, "mode_why"), 200),
+		repo.Harness, replay.Int(r, "execs"), len(crashers), plateau(r))
+	reportCrashers(p, crashers, goFuzzCrashers, map[string]bool{}, "C/C++ harness "+repo.Harness, "AFL++ "+replay.Str(r, "mode"),
 		func(c fleet.Result) map[string]any {
 			switch {
-			case probe.Flag(c, "input_truncated"):
+			case replay.Flag(c, "input_truncated"):
 				return nil
-			case probe.Str(c, "input_base64") != "":
-				return map[string]any{"engine": "aflpp", "replay_base64": probe.Str(c, "input_base64")}
+			case replay.Str(c, "input_base64") != "":
+				return map[string]any{"engine": "aflpp", "replay_base64": replay.Str(c, "input_base64")}
 			}
-			return map[string]any{"engine": "aflpp", "replay": probe.Str(c, "input")}
+			return map[string]any{"engine": "aflpp", "replay": replay.Str(c, "input")}
 		})
 }
 
@@ -438,12 +438,12 @@ func fuzzHarness(p *probe.Probe) {
 // tool kept no statistics): the summary shows a plateau to the operator.
 func plateau(r fleet.Result) string {
 	switch {
-	case probe.Flag(r, "new_coverage"):
+	case replay.Flag(r, "new_coverage"):
 		return ", new coverage"
-	case probe.Int(r, "plateau_sessions") >= enginePlateau:
-		return fmt.Sprintf(", on a plateau: no new coverage in %d sessions", probe.Int(r, "plateau_sessions"))
-	case probe.Int(r, "plateau_sessions") > 0:
-		return fmt.Sprintf(", no new coverage in %d session(s)", probe.Int(r, "plateau_sessions"))
+	case replay.Int(r, "plateau_sessions") >= enginePlateau:
+		return fmt.Sprintf(", on a plateau: no new coverage in %d sessions", replay.Int(r, "plateau_sessions"))
+	case replay.Int(r, "plateau_sessions") > 0:
+		return fmt.Sprintf(", no new coverage in %d session(s)", replay.Int(r, "plateau_sessions"))
 	}
 	return ""
 }

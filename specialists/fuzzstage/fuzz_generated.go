@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Generated-harness stage limits: the time across the harnesses fuzzing/
@@ -38,7 +38,7 @@ type genHarness struct {
 // qa_fuzz: only a library bug is reported (high when it reproduces), with
 // the replay as its repro, which returns the standalone reproducer test;
 // harness crashes are counted in a note and never reported.
-func fuzzGenerated(p *probe.Probe) {
+func fuzzGenerated(p *replay.Play) {
 	tg := p.Target()
 	repo := tg.Repo
 	switch {
@@ -47,15 +47,15 @@ func fuzzGenerated(p *probe.Probe) {
 	}
 	r := p.Call("qa_fuzz", map[string]any{"harness": "list"})
 	if !r.IsOK() {
-		p.Notef("no fuzz target could be generated for %s: %s", repo.URL, probe.Clip(r.Err(), 300))
+		p.Notef("no fuzz target could be generated for %s: %s", repo.URL, replay.Clip(r.Err(), 300))
 		return
 	}
 	var hs []*genHarness
 	for _, h := range results(r["harnesses"]) {
-		hs = append(hs, &genHarness{target: probe.Str(h, "target"), entry: probe.Str(h, "entry"), why: probe.Str(h, "why")})
+		hs = append(hs, &genHarness{target: replay.Str(h, "target"), entry: replay.Str(h, "entry"), why: replay.Str(h, "why")})
 	}
-	p.Notef("%d fuzz target(s) generated for %s (%d dropped, %d harness crash(es) counted so far)%s", len(hs), probe.Str(r, "module"),
-		len(results(r["dropped"])), probe.Int(r, "harness_crashes"), bestWhy(hs))
+	p.Notef("%d fuzz target(s) generated for %s (%d dropped, %d harness crash(es) counted so far)%s", len(hs), replay.Str(r, "module"),
+		len(results(r["dropped"])), replay.Int(r, "harness_crashes"), bestWhy(hs))
 	if len(hs) == 0 {
 		return
 	}
@@ -69,16 +69,16 @@ func fuzzGenerated(p *probe.Probe) {
 		r := p.Call("qa_fuzz", map[string]any{"harness": h.target, "seconds": secs})
 		h.sessions, h.secs = h.sessions+1, h.secs+secs
 		if !r.IsOK() {
-			p.Notef("qa_fuzz on generated %s: %s", h.target, probe.Clip(r.Err(), 200))
+			p.Notef("qa_fuzz on generated %s: %s", h.target, replay.Clip(r.Err(), 200))
 			h.plateau = enginePlateau // not run again this run
 			h.stats = true
 			return true
 		}
-		_, h.stats = probe.Num(r, "plateau_sessions")
-		h.newCov, h.plateau = probe.Flag(r, "new_coverage"), probe.Int(r, "plateau_sessions")
+		_, h.stats = replay.Num(r, "plateau_sessions")
+		h.newCov, h.plateau = replay.Flag(r, "new_coverage"), replay.Int(r, "plateau_sessions")
 		crashers := results(r["crashers"])
-		p.Notef("%s on generated %s (%s) ran %d inputs, %d crasher(s)%s", probe.Str(r, "engine"), h.target, h.entry, probe.Int(r, "execs"), len(crashers), plateau(r))
-		harnessCrashes += judgeCrashers(p, h, probe.Str(r, "engine"), crashers, seen)
+		p.Notef("%s on generated %s (%s) ran %d inputs, %d crasher(s)%s", replay.Str(r, "engine"), h.target, h.entry, replay.Int(r, "execs"), len(crashers), plateau(r))
+		harnessCrashes += judgeCrashers(p, h, replay.Str(r, "engine"), crashers, seen)
 		return true
 	}
 	for i, h := range hs {
@@ -112,7 +112,7 @@ func bestWhy(hs []*genHarness) string {
 	if len(hs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; best: %s (%s)", hs[0].entry, probe.Clip(hs[0].why, 200))
+	return fmt.Sprintf("; best: %s (%s)", hs[0].entry, replay.Clip(hs[0].why, 200))
 }
 
 // judgeCrashers replays a session's crashers on their harness, reports
@@ -120,17 +120,17 @@ func bestWhy(hs []*genHarness) string {
 // reproduces is high; a hang the replay confirms (it times out again, and
 // the stack at its timeout is in the module) medium; a library bug that
 // does not fail the same way again low and flaky.
-func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []fleet.Result, seen map[string]bool) int {
+func judgeCrashers(p *replay.Play, h *genHarness, engine string, crashers []fleet.Result, seen map[string]bool) int {
 	n := 0
 	replayCrashers(p, crashers, genCrashers, seen, h.target, func(c fleet.Result) map[string]any {
-		if probe.Flag(c, "input_truncated") || probe.Flag(c, "input_lossy") {
+		if replay.Flag(c, "input_truncated") || replay.Flag(c, "input_lossy") {
 			return nil
 		}
-		return map[string]any{"harness": h.target, "replay": probe.Str(c, "input")}
+		return map[string]any{"harness": h.target, "replay": replay.Str(c, "input")}
 	}, func(r crasherReplay) {
-		verdict := probe.Str(r.rep, "verdict")
+		verdict := replay.Str(r.rep, "verdict")
 		if !r.rep.IsOK() {
-			p.Notef("replaying a crasher of %s: %s", h.target, probe.Clip(r.rep.Err(), 200))
+			p.Notef("replaying a crasher of %s: %s", h.target, replay.Clip(r.rep.Err(), 200))
 			return
 		}
 		if verdict != "library" {
@@ -141,13 +141,13 @@ func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []flee
 			if strings.ContainsAny(verdict[:min(1, len(verdict))], "aeiou") {
 				article = "an"
 			}
-			p.Notef("not reported: %s %s %s of %s (%s): %s", article, verdict, failureWord(r.kind), h.target, probe.Clip(r.state, 160), probe.Clip(probe.Str(r.rep, "verdict_why"), 200))
+			p.Notef("not reported: %s %s %s of %s (%s): %s", article, verdict, failureWord(r.kind), h.target, replay.Clip(r.state, 160), replay.Clip(replay.Str(r.rep, "verdict_why"), 200))
 			return
 		}
 		// The replay's failure is the one reported: an engine's hang or
 		// resource report that replays as a crash is that crash, and two
 		// sessions' crashers that replay as one state are one finding.
-		rkind, rstate := probe.Str(r.rep, "outcome"), probe.Str(r.rep, "crash_state")
+		rkind, rstate := replay.Str(r.rep, "outcome"), replay.Str(r.rep, "crash_state")
 		if seen["replay|"+rstate] {
 			return
 		}
@@ -161,10 +161,10 @@ func judgeCrashers(p *probe.Probe, h *genHarness, engine string, crashers []flee
 		default:
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", rkind)
 		}
-		p.Report(sev, fleet.Surface("code"),
+		p.File(sev, fleet.Surface("code"),
 			fmt.Sprintf("Go library %s: %s %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
-				h.entry, failure, probe.Quote(rstate, 240), engine, h.target, also, probe.Clip(probe.Str(r.rep, "verdict_why"), 200), probe.Str(r.rep, "reproducer_path"), flaky),
-			"qa_fuzz", r.args, probe.StateArgs{State: orText(rkind, "crashed") + ": " + rstate, Flaky: sev == fleet.SeverityLow})
+				h.entry, failure, replay.Quote(rstate, 240), engine, h.target, also, replay.Clip(replay.Str(r.rep, "verdict_why"), 200), replay.Str(r.rep, "reproducer_path"), flaky),
+			"qa_fuzz", r.args, replay.StateArgs{State: orText(rkind, "crashed") + ": " + rstate, Flaky: sev == fleet.SeverityLow})
 	})
 	return n
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // Call-grammar limits.
@@ -16,10 +16,10 @@ const (
 // grammarCase is one request of the call-endpoint grammar.
 type grammarCase struct {
 	what string
-	args probe.CallArgs
+	args replay.CallArgs
 	// size, for a case made of one repeated unit (a long message, deep
 	// nesting), rebuilds it at n units; n is the size sent.
-	size func(n int) probe.CallArgs
+	size func(n int) replay.CallArgs
 	n    int
 }
 
@@ -49,24 +49,24 @@ func rawBody(s string) *string { return &s }
 func callGrammar(target string) []grammarCase {
 	t := target
 	msg := func(what, m string) grammarCase {
-		return grammarCase{what: what, args: probe.CallArgs{Target: t, Message: m}}
+		return grammarCase{what: what, args: replay.CallArgs{Target: t, Message: m}}
 	}
 	raw := func(what, b string) grammarCase {
-		return grammarCase{what: what, args: probe.CallArgs{Target: t, Message: "", RawBody: rawBody(b)}}
+		return grammarCase{what: what, args: replay.CallArgs{Target: t, Message: "", RawBody: rawBody(b)}}
 	}
 	typed := func(what, b, ct string) grammarCase {
-		return grammarCase{what: what, args: probe.CallArgs{Target: t, Message: "", RawBody: rawBody(b), ContentType: ct}}
+		return grammarCase{what: what, args: replay.CallArgs{Target: t, Message: "", RawBody: rawBody(b), ContentType: ct}}
 	}
-	q := func(s string) string { return string(probe.Marshal(s)) }
-	sized := func(what string, n int, build func(n int) probe.CallArgs) grammarCase {
+	q := func(s string) string { return string(replay.Marshal(s)) }
+	sized := func(what string, n int, build func(n int) replay.CallArgs) grammarCase {
 		return grammarCase{what: what, args: build(n), size: build, n: n}
 	}
-	longMessage := func(n int) probe.CallArgs { return probe.CallArgs{Target: t, Message: strings.Repeat("A", n)} }
-	nested := func(n int) probe.CallArgs {
-		return probe.CallArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"hi","x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)}
+	longMessage := func(n int) replay.CallArgs { return replay.CallArgs{Target: t, Message: strings.Repeat("A", n)} }
+	nested := func(n int) replay.CallArgs {
+		return replay.CallArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"hi","x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)}
 	}
-	longBody := func(n int) probe.CallArgs {
-		return probe.CallArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"` + strings.Repeat("A", n) + `"}`)}
+	longBody := func(n int) replay.CallArgs {
+		return replay.CallArgs{Target: t, RawBody: rawBody(`{"target":` + q(t) + `,"message":"` + strings.Repeat("A", n) + `"}`)}
 	}
 	cases := []grammarCase{
 		msg("an empty message", ""),
@@ -115,13 +115,13 @@ func callGrammar(target string) []grammarCase {
 type callClass struct {
 	name   string // hang, down, 5xx, leak, empty, fine
 	status int
-	leaks  []probe.Leak
+	leaks  []replay.Leak
 }
 
 // key is the behaviour: class, status and the kinds of internals leaked.
 // Requests with the same key are one finding.
 func (c callClass) key() string {
-	return fmt.Sprintf("%s/%d/%s", c.name, c.status, strings.Join(probe.LeakKinds(c.leaks), ","))
+	return fmt.Sprintf("%s/%d/%s", c.name, c.status, strings.Join(replay.LeakKinds(c.leaks), ","))
 }
 
 // classifyCall classifies a qa_call answer: a timeout is a hang; no answer
@@ -130,19 +130,19 @@ func (c callClass) key() string {
 // 4xx, a reply) is fine.
 func classifyCall(r fleet.Result) callClass {
 	switch {
-	case probe.Str(r, "hint") == "timeout":
+	case replay.Str(r, "hint") == "timeout":
 		return callClass{name: "hang"}
-	case !probe.Answered(r):
+	case !replay.Answered(r):
 		return callClass{name: "down"}
 	}
-	s := probe.Status(r)
-	leaks := probe.ScanLeaks(probe.Body(r))
+	s := replay.Status(r)
+	leaks := replay.ScanLeaks(replay.Body(r))
 	switch {
 	case s >= 500:
 		return callClass{name: "5xx", status: s, leaks: leaks}
 	case len(leaks) > 0:
 		return callClass{name: "leak", status: s, leaks: leaks}
-	case s >= 200 && s < 300 && strings.TrimSpace(probe.Body(r)) == "":
+	case s >= 200 && s < 300 && strings.TrimSpace(replay.Body(r)) == "":
 		return callClass{name: "empty", status: s}
 	}
 	return callClass{name: "fine", status: s}
@@ -165,12 +165,12 @@ type behaviour struct {
 // high, one that does not medium; leaked internals in another answer
 // medium; an empty 2xx to a malformed request low. High findings are filed
 // only once their repro reproduces (Probe.ReportChecked).
-func fuzzCallGrammar(p *probe.Probe) {
+func fuzzCallGrammar(p *replay.Play) {
 	if !p.Can("qa_call") {
 		p.Skip("qa_call unavailable: the call-endpoint grammar was not sent")
 		return
 	}
-	target := probe.FirstName(p.Target())
+	target := replay.FirstName(p.Target())
 	if target == "" {
 		target = "qa-fuzz"
 	}
@@ -184,7 +184,7 @@ func fuzzCallGrammar(p *probe.Probe) {
 			break
 		}
 		ex := p.Exchange("qa_call", c.args)
-		if probe.RefusedByDial(ex) {
+		if replay.RefusedByDial(ex) {
 			p.Skip("qa_call refused (%s): the call-endpoint grammar was not sent", ex.Result.Err())
 			return
 		}
@@ -192,10 +192,10 @@ func fuzzCallGrammar(p *probe.Probe) {
 		r := ex.Result
 		cl := classifyCall(r)
 		if cl.name == "down" && !heard {
-			p.Skip("the call endpoint did not answer (%s): the call-endpoint grammar was not sent", probe.Clip(r.Err(), 120))
+			p.Skip("the call endpoint did not answer (%s): the call-endpoint grammar was not sent", replay.Clip(r.Err(), 120))
 			return
 		}
-		heard = heard || probe.Answered(r)
+		heard = heard || replay.Answered(r)
 		if cl.name == "hang" {
 			hangs++
 		}
@@ -207,7 +207,7 @@ func fuzzCallGrammar(p *probe.Probe) {
 				b = &behaviour{class: cl, best: c, res: r}
 				seen[k] = b
 				order = append(order, k)
-			} else if len(probe.Marshal(c.args)) < len(probe.Marshal(b.best.args)) {
+			} else if len(replay.Marshal(c.args)) < len(replay.Marshal(b.best.args)) {
 				b.best, b.res = c, r
 			}
 			b.whats = append(b.whats, c.what)
@@ -233,7 +233,7 @@ func fuzzCallGrammar(p *probe.Probe) {
 // shrink halves a size case that is a behaviour's repro while its repro
 // does not fit a feedback entry and the smaller request still shows the
 // same behaviour, so the finding carries a runnable repro.
-func shrink(p *probe.Probe, b *behaviour) {
+func shrink(p *replay.Play, b *behaviour) {
 	c := b.best
 	if c.size == nil {
 		return
@@ -261,9 +261,9 @@ func shrink(p *probe.Probe, b *behaviour) {
 }
 
 // reportBehaviour files one behaviour of the call grammar.
-func reportBehaviour(p *probe.Probe, b *behaviour, total int) {
+func reportBehaviour(p *replay.Play, b *behaviour, total int) {
 	cl := b.class
-	list := strings.Join(probe.First(b.whats, 6), ", ")
+	list := strings.Join(replay.First(b.whats, 6), ", ")
 	if n := len(b.whats); n > 6 {
 		list += fmt.Sprintf(" and %d more", n-6)
 	}
@@ -273,21 +273,21 @@ func reportBehaviour(p *probe.Probe, b *behaviour, total int) {
 	case "hang":
 		sev, got, want = fleet.SeverityHigh, "does not answer within the call timeout", "a prompt 4xx"
 	case "down":
-		sev, got, want = fleet.SeverityHigh, "stops answering ("+probe.Clip(probe.OneLine(b.res.Err()), 100)+")", "a 4xx and an endpoint that stays up"
+		sev, got, want = fleet.SeverityHigh, "stops answering ("+replay.Clip(replay.OneLine(b.res.Err()), 100)+")", "a 4xx and an endpoint that stays up"
 	case "5xx":
 		sev, got, want = fleet.SeverityMedium, fmt.Sprintf("answers HTTP %d", cl.status), "a 4xx client error"
 		if len(cl.leaks) > 0 {
-			sev, got = fleet.SeverityHigh, got+" and leaks internals: "+probe.DescribeLeaks(cl.leaks)
+			sev, got = fleet.SeverityHigh, got+" and leaks internals: "+replay.DescribeLeaks(cl.leaks)
 		}
 	case "leak":
-		sev, got, want = fleet.SeverityMedium, fmt.Sprintf("answers HTTP %d leaking internals: %s", cl.status, probe.DescribeLeaks(cl.leaks)), "a generic error message"
+		sev, got, want = fleet.SeverityMedium, fmt.Sprintf("answers HTTP %d leaking internals: %s", cl.status, replay.DescribeLeaks(cl.leaks)), "a generic error message"
 	case "empty":
 		sev, got, want = fleet.SeverityLow, fmt.Sprintf("answers HTTP %d with an empty body", cl.status), "a 4xx that says what is wrong, or a reply"
 	default:
 		return
 	}
 	key := cl.key()
-	p.ReportChecked(sev, fleet.SurfaceCall,
+	p.FileChecked(sev, fleet.SurfaceCall,
 		fmt.Sprintf("The call endpoint %s on %d of %d grammar requests (%s), where %s was expected. Smallest: %s%s.",
 			got, len(b.whats), total, list, want, b.best.what, b.shrunk),
 		"qa_call", b.best.args,

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/qafleet/fleetd/fuzzing"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // The compiler playbook's mutator is fuzzing's (NewTextMutator,
@@ -28,9 +28,9 @@ var textAnalyses = fuzzing.TextAnalyses{Brackets: bracketPairs, Numbers: numberL
 // mutants in the same order, so without the cache every turn would redo the
 // analyses of all earlier turns. Callers must not modify the results.
 var (
-	bracketMemo probe.Memo[[][2]int]
-	condMemo    probe.Memo[[]fuzzing.Condition]
-	numberMemo  probe.Memo[[][]int]
+	bracketMemo replay.Memo[[][2]int]
+	condMemo    replay.Memo[[]fuzzing.Condition]
+	numberMemo  replay.Memo[[][]int]
 )
 
 func bracketPairs(s string) [][2]int { return bracketMemo.Get(s, fuzzing.BracketPairs) }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"golang.org/x/crypto/sha3"
 )
 
@@ -80,11 +80,11 @@ var fleetName = regexp.MustCompile(`^qa-r-[0-9]{8}-`)
 // fieldKeys maps key -> name for the dictionary and every word of the docs,
 // and says which names the docs hold. The table is memoized on the docs'
 // text: a replay hashes no word twice.
-func fieldKeys(p *probe.Probe, pages []probe.Page) (map[string]string, map[string]bool) {
+func fieldKeys(p *replay.Play, pages []replay.Page) (map[string]string, map[string]bool) {
 	var text strings.Builder
 	for _, pg := range pages {
-		if pg.Kind == "docs" && probe.Answered(pg.Res) {
-			text.WriteString(probe.Clip(probe.Body(pg.Res), 64<<10))
+		if pg.Kind == "docs" && replay.Answered(pg.Res) {
+			text.WriteString(replay.Clip(replay.Body(pg.Res), 64<<10))
 			text.WriteString("\n")
 		}
 	}
@@ -97,7 +97,7 @@ type keyTable struct {
 	docs map[string]bool
 }
 
-var keyTableMemo probe.Memo[keyTable]
+var keyTableMemo replay.Memo[keyTable]
 
 func buildKeyTable(text string) keyTable {
 	t := keyTable{keys: map[string]string{}, docs: map[string]bool{}}
@@ -120,7 +120,7 @@ func buildKeyTable(text string) keyTable {
 // events it falls back to dictionary names the docs mention and the common
 // page fields. It returns the fields (docs-mentioned first) and the existing
 // names seen in events.
-func discoverFields(p *probe.Probe, pages []probe.Page) (fields []field, names []string, fromEvents bool) {
+func discoverFields(p *replay.Play, pages []replay.Page) (fields []field, names []string, fromEvents bool) {
 	keys, docs := fieldKeys(p, pages)
 	if p.Can("qa_chain") && p.Room(1) {
 		r := p.Chain("metadata_events")
@@ -151,7 +151,7 @@ func discoverFields(p *probe.Probe, pages []probe.Page) (fields []field, names [
 				p.Notef("the registry holds no MetadataSet events yet")
 			}
 		} else {
-			p.Skip("metadata events unreadable (%s): fields taken from the docs and common names", probe.Clip(r.Err(), 100))
+			p.Skip("metadata events unreadable (%s): fields taken from the docs and common names", replay.Clip(r.Err(), 100))
 		}
 	}
 	if len(fields) == 0 {
@@ -203,8 +203,8 @@ func list(r fleet.Result, k string) []map[string]any {
 // tokenFor returns a canary for parts: "qa" and 10 hex digits, lowercase, so it
 // is at once a valid element name, attribute name and JavaScript
 // identifier, and cannot occur by chance.
-func tokenFor(p *probe.Probe, parts ...string) string {
-	return fmt.Sprintf("qa%010x", probe.Hash64(fmt.Sprint(p.TargetSeed())+"|"+strings.Join(parts, "|"))&0xffffffffff)
+func tokenFor(p *replay.Play, parts ...string) string {
+	return fmt.Sprintf("qa%010x", replay.Hash64(fmt.Sprint(p.TargetSeed())+"|"+strings.Join(parts, "|"))&0xffffffffff)
 }
 
 // shown is one page that shows a value, and where.
@@ -251,7 +251,7 @@ func (lf *liveFinding) has(f field) bool {
 // field lands, and a payload for each place is written and judged. One
 // finding per (field, context). It returns the fresh name it probed with
 // ("" when none) and the fields (qa_publish's key argument) it wrote to.
-func Stored(p *probe.Probe, pages []probe.Page) (own string, wrote []string) {
+func Stored(p *replay.Play, pages []replay.Page) (own string, wrote []string) {
 	if !p.Can("qa_fetch") {
 		return
 	}
@@ -271,9 +271,9 @@ func Stored(p *probe.Probe, pages []probe.Page) (own string, wrote []string) {
 		if BlocksInlineScript(lf.csp) {
 			sev, csp = fleet.SeverityMedium, " A Content-Security-Policy without 'unsafe-inline' limits the impact."
 		}
-		p.Report(sev, probe.SurfaceOf(p.Target(), lf.page),
+		p.File(sev, replay.SurfaceOf(p.Target(), lf.page),
 			fmt.Sprintf("Stored XSS (CWE-79), already live: metadata of %q (%s) arrives unescaped in %s (%s) on %s: %s became %s. Expected the field to be escaped for that context.%s",
-				lf.name, lf.fieldsLabel(), lf.hit.Where, lf.hit.Ctx, lf.page, probe.Quote(lf.value, 120), became(lf.hit), csp),
+				lf.name, lf.fieldsLabel(), lf.hit.Where, lf.hit.Ctx, lf.page, replay.Quote(lf.value, 120), became(lf.hit), csp),
 			"qa_fetch", map[string]any{"url": lf.repro()})
 	}
 	return own, wrote
@@ -309,7 +309,7 @@ func became(h liveHit) string {
 // rendered as HTML by design, holding no script) is noted. It returns the
 // live findings in the order found: one per (name, value, page, context),
 // with every field holding that value as a candidate.
-func injectLive(p *probe.Probe, pages []probe.Page, fields []field, names []string) []*liveFinding {
+func injectLive(p *replay.Play, pages []replay.Page, fields []field, names []string) []*liveFinding {
 	var out []*liveFinding
 	if !p.Can("qa_chain") {
 		return out
@@ -329,9 +329,9 @@ func injectLive(p *probe.Probe, pages []probe.Page, fields []field, names []stri
 		}
 	}
 	reads, inert := 0, 0
-	for _, name := range probe.First(names, injLiveNames) {
+	for _, name := range replay.First(names, injLiveNames) {
 		face := p.Target().FaceURL(name)
-		if _, ok := fetched[face]; !ok && p.Target().Faces != "" && probe.AllowedURL(p.Target().FetchAllow, face) && p.Room(1) {
+		if _, ok := fetched[face]; !ok && p.Target().Faces != "" && replay.AllowedURL(p.Target().FetchAllow, face) && p.Room(1) {
 			fetched[face] = p.Fetch(face)
 		}
 		showing := append([]string{face}, listings...)
@@ -345,21 +345,21 @@ func injectLive(p *probe.Probe, pages []probe.Page, fields []field, names []stri
 			reads++
 			r := p.Chain("metadata", name, f.arg())
 			if !r.IsOK() {
-				p.Skip("metadata reads failed (%s): live stored injection not checked", probe.Clip(r.Err(), 100))
+				p.Skip("metadata reads failed (%s): live stored injection not checked", replay.Clip(r.Err(), 100))
 				return out
 			}
-			value := probe.Str(r, "result")
+			value := replay.Str(r, "result")
 			for _, u := range showing {
 				res, ok := fetched[u]
-				if !ok || !probe.Answered(res) || !looksHTML(res) {
+				if !ok || !replay.Answered(res) || !looksHTML(res) {
 					continue
 				}
-				for _, h := range liveInjection(probe.Body(res), value) {
+				for _, h := range liveInjection(replay.Body(res), value) {
 					if !h.Active {
 						inert++
 						continue
 					}
-					if u == face && p.Reported(fleet.SurfaceFace, "", "qa_fetch", map[string]any{"url": u}) && ServedVerbatim(value, probe.Body(res)) != "" {
+					if u == face && p.Filed(fleet.SurfaceFace, "", "qa_fetch", map[string]any{"url": u}) && ServedVerbatim(value, replay.Body(res)) != "" {
 						continue // the stored-XSS check already reported this face
 					}
 					// One finding per stored value and context, on the first
@@ -369,7 +369,7 @@ func injectLive(p *probe.Probe, pages []probe.Page, fields []field, names []stri
 						return lf.name == name && lf.value == value && lf.hit.Ctx.String() == h.Ctx.String()
 					})
 					if i < 0 {
-						out = append(out, &liveFinding{name: name, page: u, value: value, hit: h, csp: probe.Headers(res)["content-security-policy"]})
+						out = append(out, &liveFinding{name: name, page: u, value: value, hit: h, csp: replay.Headers(res)["content-security-policy"]})
 						i = len(out) - 1
 					}
 					if !out[i].has(f) {
@@ -386,8 +386,8 @@ func injectLive(p *probe.Probe, pages []probe.Page, fields []field, names []stri
 }
 
 // landedAt is the URL a page's fetch ended at (after redirects).
-func landedAt(pg probe.Page) string {
-	if u := probe.Str(pg.Res, "final_url"); u != "" {
+func landedAt(pg replay.Page) string {
+	if u := replay.Str(pg.Res, "final_url"); u != "" {
 		return u
 	}
 	return pg.URL
@@ -399,12 +399,12 @@ func landedAt(pg probe.Page) string {
 // probes of commonly exposed paths. Kinds differ between page sources (the
 // crawler's link kinds, secFetchAll's index and link), so only these are
 // told apart.
-func listingPage(pg probe.Page) bool {
+func listingPage(pg replay.Page) bool {
 	switch pg.Kind {
 	case "docs", "exposed", "face":
 		return false
 	}
-	return probe.Answered(pg.Res) && probe.Status(pg.Res) < 400 && looksHTML(pg.Res)
+	return replay.Answered(pg.Res) && replay.Status(pg.Res) < 400 && looksHTML(pg.Res)
 }
 
 // writesLeft reads the write budget a write result reports; ok is false
@@ -413,7 +413,7 @@ func writesLeft(r fleet.Result) (int, bool) {
 	if _, ok := r["writes_left"]; !ok {
 		return 0, false
 	}
-	return probe.Int(r, "writes_left"), true
+	return replay.Int(r, "writes_left"), true
 }
 
 // storedTask is one (field, place) to test with a payload.
@@ -428,7 +428,7 @@ type storedTask struct {
 // injectExercise probes each field of a fresh name with canaries; it
 // reports one finding per (field, context) it confirms, merged with the
 // live findings for that field and context (marked merged).
-func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*liveFinding) (own string, wrote []string) {
+func injectExercise(p *replay.Play, pages []replay.Page, fields []field, live []*liveFinding) (own string, wrote []string) {
 	if !p.Can("qa_create") || !p.Can("qa_publish") {
 		if p.Has("qa_create") {
 			p.Skip("qa_create or qa_publish not allowed: stored-injection canaries not written")
@@ -456,13 +456,13 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 			left, limited = l, true
 		}
 		if !r.IsOK() {
-			p.Notef("writing field %s failed (%s)", f.label(), probe.Clip(r.Err(), 100))
+			p.Notef("writing field %s failed (%s)", f.label(), replay.Clip(r.Err(), 100))
 		}
 		return r.IsOK()
 	}
 	// Round 0: a plain canary per field, to learn where each lands.
 	var probed []field
-	for _, f := range probe.First(fields, injFields) {
+	for _, f := range replay.First(fields, injFields) {
 		if write(f, tokenFor(p, "marker", f.arg())) {
 			probed = append(probed, f)
 		}
@@ -487,16 +487,16 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 	bodies := map[string]string{}
 	csp := map[string]string{}
 	fetchAll := func(urls []string) {
-		for _, u := range probe.First(urls, injPages) {
+		for _, u := range replay.First(urls, injPages) {
 			if !p.Room(1) {
 				return
 			}
 			r := p.Fetch(u)
-			if probe.Answered(r) && looksHTML(r) {
-				bodies[u], csp[u] = probe.Body(r), probe.Headers(r)["content-security-policy"]
+			if replay.Answered(r) && looksHTML(r) {
+				bodies[u], csp[u] = replay.Body(r), replay.Headers(r)["content-security-policy"]
 				if u == face {
-					for _, l := range extractLinks(u, probe.Body(r)) {
-						if sameOrigin(l, face) && probe.AllowedURL(p.Target().FetchAllow, l) && !slices.Contains(candidates, l) && len(candidates) < injPages {
+					for _, l := range extractLinks(u, replay.Body(r)) {
+						if sameOrigin(l, face) && replay.AllowedURL(p.Target().FetchAllow, l) && !slices.Contains(candidates, l) && len(candidates) < injPages {
 							candidates = append(candidates, l) // pages the face links to may show the name too
 						}
 					}
@@ -559,7 +559,7 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 				sev = fleet.SeverityMedium
 			}
 			summary := fmt.Sprintf("Stored XSS (CWE-79) in metadata field %s: written to a fresh name, it is rendered into %s on %s without escaping for it: the payload %s became %s. Expected the field to be escaped for that context.",
-				c.t.f.label(), contextPhrase(c.t.l), page, probe.Quote(c.payload, 80), strings.Join(what, " and "))
+				c.t.f.label(), contextPhrase(c.t.l), page, replay.Quote(c.payload, 80), strings.Join(what, " and "))
 			reproTool, reproArgs := "", any(nil)
 			for _, lf := range live {
 				if lf.merged || !lf.has(c.t.f) || lf.hit.Ctx.String() != c.t.l.Ctx.String() {
@@ -567,7 +567,7 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 				}
 				lf.merged = true
 				if reproTool == "" {
-					summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, probe.Quote(lf.value, 100))
+					summary += fmt.Sprintf(" The existing name %q already serves a live payload there: %s.", lf.name, replay.Quote(lf.value, 100))
 					lf.fields = []field{c.t.f}
 					reproTool, reproArgs = "qa_fetch", map[string]any{"url": lf.repro()}
 				}
@@ -575,11 +575,11 @@ func injectExercise(p *probe.Probe, pages []probe.Page, fields []field, live []*
 			if reproTool == "" {
 				summary += " " + steps
 			}
-			surface := probe.SurfaceOf(p.Target(), c.page)
+			surface := replay.SurfaceOf(p.Target(), c.page)
 			if c.page == face {
 				surface = fleet.SurfaceFace
 			}
-			p.Report(sev, surface, summary, reproTool, reproArgs)
+			p.File(sev, surface, summary, reproTool, reproArgs)
 		}
 		reported = len(order)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"golang.org/x/net/html"
 )
 
@@ -177,7 +177,7 @@ func (f PostForm) submitArgs(values map[string]string) map[string]any {
 // submission is one write of the run's budget: Posted stops one write short
 // of it (writes_left) and within the call cap. It returns the keys of the
 // forms it submitted.
-func Posted(p *probe.Probe, forms []PostForm) (submitted []string) {
+func Posted(p *replay.Play, forms []PostForm) (submitted []string) {
 	if len(forms) == 0 || !p.Can("qa_submit") {
 		return nil
 	}
@@ -199,8 +199,8 @@ func Posted(p *probe.Probe, forms []PostForm) (submitted []string) {
 		}
 		return r
 	}
-	for _, f := range probe.First(forms, PostFormsMax) {
-		host := probe.HostOf(f.Action)
+	for _, f := range replay.First(forms, PostFormsMax) {
+		host := replay.HostOf(f.Action)
 		if p.HostBusy(host, nil) || !affordable(2) {
 			break
 		}
@@ -212,18 +212,18 @@ func Posted(p *probe.Probe, forms []PostForm) (submitted []string) {
 		}
 		r := submit(f.submitArgs(markers))
 		submitted = append(submitted, f.Key())
-		if p.HostBusy(host, r) || !probe.Answered(r) {
+		if p.HostBusy(host, r) || !replay.Answered(r) {
 			continue
 		}
-		if st := probe.Status(r); st >= 500 {
-			p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), f.Action),
+		if st := replay.Status(r); st >= 500 {
+			p.File(fleet.SeverityMedium, replay.SurfaceOf(p.Target(), f.Action),
 				fmt.Sprintf("Submitting the form %s on %s with text in every field answers HTTP %d. Expected a form to accept or refuse input with a 4xx that says why.",
 					f.Key(), f.Page, st), "qa_submit", f.submitArgs(markers))
 		}
 		if !looksHTML(r) {
 			continue
 		}
-		body := probe.Body(r)
+		body := replay.Body(r)
 		tried := 0
 		for _, fl := range f.Fields {
 			m, ok := markers[fl.Name]
@@ -245,7 +245,7 @@ func Posted(p *probe.Probe, forms []PostForm) (submitted []string) {
 
 // postXSS tries a payload in field for each place its canary landed and
 // reports the places that broke out, as reflectXSS does for a parameter.
-func postXSS(p *probe.Probe, f PostForm, field string, markers map[string]string, ls []landing, affordable func(int) bool, submit func(map[string]any) fleet.Result) bool {
+func postXSS(p *replay.Play, f PostForm, field string, markers map[string]string, ls []landing, affordable func(int) bool, submit func(map[string]any) fleet.Result) bool {
 	type hit struct {
 		l       landing
 		args    map[string]any
@@ -257,7 +257,7 @@ func postXSS(p *probe.Probe, f PostForm, field string, markers map[string]string
 	var hits []hit
 	tried := map[string]bool{}
 	for _, l := range ls {
-		if len(tried) == refLandings || !affordable(1) || p.HostBusy(probe.HostOf(f.Action), nil) {
+		if len(tried) == refLandings || !affordable(1) || p.HostBusy(replay.HostOf(f.Action), nil) {
 			break
 		}
 		if tried[l.key()] {
@@ -272,12 +272,12 @@ func postXSS(p *probe.Probe, f PostForm, field string, markers map[string]string
 		values[field] = payloadFor(l, t)
 		args := f.submitArgs(values)
 		r := submit(args)
-		if !probe.Answered(r) {
+		if !replay.Answered(r) {
 			continue
 		}
-		for _, b := range findBreakouts(probe.Body(r), t) {
+		for _, b := range findBreakouts(replay.Body(r), t) {
 			if l.expects(b) {
-				hits = append(hits, hit{l: l, args: args, payload: minimalPayload(l, t, b), token: t, what: b.What, csp: probe.Headers(r)["content-security-policy"]})
+				hits = append(hits, hit{l: l, args: args, payload: minimalPayload(l, t, b), token: t, what: b.What, csp: replay.Headers(r)["content-security-policy"]})
 				break
 			}
 		}
@@ -287,7 +287,7 @@ func postXSS(p *probe.Probe, f PostForm, field string, markers map[string]string
 	}
 	var places []string
 	for _, h := range hits {
-		places = append(places, fmt.Sprintf("%s (payload %s became %s)", contextPhrase(h.l), probe.Quote(h.payload, 60), h.what))
+		places = append(places, fmt.Sprintf("%s (payload %s became %s)", contextPhrase(h.l), replay.Quote(h.payload, 60), h.what))
 	}
 	sev, csp := fleet.SeverityHigh, ""
 	if BlocksInlineScript(hits[0].csp) {
@@ -295,14 +295,14 @@ func postXSS(p *probe.Probe, f PostForm, field string, markers map[string]string
 	}
 	summary := fmt.Sprintf("Reflected XSS (CWE-79) through the form %s on %s: its field %q is written unescaped into the page the submission answers with, in %s. Expected submitted values escaped for each context.%s",
 		f.Key(), f.Page, field, strings.Join(places, "; "), csp)
-	surface := probe.SurfaceOf(p.Target(), f.Action)
+	surface := replay.SurfaceOf(p.Target(), f.Action)
 	h := hits[0]
 	if !affordable(1) {
-		p.Report(fleet.SeverityMedium, surface, summary+" (Not confirmed by a replay: the write budget is spent.)", "qa_submit", h.args)
+		p.File(fleet.SeverityMedium, surface, summary+" (Not confirmed by a replay: the write budget is spent.)", "qa_submit", h.args)
 		return true
 	}
-	p.ReportChecked(sev, surface, summary, "qa_submit", h.args, func(r fleet.Result) bool {
-		for _, b := range findBreakouts(probe.Body(r), h.token) {
+	p.FileChecked(sev, surface, summary, "qa_submit", h.args, func(r fleet.Result) bool {
+		for _, b := range findBreakouts(replay.Body(r), h.token) {
 			if h.l.expects(b) {
 				return true
 			}

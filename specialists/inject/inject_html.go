@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"golang.org/x/net/html"
 )
 
@@ -120,7 +120,7 @@ const maxPage = 1 << 20
 // read the way the tokenizer (and a browser) reads it.
 func tokenize(body string) []tok { return tokMemo.Get(body, tokenizePage) }
 
-var tokMemo probe.Memo[[]tok]
+var tokMemo replay.Memo[[]tok]
 
 func tokenizePage(body string) []tok {
 	if len(body) > maxPage {
@@ -341,7 +341,7 @@ func findLandings(body, token string) []landing {
 	return landingMemo.Get(body+"\x00"+token, func(string) []landing { return landingsOf(body, token) })
 }
 
-var landingMemo probe.Memo[[]landing]
+var landingMemo replay.Memo[[]landing]
 
 func landingsOf(body, token string) []landing {
 	var out []landing
@@ -449,7 +449,7 @@ func findBreakouts(body, token string) []breakout {
 	return breakoutMemo.Get(body+"\x00"+token, func(string) []breakout { return breakoutsOf(body, token) })
 }
 
-var breakoutMemo probe.Memo[[]breakout]
+var breakoutMemo replay.Memo[[]breakout]
 
 func breakoutsOf(body, token string) []breakout {
 	var out []breakout
@@ -562,7 +562,7 @@ func liveInjection(body, value string) []liveHit {
 	return liveMemo.Get(body+"\x00"+value, func(string) []liveHit { return liveOf(body, value) })
 }
 
-var liveMemo probe.Memo[[]liveHit]
+var liveMemo replay.Memo[[]liveHit]
 
 func hasScriptScheme(v string) bool {
 	v = strings.ToLower(urlTrim(v))

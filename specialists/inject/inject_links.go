@@ -6,7 +6,7 @@ import (
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // The injection rules' view of links and documented endpoints, over the
@@ -15,14 +15,14 @@ import (
 // looksHTML reports whether a fetch result is HTML: declared so, or an
 // undeclared body that starts with markup (user content is served either way).
 func looksHTML(r fleet.Result) bool {
-	ct := strings.ToLower(probe.Str(r, "content_type"))
+	ct := strings.ToLower(replay.Str(r, "content_type"))
 	if ct == "" {
-		ct = strings.ToLower(probe.Headers(r)["content-type"])
+		ct = strings.ToLower(replay.Headers(r)["content-type"])
 	}
 	if strings.Contains(ct, "html") {
 		return true
 	}
-	return ct == "" && strings.HasPrefix(strings.TrimSpace(probe.Body(r)), "<")
+	return ct == "" && strings.HasPrefix(strings.TrimSpace(replay.Body(r)), "<")
 }
 
 // extractLinks returns the absolute URLs a body at base refers to.
@@ -51,4 +51,4 @@ func docEndpoints(base, text string) []endpoint {
 func fillPlaceholders(raw, name string) (string, bool) { return crawl.Fill(raw, name) }
 
 // sameOrigin reports whether two URLs share scheme, host and port.
-func sameOrigin(a, b string) bool { o := probe.Origin(a); return o != "" && o == probe.Origin(b) }
+func sameOrigin(a, b string) bool { o := replay.Origin(a); return o != "" && o == replay.Origin(b) }

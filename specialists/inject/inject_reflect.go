@@ -9,7 +9,7 @@ import (
 
 	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"golang.org/x/net/html"
 )
 
@@ -56,17 +56,17 @@ var (
 )
 
 // fetchRaw is qa_fetch that returns a redirect itself, with every header.
-func fetchRaw(p *probe.Probe, u string) fleet.Result {
+func fetchRaw(p *replay.Play, u string) fleet.Result {
 	return p.Call("qa_fetch", map[string]any{"url": u, "follow_redirects": false})
 }
 
 // reflectTargets lists the discovered URLs with query or path parameters:
 // links and documented GET endpoints on the fetched pages, and the faces
 // template's name segment, on allowlisted hosts, each pattern once.
-func reflectTargets(p *probe.Probe, pages []probe.Page) []reflTarget {
+func reflectTargets(p *replay.Play, pages []replay.Page) []reflTarget {
 	var urls []string
 	add := func(u string) {
-		if u != "" && probe.AllowedURL(p.Target().FetchAllow, u) && !slices.Contains(urls, u) {
+		if u != "" && replay.AllowedURL(p.Target().FetchAllow, u) && !slices.Contains(urls, u) {
 			urls = append(urls, u)
 		}
 	}
@@ -74,18 +74,18 @@ func reflectTargets(p *probe.Probe, pages []probe.Page) []reflTarget {
 		add(p.Target().FaceURL(p.Target().Names[0]))
 	}
 	for _, pg := range pages {
-		if !probe.Answered(pg.Res) || probe.Status(pg.Res) >= 400 {
+		if !replay.Answered(pg.Res) || replay.Status(pg.Res) >= 400 {
 			continue
 		}
 		add(pg.URL)
-		b := probe.Body(pg.Res)
+		b := replay.Body(pg.Res)
 		for _, l := range extractLinks(pg.URL, b) {
-			if filled, ok := fillPlaceholders(l, probe.FirstName(p.Target())); ok {
+			if filled, ok := fillPlaceholders(l, replay.FirstName(p.Target())); ok {
 				add(filled)
 			}
 		}
 		for _, e := range docEndpoints(pg.URL, b) {
-			if filled, ok := fillPlaceholders(e.URL, probe.FirstName(p.Target())); ok && e.Method == "GET" {
+			if filled, ok := fillPlaceholders(e.URL, replay.FirstName(p.Target())); ok && e.Method == "GET" {
 				add(filled)
 			}
 		}
@@ -114,7 +114,7 @@ func reflectTargets(p *probe.Probe, pages []probe.Page) []reflTarget {
 		for last > 0 && segs[last] == "" {
 			last--
 		}
-		isFace := p.Target().Faces != "" && probe.NameOfFace(p.Target(), raw) != ""
+		isFace := p.Target().Faces != "" && replay.NameOfFace(p.Target(), raw) != ""
 		pat := slices.Clone(segs)
 		if isFace && faceSeg > 0 && faceSeg < len(segs) {
 			rt.params = append(rt.params, reflParam{Name: "path segment " + fmt.Sprint(faceSeg), Index: faceSeg, Value: segs[faceSeg]})
@@ -149,7 +149,7 @@ func reflectTargets(p *probe.Probe, pages []probe.Page) []reflTarget {
 		seen[rt.pattern] = true
 		out = append(out, rt)
 	}
-	return probe.First(out, refURLs)
+	return replay.First(out, refURLs)
 }
 
 // with returns the target's URL with prm set to raw, which is inserted as
@@ -200,7 +200,7 @@ func (prm reflParam) encode(s string) string {
 // redirect (CWE-601), CRLF header injection (CWE-113) and, for file-like
 // parameters, path traversal (plain, encoded and double-encoded ../, CWE-22).
 // One finding per (URL pattern, class).
-func Reflected(p *probe.Probe, pages []probe.Page) {
+func Reflected(p *replay.Play, pages []replay.Page) {
 	if !p.Can("qa_fetch") {
 		return
 	}
@@ -216,7 +216,7 @@ func Reflected(p *probe.Probe, pages []probe.Page) {
 	for _, rt := range targets {
 		host := rt.u.Host
 		found := map[string]bool{}
-		for _, prm := range probe.First(rt.params, refParams) {
+		for _, prm := range replay.First(rt.params, refParams) {
 			if p.HostBusy(host, nil) || !p.Room(2) {
 				return
 			}
@@ -225,15 +225,15 @@ func Reflected(p *probe.Probe, pages []probe.Page) {
 			if p.HostBusy(host, r) {
 				return
 			}
-			if !probe.Answered(r) {
+			if !replay.Answered(r) {
 				continue
 			}
 			ls := []landing(nil)
 			if looksHTML(r) {
-				ls = findLandings(probe.Body(r), marker)
+				ls = findLandings(replay.Body(r), marker)
 			}
 			inLocation, inHeader := false, false
-			for k, v := range probe.Headers(r) {
+			for k, v := range replay.Headers(r) {
 				if containsFold(v, marker) {
 					inHeader = true
 					inLocation = inLocation || k == "location"
@@ -249,7 +249,7 @@ func Reflected(p *probe.Probe, pages []probe.Page) {
 				found["crlf"] = reflectCRLF(p, rt, prm, marker)
 			}
 			if !found["traversal"] && (fileParams[strings.ToLower(prm.Name)] || fileLike.MatchString(prm.Value)) {
-				found["traversal"] = reflectTraversal(p, rt, prm, probe.Body(r))
+				found["traversal"] = reflectTraversal(p, rt, prm, replay.Body(r))
 			}
 		}
 	}
@@ -262,7 +262,7 @@ func looksLikeURL(v string) bool {
 
 // reflectXSS tries a payload for each place the canary landed; it reports
 // one finding for the pattern listing every place that broke.
-func reflectXSS(p *probe.Probe, rt reflTarget, prm reflParam, ls []landing) bool {
+func reflectXSS(p *replay.Play, rt reflTarget, prm reflParam, ls []landing) bool {
 	type hit struct {
 		l       landing
 		url     string
@@ -283,12 +283,12 @@ func reflectXSS(p *probe.Probe, rt reflTarget, prm reflParam, ls []landing) bool
 		t := tokenFor(p, "reflect-xss", rt.pattern, prm.Name, l.key())
 		u := rt.with(prm, prm.encode(payloadFor(l, t)))
 		r := fetchRaw(p, u)
-		if p.HostBusy(rt.u.Host, r) || !probe.Answered(r) {
+		if p.HostBusy(rt.u.Host, r) || !replay.Answered(r) {
 			continue
 		}
-		for _, b := range findBreakouts(probe.Body(r), t) {
+		for _, b := range findBreakouts(replay.Body(r), t) {
 			if l.expects(b) {
-				hits = append(hits, hit{l: l, url: u, payload: minimalPayload(l, t, b), what: b.What, csp: probe.Headers(r)["content-security-policy"]})
+				hits = append(hits, hit{l: l, url: u, payload: minimalPayload(l, t, b), what: b.What, csp: replay.Headers(r)["content-security-policy"]})
 				break
 			}
 		}
@@ -298,13 +298,13 @@ func reflectXSS(p *probe.Probe, rt reflTarget, prm reflParam, ls []landing) bool
 	}
 	var places []string
 	for _, h := range hits {
-		places = append(places, fmt.Sprintf("%s (payload %s became %s)", contextPhrase(h.l), probe.Quote(h.payload, 60), h.what))
+		places = append(places, fmt.Sprintf("%s (payload %s became %s)", contextPhrase(h.l), replay.Quote(h.payload, 60), h.what))
 	}
 	sev, csp := fleet.SeverityHigh, ""
 	if BlocksInlineScript(hits[0].csp) {
 		sev, csp = fleet.SeverityMedium, " A Content-Security-Policy without 'unsafe-inline' limits the impact."
 	}
-	p.Report(sev, probe.SurfaceOf(p.Target(), rt.u.String()),
+	p.File(sev, replay.SurfaceOf(p.Target(), rt.u.String()),
 		fmt.Sprintf("Reflected XSS (CWE-79): parameter %q of %s is written into the page unescaped, in %s. Expected it escaped for each context.%s",
 			prm.Name, rt.pattern, strings.Join(places, "; "), csp),
 		"qa_fetch", map[string]any{"url": hits[0].url, "follow_redirects": false})
@@ -348,7 +348,7 @@ func refreshTarget(body string) string {
 // reflectRedirect sends an outside host in the parameter (absolute,
 // scheme-relative, and with a backslash browsers read as a slash) and
 // checks where the answer sends the browser.
-func reflectRedirect(p *probe.Probe, rt reflTarget, prm reflParam) bool {
+func reflectRedirect(p *replay.Play, rt reflTarget, prm reflParam) bool {
 	t := tokenFor(p, "redirect", rt.pattern, prm.Name)
 	host := t + ".invalid" // reserved: never resolves (RFC 2606)
 	for _, v := range []string{"https://" + host + "/", "//" + host + "/", `/\` + host + "/"} {
@@ -357,21 +357,21 @@ func reflectRedirect(p *probe.Probe, rt reflTarget, prm reflParam) bool {
 		}
 		u := rt.with(prm, url.QueryEscape(v))
 		r := fetchRaw(p, u)
-		if p.HostBusy(rt.u.Host, r) || !probe.Answered(r) {
+		if p.HostBusy(rt.u.Host, r) || !replay.Answered(r) {
 			continue
 		}
 		loc, how := "", ""
-		if st := probe.Status(r); st >= 300 && st < 400 {
-			loc, how = probe.Headers(r)["location"], fmt.Sprintf("HTTP %d with Location %s", st, probe.Quote(probe.Headers(r)["location"], 100))
-		} else if ref := refreshTarget(probe.Body(r)); ref != "" {
-			loc, how = ref, "a meta refresh to "+probe.Quote(ref, 100)
+		if st := replay.Status(r); st >= 300 && st < 400 {
+			loc, how = replay.Headers(r)["location"], fmt.Sprintf("HTTP %d with Location %s", st, replay.Quote(replay.Headers(r)["location"], 100))
+		} else if ref := refreshTarget(replay.Body(r)); ref != "" {
+			loc, how = ref, "a meta refresh to "+replay.Quote(ref, 100)
 		}
 		if loc == "" || redirectHost(loc, rt.u) != host {
 			continue
 		}
-		p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), rt.u.String()),
+		p.File(fleet.SeverityMedium, replay.SurfaceOf(p.Target(), rt.u.String()),
 			fmt.Sprintf("Open redirect (CWE-601): parameter %q of %s sends the browser to any site: %s=%s answered %s. Expected only same-site targets or an allowlist.",
-				prm.Name, rt.pattern, prm.Name, probe.Quote(v, 80), how),
+				prm.Name, rt.pattern, prm.Name, replay.Quote(v, 80), how),
 			"qa_fetch", map[string]any{"url": u, "follow_redirects": false})
 		return true
 	}
@@ -380,7 +380,7 @@ func reflectRedirect(p *probe.Probe, rt reflTarget, prm reflParam) bool {
 
 // reflectCRLF sends CR LF (and a bare LF) followed by a header of its own in
 // a parameter whose value reaches the response headers.
-func reflectCRLF(p *probe.Probe, rt reflTarget, prm reflParam, marker string) bool {
+func reflectCRLF(p *replay.Play, rt reflTarget, prm reflParam, marker string) bool {
 	t := tokenFor(p, "crlf", rt.pattern, prm.Name)
 	for _, nl := range []string{"%0d%0a", "%0a"} {
 		if !p.Room(1) || p.HostBusy(rt.u.Host, nil) {
@@ -389,15 +389,15 @@ func reflectCRLF(p *probe.Probe, rt reflTarget, prm reflParam, marker string) bo
 		raw := marker + nl + t + ":%20crlf"
 		u := rt.with(prm, raw)
 		r := fetchRaw(p, u)
-		if p.HostBusy(rt.u.Host, r) || !probe.Answered(r) {
+		if p.HostBusy(rt.u.Host, r) || !replay.Answered(r) {
 			continue
 		}
-		if probe.Headers(r)[t] == "" {
+		if replay.Headers(r)[t] == "" {
 			continue
 		}
-		p.Report(fleet.SeverityMedium, probe.SurfaceOf(p.Target(), rt.u.String()),
+		p.File(fleet.SeverityMedium, replay.SurfaceOf(p.Target(), rt.u.String()),
 			fmt.Sprintf("HTTP header injection (CWE-113): parameter %q of %s reaches the response headers with %s intact: %s=%s added a response header %q. Expected CR and LF removed or the value refused (response splitting).",
-				prm.Name, rt.pattern, map[string]string{"%0d%0a": "CR LF", "%0a": "a bare LF"}[nl], prm.Name, probe.Quote(raw, 80), t),
+				prm.Name, rt.pattern, map[string]string{"%0d%0a": "CR LF", "%0a": "a bare LF"}[nl], prm.Name, replay.Quote(raw, 80), t),
 			"qa_fetch", map[string]any{"url": u, "follow_redirects": false})
 		return true
 	}
@@ -407,8 +407,8 @@ func reflectCRLF(p *probe.Probe, rt reflTarget, prm reflParam, marker string) bo
 // reflectTraversal replaces a file-like parameter with ../ steps to
 // /etc/passwd (plain, %2f-encoded, double-encoded) and ..\ to win.ini, and
 // looks for the file's content, which the canary's answer must not hold.
-func reflectTraversal(p *probe.Probe, rt reflTarget, prm reflParam, baseline string) bool {
-	if probe.PasswdRE.MatchString(baseline) || winIniRE.MatchString(baseline) {
+func reflectTraversal(p *replay.Play, rt reflTarget, prm reflParam, baseline string) bool {
+	if replay.PasswdRE.MatchString(baseline) || winIniRE.MatchString(baseline) {
 		return false
 	}
 	for _, v := range []struct{ how, raw string }{
@@ -422,20 +422,20 @@ func reflectTraversal(p *probe.Probe, rt reflTarget, prm reflParam, baseline str
 		}
 		u := rt.with(prm, v.raw)
 		r := fetchRaw(p, u)
-		if p.HostBusy(rt.u.Host, r) || !probe.Answered(r) {
+		if p.HostBusy(rt.u.Host, r) || !replay.Answered(r) {
 			continue
 		}
-		b := probe.Body(r)
+		b := replay.Body(r)
 		file := ""
 		switch {
-		case probe.PasswdRE.MatchString(b):
-			file = "/etc/passwd (" + probe.Quote(probe.PasswdRE.FindString(b), 40) + ")"
+		case replay.PasswdRE.MatchString(b):
+			file = "/etc/passwd (" + replay.Quote(replay.PasswdRE.FindString(b), 40) + ")"
 		case winIniRE.MatchString(b):
 			file = "win.ini"
 		default:
 			continue
 		}
-		p.Report(fleet.SeverityHigh, probe.SurfaceOf(p.Target(), rt.u.String()),
+		p.File(fleet.SeverityHigh, replay.SurfaceOf(p.Target(), rt.u.String()),
 			fmt.Sprintf("Path traversal (CWE-22): %s of %s reads files outside its directory: with %s steps it returned %s. Expected the path confined to its directory (.. and encoded separators refused after decoding).",
 				paramPhrase(prm), rt.pattern, v.how, file),
 			"qa_fetch", map[string]any{"url": u, "follow_redirects": false})

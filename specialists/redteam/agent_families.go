@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/specialists/probe"
+	"github.com/qafleet/fleetd/specialists/replay"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -50,8 +50,8 @@ type Probe struct {
 
 // Detectors a family may name:
 //   - expect: the reply holds the probe's expected text (not in the message);
-//   - secrets: a credential (probe.ScanSecrets) not in the baseline replies;
-//   - leaks: an internal detail (probe.ScanLeaks) not in the baseline replies;
+//   - secrets: a credential (replay.ScanSecrets) not in the baseline replies;
+//   - leaks: an internal detail (replay.ScanLeaks) not in the baseline replies;
 //   - internal_urls: a URL to a loopback, private, link-local or
 //     internal-only host, not on the target's allowlist;
 //   - instructions: at least two phrases typical of a system prompt, in a
@@ -164,7 +164,7 @@ func ParseFamily(file string, data []byte) (Family, error) {
 // LoadFamilies parses every *.yaml file directly in dir of fsys, sorted by
 // name; two families may not share a name. The error names each bad file.
 func LoadFamilies(fsys fs.FS, dir string) ([]Family, error) {
-	return probe.LoadDir(fsys, dir, "family", "families", ParseFamily, func(v Family) string { return v.Name })
+	return replay.LoadDir(fsys, dir, "family", "families", ParseFamily, func(v Family) string { return v.Name })
 }
 
 //go:embed families/*.yaml

@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // for the call, not the replays that find it in the history, and a
 // cancelled context ends the wait with its error.
 func TestWaitPausesOnlyTheLiveCall(t *testing.T) {
-	program := func(p *Probe) {
+	program := func(p *Play) {
 		p.Fetch("http://a.test/")
 		p.Wait(time.Minute)
 		p.Fetch("http://a.test/")
@@ -64,7 +64,7 @@ func TestWaitPausesOnlyTheLiveCall(t *testing.T) {
 // it is not read as malformed output (the loop would retry it).
 func TestStopEndsTheReplayWithTheProgramsError(t *testing.T) {
 	errMine := errors.New("own network down")
-	_, err := Replay(&fleet.State{RunID: "r-stop"}, Config{Name: "stop", Cap: 5}, func(p *Probe) {
+	_, err := Replay(&fleet.State{RunID: "r-stop"}, Config{Name: "stop", Cap: 5}, func(p *Play) {
 		p.Stop(errMine)
 		t.Error("Stop returned")
 	})

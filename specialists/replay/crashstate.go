@@ -1,4 +1,4 @@
-package probe
+package replay
 
 // StateArgs are qa_report's crash-state arguments: State names the bug
 // independently of the input that showed it (qa_compile's crash_state),

@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"context"
@@ -89,14 +89,14 @@ type RenderedPage struct {
 }
 
 // Rendering reports whether this run has a rendering crawl.
-func (p *Probe) Rendering() bool { return p.cfg.Renders != nil }
+func (p *Play) Rendering() bool { return p.cfg.Renders != nil }
 
 // Render opens url in the run's browser (once per run: later calls and
 // replays get the first result). ok is false when the run has no
 // rendering crawl, url is off the allowlist, the render budget
 // (Config.RenderBudget) is spent or the browser failed (a skip says why).
 // A render is not a tool call: it does not count against the cap.
-func (p *Probe) Render(url string) (crawl.Rendered, bool) {
+func (p *Play) Render(url string) (crawl.Rendered, bool) {
 	rs := p.cfg.Renders
 	if rs == nil || !AllowedURL(p.t.FetchAllow, url) {
 		return crawl.Rendered{}, false
@@ -124,7 +124,7 @@ func (p *Probe) Render(url string) (crawl.Rendered, bool) {
 }
 
 // CanSubmit reports whether the run's renderer submits forms.
-func (p *Probe) CanSubmit() bool {
+func (p *Play) CanSubmit() bool {
 	if p.cfg.Renders == nil {
 		return false
 	}
@@ -138,7 +138,7 @@ func (p *Probe) CanSubmit() bool {
 // when the renderer cannot submit, the page is off the allowlist, the
 // budget is spent or the browser failed. Submitting sends what f types to
 // the platform: callers submit only at the exercise rung.
-func (p *Probe) Submit(page string, f crawl.FormFill) (crawl.Rendered, bool) {
+func (p *Play) Submit(page string, f crawl.FormFill) (crawl.Rendered, bool) {
 	rs := p.cfg.Renders
 	if !p.CanSubmit() || !AllowedURL(p.t.FetchAllow, page) {
 		return crawl.Rendered{}, false
@@ -167,12 +167,12 @@ func (p *Probe) Submit(page string, f crawl.FormFill) (crawl.Rendered, bool) {
 
 // PageForms returns the non-GET forms of the rendered pages, each action
 // and method once, with the first page it was on. Do not modify the slice.
-func (p *Probe) PageForms() []PageForm {
+func (p *Play) PageForms() []PageForm {
 	p.Crawl()
 	return p.webState().pageForms
 }
 
-func (p *Probe) ctx() context.Context {
+func (p *Play) ctx() context.Context {
 	if p.cfg.Context != nil {
 		return p.cfg.Context
 	}
@@ -182,7 +182,7 @@ func (p *Probe) ctx() context.Context {
 // Rendered returns the crawled pages the browser rendered, in crawl order
 // (running the crawl if it has not run in this replay); nil without a
 // rendering crawl. Do not modify the slice.
-func (p *Probe) Rendered() []RenderedPage {
+func (p *Play) Rendered() []RenderedPage {
 	p.Crawl()
 	return p.webState().rendered
 }
@@ -190,7 +190,7 @@ func (p *Probe) Rendered() []RenderedPage {
 // Endpoints returns the calls the rendered pages' scripts made (fetch,
 // XHR, WebSocket, EventSource), each method and URL once, in the order
 // first seen; the GET ones were crawled. Do not modify the slice.
-func (p *Probe) Endpoints() []crawl.Request {
+func (p *Play) Endpoints() []crawl.Request {
 	p.Crawl()
 	return p.webState().endpoints
 }
@@ -198,7 +198,7 @@ func (p *Probe) Endpoints() []crawl.Request {
 // Forms returns the non-GET targets the crawl saw (form actions, and the
 // non-GET calls of rendered pages' scripts), never fetched. Do not modify
 // the slice.
-func (p *Probe) Forms() []crawl.Link {
+func (p *Play) Forms() []crawl.Link {
 	p.Crawl()
 	return p.webState().forms
 }
@@ -206,7 +206,7 @@ func (p *Probe) Forms() []crawl.Link {
 // renderPage renders a crawled HTML page and feeds the crawl what the
 // browser saw: the rendered DOM's links and forms, and the calls its
 // scripts made. add offers a GET URL to the frontier.
-func (p *Probe) renderPage(pg Page, add func(url, kind string)) {
+func (p *Play) renderPage(pg Page, add func(url, kind string)) {
 	if !p.Rendering() || !pg.OK() || crawl.Sniff(pg.URL, Str(pg.Res, "content_type"), Body(pg.Res)) != crawl.KindHTML {
 		return
 	}
@@ -276,7 +276,7 @@ func StripFragment(u string) string {
 }
 
 // renderSummary is the crawl's closing note on the rendering crawl.
-func (p *Probe) renderSummary() {
+func (p *Play) renderSummary() {
 	w := p.webState()
 	if !p.Rendering() {
 		return

@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ type Config struct {
 // have produced (another tool or other arguments at some index) yields an
 // error wrapping fleet.ErrMalformed; a bug in the program (a panic) yields
 // a plain error.
-func Replay(s *fleet.State, cfg Config, program func(*Probe)) (step fleet.Step, err error) {
+func Replay(s *fleet.State, cfg Config, program func(*Play)) (step fleet.Step, err error) {
 	p := newProbe(cfg, s)
 	defer func() {
 		r := recover()
@@ -83,8 +83,8 @@ type halt struct {
 // playbook that probes up to its cap can still report what it found.
 func reportReserve(limit int) int { return min(8, max(1, limit/5)) }
 
-// Probe is one replay of a playbook: the API its program is written against.
-type Probe struct {
+// Play is one replay of a playbook: the API its program is written against.
+type Play struct {
 	cfg     Config
 	st      *fleet.State
 	t       fleet.Target
@@ -121,12 +121,12 @@ type Probe struct {
 	busyN int            // history entries counted into busy
 }
 
-func newProbe(cfg Config, s *fleet.State) *Probe {
+func newProbe(cfg Config, s *fleet.State) *Play {
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = Hash64(s.RunID)
 	}
-	p := &Probe{
+	p := &Play{
 		cfg: cfg, st: s, t: s.Target, limit: cfg.Cap, seed: seed,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		refused: map[string]bool{}, seen: map[string]bool{}, reports: map[string]int{}, busy: map[string]int{},
@@ -158,7 +158,7 @@ func Hash64(s string) uint64 {
 // per run), so the same flaw gives the same payload, summary and repro
 // every run and the log's dedupe and triage see one problem. Config.Seed
 // overrides it.
-func (p *Probe) TargetSeed() uint64 {
+func (p *Play) TargetSeed() uint64 {
 	if p.cfg.Seed != 0 {
 		return p.cfg.Seed
 	}
@@ -166,33 +166,33 @@ func (p *Probe) TargetSeed() uint64 {
 }
 
 // Seed is the run's seed: Config.Seed, else derived from the run id.
-func (p *Probe) Seed() uint64 { return p.seed }
+func (p *Play) Seed() uint64 { return p.seed }
 
 // Target is the run's target.
-func (p *Probe) Target() fleet.Target { return p.t }
+func (p *Play) Target() fleet.Target { return p.t }
 
 // Cap is the playbook's call cap for this run (Config.Cap).
-func (p *Probe) Cap() int { return p.limit }
+func (p *Play) Cap() int { return p.limit }
 
 // Rand is the run's PRNG, seeded by Seed: the only randomness a program
 // may use, so a replay makes the same choices.
-func (p *Probe) Rand() *rand.Rand { return p.rng }
+func (p *Play) Rand() *rand.Rand { return p.rng }
 
 // ReproFits reports whether a repro of tool with args fits a feedback
-// entry with its header and a summary (Report leaves out one that does not).
-func (p *Probe) ReproFits(surface fleet.Surface, tool string, args any) bool {
+// entry with its header and a summary (File leaves out one that does not).
+func (p *Play) ReproFits(surface fleet.Surface, tool string, args any) bool {
 	return reproFits(p.st.RunID, surface, tool, Marshal(args))
 }
 
 // Has reports whether the run was given tool at all.
-func (p *Probe) Has(tool string) bool { return p.tools == nil || p.tools[tool] }
+func (p *Play) Has(tool string) bool { return p.tools == nil || p.tools[tool] }
 
 // Can reports whether calling tool may still work: the run has it, neither
 // the dial nor the loop has refused it so far, and no refusal has shown a
 // dial below the rung it needs. (A tool whose rung is unknown, because the
 // loop disabled it after it was called, counts as allowed: that is what the
 // replay decided when it was called.)
-func (p *Probe) Can(tool string) bool {
+func (p *Play) Can(tool string) bool {
 	if !p.Has(tool) || p.refused[tool] {
 		return false
 	}
@@ -202,7 +202,7 @@ func (p *Probe) Can(tool string) bool {
 
 // Room reports whether n more probing calls fit under the cap, keeping the
 // reserve for findings.
-func (p *Probe) Room(n int) bool {
+func (p *Play) Room(n int) bool {
 	return p.n+n+p.WritesReserved() <= p.limit-reportReserve(p.limit) // a call kept for each DELETE to send
 }
 
@@ -211,7 +211,7 @@ func (p *Probe) Room(n int) bool {
 // result). While the history has a recorded call at this index it checks
 // the recorded call is this one and returns it; past the history it halts
 // the replay with this call as the next step.
-func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
+func (p *Play) Exchange(tool string, args any) fleet.Exchange {
 	raw := Marshal(args)
 	if p.n >= p.limit || tool != "qa_report" && p.n >= p.limit-reportReserve(p.limit) {
 		panic(&halt{capped: true})
@@ -246,32 +246,32 @@ func (p *Probe) Exchange(tool string, args any) fleet.Exchange {
 // that first asks for it sleeps d (bounded by Config.Context) before
 // returning it, and replays that find it in the history do not wait
 // again. Re-trying a target after a short pause is its use.
-func (p *Probe) Wait(d time.Duration) { p.wait = d }
+func (p *Play) Wait(d time.Duration) { p.wait = d }
 
 // Stop ends the run with err, which names what the program saw: Replay
 // returns it as the step's error, so the loop ends the run harness_error
 // with err in the run record's footer. It is for conditions outside the
 // platform that make the playbook's findings untrustworthy (fleetd's own
 // network down), never for a finding. err must not wrap fleet.ErrMalformed.
-func (p *Probe) Stop(err error) {
+func (p *Play) Stop(err error) {
 	panic(&halt{err: err})
 }
 
 // Call makes one tool call and returns its result (see Exchange).
-func (p *Probe) Call(tool string, args any) fleet.Result { return p.Exchange(tool, args).Result }
+func (p *Play) Call(tool string, args any) fleet.Result { return p.Exchange(tool, args).Result }
 
 // Fetch is qa_fetch {url}.
-func (p *Probe) Fetch(url string) fleet.Result {
+func (p *Play) Fetch(url string) fleet.Result {
 	return p.Call("qa_fetch", map[string]any{"url": url})
 }
 
 // Compile is qa_compile {source}.
-func (p *Probe) Compile(src string) fleet.Result {
+func (p *Play) Compile(src string) fleet.Result {
 	return p.Call("qa_compile", map[string]any{"source": src})
 }
 
 // Chain is qa_chain {method, params}.
-func (p *Probe) Chain(method string, params ...any) fleet.Result {
+func (p *Play) Chain(method string, params ...any) fleet.Result {
 	if params == nil {
 		params = []any{}
 	}
@@ -279,10 +279,10 @@ func (p *Probe) Chain(method string, params ...any) fleet.Result {
 }
 
 // Create is qa_create {}.
-func (p *Probe) Create() fleet.Result { return p.Call("qa_create", map[string]any{}) }
+func (p *Play) Create() fleet.Result { return p.Call("qa_create", map[string]any{}) }
 
 // Publish is qa_publish {name, source}.
-func (p *Probe) Publish(name, src string) fleet.Result {
+func (p *Play) Publish(name, src string) fleet.Result {
 	return p.Call("qa_publish", map[string]any{"name": name, "source": src})
 }
 
@@ -297,10 +297,10 @@ type CallArgs struct {
 }
 
 // Agent is qa_call with the given arguments.
-func (p *Probe) Agent(a CallArgs) fleet.Result { return p.Call("qa_call", a) }
+func (p *Play) Agent(a CallArgs) fleet.Result { return p.Call("qa_call", a) }
 
 // Skip records a check that did not run and why, for the summary.
-func (p *Probe) Skip(format string, args ...any) {
+func (p *Play) Skip(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	if !slices.Contains(p.skips, s) {
 		p.skips = append(p.skips, s)
@@ -308,7 +308,7 @@ func (p *Probe) Skip(format string, args ...any) {
 }
 
 // Notef records an observation for the summary.
-func (p *Probe) Notef(format string, args ...any) {
+func (p *Play) Notef(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	if !slices.Contains(p.notes, s) {
 		p.notes = append(p.notes, s)
@@ -318,7 +318,7 @@ func (p *Probe) Notef(format string, args ...any) {
 // Dial returns the dial at the start of this turn. Playbooks must not
 // branch on it (the dial can change during a run, and a replay must take
 // the same path it took before); they branch on refusals instead.
-func (p *Probe) Dial() fleet.Dial { return p.st.Dial }
+func (p *Play) Dial() fleet.Dial { return p.st.Dial }
 
 // dialIs reads the dial out of the loop's refusal, "refused: needs dial
 // exercise, dial is observe".
@@ -338,7 +338,7 @@ const (
 	MaxSummary      = 1800 // qa_report's summary limit
 )
 
-// Report files a finding through qa_report unless an identical one (same
+// File files a finding through qa_report unless an identical one (same
 // surface and repro, or same summary without a repro) was already filed in
 // this run. reproTool "" means no repro. A repro too large for a feedback
 // entry is left out and the summary says so. It returns whether the finding
@@ -347,12 +347,12 @@ const (
 // extra, at most one, adds qa_report's crash-state arguments (state, flaky;
 // see StateArgs): a finding with a state is one per state and run,
 // whatever its repro; a flaky one (its repro did not reproduce when
-// replayed, see ReportChecked) is posted at most low.
-func (p *Probe) Report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
+// replayed, see FileChecked) is posted at most low.
+func (p *Play) File(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
 	return p.report(sev, surface, summary, reproTool, reproArgs, extra...)
 }
 
-func (p *Probe) report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
+func (p *Play) report(sev fleet.Severity, surface fleet.Surface, summary, reproTool string, reproArgs any, extra ...StateArgs) bool {
 	summary = OneLine(redactSecrets(summary))
 	var repro map[string]any
 	key := reportKey(p.st.RunID, surface, summary, reproTool, reproArgs)
@@ -416,7 +416,7 @@ func reportKey(runID string, surface fleet.Surface, summary, tool string, args a
 }
 
 // summary is the run's closing summary: calls, findings, skips and notes.
-func (p *Probe) summary() string {
+func (p *Play) summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s playbook: %d calls (cap %d)", p.cfg.Name, p.n, p.limit)
 	total := 0

@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"encoding/json"
@@ -23,10 +23,10 @@ import (
 // call, and WritesReserved a write, for each DELETE still to send; the
 // run's meter keeps that write too (qa_submit reserves it when the POST
 // names what it created), so a rendered page's own writes, spent after
-// the last writes_left this probe saw, cannot take it (qatools.PageWrites).
+// the last writes_left this play saw, cannot take it (qatools.PageWrites).
 
 // trackWrite keeps what a qa_submit call created or removed.
-func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
+func (p *Play) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 	if tool != "qa_submit" || !Answered(r) {
 		return
 	}
@@ -64,7 +64,7 @@ func (p *Probe) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 // named as created (Rendered.Created: the run's gate let those writes
 // through and recorded them, so the run's qa_submit may DELETE them), for
 // UndoWrites.
-func (p *Probe) keepCreated(rd crawl.Rendered) {
+func (p *Play) keepCreated(rd crawl.Rendered) {
 	for _, u := range rd.Created {
 		if !slices.Contains(p.created, u) {
 			p.created = append(p.created, u)
@@ -73,7 +73,7 @@ func (p *Probe) keepCreated(rd crawl.Rendered) {
 }
 
 // pending are the created URLs not yet deleted.
-func (p *Probe) pending() []string {
+func (p *Play) pending() []string {
 	var out []string
 	for _, u := range p.created {
 		if !slices.Contains(p.undone, u) {
@@ -86,12 +86,12 @@ func (p *Probe) pending() []string {
 // WritesReserved is the number of writes the run keeps for its DELETEs:
 // a rule that spends writes stops that many (plus its own spare) short of
 // the budget.
-func (p *Probe) WritesReserved() int { return len(p.pending()) }
+func (p *Play) WritesReserved() int { return len(p.pending()) }
 
 // LeftOnPlatform records something the run wrote to the platform and did
 // not remove (no way offered, a refusal, no budget left): the run's
 // summary lists it under "left on the platform".
-func (p *Probe) LeftOnPlatform(format string, args ...any) {
+func (p *Play) LeftOnPlatform(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	if !slices.Contains(p.left, s) {
 		p.left = append(p.left, s)
@@ -99,14 +99,14 @@ func (p *Probe) LeftOnPlatform(format string, args ...any) {
 }
 
 // Left returns what the run has listed as left on the platform so far.
-func (p *Probe) Left() []string { return slices.Clone(p.left) }
+func (p *Play) Left() []string { return slices.Clone(p.left) }
 
 // UndoWrites deletes what the run's POSTs created (qa_submit DELETE, one
 // write and one call each, kept in reserve by Room and WritesReserved) and
 // lists what it cannot remove: a DELETE refused or failing, and the POSTs
 // whose answers named nothing to delete. A playbook that writes calls it
 // last.
-func (p *Probe) UndoWrites() {
+func (p *Play) UndoWrites() {
 	for _, u := range p.pending() {
 		if !p.Can("qa_submit") || p.n+1 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
 			p.LeftOnPlatform("%s, which a POST of this run created (no call or write left to DELETE it)", u)

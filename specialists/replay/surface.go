@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ type webState struct {
 	pageForms    []PageForm // non-GET forms of rendered pages
 }
 
-func (p *Probe) webState() *webState {
+func (p *Play) webState() *webState {
 	if p.web == nil {
 		p.web = &webState{cache: map[string]fleet.Result{}, renderedN: map[string]bool{}, endpointSeen: map[string]bool{}}
 	}
@@ -59,7 +59,7 @@ func (p *Probe) webState() *webState {
 
 // Minted returns the name FreshName minted ("" if none) and whether
 // FreshName was asked at all in this replay.
-func (p *Probe) Minted() (name string, asked bool) {
+func (p *Play) Minted() (name string, asked bool) {
 	w := p.webState()
 	if w.fresh == nil {
 		return "", false
@@ -70,7 +70,7 @@ func (p *Probe) Minted() (name string, asked bool) {
 // Get fetches url once per replay (later calls return the first result).
 // ok is false when it was not fetched: off the allowlist, no room under the
 // cap, qa_fetch unavailable, or refused by the tool's allowlist.
-func (p *Probe) Get(url string) (fleet.Result, bool) {
+func (p *Play) Get(url string) (fleet.Result, bool) {
 	w := p.webState()
 	if r, ok := w.cache[url]; ok {
 		return r, true
@@ -90,7 +90,7 @@ func (p *Probe) Get(url string) (fleet.Result, bool) {
 // FreshName mints one name for this run (qa_create) the first time it is
 // asked and returns it; "" when minting is not among the tools, refused by
 // the dial or failed. The name is released when the run ends.
-func (p *Probe) FreshName() string {
+func (p *Play) FreshName() string {
 	w := p.webState()
 	if w.fresh != nil {
 		return *w.fresh
@@ -140,7 +140,7 @@ func LinksOf(base, contentType, text string) []crawl.Link {
 // playbook makes; the result is memoized for the rest of the replay, so
 // any rule may call it. It returns every page fetched, in order; do not
 // modify the slice.
-func (p *Probe) Crawl() []Page {
+func (p *Play) Crawl() []Page {
 	w := p.webState()
 	if w.crawled != nil {
 		return *w.crawled
@@ -240,7 +240,7 @@ func (p *Probe) Crawl() []Page {
 }
 
 // PageAt returns the crawled or fetched result for url.
-func (p *Probe) PageAt(url string) (fleet.Result, bool) {
+func (p *Play) PageAt(url string) (fleet.Result, bool) {
 	r, ok := p.webState().cache[url]
 	return r, ok
 }

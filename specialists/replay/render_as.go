@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func asKey(identity, url string) string { return "as:" + identity + " " + url }
 
 // RendersAs reports whether this run's rendering crawl can render as a
 // signed-in identity.
-func (p *Probe) RendersAs() bool {
+func (p *Play) RendersAs() bool {
 	if p.cfg.Renders == nil {
 		return false
 	}
@@ -38,7 +38,7 @@ func (p *Probe) RendersAs() bool {
 // render as an identity, url is off the allowlist or a sign-out link, the
 // signed-in budget (signedInBudget) is spent, or the browser refused (the
 // dial below exercise) or failed: a skip says why.
-func (p *Probe) RenderAs(url, identity string) (crawl.Rendered, bool) {
+func (p *Play) RenderAs(url, identity string) (crawl.Rendered, bool) {
 	rs := p.cfg.Renders
 	if !p.RendersAs() || !AllowedURL(p.t.FetchAllow, url) || crawl.SignOut(url) {
 		return crawl.Rendered{}, false

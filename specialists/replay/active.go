@@ -1,4 +1,4 @@
-package probe
+package replay
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ const Busy429 = 3
 // Exercised reports whether a call needing the exercise rung has gone
 // through in this run: the active rules that send attack payloads (even
 // through read-only tools) run only then, never at observe.
-func (p *Probe) Exercised() bool {
+func (p *Play) Exercised() bool {
 	for _, ex := range p.st.History[:p.n] {
 		switch ex.Call.Tool {
 		case "qa_create", "qa_publish", "qa_call":
@@ -33,7 +33,7 @@ func (p *Probe) Exercised() bool {
 // enough in this run (to any rule, passive fetches included) that the
 // active rules leave it alone. r is unused: the answer it is, is already in
 // the history.
-func (p *Probe) HostBusy(host string, r fleet.Result) bool {
+func (p *Play) HostBusy(host string, r fleet.Result) bool {
 	for ; p.busyN < p.n; p.busyN++ {
 		ex := p.st.History[p.busyN]
 		if Status(ex.Result) != 429 {
