@@ -84,7 +84,7 @@ func (a fixCommands) demoFixSummary() {
 	fmt.Fprintf(a.stdout, "\npull requests (fleetd prs --config %s): %d\n", a.configPath, n)
 	for _, r := range recs {
 		if r.Number > 0 {
-			l := prLine(r, r.UpdatedAt)
+			l := fixer.RowOf(r, r.UpdatedAt)
 			fmt.Fprintf(a.stdout, "  %s  %-7s %-28s %s\n", r.Fingerprint, r.State, l.Verification, r.URL)
 		}
 	}
