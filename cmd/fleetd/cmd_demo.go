@@ -132,7 +132,7 @@ the data dir (saying so on stderr).`,
 // (testbed.WriteDemoConfig) for the dev chain dn, trusting the fleet key.
 func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig map[string]fleet.Trigger, budgets map[string]fleet.Budget) (string, error) {
 	fleetKey, _ := loadKeyAddress(dn.FleetKeyFile)
-	ch := testbed.DemoChain{RPC: dn.RPC, ChainID: dn.ChainID, FeedbackLog: dn.FeedbackLog, FleetKeyFile: dn.FleetKeyFile, SponsorKeyFile: dn.SponsorKeyFile, TrustedSender: fleetKey}
+	ch := testbed.Chain{RPC: dn.RPC, ChainID: dn.ChainID, FeedbackLog: dn.FeedbackLog, FleetKeyFile: dn.FleetKeyFile, SponsorKeyFile: dn.SponsorKeyFile, TrustedSenders: []string{fleetKey}}
 	return testbed.WriteDemoConfig(dataDir, ch, tb.Target(), trig, budgets)
 }
 
