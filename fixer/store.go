@@ -186,3 +186,35 @@ func findRecord(recs []Record, fp string) (Record, bool) {
 	}
 	return Record{}, false
 }
+
+// PRRow is one line of fleetd prs: a record with a PR, its verification
+// and age as text.
+type PRRow struct {
+	Fingerprint  string    `json:"fingerprint"`
+	Number       int       `json:"number"`
+	State        string    `json:"state"`
+	Verified     bool      `json:"verified"`
+	Verification string    `json:"verification"`
+	URL          string    `json:"url"`
+	Branch       string    `json:"branch"`
+	OpenedAt     time.Time `json:"opened_at"`
+	Age          string    `json:"age"`
+	Recheck      string    `json:"recheck,omitempty"`
+	Title        string    `json:"title"`
+}
+
+// RowOf is r's line of fleetd prs at now.
+func RowOf(r Record, now time.Time) PRRow {
+	v := "draft: regression test only"
+	if r.Verified {
+		v = "verified"
+	} else if r.Attempts > 0 {
+		v = fmt.Sprintf("unverified (%d attempts)", r.Attempts)
+	}
+	state := r.State
+	if r.Recheck != "" {
+		state += ", " + r.Recheck
+	}
+	return PRRow{Fingerprint: r.Fingerprint, Number: r.Number, State: state, Verified: r.Verified, Verification: v, URL: r.URL,
+		Branch: r.Branch, OpenedAt: r.OpenedAt, Age: now.Sub(r.OpenedAt).Round(time.Second).String(), Recheck: r.Recheck, Title: r.Title}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestStoreKeepsACorruptFile(t *testing.T) {
@@ -45,4 +46,25 @@ func FuzzDecodeRecords(f *testing.F) {
 			t.Fatalf("saved records do not load: %v", err)
 		}
 	})
+}
+
+// TestRowOf: fleetd prs' verification text, state with its re-check, and age.
+func TestRowOf(t *testing.T) {
+	opened := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := opened.Add(90*time.Minute + 400*time.Millisecond)
+	for _, c := range []struct {
+		r            Record
+		verification string
+		state        string
+	}{
+		{Record{State: "open"}, "draft: regression test only", "open"},
+		{Record{State: "open", Attempts: 3}, "unverified (3 attempts)", "open"},
+		{Record{State: "merged", Verified: true, Attempts: 1, Recheck: "holds"}, "verified", "merged, holds"},
+	} {
+		c.r.OpenedAt = opened
+		l := RowOf(c.r, now)
+		if l.Verification != c.verification || l.State != c.state || l.Age != "1h30m0s" || l.Verified != c.r.Verified {
+			t.Errorf("RowOf(%+v) = %+v; want verification %q, state %q, age 1h30m0s", c.r, l, c.verification, c.state)
+		}
+	}
 }

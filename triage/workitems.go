@@ -1,6 +1,11 @@
 package triage
 
-import "github.com/qafleet/fleetd/fleet"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/qafleet/fleetd/fleet"
+)
 
 // WorkItem is a cluster the fix stage may work on.
 type WorkItem struct {
@@ -32,4 +37,36 @@ func WorkItems(r fleet.Report) []WorkItem {
 		})
 	}
 	return out
+}
+
+// PickItem finds the work item fp names (an id or a unique prefix of at
+// least 4 characters), or says why r's cluster of that id is not one.
+func PickItem(items []WorkItem, r fleet.Report, fp string) (WorkItem, error) {
+	var found []WorkItem
+	for _, wi := range items {
+		if wi.ID == fp || len(fp) >= 4 && strings.HasPrefix(wi.ID, fp) {
+			found = append(found, wi)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		for _, row := range r.Clusters {
+			if row.ID == fp || len(fp) >= 4 && strings.HasPrefix(row.ID, fp) {
+				why := "it is " + string(row.State)
+				switch {
+				case !row.Trusted:
+					why = "only untrusted senders reported it"
+				case row.FreeForm:
+					why = "it is free-form text"
+				case row.Repro == nil:
+					why = "it has no repro"
+				}
+				return WorkItem{}, fmt.Errorf("cluster %s is not a work item: %s", row.ID, why)
+			}
+		}
+		return WorkItem{}, fmt.Errorf("no cluster %q in the report (fleetd report lists them)", fp)
+	}
+	return WorkItem{}, fmt.Errorf("%q names %d clusters: give more of the id", fp, len(found))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,12 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/qafleet/fleetd/configs"
 	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 )
 
 // demoTriggers make every specialist fire within seconds of the demo start.
@@ -131,61 +128,12 @@ the data dir (saying so on stderr).`,
 	return cmd
 }
 
-// writeDemoConfig writes the demo's personas (with the given triggers and
-// budget overrides) and its full config into dataDir and returns the
-// config's path.
+// writeDemoConfig writes the demo's personas and config into dataDir
+// (testbed.WriteDemoConfig) for the dev chain dn, trusting the fleet key.
 func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig map[string]fleet.Trigger, budgets map[string]fleet.Budget) (string, error) {
-	pdir := filepath.Join(dataDir, "personas")
-	if err := os.MkdirAll(pdir, 0o700); err != nil {
-		return "", err
-	}
-	entries, err := fs.ReadDir(configs.Personas, "personas")
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		b, _ := fs.ReadFile(configs.Personas, "personas/"+e.Name())
-		var p fleet.Persona
-		if err := yaml.Unmarshal(b, &p); err != nil {
-			return "", fmt.Errorf("built-in persona %s: %w", e.Name(), err)
-		}
-		if t, ok := trig[p.Name]; ok {
-			t.Events = p.Trigger.Events
-			p.Trigger = t
-		}
-		p.Budget = p.Budget.Merge(budgets[p.Name])
-		if p.Budget.Deadline == 0 || p.Budget.Deadline > 3*time.Minute {
-			p.Budget.Deadline = 3 * time.Minute
-		}
-		out, err := yaml.Marshal(p)
-		if err != nil {
-			return "", err
-		}
-		if err := fleet.WriteFileAtomic(filepath.Join(pdir, e.Name()), out, 0o600); err != nil {
-			return "", err
-		}
-	}
 	fleetKey, _ := loadKeyAddress(dn.FleetKeyFile)
-	cfg := map[string]any{
-		"data_dir":     dataDir,
-		"personas_dir": pdir,
-		"chain": map[string]any{
-			"rpc": dn.RPC, "chain_id": dn.ChainID, "feedback_log": dn.FeedbackLog,
-			"fleet_key_file": dn.FleetKeyFile, "sponsor_key_file": dn.SponsorKeyFile,
-			"trusted_senders": []string{fleetKey},
-		},
-		"target": tb.Target(),
-		"daemon": map[string]any{"http_addr": "127.0.0.1:0", "max_concurrent": 2, "poll_interval": "1s"},
-		"tools":  map[string]any{"compile_timeout": "5s", "call_timeout": "5s"},
-		"report": map[string]any{"dedupe_window": "10m"},
-	}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		return "", err
-	}
-	b = append([]byte("# Written by `fleetd demo`. Its chain is ephemeral: after the demo, findings,\n# report, triage and runs read what triage stored in data_dir.\n"), b...)
-	path := filepath.Join(dataDir, "fleetd.yaml")
-	return path, fleet.WriteFileAtomic(path, b, 0o600)
+	ch := testbed.Chain{RPC: dn.RPC, ChainID: dn.ChainID, FeedbackLog: dn.FeedbackLog, FleetKeyFile: dn.FleetKeyFile, SponsorKeyFile: dn.SponsorKeyFile, TrustedSenders: []string{fleetKey}}
+	return testbed.WriteDemoConfig(dataDir, ch, tb.Target(), trig, budgets)
 }
 
 // demoSummary triages the log and prints the ranked health report.

@@ -156,7 +156,7 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 			if err != nil {
 				return err
 			}
-			wi, err := pickItem(items, rep, args[0])
+			wi, err := triage.PickItem(items, rep, args[0])
 			if err != nil {
 				return err
 			}
@@ -184,38 +184,6 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 	cmd.Flags().BoolVar(&poll, "poll", false, "poll the open PRs instead: re-check merged ones and post kind=resolution")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job record as JSON")
 	return cmd
-}
-
-// pickItem finds the work item fp names (an id or a unique prefix), or
-// says why the cluster is not one.
-func pickItem(items []triage.WorkItem, r fleet.Report, fp string) (triage.WorkItem, error) {
-	var found []triage.WorkItem
-	for _, wi := range items {
-		if wi.ID == fp || len(fp) >= 4 && strings.HasPrefix(wi.ID, fp) {
-			found = append(found, wi)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		for _, row := range r.Clusters {
-			if row.ID == fp || len(fp) >= 4 && strings.HasPrefix(row.ID, fp) {
-				why := "it is " + string(row.State)
-				switch {
-				case !row.Trusted:
-					why = "only untrusted senders reported it"
-				case row.FreeForm:
-					why = "it is free-form text"
-				case row.Repro == nil:
-					why = "it has no repro"
-				}
-				return triage.WorkItem{}, fmt.Errorf("cluster %s is not a work item: %s", row.ID, why)
-			}
-		}
-		return triage.WorkItem{}, fmt.Errorf("no cluster %q in the report (fleetd report lists them)", fp)
-	}
-	return triage.WorkItem{}, fmt.Errorf("%q names %d clusters: give more of the id", fp, len(found))
 }
 
 // printJob narrates a finished job.
@@ -285,7 +253,7 @@ PRs are re-checked and kind=resolution posted).`,
 			slices.SortFunc(withPR, func(x, y fixer.Record) int { return y.OpenedAt.Compare(x.OpenedAt) })
 			if asJSON {
 				for _, r := range withPR {
-					if err := a.printJSON(prLine(r, time.Now())); err != nil {
+					if err := a.printJSON(fixer.RowOf(r, time.Now())); err != nil {
 						return err
 					}
 				}
@@ -298,7 +266,7 @@ PRs are re-checked and kind=resolution posted).`,
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "FINGERPRINT\tSTATE\tVERIFICATION\tAGE\tURL\tTITLE")
 			for _, r := range withPR {
-				l := prLine(r, time.Now())
+				l := fixer.RowOf(r, time.Now())
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Fingerprint, l.State, l.Verification, l.Age, l.URL, clip(sanitize(r.Title), 60))
 			}
 			return tw.Flush()
@@ -307,36 +275,6 @@ PRs are re-checked and kind=resolution posted).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per PR")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "poll the forge first")
 	return cmd
-}
-
-// prRow is one line of fleetd prs.
-type prRow struct {
-	Fingerprint  string    `json:"fingerprint"`
-	Number       int       `json:"number"`
-	State        string    `json:"state"`
-	Verified     bool      `json:"verified"`
-	Verification string    `json:"verification"`
-	URL          string    `json:"url"`
-	Branch       string    `json:"branch"`
-	OpenedAt     time.Time `json:"opened_at"`
-	Age          string    `json:"age"`
-	Recheck      string    `json:"recheck,omitempty"`
-	Title        string    `json:"title"`
-}
-
-func prLine(r fixer.Record, now time.Time) prRow {
-	v := "draft: regression test only"
-	if r.Verified {
-		v = "verified"
-	} else if r.Attempts > 0 {
-		v = fmt.Sprintf("unverified (%d attempts)", r.Attempts)
-	}
-	state := r.State
-	if r.Recheck != "" {
-		state += ", " + r.Recheck
-	}
-	return prRow{Fingerprint: r.Fingerprint, Number: r.Number, State: state, Verified: r.Verified, Verification: v, URL: r.URL,
-		Branch: r.Branch, OpenedAt: r.OpenedAt, Age: now.Sub(r.OpenedAt).Round(time.Second).String(), Recheck: r.Recheck, Title: r.Title}
 }
 
 // prLinks maps cluster ids to their PRs for the report (nil when there

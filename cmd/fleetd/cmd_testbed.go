@@ -7,9 +7,7 @@ import (
 
 	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fixtures/testbed/compiler"
-	"github.com/qafleet/fleetd/fleet"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 )
 
 func (a chainCommands) testbedCmd() *cobra.Command {
@@ -82,32 +80,11 @@ the planted flaws.`,
 	return c
 }
 
-// writeTestbedConfig writes <data-dir>/testbed.yaml: the connection it was
-// started with (flags over the config) and the testbed's target, with every
-// path absolute, and returns its path.
+// writeTestbedConfig writes <data-dir>/testbed.yaml (testbed.WriteServeConfig):
+// the connection it was started with (flags over the config) and the
+// testbed's target, and returns its path.
 func (a chainCommands) writeTestbedConfig(c conn, target testbed.TargetConfig) (string, error) {
-	ch := map[string]any{"rpc": c.rpc}
-	if c.chainID != 0 {
-		ch["chain_id"] = c.chainID
-	}
-	if c.feedbackLog != "" {
-		ch["feedback_log"] = c.feedbackLog
-	}
-	if c.keyFile != "" {
-		ch["fleet_key_file"] = abs(c.keyFile)
-	}
-	ch["sponsor_key_file"] = abs(c.sponsorKeyFile)
-	if ts := a.cfg.Chain.TrustedSenders; len(ts) > 0 {
-		ch["trusted_senders"] = ts
-	}
-	b, err := yaml.Marshal(map[string]any{"data_dir": a.dataDir(), "chain": ch, "target": target})
-	if err != nil {
-		return "", err
-	}
-	b = append([]byte("# Written by `fleetd testbed serve`; valid while it and its chain run.\n"), b...)
-	path := filepath.Join(a.dataDir(), "testbed.yaml")
-	if err := os.MkdirAll(a.dataDir(), 0o700); err != nil {
-		return "", err
-	}
-	return path, fleet.WriteFileAtomic(path, b, 0o600)
+	ch := testbed.Chain{RPC: c.rpc, ChainID: c.chainID, FeedbackLog: c.feedbackLog, FleetKeyFile: c.keyFile,
+		SponsorKeyFile: c.sponsorKeyFile, TrustedSenders: a.cfg.Chain.TrustedSenders}
+	return testbed.WriteServeConfig(a.dataDir(), ch, target)
 }
