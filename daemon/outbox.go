@@ -56,4 +56,3 @@ func PostQueued(ctx context.Context, env *runner.Env, w io.Writer) (posted, left
 	}
 	return posted, left, err
 }
-

@@ -11,4 +11,11 @@ type Check struct {
 	Warn   bool // a failed warning shows "!" and does not fail doctor: a fallback runs instead
 	Detail string
 	Fix    string
+
+	// NodeDown marks a check that failed only because the node did not
+	// answer: fleetd run starts degraded instead of refusing (FirstFatalUp).
+	NodeDown bool
+	// NotChecked marks a check that could not run because what it reads
+	// did not load: shown with "–", neither passed nor failed.
+	NotChecked bool
 }

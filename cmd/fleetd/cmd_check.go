@@ -26,29 +26,6 @@ import (
 // and belong to the service).
 const defaultCheckSpecialists = "smoke,security,ux"
 
-// checkResult is a whole check.
-type checkResult struct {
-	Specialists []string          `json:"specialists"`
-	Dial        string            `json:"dial"`
-	FailOn      string            `json:"fail_on"`
-	Head        uint64            `json:"head"` // log entries compared with: [0, Head)
-	Clusters    int               `json:"clusters"`
-	Runs        []string          `json:"runs"`
-	Posted      bool              `json:"posted"`
-	Rows        []triage.CheckRow `json:"rows"`
-	Failing     int               `json:"failing"`
-}
-
-func (r *checkResult) count(status string) int {
-	n := 0
-	for _, row := range r.Rows {
-		if row.Status == status {
-			n++
-		}
-	}
-	return n
-}
-
 func (a specialistCommands) checkCmd() *cobra.Command {
 	var (
 		specs, failOn, sarifOut, summaryOut string
@@ -105,16 +82,16 @@ under the stored dial (observe writes nothing anywhere). Exit status:
 				}
 			}
 			if summaryOut != "" {
-				if err := writeAtomic(summaryOut, []byte(checkSummary(res.checkResult))); err != nil {
+				if err := writeAtomic(summaryOut, []byte(res.CheckResult.Summary())); err != nil {
 					return &exitError{code: exitInfra, err: fmt.Errorf("check --summary: %w", err)}
 				}
 			}
 			if asJSON {
-				if err := a.printJSON(res.checkResult); err != nil {
+				if err := a.printJSON(res.CheckResult); err != nil {
 					return err
 				}
 			} else {
-				printCheck(a.stdout, res.checkResult)
+				printCheck(a.stdout, res.CheckResult)
 			}
 			if res.Failing > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("check: %d new or regressed finding(s) at or above %s", res.Failing, floor)}
@@ -162,7 +139,7 @@ func (a specialistCommands) checkFlags(specs, failOn string) (names []string, fl
 
 // checkRun is a check's result and its SARIF.
 type checkRun struct {
-	checkResult
+	triage.CheckResult
 	sarif []byte
 }
 
@@ -273,9 +250,9 @@ func (a specialistCommands) runCheck(ctx context.Context, names []string, floor 
 }
 
 // printCheck writes the result as a table for a terminal or a CI log.
-func printCheck(w io.Writer, r checkResult) {
+func printCheck(w io.Writer, r triage.CheckResult) {
 	fmt.Fprintf(w, "check of %s at dial %s against the log's %d clusters (entries 0-%d): %d new, %d regressed, %d still open, %d accepted risk, %d false positive, %d no longer seen\n",
-		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.count(triage.CheckNew), r.count(triage.CheckRegressed), r.count(triage.CheckOpen), r.count(triage.CheckAccepted), r.count(triage.CheckDismissed), r.count(triage.CheckNoLongerIn))
+		strings.Join(r.Specialists, ","), r.Dial, r.Clusters, int64(r.Head)-1, r.Count(triage.CheckNew), r.Count(triage.CheckRegressed), r.Count(triage.CheckOpen), r.Count(triage.CheckAccepted), r.Count(triage.CheckDismissed), r.Count(triage.CheckNoLongerIn))
 	for _, row := range r.Rows {
 		mark := " "
 		if row.Fails {
@@ -295,57 +272,6 @@ func printCheck(w io.Writer, r checkResult) {
 	default:
 		fmt.Fprintf(w, "PASS: nothing new or regressed at or above %s\n", r.FailOn)
 	}
-}
-
-// checkSummary is the result as Markdown for a pull request comment. Text
-// from the log and from the platform is escaped (triage.MarkdownText), so
-// a hostile page cannot inject links or markup into the comment.
-func checkSummary(r checkResult) string {
-	var b strings.Builder
-	verdict := fmt.Sprintf("✅ nothing new or regressed at or above **%s**", r.FailOn)
-	switch {
-	case r.FailOn == "never":
-		verdict = "ℹ️ `--fail-on never`: findings do not fail this check"
-	case r.Failing > 0:
-		verdict = fmt.Sprintf("❌ **%d new or regressed** at or above **%s**", r.Failing, r.FailOn)
-	}
-	fmt.Fprintf(&b, "## fleetd check: %d new, %d regressed, %d still open, %d no longer seen\n\n%s.\n\n",
-		r.count(triage.CheckNew), r.count(triage.CheckRegressed), r.count(triage.CheckOpen), r.count(triage.CheckNoLongerIn), verdict)
-	posted := "nothing was posted to the log"
-	if r.Posted {
-		posted = "the findings were posted to the log"
-	}
-	fmt.Fprintf(&b, "Ran %s once at dial %s and compared with the %d clusters of the feedback log (entries 0–%d); %s.\n",
-		triage.MarkdownText(strings.Join(r.Specialists, ", "), 200), r.Dial, r.Clusters, int64(r.Head)-1, posted)
-	for _, sec := range []struct{ status, heading string }{
-		{triage.CheckNew, "New"}, {triage.CheckRegressed, "Regressed (the log had it resolved)"}, {triage.CheckOpen, "Still open"},
-		{triage.CheckAccepted, "Accepted risk on the log"}, {triage.CheckDismissed, "Marked false positive on the log"}, {triage.CheckNoLongerIn, "No longer seen"},
-	} {
-		var rows []triage.CheckRow
-		for _, row := range r.Rows {
-			if row.Status == sec.status {
-				rows = append(rows, row)
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n### %s (%d)\n\n| | severity | surface | finding | cluster |\n|---|---|---|---|---|\n", sec.heading, len(rows))
-		for _, row := range rows {
-			mark := ""
-			if row.Fails {
-				mark = "❌"
-			}
-			title := triage.MarkdownText(row.Title, 200)
-			if len(row.Places) > 0 {
-				title += fmt.Sprintf(" (at %d places: %s)", len(row.Places), triage.MarkdownText(strings.Join(row.Places, ", "), 200))
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mark, row.Severity, triage.MarkdownText(string(row.Surface), 32),
-				title, triage.MarkdownCode(row.Cluster, 16))
-		}
-	}
-	b.WriteString("\nText quoted from the platform and the log is untrusted and escaped here.\n")
-	return b.String()
 }
 
 // writeAtomic writes b to path (relative to the working directory).

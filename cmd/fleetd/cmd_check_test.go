@@ -112,7 +112,7 @@ func TestCheckOnTheTestbed(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "new or regressed finding(s) at or above high") {
 		t.Fatalf("check with a new flaw: exit %d, want 1\n%s\n%s", code, out, stderr)
 	}
-	var res checkResult
+	var res triage.CheckResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
@@ -251,16 +251,5 @@ func TestCheckUsage(t *testing.T) {
 		if code != exitConfig || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %v: exit %d, want 2 and %q\n%s", tc.args, code, tc.want, stderr)
 		}
-	}
-}
-
-// TestCheckSummaryNamesPlaces: a row of a behaviour triage folded over
-// several places names them in the pull request comment.
-func TestCheckSummaryNamesPlaces(t *testing.T) {
-	rows := []triage.CheckRow{{Status: triage.CheckOpen, Cluster: "c1", Severity: fleet.SeverityCritical, Surface: fleet.SurfaceCall,
-		Title: "The agent reveals its system prompt", Sources: []string{"qa-redteam"}, Places: []string{"alice", "bob", "carol"}, Findings: 1}}
-	summary := checkSummary(checkResult{FailOn: "high", Rows: rows})
-	if !strings.Contains(summary, "(at 3 places: alice, bob, carol)") {
-		t.Errorf("summary:\n%s", summary)
 	}
 }

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	fleetdaemon "github.com/qafleet/fleetd/daemon"
@@ -170,7 +167,7 @@ func (a specialistCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	}
 	srv, err := mcpserver.New(mcpserver.Config{
 		Name: "fleetd", Version: versionString(), Specialist: p.Name, Tools: reg.List(), Run: run,
-		Library: reportLibrary{dir: a.reportsDir()}, RunsDir: filepath.Join(a.dataDir(), trajectory.RunsDir),
+		Library: triage.ReportLibrary{Dir: a.reportsDir()}, RunsDir: filepath.Join(a.dataDir(), trajectory.RunsDir),
 		Personas: personas, MaxRuns: o.maxRuns, Logger: logger,
 	})
 	if err != nil {
@@ -257,35 +254,3 @@ func isLoopback(addr net.Addr) bool {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// reportLibrary serves the saved health report to MCP clients.
-type reportLibrary struct{ dir string }
-
-// LatestReport reads <data_dir>/reports/latest.{md,json} as triage wrote
-// them; an error wrapping fs.ErrNotExist when triage has not written one.
-func (l reportLibrary) LatestReport(context.Context) ([]byte, []byte, error) {
-	md, err := os.ReadFile(filepath.Join(l.dir, triage.LatestMD))
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := os.ReadFile(filepath.Join(l.dir, triage.LatestJSON))
-	if err != nil {
-		return nil, nil, err
-	}
-	return md, js, nil
-}
-
-// Cluster returns the latest report's cluster id (or one merged into it) as
-// JSON; an error wrapping fs.ErrNotExist when there is none.
-func (l reportLibrary) Cluster(_ context.Context, id string) ([]byte, error) {
-	r, err := triage.LoadReport(l.dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, row := range r.Clusters {
-		if row.ID == id || slices.Contains(row.Merged, id) {
-			return json.MarshalIndent(row, "", "  ")
-		}
-	}
-	return nil, fmt.Errorf("cluster %s: %w", id, fs.ErrNotExist)
-}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/runner"
-	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/spf13/cobra"
 )
@@ -148,20 +146,4 @@ func renderReplay(w io.Writer, rep *runner.ReplayComparison) error {
 	_, err := fmt.Fprintf(w, "\n%d same, %d changed, %d refused now, %d not replayed; replay %s: %s\n",
 		c[runner.ReplaySame], c[runner.ReplayChanged], c[runner.ReplayRefusedNow], c[runner.ReplayNotReplayed], rep.Outcome, sanitize(rep.Summary))
 	return err
-}
-
-// replayOf is the run a replay's header names (its config's replay_of), ""
-// for a run that is not a replay.
-func replayOf(h trajectory.Header) string {
-	raw, ok := h.Config.(json.RawMessage)
-	if !ok {
-		return ""
-	}
-	var c struct {
-		ReplayOf string `json:"replay_of"`
-	}
-	if json.Unmarshal(raw, &c) != nil || !sandbox.ValidRunID(c.ReplayOf) {
-		return ""
-	}
-	return c.ReplayOf
 }

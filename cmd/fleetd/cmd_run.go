@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/qafleet/fleetd/doctor"
 	"github.com/spf13/cobra"
 )
 
@@ -47,16 +48,16 @@ again. Logs are JSON on stderr.`,
 			}
 			logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
 			ctx := cmd.Context()
-			c, bad, down := firstFatalUp(a.doctor(ctx, nil))
+			c, bad, down := doctor.FirstFatalUp(a.doctor(ctx, nil))
 			if bad {
-				msg := c.detail
-				if c.fix != "" {
-					msg += " (fix: " + c.fix + ")"
+				msg := c.Detail
+				if c.Fix != "" {
+					msg += " (fix: " + c.Fix + ")"
 				}
-				return &exitError{code: 2, err: fmt.Errorf("refusing to start: %s: %s; fleetd doctor --config %s lists every check", c.name, msg, a.configPath)}
+				return &exitError{code: 2, err: fmt.Errorf("refusing to start: %s: %s; fleetd doctor --config %s lists every check", c.Name, msg, a.configPath)}
 			}
 			for _, c := range down {
-				logger.Warn("the chain node does not answer: starting degraded", "check", c.name, "detail", c.detail, "fix", c.fix)
+				logger.Warn("the chain node does not answer: starting degraded", "check", c.Name, "detail", c.Detail, "fix", c.Fix)
 			}
 			d, err := a.startDaemon(ctx, daemonOptions{logger: logger})
 			if err != nil {

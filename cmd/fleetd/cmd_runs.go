@@ -1,17 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
+	fleetdaemon "github.com/qafleet/fleetd/daemon"
 	"github.com/qafleet/fleetd/trajectory"
 	"github.com/spf13/cobra"
 )
@@ -94,163 +92,9 @@ func (a specialistCommands) runsShowCmd() *cobra.Command {
 				}
 				return nil
 			}
-			return renderTimeline(a.stdout, run)
+			return fleetdaemon.Timeline(a.stdout, run)
 		},
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "print the run record's JSON lines")
 	return cmd
-}
-
-// renderTimeline writes a run for a person: header, one line per turn with
-// the salient fields of its result, disabled tools, and the footer.
-func renderTimeline(w io.Writer, run *trajectory.Run) error {
-	h := run.Header
-	fmt.Fprintf(w, "run %s  specialist %s  model %s  dial %s\n", h.RunID, h.Specialist, dash(h.Model), dash(h.Dial))
-	if of := replayOf(h); of != "" {
-		fmt.Fprintf(w, "replay of run %s (fleetd runs replay)\n", of)
-	}
-	fmt.Fprintf(w, "goal: %s\n", sanitize(h.Goal))
-	fmt.Fprintf(w, "started %s  budget: turns %d, writes %d, tokens %d, deadline %s\n\n",
-		h.StartedAt.Local().Format(time.RFC3339), h.Budget.MaxTurns, h.Budget.MaxWrites, h.Budget.MaxTokens, time.Duration(h.Budget.DeadlineMS)*time.Millisecond)
-	for _, r := range run.Records {
-		switch r := r.(type) {
-		case trajectory.Turn:
-			fmt.Fprintln(w, turnLine(r))
-			for _, pw := range r.PageWrites {
-				fmt.Fprintln(w, pageWriteLine(pw))
-			}
-		case trajectory.ToolDisabled:
-			fmt.Fprintf(w, "      tool %s disabled from turn %d (%s)\n", r.Tool, r.Turn, r.Reason)
-		}
-	}
-	if run.Torn {
-		fmt.Fprintln(w, "      (the record ends in a torn line)")
-	}
-	if f := run.Footer; f != nil {
-		t := f.Totals
-		fmt.Fprintf(w, "\n%s: %s\n", strings.ToUpper(string(f.Outcome)), sanitize(f.FinalSummary))
-		if f.HarnessError != "" {
-			fmt.Fprintf(w, "harness error: %s\n", sanitize(f.HarnessError))
-		}
-		for _, d := range f.Degraded {
-			fmt.Fprintf(w, "DEGRADED: %s\n", sanitize(d.String()))
-		}
-		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, held writes %d, tokens %d in / %d out, %s\n",
-			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.HeldWrites, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
-	} else {
-		fmt.Fprintln(w, "\nno footer: the run crashed or is still running")
-	}
-	return nil
-}
-
-// pageWriteLine is one write a rendered page tried, under its turn: held
-// (and why) or sent, with method and URL.
-func pageWriteLine(w trajectory.PageWrite) string {
-	verdict := "sent"
-	if w.Held {
-		verdict = "HELD"
-	}
-	line := fmt.Sprintf("      page write %s %s %s", verdict, w.Method, w.URL)
-	if w.Reason != "" {
-		line += " (" + w.Reason + ")"
-	}
-	if w.Via != "" {
-		line += " via " + w.Via
-	}
-	return clip(sanitize(line), 300)
-}
-
-// resultKeys are the result fields worth a place on a timeline line.
-var resultKeys = []string{"outcome", "status", "hint", "name", "entry_id", "reverted", "bytes", "exit_code", "signal", "error"}
-
-func turnLine(t trajectory.Turn) string {
-	tool := "(done)"
-	if t.ProposedAction != nil {
-		tool = t.ProposedAction.Tool
-	}
-	verdict := t.Validation.Result
-	var res map[string]any
-	if raw, ok := t.Result.(json.RawMessage); ok && len(raw) > 0 {
-		json.Unmarshal(raw, &res)
-	}
-	if verdict == trajectory.ValidationOK && res != nil {
-		if ok, _ := res["ok"].(bool); !ok {
-			verdict = "error"
-		}
-	}
-	var parts []string
-	for _, k := range resultKeys {
-		if v, ok := res[k]; ok && v != nil && v != "" {
-			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
-		}
-	}
-	if tool == "qa_fuzz" {
-		parts = append(parts, fuzzParts(res)...)
-	}
-	if t.Validation.Reason != "" && res == nil {
-		parts = append(parts, "reason="+t.Validation.Reason)
-	}
-	line := fmt.Sprintf("#%-3d %s  %-10s %-8s %5dms  %s", t.Index, t.StartedAt.Local().Format("15:04:05"), tool, verdict, t.LatencyMS, strings.Join(parts, " "))
-	if t.Findings > 0 {
-		line += "  [finding]"
-	}
-	return clip(sanitize(line), 220)
-}
-
-// fuzzParts are a qa_fuzz session's figures as a person reads them:
-// engine, inputs, inputs/s, coverage and features, corpus, crash states,
-// and whether it found new coverage (or how long the plateau is).
-func fuzzParts(res map[string]any) []string {
-	if hs, ok := res["harnesses"].([]any); ok { // qa_fuzz harness=list
-		dropped, _ := res["dropped"].([]any)
-		crashes, _ := res["harness_crashes"].(float64)
-		return []string{fmt.Sprintf("generated=%d dropped=%d harness_crashes=%.0f", len(hs), len(dropped), crashes)}
-	}
-	if v, ok := res["verdict"].(string); ok { // a generated harness's replay, judged
-		return []string{"verdict=" + v}
-	}
-	if _, ok := res["execs"]; !ok {
-		return nil // a replay or an error: resultKeys said it
-	}
-	num := func(k string) (float64, bool) { v, ok := res[k].(float64); return v, ok }
-	var parts []string
-	if h, ok := res["harness"].(string); ok {
-		parts = append(parts, "harness="+h) // a generated fuzz target: its own statistics
-	}
-	if e, ok := res["engine"].(string); ok {
-		parts = append(parts, "engine="+e)
-	}
-	if v, ok := num("execs"); ok {
-		parts = append(parts, fmt.Sprintf("inputs=%.0f", v))
-	}
-	if v, ok := num("execs_per_sec"); ok {
-		parts = append(parts, fmt.Sprintf("%.0f/s", v))
-	}
-	if v, ok := num("execs_per_cpu_sec"); ok {
-		parts = append(parts, fmt.Sprintf("%.0f/CPU-s", v))
-	}
-	for _, k := range []string{"coverage", "features", "corpus_size", "started_from", "pruned"} {
-		if v, ok := num(k); ok {
-			parts = append(parts, fmt.Sprintf("%s=%.0f", strings.TrimSuffix(k, "_size"), v))
-		}
-	}
-	if cs, ok := res["crashers"].([]any); ok {
-		states := map[string]bool{}
-		for _, c := range cs {
-			if m, ok := c.(map[string]any); ok {
-				s, _ := m["crash_state"].(string)
-				states[s] = true
-			}
-		}
-		parts = append(parts, fmt.Sprintf("crashers=%d states=%d", len(cs), len(states)))
-	}
-	switch nc, _ := res["new_coverage"].(bool); {
-	case nc:
-		parts = append(parts, "new coverage")
-	case res["plateau_sessions"] != nil:
-		if v, _ := num("plateau_sessions"); v > 0 {
-			parts = append(parts, fmt.Sprintf("plateau %.0f sessions", v))
-		}
-	}
-	return parts
 }

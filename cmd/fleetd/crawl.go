@@ -156,25 +156,25 @@ func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir stri
 }
 
 // crawlCheck is doctor's line on the crawl engine (doctor.CrawlEngine).
-func (a *app) crawlCheck() check {
+func (a *app) crawlCheck() doctor.Check {
 	exe, why, err := a.crawlEngine()
-	return fromDoctor(doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == engineStatic))[0]
+	return doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == engineStatic)
 }
 
 // jailCheck is doctor's line on the renderer's jail, checked from inside
 // the jail the run's browser gets (doctor.RenderJail); no browser runs
 // with crawl.engine static or no browser found.
-func (a *app) jailCheck() check {
-	c := check{name: "renderer jail"}
+func (a *app) jailCheck() doctor.Check {
+	c := doctor.Check{Name: "renderer jail"}
 	if a.cfg.Crawl.Engine == engineStatic {
-		c.ok, c.detail = true, "no browser runs (crawl.engine is static)"
+		c.OK, c.Detail = true, "no browser runs (crawl.engine is static)"
 		return c
 	}
 	exe, err := a.findChromium()
 	if err != nil {
-		c.ok, c.detail = true, fmt.Sprintf("no browser runs: %v", err)
+		c.OK, c.Detail = true, fmt.Sprintf("no browser runs: %v", err)
 		return c
 	}
 	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
-	return fromDoctor(doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == engineBrowser))[0]
+	return doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == engineBrowser)
 }

@@ -48,7 +48,7 @@ func TestCrawlEngine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &app{cfg: &Config{Crawl: tc.crawl, path: filepath.Join(dir, "fleetd.yaml")}}
 			c := a.crawlCheck()
-			if c.ok != tc.ok || c.warn != tc.warn || c.fatal != tc.fatal || !strings.Contains(c.detail, tc.detail) {
+			if c.OK != tc.ok || c.Warn != tc.warn || c.Fatal != tc.fatal || !strings.Contains(c.Detail, tc.detail) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}

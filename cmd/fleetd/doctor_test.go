@@ -245,9 +245,9 @@ func TestPrintedPathsWorkElsewhere(t *testing.T) {
 // such as libFuzzer's) prints and does not count as a failure.
 func TestDoctorPrintsWarnings(t *testing.T) {
 	var b strings.Builder
-	cs := fromDoctor(doctor.LibFuzzer(context.Background(), nil, t.TempDir()))
-	failed := printChecks(&b, append(cs, check{name: "fallback", warn: true, detail: "clang is not on PATH", fix: "apt-get install clang"}))
-	if failed != 0 || !strings.HasPrefix(b.String(), map[bool]string{true: "✓", false: "!"}[cs[0].ok]+" libfuzzer") || !strings.Contains(b.String(), "! fallback  ") {
+	cs := []doctor.Check{doctor.LibFuzzer(context.Background(), nil, t.TempDir())}
+	failed := doctor.Print(&b, sanitize, append(cs, doctor.Check{Name: "fallback", Warn: true, Detail: "clang is not on PATH", Fix: "apt-get install clang"}))
+	if failed != 0 || !strings.HasPrefix(b.String(), map[bool]string{true: "✓", false: "!"}[cs[0].OK]+" libfuzzer") || !strings.Contains(b.String(), "! fallback  ") {
 		t.Errorf("warnings count as failures or print wrong (%d):\n%s", failed, b.String())
 	}
 }

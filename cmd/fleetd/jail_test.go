@@ -118,11 +118,11 @@ func TestRenderJailHidesKeys(t *testing.T) {
 	}
 
 	c := a.jailCheck()
-	if !c.ok || !strings.Contains(c.detail, "Chromium sandbox on") || !strings.Contains(c.detail, keyFiles[0]) {
+	if !c.OK || !strings.Contains(c.Detail, "Chromium sandbox on") || !strings.Contains(c.Detail, keyFiles[0]) {
 		t.Errorf("doctor's jail line: %+v", c)
 	}
 	a.cfg.Crawl.Jail = jailOff
-	if c := a.jailCheck(); c.ok || !c.warn || !strings.Contains(c.detail, "bwrap jail OFF") {
+	if c := a.jailCheck(); c.OK || !c.Warn || !strings.Contains(c.Detail, "bwrap jail OFF") {
 		t.Errorf("doctor's jail line with crawl.jail off: %+v", c)
 	}
 	if _, how, err := a.crawlEngine(); err != nil || !strings.Contains(how, "bwrap jail OFF") {
@@ -145,7 +145,7 @@ func TestRenderJailUnavailable(t *testing.T) {
 	if r, _, _, err := a.renderer(env, observeWrites(), ""); r != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "crawl.jail: off") {
 		t.Errorf("engine browser without bwrap: renderer %v, err %v", r, err)
 	}
-	if c := a.jailCheck(); !c.fatal || !strings.Contains(c.detail, "bubblewrap") {
+	if c := a.jailCheck(); !c.Fatal || !strings.Contains(c.Detail, "bubblewrap") {
 		t.Errorf("doctor: %+v", c)
 	}
 	a.cfg.Crawl.Engine = engineAuto
@@ -153,7 +153,7 @@ func TestRenderJailUnavailable(t *testing.T) {
 	if r != nil || err != nil || !strings.Contains(how, "rendering crawl off") || !strings.Contains(how, "jail is unavailable") {
 		t.Errorf("engine auto without bwrap: renderer %v, %q, %v", r, how, err)
 	}
-	if c := a.jailCheck(); c.ok || !c.warn || c.fatal {
+	if c := a.jailCheck(); c.OK || !c.Warn || c.Fatal {
 		t.Errorf("doctor, auto: %+v", c)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
@@ -21,15 +19,7 @@ import (
 // openStoredTriage opens the data dir's triage store, or fails with a message
 // saying there is none.
 func (a findingsCommands) openStoredTriage() (*triage.Triage, error) {
-	dir := filepath.Join(a.dataDir(), triage.StoreDir)
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("no triage store in %s to read instead", a.dataDir())
-	}
-	cfg, err := a.triageConfig(a.fleetIdentity())
-	if err != nil {
-		return nil, fmt.Errorf("triage config: %w", err)
-	}
-	return triage.Open(a.dataDir(), cfg)
+	return triage.OpenStored(a.dataDir(), func() (triage.Config, error) { return a.triageConfig(a.fleetIdentity()) })
 }
 
 // fleetIdentity loads the fleet key named in the config, nil when there is
@@ -52,8 +42,7 @@ func (a findingsCommands) fromStore(nodeErr error, c conn, fn func([]chain.Entry
 		return fmt.Errorf("%w (and %v)", nodeErr, err)
 	}
 	defer t.Close()
-	n := 0
-	cp, ok, err := t.Stored(func(page []chain.Entry) error { n += len(page); return fn(page) })
+	n, cp, ok, err := t.ReadStored(fn)
 	if err != nil {
 		return err
 	}

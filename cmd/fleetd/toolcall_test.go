@@ -77,4 +77,13 @@ func TestReportOffline(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "compiler crash on an empty enum") || !strings.Contains(stderr, "showing the report saved") {
 		t.Errorf("offline report: %d\n%s\n%s", code, out, stderr)
 	}
+	// findings and triage read what triage stored (triage.OpenStored).
+	out, stderr, code = run(t, "", "findings", "--config", f.config)
+	if code != 0 || !strings.Contains(out, "compiler crash on an empty enum") || !strings.Contains(stderr, "unreachable: showing the 1 entries triage stored") {
+		t.Errorf("offline findings: %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, "", "triage", "--config", f.config)
+	if code != 0 || !strings.Contains(stderr, "unreachable: ranked the 1 entries triage stored") {
+		t.Errorf("offline triage: %d\n%s\n%s", code, out, stderr)
+	}
 }

@@ -1,0 +1,42 @@
+package daemon
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/qafleet/fleetd/trajectory"
+)
+
+// TestRunsShowFuzzTurn: a qa_fuzz turn reads as the session's figures.
+func TestRunsShowFuzzTurn(t *testing.T) {
+	res := json.RawMessage(`{"ok":true,"engine":"libfuzzer","execs":64000,"elapsed_ms":20000,"execs_per_sec":3200,"execs_per_cpu_sec":3350,"coverage":812,"features":2400,"corpus_size":57,"started_from":50,
+		"crashers":[{"crash_state":"panic: a"},{"crash_state":"panic: a"}],"new_coverage":false,"plateau_sessions":3}`)
+	line := turnLine(trajectory.Turn{Index: 4, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: res})
+	for _, want := range []string{"qa_fuzz", "engine=libfuzzer", "inputs=64000", "3200/s", "3350/CPU-s", "coverage=812", "features=2400", "corpus=57", "crashers=2 states=1", "plateau 3 sessions"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line lacks %q: %s", want, line)
+		}
+	}
+}
+
+// TestRunsShowGeneratedHarness: a generated harness's session names the
+// harness; the list turn counts the generated, dropped and crashed ones;
+// a judged replay says its verdict.
+func TestRunsShowGeneratedHarness(t *testing.T) {
+	for _, tc := range []struct {
+		res  string
+		want []string
+	}{
+		{`{"ok":true,"harness":"FuzzGet","engine":"libfuzzer","execs":900,"coverage":647,"crashers":[],"new_coverage":true}`, []string{"harness=FuzzGet", "engine=libfuzzer", "inputs=900", "coverage=647", "new coverage"}},
+		{`{"ok":true,"module":"github.com/tidwall/gjson","harnesses":[{"target":"FuzzGet"},{"target":"FuzzValid"}],"dropped":[{"entry":"x"}],"harness_crashes":2}`, []string{"generated=2 dropped=1 harness_crashes=2"}},
+		{`{"ok":true,"harness":"FuzzGet","outcome":"crashed","verdict":"library"}`, []string{"verdict=library"}},
+	} {
+		line := turnLine(trajectory.Turn{Index: 2, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: json.RawMessage(tc.res)})
+		for _, w := range tc.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("line lacks %q: %s", w, line)
+			}
+		}
+	}
+}
