@@ -149,6 +149,7 @@ func (t *tools) listHarnesses(ctx context.Context, memDir string, mem *gen.Memor
 		return nil, err
 	}
 	var modelNote string
+	var modelDeg map[string]any
 	if t.env.HarnessModel != nil {
 		var meter fleet.Meter
 		if t.run.Meter != nil {
@@ -156,6 +157,10 @@ func (t *tools) listHarnesses(ctx context.Context, memDir string, mem *gen.Memor
 		}
 		if entries, err = AuthorHarnesses(ctx, src, goCmd, env, entries, HarnessAuthor(t.env.HarnessModel, meter)); err != nil {
 			modelNote = "the model's harnesses stopped: " + clip.Text(err.Error(), 200)
+			// The configured model (tools.harness_planner) is a capability
+			// lost for this run: the run's footer, runs show, the console
+			// and /metrics say so, not only this note.
+			modelDeg = map[string]any{"component": "harness model", "fallback": "generated harnesses only", "cause": clip.Text(err.Error(), 300)}
 		}
 	}
 	if err := mem.Remember(src, entries); err != nil {
@@ -180,6 +185,7 @@ func (t *tools) listHarnesses(ctx context.Context, memDir string, mem *gen.Memor
 		"harness_crashes": mem.TotalCrashes(), "generate_ms": time.Since(start).Milliseconds()}
 	if modelNote != "" {
 		out["note"] = modelNote
+		out[fleet.ResultDegraded] = modelDeg
 	}
 	return out, nil
 }
