@@ -391,6 +391,8 @@ func runLine(r fleet.RunResult) string {
 	return b.String()
 }
 
+// Plural is n with the noun that fits it: "1 finding", "3 findings"
+// (the one plural of the daemon's and cmd/fleetd's messages).
 func Plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
