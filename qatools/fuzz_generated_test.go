@@ -1,6 +1,8 @@
 package qatools
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +96,43 @@ func TestFuzzToolGeneratedHarness(t *testing.T) {
 	out, _ = h.call(reg, "qa_fuzz", map[string]any{"harness": "FuzzNope"})
 	if out.Verdict == fleet.VerdictOK || !strings.Contains(out.Result.Err(), "was not generated") {
 		t.Errorf("an unknown harness: %v", out.Result)
+	}
+}
+
+// stoppedModel is a harness model whose service does not answer.
+type stoppedModel struct{}
+
+func (stoppedModel) Next(context.Context, *fleet.State) (fleet.Step, error) {
+	return fleet.Step{}, errors.New("model service: connection refused")
+}
+
+// TestFuzzToolSaysTheHarnessModelStopped: with tools.harness_planner set
+// and its model failing, harness=list still lists the generated targets,
+// and its result carries a degradation (the run's footer, runs show, the
+// console and /metrics read it), not only a note.
+func TestFuzzToolSaysTheHarnessModelStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module's generated harnesses")
+	}
+	h := newHarness(t, fleet.Observe)
+	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "harness", "testdata", "toy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env.Target.Compiler = nil
+	h.env.Target.Repo = &fleet.Repo{URL: mod}
+	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	h.env.HarnessModel = stoppedModel{}
+	_, reg := h.newRun("r-genmodel", fleet.Budget{})
+	out, err := h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
+	if err != nil || out.Verdict != fleet.VerdictOK {
+		t.Fatalf("list: %v %v", err, out.Result)
+	}
+	if hs, _ := out.Result["harnesses"].([]map[string]any); len(hs) == 0 {
+		t.Errorf("no generated harnesses listed without the model: %v", out.Result)
+	}
+	d, ok := out.Result.Degradation()
+	if !ok || d.Component != "harness model" || !strings.Contains(d.Cause, "connection refused") {
+		t.Errorf("degradation %+v (%v), want the harness model's, naming its error; result %v", d, ok, out.Result)
 	}
 }
