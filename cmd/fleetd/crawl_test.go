@@ -148,7 +148,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		t.Fatalf("probe security: exit %d\n%s%s", code, stdout, stderr)
 	}
 	var dom []string
-	if _, err := f.dn.log.Scan(context.Background(), 0, func(page []chain.Entry) error {
+	if _, err := f.dn.Log.Scan(context.Background(), 0, func(page []chain.Entry) error {
 		for _, e := range page {
 			if fd, err := fleet.Parse(e.Text); err == nil && fd.Surface == "dom" {
 				dom = append(dom, fd.Summary)
