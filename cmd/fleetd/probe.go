@@ -72,7 +72,7 @@ func (a specialistCommands) runSpecialist(ctx context.Context, env *fleetEnv, p 
 func (a specialistCommands) runConfig() runner.Config {
 	return runner.Config{
 		DataDir: a.dataDir(), Budget: a.cfg.budget(), Build: versionString(),
-		Planner: a.planner, Renderer: a.rendererAs, RunEnded: testHookRunEnded,
+		Planner: a.planner, Renderer: a.crawl().Renderer, RunEnded: testHookRunEnded,
 	}
 }
 
