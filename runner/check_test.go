@@ -1,45 +1,30 @@
 package runner
 
 import (
-	"context"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/chain/devchain"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/triage"
 )
 
 // checkLog starts the embedded dev chain with a FeedbackLog holding one
-// finding of qa-ux's from id (its sponsor pays).
+// finding of qa-ux's from id (the devnet's sponsor pays).
 func checkLog(t *testing.T, id *chain.Key) *chain.FeedbackLog {
 	t.Helper()
-	ctx := context.Background()
-	sponsor, _ := chain.GenerateKey()
-	ch, err := devchain.Start(ctx, devchain.Config{Funded: []devchain.Account{
-		{Address: sponsor.Address(), Wei: new(big.Int).Mul(big.NewInt(1e18), big.NewInt(1000))},
-	}})
+	dn, err := testbed.StartDevnet(t.Context(), t.TempDir(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ch.Close() })
-	cl, err := chain.Dial(ctx, ch.URL(), chain.Options{})
-	if err != nil {
+	t.Cleanup(dn.Close)
+	if _, err := dn.Log.SubmitFor(t.Context(), id, dn.Sponsor, "qa/v1 source=qa-ux sev=medium surface=face\nThe notes page reflects the comment field unescaped into a script block"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cl.Close)
-	log, _, err := cl.DeployFeedbackLog(ctx, sponsor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := log.SubmitFor(ctx, id, sponsor, "qa/v1 source=qa-ux sev=medium surface=face\nThe notes page reflects the comment field unescaped into a script block"); err != nil {
-		t.Fatal(err)
-	}
-	return log
+	return dn.Log
 }
 
 // TestCheck runs a specialist that reports one new finding against a log
