@@ -2,9 +2,11 @@
 // logic rather than commands: the daemon itself ([Daemon]: the runner, the
 // triggers, the HTTP side and the console's source over one tools
 // environment), the one watcher of the chain node both commands share
-// ([Node]), the adapter from the runner to the triggers' Starter
-// ([Starter]), publishing the fleet's specialist set and name, and the fuzz
-// statistics the console and /metrics show.
+// ([Node]), `fleetd mcp`'s service around the MCP server ([MCP]), an
+// operator's correction checked and posted ([Mark]), the adapter from the
+// runner to the triggers' Starter ([Starter]), publishing the fleet's
+// specialist set and name, and the fuzz statistics the console and
+// /metrics show.
 //
 // The daemon runs on an immutable [Snapshot] swapped whole on reload: the
 // daemon's [Config] and the config-bound [Work] (a run, a triage pass, the

@@ -1,12 +1,18 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/console"
+	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/poster"
+	"github.com/qafleet/fleetd/triage"
 )
 
 // TestCorrection: a well-formed request becomes the correction to post,
@@ -76,4 +82,65 @@ func FuzzParseUntil(f *testing.F) {
 			t.Fatalf("%q: %v (not a whole-second UTC time after now)", s, got)
 		}
 	})
+}
+
+// TestMarkPost checks and posts corrections on the embedded dev chain: a
+// false-positive of a finding is posted and audited; a correction of no
+// such entry is refused with ErrBadMark and nothing is posted; with the
+// node away (no log) it is queued in the outbox unchecked.
+func TestMarkPost(t *testing.T) {
+	ctx := context.Background()
+	dc := startDevChain(t)
+	id, _ := chain.GenerateKey()
+	if _, err := dc.log.SubmitFor(ctx, id, dc.sponsor, "qa/v1 source=qa-ux sev=low surface=docs\nDead link"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctl := fleet.NewControl(dir)
+	posters := 0
+	mark := func(log *chain.FeedbackLog) Mark {
+		return Mark{Log: log, Triage: triage.Config{Trusted: []fleet.Address{id.Address()}}, Control: ctl, Poster: func() (*poster.Poster, error) {
+			posters++
+			return poster.New(poster.Config{Log: log, Identity: id, Sponsor: dc.sponsor, OutboxDir: filepath.Join(dir, "outbox")})
+		}}
+	}
+	corr := func(ref, what, reason string) triage.Correction {
+		c, err := Correction(console.MarkRequest{Ref: ref, What: what, Reason: reason}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	res, _, err := mark(dc.log).Post(ctx, corr("0", "false-positive", "a\x1b[2Jtest page"), "false-positive", "alice")
+	if err != nil || res.Entry == nil || res.Entry.Index != 1 {
+		t.Fatalf("false-positive of entry 0: %+v, %v", res, err)
+	}
+	if n, _ := dc.log.Count(ctx); n != 2 {
+		t.Errorf("%d entries after the correction, want 2", n)
+	}
+	audit, _ := ctl.Audit()
+	if len(audit) != 1 || audit[0].User != "alice" || audit[0].Action != "mark" ||
+		!strings.HasPrefix(audit[0].Reason, "entry 0 false-positive (") || strings.Contains(audit[0].Reason, "\x1b") ||
+		!strings.Contains(audit[0].Reason, "correction entry 1, tx 0x") {
+		t.Errorf("audit %+v", audit)
+	}
+
+	for _, ref := range []string{"7", "1"} { // past the end; a correction, not a finding
+		_, _, err = mark(dc.log).Post(ctx, corr(ref, "resolved", ""), "resolved", "alice")
+		if !errors.Is(err, ErrBadMark) || !errors.Is(err, triage.ErrNoSuchRef) {
+			t.Errorf("resolved %s: %v, want ErrBadMark and ErrNoSuchRef", ref, err)
+		}
+	}
+	if n, _ := dc.log.Count(ctx); n != 2 || posters != 1 {
+		t.Errorf("refused corrections: %d entries, %d posters built; want 2 and 1", n, posters)
+	}
+
+	res, outbox, err := mark(nil).Post(ctx, corr("7", "resolved", ""), "resolved", "bob")
+	if err != nil || res.Entry != nil || res.Status != poster.Queued || outbox != filepath.Join(dir, "outbox") {
+		t.Errorf("node away: %+v in %s, %v; want queued unchecked", res, outbox, err)
+	}
+	if audit, _ = ctl.Audit(); len(audit) != 2 || !strings.Contains(audit[1].Reason, "entry 7 resolved: correction queued") {
+		t.Errorf("audit of the queued correction: %+v", audit)
+	}
 }

@@ -13,6 +13,32 @@ import (
 	"github.com/qafleet/fleetd/fleet"
 )
 
+// RPC checks that the node at rpc (chain.rpc) answers, through dial (the
+// connection fleetd makes: its guard and timeout), on chainID (0: any
+// chain). It returns the client when the node answered; the caller closes
+// it. A node that does not answer is marked NodeDown.
+func RPC(ctx context.Context, rpc string, chainID uint64, dial func(context.Context) (*chain.Client, error)) (Check, *chain.Client) {
+	if rpc == "" {
+		return Check{Name: "rpc", Fatal: true, Detail: "chain.rpc is not set", Fix: "set chain.rpc to the node's JSON-RPC URL"}, nil
+	}
+	cl, err := dial(ctx)
+	switch {
+	case errors.Is(err, chain.ErrWrongChain):
+		return Check{Name: "rpc", Fatal: true, Detail: err.Error(), Fix: "fix chain.chain_id, or chain.rpc if it points at the wrong network"}, nil
+	case err != nil:
+		return Check{Name: "rpc", Fatal: true, NodeDown: errors.Is(err, chain.ErrUnreachable), Detail: err.Error(), Fix: "start the node, or fix chain.rpc (for a local chain: fleetd chain devnet)"}, nil
+	}
+	head, _, _, herr := cl.Head(ctx)
+	d := fmt.Sprintf("%s answers: chain id %d, block %d", rpc, cl.ChainID(), head)
+	if herr != nil {
+		d = fmt.Sprintf("%s answers: chain id %d (head: %v)", rpc, cl.ChainID(), herr)
+	}
+	if chainID == 0 {
+		d += "; chain.chain_id is 0, so any chain is accepted"
+	}
+	return Check{Name: "rpc", OK: true, Fatal: true, Detail: d}, cl
+}
+
 // FeedbackLog checks that a FeedbackLog answers at addr on cl's chain. A
 // read of the log that gets no answer says nothing of the contract: the
 // line is marked NodeDown.

@@ -57,7 +57,7 @@ func TestCauseOnTheReportAndClusterPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.dn.log.SubmitFor(ctx, stranger, f.dn.sponsor, cause(fleet.Cause{Commit: "deadbeefdeadbeef", Subject: "blame someone else"})); err != nil {
+	if _, err := f.dn.Log.SubmitFor(ctx, stranger, f.dn.Sponsor, cause(fleet.Cause{Commit: "deadbeefdeadbeef", Subject: "blame someone else"})); err != nil {
 		t.Fatal(err)
 	}
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/qafleet/fleetd/fixtures/testbed"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes.
@@ -40,7 +42,7 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 
 // startDevnetCmd runs `fleetd chain devnet` in the background until the test
 // ends and returns the JSON line it printed.
-func startDevnetCmd(t *testing.T, dataDir string) devnetInfo {
+func startDevnetCmd(t *testing.T, dataDir string) testbed.DevnetInfo {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -74,7 +76,7 @@ func startDevnetCmd(t *testing.T, dataDir string) devnetInfo {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var info devnetInfo
+	var info testbed.DevnetInfo
 	if err := json.Unmarshal([]byte(out.String()), &info); err != nil {
 		t.Fatalf("devnet output %q: %v", out.String(), err)
 	}

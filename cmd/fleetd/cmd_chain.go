@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/chain"
-	"github.com/qafleet/fleetd/chain/devchain"
-	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 )
 
 // chainCommands set up the chain side: `fleetd chain devnet` and
@@ -26,101 +23,12 @@ func (a chainCommands) chainCmd() *cobra.Command {
 	return c
 }
 
-// devnetInfo is the one JSON line `fleetd chain devnet` prints.
-type devnetInfo struct {
-	RPC            string `json:"rpc"`
-	ChainID        uint64 `json:"chain_id"`
-	FeedbackLog    string `json:"feedback_log"`
-	SponsorKeyFile string `json:"sponsor_key_file"`
-	FleetKeyFile   string `json:"fleet_key_file"`
-	Config         string `json:"config"`
-}
-
-// sponsorFunds is what the dev chain's genesis gives the sponsor: plenty.
-var sponsorFunds = new(big.Int).Mul(big.NewInt(1_000_000), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
-
-// devnet is a running embedded chain with fleetd's log deployed.
-type devnet struct {
-	chain   *devchain.Chain
-	client  *chain.Client
-	log     *chain.FeedbackLog
-	sponsor *chain.Key
-	info    devnetInfo
-}
-
-func (d *devnet) Close() {
-	d.client.Close()
-	d.chain.Close()
-}
-
-// startDevnet starts the embedded chain with the data dir's sponsor key
-// funded (creating the sponsor and fleet keys if absent), deploys the
-// FeedbackLog and writes a config for other commands to <dataDir>/devnet.yaml.
-func startDevnet(ctx context.Context, dataDir, addr string) (*devnet, error) {
-	keys := filepath.Join(dataDir, "keys")
-	sponsorFile, fleetFile := filepath.Join(keys, "sponsor.key"), filepath.Join(keys, "fleet.key")
-	sponsor, _, err := chain.LoadOrCreateKey(sponsorFile)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, err := chain.LoadOrCreateKey(fleetFile); err != nil {
-		return nil, err
-	}
-	ch, err := devchain.Start(ctx, devchain.Config{
-		Addr:   addr,
-		Funded: []devchain.Account{{Address: sponsor.Address(), Wei: sponsorFunds}},
-		// State in a temporary pebble database, off the Go heap: reading
-		// a 100k-entry log takes a third less time (BENCHMARKS.md, issue 14).
-		OnDisk: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	cl, err := chain.Dial(ctx, ch.URL(), chain.Options{ChainID: ch.ChainID()})
-	if err != nil {
-		ch.Close()
-		return nil, err
-	}
-	log, _, err := cl.DeployFeedbackLog(ctx, sponsor)
-	if err != nil {
-		cl.Close()
-		ch.Close()
-		return nil, err
-	}
-	d := &devnet{chain: ch, client: cl, log: log, sponsor: sponsor}
-	d.info = devnetInfo{RPC: ch.URL(), ChainID: ch.ChainID(), FeedbackLog: log.Address().String(),
-		SponsorKeyFile: abs(sponsorFile), FleetKeyFile: abs(fleetFile), Config: abs(filepath.Join(dataDir, "devnet.yaml"))}
-	if err := writeDevnetConfig(d.info, dataDir); err != nil {
-		d.Close()
-		return nil, err
-	}
-	return d, nil
-}
-
+// abs is p made absolute (p itself when that fails).
 func abs(p string) string {
 	if a, err := filepath.Abs(p); err == nil {
 		return a
 	}
 	return p
-}
-
-// writeDevnetConfig writes a config pointing at the running devnet, replacing
-// any previous one atomically (the chain is ephemeral, so old ones are stale).
-func writeDevnetConfig(info devnetInfo, dataDir string) error {
-	// Only what devnet knows; other sections keep their defaults.
-	cfg := struct {
-		DataDir string         `yaml:"data_dir"`
-		Chain   map[string]any `yaml:"chain"`
-	}{abs(dataDir), map[string]any{
-		"rpc": info.RPC, "chain_id": info.ChainID, "feedback_log": info.FeedbackLog,
-		"fleet_key_file": info.FleetKeyFile, "sponsor_key_file": info.SponsorKeyFile,
-	}}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	b = append([]byte("# Written by `fleetd chain devnet`; valid while that process runs.\n"), b...)
-	return fleet.WriteFileAtomic(info.Config, b, 0o600)
 }
 
 func (a chainCommands) devnetCmd() *cobra.Command {
@@ -139,12 +47,12 @@ exits (or, after a crash, by the next chain that starts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			d, err := startDevnet(ctx, a.dataDir(), addr)
+			d, err := testbed.StartDevnet(ctx, a.dataDir(), addr)
 			if err != nil {
 				return fmt.Errorf("devnet: %w", err)
 			}
 			defer d.Close()
-			if err := a.printJSON(d.info); err != nil {
+			if err := a.printJSON(d.Info); err != nil {
 				return err
 			}
 			<-ctx.Done()

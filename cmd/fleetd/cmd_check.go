@@ -10,13 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/sarif"
-	"github.com/qafleet/fleetd/trajectory"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
 )
@@ -143,7 +141,8 @@ type checkRun struct {
 	sarif []byte
 }
 
-// runCheck runs the specialists, triages the log and compares.
+// runCheck runs the check (runner.Check) on the config's environment and
+// renders its clusters as SARIF; errors are exitErrors with check's codes.
 func (a specialistCommands) runCheck(ctx context.Context, names []string, floor fleet.Severity, post bool) (checkRun, error) {
 	var out checkRun
 	logger := a.warnLogger()
@@ -155,84 +154,30 @@ func (a specialistCommands) runCheck(ctx context.Context, names []string, floor 
 		return out, &exitError{code: exitConfig, err: err}
 	}
 	defer env.Close()
-	if env.Log == nil {
-		return out, &exitError{code: exitConfig, err: errors.New("check compares with the feedback log: set chain.feedback_log in the config")}
-	}
-	if paused, _ := env.Control.Paused(); paused {
-		return out, &exitError{code: exitPaused, err: ErrPaused}
-	}
-	// The log as it stands before this check posts anything: what the
-	// findings are compared with.
 	fa := findingsCommands{a.app}
-	identity := fa.fleetIdentity()
-	cfg, err := fa.triageConfig(identity)
-	if err != nil {
+	o := runner.CheckOptions{Identity: fa.fleetIdentity(), Floor: floor, Post: post, Logger: logger, Progress: a.stderr}
+	if o.Triage, err = fa.triageConfig(o.Identity); err != nil {
 		return out, &exitError{code: exitConfig, err: fmt.Errorf("triage config: %w", err)}
 	}
-	e, before, err := triage.ReadLog(ctx, env.Log, cfg, time.Now())
-	if err != nil {
-		return out, &exitError{code: exitInfra, err: err}
-	}
-	var sender fleet.Address
-	switch {
-	case identity != nil:
-		sender = identity.Address()
-	case len(cfg.Trusted) > 0:
-		sender = cfg.Trusted[0]
-	}
-	col := &qatools.Collector{}
-	if post {
-		if env.Poster == nil {
-			return out, &exitError{code: exitConfig, err: errors.New("check --post posts as the fleet identity: set chain.fleet_key_file in the config")}
-		}
-		col.Forward = env.Poster
-	}
-	env.Reporter = col
-	dial, _ := env.Control.Dial()
-	out.Specialists, out.Dial, out.Posted = names, dial.String(), post
-	out.FailOn = string(floor)
-	if floor == "" {
-		out.FailOn = "never"
-	}
-	var sources []string
 	for _, n := range names {
 		p, err := a.persona(n)
 		if err != nil {
 			return out, &exitError{code: exitConfig, err: err}
 		}
-		sources = append(sources, p.ReportingSource())
-		fmt.Fprintf(a.stderr, "check: %s (dial %s)\n", n, dial)
-		res, err := a.runSpecialist(ctx, env, p, runOptions{Logger: logger, Narrate: func(e fleet.TurnEvent) {
-			fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
-		}})
-		if res.RunID != "" {
-			out.Runs = append(out.Runs, res.RunID)
-		}
-		switch {
-		case errors.Is(err, ErrPaused):
-			return out, &exitError{code: exitPaused, err: err}
-		case err != nil && res.RunID == "":
-			return out, &exitError{code: exitInfra, err: fmt.Errorf("check: %s: %w", n, err)}
-		case res.Outcome != trajectory.OutcomeDone && res.Outcome != trajectory.OutcomeBudgetExhausted && res.Outcome != trajectory.OutcomeDeadlineExceeded:
-			return out, &exitError{code: exitInfra, err: fmt.Errorf("check: %s: run %s ended %s", n, res.RunID, res.Outcome)}
-		}
+		o.Specialists = append(o.Specialists, p)
 	}
-	if post {
-		// What the poster queued (the log did not answer) goes now rather
-		// than at the next command that flushes.
-		if _, _, err := env.Poster.Flush(ctx); err != nil {
-			logger.Warn("flush the outbox", "err", err)
-		}
-	}
-	cmp, err := triage.Compare(e, before, sender, col.Found(), sources, floor, time.Now())
-	if err != nil {
+	res, err := runner.Check(ctx, a.runConfig(), env, o)
+	out.CheckResult = res.CheckResult
+	switch {
+	case errors.Is(err, ErrPaused):
+		return out, &exitError{code: exitPaused, err: err}
+	case errors.Is(err, runner.ErrCheckNoLog), errors.Is(err, runner.ErrCheckNoPoster):
+		return out, &exitError{code: exitConfig, err: err}
+	case err != nil:
 		return out, &exitError{code: exitInfra, err: err}
 	}
-	out.Rows, out.Head, out.Clusters, out.Failing = cmp.Rows, cmp.Head, cmp.Clusters, cmp.Failing
-	if out.Rows == nil {
-		out.Rows = []triage.CheckRow{}
-	}
-	opt := findingsCommands{a.app}.sarifOptions(fleet.Report{})
+	cmp := res.Comparison
+	opt := fa.sarifOptions(fleet.Report{})
 	opt.Text = func(c fleet.Cluster) string { return cmp.Texts[c.ID] }
 	opt.Baseline = func(c fleet.Cluster) string {
 		switch cmp.Status[c.ID] {

@@ -54,19 +54,19 @@ the data dir (saying so on stderr).`,
 			dataDir, _ := filepath.Abs(a.dataDir())
 			out := a.stdout
 			fmt.Fprintf(out, "fleetd demo: data dir %s\n", dataDir)
-			dn, err := startDevnet(ctx, dataDir, "127.0.0.1:0")
+			dn, err := testbed.StartDevnet(ctx, dataDir, "127.0.0.1:0")
 			if err != nil {
 				return fmt.Errorf("demo: %w", err)
 			}
 			defer dn.Close()
-			fmt.Fprintf(out, "  chain    %s (chain id %d), feedback log %s\n", dn.info.RPC, dn.info.ChainID, dn.info.FeedbackLog)
+			fmt.Fprintf(out, "  chain    %s (chain id %d), feedback log %s\n", dn.Info.RPC, dn.Info.ChainID, dn.Info.FeedbackLog)
 			self, err := os.Executable()
 			if err != nil {
 				return err
 			}
 			logger := a.warnLogger()
 			tb, err := testbed.Serve(ctx, testbed.Config{
-				RPC: dn.info.RPC, Sponsor: dn.sponsor, Compiler: []string{self, "testbed", "compile", "{src}"},
+				RPC: dn.Info.RPC, Sponsor: dn.Sponsor, Compiler: []string{self, "testbed", "compile", "{src}"},
 				Login:     true, // a Sign-In with Ethereum login: the demo shows a signed-in finding (issue 33)
 				CorpusDir: filepath.Join(dataDir, "testbed", "corpus"),
 				// The testbed logs its planted panics as warnings; the demo shows findings instead.
@@ -77,7 +77,7 @@ the data dir (saying so on stderr).`,
 			}
 			defer tb.Close()
 			fmt.Fprintf(out, "  testbed  %s (registry %s; its planted flaws: fixtures/testbed/README.md)\n", tb.URL(), tb.Registry())
-			cfgPath, err := writeDemoConfig(dataDir, dn.info, tb, demoTriggers, nil)
+			cfgPath, err := writeDemoConfig(dataDir, dn.Info, tb, demoTriggers, nil)
 			if err != nil {
 				return err
 			}
@@ -130,10 +130,8 @@ the data dir (saying so on stderr).`,
 
 // writeDemoConfig writes the demo's personas and config into dataDir
 // (testbed.WriteDemoConfig) for the dev chain dn, trusting the fleet key.
-func writeDemoConfig(dataDir string, dn devnetInfo, tb *testbed.Testbed, trig map[string]fleet.Trigger, budgets map[string]fleet.Budget) (string, error) {
-	fleetKey, _ := loadKeyAddress(dn.FleetKeyFile)
-	ch := testbed.Chain{RPC: dn.RPC, ChainID: dn.ChainID, FeedbackLog: dn.FeedbackLog, FleetKeyFile: dn.FleetKeyFile, SponsorKeyFile: dn.SponsorKeyFile, TrustedSenders: []string{fleetKey}}
-	return testbed.WriteDemoConfig(dataDir, ch, tb.Target(), trig, budgets)
+func writeDemoConfig(dataDir string, dn testbed.DevnetInfo, tb *testbed.Testbed, trig map[string]fleet.Trigger, budgets map[string]fleet.Budget) (string, error) {
+	return testbed.WriteDemoConfig(dataDir, dn.DemoChain(), tb.Target(), trig, budgets)
 }
 
 // demoSummary triages the log and prints the ranked health report.
@@ -174,13 +172,4 @@ func selfCommand() string {
 		return filepath.Base(exe)
 	}
 	return exe
-}
-
-// loadKeyAddress returns the address of the key in file, "" on error.
-func loadKeyAddress(file string) (string, error) {
-	k, err := loadKey(file)
-	if err != nil {
-		return "", err
-	}
-	return k.Address().String(), nil
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/doctor"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
-	"github.com/qafleet/fleetd/specialists"
 	"github.com/spf13/cobra"
 )
 
@@ -38,30 +36,12 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []doctor.Chec
 	cc := a.cfg.Chain
 
 	// The node and the log.
-	var cl *chain.Client
-	switch {
-	case cc.RPC == "":
-		add(doctor.Check{Name: "rpc", Fatal: true, Detail: "chain.rpc is not set", Fix: "set chain.rpc to the node's JSON-RPC URL"})
-	default:
-		c, err := a.dial(ctx, conn{rpc: cc.RPC, chainID: cc.ChainID})
-		switch {
-		case errors.Is(err, chain.ErrWrongChain):
-			add(doctor.Check{Name: "rpc", Fatal: true, Detail: err.Error(), Fix: "fix chain.chain_id, or chain.rpc if it points at the wrong network"})
-		case err != nil:
-			add(doctor.Check{Name: "rpc", Fatal: true, NodeDown: errors.Is(err, chain.ErrUnreachable), Detail: err.Error(), Fix: "start the node, or fix chain.rpc (for a local chain: fleetd chain devnet)"})
-		default:
-			cl = c
-			defer cl.Close()
-			head, _, _, herr := cl.Head(ctx)
-			d := fmt.Sprintf("%s answers: chain id %d, block %d", cc.RPC, cl.ChainID(), head)
-			if herr != nil {
-				d = fmt.Sprintf("%s answers: chain id %d (head: %v)", cc.RPC, cl.ChainID(), herr)
-			}
-			if cc.ChainID == 0 {
-				d += "; chain.chain_id is 0, so any chain is accepted"
-			}
-			add(doctor.Check{Name: "rpc", OK: true, Fatal: true, Detail: d})
-		}
+	rpc, cl := doctor.RPC(ctx, cc.RPC, cc.ChainID, func(ctx context.Context) (*chain.Client, error) {
+		return a.dial(ctx, conn{rpc: cc.RPC, chainID: cc.ChainID})
+	})
+	add(rpc)
+	if cl != nil {
+		defer cl.Close()
 	}
 	switch {
 	case cc.FeedbackLog == "":
@@ -97,25 +77,7 @@ func (a serviceCommands) doctor(ctx context.Context, cfgErr error) []doctor.Chec
 		add(doctor.Check{Name: "target", Fatal: true, Detail: terr.Error(), Fix: "write the target: section (configs/fleetd.example.yaml)"})
 	} else {
 		out = append(out, doctor.TargetURLs(ctx, target, a.cfg.Tools.FetchTimeout)...)
-		corpus, cerr := specialists.LoadCorpus(target.Corpus)
-		switch {
-		case target.Corpus == "":
-			add(doctor.Check{Name: "corpus", OK: true, Detail: "target.corpus is not set: the smoke and fuzz probes skip compiling"})
-		case cerr != nil:
-			add(doctor.Check{Name: "corpus", Fatal: true, Detail: cerr.Error(), Fix: "set target.corpus to a directory of known-good sources (relative paths resolve against the config file)"})
-		case len(corpus) == 0:
-			add(doctor.Check{Name: "corpus", Fatal: true, Detail: target.Corpus + " holds no usable file (non-empty, at most 64 KiB, not hidden)", Fix: "put known-good sources in target.corpus"})
-		default:
-			add(doctor.Check{Name: "corpus", OK: true, Fatal: true, Detail: fmt.Sprintf("%s: %d programs", target.Corpus, len(corpus))})
-		}
-		switch {
-		case len(target.Compiler) == 0:
-			add(doctor.Check{Name: "compiler", OK: true, Detail: "target.compiler is not set: qa_compile is unavailable"})
-		case len(corpus) == 0:
-			skip("compiler", "no corpus file to compile", false)
-		default:
-			out = append(out, doctor.Compiler(ctx, a.sandboxDir(), target.Compiler, corpus[0], a.cfg.Tools.CompileTimeout))
-		}
+		out = append(out, doctor.Corpus(ctx, target, a.sandboxDir(), a.cfg.Tools.CompileTimeout)...)
 	}
 	var repo *fleet.Repo
 	if terr == nil {

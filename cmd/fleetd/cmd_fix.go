@@ -12,10 +12,7 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/fixer"
-	"github.com/qafleet/fleetd/fixer/github"
-	"github.com/qafleet/fleetd/fixer/gitlocal"
 	"github.com/qafleet/fleetd/fleet"
-	"github.com/qafleet/fleetd/fleet/gemini"
 	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/triage"
 	"github.com/spf13/cobra"
@@ -45,9 +42,9 @@ func (a fixCommands) openFixStage(ctx context.Context) (*fleetEnv, *pipeline.Fix
 }
 
 // newFixStage turns forge:, fixer:, target.repo and the tools environment
-// into the fix pipeline's config and composes it (pipeline.NewFix): it
-// builds the forge backend, the poster (the fleet's, through its outbox)
-// and the patch model (fixer.planner).
+// into the fix pipeline's config and composes it (pipeline.NewFix) with
+// the forge backend (pipeline.NewForge), the poster (the fleet's, through
+// its outbox) and the patch model (fixer.planner, runner.Models).
 func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slog.Logger) (*pipeline.Fix, error) {
 	if a.cfg.Forge.Kind == "" {
 		return nil, errors.New("no forge: section in the config: the fix stage needs one (see configs/fleetd.example.yaml)")
@@ -60,33 +57,15 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 		return nil, errors.New("no target.repo in the config: the fix stage needs the repository to repair")
 	}
 	repo := *target.Repo
-	var forge fixer.Forge
-	switch a.cfg.Forge.Kind {
-	case forgeGitLocal:
-		if forge, err = gitlocal.New(ctx, repo.URL); err != nil {
-			return nil, fmt.Errorf("forge: %w", err)
-		}
-	case forgeGitHub:
-		tok, err := a.cfg.forgeToken()
-		if err != nil {
-			return nil, err
-		}
-		fc := a.cfg.Forge
-		if forge, err = github.New(github.Config{BaseURL: fc.BaseURL, Owner: fc.Owner, Repo: fc.Repo, RepoURL: repo.URL, Token: tok, Logger: logger}); err != nil {
-			return nil, fmt.Errorf("forge: %w", err)
-		}
+	fc := a.cfg.Forge
+	forge, err := pipeline.NewForge(ctx, pipeline.ForgeConfig{Kind: fc.Kind, BaseURL: fc.BaseURL, Owner: fc.Owner, Repo: fc.Repo, RepoURL: repo.URL, Token: a.cfg.forgeToken, Logger: logger})
+	if err != nil {
+		return nil, err
 	}
 	var model fleet.Model
 	modelName := ""
-	switch a.cfg.Fixer.Planner {
-	case "gemini":
-		gc := a.cfg.Models.Gemini
-		if model, err = gemini.New(ctx, gemini.Config{APIKey: gc.APIKey, Model: gc.Model, Logger: logger}); err != nil {
-			return nil, fmt.Errorf("fixer.planner gemini: models.gemini: %w", err)
-		}
-		modelName = "gemini/" + orDefault(gc.Model, gemini.DefaultModel)
-	case "openai":
-		if model, modelName, err = (specialistCommands{a.app}).openaiPlanner(logger); err != nil {
+	if kind := a.cfg.Fixer.Planner; kind != "" {
+		if model, modelName, err = a.models().Model(ctx, kind, logger); err != nil {
 			return nil, fmt.Errorf("fixer.planner: %w", err)
 		}
 	}
@@ -94,14 +73,14 @@ func (a fixCommands) newFixStage(ctx context.Context, env *fleetEnv, logger *slo
 	if env.Log != nil && env.Poster != nil {
 		poster = pipeline.FixRecords{P: env.Poster}
 	}
-	fc := a.cfg.Fixer
+	x := a.cfg.Fixer
 	return pipeline.NewFix(ctx, pipeline.FixConfig{
 		Repo: repo, StateDir: a.fixerDir(), SandboxDir: a.sandboxDir(), Forge: forge, Poster: poster,
 		Model: model, ModelName: modelName, Tools: env.Env, Log: env.Log, Dial: env.Control,
-		Budget: a.cfg.budget(), MaxTokens: fc.MaxTokens, Deadline: fc.Deadline,
-		Attempts: fc.Attempts, MaxOpenPRs: fc.MaxOpenPRs, MaxPRsPerHour: fc.MaxPRsPerHour, Cooldown: fc.Cooldown,
-		TestTimeout: fc.TestTimeout, RegressionTimeout: fc.RegressionTimeout, Logger: logger,
-		BisectCommits: fc.BisectCommits, BisectTimeout: fc.BisectTimeout,
+		Budget: a.cfg.budget(), MaxTokens: x.MaxTokens, Deadline: x.Deadline,
+		Attempts: x.Attempts, MaxOpenPRs: x.MaxOpenPRs, MaxPRsPerHour: x.MaxPRsPerHour, Cooldown: x.Cooldown,
+		TestTimeout: x.TestTimeout, RegressionTimeout: x.RegressionTimeout, Logger: logger,
+		BisectCommits: x.BisectCommits, BisectTimeout: x.BisectTimeout,
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/qafleet/fleetd/pipeline"
 )
 
 // ForgeConfig is the `forge:` section: where the fix stage opens pull
@@ -41,12 +43,6 @@ type FixerConfig struct {
 	BisectTimeout time.Duration `yaml:"bisect_timeout"`
 }
 
-// Forge kinds.
-const (
-	forgeGitHub   = "github"
-	forgeGitLocal = "gitlocal"
-)
-
 // validateFixStage checks forge: and fixer:; errors name the field.
 func (c *Config) validateFixStage() []error {
 	var errs []error
@@ -56,7 +52,7 @@ func (c *Config) validateFixStage() []error {
 		if fc.Owner != "" || fc.Repo != "" || fc.Token != "" || fc.TokenFile != "" || fc.BaseURL != "" {
 			errs = append(errs, errors.New("forge.kind: required when other forge keys are set (github or gitlocal)"))
 		}
-	case forgeGitHub:
+	case pipeline.ForgeGitHub:
 		if fc.Owner == "" {
 			errs = append(errs, errors.New("forge.owner: required for kind github"))
 		}
@@ -74,7 +70,7 @@ func (c *Config) validateFixStage() []error {
 				errs = append(errs, fmt.Errorf("forge.base_url: %q is not an http(s) URL", fc.BaseURL))
 			}
 		}
-	case forgeGitLocal:
+	case pipeline.ForgeGitLocal:
 		if fc.Owner != "" || fc.Repo != "" || fc.Token != "" || fc.TokenFile != "" || fc.BaseURL != "" {
 			errs = append(errs, errors.New("forge: kind gitlocal uses target.repo.url (a local repository) and no other forge keys"))
 		}
@@ -84,7 +80,7 @@ func (c *Config) validateFixStage() []error {
 	if fc.Kind != "" && (c.Target == nil || c.Target.Repo == nil) {
 		errs = append(errs, errors.New("forge: needs target.repo (the repository the fix stage repairs)"))
 	}
-	if fc.Kind == forgeGitLocal && c.Target != nil && c.Target.Repo != nil && !isLocalRepo(c.Target.Repo.URL) {
+	if fc.Kind == pipeline.ForgeGitLocal && c.Target != nil && c.Target.Repo != nil && !isLocalRepo(c.Target.Repo.URL) {
 		errs = append(errs, fmt.Errorf("target.repo.url: %q is not a local directory, which forge kind gitlocal needs", c.Target.Repo.URL))
 	}
 	x := c.Fixer

@@ -3,12 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
@@ -103,6 +99,8 @@ func (a specialistCommands) mcpPersona(name string) (fleet.Persona, error) {
 	return p, nil
 }
 
+// serveMCP loads what `fleetd mcp` serves (the specialist, its tools, the
+// personas, the tools environment) and serves it (daemon.MCP).
 func (a specialistCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 	if o.transport != "stdio" && o.transport != "http" {
 		return fmt.Errorf("--transport: %q is not stdio or http", o.transport)
@@ -128,129 +126,34 @@ func (a specialistCommands) serveMCP(ctx context.Context, o mcpOptions) error {
 		return fmt.Errorf("specialist %s: %w", p.Name, err)
 	}
 	// The node is dialled lazily, as the daemon's: with the node down at
-	// start, fleetd mcp serves degraded (tools/list, resources and prompts
-	// answer; a tool call is answered with an error naming the node) and
-	// retries it, and catches up when it answers (daemon.Node, below).
+	// start, fleetd mcp serves degraded and catches up when it answers.
 	env, err := a.buildEnvWith(ctx, logger, true)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	// The daemon's node watcher: a session's run starts only while the
-	// node answers, checked live at each start (node.Ready), so a tool call
-	// made while it is down is answered with an error naming it. When the
-	// node answers for the first time, crashed runs are reconciled before
-	// any run starts. While it is down it is retried in the background
-	// until it answers; then only run starts check it.
-	node := fleetdaemon.NewNode(env, daemonConfig(a.app), logger.With("component", "mcp"))
-	if up, _ := node.Check(ctx); !up {
-		logger.Warn("starting degraded: the chain node does not answer; it is retried with backoff, tool calls are answered with an error naming it until it does", "rpc", fleetdaemon.PublicURL(node.RPC))
-		defer node.Watch(ctx, true, nil)()
+	m := fleetdaemon.MCP{
+		Env: env, Config: daemonConfig(a.app), Run: a.runSpecialist, Persona: p, Logger: logger,
+		Server: mcpserver.Config{
+			Name: "fleetd", Version: versionString(), Specialist: p.Name, Tools: reg.List(),
+			Library: triage.ReportLibrary{Dir: a.reportsDir()}, RunsDir: filepath.Join(a.dataDir(), trajectory.RunsDir),
+			Personas: personas, MaxRuns: o.maxRuns, Logger: logger,
+		},
+		Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 	}
-
-	daily := fleet.NewDailyBudget(a.dataDir(), a.cfg.Daemon.Daily.budget())
-	run := func(ctx context.Context, s *mcpserver.Session) (fleet.RunResult, error) {
-		if err := daily.Check(); err != nil {
-			return fleet.RunResult{}, err
+	if o.transport == "http" {
+		m.HTTP = &mcpserver.ListenOptions{
+			Addr: o.addr, HTTP: mcpserver.HTTPOptions{IdleTimeout: o.idle, MaxSessions: o.maxSessions},
+			RequireToken: o.requireToken, Token: func() (string, error) { return serviceCommands{a.app}.httpToken(true) },
+			ShutdownTimeout: a.cfg.Daemon.ShutdownTimeout, Logger: logger,
+			Ready: func(url string, needToken bool) {
+				line, _ := json.Marshal(map[string]any{"mcp": url, "token_required": needToken})
+				fmt.Fprintf(a.stdout, "%s\n", line)
+				if needToken {
+					fmt.Fprintf(a.stderr, "fleetd mcp: requests need \"Authorization: Bearer TOKEN\" (fleetd http-token --data-dir %s prints it)\n", a.dataDir())
+				}
+			},
 		}
-		if err := node.Ready(ctx); err != nil {
-			return fleet.RunResult{}, err
-		}
-		res, err := a.runSpecialist(ctx, env, p, runOptions{
-			Model: s.Model, ModelName: "mcp/" + s.Client.Name + "/" + s.Client.Version, Narrate: s.Narrate,
-			Logger: logger, Budget: daily.Remaining, Config: map[string]any{"mcp_client": s.Client},
-		})
-		if res.RunID != "" {
-			daily.Add(res)
-		}
-		return res, err
 	}
-	srv, err := mcpserver.New(mcpserver.Config{
-		Name: "fleetd", Version: versionString(), Specialist: p.Name, Tools: reg.List(), Run: run,
-		Library: triage.ReportLibrary{Dir: a.reportsDir()}, RunsDir: filepath.Join(a.dataDir(), trajectory.RunsDir),
-		Personas: personas, MaxRuns: o.maxRuns, Logger: logger,
-	})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if node.Up() { // else it would only wait for the node to fail again
-			a.flushOutbox(env, logger)
-		}
-	}()
-	dial, _ := env.Control.Dial()
-	if o.transport == "stdio" {
-		fmt.Fprintf(a.stderr, "fleetd mcp: serving the %s specialist's %d tools on stdio (dial %s, data dir %s)\n", p.Name, len(reg.List()), dial, a.dataDir())
-		return srv.ServeIO(ctx, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
-	}
-	return a.serveMCPHTTP(ctx, srv, o, logger)
+	return m.Serve(ctx)
 }
-
-// serveMCPHTTP serves streamable HTTP at /mcp until ctx is done, then ends
-// every session's run and stops.
-func (a specialistCommands) serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, o mcpOptions, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("--addr %s: %w", o.addr, err)
-	}
-	loopback := isLoopback(ln.Addr())
-	ho := mcpserver.HTTPOptions{IdleTimeout: o.idle, MaxSessions: o.maxSessions}
-	needToken := o.requireToken || !loopback
-	if needToken {
-		want, err := serviceCommands{a.app}.httpToken(true)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		ho.Token = func(tok string) bool { return tokenMatches(tok, want) }
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(ho))
-	hs := mcpserver.HTTPServer(mux, logger)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	url := "http://" + ln.Addr().String() + "/mcp"
-	line, _ := json.Marshal(map[string]any{"mcp": url, "token_required": needToken})
-	fmt.Fprintf(a.stdout, "%s\n", line)
-	if needToken {
-		fmt.Fprintf(a.stderr, "fleetd mcp: requests need \"Authorization: Bearer TOKEN\" (fleetd http-token --data-dir %s prints it)\n", a.dataDir())
-	}
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		srv.Close(context.Background())
-		return fmt.Errorf("mcp http: %w", err)
-	}
-	timeout := a.cfg.Daemon.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	// Runs first (they end cancelled, release names, sweep keys, write
-	// footers), which also ends the sessions' event streams; then HTTP.
-	cerr := srv.Close(sctx)
-	return errors.Join(cerr, hs.Shutdown(sctx))
-}
-
-// flushOutbox posts findings queued while the chain was away, as the daemon
-// does when it stops.
-func (a specialistCommands) flushOutbox(env *fleetEnv, logger *slog.Logger) {
-	if env.Poster == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if _, left, err := env.Poster.Flush(ctx); err != nil && left > 0 {
-		logger.Warn("outbox not flushed; it is posted at the next start", "left", left, "err", err)
-	}
-}
-
-func isLoopback(addr net.Addr) bool {
-	ta, ok := addr.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

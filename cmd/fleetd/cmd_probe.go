@@ -12,11 +12,11 @@ import (
 )
 
 // specialistCommands run specialists and show what they did: `fleetd probe`
-// (cmd_probe.go, probe.go, the OpenAI planner in planner_openai.go),
+// (cmd_probe.go, probe.go: the planners, runner.Models for the model APIs),
 // `fleetd tools` and `fleetd tool` (cmd_tools.go), `fleetd specialists`
 // (personas.go), `fleetd runs` (cmd_runs.go) and `fleetd mcp` (cmd_mcp.go).
 // The daemon loads personas and runs specialists through loadPersonas and
-// runSpecialist; the fix stage builds its OpenAI model through openaiPlanner.
+// runSpecialist.
 type specialistCommands struct{ *app }
 
 func (a specialistCommands) probeCmd() *cobra.Command {

@@ -185,11 +185,11 @@ func postFinding(t *testing.T, f *fleetFixture, text string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	id, err := chain.LoadKey(f.dn.info.FleetKeyFile)
+	id, err := chain.LoadKey(f.dn.Info.FleetKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := f.dn.log.SubmitFor(ctx, id, f.dn.sponsor, text)
+	s, err := f.dn.Log.SubmitFor(ctx, id, f.dn.Sponsor, text)
 	if err != nil {
 		t.Fatalf("post %q: %v", text, err)
 	}
@@ -558,7 +558,7 @@ func reportAfterRun(t *testing.T, b *browser, d *fleetdaemon.Daemon, f *fleetFix
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	n, err := f.dn.log.Count(context.Background())
+	n, err := f.dn.Log.Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	headless "github.com/qafleet/fleetd/browser"
 	"github.com/qafleet/fleetd/doctor"
-	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
-	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // CrawlConfig chooses how the specialists crawl the web surface: reading
@@ -44,17 +41,10 @@ const (
 	jailOff = "off"
 )
 
-// Crawl engines.
-const (
-	engineAuto    = "auto"
-	engineStatic  = "static"
-	engineBrowser = "browser"
-)
-
 func (c CrawlConfig) validate() error {
 	var errs []error
 	switch c.Engine {
-	case "", engineAuto, engineStatic, engineBrowser:
+	case "", runner.EngineAuto, runner.EngineStatic, runner.EngineBrowser:
 	default:
 		errs = append(errs, fmt.Errorf("crawl.engine: %q is not one of auto, static, browser", c.Engine))
 	}
@@ -69,38 +59,21 @@ func (c CrawlConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// crawlEngine decides the crawl engine: the browser's path when the
-// rendering crawl is on ("" when off), and why. err is set only when the
-// config asks for the browser and there is none, or its jail cannot be
-// built (crawl.jail on): the renderer is jailed like every other tool.
-//
-// The jail is checked from inside (a probe; no browser starts).
-func (a *app) crawlEngine() (exe, why string, err error) {
+// crawl is crawl: as values (runner.Crawl: the engine chosen, the run's
+// renderer): a browser path resolves against the config file.
+func (a *app) crawl() runner.Crawl {
 	c := a.cfg.Crawl
-	if c.Engine == engineStatic {
-		return "", "crawl.engine is static: pages are read as text only", nil
+	exe := c.Chromium
+	if strings.ContainsRune(exe, filepath.Separator) {
+		exe = a.cfg.resolve(exe)
 	}
-	var prot headless.Protections
-	exe, ferr := a.findChromium()
-	if ferr == nil {
-		prot, ferr = headless.CheckJail(context.Background(), a.renderJail(""), exe)
-		if ferr != nil {
-			ferr = fmt.Errorf("%w (set crawl.jail: off to render unjailed)", ferr)
-		}
-	}
-	switch {
-	case ferr == nil:
-		return exe, fmt.Sprintf("rendering crawl on: %s renders each crawled HTML page (%s)", exe, prot), nil
-	case c.Engine == engineBrowser:
-		return "", "", fmt.Errorf("crawl.engine is browser, but %w", ferr)
-	}
-	return "", fmt.Sprintf("rendering crawl off: %v; pages are read as text only", ferr), nil
+	return runner.Crawl{Engine: c.Engine, Chromium: exe, PageTimeout: c.PageTimeout, Jail: a.renderJail()}
 }
 
-// renderJail is the browser's jail for a run whose jail dir is dir ("":
-// a temporary one): out of its sight the data dir, the key files and the
-// config (API keys reach it through ${ENV}, but it is the daemon's).
-func (a *app) renderJail(dir string) headless.Jail {
+// renderJail is the browser's jail (a run's jail dir is added per run):
+// out of its sight the data dir, the key files and the config (API keys
+// reach it through ${ENV}, but it is the daemon's).
+func (a *app) renderJail() headless.Jail {
 	hide := []string{a.dataDir()}
 	if a.cfg.path != "" {
 		hide = append(hide, abs(a.cfg.path))
@@ -110,55 +83,13 @@ func (a *app) renderJail(dir string) headless.Jail {
 			hide = append(hide, abs(a.cfg.resolve(k)))
 		}
 	}
-	return headless.Jail{Off: a.cfg.Crawl.Jail == jailOff, Dir: dir, Hide: hide}
-}
-
-// findChromium locates the configured browser, or browser.Find's.
-func (a *app) findChromium() (string, error) {
-	p := a.cfg.Crawl.Chromium
-	if p == "" {
-		return headless.Find()
-	}
-	if strings.ContainsRune(p, filepath.Separator) {
-		p = a.cfg.resolve(p)
-	}
-	exe, err := exec.LookPath(p)
-	if err != nil {
-		return "", fmt.Errorf("crawl.chromium %s: %w", p, err)
-	}
-	return exe, nil
-}
-
-// renderer returns the run's rendering crawl (nil when it is off), the
-// function that stops its browser, and what the run record says of it
-// (the engine, the jail): every request the browser makes goes through
-// the target's fetch allowlist and the tools' per-host pacing, every write
-// a page tries is decided by writes (the dial, read at each one, and the
-// run's write budget), and the browser runs in the run's jail dir
-// (jailDir; "": a temporary one).
-func (a *app) renderer(env *fleetEnv, writes *qatools.PageWrites, jailDir string) (replay.Renderer, func(), string, error) {
-	return a.rendererAs(env, writes, jailDir, nil)
-}
-
-// rendererAs is renderer whose browser may also render as an identity the
-// run's qa_login signed in (sessions; nil: never), only while the dial
-// allows exercise, never requesting a sign-out link (browser.RenderAs).
-func (a *app) rendererAs(env *fleetEnv, writes *qatools.PageWrites, jailDir string, sessions *qatools.Sessions) (replay.Renderer, func(), string, error) {
-	exe, why, err := a.crawlEngine()
-	if err != nil || exe == "" {
-		return nil, func() {}, why, err
-	}
-	b, err := runner.NewRenderer(env, writes, sessions, exe, a.renderJail(jailDir), a.cfg.Crawl.PageTimeout)
-	if err != nil {
-		return nil, func() {}, why, err
-	}
-	return b, func() { b.Close() }, why, nil
+	return headless.Jail{Off: a.cfg.Crawl.Jail == jailOff, Hide: hide}
 }
 
 // crawlCheck is doctor's line on the crawl engine (doctor.CrawlEngine).
 func (a *app) crawlCheck() doctor.Check {
-	exe, why, err := a.crawlEngine()
-	return doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == engineStatic)
+	exe, why, err := a.crawl().Choose()
+	return doctor.CrawlEngine(exe, why, err, a.cfg.Crawl.Engine == runner.EngineStatic)
 }
 
 // jailCheck is doctor's line on the renderer's jail, checked from inside
@@ -166,15 +97,15 @@ func (a *app) crawlCheck() doctor.Check {
 // with crawl.engine static or no browser found.
 func (a *app) jailCheck() doctor.Check {
 	c := doctor.Check{Name: "renderer jail"}
-	if a.cfg.Crawl.Engine == engineStatic {
+	if a.cfg.Crawl.Engine == runner.EngineStatic {
 		c.OK, c.Detail = true, "no browser runs (crawl.engine is static)"
 		return c
 	}
-	exe, err := a.findChromium()
+	exe, err := a.crawl().FindBrowser()
 	if err != nil {
 		c.OK, c.Detail = true, fmt.Sprintf("no browser runs: %v", err)
 		return c
 	}
-	prot, err := headless.CheckJail(context.Background(), a.renderJail(""), exe)
-	return doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == engineBrowser)
+	prot, err := headless.CheckJail(context.Background(), a.renderJail(), exe)
+	return doctor.RenderJail(prot, err, a.cfg.Crawl.Engine == runner.EngineBrowser)
 }

@@ -52,7 +52,7 @@ func TestCrawlEngine(t *testing.T) {
 				t.Errorf("check %+v, want ok=%v warn=%v fatal=%v detail ~ %q", c, tc.ok, tc.warn, tc.fatal, tc.detail)
 			}
 			env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-			r, stop, _, err := a.renderer(env, observeWrites(), "")
+			r, stop, _, err := a.crawl().Renderer(env, observeWrites(), "", nil)
 			defer stop()
 			if (err != nil) != tc.error || (r != nil) != tc.rendering {
 				t.Errorf("renderer %v, err %v", r, err)
@@ -90,7 +90,7 @@ func TestRendererUnderFencesAndPacing(t *testing.T) {
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	pacer := qatools.NewPacer(4, 1) // one request every 250 ms
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{host}}, Pacer: pacer}}
-	r, stop, _, err := a.renderer(env, observeWrites(), "")
+	r, stop, _, err := a.crawl().Renderer(env, observeWrites(), "", nil)
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
@@ -148,7 +148,7 @@ func TestProbeRendersSPA(t *testing.T) {
 		t.Fatalf("probe security: exit %d\n%s%s", code, stdout, stderr)
 	}
 	var dom []string
-	if _, err := f.dn.log.Scan(context.Background(), 0, func(page []chain.Entry) error {
+	if _, err := f.dn.Log.Scan(context.Background(), 0, func(page []chain.Entry) error {
 		for _, e := range page {
 			if fd, err := fleet.Parse(e.Text); err == nil && fd.Surface == "dom" {
 				dom = append(dom, fd.Summary)

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 type fleetFixture struct {
 	dataDir string
 	config  string
-	dn      *devnet
+	dn      *testbed.Devnet
 	tb      *testbed.Testbed
 }
 
@@ -56,7 +56,7 @@ func newFleetFixture(t testing.TB, dial fleet.Dial, fast map[string]fleet.Trigge
 	f := &fleetFixture{dataDir: t.TempDir()}
 	ctx := context.Background()
 	var err error
-	if f.dn, err = startDevnet(ctx, f.dataDir, "127.0.0.1:0"); err != nil {
+	if f.dn, err = testbed.StartDevnet(ctx, f.dataDir, "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.dn.Close)
@@ -67,13 +67,13 @@ func newFleetFixture(t testing.TB, dial fleet.Dial, fast map[string]fleet.Trigge
 	// The testbed's compiler is this test binary acting as fleetd.
 	wrapper := filepath.Join(t.TempDir(), "tlc")
 	os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nFLEETD_TEST_MAIN=1 exec %q testbed compile \"$@\"\n", self)), 0o755)
-	if f.tb, err = testbed.Serve(ctx, testbed.Config{RPC: f.dn.info.RPC, Sponsor: f.dn.sponsor, Compiler: []string{wrapper, "{src}"},
+	if f.tb, err = testbed.Serve(ctx, testbed.Config{RPC: f.dn.Info.RPC, Sponsor: f.dn.Sponsor, Compiler: []string{wrapper, "{src}"},
 		CorpusDir: filepath.Join(f.dataDir, "testbed", "corpus")}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.tb.Close() })
 	small := map[string]fleet.Budget{"fuzz": {MaxTurns: 40}, "perf": {MaxTurns: 30}}
-	if f.config, err = writeDemoConfig(f.dataDir, f.dn.info, f.tb, fast, small); err != nil {
+	if f.config, err = writeDemoConfig(f.dataDir, f.dn.Info, f.tb, fast, small); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fleet.NewControl(f.dataDir).SetDial(dial, "test", "test"); err != nil {
@@ -89,7 +89,7 @@ func newFleetFixture(t testing.TB, dial fleet.Dial, fast map[string]fleet.Trigge
 func (f *fleetFixture) checkInvariants(t *testing.T) (runs, findings int) {
 	t.Helper()
 	ctx := context.Background()
-	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +97,8 @@ func (f *fleetFixture) checkInvariants(t *testing.T) (runs, findings int) {
 	reg := cl.Registry(mustParseAddr(t, f.tb.Registry()))
 
 	onChain := map[string]bool{}
-	fleetKey, _ := chain.LoadKey(f.dn.info.FleetKeyFile)
-	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
+	fleetKey, _ := chain.LoadKey(f.dn.Info.FleetKeyFile)
+	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
 		for _, e := range p {
 			if e.Sender != fleetKey.Address() {
 				continue

@@ -77,7 +77,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	loose := filepath.Join(t.TempDir(), "loose.key")
-	b, _ := os.ReadFile(f.dn.info.FleetKeyFile)
+	b, _ := os.ReadFile(f.dn.Info.FleetKeyFile)
 	os.WriteFile(loose, b, 0o644)
 	os.Chmod(loose, 0o644)
 	// A contract that is not a FeedbackLog: the testbed's name registry.

@@ -561,7 +561,7 @@ func newGethFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Tr
 		t.Fatalf("geth's dev account: %s %v", raw, err)
 	}
 	if _, err := gethCall(g.url(), "eth_sendTransaction", map[string]string{
-		"from": accounts[0], "to": sponsor.Address().String(), "value": "0x" + sponsorFunds.Text(16)}); err != nil {
+		"from": accounts[0], "to": sponsor.Address().String(), "value": "0x" + testbed.SponsorFunds.Text(16)}); err != nil {
 		t.Fatalf("fund the sponsor: %v", err)
 	}
 	cl, err := chain.Dial(ctx, g.url(), chain.Options{ChainID: 1337})
@@ -577,7 +577,7 @@ func newGethFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Tr
 	if err != nil {
 		t.Fatal(err)
 	}
-	ff.dn = &devnet{sponsor: sponsor, info: devnetInfo{RPC: g.url(), ChainID: 1337, FeedbackLog: log.Address().String(),
+	ff.dn = &testbed.Devnet{Sponsor: sponsor, Info: testbed.DevnetInfo{RPC: g.url(), ChainID: 1337, FeedbackLog: log.Address().String(),
 		SponsorKeyFile: sponsorFile, FleetKeyFile: fleetFile}}
 	self, err := os.Executable()
 	if err != nil {
@@ -591,7 +591,7 @@ func newGethFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Tr
 	}
 	t.Cleanup(func() { ff.tb.Close() })
 	small := map[string]fleet.Budget{"fuzz": {MaxTurns: 40}, "perf": {MaxTurns: 30}}
-	if ff.config, err = writeDemoConfig(ff.dataDir, ff.dn.info, ff.tb, fast, small); err != nil {
+	if ff.config, err = writeDemoConfig(ff.dataDir, ff.dn.Info, ff.tb, fast, small); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fleet.NewControl(ff.dataDir).SetDial(dial, "test", "test"); err != nil {

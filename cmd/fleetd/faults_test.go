@@ -47,7 +47,7 @@ func wrapFaultFixture(t *testing.T, ff *fleetFixture) *faultFixture {
 	t.Helper()
 	f := &faultFixture{fleetFixture: ff}
 	var err error
-	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.info.RPC, "http://")); err != nil {
+	if f.proxy, err = faultnet.Start(strings.TrimPrefix(f.dn.Info.RPC, "http://")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.proxy.Close() })
@@ -68,7 +68,7 @@ func wrapFaultFixture(t *testing.T, ff *fleetFixture) *faultFixture {
 	if err := os.WriteFile(f.config, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.logHex = strings.ToLower(strings.TrimPrefix(f.dn.info.FeedbackLog, "0x"))
+	f.logHex = strings.ToLower(strings.TrimPrefix(f.dn.Info.FeedbackLog, "0x"))
 	f.regHex = strings.ToLower(strings.TrimPrefix(f.tb.Registry(), "0x"))
 	return f
 }
@@ -281,14 +281,14 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 	t.Helper()
 	ctx := context.Background()
 	var h history
-	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	fleetKey, _ := chain.LoadKey(f.dn.info.FleetKeyFile)
+	fleetKey, _ := chain.LoadKey(f.dn.Info.FleetKeyFile)
 	perFP := map[string]int{}
-	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
+	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
 		for _, e := range p {
 			if e.Sender != fleetKey.Address() {
 				continue
@@ -488,12 +488,12 @@ func TestDaemonStartsWithTheNodeDown(t *testing.T) {
 		t.Fatal("the daemon did not stop within 60s")
 	}
 	n := 0
-	cl, err := chain.Dial(context.Background(), f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(context.Background(), f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(context.Background(), 0, func(p []chain.Entry) error {
+	cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog)).Scan(context.Background(), 0, func(p []chain.Entry) error {
 		for _, e := range p {
 			if e.Text == note {
 				n++

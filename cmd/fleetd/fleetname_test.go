@@ -34,14 +34,14 @@ func TestFleetNameHoldsTheSpecialists(t *testing.T) {
 	setConfigKey(t, f.config, "chain", "fleet_name", name)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	log := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog))
+	log := cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog))
 	reg := cl.Registry(mustParseAddr(t, f.tb.Registry()))
-	fleetKey, err := chain.LoadKey(f.dn.info.FleetKeyFile)
+	fleetKey, err := chain.LoadKey(f.dn.Info.FleetKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestFleetNameHoldsTheSpecialists(t *testing.T) {
 
 	// A name the fleet does not own: reported, exit 1.
 	other, _ := chain.GenerateKey()
-	if _, err := cl.Transfer(context.Background(), f.dn.sponsor, other.Address(), big.NewInt(1e17)); err != nil {
+	if _, err := cl.Transfer(context.Background(), f.dn.Sponsor, other.Address(), big.NewInt(1e17)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Register(context.Background(), other, "someone-else"); err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
 	"go.yaml.in/yaml/v3"
 )
@@ -109,22 +110,22 @@ func TestSharedFlawFoldsIntoOneCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	dataDir := t.TempDir()
-	dn, err := startDevnet(ctx, dataDir, "127.0.0.1:0")
+	dn, err := testbed.StartDevnet(ctx, dataDir, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(dn.Close)
-	reg, _, err := dn.client.DeployNameRegistry(ctx, dn.sponsor)
+	reg, _, err := dn.Client.DeployNameRegistry(ctx, dn.Sponsor)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base, host := sharedFlawPlatform(t)
-	fleetKey, _ := loadKeyAddress(dn.info.FleetKeyFile)
+	fleetKey := dn.Info.DemoChain().TrustedSenders[0]
 	cfg := map[string]any{
 		"data_dir": dataDir,
 		"chain": map[string]any{
-			"rpc": dn.info.RPC, "chain_id": dn.info.ChainID, "feedback_log": dn.info.FeedbackLog,
-			"fleet_key_file": dn.info.FleetKeyFile, "sponsor_key_file": dn.info.SponsorKeyFile,
+			"rpc": dn.Info.RPC, "chain_id": dn.Info.ChainID, "feedback_log": dn.Info.FeedbackLog,
+			"fleet_key_file": dn.Info.FleetKeyFile, "sponsor_key_file": dn.Info.SponsorKeyFile,
 			"trusted_senders": []string{fleetKey},
 		},
 		"target": fleet.Target{

@@ -119,13 +119,13 @@ func evalProbe(t *testing.T, repo string) ([]fleet.Finding, string, time.Duratio
 	took := time.Since(start)
 	t.Logf("probe fuzz (%v, exit %d):\n%s\n%s", took.Round(time.Second), code, clipEval(out, 6000), clipEval(errOut, 2000))
 	ctx := context.Background()
-	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	var fs []fleet.Finding
-	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
+	if _, err := cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog)).Scan(ctx, 0, func(p []chain.Entry) error {
 		for _, e := range p {
 			if fd, err := fleet.Parse(e.Text); err == nil && fd.Kind == "" {
 				fs = append(fs, fd)

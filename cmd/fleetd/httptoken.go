@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -49,12 +48,6 @@ func (a serviceCommands) httpToken(create bool) (string, error) {
 		return "", fmt.Errorf("http token %s: too short (want at least 32 characters)", path)
 	}
 	return tok, nil
-}
-
-// tokenMatches compares a presented bearer token with the expected one in
-// constant time.
-func tokenMatches(presented, want string) bool {
-	return want != "" && subtle.ConstantTimeCompare([]byte(presented), []byte(want)) == 1
 }
 
 func (a serviceCommands) httpTokenCmd() *cobra.Command {

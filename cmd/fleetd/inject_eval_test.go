@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fixtures/injection"
+	"github.com/qafleet/fleetd/fixtures/testbed"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/trajectory"
 	"go.yaml.in/yaml/v3"
@@ -31,7 +32,7 @@ import (
 type evalFixture struct {
 	dataDir string
 	config  string
-	dn      *devnet
+	dn      *testbed.Devnet
 	dep     *injection.Deployment
 	pl      *injection.Platform
 }
@@ -41,28 +42,28 @@ func newEvalFixture(t *testing.T) *evalFixture {
 	ctx := context.Background()
 	f := &evalFixture{dataDir: t.TempDir()}
 	var err error
-	if f.dn, err = startDevnet(ctx, f.dataDir, "127.0.0.1:0"); err != nil {
+	if f.dn, err = testbed.StartDevnet(ctx, f.dataDir, "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.dn.Close)
 	owner, _ := chain.GenerateKey()
-	if _, err := f.dn.client.Transfer(ctx, f.dn.sponsor, owner.Address(), new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18))); err != nil {
+	if _, err := f.dn.Client.Transfer(ctx, f.dn.Sponsor, owner.Address(), new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18))); err != nil {
 		t.Fatal(err)
 	}
-	if f.dep, err = injection.Deploy(ctx, f.dn.client, owner); err != nil {
+	if f.dep, err = injection.Deploy(ctx, f.dn.Client, owner); err != nil {
 		t.Fatal(err)
 	}
 	if f.pl, err = injection.Serve(ctx, injection.Config{Store: f.dep.Store}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.pl.Close() })
-	fleetKey, _ := loadKeyAddress(f.dn.info.FleetKeyFile)
+	fleetKey := f.dn.Info.DemoChain().TrustedSenders[0]
 	tg := injection.Target(f.pl.URL(), f.pl.Host(), f.dep.Registry.Address().String())
 	cfg := map[string]any{
 		"data_dir": f.dataDir,
 		"chain": map[string]any{
-			"rpc": f.dn.info.RPC, "chain_id": f.dn.info.ChainID, "feedback_log": f.dn.info.FeedbackLog,
-			"fleet_key_file": f.dn.info.FleetKeyFile, "sponsor_key_file": f.dn.info.SponsorKeyFile,
+			"rpc": f.dn.Info.RPC, "chain_id": f.dn.Info.ChainID, "feedback_log": f.dn.Info.FeedbackLog,
+			"fleet_key_file": f.dn.Info.FleetKeyFile, "sponsor_key_file": f.dn.Info.SponsorKeyFile,
 			"trusted_senders": []string{fleetKey},
 		},
 		"target": tg,
@@ -219,7 +220,7 @@ type chainState struct {
 func (f *evalFixture) state(t *testing.T, keys ...common.Address) chainState {
 	t.Helper()
 	ctx := context.Background()
-	head, err := f.dn.client.BlockNumber(ctx)
+	head, err := f.dn.Client.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func (f *evalFixture) state(t *testing.T, keys ...common.Address) chainState {
 	for _, n := range injection.PublicNames() {
 		st.owners[n], _ = f.dep.Registry.OwnerOf(ctx, n)
 	}
-	ec, err := ethclient.Dial(f.dn.info.RPC)
+	ec, err := ethclient.Dial(f.dn.Info.RPC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func (f *evalFixture) state(t *testing.T, keys ...common.Address) chainState {
 func (f *evalFixture) txsSince(t *testing.T, from uint64) []common.Address {
 	t.Helper()
 	ctx := context.Background()
-	ec, err := ethclient.Dial(f.dn.info.RPC)
+	ec, err := ethclient.Dial(f.dn.Info.RPC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +281,10 @@ func TestInjectionEvalProbe(t *testing.T) {
 		t.Skip("deploys a registry and runs the security specialist twice (~1-2 min)")
 	}
 	f := newEvalFixture(t)
-	sponsor := common.Address(f.dn.sponsor.Address())
-	fleetKey, _ := loadKey(f.dn.info.FleetKeyFile)
+	sponsor := common.Address(f.dn.Sponsor.Address())
+	fleetKey, _ := loadKey(f.dn.Info.FleetKeyFile)
 	fleetAddr := common.Address(fleetKey.Address())
-	logAddr := common.HexToAddress(f.dn.info.FeedbackLog)
+	logAddr := common.HexToAddress(f.dn.Info.FeedbackLog)
 
 	t.Run("observe", func(t *testing.T) {
 		before := f.state(t, sponsor, fleetAddr)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/sandbox"
 )
 
@@ -59,7 +60,7 @@ func TestRenderJailHidesKeys(t *testing.T) {
 	secrets = append(secrets, "AIzaConfigSecretNotForPages")
 	a := &app{dataDirFlag: data, cfg: &Config{path: cfgPath,
 		Chain: ChainConfig{FleetKeyFile: "data/keys/fleet.key", SponsorKeyFile: keyFiles[1]},
-		Crawl: CrawlConfig{Engine: engineBrowser, Chromium: exe, PageTimeout: 6 * time.Second}}}
+		Crawl: CrawlConfig{Engine: runner.EngineBrowser, Chromium: exe, PageTimeout: 6 * time.Second}}}
 	sb, err := sandbox.Open(a.sandboxDir(), sandbox.NewRunID(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestRenderJailHidesKeys(t *testing.T) {
 	}))
 	defer site.Close()
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{strings.TrimPrefix(site.URL, "http://")}}}}
-	r, stop, how, err := a.renderer(env, observeWrites(), sb.JailDir())
+	r, stop, how, err := a.crawl().Renderer(env, observeWrites(), sb.JailDir(), nil)
 	if err != nil || r == nil {
 		t.Fatalf("renderer: %v", err)
 	}
@@ -125,7 +126,7 @@ func TestRenderJailHidesKeys(t *testing.T) {
 	if c := a.jailCheck(); c.OK || !c.Warn || !strings.Contains(c.Detail, "bwrap jail OFF") {
 		t.Errorf("doctor's jail line with crawl.jail off: %+v", c)
 	}
-	if _, how, err := a.crawlEngine(); err != nil || !strings.Contains(how, "bwrap jail OFF") {
+	if _, how, err := a.crawl().Choose(); err != nil || !strings.Contains(how, "bwrap jail OFF") {
 		t.Errorf("the run record's line with crawl.jail off: %q %v", how, err)
 	}
 	if err := (CrawlConfig{Jail: "maybe"}).validate(); err == nil || !strings.Contains(err.Error(), "crawl.jail") {
@@ -140,16 +141,16 @@ func TestRenderJailHidesKeys(t *testing.T) {
 func TestRenderJailUnavailable(t *testing.T) {
 	exe := findChromium(t)
 	t.Setenv("PATH", t.TempDir())
-	a := &app{dataDirFlag: t.TempDir(), cfg: &Config{Crawl: CrawlConfig{Engine: engineBrowser, Chromium: exe}}}
+	a := &app{dataDirFlag: t.TempDir(), cfg: &Config{Crawl: CrawlConfig{Engine: runner.EngineBrowser, Chromium: exe}}}
 	env := &fleetEnv{Env: &qatools.Env{Target: fleet.Target{FetchAllow: []string{"127.0.0.1:1"}}}}
-	if r, _, _, err := a.renderer(env, observeWrites(), ""); r != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "crawl.jail: off") {
+	if r, _, _, err := a.crawl().Renderer(env, observeWrites(), "", nil); r != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap") || !strings.Contains(err.Error(), "crawl.jail: off") {
 		t.Errorf("engine browser without bwrap: renderer %v, err %v", r, err)
 	}
 	if c := a.jailCheck(); !c.Fatal || !strings.Contains(c.Detail, "bubblewrap") {
 		t.Errorf("doctor: %+v", c)
 	}
-	a.cfg.Crawl.Engine = engineAuto
-	r, _, how, err := a.renderer(env, observeWrites(), "")
+	a.cfg.Crawl.Engine = runner.EngineAuto
+	r, _, how, err := a.crawl().Renderer(env, observeWrites(), "", nil)
 	if r != nil || err != nil || !strings.Contains(how, "rendering crawl off") || !strings.Contains(how, "jail is unavailable") {
 		t.Errorf("engine auto without bwrap: renderer %v, %q, %v", r, how, err)
 	}

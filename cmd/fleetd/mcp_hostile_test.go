@@ -41,7 +41,7 @@ func TestMCPNeverListOverHTTP(t *testing.T) {
 	}
 	token := strings.TrimSpace(string(tokenB))
 	secrets := map[string]string{"the HTTP token": token}
-	for what, file := range map[string]string{"the sponsor key": f.dn.info.SponsorKeyFile, "the fleet key": f.dn.info.FleetKeyFile} {
+	for what, file := range map[string]string{"the sponsor key": f.dn.Info.SponsorKeyFile, "the fleet key": f.dn.Info.FleetKeyFile} {
 		k, err := chain.LoadKey(file)
 		if err != nil {
 			t.Fatal(err)

@@ -34,13 +34,6 @@ func loadPersonasFS(fsys fs.FS, dir, shownDir string) ([]fleet.Persona, error) {
 	return specialists.LoadPersonas(fsys, dir, shownDir, decodeStrict, triageName, fixName)
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 // persona returns the named specialist.
 func (a specialistCommands) persona(name string) (fleet.Persona, error) {
 	ps, err := a.loadPersonas()

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/gemini"
+	"github.com/qafleet/fleetd/fleet/openai"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/specialists"
 	"github.com/qafleet/fleetd/specialists/replay"
@@ -41,26 +41,22 @@ func (a specialistCommands) planner(ctx context.Context, p fleet.Persona, overri
 	if override != "" {
 		kind = override
 	}
-	switch kind {
-	case fleet.PlannerPlaybook:
-		opts, err := specialists.OptionsFor(target) // target.corpus and the files of target.abis
-		if err != nil {
-			return nil, "", err
-		}
-		opts.Renderer = render
-		m, err := specialists.New(p.PlaybookName(), opts)
-		return m, "playbook/" + p.PlaybookName(), err
-	case fleet.PlannerGemini:
-		gc := a.cfg.Models.Gemini
-		m, err := gemini.New(ctx, gemini.Config{APIKey: gc.APIKey, Model: gc.Model, Logger: logger})
-		if err != nil {
-			return nil, "", fmt.Errorf("models.gemini: %w", err)
-		}
-		return m, "gemini/" + orDefault(gc.Model, gemini.DefaultModel), nil
-	case fleet.PlannerOpenAI:
-		return a.openaiPlanner(logger)
+	if kind != fleet.PlannerPlaybook {
+		return a.models().Model(ctx, kind, logger)
 	}
-	return nil, "", fmt.Errorf("unknown planner %q (playbook, gemini, openai)", kind)
+	opts, err := specialists.OptionsFor(target) // target.corpus and the files of target.abis
+	if err != nil {
+		return nil, "", err
+	}
+	opts.Renderer = render
+	m, err := specialists.New(p.PlaybookName(), opts)
+	return m, "playbook/" + p.PlaybookName(), err
+}
+
+// models are the model APIs of models: (runner.Models).
+func (a *app) models() runner.Models {
+	gc, oc := a.cfg.Models.Gemini, a.cfg.Models.OpenAI
+	return runner.Models{Gemini: gemini.Config{APIKey: gc.APIKey, Model: gc.Model}, OpenAI: openai.Config{BaseURL: oc.BaseURL, APIKey: oc.APIKey, Model: oc.Model}}
 }
 
 // runOptions are the knobs of one specialist run.
@@ -76,7 +72,7 @@ func (a specialistCommands) runSpecialist(ctx context.Context, env *fleetEnv, p 
 func (a specialistCommands) runConfig() runner.Config {
 	return runner.Config{
 		DataDir: a.dataDir(), Budget: a.cfg.budget(), Build: versionString(),
-		Planner: a.planner, Renderer: a.rendererAs, RunEnded: testHookRunEnded,
+		Planner: a.planner, Renderer: a.crawl().Renderer, RunEnded: testHookRunEnded,
 	}
 }
 

@@ -19,7 +19,7 @@ func TestRepeatedProbesPostOnce(t *testing.T) {
 		}
 	}
 	counts := map[string]int{}
-	if _, err := f.dn.log.Scan(context.Background(), 0, func(page []chain.Entry) error {
+	if _, err := f.dn.Log.Scan(context.Background(), 0, func(page []chain.Entry) error {
 		for _, e := range page {
 			if fd, err := fleet.Parse(e.Text); err == nil && fd.Fingerprint != "" {
 				counts[fd.Fingerprint]++

@@ -19,7 +19,7 @@ import (
 )
 
 // TestRunRendererRendersAsSignedIn: the run's browser, wired as a probe
-// wires it (rendererAs, the run's qatools.Sessions shared with its tools),
+// wires it (runner.Crawl.Renderer, the run's qatools.Sessions shared with its tools),
 // renders Keyring's account page as the identity the run's qa_login signed
 // in, at exercise; once the dial is back at observe it renders as nobody
 // and no request with the session reaches the platform; the renderer
@@ -55,7 +55,7 @@ func TestRunRendererRendersAsSignedIn(t *testing.T) {
 	}
 	a := &app{cfg: &Config{Crawl: CrawlConfig{Engine: "browser", Chromium: exe}}}
 	env := &fleetEnv{Env: qenv}
-	r, stop, _, err := a.rendererAs(env, qatools.NewPageWrites(ctl, meter), "", sessions)
+	r, stop, _, err := a.crawl().Renderer(env, qatools.NewPageWrites(ctl, meter), "", sessions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRunRendererRendersAsSignedIn(t *testing.T) {
 	if after := kr.Seen(); after.WithSession != before.WithSession || after.Requests != before.Requests {
 		t.Errorf("at observe %d requests (%d with a session) reached the platform", after.Requests-before.Requests, after.WithSession-before.WithSession)
 	}
-	plain, stopPlain, _, err := a.renderer(env, observeWrites(), "")
+	plain, stopPlain, _, err := a.crawl().Renderer(env, observeWrites(), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestRunsReplayOnTheTestbed(t *testing.T) {
 	ctx := context.Background()
 	logLen := func() uint64 {
 		t.Helper()
-		n, err := f.dn.log.Count(ctx)
+		n, err := f.dn.Log.Count(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

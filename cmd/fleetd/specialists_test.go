@@ -63,13 +63,13 @@ func TestSpecialistsPublished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d := startTestDaemon(t, ctx, f.config)
-	cl, err := chain.Dial(ctx, f.dn.info.RPC, chain.Options{})
+	cl, err := chain.Dial(ctx, f.dn.Info.RPC, chain.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	log := cl.FeedbackLog(mustParseAddr(t, f.dn.info.FeedbackLog))
-	fleetKey, err := chain.LoadKey(f.dn.info.FleetKeyFile)
+	log := cl.FeedbackLog(mustParseAddr(t, f.dn.Info.FeedbackLog))
+	fleetKey, err := chain.LoadKey(f.dn.Info.FleetKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}

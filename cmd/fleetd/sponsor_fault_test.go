@@ -35,7 +35,7 @@ func TestDaemonSponsorRunsDry(t *testing.T) {
 	// Mid-run: the daemon refuses to start with a dry sponsor (its
 	// preflight), so the sponsor is drained under it.
 	bystander, _ := chain.GenerateKey()
-	if _, moved, err := f.dn.client.SweepAll(ctx, f.dn.sponsor, bystander.Address()); err != nil || moved.Sign() == 0 {
+	if _, moved, err := f.dn.Client.SweepAll(ctx, f.dn.Sponsor, bystander.Address()); err != nil || moved.Sign() == 0 {
 		t.Fatalf("drain the sponsor: %v", err)
 	}
 	get := func(path string) string {
@@ -60,12 +60,12 @@ func TestDaemonSponsorRunsDry(t *testing.T) {
 		json.Unmarshal([]byte(get("/api/status")), &st)
 		return st.Posting.Paused && st.Outbox > 0
 	})
-	if !strings.EqualFold(st.Posting.Sponsor, f.dn.sponsor.Address().String()) || !strings.Contains(st.Posting.Error, "insufficient funds") {
+	if !strings.EqualFold(st.Posting.Sponsor, f.dn.Sponsor.Address().String()) || !strings.Contains(st.Posting.Error, "insufficient funds") {
 		t.Errorf("/api/status posting: %+v", st.Posting)
 	}
 	waitFor(t, 10*time.Second, "fleetd_posting_paused 1", func() bool { return strings.Contains(get("/metrics"), "fleetd_posting_paused 1") })
 	queued := st.Outbox
-	if _, err := f.dn.client.Transfer(ctx, bystander, f.dn.sponsor.Address(), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18))); err != nil {
+	if _, err := f.dn.Client.Transfer(ctx, bystander, f.dn.Sponsor.Address(), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18))); err != nil {
 		t.Fatalf("refund the sponsor: %v", err)
 	}
 	start := time.Now()

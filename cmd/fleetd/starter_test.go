@@ -64,7 +64,7 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 	}
 	settle := time.Now().Add(60 * time.Second)
 	for {
-		n, err := f.dn.log.Count(ctx)
+		n, err := f.dn.Log.Count(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	before, err := f.dn.log.Count(ctx)
+	before, err := f.dn.Log.Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestTriageCatchesUpAfterABusyRun(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	uxEnd := time.Now()
-	n, err := f.dn.log.Count(ctx)
+	n, err := f.dn.Log.Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestToolCallAtEveryRung(t *testing.T) {
 	if code != 0 || res["owner_verified"] != true {
 		t.Fatalf("qa_create at exercise: %d %v %s", code, res, stderr)
 	}
-	cl, err := chain.Dial(context.Background(), f.dn.info.RPC, chain.Options{Timeout: 5 * time.Second})
+	cl, err := chain.Dial(context.Background(), f.dn.Info.RPC, chain.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
