@@ -12,7 +12,8 @@ import (
 
 // chainSide is what the history checker reads the chain with.
 type chainSide struct {
-	RPC, FeedbackLog, Registry   string
+	RPC, FeedbackLog             string
+	Registries                   []string // one per testbed
 	FleetKeyFile, SponsorKeyFile string
 }
 
@@ -64,11 +65,14 @@ func readHistory(t *testing.T, c chainSide, acks map[string]acked) history {
 	if err != nil {
 		t.Fatal(err)
 	}
-	regAddr, err := fleet.ParseAddress(c.Registry)
-	if err != nil {
-		t.Fatal(err)
+	var regs []*chain.Registry
+	for _, r := range c.Registries {
+		a, err := fleet.ParseAddress(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs = append(regs, cl.Registry(a))
 	}
-	reg := cl.Registry(regAddr)
 	seen := map[string]bool{}
 	for _, f := range fundings {
 		id := f.Run + "#" + f.To.String()
@@ -87,16 +91,18 @@ func readHistory(t *testing.T, c chainSide, acks map[string]acked) history {
 		if k.Wei, err = cl.Balance(ctx, key.Address()); err != nil {
 			t.Fatal(err)
 		}
-		names, err := reg.NamesRegisteredTo(ctx, key.Address(), 0, head)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			owner, err := reg.OwnerOf(ctx, n)
+		for _, reg := range regs {
+			names, err := reg.NamesRegisteredTo(ctx, key.Address(), 0, head)
 			if err != nil {
 				t.Fatal(err)
 			}
-			k.Names[n] = owner.String()
+			for _, n := range names {
+				owner, err := reg.OwnerOf(ctx, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k.Names[n] = owner.String()
+			}
 		}
 		h.Keys = append(h.Keys, k)
 	}
