@@ -42,16 +42,17 @@ const (
 )
 
 type env struct {
-	t         *testing.T
-	dir       string // the cluster's scratch dir
-	bin       string // cached cluster binaries
-	kubecfg   string
-	fleetd    string
-	cfg       string // the host-side fleetd config (devnet + testbed)
-	times     map[string]time.Duration
-	here      string
-	installed time.Time // helm install
-	probePods int       // probe pods whose logs settle read
+	t          *testing.T
+	dir        string // the cluster's scratch dir
+	bin        string // cached cluster binaries
+	kubecfg    string
+	fleetd     string
+	cfg        string // the host-side fleetd config (devnet + testbed)
+	times      map[string]time.Duration
+	here       string
+	installed  time.Time // helm install
+	probePods  int       // probe pods whose logs settle read
+	reconciled []string  // the reconcile CronJob's lines that released or swept something
 }
 
 // platform is the host side the pods probe: the dev chain and its
@@ -432,6 +433,17 @@ func (e *env) settle(p *platform) history {
 		}
 		return false, e.podsSummary()
 	})
+	// What the reconcile CronJob cleaned up: its lines naming a run it
+	// released names of or swept wei from (killed and disk-full runs).
+	for _, pod := range strings.Fields(e.kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=reconcile", "-o", "name")) {
+		out, _ := e.kubectlErr("-n", ns, "logs", pod, "-c", "fleetd")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "chain:") && !strings.Contains(line, " 0 names released, 0 wei swept") && !strings.Contains(line, "skipped") {
+				e.reconciled = append(e.reconciled, strings.TrimSpace(line))
+				t.Logf("reconcile CronJob (%s): %s", pod, strings.TrimSpace(line))
+			}
+		}
+	}
 	acks := map[string]acked{}
 	pods := strings.Fields(e.kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=probe", "-o", "name"))
 	for _, pod := range pods {
