@@ -459,44 +459,19 @@ func (e *env) settle(p *platform) history {
 }
 
 // portForwardGet runs kubectl port-forward to target's port 8787 on a
-// loopback port kubectl picks, GETs path through it and stops it.
+// loopback port kubectl picks (stopped when the test ends) and GETs path
+// through it.
 func (e *env) portForwardGet(target, path string) string {
 	t := e.t
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(e.bin, "kubectl"), "--kubeconfig", e.kubecfg, "-n", ns,
+	cmd := exec.Command(filepath.Join(e.bin, "kubectl"), "--kubeconfig", e.kubecfg, "-n", ns,
 		"port-forward", "--address", "127.0.0.1", target, ":8787")
-	stdout, err := cmd.StdoutPipe()
+	// "Forwarding from 127.0.0.1:PORT -> 8787"
+	l := e.firstLine(cmd, func(l string) bool { return strings.HasPrefix(l, "Forwarding from 127.0.0.1:") })
+	port := strings.TrimPrefix(strings.Fields(l)[2], "127.0.0.1:")
+	resp, err := http.Get("http://127.0.0.1:" + port + path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cancel(); cmd.Wait() }()
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() { // "Forwarding from 127.0.0.1:PORT -> 8787"
-			if f := strings.Fields(sc.Text()); len(f) >= 3 && strings.HasPrefix(f[2], "127.0.0.1:") {
-				port <- strings.TrimPrefix(f[2], "127.0.0.1:")
-				break
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	var p string
-	select {
-	case p = <-port:
-	case <-ctx.Done():
-		t.Fatalf("kubectl port-forward %s: no port: %s", target, stderr.String())
-	}
-	resp, err := http.Get("http://127.0.0.1:" + p + path)
-	if err != nil {
-		t.Errorf("GET %s through port-forward: %v (%s)", path, err, stderr.String())
+		t.Errorf("GET %s through port-forward: %v", path, err)
 		return ""
 	}
 	defer resp.Body.Close()
@@ -625,6 +600,17 @@ func (e *env) waitFor(what string, d time.Duration, cond func() (bool, string)) 
 // (SIGINT, then SIGKILL) when the test ends.
 func (e *env) jsonLine(cmd *exec.Cmd, v any) {
 	e.t.Helper()
+	l := e.firstLine(cmd, func(string) bool { return true })
+	if err := json.Unmarshal([]byte(l), v); err != nil {
+		e.t.Fatalf("%v printed %q: %v", cmd.Args, l, err)
+	}
+}
+
+// firstLine starts cmd, returns the first line it prints that match
+// accepts (within 2 minutes), and stops it (SIGINT, then SIGKILL) when the
+// test ends.
+func (e *env) firstLine(cmd *exec.Cmd, match func(string) bool) string {
+	e.t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		e.t.Fatal(err)
@@ -649,8 +635,11 @@ func (e *env) jsonLine(cmd *exec.Cmd, v any) {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 1<<20)
-		if sc.Scan() {
-			lines <- sc.Text()
+		for sc.Scan() {
+			if match(sc.Text()) {
+				lines <- sc.Text()
+				break
+			}
 		}
 		close(lines)
 		io.Copy(io.Discard, stdout)
@@ -660,12 +649,11 @@ func (e *env) jsonLine(cmd *exec.Cmd, v any) {
 		if !ok {
 			e.t.Fatalf("%v printed nothing: %s", cmd.Args, stderr.String())
 		}
-		if err := json.Unmarshal([]byte(l), v); err != nil {
-			e.t.Fatalf("%v printed %q: %v", cmd.Args, l, err)
-		}
+		return l
 	case <-time.After(2 * time.Minute):
 		e.t.Fatalf("%v printed nothing in 2 minutes: %s", cmd.Args, stderr.String())
 	}
+	return ""
 }
 
 // forward listens on the bridge's address at the port of rawURL (a
