@@ -226,6 +226,15 @@ start_component() {
       --authentication-kubeconfig "$D/scheduler.kubeconfig" --authorization-kubeconfig "$D/scheduler.kubeconfig" \
       --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false ;;
   kubelet)
+    # The kubelet makes its pod-resources socket under a temporary name and
+    # renames it; that rename sporadically fails with EXDEV on a plain
+    # directory ("failed to move temporary file to addr …/kubelet.sock:
+    # invalid cross-device link", seen here once in four starts; the same
+    # flake as k3s-io/k3s#4042), and the kubelet exits. A small tmpfs there,
+    # as kindcontainer does for it, keeps the rename on one filesystem of
+    # its own; down unmounts it with DIR's other mounts.
+    mkdir -p "$D/kubelet/pod-resources"
+    mountpoint -q "$D/kubelet/pod-resources" || mount -t tmpfs -o size=1m,mode=0750 tmpfs "$D/kubelet/pod-resources"
     start kubelet "$BIN/kubelet" --kubeconfig "$D/kubelet.kubeconfig" --config "$D/kubelet.yaml" \
       --root-dir "$D/kubelet" --cert-dir "$D/kubelet/pki" --hostname-override "$NODE" --node-ip "$GATEWAY" -v 1
     wait_for kubelet 60 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ/healthz" ;;

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,6 +264,10 @@ func TestClusterEndToEnd(t *testing.T) {
 		t.Logf("fault: deleted %s mid-run", pod)
 		return true, ""
 	})
+	// A probe container SIGKILLed after it minted a name: no cleanup runs,
+	// so its name stays held and its key funded until the reconcile
+	// CronJob finds the run from the chain (settle checks it did).
+	e.killAfterMint()
 	// The kubelet restarted: the node is Ready again and probes still post.
 	e.sh(time.Minute, filepath.Join(e.here, "cluster.sh"), "stop", e.dir, "kubelet")
 	e.sh(2*time.Minute, filepath.Join(e.here, "cluster.sh"), "start", e.dir, "kubelet")
@@ -318,6 +323,9 @@ func TestClusterEndToEnd(t *testing.T) {
 	}
 	if entries == 0 {
 		t.Error("history: no finding on the log")
+	}
+	if len(e.reconciled) == 0 {
+		t.Error("history: the reconcile CronJob released and swept nothing, yet a probe was SIGKILLed after it minted a name")
 	}
 	for _, pr := range h.problems() {
 		t.Error("history: " + pr)
@@ -396,6 +404,40 @@ func (e *env) diskFull() {
 	}
 	t.Logf("fault: disk full in pod %s: %s", podName, lastLines(log, 3))
 }
+
+// killAfterMint waits for a running probe pod whose log shows a
+// qa_create that succeeded, and SIGKILLs its fleetd container through this
+// cluster's containerd.
+func (e *env) killAfterMint() {
+	t := e.t
+	t.Helper()
+	e.waitFor("a running probe that minted a name", 4*time.Minute, func() (bool, string) {
+		out := e.kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=probe", "--field-selector=status.phase=Running",
+			"-o", `jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].containerID}{"\n"}{end}`)
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 || !strings.HasPrefix(f[1], "containerd://") {
+				continue
+			}
+			log, err := e.kubectlErr("-n", ns, "logs", f[0], "-c", "fleetd")
+			if err != nil || !mintedRE.MatchString(log) {
+				continue
+			}
+			id := strings.TrimPrefix(f[1], "containerd://")
+			cmd := exec.Command("ctr", "--address", filepath.Join(e.dir, "containerd.sock"), "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("ctr tasks kill %s: %v: %s", id, err, b)
+			}
+			t.Logf("fault: SIGKILL to pod %s after: %s", f[0], mintedRE.FindString(log))
+			return true, ""
+		}
+		return false, e.podsSummary()
+	})
+}
+
+// mintedRE matches fleetd probe's narration of a qa_create that succeeded
+// ("  turn 3: qa_create    ok   12ms").
+var mintedRE = regexp.MustCompile(`turn \d+: qa_create\s+ok\b`)
 
 // settle stops the probes (the CronJobs suspended, the running pods
 // finished), waits for a reconcile Job scheduled reconcileAge after that to
