@@ -283,7 +283,15 @@ down() {
   local pid
   for pid in $(pgrep -f -- "-address $D/containerd.sock" || true); do kill -KILL "$pid" 2>/dev/null || true; done
   # Mounts under DIR, deepest first; the pods' network namespaces; cgroups; the bridge.
-  grep -o " $D/[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # Passes until none is left: the kubelet bind-mounts its root dir onto
+  # itself (rshared), so a mount made under it before (pod-resources) is
+  # listed once and revealed again when the bind above it goes.
+  local pass ms
+  for pass in 1 2 3 4 5; do
+    ms=$(grep -o " $D/[^ ]*" /proc/self/mounts | sort -r || true)
+    [[ -n $ms ]] || break
+    for m in $ms; do umount -l "$m" 2>/dev/null || true; done
+  done
   # containerd names the pods' network namespaces cni-<uuid>: ours are those made since up.
   if [[ -f $D/up.stamp && -d /var/run/netns ]]; then
     for ns in $(find /var/run/netns -maxdepth 1 -name 'cni-*' -newer "$D/up.stamp" -printf '%f\n'); do ip netns del "$ns" 2>/dev/null || true; done

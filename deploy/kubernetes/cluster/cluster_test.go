@@ -413,11 +413,11 @@ func (e *env) killAfterMint() {
 	t.Helper()
 	e.waitFor("a running probe that minted a name", 4*time.Minute, func() (bool, string) {
 		out := e.kubectl("-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=probe", "--field-selector=status.phase=Running",
-			"-o", `jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].containerID}{"\n"}{end}`)
+			"-o", `jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].containerID} {.metadata.deletionTimestamp}{"\n"}{end}`)
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			f := strings.Fields(line)
 			if len(f) != 2 || !strings.HasPrefix(f[1], "containerd://") {
-				continue
+				continue // not started, or being deleted (the previous fault's pod)
 			}
 			log, err := e.kubectlErr("-n", ns, "logs", f[0], "-c", "fleetd")
 			if err != nil || !mintedRE.MatchString(log) {
