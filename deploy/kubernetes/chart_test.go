@@ -143,9 +143,10 @@ networkPolicy:
 		name     string
 		values   []string
 		cronJobs int // probe CronJobs
+		console  int // the daemon policy's ingress rules: one with consoleFrom, none by default
 	}{
-		{"defaults", nil, 4},
-		{"two targets", []string{two}, 3},
+		{"defaults", nil, 4, 0},
+		{"two targets", []string{two}, 3, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := decode(t, render(t, tc.values...))
@@ -180,6 +181,15 @@ networkPolicy:
 				}
 			}
 			checkPolicies(t, objs)
+			console := 0
+			for _, o := range objs {
+				if p, ok := o.value.(*networkingv1.NetworkPolicy); ok && p.Spec.PodSelector.MatchLabels["app.kubernetes.io/component"] == "daemon" {
+					console += len(p.Spec.Ingress)
+				}
+			}
+			if console != tc.console {
+				t.Errorf("the daemon's policy has %d ingress rules, want %d", console, tc.console)
+			}
 			checkConfigs(t, objs)
 		})
 	}
@@ -322,6 +332,11 @@ func checkPolicies(t *testing.T, objs []object) {
 			}
 			if labels["app.kubernetes.io/component"] != "daemon" && len(p.Spec.Ingress) != 0 {
 				t.Errorf("policy %s admits ingress to %s", p.Name, o.name)
+			}
+			for _, in := range p.Spec.Ingress { // the daemon's: the console port, from named peers only
+				if len(in.From) == 0 || len(in.Ports) != 1 || in.Ports[0].Port.IntValue() != 8787 {
+					t.Errorf("policy %s: an ingress rule from %v on %v, want TCP 8787 from consoleFrom's peers", p.Name, in.From, in.Ports)
+				}
 			}
 		}
 		if !covered {

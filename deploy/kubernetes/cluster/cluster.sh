@@ -226,6 +226,15 @@ start_component() {
       --authentication-kubeconfig "$D/scheduler.kubeconfig" --authorization-kubeconfig "$D/scheduler.kubeconfig" \
       --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false ;;
   kubelet)
+    # The kubelet makes its pod-resources socket under a temporary name and
+    # renames it; that rename sporadically fails with EXDEV on a plain
+    # directory ("failed to move temporary file to addr …/kubelet.sock:
+    # invalid cross-device link", seen here once in four starts; the same
+    # flake as k3s-io/k3s#4042), and the kubelet exits. A small tmpfs there,
+    # as kindcontainer does for it, keeps the rename on one filesystem of
+    # its own; down unmounts it with DIR's other mounts.
+    mkdir -p "$D/kubelet/pod-resources"
+    mountpoint -q "$D/kubelet/pod-resources" || mount -t tmpfs -o size=1m,mode=0750 tmpfs "$D/kubelet/pod-resources"
     start kubelet "$BIN/kubelet" --kubeconfig "$D/kubelet.kubeconfig" --config "$D/kubelet.yaml" \
       --root-dir "$D/kubelet" --cert-dir "$D/kubelet/pki" --hostname-override "$NODE" --node-ip "$GATEWAY" -v 1
     wait_for kubelet 60 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ/healthz" ;;
@@ -274,7 +283,15 @@ down() {
   local pid
   for pid in $(pgrep -f -- "-address $D/containerd.sock" || true); do kill -KILL "$pid" 2>/dev/null || true; done
   # Mounts under DIR, deepest first; the pods' network namespaces; cgroups; the bridge.
-  grep -o " $D/[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # Passes until none is left: the kubelet bind-mounts its root dir onto
+  # itself (rshared), so a mount made under it before (pod-resources) is
+  # listed once and revealed again when the bind above it goes.
+  local pass ms
+  for pass in 1 2 3 4 5; do
+    ms=$(grep -o " $D/[^ ]*" /proc/self/mounts | sort -r || true)
+    [[ -n $ms ]] || break
+    for m in $ms; do umount -l "$m" 2>/dev/null || true; done
+  done
   # containerd names the pods' network namespaces cni-<uuid>: ours are those made since up.
   if [[ -f $D/up.stamp && -d /var/run/netns ]]; then
     for ns in $(find /var/run/netns -maxdepth 1 -name 'cni-*' -newer "$D/up.stamp" -printf '%f\n'); do ip netns del "$ns" 2>/dev/null || true; done
