@@ -125,9 +125,18 @@ addEventListener('pagehide', () => navigator.sendBeacon('/w/beacon-hide', 'x'));
 	{name: "keepalive-fetch", writes: true, page: `<script>
 fetch('/w/keepalive', {method: 'POST', body: 'x', keepalive: true}).catch(()=>{});
 </script>`},
-	{name: "form-post", writes: true, page: `<iframe src="/form"></iframe><form id=f method=post action="/w/form-top"><input name=a value=1></form>
-<form id=g method=post action="http://{OFF}/w" target=_blank><input name=a value=1></form>
-<script>setTimeout(() => { document.getElementById('g').submit(); document.getElementById('f').submit(); }, 200);</script>`,
+	// The frame's form goes before the top one (which takes the frame
+	// down with its page): the top forms are submitted from the iframe's
+	// load event once the frame holds another origin's document. That is
+	// the error page Chromium commits when the frame's submission is held
+	// (failed BlockedByClient), and the only load event the iframe fires:
+	// /form submits while it parses and never fires its own. The parent's
+	// load waits for the frame's, so the render cannot settle in between.
+	// (A timer raced the frame: on a loaded machine the top form left
+	// first and the frame's write was never tried.)
+	{name: "form-post", writes: true, page: `<iframe src="/form" onload="if (!this.contentDocument) { document.getElementById('g').submit(); document.getElementById('f').submit(); }"></iframe>
+<form id=f method=post action="/w/form-top"><input name=a value=1></form>
+<form id=g method=post action="http://{OFF}/w" target=_blank><input name=a value=1></form>`,
 		more: map[string]string{"/form": `<form method=post action="/w/form-frame"><input name=a value=1></form><script>document.forms[0].submit()</script>`}},
 	{name: "websocket", writes: true, page: `<script>
 for (const u of ['ws://' + location.host + '/w/ws', 'ws://{OFF}/ws', 'wss://{OFF}/ws', 'wss://' + location.host + '/w/wss']) { try { const s = new WebSocket(u); s.onopen = () => s.send('x'); } catch (e) {} }
