@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -156,7 +155,25 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
+	// Streamed: a page reading a response as it comes (server-sent
+	// events, a long poll, a streamed fetch) gets each part when the site
+	// sends it. The ResponseWriter would hold even the headers until the
+	// body ended, and a stream that never ends would never open.
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // tunnel serves CONNECT host:port: refused off the allowlist, else read

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,9 +154,12 @@ func startWeb(tb testing.TB, bin, conf, work string, env []string, url string) e
 	tb.Cleanup(func() { stop(); logf.Close() })
 	// A slow start is not a failure: a process that exits or logs one ends
 	// the wait at once, so the deadline only bounds a busy machine (at load
-	// 59 Gitea took over a minute to answer).
-	const webWait = 3 * time.Minute
-	deadline := time.Now().Add(webWait)
+	// 59 Gitea took over a minute to answer; at load 40, niced, it had one
+	// CPU-second in 3.5 minutes and answered after 4). Past webWait, a
+	// Gitea the machine starves (under webCPU of CPU time) is waited for up
+	// to webWaitStarved; one that spent webCPU without answering is stuck.
+	const webWait, webWaitStarved, webCPU = 3 * time.Minute, 10 * time.Minute, 30 * time.Second
+	start := time.Now()
 	for {
 		resp, err := pollClient.Get(url + "/api/v1/version")
 		if err == nil {
@@ -175,9 +179,12 @@ func startWeb(tb testing.TB, bin, conf, work string, env []string, url string) e
 			b, _ := os.ReadFile(giteaLog)
 			return fmt.Errorf("%w on %s:\n%s", errWebExited, url, b[logFrom:])
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logPath)
-			return fmt.Errorf("gitea web did not answer within %s: %v\n%s", webWait, err, b)
+		if waited := time.Since(start); waited > webWait {
+			cpu, cerr := processCPU(web.Process.Pid)
+			if cerr != nil || cpu >= webCPU || waited > webWaitStarved {
+				b, _ := os.ReadFile(logPath)
+				return fmt.Errorf("gitea web did not answer within %s, having had %s of CPU time (%v): %v\n%s", waited.Round(time.Second), cpu, cerr, err, b)
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -429,4 +436,44 @@ func skipOrFail(tb testing.TB, why string) {
 		tb.Fatal(why)
 	}
 	tb.Skip(why)
+}
+
+// processCPU is the CPU time (user and system) process pid has used, from
+// /proc/<pid>/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	cpu, err := statCPU(b)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return cpu, nil
+}
+
+// statCPU reads utime and stime from a /proc/<pid>/stat line (clock ticks
+// of 1/100 s, Linux's USER_HZ); an error names the field that is wrong.
+func statCPU(b []byte) (time.Duration, error) {
+	// The fields after the command name, which may hold spaces and ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in parentheses")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want 13 or more", len(f))
+	}
+	var ticks int64
+	for _, k := range []struct {
+		name string
+		v    string
+	}{{"utime", f[11]}, {"stime", f[12]}} {
+		n, err := strconv.ParseInt(k.v, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return 0, fmt.Errorf("%s %q is not a tick count", k.name, k.v)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }

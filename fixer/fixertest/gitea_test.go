@@ -1,0 +1,54 @@
+package fixertest
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProcessCPU: a process's CPU time grows as it computes; a process
+// that does not exist and a malformed stat line are errors naming why.
+func TestProcessCPU(t *testing.T) {
+	before, err := processCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after time.Duration
+	for x := 0; after <= before; x++ { // compute until a tick is counted
+		for i := range 1_000_000 {
+			x ^= i
+		}
+		if after, err = processCPU(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := processCPU(1 << 30); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+	for line, want := range map[string]string{
+		"1 (a b) S":                            "fields after the command name",
+		"1 a b S 1":                            "no command name",
+		"1 (x) S 0 0 0 0 0 0 0 0 0 0 -5 7 0 0": "utime",
+		"1 (x)) S 0 0 0 0 0 0 0 0 0 0 5 z 0 0": "stime",
+	} {
+		if _, err := statCPU([]byte(line)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("statCPU(%q) = %v, want an error naming %q", line, err, want)
+		}
+	}
+	if got, err := statCPU([]byte("42 (gi) ta) S 1 2 3 4 5 6 7 8 9 10 150 50 0 0")); err != nil || got != 2*time.Second {
+		t.Errorf("statCPU = %s, %v; want 2s", got, err)
+	}
+}
+
+// FuzzStatCPU: any stat line is parsed or refused, never a panic or a
+// negative time.
+func FuzzStatCPU(f *testing.F) {
+	f.Add([]byte("42 (gitea) S 1 2 3 4 5 6 7 8 9 10 150 50 0 0 20 0 11 0 100 0 0"))
+	f.Add([]byte("1 (a) b) R 0 0 0 0 0 0 0 0 0 0 1 1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if d, err := statCPU(b); err == nil && d < 0 {
+			t.Fatalf("statCPU(%q) = %s", b, d)
+		}
+	})
+}
