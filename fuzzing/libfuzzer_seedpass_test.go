@@ -1,0 +1,158 @@
+package fuzzing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSplitSeedPass: the first batch is the smallest inputs within both
+// bounds, the rest is moved aside, smallest first, and the largest size
+// is the largest of all.
+func TestSplitSeedPass(t *testing.T) {
+	dir, deferred := t.TempDir(), filepath.Join(t.TempDir(), "deferred")
+	// 300 inputs of 1..300 bytes, and 3 of 100 KiB: the count bound cuts
+	// the small ones at 256, the big ones wait.
+	for i := 1; i <= 300; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%03d", i)), bytes.Repeat([]byte{'x'}, i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%d", i)), make([]byte, 100<<10+i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rest, largest, err := splitSeedPass(dir, deferred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countFiles(dir); n != firstPassInputs {
+		t.Errorf("first batch: %d inputs, want %d", n, firstPassInputs)
+	}
+	if len(rest) != 303-firstPassInputs || countFiles(deferred) != len(rest) {
+		t.Fatalf("deferred %d (%d files), want %d", len(rest), countFiles(deferred), 303-firstPassInputs)
+	}
+	for i := 1; i < len(rest); i++ {
+		if rest[i].size < rest[i-1].size {
+			t.Fatalf("deferred not smallest first: %v before %v", rest[i-1], rest[i])
+		}
+	}
+	if rest[0].name != "s257" || largest != 100<<10+2 {
+		t.Errorf("first deferred %v, largest %d", rest[0], largest)
+	}
+
+	// The byte bound: three inputs of 100 KiB: one runs first (a batch is
+	// never empty), then a second fits (200 KiB), the third waits.
+	dir2 := t.TempDir()
+	for i := range 3 {
+		if err := os.WriteFile(filepath.Join(dir2, fmt.Sprintf("b%d", i)), make([]byte, 100<<10), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rest, _, err = splitSeedPass(dir2, filepath.Join(t.TempDir(), "d"))
+	if err != nil || len(rest) != 1 || countFiles(dir2) != 2 {
+		t.Errorf("byte bound: %d deferred, %d first, err %v", len(rest), countFiles(dir2), err)
+	}
+	// One input larger than the bound still runs first.
+	dir3 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir3, "huge"), make([]byte, firstPassBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rest, _, err = splitSeedPass(dir3, filepath.Join(t.TempDir(), "d")); err != nil || len(rest) != 0 || countFiles(dir3) != 1 {
+		t.Errorf("one huge input: %d deferred, err %v", len(rest), err)
+	}
+}
+
+// TestFeederBatches: each feed moves one bounded batch, in order, into the
+// corpus directory, dated ahead so libFuzzer's next reread lists them,
+// until the queue is empty.
+func TestFeederBatches(t *testing.T) {
+	from, to := t.TempDir(), t.TempDir()
+	var queue []stagedInput
+	for i := range 200 {
+		name := fmt.Sprintf("in%03d", i)
+		if err := os.WriteFile(filepath.Join(from, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		queue = append(queue, stagedInput{name, int64(len(name))})
+	}
+	f := &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}}
+	before := time.Now()
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	if countFiles(to) != feedInputs || f.left() != 200-feedInputs || len(f.fed) != feedInputs || !f.fed["in000"] || f.fed["in199"] {
+		t.Fatalf("first batch: %d in the corpus, %d left, fed %d", countFiles(to), f.left(), len(f.fed))
+	}
+	for _, p := range []string{to, filepath.Join(to, "in000")} {
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.ModTime().After(before.Add(500 * time.Millisecond)) {
+			t.Errorf("%s dated %s, not ahead of %s", p, info.ModTime(), before)
+		}
+	}
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.feed(); err != nil { // nothing left: no error
+		t.Fatal(err)
+	}
+	if countFiles(to) != 200 || countFiles(from) != 0 || f.left() != 0 {
+		t.Errorf("after the queue: %d in the corpus, %d deferred, %d left", countFiles(to), countFiles(from), f.left())
+	}
+
+	// run stops when told, with batches still queued.
+	from2, to2 := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(from2, "x"), []byte("x"), 0o600)
+	f2 := &feeder{from: from2, to: to2, queue: []stagedInput{{"x", 1}}, fed: map[string]bool{}}
+	stop := make(chan struct{})
+	done := f2.run(stop)
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the feeder did not stop")
+	}
+}
+
+// TestLibFuzzerSeedPass: a target with 601 seeds whose bug only the
+// largest (400,001 bytes) reaches. Before the bounded seed pass that seed
+// was dropped (over 64 KiB) and the rest ran twice (merge, then fuzz);
+// now the workers start on the smallest 256, the others are fed in while
+// they fuzz, the largest whole (-max_len), and the session finds the bug.
+func TestLibFuzzerSeedPass(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and fuzzes for up to 60 s")
+	}
+	g := mustGoTarget(t, "magicmod", "./seedpass", "FuzzCheck")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 60 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Crashers) == 0 || !strings.Contains(rep.Crashers[0].State, "the largest seed ran whole") {
+		t.Fatalf("the largest seed's bug not found: crashers %+v, note %q", rep.Crashers, rep.Note)
+	}
+	if !strings.Contains(rep.Note, "seed pass: the workers started on the 256 smallest of 601 staged inputs; the other 345 are fed") {
+		t.Errorf("note %q does not describe the seed pass", rep.Note)
+	}
+	if strings.Contains(rep.Note, "merge") {
+		t.Errorf("a session with nothing kept merged: %q", rep.Note)
+	}
+	if c := rep.Crashers[0]; len(c.Raw) != 400001 {
+		t.Errorf("the crasher is %d bytes, want the whole 400,001-byte seed", len(c.Raw))
+	}
+	t.Logf("found at %s after %d execs, started from %d: %s", rep.Crashers[0].At, rep.Execs, rep.StartedFrom, rep.Note)
+}
