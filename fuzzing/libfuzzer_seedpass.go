@@ -68,7 +68,9 @@ func splitSeedPass(dir, deferred string) ([]stagedInput, int64, error) {
 		all = append(all, stagedInput{e.Name(), info.Size()})
 		largest = max(largest, info.Size())
 	}
-	slices.SortFunc(all, func(a, b stagedInput) int { return cmp.Or(cmp.Compare(a.size, b.size), strings.Compare(a.name, b.name)) })
+	slices.SortFunc(all, func(a, b stagedInput) int {
+		return cmp.Or(cmp.Compare(a.size, b.size), strings.Compare(a.name, b.name))
+	})
 	var bytes int64
 	first := 0
 	for first < len(all) && first < firstPassInputs && (first == 0 || bytes+all[first].size <= firstPassBytes) {
