@@ -828,7 +828,7 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		// slow unit (slower than -report_slow_units, under the timeout) is a
 		// hang only when its replay times out.
 		goIn := GoInput(raw, b.types)
-		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
+		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: HangState(goIn)}
 		if known(c) {
 			return c, true, nil
 		}
@@ -995,7 +995,7 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 		c.State = crashes[0].state(c.Outcome, goIn)
 		c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(crashes[0].Report)), 2048)
 	case res.TimedOut:
-		c.Outcome, c.State = TimedOut, "hang: "+Shape(string(goIn))
+		c.Outcome, c.State = TimedOut, HangState(goIn)
 	case res.ExitCode == 0:
 		c.Outcome = Compiled
 	default:

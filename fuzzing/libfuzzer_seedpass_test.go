@@ -156,3 +156,45 @@ func TestLibFuzzerSeedPass(t *testing.T) {
 	}
 	t.Logf("found at %s after %d execs, started from %d: %s", rep.Crashers[0].At, rep.Execs, rep.StartedFrom, rep.Note)
 }
+
+// TestLibFuzzerSeedHang: a target that hangs on one of its seeds (10,000
+// '[', as jsonparser's FuzzDeleteNative does) reports that seed as the
+// hang's input, confirmed by a replay that times out too, and a state
+// that says how long the input is (a hang's Shape masks the bytes of a
+// []byte input: it read as the empty input).
+func TestLibFuzzerSeedHang(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "magicmod", "./hangseed", "FuzzDepth")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), InputTimeout: 2 * time.Second}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 30 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hang *Crasher
+	for i := range rep.Crashers {
+		if rep.Crashers[i].Outcome == TimedOut {
+			hang = &rep.Crashers[i]
+		}
+	}
+	if hang == nil {
+		t.Fatalf("no hang: crashers %+v, note %q", rep.Crashers, rep.Note)
+	}
+	want := bytes.Repeat([]byte("["), 10000)
+	if !bytes.Equal(hang.Raw, want) {
+		t.Errorf("the hang's input is %d bytes %.40q, want the 10,000-byte seed", len(hang.Raw), hang.Raw)
+	}
+	if want := "hang: go test fuzz v1 []byte(\"\") (10000 bytes)"; hang.State != want {
+		t.Errorf("state %q, want %q", hang.State, want)
+	}
+	again, err := ReplayLibFuzzer(context.Background(), lt, hang.Input, 2*time.Second)
+	if err != nil || again.Outcome != TimedOut {
+		t.Errorf("the hang's input replayed as %s (%v)", again.Outcome, err)
+	}
+	short, err := ReplayLibFuzzer(context.Background(), lt, FormatGoCorpus(GoValue{Type: "[]byte", Bytes: want[:9999]}), 10*time.Second)
+	if err != nil || short.Outcome != Compiled {
+		t.Errorf("9,999 '[' replayed as %s (%v)", short.Outcome, err)
+	}
+}
