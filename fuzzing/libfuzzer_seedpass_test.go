@@ -17,7 +17,7 @@ import (
 func TestSplitSeedPass(t *testing.T) {
 	dir, deferred := t.TempDir(), filepath.Join(t.TempDir(), "deferred")
 	// 300 inputs of 1..300 bytes, and 3 of 100 KiB: the count bound cuts
-	// the small ones at 256, the big ones wait.
+	// the small ones at firstPassInputs, the big ones wait.
 	for i := 1; i <= 300; i++ {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%03d", i)), bytes.Repeat([]byte{'x'}, i), 0o600); err != nil {
 			t.Fatal(err)
@@ -43,15 +43,15 @@ func TestSplitSeedPass(t *testing.T) {
 			t.Fatalf("deferred not smallest first: %v before %v", rest[i-1], rest[i])
 		}
 	}
-	if rest[0].name != "s257" || largest != 100<<10+2 {
+	if rest[0].name != fmt.Sprintf("s%03d", firstPassInputs+1) || largest != 100<<10+2 {
 		t.Errorf("first deferred %v, largest %d", rest[0], largest)
 	}
 
-	// The byte bound: three inputs of 100 KiB: one runs first (a batch is
-	// never empty), then a second fits (200 KiB), the third waits.
+	// The byte bound: three inputs of 40% of it: two fit, the third
+	// waits.
 	dir2 := t.TempDir()
 	for i := range 3 {
-		if err := os.WriteFile(filepath.Join(dir2, fmt.Sprintf("b%d", i)), make([]byte, 100<<10), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir2, fmt.Sprintf("b%d", i)), make([]byte, firstPassBytes*2/5), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,8 +99,10 @@ func TestFeederBatches(t *testing.T) {
 			t.Errorf("%s dated %s, not ahead of %s", p, info.ModTime(), before)
 		}
 	}
-	if err := f.feed(); err != nil {
-		t.Fatal(err)
+	for f.left() > 0 {
+		if err := f.feed(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := f.feed(); err != nil { // nothing left: no error
 		t.Fatal(err)
@@ -129,7 +131,7 @@ func TestFeederBatches(t *testing.T) {
 // TestLibFuzzerSeedPass: a target with 601 seeds whose bug only the
 // largest (400,001 bytes) reaches. Before the bounded seed pass that seed
 // was dropped (over 64 KiB) and the rest ran twice (merge, then fuzz);
-// now the workers start on the smallest 256, the others are fed in while
+// now the workers start on the smallest 64, the others are fed in while
 // they fuzz, the largest whole (-max_len), and the session finds the bug.
 func TestLibFuzzerSeedPass(t *testing.T) {
 	clang := MustLibFuzzer(t)
@@ -145,7 +147,7 @@ func TestLibFuzzerSeedPass(t *testing.T) {
 	if len(rep.Crashers) == 0 || !strings.Contains(rep.Crashers[0].State, "the largest seed ran whole") {
 		t.Fatalf("the largest seed's bug not found: crashers %+v, note %q", rep.Crashers, rep.Note)
 	}
-	if !strings.Contains(rep.Note, "seed pass: the workers started on the 256 smallest of 601 staged inputs; the other 345 are fed") {
+	if !strings.Contains(rep.Note, "seed pass: the workers started on the 64 smallest of 601 staged inputs; the other 537 are fed") {
 		t.Errorf("note %q does not describe the seed pass", rep.Note)
 	}
 	if strings.Contains(rep.Note, "merge") {
