@@ -434,7 +434,7 @@ func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, err
 	}
 	l.fuzzing += wall
 	if inited := slices.ContainsFunc(runs, func(w lfWorker) bool { return w.stats.Inited > 0 }); round == 0 && !inited && len(crashes) > 0 {
-		s.note(fmt.Sprintf("the target failed in the seed pass, before any mutation: on one of the %d inputs it started from (its seeds or corpus)", rep.StartedFrom))
+		s.note(fmt.Sprintf("the target failed in the seed pass, before any mutation (on its seeds or corpus: %d inputs)", rep.StartedFrom))
 	}
 	if st.CorpusInputs > 0 {
 		rep.CorpusSize = st.CorpusInputs

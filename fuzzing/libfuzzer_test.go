@@ -438,7 +438,7 @@ func TestLibFuzzerCrashesOnEverySeed(t *testing.T) {
 		t.Errorf("crashers %+v", rep.Crashers)
 	}
 	// Nothing kept yet, so no merge: the workers' own seed pass fails.
-	if !strings.Contains(rep.Note, "the target failed in the seed pass, before any mutation: on one of the 2 inputs it started from") {
+	if !strings.Contains(rep.Note, "the target failed in the seed pass, before any mutation (on its seeds or corpus: 1 inputs)") {
 		t.Errorf("note %q does not say the target fails on its seeds", rep.Note)
 	}
 	t.Logf("%d crashers in %s: %s", len(rep.Crashers), rep.Elapsed, rep.Note)
