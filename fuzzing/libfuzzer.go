@@ -291,7 +291,11 @@ func (l *lfSession) merge(ctx context.Context, s *session) error {
 		return err
 	}
 	if len(rest) > 0 {
-		l.feed = &feeder{from: deferred, to: corpus, queue: rest, fed: map[string]bool{}}
+		var before map[string]bool
+		if l.o.Kept != "" {
+			rest, before = fedLast(rest, readFedBefore(l.o.Kept))
+		}
+		l.feed = &feeder{from: deferred, to: corpus, queue: rest, fed: map[string]bool{}, before: before}
 		l.maxLen = max(largest, 4096)
 		n -= len(rest)
 	}
@@ -541,6 +545,11 @@ func (l *lfSession) keep(_ context.Context, s *session) error {
 		}
 	}
 	if f := l.feed; f != nil {
+		if l.o.Kept != "" {
+			if err := writeFedBefore(l.o.Kept, f); err != nil {
+				return err
+			}
+		}
 		rep.StartedFrom += len(f.fed)
 		if left := f.left(); left > 0 {
 			s.note(fmt.Sprintf("seed pass: %d of the %d inputs fed during the session were not reached in its time (the largest)", left, left+len(f.fed)))

@@ -3,6 +3,7 @@ package fuzzing
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,7 +103,10 @@ type feeder struct {
 	from, to string
 	queue    []stagedInput // not fed yet, in order
 	fed      map[string]bool
-	mu       sync.Mutex
+	// before are the inputs earlier sessions of this round fed
+	// (fedStamp); nil = none.
+	before map[string]bool
+	mu     sync.Mutex
 }
 
 // next takes the next batch off the queue: at most feedInputs inputs of
@@ -172,4 +176,60 @@ func (f *feeder) run(stop <-chan struct{}) <-chan error {
 		done <- nil
 	}()
 	return done
+}
+
+// fedStamp, in the kept corpus's directory, lists the deferred inputs
+// earlier sessions fed (one name a line), so the next session feeds the
+// others first: a short session reaches only the first few hundred, and
+// in the same order every time the largest seeds would never run.
+const fedStamp = ".seedpass-fed"
+
+// readFedBefore reads fedStamp; nil when there is none.
+func readFedBefore(kept string) map[string]bool {
+	b, err := os.ReadFile(filepath.Join(kept, fedStamp))
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, name := range strings.Fields(string(b)) {
+		out[name] = true
+	}
+	return out
+}
+
+// fedLast orders the deferred inputs that earlier sessions of the round
+// did not feed first (each part smallest first, as it was) and returns
+// the round's record; when every one was fed, a new round starts: the
+// order is as it was and the record empty.
+func fedLast(rest []stagedInput, before map[string]bool) ([]stagedInput, map[string]bool) {
+	var fresh, again []stagedInput
+	for _, in := range rest {
+		if before[in.name] {
+			again = append(again, in)
+		} else {
+			fresh = append(fresh, in)
+		}
+	}
+	if len(fresh) == 0 {
+		return rest, nil
+	}
+	return append(fresh, again...), before
+}
+
+// writeFedBefore records what the round has fed: the earlier sessions'
+// inputs that are still deferred, and this session's.
+func writeFedBefore(kept string, f *feeder) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := maps.Clone(f.fed)
+	for _, in := range f.queue {
+		if f.before[in.name] {
+			names[in.name] = true
+		}
+	}
+	text := strings.Join(slices.Sorted(maps.Keys(names)), "\n") + "\n"
+	if err := writeAtomic(filepath.Join(kept, fedStamp), []byte(text)); err != nil {
+		return fmt.Errorf("libfuzzer seed pass: %w", err)
+	}
+	return nil
 }

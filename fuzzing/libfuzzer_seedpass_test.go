@@ -200,3 +200,42 @@ func TestLibFuzzerSeedHang(t *testing.T) {
 		t.Errorf("9,999 '[' replayed as %s (%v)", short.Outcome, err)
 	}
 }
+
+// TestSeedPassRounds: sessions that each reach only part of the deferred
+// inputs feed, across sessions, the ones not fed yet first, so the largest
+// seeds run too; once all have run, a new round starts in size order.
+func TestSeedPassRounds(t *testing.T) {
+	kept := t.TempDir()
+	names := []string{"a", "b", "c", "d", "e"}
+	session := func() []string {
+		t.Helper()
+		from, to := t.TempDir(), t.TempDir()
+		var rest []stagedInput
+		for i, n := range names {
+			if err := os.WriteFile(filepath.Join(from, n), bytes.Repeat([]byte(n), i+1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rest = append(rest, stagedInput{n, int64(i + 1)})
+		}
+		queue, before := fedLast(rest, readFedBefore(kept))
+		f := &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}, before: before}
+		var got []string
+		for range 2 { // the session's time reaches two batches of one
+			batch := f.queue[:1]
+			got = append(got, batch[0].name)
+			f.queue = f.queue[1:]
+			f.fed[batch[0].name] = true
+		}
+		if err := writeFedBefore(kept, f); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	var all []string
+	for range 4 {
+		all = append(all, strings.Join(session(), ""))
+	}
+	if got := strings.Join(all, " "); got != "ab cd ea ab" {
+		t.Errorf("fed per session %q, want %q", got, "ab cd ea ab")
+	}
+}
