@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -28,22 +29,27 @@ import (
 // mutation starts within seconds, and what the session's time did not
 // reach is said in its note.
 
-// Bounds of the first batch and of each batch fed after it.
-// The cost of an input is mostly the target's fixed work, not its size:
-// compress's 256 smallest seeds (129 bytes on average) took 6.9
-// CPU-seconds, 27 ms each, as every compression level resets its tables.
-// So the batches are small in count as well as in bytes.
+// Bounds of the first batch and of each batch fed after it. The cost of
+// an input is mostly the target's fixed work, not its size: compress's 64
+// smallest seeds (121 bytes on average) took 28 ms of CPU each, as every
+// compression level resets its tables. So the batches are bounded in
+// count as well as bytes, and the fed batches follow the target's pace
+// (feeder.run).
 const (
 	firstPassInputs = 64
 	firstPassBytes  = 64 << 10
-	feedInputs      = 64
-	feedBytes       = 64 << 10
+	feedMinInputs   = 8
+	feedMaxInputs   = 1024
+	feedInputBytes  = 2 << 10 // bytes a batch may hold per input of its count, at least firstPassBytes
 )
 
-// feedEvery is the time between two fed batches (a variable for the
-// tests): at least libFuzzer's reload interval, so each batch is run
-// before the next lands and the workers mutate in between.
-var feedEvery = 2 * time.Second
+// feedEvery is the wait before the first fed batch (a variable for the
+// tests); feedWait the longest wait for libFuzzer to read a batch before
+// the next is fed anyway (a file system that does not keep access times).
+var (
+	feedEvery = 2 * time.Second
+	feedWait  = 15 * time.Second
+)
 
 // stagedInput is one staged input file.
 type stagedInput struct {
@@ -97,8 +103,14 @@ func splitSeedPass(dir, deferred string) ([]stagedInput, int64, error) {
 	return rest, largest, nil
 }
 
-// feeder moves deferred inputs into the workers' corpus directory, a
-// batch every feedEvery, while a round runs.
+// feeder moves deferred inputs into the workers' corpus directory while a
+// round runs, one batch at a time: the next when libFuzzer has read the
+// last (its access time moved), so a reread never finds a pile of
+// batches the clock queued while a slow target ran the last one (a
+// compress session was fed 2,035 inputs in its 30 s and sat in one
+// reread). A batch read soon after it was fed (the target keeps up)
+// doubles the next one; one read late (the target is slow, and libFuzzer
+// was still running the batch before) halves it.
 type feeder struct {
 	from, to string
 	queue    []stagedInput // not fed yet, in order
@@ -107,14 +119,21 @@ type feeder struct {
 	// (fedStamp); nil = none.
 	before map[string]bool
 	mu     sync.Mutex
+	n      int      // the next batch's count; 0 = feedMinInputs*4
+	last   []string // the last batch's files, in to
+	lastAt time.Time
 }
 
-// next takes the next batch off the queue: at most feedInputs inputs of
-// at most feedBytes in all, at least one.
+// next takes the next batch off the queue: at most f.n inputs of at most
+// max(firstPassBytes, f.n*feedInputBytes) in all, at least one.
 func (f *feeder) next() []stagedInput {
+	if f.n == 0 {
+		f.n = feedMinInputs * 4
+	}
+	limit := max(int64(firstPassBytes), int64(f.n)*feedInputBytes)
 	var bytes int64
 	n := 0
-	for n < len(f.queue) && n < feedInputs && (n == 0 || bytes+f.queue[n].size <= feedBytes) {
+	for n < len(f.queue) && n < f.n && (n == 0 || bytes+f.queue[n].size <= limit) {
 		bytes += f.queue[n].size
 		n++
 	}
@@ -122,6 +141,11 @@ func (f *feeder) next() []stagedInput {
 	f.queue = f.queue[n:]
 	return batch
 }
+
+// readEpoch is the access time a fed file is given: libFuzzer's read
+// moves it (relatime updates an access time older than the modification
+// time), which is how the feeder knows the batch was taken.
+var readEpoch = time.Unix(1, 0)
 
 // feed moves one batch into the corpus directory. libFuzzer's reread
 // lists the directory only when its modification time (in seconds) is
@@ -136,15 +160,50 @@ func (f *feeder) feed() error {
 		return nil
 	}
 	stamp := time.Now().Add(time.Second)
+	f.last = f.last[:0]
 	for _, in := range batch {
 		dst := filepath.Join(f.to, in.name)
 		if err := os.Rename(filepath.Join(f.from, in.name), dst); err != nil {
 			return fmt.Errorf("libfuzzer seed pass: %w", err)
 		}
-		os.Chtimes(dst, stamp, stamp)
+		os.Chtimes(dst, readEpoch, stamp)
 		f.fed[in.name] = true
+		f.last = append(f.last, dst)
 	}
+	f.lastAt = time.Now()
 	return os.Chtimes(f.to, stamp, stamp)
+}
+
+// taken reports whether libFuzzer has read the last batch (its last
+// file's access time moved: libFuzzer reads a whole reread before it runs
+// any), and adapts the next batch's size to how long that took.
+func (f *feeder) taken(now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.last) == 0 {
+		return true
+	}
+	late := now.Sub(f.lastAt)
+	info, err := os.Stat(f.last[len(f.last)-1])
+	read := err != nil // gone: libFuzzer reduced it away
+	if err == nil {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			read = time.Unix(st.Atim.Unix()).After(readEpoch)
+		}
+	}
+	// libFuzzer rereads a second after it ran the last reread: a batch
+	// read within 1.5 s of being fed found the fuzzer mutating, one read
+	// after 2.5 s waited for the last batch to run.
+	switch {
+	case read && late < 1500*time.Millisecond:
+		f.n = min(f.n*2, feedMaxInputs)
+	case read && late > 2500*time.Millisecond:
+		f.n = max(f.n/2, feedMinInputs)
+	case !read && late < feedWait:
+		return false
+	}
+	f.last = f.last[:0]
+	return true
 }
 
 // left is how many inputs have not been fed.
@@ -154,23 +213,32 @@ func (f *feeder) left() int {
 	return len(f.queue)
 }
 
-// run feeds a batch every feedEvery until stop is closed or the queue is
-// empty; it returns the first error, after stop.
+// run feeds the first batch after feedEvery and each next one once the
+// last was taken, until stop is closed or the queue is empty; it returns
+// the first error, after stop.
 func (f *feeder) run(stop <-chan struct{}) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		t := time.NewTicker(feedEvery)
+		select {
+		case <-stop:
+			done <- nil
+			return
+		case <-time.After(feedEvery):
+		}
+		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for f.left() > 0 {
+			if f.taken(time.Now()) {
+				if err := f.feed(); err != nil {
+					done <- err
+					return
+				}
+			}
 			select {
 			case <-stop:
 				done <- nil
 				return
 			case <-t.C:
-				if err := f.feed(); err != nil {
-					done <- err
-					return
-				}
 			}
 		}
 		done <- nil

@@ -69,13 +69,14 @@ func TestSplitSeedPass(t *testing.T) {
 	}
 }
 
-// TestFeederBatches: each feed moves one bounded batch, in order, into the
-// corpus directory, dated ahead so libFuzzer's next reread lists them,
-// until the queue is empty.
+// TestFeederBatches: a batch is fed when libFuzzer has read the last one
+// (its access time moved), not by the clock; it doubles when read at
+// once, halves when read late; it is dated ahead so libFuzzer's next
+// reread lists it; the queue empties in order.
 func TestFeederBatches(t *testing.T) {
 	from, to := t.TempDir(), t.TempDir()
 	var queue []stagedInput
-	for i := range 200 {
+	for i := range 300 {
 		name := fmt.Sprintf("in%03d", i)
 		if err := os.WriteFile(filepath.Join(from, name), []byte(name), 0o600); err != nil {
 			t.Fatal(err)
@@ -87,7 +88,8 @@ func TestFeederBatches(t *testing.T) {
 	if err := f.feed(); err != nil {
 		t.Fatal(err)
 	}
-	if countFiles(to) != feedInputs || f.left() != 200-feedInputs || len(f.fed) != feedInputs || !f.fed["in000"] || f.fed["in199"] {
+	first := feedMinInputs * 4
+	if countFiles(to) != first || f.left() != 300-first || !f.fed["in000"] || f.fed["in299"] {
 		t.Fatalf("first batch: %d in the corpus, %d left, fed %d", countFiles(to), f.left(), len(f.fed))
 	}
 	for _, p := range []string{to, filepath.Join(to, "in000")} {
@@ -99,6 +101,39 @@ func TestFeederBatches(t *testing.T) {
 			t.Errorf("%s dated %s, not ahead of %s", p, info.ModTime(), before)
 		}
 	}
+	if f.taken(time.Now()) {
+		t.Fatal("a batch nobody read counts as taken")
+	}
+	read := func(name string) {
+		if _, err := os.ReadFile(filepath.Join(to, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(fmt.Sprintf("in%03d", first-1)) // libFuzzer reads every file of a reread before it runs one
+	if !f.taken(time.Now()) || f.n != 2*first {
+		t.Fatalf("read at once: taken %v, next batch %d, want %d", f.taken(time.Now()), f.n, 2*first)
+	}
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	if countFiles(to) != 3*first {
+		t.Fatalf("second batch: %d in the corpus, want %d", countFiles(to), 3*first)
+	}
+	read(fmt.Sprintf("in%03d", 3*first-1))
+	if !f.taken(f.lastAt.Add(3*time.Second)) || f.n != first {
+		t.Fatalf("read late: next batch %d, want %d", f.n, first)
+	}
+	// Never read (a file system without access times): fed anyway after
+	// feedWait.
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	if f.taken(f.lastAt.Add(feedWait / 2)) {
+		t.Fatal("an unread batch taken before feedWait")
+	}
+	if !f.taken(f.lastAt.Add(feedWait + time.Second)) {
+		t.Fatal("an unread batch still waited on after feedWait")
+	}
 	for f.left() > 0 {
 		if err := f.feed(); err != nil {
 			t.Fatal(err)
@@ -107,7 +142,7 @@ func TestFeederBatches(t *testing.T) {
 	if err := f.feed(); err != nil { // nothing left: no error
 		t.Fatal(err)
 	}
-	if countFiles(to) != 200 || countFiles(from) != 0 || f.left() != 0 {
+	if countFiles(to) != 300 || countFiles(from) != 0 || f.left() != 0 || len(f.fed) != 300 {
 		t.Errorf("after the queue: %d in the corpus, %d deferred, %d left", countFiles(to), countFiles(from), f.left())
 	}
 
