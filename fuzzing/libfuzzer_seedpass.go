@@ -122,6 +122,7 @@ type feeder struct {
 	n      int      // the next batch's count; 0 = feedMinInputs*4
 	last   []string // the last batch's files, in to
 	lastAt time.Time
+	hold   time.Time // no batch before then
 }
 
 // next takes the next batch off the queue: at most f.n inputs of at most
@@ -174,14 +175,15 @@ func (f *feeder) feed() error {
 	return os.Chtimes(f.to, stamp, stamp)
 }
 
-// taken reports whether libFuzzer has read the last batch (its last
-// file's access time moved: libFuzzer reads a whole reread before it runs
-// any), and adapts the next batch's size to how long that took.
+// taken reports whether the next batch may be fed: libFuzzer has read the
+// last (its last file's access time moved: libFuzzer reads a whole reread
+// before it runs any), and the mutation time owed after a late read has
+// passed. It adapts the next batch's size to how long the read took.
 func (f *feeder) taken(now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.last) == 0 {
-		return true
+		return !now.Before(f.hold)
 	}
 	late := now.Sub(f.lastAt)
 	info, err := os.Stat(f.last[len(f.last)-1])
@@ -203,7 +205,14 @@ func (f *feeder) taken(now time.Time) bool {
 		return false
 	}
 	f.last = f.last[:0]
-	return true
+	// A batch read late waited for the one before it to run (the wait
+	// past libFuzzer's 1 s between rereads is about that batch's run
+	// time): as long again goes to mutation before the next is fed, so a
+	// slow target's seeds take at most about half its time.
+	if read {
+		f.hold = now.Add(max(0, late-1500*time.Millisecond))
+	}
+	return !now.Before(f.hold)
 }
 
 // left is how many inputs have not been fed.

@@ -71,7 +71,8 @@ func TestSplitSeedPass(t *testing.T) {
 
 // TestFeederBatches: a batch is fed when libFuzzer has read the last one
 // (its access time moved), not by the clock; it doubles when read at
-// once, halves when read late; it is dated ahead so libFuzzer's next
+// once, halves when read late and then waits as long again; it is dated
+// ahead so libFuzzer's next
 // reread lists it; the queue empties in order.
 func TestFeederBatches(t *testing.T) {
 	from, to := t.TempDir(), t.TempDir()
@@ -120,8 +121,14 @@ func TestFeederBatches(t *testing.T) {
 		t.Fatalf("second batch: %d in the corpus, want %d", countFiles(to), 3*first)
 	}
 	read(fmt.Sprintf("in%03d", 3*first-1))
-	if !f.taken(f.lastAt.Add(3*time.Second)) || f.n != first {
-		t.Fatalf("read late: next batch %d, want %d", f.n, first)
+	lateAt := f.lastAt.Add(3 * time.Second)
+	if f.taken(lateAt) || f.n != first {
+		t.Fatalf("read late: fed at once, or next batch %d, want %d", f.n, first)
+	}
+	// Read 3 s after it was fed: 1.5 s of that was the batch before it
+	// running, owed to mutation before the next.
+	if f.taken(lateAt.Add(time.Second)) || !f.taken(lateAt.Add(1600*time.Millisecond)) {
+		t.Fatal("after a late read, the next batch not held for the mutation owed")
 	}
 	// Never read (a file system without access times): fed anyway after
 	// feedWait.
