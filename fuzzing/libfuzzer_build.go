@@ -304,6 +304,9 @@ func goVersion(ctx context.Context, g GoTarget) string {
 	return v
 }
 
+// describeTimeout bounds the describe run (the target's setup).
+const describeTimeout = 10 * time.Minute
+
 // goVersions memoizes goVersion.
 var goVersions sync.Map
 
@@ -443,10 +446,17 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, skip map[string]bool, 
 		return "", fmt.Errorf("libfuzzer build: %w", err)
 	}
 	denv := append(lt.runEnv(), "FLEETD_LIBFUZZER_DESCRIBE="+seeds)
-	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-runs=0"}, Dir: g.pkgDir(), Env: denv, Timeout: 2 * time.Minute,
+	// The describe run is the target's setup (its body up to f.Fuzz):
+	// minio/minlz's reads 4,091 seeds out of zip files through go/parser,
+	// 12–13 CPU-seconds under the instrumentation, and at load 45 on 2
+	// cores a 2-minute bound killed it and failed the build.
+	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-runs=0"}, Dir: g.pkgDir(), Env: denv, Timeout: describeTimeout,
 		MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return "", fmt.Errorf("libfuzzer describe: %w", err)
+	}
+	if res.TimedOut || res.CPULimited {
+		return "", fmt.Errorf("%w: %s setup (its body before f.Fuzz: the seeds it adds) did not finish in %s", errHarness, g.Func, describeTimeout)
 	}
 	if res.ExitCode != 0 {
 		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 800)
