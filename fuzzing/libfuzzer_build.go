@@ -304,8 +304,9 @@ func goVersion(ctx context.Context, g GoTarget) string {
 	return v
 }
 
-// describeTimeout bounds the describe run (the target's setup).
-const describeTimeout = 10 * time.Minute
+// describeTimeout bounds the describe run (the target's setup; a
+// variable for the tests).
+var describeTimeout = 10 * time.Minute
 
 // goVersions memoizes goVersion.
 var goVersions sync.Map

@@ -281,3 +281,22 @@ func TestSeedPassRounds(t *testing.T) {
 		t.Errorf("fed per session %q, want %q", got, "ab cd ea ab")
 	}
 }
+
+// TestLibFuzzerSlowSetup: a target whose setup outlasts the describe
+// run's bound fails the build with that said, not as "setup failed
+// (signal killed)".
+func TestLibFuzzerSlowSetup(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	old := describeTimeout
+	describeTimeout = 3 * time.Second
+	t.Cleanup(func() { describeTimeout = old })
+	g := mustGoTarget(t, "magicmod", "./slowsetup", "FuzzSlow")
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	_, err := lt.build(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "FuzzSlow setup (its body before f.Fuzz: the seeds it adds) did not finish in 3s") {
+		t.Fatalf("build error %v", err)
+	}
+}
