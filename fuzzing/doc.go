@@ -16,9 +16,11 @@
 //   - libfuzzer: LLVM's libFuzzer on the same native Go fuzz target, built
 //     with the Go compiler's libFuzzer instrumentation and a generated
 //     harness, with comparison feedback (-use_value_profile=1 on every
-//     second worker), a dictionary, a kept corpus merged with -merge=1, a
-//     working corpus in RAM (RAMScratch) and crashes minimized with
-//     -minimize_crash=1; its crash states are the go engine's;
+//     second worker), a dictionary, a kept corpus pruned with -merge=1, a
+//     bounded seed pass (the smallest inputs first, the rest fed in while
+//     the workers fuzz), a working corpus in RAM (RAMScratch) and crashes
+//     minimized with -minimize_crash=1; its crash states are the go
+//     engine's;
 //   - aflpp: AFL++'s afl-fuzz on the same argv, in its non-instrumented mode
 //     (or QEMU mode when the install has it), when afl-fuzz is installed.
 //

@@ -329,7 +329,7 @@ func TestEvalCoverage(t *testing.T) {
 							others = append(others, in)
 						}
 					}
-					if _, _, _, err := yard.stage(raw, b, Session{Seeds: seeds}, LibFuzzerOptions{Others: others, GoCorpus: goFiles}); err != nil {
+					if _, _, _, err := yard.stage(raw, b, Session{Seeds: seeds}, LibFuzzerOptions{Others: others, GoCorpus: goFiles}, nil); err != nil {
 						t.Fatal(err)
 					}
 					res, err := yard.exec(ctx, []string{b.bin, "-runs=0", "-timeout=10", "-rss_limit_mb=2048", raw}, 10*time.Minute)

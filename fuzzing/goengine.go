@@ -231,7 +231,7 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 		c.Outcome = TimedOut
 	}
 	if c.Outcome == TimedOut {
-		c.State = "hang: " + Shape(string(input))
+		c.State = HangState(input)
 	}
 	c.Stderr, _ = sandbox.Text(out[:min(len(out), 2048)], 2048)
 	if stack != "" {

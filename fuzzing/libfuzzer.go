@@ -193,7 +193,7 @@ func RunLibFuzzer(ctx context.Context, lt LibFuzzerTarget, s Session, o LibFuzze
 	}
 	scratch := lt.Scratch
 	if scratch == "" {
-		dir, release := RAMScratch(lt.stageBytes(s, o))
+		dir, release := RAMScratch(lt.stageBytes(s, o, b.seeds))
 		defer release()
 		scratch = cmp.Or(dir, work)
 	}
@@ -228,6 +228,15 @@ type lfSession struct {
 	// FLEETD_KNOWN_SITES) instead of stopping at the same bug again.
 	sites, passedOver map[string]bool
 	fuzzing           time.Duration // wall time in fuzzing runs
+	// feed holds the staged inputs past the first batch, fed to the
+	// workers while they fuzz (libfuzzer_seedpass.go); nil = none.
+	feed *feeder
+	// maxLen is -max_len when inputs are fed: the largest staged input
+	// (at least libFuzzer's default 4096), as libFuzzer would have set it
+	// from the whole corpus, so a fed input is not cut; 0 = libFuzzer's.
+	maxLen int64
+	// keptNames are the staged inputs that came from the kept corpus.
+	keptNames map[string]bool
 }
 
 // stage writes the kept corpus, the shared queue, other engines' inputs,
@@ -246,13 +255,17 @@ func (l *lfSession) stage(_ context.Context, s *session) ([][]byte, error) {
 	if o.GoCacheDir != "" {
 		o.GoCorpus = append(o.GoCorpus, readGoCorpusDir(filepath.Join(o.GoCacheDir, lt.Go.Func))...)
 	}
-	n, skipped, sample, err := lt.stage(l.in, l.b, s.Session, *o)
+	l.keptNames = map[string]bool{}
+	n, skipped, sample, err := lt.stage(l.in, l.b, s.Session, *o, l.keptNames)
 	if err != nil {
 		return nil, err
 	}
 	l.n = n
 	if skipped > 0 {
 		s.note(fmt.Sprintf("%d corpus inputs over %d bytes skipped", skipped, maxKeptInput))
+	}
+	if d := l.b.seedsDropped; d != "" {
+		s.note(d)
 	}
 	return sample, nil
 }
@@ -269,8 +282,30 @@ func (l *lfSession) merge(ctx context.Context, s *session) error {
 	l.prune = pruneDue(l.o.Kept, l.o.PruneEvery, s.start)
 	l.staged = listDir(in)
 	l.merged = n == 0
+	// The seed pass is bounded: the workers start on the first batch and
+	// the rest is fed to them as they fuzz, so no input runs twice and
+	// mutation starts within seconds (libfuzzer_seedpass.go).
+	deferred := filepath.Join(filepath.Dir(in), "deferred")
+	rest, largest, err := splitSeedPass(in, deferred)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		var before map[string]bool
+		if l.o.Kept != "" {
+			rest, before = fedLast(rest, readFedBefore(l.o.Kept))
+		}
+		l.feed = &feeder{from: deferred, to: corpus, queue: rest, fed: map[string]bool{}, before: before}
+		l.maxLen = max(largest, 4096)
+		n -= len(rest)
+	}
+	// A merge is a prune of the kept corpus: with nothing kept yet there
+	// is nothing to prune, and the workers' own seed pass drops, in
+	// memory, the inputs that add nothing (a merge first would run every
+	// seed twice, in two more processes that each run the target's setup).
+	keptSome := l.o.Kept != "" && countFiles(l.o.Kept) > 0
 	switch {
-	case n > 0 && !l.prune:
+	case n > 0 && (!l.prune || !keptSome):
 		// Between prunes: start from everything staged, as it is.
 		if err := os.Remove(corpus); err != nil {
 			return fmt.Errorf("libfuzzer: %w", err)
@@ -312,6 +347,9 @@ func (l *lfSession) merge(ctx context.Context, s *session) error {
 		}
 	}
 	rep.StartedFrom = countFiles(corpus)
+	if l.feed != nil {
+		s.note(fmt.Sprintf("seed pass: the workers started on the %d smallest of %d staged inputs; the other %d are fed to them while they fuzz", n, n+len(rest), len(rest)))
+	}
 	return nil
 }
 
@@ -350,6 +388,9 @@ func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, err
 	if l.dict != "" {
 		args = append(args, "-dict="+l.dict)
 	}
+	if l.maxLen > 0 {
+		args = append(args, "-max_len="+strconv.FormatInt(l.maxLen, 10))
+	}
 	seed := 0
 	if s.Seed != 0 {
 		seed = int(s.Seed) + round*workers
@@ -360,7 +401,16 @@ func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, err
 	if len(l.sites) > 0 {
 		env = []string{"FLEETD_KNOWN_SITES=" + strings.Join(slices.Sorted(maps.Keys(l.sites)), "\n")}
 	}
+	var fed <-chan error
+	stopFeed := make(chan struct{})
+	if l.feed != nil {
+		fed = l.feed.run(stopFeed)
+	}
 	runs, err := lt.fuzzWorkers(ctx, workers, args, env, l.corpus, seed, left+lt.inputTimeout()+30*time.Second)
+	close(stopFeed)
+	if fed != nil {
+		err = errors.Join(err, <-fed)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -387,6 +437,9 @@ func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, err
 		}
 	}
 	l.fuzzing += wall
+	if inited := slices.ContainsFunc(runs, func(w lfWorker) bool { return w.stats.Inited > 0 }); round == 0 && !inited && len(crashes) > 0 {
+		s.note(fmt.Sprintf("the target failed in the seed pass, before any mutation (on its seeds or corpus: %d inputs)", rep.StartedFrom))
+	}
 	if st.CorpusInputs > 0 {
 		rep.CorpusSize = st.CorpusInputs
 	}
@@ -460,7 +513,25 @@ func (l *lfSession) keep(_ context.Context, s *session) error {
 		// other engines' inputs and the seeds staged with it are staged again
 		// next time, and keeping them would fill it to the prune threshold in
 		// a session or two (a merge pass in nearly every session).
-		if err := keepCorpus(l.corpus, kept, l.prune && l.merged, l.staged); err != nil {
+		// A prune keeps the merged corpus, which the fed inputs were not
+		// part of: those from the kept corpus stay (pruned next time), the
+		// others (seeds, other engines') are staged again anyway.
+		var notMerged map[string]bool
+		if f := l.feed; f != nil && l.prune && l.merged {
+			notMerged = map[string]bool{}
+			for name := range f.fed {
+				notMerged[name] = !l.keptNames[name]
+			}
+			// Kept inputs the session did not reach stay kept too.
+			for _, in := range f.queue {
+				if l.keptNames[in.name] {
+					if err := os.Rename(filepath.Join(f.from, in.name), filepath.Join(l.corpus, in.name)); err != nil {
+						return fmt.Errorf("libfuzzer corpus: %w", err)
+					}
+				}
+			}
+		}
+		if err := keepCorpus(l.corpus, kept, l.prune && l.merged, l.staged, notMerged); err != nil {
 			return err
 		}
 		if l.prune && l.merged {
@@ -471,6 +542,17 @@ func (l *lfSession) keep(_ context.Context, s *session) error {
 			if err := writeAtomic(filepath.Join(kept, prunedStamp), fmt.Appendf(nil, "%s %d\n", s.start.UTC().Format(time.RFC3339), rep.StartedFrom)); err != nil {
 				return fmt.Errorf("libfuzzer corpus: %w", err)
 			}
+		}
+	}
+	if f := l.feed; f != nil {
+		if l.o.Kept != "" {
+			if err := writeFedBefore(l.o.Kept, f); err != nil {
+				return err
+			}
+		}
+		rep.StartedFrom += len(f.fed)
+		if left := f.left(); left > 0 {
+			s.note(fmt.Sprintf("seed pass: %d of the %d inputs fed during the session were not reached in its time (the largest)", left, left+len(f.fed)))
 		}
 	}
 	// The inputs this session added seed the other engines.
@@ -619,10 +701,12 @@ func valueProfile(worker int) string {
 
 // stage writes the inputs to merge into dir: the kept corpus, the seeds
 // (f.Add, s.Seeds), other engines' inputs and Go corpus files, each at most
-// maxKeptInput bytes. It returns how many it wrote, how many it skipped
-// for their size, and a sample (seeds first, at most 256 inputs of at most
-// 64 KiB) to harvest a dictionary from.
-func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerOptions) (n, skipped int, sample [][]byte, err error) {
+// maxKeptInput bytes, at most maxKeptInputs in all. It returns how many it
+// wrote, how many it skipped (for their size, or past the count), and a
+// sample (seeds first, at most 256 inputs of at most 64 KiB) to harvest a
+// dictionary from; the names of the inputs that came from the kept corpus
+// go into fromKept (nil = not wanted).
+func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerOptions, fromKept map[string]bool) (n, skipped int, sample [][]byte, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, 0, nil, fmt.Errorf("libfuzzer: %w", err)
 	}
@@ -633,7 +717,11 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 			return nil
 		}
 		name := sha1Name(in)
-		if seen[name] || n >= maxKeptInputs {
+		if seen[name] {
+			return nil
+		}
+		if n >= maxKeptInputs {
+			skipped++
 			return nil
 		}
 		seen[name] = true
@@ -641,6 +729,7 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 		return os.WriteFile(filepath.Join(dir, name), in, 0o600)
 	}
 	all := append(append([][]byte(nil), b.seeds...), s.Seeds...)
+	fromSeeds := len(all)
 	if o.Kept != "" {
 		entries, _ := os.ReadDir(o.Kept)
 		for _, e := range entries {
@@ -656,13 +745,17 @@ func (lt *LibFuzzerTarget) stage(dir string, b *lfBuild, s Session, o LibFuzzerO
 			}
 		}
 	}
+	keptEnd := len(all)
 	all = append(all, o.Others...)
 	for _, g := range o.GoCorpus {
 		if raw, err := RawInput(g, b.types); err == nil {
 			all = append(all, raw)
 		}
 	}
-	for _, in := range all {
+	for i, in := range all {
+		if fromKept != nil && i >= fromSeeds && i < keptEnd {
+			fromKept[sha1Name(in)] = true
+		}
 		if err := add(in); err != nil {
 			return n, skipped, sample, fmt.Errorf("libfuzzer: %w", err)
 		}
@@ -747,7 +840,7 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		// slow unit (slower than -report_slow_units, under the timeout) is a
 		// hang only when its replay times out.
 		goIn := GoInput(raw, b.types)
-		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: "hang: " + Shape(string(goIn))}
+		c := Crasher{Input: goIn, Raw: raw, Outcome: TimedOut, State: HangState(goIn)}
 		if known(c) {
 			return c, true, nil
 		}
@@ -914,7 +1007,7 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 		c.State = crashes[0].state(c.Outcome, goIn)
 		c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(crashes[0].Report)), 2048)
 	case res.TimedOut:
-		c.Outcome, c.State = TimedOut, "hang: "+Shape(string(goIn))
+		c.Outcome, c.State = TimedOut, HangState(goIn)
 	case res.ExitCode == 0:
 		c.Outcome = Compiled
 	default:
@@ -965,9 +1058,10 @@ func ReplayLibFuzzer(ctx context.Context, lt LibFuzzerTarget, input []byte, time
 // maxKeptInput and stopping at maxKeptInputs; between prunes only what the
 // session found (names not in staged). When the merge at the start
 // completed (prune), the session's corpus held every input of kept that
-// adds coverage, so kept then holds exactly the session's corpus: the
-// merge is the pruning.
-func keepCorpus(corpus, kept string, prune bool, staged map[string]bool) error {
+// adds coverage, so kept then holds exactly the session's corpus (less
+// the names notMerged says were fed in after the merge and are not
+// kept's): the merge is the pruning.
+func keepCorpus(corpus, kept string, prune bool, staged, notMerged map[string]bool) error {
 	if err := os.MkdirAll(kept, 0o700); err != nil {
 		return fmt.Errorf("libfuzzer corpus: %w", err)
 	}
@@ -977,7 +1071,7 @@ func keepCorpus(corpus, kept string, prune bool, staged map[string]bool) error {
 		if len(want) >= maxKeptInputs {
 			break
 		}
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || !prune && staged[e.Name()] {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || !prune && staged[e.Name()] || prune && notMerged[e.Name()] {
 			continue
 		}
 		info, err := e.Info()
@@ -1012,12 +1106,12 @@ func keepCorpus(corpus, kept string, prune bool, staged map[string]bool) error {
 // stageBytes is about what a session writes to its scratch: the inputs it
 // stages (the kept corpus, the shared queue, the caller's) twice, as the
 // merge copies them into the corpus, plus room for what the session adds.
-func (lt *LibFuzzerTarget) stageBytes(s Session, o LibFuzzerOptions) int64 {
+func (lt *LibFuzzerTarget) stageBytes(s Session, o LibFuzzerOptions, seeds [][]byte) int64 {
 	n := dirBytes(o.Kept)
 	if s.Corpus != nil {
 		n += dirBytes(filepath.Join(s.Corpus.dir, "queue"))
 	}
-	for _, b := range slices.Concat(o.Others, o.GoCorpus, s.Seeds) {
+	for _, b := range slices.Concat(o.Others, o.GoCorpus, s.Seeds, seeds) {
 		n += int64(len(b))
 	}
 	return 2*n + 64<<20

@@ -159,6 +159,9 @@ type lfBuild struct {
 	bin   string   // dir/fuzzer
 	types []string // the fuzz function's argument kinds
 	seeds [][]byte // f.Add seeds as libFuzzer inputs
+	// seedsDropped says how many f.Add seeds were not loaded and why
+	// (over maxKeptInput bytes, past maxKeptInputs); "" = none.
+	seedsDropped string
 	// literals are the string, character and byte-slice literals of the
 	// fuzz target's package and the module's packages it imports.
 	literals []string
@@ -301,6 +304,10 @@ func goVersion(ctx context.Context, g GoTarget) string {
 	return v
 }
 
+// describeTimeout bounds the describe run (the target's setup; a
+// variable for the tests).
+var describeTimeout = 10 * time.Minute
+
 // goVersions memoizes goVersion.
 var goVersions sync.Map
 
@@ -318,7 +325,7 @@ func loadBuild(dir string) (*lfBuild, error) {
 	if err := checkArgTypes(b.types); err != nil {
 		return nil, fmt.Errorf("libfuzzer: %w", err)
 	}
-	b.seeds, _ = LoadSeeds(filepath.Join(dir, "seeds"), 1024, maxInput)
+	b.seeds, b.seedsDropped = loadBuildSeeds(filepath.Join(dir, "seeds"))
 	if d, err := os.ReadFile(filepath.Join(dir, "literals.dict")); err == nil {
 		b.literals, _ = ParseDict(d)
 	}
@@ -440,10 +447,17 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, skip map[string]bool, 
 		return "", fmt.Errorf("libfuzzer build: %w", err)
 	}
 	denv := append(lt.runEnv(), "FLEETD_LIBFUZZER_DESCRIBE="+seeds)
-	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-runs=0"}, Dir: g.pkgDir(), Env: denv, Timeout: 2 * time.Minute,
+	// The describe run is the target's setup (its body up to f.Fuzz):
+	// minio/minlz's reads 4,091 seeds out of zip files through go/parser,
+	// 12–13 CPU-seconds under the instrumentation, and at load 45 on 2
+	// cores a 2-minute bound killed it and failed the build.
+	res, err = sandbox.Exec(ctx, sandbox.ExecSpec{Argv: []string{bin, "-runs=0"}, Dir: g.pkgDir(), Env: denv, Timeout: describeTimeout,
 		MemoryBytes: g.memory(), OutputCap: 1 << 20, FileBytes: 1 << 30})
 	if err != nil {
 		return "", fmt.Errorf("libfuzzer describe: %w", err)
+	}
+	if res.TimedOut || res.CPULimited {
+		return "", fmt.Errorf("%w: %s setup (its body before f.Fuzz: the seeds it adds) did not finish in %s", errHarness, g.Func, describeTimeout)
 	}
 	if res.ExitCode != 0 {
 		tail, _ := sandbox.Text(append(res.Stdout, res.Stderr...), 800)
@@ -743,4 +757,45 @@ func installBuild(root, key, tmp string) error {
 	}
 	pruneBuilds(root, 3)
 	return nil
+}
+
+// loadBuildSeeds reads the f.Add seeds a build wrote (seed-NNNN, in f.Add
+// order): all of them up to maxKeptInputs, each up to maxKeptInput bytes
+// (a compressor's or a parser's seeds are often its largest, slowest
+// inputs: the seed pass defers them, it does not drop them). dropped
+// says how many were left out and why; "" = none.
+func loadBuildSeeds(dir string) (seeds [][]byte, dropped string) {
+	entries, _ := os.ReadDir(dir)
+	big, over := 0, 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.Size() == 0 {
+			continue
+		}
+		if info.Size() > maxKeptInput {
+			big++
+			continue
+		}
+		if len(seeds) >= maxKeptInputs {
+			over++
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			seeds = append(seeds, b)
+		}
+	}
+	var why []string
+	if big > 0 {
+		why = append(why, fmt.Sprintf("%d over %d bytes", big, maxKeptInput))
+	}
+	if over > 0 {
+		why = append(why, fmt.Sprintf("%d past the first %d", over, maxKeptInputs))
+	}
+	if len(why) == 0 {
+		return seeds, ""
+	}
+	return seeds, fmt.Sprintf("%d of the target's f.Add seeds not staged: %s", big+over, strings.Join(why, ", "))
 }

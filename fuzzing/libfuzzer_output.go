@@ -187,7 +187,7 @@ func (c LibFuzzerCrash) outcome() string {
 // before the report, harness frames dropped, else libFuzzer's own words.
 func (c LibFuzzerCrash) state(outcome string, goInput []byte) string {
 	if outcome == TimedOut {
-		return "hang: " + Shape(string(goInput))
+		return HangState(goInput)
 	}
 	out := dropHarnessFrames(c.Report)
 	st := ParseCrash(out)

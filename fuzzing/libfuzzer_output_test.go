@@ -38,7 +38,7 @@ func TestParseLibFuzzer(t *testing.T) {
 			[]crash{{"deadly signal", "/jail/fuzz/fuzz-libfuzzer-1/artifacts/crash-ff83ce2c47541c2e97f5adae5eb711245040d690", Crashed,
 				"panic: assignment to entry in nil map @ magic.Parse", 58}}},
 		{"timeout.txt", LibFuzzerStats{Execs: 1100, ExecsPerSec: 183, Coverage: 150, Features: 330, CorpusInputs: 9, CorpusBytes: 1102, Inited: 3, InitedCov: 140, NewUnits: 7, PeakRSSMB: 31},
-			[]crash{{"timeout", "/jail/fuzz/fuzz-libfuzzer-1/artifacts/timeout-2f9b1c8e3d2a1b4c5d6e7f8091a2b3c4d5e6f708", TimedOut, "hang: x", 1024}}},
+			[]crash{{"timeout", "/jail/fuzz/fuzz-libfuzzer-1/artifacts/timeout-2f9b1c8e3d2a1b4c5d6e7f8091a2b3c4d5e6f708", TimedOut, "hang: x (1 bytes)", 1024}}},
 		{"oom.txt", LibFuzzerStats{Execs: 512, ExecsPerSec: 256, Coverage: 130, Features: 260, CorpusInputs: 5, CorpusBytes: 1 << 10, Inited: 1, InitedCov: 120, PeakRSSMB: 31},
 			[]crash{{"out-of-memory", "/jail/fuzz/fuzz-libfuzzer-1/artifacts/oom-8a3c8a1f6b7e1d2c3b4a5968778695a4b3c2d1e0", Resource, "libFuzzer: out-of-memory", 512}}},
 		{"failure.txt", LibFuzzerStats{Execs: 3, Coverage: 10, Features: 12, CorpusInputs: 2, CorpusBytes: 18, Inited: 2, InitedCov: 10, PeakRSSMB: 29},

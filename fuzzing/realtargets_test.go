@@ -72,6 +72,11 @@ var realModules = []string{
 	"github.com/clipperhouse/uax29/v2@v2.7.0",
 	"github.com/lib/pq@v1.12.3",
 	"github.com/minio/minlz@v1.1.0",
+	// Added with the bounded seed pass (issue 31), not tried before: a
+	// JSON decoder, a logger's encoder, a seekable zstd reader.
+	"sigs.k8s.io/json@v0.0.0-20250730193827-2d320260d730",
+	"go.uber.org/zap@v1.27.1",
+	"github.com/SaveTheRbtz/zstd-seekable-format-go/pkg@v0.8.0",
 }
 
 // minMutated is how many inputs past the starting ones a session must run

@@ -2,6 +2,7 @@ package fuzzing
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -406,6 +407,26 @@ func Shape(input string) string {
 		out = out[:n] + "…"
 	}
 	return out
+}
+
+// HangState is the state of a hang on a `go test fuzz v1` input (the go
+// and libfuzzer engines'): its Shape and how many bytes its values hold.
+// The Shape alone masks every byte of a []byte or string argument, and a
+// hang on 10,000 '[' (jsonparser's Delete) read as a hang on the empty
+// input. Input that is not a corpus file counts whole.
+func HangState(input []byte) string {
+	n := len(input)
+	if vs, err := ParseGoCorpus(input); err == nil {
+		n = 0
+		for _, v := range vs {
+			if v.Type == "[]byte" || v.Type == "string" {
+				n += len(v.Bytes)
+			} else {
+				n += len(v.Text)
+			}
+		}
+	}
+	return fmt.Sprintf("hang: %s (%d bytes)", Shape(string(input)), n)
 }
 
 var shapeNumber = regexp.MustCompile(`\b\d+(?:\.\d+)?\b`)
