@@ -150,7 +150,7 @@ func (u *authzUndo) finish(ctx context.Context) error {
 		} else {
 			verify = pathOnly(verify)
 		}
-		u.leave("the accounts the sign-ins of fresh identities %s at %s made, where the platform keeps one per sign-in (qa_authz removes none)", strings.Join(u.signIns, ", "), verify)
+		u.leave("the accounts of fresh identities %s, if the sign-in at %s made one (qa_authz removes none)", strings.Join(u.signIns, ", "), verify)
 	}
 	return first
 }

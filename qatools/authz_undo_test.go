@@ -127,7 +127,6 @@ func (h *signinHarness) loginAddr(identity string) string {
 	return fmt.Sprint(out.Result["address"])
 }
 
-
 // notesFront is Keyring behind a front that adds a notes API whose POST
 // creates (201, Location) and whose DELETE removes: what a qa_authz POST
 // creates must be learned and deleted.

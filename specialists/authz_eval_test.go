@@ -145,7 +145,7 @@ func TestEvalSignIn(t *testing.T) {
 			// sign-ins; everything else they wrote back) is in the summary.
 			_, left, _ := strings.Cut(res.Summary, "Left on the platform: ")
 			t.Logf("left on the platform: %s", left)
-			if mode == twin.Flawed && !strings.Contains(left, "the accounts the sign-ins of fresh identities authz") {
+			if mode == twin.Flawed && !strings.Contains(left, "the accounts of fresh identities authz") {
 				t.Errorf("the summary does not list what qa_authz left:\n%s", res.Summary)
 			}
 			for _, n := range app.DisplayNames() {

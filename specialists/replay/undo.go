@@ -31,7 +31,7 @@ import (
 func (p *Play) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 	if tool == "qa_authz" {
 		for _, s := range Strs(r, "left_on_platform") {
-			p.LeftOnPlatform("%s (qa_authz)", s)
+			p.LeftOnPlatform("%s", s)
 		}
 		if _, ok := r["writes_left"]; ok {
 			p.writesLeft = Int(r, "writes_left")
