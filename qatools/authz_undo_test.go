@@ -1,6 +1,7 @@
 package qatools
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"net/http"
@@ -131,18 +132,45 @@ func (h *signinHarness) loginAddr(identity string) string {
 // creates (201, Location) and whose DELETE removes: what a qa_authz POST
 // creates must be learned and deleted.
 type notesFront struct {
-	mu    sync.Mutex
-	notes map[string]string // path -> text
-	n     int
-	srv   *httptest.Server
+	mu       sync.Mutex
+	notes    map[string]string // path -> text
+	n        int
+	profiles map[string]string // address -> the profile's JSON object, which PUT replaces
+	puts     int               // PUTs answered
+	srv      *httptest.Server
 }
 
 func newNotesFront(t *testing.T, app *siwe.App, deleteOK bool) *notesFront {
 	back, _ := url.Parse(app.URL())
 	proxy := httputil.NewSingleHostReverseProxy(back)
-	f := &notesFront{notes: map[string]string{}}
+	f := &notesFront{notes: map[string]string{}, profiles: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.Handle("/", proxy)
+	// A profile replaced whole by PUT; with deleteOK false only its first
+	// PUT is taken (the restore is refused).
+	mux.HandleFunc("GET /api/profiles/{address}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		p, ok := f.profiles[r.PathValue("address")]
+		if !ok {
+			p = `{"bio":"","display_name":"new user","tier":"free"}`
+			f.profiles[r.PathValue("address")] = p
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, p)
+	})
+	mux.HandleFunc("PUT /api/profiles/{address}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.puts++; f.puts > 1 && !deleteOK {
+			http.Error(w, "locked", http.StatusLocked)
+			return
+		}
+		var body bytes.Buffer
+		body.ReadFrom(r.Body)
+		f.profiles[r.PathValue("address")] = body.String()
+		w.WriteHeader(http.StatusOK)
+	})
 	mux.HandleFunc("POST /api/notes/{address}", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -193,7 +221,8 @@ func (f *notesFront) count() int {
 // creates a note (201, Location); the call deletes it as a when it ends
 // (undone), and the write reserved for that DELETE is given back. When
 // the platform refuses the DELETE, the note is listed as left, with the
-// answer.
+// answer. A PUT of an identity's whole profile is undone by a PUT of the
+// profile read before it; a refused restore lists the fields as left.
 func TestAuthzDeletesWhatItsPostCreated(t *testing.T) {
 	for _, deleteOK := range []bool{true, false} {
 		t.Run(fmt.Sprintf("delete %v", deleteOK), func(t *testing.T) {
@@ -227,6 +256,28 @@ func TestAuthzDeletesWhatItsPostCreated(t *testing.T) {
 			}
 			if r := h.run.Meter.Reserved(fleet.ResWrites); deleteOK && r != 0 {
 				t.Errorf("%d writes still reserved after the DELETE", r)
+			}
+			// A PUT replaces the whole profile: the whole prior object goes
+			// back, or the fields are listed as left with the refusal.
+			out = h.call("qa_authz", map[string]any{"check": "property", "url": f.srv.URL + "/api/profiles/{address}", "method": "PUT", "field": "tier", "value": `"gold"`,
+				"nonce_url": f.srv.URL + "/api/auth/nonce", "verify_url": f.srv.URL + "/api/auth/verify", "chain_id": siwe.ChainID})
+			if out.Result["outcome"] != AuthzReproduced {
+				t.Fatalf("qa_authz PUT: %v", out.Result)
+			}
+			left, _ = out.Result["left_on_platform"].([]string)
+			undone, _ = out.Result["undone"].([]string)
+			f.mu.Lock()
+			var profiles []string
+			for _, p := range f.profiles {
+				profiles = append(profiles, p)
+			}
+			f.mu.Unlock()
+			if deleteOK {
+				if len(profiles) != 1 || profiles[0] != `{"bio":"","display_name":"new user","tier":"free"}` || len(undone) != 1 || len(left) != 1 {
+					t.Errorf("after the PUT's restore: profiles %q; undone %q; left %q", profiles, undone, left)
+				}
+			} else if len(undone) != 0 || len(left) != 2 || !strings.Contains(left[0], "the fields tier of /api/profiles/{address}") || !strings.Contains(left[0], "HTTP 423") {
+				t.Errorf("a refused restore: undone %q; left %q, want the field listed with the 423", undone, left)
 			}
 		})
 	}
