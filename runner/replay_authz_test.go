@@ -113,6 +113,9 @@ func TestReplayOfAuthzLeavesThePlatformAsFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := app.Seen().SignIns
+	if _, err := f.env.Control.SetDial(fleet.Exercise, "test", "test"); err != nil { // a replay runs at the stored dial
+		t.Fatal(err)
+	}
 	rep, err := Replay(t.Context(), f.cfg, f.env, orig, ReplayOptions{Persona: &persona})
 	if err != nil {
 		t.Fatalf("replay: %v", err)
