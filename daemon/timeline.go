@@ -22,10 +22,19 @@ func Timeline(w io.Writer, run *trajectory.Run) error {
 	fmt.Fprintf(w, "goal: %s\n", Sanitize(h.Goal))
 	fmt.Fprintf(w, "started %s  budget: turns %d, writes %d, tokens %d, deadline %s\n\n",
 		h.StartedAt.Local().Format(time.RFC3339), h.Budget.MaxTurns, h.Budget.MaxWrites, h.Budget.MaxTokens, time.Duration(h.Budget.DeadlineMS)*time.Millisecond)
+	var left []string // what the calls' results list as left on the platform (qa_authz)
 	for _, r := range run.Records {
 		switch r := r.(type) {
 		case trajectory.Turn:
 			fmt.Fprintln(w, turnLine(r))
+			undone, l := undoLists(r)
+			for _, s := range undone {
+				fmt.Fprintf(w, "      undone: %s\n", Clip(Sanitize(s), 300))
+			}
+			for _, s := range l {
+				fmt.Fprintf(w, "      left on the platform: %s\n", Clip(Sanitize(s), 300))
+			}
+			left = append(left, l...)
 			for _, pw := range r.PageWrites {
 				fmt.Fprintln(w, pageWriteLine(pw))
 			}
@@ -45,12 +54,31 @@ func Timeline(w io.Writer, run *trajectory.Run) error {
 		for _, d := range f.Degraded {
 			fmt.Fprintf(w, "DEGRADED: %s\n", Sanitize(d.String()))
 		}
+		if len(left) > 0 {
+			fmt.Fprintf(w, "LEFT ON THE PLATFORM by the calls above (%d): %s\n", len(left), Clip(Sanitize(strings.Join(left, "; ")), 2000))
+		}
 		fmt.Fprintf(w, "turns %d, tool calls %d, refusals %d, findings %d, writes %d, held writes %d, tokens %d in / %d out, %s\n",
 			t.Turns, t.ToolCalls, t.Refusals, t.Findings, t.Writes, t.HeldWrites, t.TokensIn, t.TokensOut, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
 	} else {
 		fmt.Fprintln(w, "\nno footer: the run crashed or is still running")
 	}
 	return nil
+}
+
+// undoLists are what a turn's result says its call wrote back (undone)
+// and left on the platform (left_on_platform): qa_authz undoes its own
+// writes and lists the rest.
+func undoLists(t trajectory.Turn) (undone, left []string) {
+	raw, ok := t.Result.(json.RawMessage)
+	if !ok || len(raw) == 0 {
+		return nil, nil
+	}
+	var res struct {
+		Undone []string `json:"undone"`
+		Left   []string `json:"left_on_platform"`
+	}
+	json.Unmarshal(raw, &res)
+	return res.Undone, res.Left
 }
 
 // pageWriteLine is one write a rendered page tried, under its turn: held

@@ -40,3 +40,27 @@ func TestRunsShowGeneratedHarness(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowLeftOnPlatform: a qa_authz turn's undone and
+// left_on_platform entries are printed under it, and what was left is
+// gathered again beside the footer.
+func TestRunsShowLeftOnPlatform(t *testing.T) {
+	res := json.RawMessage(`{"ok":true,"outcome":"reproduced","undone":["restored role of /api/accounts/{address}/settings with PATCH as authz1b"],"left_on_platform":["the accounts of fresh identities authz1b, if the sign-in at /api/auth/verify made one"]}`)
+	run := &trajectory.Run{
+		Records: []trajectory.Record{trajectory.Turn{Index: 1, ProposedAction: &trajectory.Action{Tool: "qa_authz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: res}},
+		Footer:  &trajectory.Footer{Outcome: trajectory.OutcomeDone, FinalSummary: "done"},
+	}
+	var b strings.Builder
+	if err := Timeline(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"      undone: restored role of /api/accounts/{address}/settings with PATCH as authz1b\n",
+		"      left on the platform: the accounts of fresh identities authz1b, if the sign-in at /api/auth/verify made one\n",
+		"LEFT ON THE PLATFORM by the calls above (1): the accounts of fresh identities authz1b, if the sign-in at /api/auth/verify made one\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("fleetd runs show lacks %q:\n%s", want, b.String())
+		}
+	}
+}

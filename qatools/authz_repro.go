@@ -51,8 +51,26 @@ type authzArgs struct {
 // authzIdentity is one fresh identity qa_authz signed in.
 type authzIdentity struct{ name, addr, id string }
 
-// authz: qa_authz.
+// authz: qa_authz. Whatever the check ends with, its writes are undone
+// or listed as left on the platform (authzUndo), in the result.
 func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
+	u := &authzUndo{t: t, verify: a.VerifyURL}
+	res, err := t.authzCheck(ctx, a, u)
+	ferr := u.finish(ctx)
+	if err == nil {
+		err = ferr
+	}
+	if res != nil {
+		u.into(res)
+	} else if len(u.left) > 0 {
+		// The run ends with err: the record keeps no result, the log does.
+		t.env.Logger.Warn("qa_authz left on the platform", "left", strings.Join(u.left, "; "), "err", err)
+	}
+	return res, err
+}
+
+// authzCheck performs a's check; its writes go through u.
+func (t *tools) authzCheck(ctx context.Context, a authzArgs, undo *authzUndo) (fleet.Result, error) {
 	need := map[string][]string{"object": {"url"}, "function": {"url"}, "property": {"url", "field", "value"}, "logout": {"logout_url", "me_url"}}
 	given := map[string]string{"url": a.URL, "field": a.Field, "value": a.Value, "logout_url": a.LogoutURL, "me_url": a.MeURL}
 	for _, k := range need[a.Check] {
@@ -101,6 +119,7 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 			return nil, r, err
 		}
 		id := &authzIdentity{name: name, addr: strings.ToLower(fmt.Sprint(r["address"]))}
+		undo.signedIn(id)
 		if a.MeURL != "" {
 			if me, err := t.authzGet(ctx, a.MeURL, name); err != nil {
 				return nil, nil, err
@@ -127,9 +146,23 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 		}
 		u := siwe.Fill(a.URL, owner.addr, owner.id)
 		if a.WriteMethod != "" {
-			w, err := t.submit(ctx, submitArgs{URL: u, Method: a.WriteMethod, Enctype: "json", JSON: a.WriteJSON, As: owner.name})
+			var prior map[string]json.RawMessage
+			if a.WriteMethod != "POST" {
+				// What a's resource held, to write back when the call ends.
+				p, err := t.authzGet(ctx, u, owner.name)
+				if err != nil {
+					return nil, err
+				}
+				if prior = jsonTop(p); !is2xx(p) || prior == nil {
+					return done(AuthzInconclusive, fmt.Sprintf("fresh identity a could not read its own resource at GET %s (status %v) before writing it", pathOnly(a.URL), p["status"]))
+				}
+			}
+			w, sent, err := undo.write(ctx, u, a.WriteMethod, a.WriteJSON, owner.name, prior)
 			if err != nil {
 				return nil, err
+			}
+			if !sent {
+				return done(AuthzInconclusive, "the run's write budget cannot hold a's write and its undo")
 			}
 			if res["status_write"] = w["status"]; !is2xx(w) {
 				return done(AuthzInconclusive, fmt.Sprintf("fresh identity a could not write its own resource with %s %s (status %v)", a.WriteMethod, pathOnly(a.URL), w["status"]))
@@ -202,9 +235,12 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 		if method == "" {
 			method = "PATCH"
 		}
-		w, err := t.submit(ctx, submitArgs{URL: u, Method: method, Enctype: "json", JSON: string(body), As: who.name})
+		w, sent, err := undo.write(ctx, u, method, string(body), who.name, jsonTop(before))
 		if err != nil {
 			return nil, err
+		}
+		if !sent {
+			return done(AuthzInconclusive, "the run's write budget cannot hold the write and its undo")
 		}
 		res["status_write"] = w["status"]
 		after, err := t.authzGet(ctx, u, who.name)
@@ -227,7 +263,7 @@ func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 		if !is2xx(in) {
 			return done(AuthzInconclusive, fmt.Sprintf("a fresh identity's session was refused at GET %s before logout (status %v)", pathOnly(a.MeURL), in["status"]))
 		}
-		out, err := t.submit(ctx, submitArgs{URL: a.LogoutURL, Method: "POST", Enctype: "json", JSON: "{}", As: who.name})
+		out, err := undo.post(ctx, a.LogoutURL, who.name)
 		if err != nil {
 			return nil, err
 		}

@@ -141,6 +141,18 @@ func TestEvalSignIn(t *testing.T) {
 				t.Errorf("the summary does not list the pages behind the login:\n%s", res.Summary)
 			}
 			t.Logf("%s: %d requests, %d with a session, %d sign-ins, %d writes", mode, seen.Requests, seen.WithSession, seen.SignIns, seen.Writes)
+			// What qa_authz's repros left (the accounts of their fresh
+			// sign-ins; everything else they wrote back) is in the summary.
+			_, left, _ := strings.Cut(res.Summary, "Left on the platform: ")
+			t.Logf("left on the platform: %s", left)
+			if mode == twin.Flawed && !strings.Contains(left, "the accounts of fresh identities authz") {
+				t.Errorf("the summary does not list what qa_authz left:\n%s", res.Summary)
+			}
+			for _, n := range app.DisplayNames() {
+				if strings.Contains(n, "qa-authz-mark") {
+					t.Errorf("an account is left holding qa_authz's mark %q", n)
+				}
+			}
 			if mode == twin.Correct {
 				for _, f := range got {
 					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {

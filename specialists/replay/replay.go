@@ -100,11 +100,12 @@ type Play struct {
 	skips []string
 	notes []string
 
-	created []string        // what the run's qa_submit POSTs created (undo.go)
-	undone  []string        // of those, what a DELETE removed
-	unnamed []string        // POST targets whose answers named nothing created
-	left    []string        // what the run lists as left on the platform
-	seen    map[string]bool // findings already reported in this run
+	created   []string          // what the run's qa_submit POSTs created (undo.go)
+	createdAs map[string]string // of those, the ones a signed-in identity created: its name (the DELETE's as)
+	undone    []string          // of those, what a DELETE removed
+	unnamed   []string          // POST targets whose answers named nothing created
+	left      []string          // what the run lists as left on the platform
+	seen      map[string]bool   // findings already reported in this run
 
 	writesLeft  int  // the last writes_left a qa_submit answer gave
 	writesKnown bool // whether one did

@@ -23,6 +23,24 @@ func Str(r fleet.Result, k string) string {
 	return s
 }
 
+// Strs returns r[k] as strings: a []string from a live tool, the strings
+// of a []any from a run record; nil otherwise.
+func Strs(r fleet.Result, k string) []string {
+	switch v := r[k].(type) {
+	case []string:
+		return v
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // Num returns r[k] as a number.
 func Num(r fleet.Result, k string) (float64, bool) { return toFloat(r[k]) }
 

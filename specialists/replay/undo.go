@@ -25,12 +25,24 @@ import (
 // names what it created), so a rendered page's own writes, spent after
 // the last writes_left this play saw, cannot take it (qatools.PageWrites).
 
-// trackWrite keeps what a qa_submit call created or removed.
+// trackWrite keeps what a qa_submit call created or removed, and what a
+// qa_authz call listed as left on the platform (it undoes the rest of its
+// writes itself, qatools.authzUndo).
 func (p *Play) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
+	if tool == "qa_authz" {
+		for _, s := range Strs(r, "left_on_platform") {
+			p.LeftOnPlatform("%s", s)
+		}
+		if _, ok := r["writes_left"]; ok {
+			p.writesLeft = Int(r, "writes_left")
+			p.writesKnown = true
+		}
+		return
+	}
 	if tool != "qa_submit" || !Answered(r) {
 		return
 	}
-	var a struct{ URL, Method string }
+	var a struct{ URL, Method, As string }
 	if json.Unmarshal(raw, &a) != nil {
 		return
 	}
@@ -47,6 +59,12 @@ func (p *Play) trackWrite(tool string, raw json.RawMessage, r fleet.Result) {
 		if u := Str(r, "created"); u != "" {
 			if !slices.Contains(p.created, u) {
 				p.created = append(p.created, u)
+			}
+			if a.As != "" { // a signed-in identity's: its DELETE goes with that session
+				if p.createdAs == nil {
+					p.createdAs = map[string]string{}
+				}
+				p.createdAs[u] = a.As
 			}
 			return
 		}
@@ -112,7 +130,11 @@ func (p *Play) UndoWrites() {
 			p.LeftOnPlatform("%s, which a POST of this run created (no call or write left to DELETE it)", u)
 			continue
 		}
-		r := p.Call("qa_submit", map[string]any{"url": u, "method": "DELETE"})
+		del := map[string]any{"url": u, "method": "DELETE"}
+		if as := p.createdAs[u]; as != "" {
+			del["as"] = as
+		}
+		r := p.Call("qa_submit", del)
 		if st := Status(r); Answered(r) && (st >= 200 && st <= 299 || st == 404 || st == 410) {
 			continue
 		}
