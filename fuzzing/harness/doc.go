@@ -63,9 +63,11 @@
 // over types the engines feed) and compiled, and the refusal or the
 // compiler's output goes back to the Author until it compiles or the
 // attempts run out: the OSS-Fuzz-gen loop. A kept one is a KindModel
-// entry whose crashes are judged by the same rules.
+// entry whose crashes are judged by the same rules; its reproducer is the
+// model's file run once on the input, *testing.F replaced by a stand-in
+// whose Fuzz calls the fuzz function with the input's values.
 //
 // It imports fuzzing (the crash-state reader) and the standard library,
 // and golang.org/x/tools/go/packages (the load of a module with types, the
-// field's way to do it).
+// field's way to do it) and go/ast/astutil (the reproducer's rewrite).
 package harness

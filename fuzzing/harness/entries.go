@@ -51,6 +51,9 @@ type Entry struct {
 	// order, between its constructor and the entry (construct, configure,
 	// parse); empty for a plain call.
 	Chain []string `json:"chain,omitempty"`
+	// Source is a KindModel entry's harness file as the model wrote it
+	// (the reproducer of its crashes is made from it).
+	Source string `json:"source,omitempty"`
 
 	fn     *types.Func
 	recv   *value // the receiver's value (methods)

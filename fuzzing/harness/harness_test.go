@@ -259,6 +259,100 @@ func TestReproducerFailsThenPasses(t *testing.T) {
 	}
 }
 
+// modelParseHarness is a fuzz target a model might write for the toy's
+// Parse: set-up before f.Fuzz, a helper typed against *testing.F, names
+// of its own (seeds, wrap) that the package's external tests also
+// declare, and two fuzz arguments.
+const modelParseHarness = `package toy2
+
+import (
+	"strings"
+	"testing"
+
+	"example.com/toy"
+)
+
+var seeds = []string{"[a,b]", "[]"}
+
+func addSeeds(f *testing.F) {
+	f.Helper()
+	for _, s := range seeds {
+		f.Add(s, 1)
+	}
+}
+
+func wrap(s string, n int) string { return strings.Repeat("[", n%3) + s }
+
+func FuzzParse(f *testing.F) {
+	addSeeds(f)
+	prefix := "" // set-up before f.Fuzz runs in the reproducer too
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if _, err := toy.Parse(prefix + wrap(s, n)); err != nil {
+			t.Skip()
+		}
+	})
+}
+`
+
+// TestModelReproducerFailsThenPasses: a crash through a harness a model
+// wrote gets a standalone reproducer too, made from the model's file: it
+// compiles beside the package's own external tests (whose names it
+// shares), fails on the buggy source with the crash and passes once fixed.
+func TestModelReproducerFailsThenPasses(t *testing.T) {
+	dir := toyCopy(t)
+	// The package's own external tests, declaring the model's names.
+	ext := "package toy_test\n\nimport \"testing\"\n\nvar seeds = 1\n\nfunc wrap() {}\n\nfunc TestExt(t *testing.T) { wrap(); _ = seeds }\n"
+	if err := os.WriteFile(filepath.Join(dir, "ext_test.go"), []byte(ext), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &Entry{ID: "example.com/toy.Parse#model", Kind: KindModel, Pkg: "example.com/toy", Dir: ".", Name: "Parse", PkgName: "toy",
+		Target: "FuzzParse", Package: "./" + Dir + "/toy2", Args: []string{"string", "int"}, Source: modelParseHarness}
+	rel, src, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"a\")\nint(1)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel != "fleetd_repro_parse_test.go" || !strings.Contains(src, "package toy_test") || !strings.Contains(src, "func TestFleetdReproParse(t *testing.T)") {
+		t.Fatalf("reproducer %s:\n%s", rel, src)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, error) {
+		cmd := exec.Command(goCmd(t), "test", "-count=1", "-v", "-run", "^TestFleetdRepro|^TestExt$", ".")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	out, err := run()
+	if err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproParse") || !strings.Contains(out, "slice bounds out of range") {
+		t.Fatalf("the reproducer should fail on the buggy source with the crash:\n%s\n%s", out, src)
+	}
+	toy := filepath.Join(dir, "toy.go")
+	b, _ := os.ReadFile(toy)
+	fixed := strings.Replace(string(b), "body := s[1:end]", "if end < 0 {\n\t\treturn nil, errors.New(\"toy: want ]\")\n\t}\n\tbody := s[1:end]", 1)
+	if err := os.WriteFile(toy, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "--- SKIP: TestFleetdReproParse") || !strings.Contains(out, "--- PASS: TestExt") {
+		t.Fatalf("the reproducer should pass (the fixed Parse's error skips) beside the package's tests: %v\n%s", err, out)
+	}
+	for _, bad := range []struct {
+		e     Entry
+		input string
+		want  string
+	}{
+		{Entry{ID: "x", Kind: KindModel, Args: []string{"string", "int"}}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "not kept"},
+		{*e, "go test fuzz v1\nstring(\"a\")\n", "the input has 1 values"},
+		{*e, "go test fuzz v1\nstring(\"a\")\nstring(\"b\")\n", "value 2 is a string"},
+		{Entry{ID: "x", Kind: KindModel, Target: "FuzzOther", Args: []string{"string", "int"}, Source: modelParseHarness}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "defines no func FuzzOther"},
+		{Entry{ID: "x", Kind: KindModel, Target: "FuzzParse", Args: []string{"string", "int"}, Source: "package ("}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "expected"},
+	} {
+		if _, _, err := Reproducer(&bad.e, []byte(bad.input)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Reproducer(%s, %q): %v, want an error with %q", bad.e.ID, bad.input, err, bad.want)
+		}
+	}
+}
+
 func TestMemoryDropsHarnessCrashes(t *testing.T) {
 	dir, es := toyGenerated(t)
 	mem, err := LoadMemory(t.TempDir())
