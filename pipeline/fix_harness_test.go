@@ -115,10 +115,10 @@ func fixPicksUp(t *testing.T, e *harness.Entry) {
 	it := crashItem(fpA, "Go library example.com/tinyparse.Parse: index out of range", "")
 	it.Surface, it.Repro = fleet.Surface("code"), fleet.Repro{Tool: "qa_fuzz", Args: []byte(`{"harness":"FuzzParse","replay":"go test fuzz v1\n[]byte(\"a#\")\n"}`)}
 	j := fixJob(t, f, it)
-	if j.Regression == nil || j.Regression.Path != path || j.Regression.Name != "TestFleetdReproParse" {
+	if j.Regression == nil || j.Regression.Path != path || !strings.HasPrefix(j.Regression.Name, "TestFleetdReproParse_") || !strings.Contains(src, "func "+j.Regression.Name+"(") {
 		t.Fatalf("regression test %+v, want the reproducer %s", j.Regression, path)
 	}
-	if j.Before == nil || !strings.Contains(j.Before.Output, "--- FAIL: TestFleetdReproParse") || !strings.Contains(j.Before.Output, "index out of range") {
+	if j.Before == nil || !strings.Contains(j.Before.Output, "--- FAIL: "+j.Regression.Name) || !strings.Contains(j.Before.Output, "index out of range") {
 		t.Fatalf("the reproducer did not fail on the base branch: %+v", j.Before)
 	}
 	if j.Outcome != fixer.OutcomeOpened || !j.Verified {

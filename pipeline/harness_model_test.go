@@ -144,17 +144,17 @@ func TestModelWritesAndRepairsHarness(t *testing.T) {
 	repro := filepath.Join(dir, filepath.FromSlash(rel))
 	os.WriteFile(repro, []byte(src), 0o644)
 	runRepro := func() (string, error) {
-		cmd := exec.Command(goCmd, "test", "-count=1", "-v", "-run", "^TestFleetdReproScannerScan$", ".")
+		cmd := exec.Command(goCmd, "test", "-count=1", "-v", "-run", "^TestFleetdReproScannerScan_", ".")
 		cmd.Dir = dir
 		b, err := cmd.CombinedOutput()
 		return string(b), err
 	}
-	if out, err := runRepro(); err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproScannerScan") || !strings.Contains(out, "index out of range") {
+	if out, err := runRepro(); err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproScannerScan_") || !strings.Contains(out, "index out of range") {
 		t.Fatalf("the model harness's reproducer should fail on the buggy Scan: %v\n%s\n%s", err, out, src)
 	}
 	fixedLib := strings.Replace(scanLib, "b[i] == s.Sep && b[i+1] != s.Sep", "b[i] == s.Sep && i+1 < len(b) && b[i+1] != s.Sep", 1)
 	os.WriteFile(filepath.Join(dir, "scan.go"), []byte(fixedLib), 0o644)
-	if out, err := runRepro(); err != nil || !strings.Contains(out, "--- PASS: TestFleetdReproScannerScan") {
+	if out, err := runRepro(); err != nil || !strings.Contains(out, "--- PASS: TestFleetdReproScannerScan_") {
 		t.Fatalf("the model harness's reproducer should pass on the fixed Scan: %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(dir, "scan.go"), []byte(scanLib), 0o644)

@@ -73,7 +73,7 @@ func TestFuzzToolGeneratedHarness(t *testing.T) {
 	if err != nil || out.Result["verdict"] != gen.Library || out.Result["outcome"] != Crashed {
 		t.Fatalf("replay of the Parse bug: %v %v", err, out.Result)
 	}
-	if src, _ := out.Result["reproducer"].(string); !strings.Contains(src, "func TestFleetdReproParse(t *testing.T)") || !strings.Contains(src, `"[a"`) {
+	if src, _ := out.Result["reproducer"].(string); !strings.Contains(src, "func TestFleetdReproParse_") || !strings.Contains(src, `"[a"`) {
 		t.Errorf("reproducer: %v", out.Result["reproducer"])
 	}
 	if _, err := os.Stat(out.Result["reproducer_kept"].(string)); err != nil {

@@ -257,6 +257,15 @@ func TestReproducerFailsThenPasses(t *testing.T) {
 	if _, _, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"a\")\nint(1)\n")); err == nil {
 		t.Error("an input with the wrong number of values should be refused")
 	}
+	// Another crash of the same harness is another file and test; the
+	// same input is the same one.
+	rel2, src2, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"[b\")\n"))
+	if err != nil || rel2 == rel || strings.Contains(src2, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rel), "fleetd_repro_parse_"), "_test.go")) {
+		t.Errorf("two inputs' reproducers: %s and %s (%v)", rel, rel2, err)
+	}
+	if again, _, _ := Reproducer(e, []byte("go test fuzz v1\nstring(\"[a\")\n")); again != rel {
+		t.Errorf("one input, two paths: %s, %s", rel, again)
+	}
 }
 
 // modelParseHarness is a fuzz target a model might write for the toy's
@@ -311,7 +320,7 @@ func TestModelReproducerFailsThenPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rel != "fleetd_repro_parse_test.go" || !strings.Contains(src, "package toy_test") || !strings.Contains(src, "func TestFleetdReproParse(t *testing.T)") {
+	if !strings.HasPrefix(rel, "fleetd_repro_parse_") || !strings.HasSuffix(rel, "_test.go") || !strings.Contains(src, "package toy_test") || !strings.Contains(src, "func TestFleetdReproParse_") {
 		t.Fatalf("reproducer %s:\n%s", rel, src)
 	}
 	if err := os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644); err != nil {
@@ -324,7 +333,7 @@ func TestModelReproducerFailsThenPasses(t *testing.T) {
 		return string(b), err
 	}
 	out, err := run()
-	if err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproParse") || !strings.Contains(out, "slice bounds out of range") {
+	if err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproParse_") || !strings.Contains(out, "slice bounds out of range") {
 		t.Fatalf("the reproducer should fail on the buggy source with the crash:\n%s\n%s", out, src)
 	}
 	toy := filepath.Join(dir, "toy.go")
@@ -333,7 +342,7 @@ func TestModelReproducerFailsThenPasses(t *testing.T) {
 	if err := os.WriteFile(toy, []byte(fixed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(); err != nil || !strings.Contains(out, "--- SKIP: TestFleetdReproParse") || !strings.Contains(out, "--- PASS: TestExt") {
+	if out, err := run(); err != nil || !strings.Contains(out, "--- SKIP: TestFleetdReproParse_") || !strings.Contains(out, "--- PASS: TestExt") {
 		t.Fatalf("the reproducer should pass (the fixed Parse's error skips) beside the package's tests: %v\n%s", err, out)
 	}
 	for _, bad := range []struct {

@@ -73,7 +73,7 @@ func FuzzModelReproducer(f *testing.F) {
 			return
 		}
 		file, perr := parser.ParseFile(token.NewFileSet(), "r_test.go", out, 0)
-		if perr != nil || file.Name.Name != "toy_test" || !strings.Contains(out, "func TestFleetdReproParse(") {
+		if perr != nil || file.Name.Name != "toy_test" || !strings.Contains(out, "func TestFleetdReproParse_") {
 			t.Fatalf("reproducer of %q does not parse as package toy_test with its test: %v\n%s", src, perr, out)
 		}
 	})

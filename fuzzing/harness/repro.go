@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +45,7 @@ func Reproducer(e *Entry, input []byte) (string, string, error) {
 			imports[p] = a
 		}
 	}
-	name := reproName(e)
+	name := reproName(e, input)
 	var s strings.Builder
 	s.WriteString(strings.Replace(header(e.PkgName+"_test", imports), "DO NOT EDIT.", "a regression test for a crash fleetd's fuzzing found.", 1))
 	fmt.Fprintf(&s, "\n// %s replays the input that made %s.%s crash (fuzz target %s).\n", name, e.Pkg, e.Name, e.Target)
@@ -56,16 +58,27 @@ func Reproducer(e *Entry, input []byte) (string, string, error) {
 		s.WriteString("\t\t" + st + "\n")
 	}
 	s.WriteString("\t}()\n}\n")
-	return reproPath(e), s.String(), nil
+	return reproPath(e, input), s.String(), nil
 }
 
-// reproName is the test function of e's reproducer.
-func reproName(e *Entry) string { return "TestFleetdRepro" + strings.TrimPrefix(e.Target, "Fuzz") }
+// reproName is the test function of e's reproducer of input:
+// TestFleetdRepro<target>_<input hash>, so two crashes one harness found
+// are two tests.
+func reproName(e *Entry, input []byte) string {
+	return "TestFleetdRepro" + strings.TrimPrefix(e.Target, "Fuzz") + "_" + inputHash(input)
+}
 
-// reproPath is e's reproducer file, relative to the module root: in the
-// target package's directory.
-func reproPath(e *Entry) string {
-	return path.Clean(path.Join(e.Dir, "fleetd_repro_"+strings.ToLower(strings.TrimPrefix(e.Target, "Fuzz"))+"_test.go"))
+// reproPath is e's reproducer file of input, relative to the module root:
+// in the target package's directory, named by the target and the input's
+// hash (two crashes of one harness are two files).
+func reproPath(e *Entry, input []byte) string {
+	return path.Clean(path.Join(e.Dir, "fleetd_repro_"+strings.ToLower(strings.TrimPrefix(e.Target, "Fuzz"))+"_"+inputHash(input)+"_test.go"))
+}
+
+// inputHash is the first 8 hex digits of the input's SHA-256.
+func inputHash(input []byte) string {
+	sum := sha256.Sum256(input)
+	return hex.EncodeToString(sum[:4])
 }
 
 // inputLiterals reads input (a `go test fuzz v1` file of e's fuzz target)

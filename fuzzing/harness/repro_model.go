@@ -83,7 +83,7 @@ func modelReproducer(e *Entry, input []byte) (string, string, error) {
 	if err := format.Node(&b, fset, f); err != nil {
 		return "", "", fmt.Errorf("reproducer: the model's harness for %s: %w", e.ID, err)
 	}
-	name := reproName(e)
+	name := reproName(e, input)
 	fuzzTarget := "fleetd" + e.Target
 	fmt.Fprintf(&b, `
 // %[1]s stands in for the *testing.F of %[2]s: Add does nothing, Fuzz runs
@@ -114,5 +114,5 @@ func %[4]s(t *%[3]s.T) {
 	if err != nil {
 		return "", "", fmt.Errorf("reproducer: the model's harness for %s: %w", e.ID, err)
 	}
-	return reproPath(e), string(src), nil
+	return reproPath(e, input), string(src), nil
 }
