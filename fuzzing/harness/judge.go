@@ -2,11 +2,12 @@ package harness
 
 import (
 	"fmt"
+	"path"
+	"regexp"
+	"strings"
 
 	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fuzzing"
-	"regexp"
-	"strings"
 )
 
 // Verdicts of Judge.
@@ -134,7 +135,9 @@ func Judge(e *Entry, mod, outcome, out string) Verdict {
 	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && promisedPanic.MatchString(e.Doc):
 		v.Verdict, v.Why = Misuse, fmt.Sprintf("%s's doc comment promises a panic: %s", e.Name, clip.Text(strings.TrimSpace(e.Doc), 160))
 	default:
-		v.Verdict, v.Why = Library, fmt.Sprintf("the innermost frame %s (%s) is in the module", site.fn, site.file)
+		// The file by its base name: the full path is the scratch copy's,
+		// and a finding's summary clips the why (the frame keeps it).
+		v.Verdict, v.Why = Library, fmt.Sprintf("the innermost frame %s (%s) is in the module %s", site.fn, path.Base(site.file), mod)
 	}
 	return v
 }
