@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -478,7 +479,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 	var out []*Entry
 	add := func(fn *types.Func, recv *value, zero bool, chain []setupCall) {
 		sig := fn.Type().(*types.Signature)
-		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) {
+		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) || takesOutside(sig) {
 			return
 		}
 		e := &Entry{Kind: KindFunc, Pkg: p.PkgPath, Dir: rel, fn: fn, recv: recv, ZeroRecv: zero, Doc: docs[fn.FullName()], PkgName: p.Name, varia: sig.Variadic(), extra: extra}
@@ -716,8 +717,8 @@ func (d *discovery) ctorFor(t types.Type, depth int) (value, bool) {
 	for _, fn := range d.ctors {
 		sig := fn.Type().(*types.Signature)
 		r := sig.Results()
-		if sig.TypeParams() != nil || r.Len() == 0 || r.Len() > 2 || isGoFuzz(fn) {
-			continue
+		if sig.TypeParams() != nil || r.Len() == 0 || r.Len() > 2 || isGoFuzz(fn) || touchesOutside(fn.Name()) || takesOutside(sig) {
+			continue // a constructor that reads a file or dials makes no receiver from the input
 		}
 		if r.Len() == 2 && !types.Identical(r.At(1).Type(), errType) {
 			continue
@@ -967,7 +968,48 @@ func raiseGoVersion(dir string) {
 // outsideWords name functions that reach outside the process (files,
 // directories, processes, the network): fuzzing them would feed the input
 // to the file system, not to a parser.
-var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "URL", "Env"}
+var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "Serve", "URL", "Env"}
+
+// outsideParams are parameter name words (camel case split, lower case)
+// that say a string is a file's name or a network address: a function
+// taking one (go-org's blorg.ReadConfig(configFile string)) reads the
+// file system or the network, whatever its own name says. "path" is not
+// one: gjson's Get(json, path string) takes a query.
+var outsideParams = map[string]bool{"file": true, "filename": true, "filepath": true, "dir": true, "dirname": true,
+	"directory": true, "url": true, "addr": true, "address": true, "host": true}
+
+// takesOutside reports whether one of sig's parameters is named as a file
+// or an address (outsideParams).
+func takesOutside(sig *types.Signature) bool {
+	for i := 0; i < sig.Params().Len(); i++ {
+		for _, w := range nameWords(sig.Params().At(i).Name()) {
+			if outsideParams[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nameWords splits an identifier at case changes and underscores, in
+// lower case: "configFile" is config, file; "URLPath" url, path.
+func nameWords(name string) []string {
+	var words []string
+	rs := []rune(name)
+	start := 0
+	for i := 1; i <= len(rs); i++ {
+		split := i == len(rs) || rs[i] == '_' ||
+			unicode.IsUpper(rs[i]) && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))
+		if !split {
+			continue
+		}
+		if w := strings.Trim(string(rs[start:i]), "_"); w != "" {
+			words = append(words, strings.ToLower(w))
+		}
+		start = i
+	}
+	return words
+}
 
 // touchesOutside reports whether a function's name says it reaches outside.
 func touchesOutside(name string) bool {

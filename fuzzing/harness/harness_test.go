@@ -95,6 +95,16 @@ func TestDiscoverRanksParsers(t *testing.T) {
 	if m["ParseFile"] != nil {
 		t.Error("ParseFile takes a path: it should not be an entry")
 	}
+	// LoadSite's parameter names a file; Serve reaches the network; and
+	// Title's receiver, with LoadSite no constructor, is a zero value.
+	if m["LoadSite"] != nil || m["(*Site).Serve"] != nil || m["(*Site).Title"] == nil || !m["(*Site).Title"].ZeroRecv {
+		t.Errorf("LoadSite %v, Serve %v, Title %+v: want neither of the first, Title on a zero receiver", m["LoadSite"] != nil, m["(*Site).Serve"] != nil, m["(*Site).Title"])
+	}
+	for name, want := range map[string]string{"configFile": "config file", "URLPath": "url path", "file_name": "file name", "dir": "dir", "HTTPServer": "http server"} {
+		if got := strings.Join(nameWords(name), " "); got != want {
+			t.Errorf("nameWords(%q) = %q, want %q", name, got, want)
+		}
+	}
 	if m["Fuzz"].Kind != KindGoFuzz || es[0].Name != "Fuzz" {
 		t.Errorf("the go-fuzz function should rank first as a gofuzz entry: first %s (%s)", es[0].Name, es[0].Kind)
 	}
