@@ -4,7 +4,6 @@ package qatools
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,29 +24,14 @@ func TestFuzzToolJudgesGJSONHang(t *testing.T) {
 		t.Fatalf("libFuzzer unavailable: %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "gjsonhang")
-	for name, body := range map[string]string{
+	writeFiles(t, dir, map[string]string{
 		"go.mod":       "module example.com/gjsonhang\n\ngo 1.22\n\nrequire github.com/tidwall/gjson v1.6.3\n",
 		"fuzz_test.go": "package gjsonhang\n\nimport (\n\t\"testing\"\n\n\t\"github.com/tidwall/gjson\"\n)\n\nfunc FuzzGet(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, js, path string) { gjson.Get(js, path) })\n}\n",
 		"doc.go":       "package gjsonhang\n",
-	} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	h := newHarness(t, fleet.Observe)
 	h.env.Target.Repo = &fleet.Repo{URL: dir, FuzzPackage: ".", FuzzTarget: "FuzzGet"}
-	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
-	if cache, err := os.UserCacheDir(); err == nil {
-		shared := filepath.Join(cache, "fleetd-test-harnessgen")
-		if os.MkdirAll(shared, 0o700) == nil && os.MkdirAll(h.env.FuzzDir, 0o700) == nil {
-			if err := os.Symlink(shared, filepath.Join(h.env.FuzzDir, "go")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	shareGoCaches(t, h)
 	_, reg := h.newRun("r-gjson-hang", fleet.Budget{})
 	input := "go test fuzz v1\nstring(\"[{\\\"a\\\":\\\"" + strings.Repeat("a", 60) + "\\\"}]\")\nstring(\"#(a%*a*a*a*a*a*a*a*a*a*a*b)\")\n"
 	out, err := h.call(reg, "qa_fuzz", map[string]any{"engine": "libfuzzer", "replay": input})

@@ -25,13 +25,7 @@ func hangRepo(t *testing.T) string {
 			"func FuzzLib(f *testing.F) {\n\tf.Add([]byte(\"abc\"))\n\tf.Fuzz(func(t *testing.T, b []byte) { Scan(b) })\n}\n\n" +
 			"var sink int\n\nfunc FuzzHarness(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, b []byte) {\n\t\tfor len(b) > 0 && b[0] == 'h' {\n\t\t\tsink++\n\t\t}\n\t})\n}\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	return dir
 }
 
@@ -53,17 +47,7 @@ func TestFuzzToolJudgesLibFuzzerHang(t *testing.T) {
 	}
 	h := newHarness(t, fleet.Observe)
 	h.env.Target.Repo = &fleet.Repo{URL: hangRepo(t), FuzzPackage: "./lib", FuzzTarget: "FuzzLib"}
-	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
-	// The go command's caches, shared as TestFuzzToolGeneratedHarness
-	// shares them: a cold one builds the standard library instrumented.
-	if cache, err := os.UserCacheDir(); err == nil {
-		shared := filepath.Join(cache, "fleetd-test-harnessgen")
-		if os.MkdirAll(shared, 0o700) == nil && os.MkdirAll(h.env.FuzzDir, 0o700) == nil {
-			if err := os.Symlink(shared, filepath.Join(h.env.FuzzDir, "go")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	shareGoCaches(t, h)
 	_, reg := h.newRun("r-hang", fleet.Budget{})
 
 	out, err := h.call(reg, "qa_fuzz", map[string]any{"engine": "libfuzzer", "replay": "go test fuzz v1\n[]byte(\"xxloop\")\n"})
