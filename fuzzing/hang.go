@@ -297,7 +297,7 @@ func JudgeHang(out []byte, mod, harnessPkg string) HangVerdict {
 		case harness:
 			return HangVerdict{Verdict: HangOutside, Why: fmt.Sprintf("the hung goroutine is in %s, called by the harness, not by the module %s", passed[0], mod), Frame: f.Func, File: f.File}
 		case pkg == mod || strings.HasPrefix(pkg, mod+"/"):
-			why := fmt.Sprintf("the hung goroutine's innermost frame in the module is %s (%s)", f.Func, f.File)
+			why := fmt.Sprintf("the hung goroutine's innermost frame in the module is %s (%s)", f.Func, filepath.Base(f.File)) // the full path (the scratch copy's) is in File
 			if len(passed) > 0 {
 				why += fmt.Sprintf(", inside it %s", strings.Join(passed, " < "))
 			}
