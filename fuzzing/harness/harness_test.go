@@ -182,6 +182,7 @@ func TestJudge(t *testing.T) {
 	lib := &Entry{Name: "Parse"}
 	zero := &Entry{Name: "(*Machine).Feed", ZeroRecv: true}
 	promised := &Entry{Name: "MustCompile", Doc: "MustCompile returns s; it panics if s is empty.\n"}
+	internal := &Entry{Name: "Add", Pkg: "example.com/toy/internal/tag"}
 	for _, tc := range []struct {
 		name    string
 		e       *Entry
@@ -202,6 +203,13 @@ func TestJudge(t *testing.T) {
 			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Library},
 		{"a promised panic", promised, "crashed", crashOut("toy: empty pattern", "example.com/toy.MustCompile@/tmp/x/toy/toy.go:66"), Misuse},
 		{"an unpromised explicit panic", lib, "crashed", crashOut("toy: bad state", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Library},
+		// toml v1.0.0's internal/tag.Add on the harness's made-up value: an
+		// explicit panic in an internal package is the contract its module
+		// callers keep; a runtime error there is still a bug.
+		{"an explicit panic in an internal package", internal, "crashed", crashOut("Unknown type: *interface {}",
+			"example.com/toy/internal/tag.Add@/tmp/x/toy/internal/tag/add.go:16", "example.com/toy/fleetdharness/tag.FuzzAdd.func1@/tmp/x/toy/fleetdharness/tag/harness_test.go:60"), Misuse},
+		{"a runtime error in an internal package", internal, "crashed", crashOut("runtime error: index out of range [3] with length 3",
+			"example.com/toy/internal/tag.Add@/tmp/x/toy/internal/tag/add.go:16"), Library},
 		{"a hang", lib, "timeout", "", Unknown},
 		{"no stack", lib, "crashed", "fatal error: out of memory\n", Unknown},
 	} {

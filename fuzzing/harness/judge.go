@@ -102,8 +102,10 @@ var promisedPanic = regexp.MustCompile(`(?i)\bpanics?\b`)
 // library's when its innermost frame outside the runtime and the standard
 // library is in mod and not in the harness, unless it is a misuse: a nil
 // dereference through a zero-value receiver (the type's constructor was
-// skipped: it has none the harness could call), or an explicit panic that
-// e's doc comment promises. Anything without a Go stack is Unknown.
+// skipped: it has none the harness could call), an explicit panic that
+// e's doc comment promises, or an explicit panic in the internal package
+// of an entry the harness called directly (the module's own callers keep
+// its contract). Anything without a Go stack is Unknown.
 func Judge(e *Entry, mod, outcome, out string) Verdict {
 	if outcome != "crashed" {
 		return Verdict{Verdict: Unknown, Why: fmt.Sprintf("a %s has no stack to judge whose bug it is", outcome)}
@@ -134,12 +136,22 @@ func Judge(e *Entry, mod, outcome, out string) Verdict {
 		v.Verdict, v.Why = Misuse, "a nil dereference through a zero-value receiver: the type's constructor was skipped"
 	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && promisedPanic.MatchString(e.Doc):
 		v.Verdict, v.Why = Misuse, fmt.Sprintf("%s's doc comment promises a panic: %s", e.Name, clip.Text(strings.TrimSpace(e.Doc), 160))
+	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && internalPkg(e.Pkg) && internalPkg(pkg):
+		// toml v1.0.0's internal/tag.Add panics "Unknown type: *interface {}"
+		// on the value the harness made up: the module's own callers keep
+		// an internal function's contract, and its explicit panic says so.
+		v.Verdict, v.Why = Misuse, fmt.Sprintf("an explicit panic (%s) in the internal package %s, whose function the harness called directly: the module's callers keep its contract", clip.Text(msg, 120), e.Pkg)
 	default:
 		// The file by its base name: the full path is the scratch copy's,
 		// and a finding's summary clips the why (the frame keeps it).
 		v.Verdict, v.Why = Library, fmt.Sprintf("the innermost frame %s (%s) is in the module %s", site.fn, path.Base(site.file), mod)
 	}
 	return v
+}
+
+// internalPkg reports an import path under an internal/ directory.
+func internalPkg(p string) bool {
+	return strings.Contains(p+"/", "/internal/")
 }
 
 // panicMessage is the last "panic: " message of a Go crash output.
