@@ -24,9 +24,10 @@
 // dropped in the scratch copy) and existing `FuzzXxx(*testing.F)` targets
 // are entries too. Names that reach outside the process (File, Dir, FS,
 // Path, Open, Exec, Remove, Dial, Listen, Serve, URL, Env) are left out,
-// and so are functions and constructors with a parameter named as a file
-// or an address (configFile, dir, url, addr, host): their input goes to
-// the file system or the network, not to a parser. The rank (Entry.Score, reasons in Entry.Why): names that
+// and so are functions and constructors with a parameter named as a file,
+// an address or a command line (configFile, dir, fsys, url, addr, host,
+// cmd): their input goes to the file system, the network or another
+// program, not to a parser. The rank (Entry.Score, reasons in Entry.Why): names that
 // parse (Parse, Unmarshal, Decode, Read, Load, Unescape, Lex, Scan,
 // Compile, Get, Validate, ...FromBytes), a string/[]byte/io.Reader
 // parameter, how many of the module's functions it reaches (a static call

@@ -971,12 +971,15 @@ func raiseGoVersion(dir string) {
 var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "Serve", "URL", "Env"}
 
 // outsideParams are parameter name words (camel case split, lower case)
-// that say a string is a file's name or a network address: a function
-// taking one (go-org's blorg.ReadConfig(configFile string)) reads the
-// file system or the network, whatever its own name says. "path" is not
-// one: gjson's Get(json, path string) takes a query.
+// that say an argument is a file's name, a file system, a network address
+// or a command line: a function taking one (go-org's
+// blorg.ReadConfig(configFile string); toml's internal toml-test
+// NewCommandParser(fsys fs.FS, cmd []string), whose parser runs cmd)
+// reaches the file system, the network or other programs, whatever its
+// own name says. "path" is not one: gjson's Get(json, path string) takes
+// a query.
 var outsideParams = map[string]bool{"file": true, "filename": true, "filepath": true, "dir": true, "dirname": true,
-	"directory": true, "url": true, "addr": true, "address": true, "host": true}
+	"directory": true, "fsys": true, "url": true, "addr": true, "address": true, "host": true, "cmd": true, "command": true, "argv": true}
 
 // takesOutside reports whether one of sig's parameters is named as a file
 // or an address (outsideParams).

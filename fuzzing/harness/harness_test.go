@@ -97,8 +97,8 @@ func TestDiscoverRanksParsers(t *testing.T) {
 	}
 	// LoadSite's parameter names a file; Serve reaches the network; and
 	// Title's receiver, with LoadSite no constructor, is a zero value.
-	if m["LoadSite"] != nil || m["(*Site).Serve"] != nil || m["(*Site).Title"] == nil || !m["(*Site).Title"].ZeroRecv {
-		t.Errorf("LoadSite %v, Serve %v, Title %+v: want neither of the first, Title on a zero receiver", m["LoadSite"] != nil, m["(*Site).Serve"] != nil, m["(*Site).Title"])
+	if m["LoadSite"] != nil || m["(*Site).Serve"] != nil || m["Check"] != nil || m["(*Site).Title"] == nil || !m["(*Site).Title"].ZeroRecv {
+		t.Errorf("LoadSite %v, Serve %v, Check %v, Title %+v: want none of the first three, Title on a zero receiver", m["LoadSite"] != nil, m["(*Site).Serve"] != nil, m["Check"] != nil, m["(*Site).Title"])
 	}
 	for name, want := range map[string]string{"configFile": "config file", "URLPath": "url path", "file_name": "file name", "dir": "dir", "HTTPServer": "http server"} {
 		if got := strings.Join(nameWords(name), " "); got != want {
