@@ -43,7 +43,14 @@ func TestFuzzToolJudgesGJSONHang(t *testing.T) {
 	if err := exec.Command("chmod", "-R", "u+w", dir).Run(); err != nil { // the module cache is read-only
 		t.Fatal(err)
 	}
+	// A repository shipping a fuzz target says go 1.18 or later (gjson
+	// 1.6.3 says 1.12, below what testing.F needs).
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeFiles(t, dir, map[string]string{
+		"go.mod":              strings.Replace(string(gomod), "\ngo 1.12\n", "\ngo 1.18\n", 1),
 		"fleetd_fuzz_test.go": "package gjson\n\nimport \"testing\"\n\nfunc FuzzGet(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, js, path string) { Get(js, path) })\n}\n",
 	})
 	h := newHarness(t, fleet.Observe)
