@@ -3,7 +3,6 @@
 package qatools
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -23,9 +22,7 @@ import (
 //
 //	go test -tags harnesseval -run TestFuzzToolJudgesGJSONHang ./qatools/
 func TestFuzzToolJudgesGJSONHang(t *testing.T) {
-	if _, err := fuzzing.LibFuzzerClang(context.Background()); err != nil {
-		t.Fatalf("libFuzzer unavailable: %v", err)
-	}
+	needLibFuzzer(t)
 	// A copy of gjson 1.6.3 itself, with a fuzz target of its own: the
 	// repository a user points fleetd at.
 	dl, err := exec.Command("go", "mod", "download", "-json", "github.com/tidwall/gjson@v1.6.3").Output()

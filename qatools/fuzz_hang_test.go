@@ -1,8 +1,6 @@
 package qatools
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,12 +34,7 @@ func hangRepo(t *testing.T) string {
 // replay judges its own hang, the harness's loop as the harness's; an
 // input that finishes gets no hang verdict.
 func TestFuzzToolJudgesLibFuzzerHang(t *testing.T) {
-	if _, err := fuzzing.LibFuzzerClang(context.Background()); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
-		}
-		t.Skipf("libFuzzer unavailable: %v", err)
-	}
+	needLibFuzzer(t)
 	if testing.Short() {
 		t.Skip("builds an instrumented binary")
 	}
