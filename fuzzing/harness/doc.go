@@ -54,7 +54,8 @@
 // innermost frame outside the runtime and the standard library lies in the
 // target module, outside the harness; and it is not a misuse: a nil
 // dereference in an entry whose receiver was a zero value (the constructor
-// skipped), an explicit panic the entry's doc comment promises, or an
+// skipped) or whose argument is a struct literal leaving nil fields
+// (ZeroArg), an explicit panic the entry's doc comment promises, or an
 // explicit panic in an internal package the harness called directly. The
 // rest are harness crashes: counted, and their entries dropped for later
 // runs (Memory). A library crash carries a standalone _test.go

@@ -100,6 +100,12 @@ func TestDiscoverRanksParsers(t *testing.T) {
 	if m["LoadSite"] != nil || m["(*Site).Serve"] != nil || m["Check"] != nil || m["(*Site).Title"] == nil || !m["(*Site).Title"].ZeroRecv {
 		t.Errorf("LoadSite %v, Serve %v, Check %v, Title %+v: want none of the first three, Title on a zero receiver", m["LoadSite"] != nil, m["(*Site).Serve"] != nil, m["Check"] != nil, m["(*Site).Title"])
 	}
+	// Heading's Page literal leaves its site pointer nil: a nil
+	// dereference there is the harness's (ZeroArg); Render's options
+	// are leaves only.
+	if h := m["Heading"]; h == nil || !h.ZeroArg || m["Render"].ZeroArg || m["Parse"].ZeroArg {
+		t.Errorf("ZeroArg: Heading %+v, Render %v, Parse %v", h, m["Render"].ZeroArg, m["Parse"].ZeroArg)
+	}
 	for name, want := range map[string]string{"configFile": "config file", "URLPath": "url path", "file_name": "file name", "dir": "dir", "HTTPServer": "http server"} {
 		if got := strings.Join(nameWords(name), " "); got != want {
 			t.Errorf("nameWords(%q) = %q, want %q", name, got, want)
@@ -199,6 +205,8 @@ func TestJudge(t *testing.T) {
 			"github.com/tidwall/match.Match@/m/match.go:30", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Outside},
 		{"constructor skipped", zero, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
 			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Misuse},
+		{"a nil dereference with a partial struct argument", &Entry{Name: "(*HTMLWriter).Before", ZeroArg: true}, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
+			"example.com/toy.(*HTMLWriter).Before@/tmp/x/toy/toy.go:80"), Misuse},
 		{"a nil dereference with a real receiver", lib, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
 			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Library},
 		{"a promised panic", promised, "crashed", crashOut("toy: empty pattern", "example.com/toy.MustCompile@/tmp/x/toy/toy.go:66"), Misuse},

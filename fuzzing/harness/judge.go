@@ -102,7 +102,8 @@ var promisedPanic = regexp.MustCompile(`(?i)\bpanics?\b`)
 // library's when its innermost frame outside the runtime and the standard
 // library is in mod and not in the harness, unless it is a misuse: a nil
 // dereference through a zero-value receiver (the type's constructor was
-// skipped: it has none the harness could call), an explicit panic that
+// skipped: it has none the harness could call) or with an argument built
+// as a struct literal that leaves nil fields (ZeroArg), an explicit panic that
 // e's doc comment promises, or an explicit panic in the internal package
 // of an entry the harness called directly (the module's own callers keep
 // its contract). Anything without a Go stack is Unknown.
@@ -134,6 +135,10 @@ func Judge(e *Entry, mod, outcome, out string) Verdict {
 	switch {
 	case e != nil && e.ZeroRecv && strings.Contains(msg, "nil pointer dereference"):
 		v.Verdict, v.Why = Misuse, "a nil dereference through a zero-value receiver: the type's constructor was skipped"
+	case e != nil && e.ZeroArg && strings.Contains(msg, "nil pointer dereference"):
+		// go-org's (*HTMLWriter).Before(d *Document) on a Document literal
+		// whose Configuration the harness left nil.
+		v.Verdict, v.Why = Misuse, "a nil dereference with an argument built as a struct literal whose pointer, map or interface fields the harness left nil: the type's constructor was skipped"
 	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && promisedPanic.MatchString(e.Doc):
 		v.Verdict, v.Why = Misuse, fmt.Sprintf("%s's doc comment promises a panic: %s", e.Name, clip.Text(strings.TrimSpace(e.Doc), 160))
 	case e != nil && !strings.Contains(msg, "runtime error") && msg != "" && internalPkg(e.Pkg) && internalPkg(pkg):

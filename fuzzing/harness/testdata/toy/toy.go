@@ -125,3 +125,12 @@ func (s *Site) Serve(b []byte) error { return nil }
 
 // Check would run cmd on input (toml-test's CommandParser): never an entry.
 func Check(cmd []string, input string) error { return nil }
+
+// Page is a page of a site; only LoadSite's caller sets its site.
+type Page struct {
+	Title string
+	site  *Site
+}
+
+// Heading renders p's heading: a harness's Page literal has no site.
+func Heading(p *Page) string { return p.site.title + p.Title }
