@@ -2,6 +2,7 @@ package fuzzing
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -296,7 +297,7 @@ func JudgeHang(out []byte, mod, harnessPkg string) HangVerdict {
 		case harness:
 			return HangVerdict{Verdict: HangOutside, Why: fmt.Sprintf("the hung goroutine is in %s, called by the harness, not by the module %s", passed[0], mod), Frame: f.Func, File: f.File}
 		case pkg == mod || strings.HasPrefix(pkg, mod+"/"):
-			why := fmt.Sprintf("the hung goroutine's innermost frame in the module is %s (%s)", f.Func, f.File)
+			why := fmt.Sprintf("the hung goroutine's innermost frame in the module is %s (%s)", f.Func, filepath.Base(f.File)) // the full path (the scratch copy's) is in File
 			if len(passed) > 0 {
 				why += fmt.Sprintf(", inside it %s", strings.Join(passed, " < "))
 			}
@@ -305,4 +306,26 @@ func JudgeHang(out []byte, mod, harnessPkg string) HangVerdict {
 		passed = append(passed, f.Func)
 	}
 	return HangVerdict{Verdict: HangOutside, Why: fmt.Sprintf("no frame of the hung goroutine is in the module %s or the harness", mod)}
+}
+
+// ReplayHang replays a hang any engine found on a Go fuzz target through
+// go test's binary of that target, g (ReplayGo, with the hang dump), and
+// judges it by the hung goroutine's stack: libFuzzer's timeouts carry no
+// goroutine dump (its -timeout ends the process from a signal handler),
+// so only such a replay can say whose loop it is. input is a `go test fuzz
+// v1` file (a raw libFuzzer or AFL++ input is converted first with
+// GoInput); mod and harnessPkg are JudgeHang's. When the replay does not
+// time out the verdict is HangUnknown and its Why says how it ended. The
+// Crasher is the go replay's (its Stderr the hung goroutine's stack).
+// Errors: ReplayGo's (the input does not parse, the target does not
+// build).
+func ReplayHang(ctx context.Context, g GoTarget, input []byte, timeout time.Duration, mod, harnessPkg string) (Crasher, HangVerdict, error) {
+	c, err := ReplayGo(ctx, g, input, timeout)
+	if err != nil {
+		return Crasher{}, HangVerdict{}, err
+	}
+	if c.Outcome != TimedOut {
+		return c, HangVerdict{Verdict: HangUnknown, Why: fmt.Sprintf("replayed through go test's binary of %s for a stack, the input did not hang (outcome %s)", g.Func, c.Outcome)}, nil
+	}
+	return c, JudgeHang([]byte(c.Stderr), mod, harnessPkg), nil
 }

@@ -1,10 +1,12 @@
 package fuzzing
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJudgeHang judges goroutine dumps as go test prints them at its
@@ -102,5 +104,43 @@ func TestWriteHangDump(t *testing.T) {
 	dir := t.TempDir()
 	if err := writeHangDump(dir); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("no package: %v", err)
+	}
+}
+
+// TestReplayHang: a hang another engine found (a `go test fuzz v1` input,
+// as libFuzzer's crashers carry) replays through go test's binary with
+// the hang dump and is judged at its frame in the module; an input that
+// does not hang there is unknown, saying how it ended; an input that does
+// not parse is an error.
+func TestReplayHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a test binary")
+	}
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := machineEnv(t, goCmd, GoEnv(goCmd, t.TempDir(), t.TempDir(), 1<<30), "GOCACHE")
+	src := writeModule(t, map[string]string{
+		"go.mod": "module example.com/loops\n\ngo 1.22\n",
+		"p/p.go": "package p\n\n// Skip skips to the closing quote; an unclosed one is never left.\n" +
+			"func Skip(b []byte) int {\n\ti := 0\n\tfor i < len(b) && b[i] != '\"' {\n\t\tif b[i] == '\\\\' {\n\t\t\tcontinue\n\t\t}\n\t\ti++\n\t}\n\treturn i\n}\n",
+		"p/fuzz_test.go": "package p\n\nimport \"testing\"\n\nfunc FuzzSkip(f *testing.F) {\n\tf.Fuzz(func(t *testing.T, s string, n int) { Skip([]byte(s)) })\n}\n",
+	})
+	g := GoTarget{Dir: src, Package: "./p", Func: "FuzzSkip", Go: goCmd, Env: env}
+	ctx := context.Background()
+	c, v, err := ReplayHang(ctx, g, []byte("go test fuzz v1\nstring(\"a\\\\b\")\nint(3)\n"), 6*time.Second, "example.com/loops", "example.com/loops/fleetdharness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != TimedOut || v.Verdict != HangLibrary || v.Frame != "example.com/loops/p.Skip" || !strings.Contains(v.File, "/p/p.go:") {
+		t.Fatalf("outcome %s, verdict %+v\n%s", c.Outcome, v, c.Stderr)
+	}
+	c, v, err = ReplayHang(ctx, g, []byte("go test fuzz v1\nstring(\"ab\\\"\")\nint(3)\n"), 6*time.Second, "example.com/loops", "")
+	if err != nil || c.Outcome != Compiled || v.Verdict != HangUnknown || !strings.Contains(v.Why, "did not hang (outcome compiled)") {
+		t.Fatalf("an input that finishes: %v %s %+v", err, c.Outcome, v)
+	}
+	if _, _, err := ReplayHang(ctx, g, []byte("not a corpus file"), time.Second, "example.com/loops", ""); err == nil {
+		t.Error("an input that does not parse was replayed")
 	}
 }

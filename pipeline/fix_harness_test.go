@@ -44,12 +44,39 @@ func (r harnessReplay) Reproduce(context.Context, fleet.Repro) (fixer.Reproducti
 	return fixer.Reproduction{Reproduced: true, Outcome: "crashed", Detail: "panic: runtime error: index out of range", Test: r.test}, nil
 }
 
+// tinyModelHarness is a fuzz target a model wrote for tinyparse.Parse
+// (harness.Authored keeps such a file as the entry's Source).
+const tinyModelHarness = `package tinyparse2
+
+import (
+	"testing"
+
+	"example.com/tinyparse"
+)
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("# a"))
+	f.Fuzz(func(t *testing.T, b []byte) { tinyparse.Parse(b) })
+}
+`
+
 // TestFixPicksUpHarnessReproducer: the fix stage commits a generated
-// harness's reproducer test as the regression test (no fuzz target is
-// configured, no regression layout), sees it fail on the base branch,
-// and verifies the model's patch with it.
+// harness's reproducer test, and one made from a harness a model wrote,
+// as the regression test (no fuzz target is configured, no regression
+// layout), sees it fail on the base branch, and verifies the model's
+// patch with it.
 func TestFixPicksUpHarnessReproducer(t *testing.T) {
 	fixertest.HaveGo(t)
+	generated := &harness.Entry{ID: "example.com/tinyparse.Parse", Kind: harness.KindFunc, Pkg: "example.com/tinyparse", Dir: ".", Name: "Parse", PkgName: "tinyparse",
+		Target: "FuzzParse", Args: []string{"[]byte"}, Body: []string{"tinyparse.Parse(a0)"}, Imports: map[string]string{"example.com/tinyparse": "tinyparse"}}
+	model := &harness.Entry{ID: "example.com/tinyparse.Parse#model", Kind: harness.KindModel, Pkg: "example.com/tinyparse", Dir: ".", Name: "Parse", PkgName: "tinyparse",
+		Target: "FuzzParse", Package: "./fleetdharness/tinyparse2", Args: []string{"[]byte"}, Source: tinyModelHarness}
+	for _, e := range []*harness.Entry{generated, model} {
+		t.Run(e.Kind, func(t *testing.T) { fixPicksUp(t, e) })
+	}
+}
+
+func fixPicksUp(t *testing.T, e *harness.Entry) {
 	repo := filepath.Join(t.TempDir(), "tinyparse")
 	os.MkdirAll(repo, 0o755)
 	os.WriteFile(filepath.Join(repo, "go.mod"), []byte(tinyMod), 0o644)
@@ -58,8 +85,6 @@ func TestFixPicksUpHarnessReproducer(t *testing.T) {
 	fixertest.Git(t, repo, "add", "-A")
 	fixertest.Git(t, repo, "commit", "--quiet", "-m", "tinyparse")
 
-	e := &harness.Entry{ID: "example.com/tinyparse.Parse", Kind: harness.KindFunc, Pkg: "example.com/tinyparse", Dir: ".", Name: "Parse", PkgName: "tinyparse",
-		Target: "FuzzParse", Args: []string{"[]byte"}, Body: []string{"tinyparse.Parse(a0)"}, Imports: map[string]string{"example.com/tinyparse": "tinyparse"}}
 	path, src, err := harness.Reproducer(e, []byte("go test fuzz v1\n[]byte(\"a#\")\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,10 +115,10 @@ func TestFixPicksUpHarnessReproducer(t *testing.T) {
 	it := crashItem(fpA, "Go library example.com/tinyparse.Parse: index out of range", "")
 	it.Surface, it.Repro = fleet.Surface("code"), fleet.Repro{Tool: "qa_fuzz", Args: []byte(`{"harness":"FuzzParse","replay":"go test fuzz v1\n[]byte(\"a#\")\n"}`)}
 	j := fixJob(t, f, it)
-	if j.Regression == nil || j.Regression.Path != path || j.Regression.Name != "TestFleetdReproParse" {
+	if j.Regression == nil || j.Regression.Path != path || !strings.HasPrefix(j.Regression.Name, "TestFleetdReproParse_") || !strings.Contains(src, "func "+j.Regression.Name+"(") {
 		t.Fatalf("regression test %+v, want the reproducer %s", j.Regression, path)
 	}
-	if j.Before == nil || !strings.Contains(j.Before.Output, "--- FAIL: TestFleetdReproParse") || !strings.Contains(j.Before.Output, "index out of range") {
+	if j.Before == nil || !strings.Contains(j.Before.Output, "--- FAIL: "+j.Regression.Name) || !strings.Contains(j.Before.Output, "index out of range") {
 		t.Fatalf("the reproducer did not fail on the base branch: %+v", j.Before)
 	}
 	if j.Outcome != fixer.OutcomeOpened || !j.Verified {

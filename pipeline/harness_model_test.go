@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -133,6 +134,32 @@ func TestModelWritesAndRepairsHarness(t *testing.T) {
 	if v := gen.Judge(model, "example.com/scanlib", c.Outcome, c.Stderr); v.Verdict != gen.Library {
 		t.Errorf("Scan's index out of range through the model's harness: %s (%s), outcome %s\n%s", v.Verdict, v.Why, c.Outcome, c.Stderr)
 	}
+	// The crash gets a standalone reproducer made from the model's file:
+	// it fails on the buggy Scan and passes once Scan is fixed.
+	input := []byte("go test fuzz v1\n[]byte(\"a,\")\nbyte(',')\n")
+	rel, src, err := gen.Reproducer(model, input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repro := filepath.Join(dir, filepath.FromSlash(rel))
+	os.WriteFile(repro, []byte(src), 0o644)
+	runRepro := func() (string, error) {
+		cmd := exec.Command(goCmd, "test", "-count=1", "-v", "-run", "^TestFleetdReproScannerScan_", ".")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := runRepro(); err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproScannerScan_") || !strings.Contains(out, "index out of range") {
+		t.Fatalf("the model harness's reproducer should fail on the buggy Scan: %v\n%s\n%s", err, out, src)
+	}
+	fixedLib := strings.Replace(scanLib, "b[i] == s.Sep && b[i+1] != s.Sep", "b[i] == s.Sep && i+1 < len(b) && b[i+1] != s.Sep", 1)
+	os.WriteFile(filepath.Join(dir, "scan.go"), []byte(fixedLib), 0o644)
+	if out, err := runRepro(); err != nil || !strings.Contains(out, "--- PASS: TestFleetdReproScannerScan_") {
+		t.Fatalf("the model harness's reproducer should pass on the fixed Scan: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "scan.go"), []byte(scanLib), 0o644)
+	os.Remove(repro)
+
 	// A panic in the model's own code is the harness's.
 	bad := strings.NewReplacer("s.Scan(b)", "s.Scan(b); _ = b[len(b)]", "PKG", path.Base(model.Package)).Replace(goodHarness)
 	os.WriteFile(filepath.Join(dir, filepath.FromSlash(model.Package), gen.File), []byte(bad), 0o644)

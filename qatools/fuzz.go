@@ -15,6 +15,7 @@ import (
 	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fuzzing"
+	gen "github.com/qafleet/fleetd/fuzzing/harness"
 )
 
 type fuzzArgs struct {
@@ -179,6 +180,9 @@ func (t *tools) fuzzGoTarget(ctx context.Context, a fuzzArgs, engine string, d t
 		clang, err := fuzzing.LibFuzzerClang(ctx)
 		if err == nil {
 			out, err := t.fuzzLibFuzzer(ctx, a, clang, d, gf)
+			if err == nil && a.Replay != "" && strField(out["outcome"]) == fuzzing.TimedOut {
+				t.libFuzzerHangStack(ctx, a, d, gf, out)
+			}
 			if err == nil || ctxErr(ctx) != nil {
 				return out, err
 			}
@@ -206,6 +210,41 @@ func (t *tools) fuzzGoTarget(ctx context.Context, a fuzzArgs, engine string, d t
 	out["note"] = strings.Join(nonEmpty(note, strField(out["note"])), "; ")
 	out["degraded"] = deg
 	return out, nil
+}
+
+// libFuzzerHangStack completes a libFuzzer replay that hung: libFuzzer's
+// timeout prints no goroutine's stack, so the input is replayed once more
+// through go test's binary of the same fuzz target (fuzzGo, with the hang
+// dump), and the result gets that replay's verdict on whose loop it is
+// (hangFields) and the hung goroutine's stack (hang_stack). A go replay
+// that does not hang, or fails to run, leaves the verdict unknown, saying
+// why.
+func (t *tools) libFuzzerHangStack(ctx context.Context, a fuzzArgs, d time.Duration, gf goFuzz, out map[string]any) {
+	g, err := t.fuzzGo(ctx, a, d, gf)
+	switch {
+	case err != nil:
+		out["hang_verdict"], out["hang_why"] = fuzzing.HangUnknown, "the go test replay for the hung goroutine's stack failed: "+clip.Text(err.Error(), 300)
+	case strField(g["outcome"]) != fuzzing.TimedOut:
+		out["hang_verdict"], out["hang_why"] = fuzzing.HangUnknown, "replayed through go test's binary for a stack, the input did not hang: "+strField(g["outcome"])
+	default:
+		for _, k := range []string{"hang_verdict", "hang_why", "hang_frame", "hang_replayed_by"} {
+			if v, ok := g[k]; ok {
+				out[k] = v
+			}
+		}
+		out["hang_stack"] = g["stderr_head"]
+	}
+}
+
+// hangFields adds a hang's verdict to a replay's result: hang_verdict
+// (library, harness, outside, unknown), hang_why, hang_frame (the frame
+// judged, with its file:line) and hang_replayed_by (the engine whose
+// replay printed the stack).
+func hangFields(out map[string]any, v fuzzing.HangVerdict, by string) {
+	out["hang_verdict"], out["hang_why"], out["hang_replayed_by"] = v.Verdict, v.Why, by
+	if v.Frame != "" {
+		out["hang_frame"] = v.Frame + " " + v.File
+	}
 }
 
 // fuzzCompiler runs a builtin, blind or AFL++ session on target.compiler.
@@ -434,12 +473,16 @@ func (t *tools) fuzzGo(ctx context.Context, a fuzzArgs, d time.Duration, gf goFu
 		g.CacheDir = filepath.Join(work, "gocache")
 	}
 	if a.Replay != "" {
-		c, err := fuzzing.ReplayGo(ctx, g, []byte(a.Replay), t.env.Limits.CompileTimeout*3)
+		mod, _ := gen.ModulePath(src) // none: every frame is outside
+		c, hv, err := fuzzing.ReplayHang(ctx, g, []byte(a.Replay), t.env.Limits.CompileTimeout*3, mod, mod+"/"+gen.Dir)
 		if err != nil {
 			return nil, err
 		}
 		out := crasherFields(c)
 		out["engine"], out["target"], out["replayed"] = fuzzing.EngineGo, gf.Func, true
+		if c.Outcome == fuzzing.TimedOut {
+			hangFields(out, hv, fuzzing.EngineGo)
+		}
 		return out, nil
 	}
 	rep, err := fuzzing.RunGo(ctx, g, d)

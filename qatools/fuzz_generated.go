@@ -90,10 +90,14 @@ func (t *tools) judgeReplay(out map[string]any, memDir string, mem *gen.Memory, 
 	}
 	v := gen.Judge(e, mem.Module, outcome, strField(out["stderr_head"]))
 	if outcome == fuzzing.TimedOut {
-		// A hang is judged by the stack go test dumped at its timeout (the
-		// replay's stderr_head holds the hung goroutine's).
-		h := fuzzing.JudgeHang([]byte(strField(out["stderr_head"])), mem.Module, mem.Module+"/"+gen.Dir)
-		v = gen.Verdict{Verdict: h.Verdict, Why: h.Why, Frame: h.Frame, File: h.File}
+		// A hang is judged by the stack go test's binary dumped at its
+		// timeout (fuzzGo's replay, or libFuzzerHangStack's after a
+		// libFuzzer replay): hang_verdict and hang_frame.
+		v = gen.Verdict{Verdict: strField(out["hang_verdict"]), Why: strField(out["hang_why"])}
+		v.Frame, v.File, _ = strings.Cut(strField(out["hang_frame"]), " ")
+		if v.Verdict == "" {
+			v = gen.Verdict{Verdict: gen.Unknown, Why: "the hang was not replayed through go test's binary: no stack to judge"}
+		}
 	}
 	out["verdict"], out["verdict_why"] = v.Verdict, v.Why
 	if v.Frame != "" {

@@ -19,6 +19,42 @@ import (
 // its own key, a replay of the library's crash is judged library with a
 // reproducer, and a crash through a zero-value receiver is judged the
 // harness's, counted and its entry dropped from the next list.
+// shareGoCaches links h's FuzzDir/go (the go command's caches of the fuzz
+// sessions) to one directory under the user's cache, shared across these
+// tests and their runs: a cold one rebuilds the standard library three
+// ways (export data, tests, coverage instrumentation) and, for libFuzzer,
+// instrumented, minutes on two cores. Sets h.env.FuzzDir when unset.
+func shareGoCaches(t *testing.T, h *harness) {
+	t.Helper()
+	if h.env.FuzzDir == "" {
+		h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return
+	}
+	shared := filepath.Join(cache, "fleetd-test-harnessgen")
+	if os.MkdirAll(shared, 0o700) == nil && os.MkdirAll(h.env.FuzzDir, 0o700) == nil {
+		if err := os.Symlink(shared, filepath.Join(h.env.FuzzDir, "go")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeFiles writes files (slash paths) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestFuzzToolGeneratedHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and fuzzes a module for about a minute")
@@ -31,17 +67,7 @@ func TestFuzzToolGeneratedHarness(t *testing.T) {
 	h.env.Target.Compiler = nil
 	h.env.Target.Repo = &fleet.Repo{URL: mod}
 	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
-	// The go command's caches (FuzzDir/go) are shared across runs of this
-	// test: a cold one rebuilds the standard library three ways (export
-	// data, tests, coverage instrumentation), minutes on two cores.
-	if cache, err := os.UserCacheDir(); err == nil {
-		shared := filepath.Join(cache, "fleetd-test-harnessgen")
-		if os.MkdirAll(shared, 0o700) == nil && os.MkdirAll(h.env.FuzzDir, 0o700) == nil {
-			if err := os.Symlink(shared, filepath.Join(h.env.FuzzDir, "go")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	shareGoCaches(t, h)
 	_, reg := h.newRun("r-gen", fleet.Budget{})
 	out, err := h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
 	if err != nil || out.Verdict != fleet.VerdictOK {
@@ -73,7 +99,7 @@ func TestFuzzToolGeneratedHarness(t *testing.T) {
 	if err != nil || out.Result["verdict"] != gen.Library || out.Result["outcome"] != Crashed {
 		t.Fatalf("replay of the Parse bug: %v %v", err, out.Result)
 	}
-	if src, _ := out.Result["reproducer"].(string); !strings.Contains(src, "func TestFleetdReproParse(t *testing.T)") || !strings.Contains(src, `"[a"`) {
+	if src, _ := out.Result["reproducer"].(string); !strings.Contains(src, "func TestFleetdReproParse_") || !strings.Contains(src, `"[a"`) {
 		t.Errorf("reproducer: %v", out.Result["reproducer"])
 	}
 	if _, err := os.Stat(out.Result["reproducer_kept"].(string)); err != nil {

@@ -80,6 +80,18 @@ func TestFuzzTool(t *testing.T) {
 	}
 }
 
+// needLibFuzzer skips a test when clang has no libFuzzer runtime, and
+// fails it when CI is set (.ci/run installs it).
+func needLibFuzzer(t *testing.T) {
+	t.Helper()
+	if _, err := fuzzing.LibFuzzerClang(context.Background()); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
+		}
+		t.Skipf("libFuzzer unavailable: %v", err)
+	}
+}
+
 // TestFuzzToolLibFuzzer runs qa_fuzz's libfuzzer engine on a small Go
 // module with a planted crash (a 32-bit magic behind a length check, which
 // blind mutation does not guess and comparison feedback reads off the
@@ -89,12 +101,7 @@ func TestFuzzTool(t *testing.T) {
 // target, and a fuzz target the harness cannot build falls back to go
 // test -fuzz with a note saying why.
 func TestFuzzToolLibFuzzer(t *testing.T) {
-	if _, err := fuzzing.LibFuzzerClang(context.Background()); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and the libfuzzer engine cannot build here: %v", err)
-		}
-		t.Skipf("libFuzzer unavailable: %v", err)
-	}
+	needLibFuzzer(t)
 	if testing.Short() {
 		t.Skip("builds instrumented binaries and fuzzes for up to 60 s")
 	}

@@ -135,7 +135,38 @@ func evalProbe(t *testing.T, repo string) ([]fleet.Finding, string, time.Duratio
 	}); err != nil {
 		t.Fatal(err)
 	}
+	logHarnesses(t, f.dataDir)
 	return fs, f.dataDir, firstReport(t, f.dataDir, took)
+}
+
+// logHarnesses logs what the generator kept for the run: harnesses
+// generated, dropped and the harness crashes counted (never posted).
+func logHarnesses(t *testing.T, dataDir string) {
+	mems, _ := filepath.Glob(filepath.Join(dataDir, "fuzz", "harness-gen-*", "harnesses.json"))
+	for _, m := range mems {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		var mem struct {
+			Entries []struct{ Dropped string }
+			Dropped map[string]string `json:"dropped"`
+			Crashes map[string]int    `json:"harness_crashes"`
+		}
+		if json.Unmarshal(b, &mem) != nil {
+			continue
+		}
+		live, crashes := 0, 0
+		for _, e := range mem.Entries {
+			if e.Dropped == "" {
+				live++
+			}
+		}
+		for _, n := range mem.Crashes {
+			crashes += n
+		}
+		t.Logf("harnesses: %d generated, %d dropped at generation, %d entries dropped after harness crashes, %d harness crashes counted %v", live, len(mem.Entries)-live, len(mem.Dropped), crashes, mem.Crashes)
+	}
 }
 
 // firstReport is how long after the run's start its first qa_report call

@@ -64,6 +64,10 @@ var benchLibs = map[string]struct{ mod, hand, pkg, fn string }{
 	"gjson":      {"github.com/tidwall/gjson@v1.6.3", handGJSON, "./handwritten", "FuzzHand"},
 	"jsonparser": {"github.com/buger/jsonparser@v1.0.0", handJSONParser, "./handwritten", "FuzzHand"},
 	"toml":       {"github.com/BurntSushi/toml@v1.0.0", "", ".", "FuzzDecode"},
+	// A library never evaluated before (issue 31's "one more"), at the
+	// release in the module cache: no hand-written target, the
+	// synthesized ones alone.
+	"goorg": {"github.com/niklasfasching/go-org@v1.9.1", "", "", ""},
 }
 
 // TestCoverageAgainstHandWritten (opt-in, BENCHMARKS.md): libFuzzer's
@@ -90,7 +94,7 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 	}
 	lib, ok := benchLibs[name]
 	if !ok {
-		t.Fatalf("FLEETD_HARNESS_BENCH_LIB=%s: want gjson, jsonparser or toml", name)
+		t.Fatalf("FLEETD_HARNESS_BENCH_LIB=%s: want gjson, jsonparser, toml or goorg", name)
 	}
 	ctx := context.Background()
 	clang, err := fuzzing.LibFuzzerClang(ctx)
@@ -125,10 +129,20 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "handwritten", "hand_test.go"), []byte(lib.hand), 0o644)
 	}
 	type run struct{ pkg, fn, entry string }
-	runs := []run{{lib.pkg, lib.fn, "hand-written"}}
+	var runs []run
+	if lib.fn != "" {
+		runs = append(runs, run{lib.pkg, lib.fn, "hand-written"})
+	}
 	for _, e := range es {
-		if e.Dropped == "" && e.Kind != KindNative && e.Kind != KindGoFuzz && len(runs) <= n {
+		if e.Dropped == "" && e.Kind != KindNative && e.Kind != KindGoFuzz && len(runs) < n+min(len(lib.fn), 1) {
 			runs = append(runs, run{e.Package, e.Target, e.Name})
+		}
+	}
+	for _, e := range es {
+		if e.Dropped != "" {
+			t.Logf("dropped %s: %s", e.ID, e.Dropped)
+		} else {
+			t.Logf("generated %s %s (%s): score %.1f, %s", e.Kind, e.Target, e.Name, e.Score, e.Why)
 		}
 	}
 	for _, r := range runs {
@@ -145,5 +159,8 @@ func TestCoverageAgainstHandWritten(t *testing.T) {
 			first = rep.FirstCrash.Round(time.Second).String()
 		}
 		t.Logf("| %s | %s (%s) | %d | %d | %d | %d | %s |", name, r.fn, r.entry, rep.Coverage, rep.Features, rep.Execs, len(rep.Crashers), first)
+		for _, c := range rep.Crashers {
+			t.Logf("  %s crasher: %s %s\n%s", r.fn, c.Outcome, c.State, c.Input)
+		}
 	}
 }

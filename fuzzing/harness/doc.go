@@ -23,8 +23,11 @@
 // `func Fuzz(data []byte) int` functions (the gofuzz build constraint
 // dropped in the scratch copy) and existing `FuzzXxx(*testing.F)` targets
 // are entries too. Names that reach outside the process (File, Dir, FS,
-// Path, Open, Exec, Remove, Dial, Listen, URL, Env) are left out: their
-// input goes to the file system or the network, not to a parser. The rank (Entry.Score, reasons in Entry.Why): names that
+// Path, Open, Exec, Remove, Dial, Listen, Serve, URL, Env) are left out,
+// and so are functions and constructors with a parameter named as a file,
+// an address or a command line (configFile, dir, fsys, url, addr, host,
+// cmd): their input goes to the file system, the network or another
+// program, not to a parser. The rank (Entry.Score, reasons in Entry.Why): names that
 // parse (Parse, Unmarshal, Decode, Read, Load, Unescape, Lex, Scan,
 // Compile, Get, Validate, ...FromBytes), a string/[]byte/io.Reader
 // parameter, how many of the module's functions it reaches (a static call
@@ -51,7 +54,9 @@
 // innermost frame outside the runtime and the standard library lies in the
 // target module, outside the harness; and it is not a misuse: a nil
 // dereference in an entry whose receiver was a zero value (the constructor
-// skipped), or an explicit panic the entry's doc comment promises. The
+// skipped) or whose argument is a struct literal leaving nil fields
+// (ZeroArg), an explicit panic the entry's doc comment promises, or an
+// explicit panic in an internal package the harness called directly. The
 // rest are harness crashes: counted, and their entries dropped for later
 // runs (Memory). A library crash carries a standalone _test.go
 // (Reproducer): the harness's body with the input as literals, which
@@ -63,9 +68,11 @@
 // over types the engines feed) and compiled, and the refusal or the
 // compiler's output goes back to the Author until it compiles or the
 // attempts run out: the OSS-Fuzz-gen loop. A kept one is a KindModel
-// entry whose crashes are judged by the same rules.
+// entry whose crashes are judged by the same rules; its reproducer is the
+// model's file run once on the input, *testing.F replaced by a stand-in
+// whose Fuzz calls the fuzz function with the input's values.
 //
 // It imports fuzzing (the crash-state reader) and the standard library,
 // and golang.org/x/tools/go/packages (the load of a module with types, the
-// field's way to do it).
+// field's way to do it) and go/ast/astutil (the reproducer's rewrite).
 package harness

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -28,29 +29,36 @@ const (
 
 // Entry is one exported function or method an engine can drive.
 type Entry struct {
-	ID       string            `json:"id"`                  // stable across runs: "<import path>.<Recv.>Name"
-	Kind     string            `json:"kind"`                // KindFunc, KindMethod, KindGoFuzz, KindNative
-	Pkg      string            `json:"pkg"`                 // the target package's import path
-	Dir      string            `json:"dir"`                 // its directory, slash-separated, relative to the module root ("." for the root)
-	Name     string            `json:"name"`                // "Get", "(*Parser).Parse"
-	Shape    string            `json:"shape"`               // the fuzz arguments, e.g. "string,string"
-	ZeroRecv bool              `json:"zero_recv,omitempty"` // the receiver is a zero value: the type has no constructor
-	Score    float64           `json:"score"`
-	Why      []string          `json:"why"`
-	Reach    int               `json:"reach"`         // the module's functions it reaches (static, syntactic)
-	Tested   int               `json:"tested"`        // calls of it in the package's tests
-	Doc      string            `json:"doc,omitempty"` // its doc comment (the misuse check reads promised panics)
-	Target   string            `json:"target"`        // the fuzz target's name (set by Generate; an existing one's own name)
-	Package  string            `json:"package"`       // the fuzz target's package directory, "./fleetdharness/x" (set by Generate)
-	Dropped  string            `json:"dropped,omitempty"`
-	PkgName  string            `json:"pkg_name"`          // the target package's name
-	Args     []string          `json:"args,omitempty"`    // fuzz argument types, in order (set by Generate)
-	Body     []string          `json:"body,omitempty"`    // the fuzz function's statements over a0, a1, ... (set by Generate)
-	Imports  map[string]string `json:"imports,omitempty"` // import path -> alias the body uses (set by Generate)
+	ID       string `json:"id"`                  // stable across runs: "<import path>.<Recv.>Name"
+	Kind     string `json:"kind"`                // KindFunc, KindMethod, KindGoFuzz, KindNative
+	Pkg      string `json:"pkg"`                 // the target package's import path
+	Dir      string `json:"dir"`                 // its directory, slash-separated, relative to the module root ("." for the root)
+	Name     string `json:"name"`                // "Get", "(*Parser).Parse"
+	Shape    string `json:"shape"`               // the fuzz arguments, e.g. "string,string"
+	ZeroRecv bool   `json:"zero_recv,omitempty"` // the receiver is a zero value: the type has no constructor
+	// ZeroArg: an argument (or the receiver) is a struct literal that
+	// leaves nil fields its constructor would set (value.partial): a nil
+	// dereference in it is the harness's misuse, as with ZeroRecv.
+	ZeroArg bool              `json:"zero_arg,omitempty"`
+	Score   float64           `json:"score"`
+	Why     []string          `json:"why"`
+	Reach   int               `json:"reach"`         // the module's functions it reaches (static, syntactic)
+	Tested  int               `json:"tested"`        // calls of it in the package's tests
+	Doc     string            `json:"doc,omitempty"` // its doc comment (the misuse check reads promised panics)
+	Target  string            `json:"target"`        // the fuzz target's name (set by Generate; an existing one's own name)
+	Package string            `json:"package"`       // the fuzz target's package directory, "./fleetdharness/x" (set by Generate)
+	Dropped string            `json:"dropped,omitempty"`
+	PkgName string            `json:"pkg_name"`          // the target package's name
+	Args    []string          `json:"args,omitempty"`    // fuzz argument types, in order (set by Generate)
+	Body    []string          `json:"body,omitempty"`    // the fuzz function's statements over a0, a1, ... (set by Generate)
+	Imports map[string]string `json:"imports,omitempty"` // import path -> alias the body uses (set by Generate)
 	// Chain names the configuring methods called on the receiver, in
 	// order, between its constructor and the entry (construct, configure,
 	// parse); empty for a plain call.
 	Chain []string `json:"chain,omitempty"`
+	// Source is a KindModel entry's harness file as the model wrote it
+	// (the reproducer of its crashes is made from it).
+	Source string `json:"source,omitempty"`
 
 	fn     *types.Func
 	recv   *value // the receiver's value (methods)
@@ -147,6 +155,10 @@ type value struct {
 	args   []value
 	err    bool // ctor returns an error last
 	nilchk bool // ctor's result can be nil
+	// partial: a struct literal that leaves a pointer, map, interface,
+	// func or channel field nil (unexported, or not a leaf the harness
+	// fills): the type's constructor, which would set it, was skipped.
+	partial bool
 }
 
 type field struct {
@@ -475,7 +487,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 	var out []*Entry
 	add := func(fn *types.Func, recv *value, zero bool, chain []setupCall) {
 		sig := fn.Type().(*types.Signature)
-		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) {
+		if sig.TypeParams() != nil || sig.RecvTypeParams() != nil || touchesOutside(fn.Name()) || takesOutside(sig) {
 			return
 		}
 		e := &Entry{Kind: KindFunc, Pkg: p.PkgPath, Dir: rel, fn: fn, recv: recv, ZeroRecv: zero, Doc: docs[fn.FullName()], PkgName: p.Name, varia: sig.Variadic(), extra: extra}
@@ -507,6 +519,7 @@ func (d *discovery) entries(p *packages.Package) []*Entry {
 			}
 			e.params = append(e.params, v)
 		}
+		e.ZeroArg = slices.ContainsFunc(e.params, func(v value) bool { return v.partial }) || recv != nil && recv.partial
 		if !slices.ContainsFunc(e.params, takesInput) && (recv == nil || !takesInput(*recv)) {
 			return // nothing of the input reaches it (go-querystring's Values(v interface{}))
 		}
@@ -690,16 +703,29 @@ func (d *discovery) structOf(t types.Type, ptr bool) (value, bool) {
 		f := st.Field(i)
 		if !f.Exported() {
 			unexported++
+			v.partial = v.partial || nilable(f.Type())
 			continue
 		}
 		if l, ok := leafOf(f.Type()); ok && len(v.fields) < maxFields {
 			v.fields = append(v.fields, field{name: f.Name(), v: value{kind: "leaf", typ: f.Type(), leaf: l}})
+		} else {
+			v.partial = v.partial || nilable(f.Type())
 		}
 	}
 	if len(v.fields) == 0 && (unexported > 0 || st.NumFields() == 0) {
 		return value{}, false
 	}
 	return v, true
+}
+
+// nilable reports a type whose zero value is nil and that a method
+// dereferences or calls: pointer, map, interface, func, channel.
+func nilable(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Map, *types.Interface, *types.Signature, *types.Chan:
+		return true
+	}
+	return false
 }
 
 // ctorFor finds a constructor of the module for t: an exported function
@@ -713,8 +739,8 @@ func (d *discovery) ctorFor(t types.Type, depth int) (value, bool) {
 	for _, fn := range d.ctors {
 		sig := fn.Type().(*types.Signature)
 		r := sig.Results()
-		if sig.TypeParams() != nil || r.Len() == 0 || r.Len() > 2 || isGoFuzz(fn) {
-			continue
+		if sig.TypeParams() != nil || r.Len() == 0 || r.Len() > 2 || isGoFuzz(fn) || touchesOutside(fn.Name()) || takesOutside(sig) {
+			continue // a constructor that reads a file or dials makes no receiver from the input
 		}
 		if r.Len() == 2 && !types.Identical(r.At(1).Type(), errType) {
 			continue
@@ -825,6 +851,10 @@ func (d *discovery) rank(e *Entry) {
 		why = append(why, "its receiver is a zero value (no constructor)")
 	} else if e.recv != nil && e.recv.kind == "ctor" {
 		why = append(why, "receiver from "+e.recv.ctor.Name())
+	}
+	if e.ZeroArg {
+		score -= 2
+		why = append(why, "an argument is a struct literal with nil fields its constructor would set")
 	}
 	if strings.Contains(e.Pkg, "/internal/") || strings.HasSuffix(e.Pkg, "/internal") {
 		score -= 1
@@ -964,7 +994,51 @@ func raiseGoVersion(dir string) {
 // outsideWords name functions that reach outside the process (files,
 // directories, processes, the network): fuzzing them would feed the input
 // to the file system, not to a parser.
-var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "URL", "Env"}
+var outsideWords = []string{"File", "Dir", "FS", "Path", "Open", "Exec", "Remove", "Dial", "Listen", "Serve", "URL", "Env"}
+
+// outsideParams are parameter name words (camel case split, lower case)
+// that say an argument is a file's name, a file system, a network address
+// or a command line: a function taking one (go-org's
+// blorg.ReadConfig(configFile string); toml's internal toml-test
+// NewCommandParser(fsys fs.FS, cmd []string), whose parser runs cmd)
+// reaches the file system, the network or other programs, whatever its
+// own name says. "path" is not one: gjson's Get(json, path string) takes
+// a query.
+var outsideParams = map[string]bool{"file": true, "filename": true, "filepath": true, "dir": true, "dirname": true,
+	"directory": true, "fsys": true, "url": true, "addr": true, "address": true, "host": true, "cmd": true, "command": true, "argv": true}
+
+// takesOutside reports whether one of sig's parameters is named as a file
+// or an address (outsideParams).
+func takesOutside(sig *types.Signature) bool {
+	for i := 0; i < sig.Params().Len(); i++ {
+		for _, w := range nameWords(sig.Params().At(i).Name()) {
+			if outsideParams[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nameWords splits an identifier at case changes and underscores, in
+// lower case: "configFile" is config, file; "URLPath" url, path.
+func nameWords(name string) []string {
+	var words []string
+	rs := []rune(name)
+	start := 0
+	for i := 1; i <= len(rs); i++ {
+		split := i == len(rs) || rs[i] == '_' ||
+			unicode.IsUpper(rs[i]) && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))
+		if !split {
+			continue
+		}
+		if w := strings.Trim(string(rs[start:i]), "_"); w != "" {
+			words = append(words, strings.ToLower(w))
+		}
+		start = i
+	}
+	return words
+}
 
 // touchesOutside reports whether a function's name says it reaches outside.
 func touchesOutside(name string) bool {

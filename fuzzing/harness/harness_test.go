@@ -95,6 +95,22 @@ func TestDiscoverRanksParsers(t *testing.T) {
 	if m["ParseFile"] != nil {
 		t.Error("ParseFile takes a path: it should not be an entry")
 	}
+	// LoadSite's parameter names a file; Serve reaches the network; and
+	// Title's receiver, with LoadSite no constructor, is a zero value.
+	if m["LoadSite"] != nil || m["(*Site).Serve"] != nil || m["Check"] != nil || m["(*Site).Title"] == nil || !m["(*Site).Title"].ZeroRecv {
+		t.Errorf("LoadSite %v, Serve %v, Check %v, Title %+v: want none of the first three, Title on a zero receiver", m["LoadSite"] != nil, m["(*Site).Serve"] != nil, m["Check"] != nil, m["(*Site).Title"])
+	}
+	// Heading's Page literal leaves its site pointer nil: a nil
+	// dereference there is the harness's (ZeroArg); Render's options
+	// are leaves only.
+	if h := m["Heading"]; h == nil || !h.ZeroArg || m["Render"].ZeroArg || m["Parse"].ZeroArg {
+		t.Errorf("ZeroArg: Heading %+v, Render %v, Parse %v", h, m["Render"].ZeroArg, m["Parse"].ZeroArg)
+	}
+	for name, want := range map[string]string{"configFile": "config file", "URLPath": "url path", "file_name": "file name", "dir": "dir", "HTTPServer": "http server"} {
+		if got := strings.Join(nameWords(name), " "); got != want {
+			t.Errorf("nameWords(%q) = %q, want %q", name, got, want)
+		}
+	}
 	if m["Fuzz"].Kind != KindGoFuzz || es[0].Name != "Fuzz" {
 		t.Errorf("the go-fuzz function should rank first as a gofuzz entry: first %s (%s)", es[0].Name, es[0].Kind)
 	}
@@ -172,6 +188,7 @@ func TestJudge(t *testing.T) {
 	lib := &Entry{Name: "Parse"}
 	zero := &Entry{Name: "(*Machine).Feed", ZeroRecv: true}
 	promised := &Entry{Name: "MustCompile", Doc: "MustCompile returns s; it panics if s is empty.\n"}
+	internal := &Entry{Name: "Add", Pkg: "example.com/toy/internal/tag"}
 	for _, tc := range []struct {
 		name    string
 		e       *Entry
@@ -188,10 +205,19 @@ func TestJudge(t *testing.T) {
 			"github.com/tidwall/match.Match@/m/match.go:30", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Outside},
 		{"constructor skipped", zero, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
 			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Misuse},
+		{"a nil dereference with a partial struct argument", &Entry{Name: "(*HTMLWriter).Before", ZeroArg: true}, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
+			"example.com/toy.(*HTMLWriter).Before@/tmp/x/toy/toy.go:80"), Misuse},
 		{"a nil dereference with a real receiver", lib, "crashed", crashOut("runtime error: invalid memory address or nil pointer dereference",
 			"example.com/toy.(*Machine).Feed@/tmp/x/toy/toy.go:60"), Library},
 		{"a promised panic", promised, "crashed", crashOut("toy: empty pattern", "example.com/toy.MustCompile@/tmp/x/toy/toy.go:66"), Misuse},
 		{"an unpromised explicit panic", lib, "crashed", crashOut("toy: bad state", "example.com/toy.Parse@/tmp/x/toy/toy.go:22"), Library},
+		// toml v1.0.0's internal/tag.Add on the harness's made-up value: an
+		// explicit panic in an internal package is the contract its module
+		// callers keep; a runtime error there is still a bug.
+		{"an explicit panic in an internal package", internal, "crashed", crashOut("Unknown type: *interface {}",
+			"example.com/toy/internal/tag.Add@/tmp/x/toy/internal/tag/add.go:16", "example.com/toy/fleetdharness/tag.FuzzAdd.func1@/tmp/x/toy/fleetdharness/tag/harness_test.go:60"), Misuse},
+		{"a runtime error in an internal package", internal, "crashed", crashOut("runtime error: index out of range [3] with length 3",
+			"example.com/toy/internal/tag.Add@/tmp/x/toy/internal/tag/add.go:16"), Library},
 		{"a hang", lib, "timeout", "", Unknown},
 		{"no stack", lib, "crashed", "fatal error: out of memory\n", Unknown},
 	} {
@@ -256,6 +282,109 @@ func TestReproducerFailsThenPasses(t *testing.T) {
 	}
 	if _, _, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"a\")\nint(1)\n")); err == nil {
 		t.Error("an input with the wrong number of values should be refused")
+	}
+	// Another crash of the same harness is another file and test; the
+	// same input is the same one.
+	rel2, src2, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"[b\")\n"))
+	if err != nil || rel2 == rel || strings.Contains(src2, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(rel), "fleetd_repro_parse_"), "_test.go")) {
+		t.Errorf("two inputs' reproducers: %s and %s (%v)", rel, rel2, err)
+	}
+	if again, _, _ := Reproducer(e, []byte("go test fuzz v1\nstring(\"[a\")\n")); again != rel {
+		t.Errorf("one input, two paths: %s, %s", rel, again)
+	}
+}
+
+// modelParseHarness is a fuzz target a model might write for the toy's
+// Parse: set-up before f.Fuzz, a helper typed against *testing.F, names
+// of its own (seeds, wrap) that the package's external tests also
+// declare, and two fuzz arguments.
+const modelParseHarness = `package toy2
+
+import (
+	"strings"
+	"testing"
+
+	"example.com/toy"
+)
+
+var seeds = []string{"[a,b]", "[]"}
+
+func addSeeds(f *testing.F) {
+	f.Helper()
+	for _, s := range seeds {
+		f.Add(s, 1)
+	}
+}
+
+func wrap(s string, n int) string { return strings.Repeat("[", n%3) + s }
+
+func FuzzParse(f *testing.F) {
+	addSeeds(f)
+	prefix := "" // set-up before f.Fuzz runs in the reproducer too
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if _, err := toy.Parse(prefix + wrap(s, n)); err != nil {
+			t.Skip()
+		}
+	})
+}
+`
+
+// TestModelReproducerFailsThenPasses: a crash through a harness a model
+// wrote gets a standalone reproducer too, made from the model's file: it
+// compiles beside the package's own external tests (whose names it
+// shares), fails on the buggy source with the crash and passes once fixed.
+func TestModelReproducerFailsThenPasses(t *testing.T) {
+	dir := toyCopy(t)
+	// The package's own external tests, declaring the model's names.
+	ext := "package toy_test\n\nimport \"testing\"\n\nvar seeds = 1\n\nfunc wrap() {}\n\nfunc TestExt(t *testing.T) { wrap(); _ = seeds }\n"
+	if err := os.WriteFile(filepath.Join(dir, "ext_test.go"), []byte(ext), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &Entry{ID: "example.com/toy.Parse#model", Kind: KindModel, Pkg: "example.com/toy", Dir: ".", Name: "Parse", PkgName: "toy",
+		Target: "FuzzParse", Package: "./" + Dir + "/toy2", Args: []string{"string", "int"}, Source: modelParseHarness}
+	rel, src, err := Reproducer(e, []byte("go test fuzz v1\nstring(\"a\")\nint(1)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rel, "fleetd_repro_parse_") || !strings.HasSuffix(rel, "_test.go") || !strings.Contains(src, "package toy_test") || !strings.Contains(src, "func TestFleetdReproParse_") {
+		t.Fatalf("reproducer %s:\n%s", rel, src)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, error) {
+		cmd := exec.Command(goCmd(t), "test", "-count=1", "-v", "-run", "^TestFleetdRepro|^TestExt$", ".")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	out, err := run()
+	if err == nil || !strings.Contains(out, "--- FAIL: TestFleetdReproParse_") || !strings.Contains(out, "slice bounds out of range") {
+		t.Fatalf("the reproducer should fail on the buggy source with the crash:\n%s\n%s", out, src)
+	}
+	toy := filepath.Join(dir, "toy.go")
+	b, _ := os.ReadFile(toy)
+	fixed := strings.Replace(string(b), "body := s[1:end]", "if end < 0 {\n\t\treturn nil, errors.New(\"toy: want ]\")\n\t}\n\tbody := s[1:end]", 1)
+	if err := os.WriteFile(toy, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "--- SKIP: TestFleetdReproParse_") || !strings.Contains(out, "--- PASS: TestExt") {
+		t.Fatalf("the reproducer should pass (the fixed Parse's error skips) beside the package's tests: %v\n%s", err, out)
+	}
+	for _, bad := range []struct {
+		e     Entry
+		input string
+		want  string
+	}{
+		{Entry{ID: "x", Kind: KindModel, Args: []string{"string", "int"}}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "not kept"},
+		{*e, "go test fuzz v1\nstring(\"a\")\n", "the input has 1 values"},
+		{*e, "go test fuzz v1\nstring(\"a\")\nstring(\"b\")\n", "value 2 is a string"},
+		{Entry{ID: "x", Kind: KindModel, Target: "FuzzOther", Args: []string{"string", "int"}, Source: modelParseHarness}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "defines no func FuzzOther"},
+		{Entry{ID: "x", Kind: KindModel, Target: "FuzzParse", Args: []string{"string", "int"}, Source: "package ("}, "go test fuzz v1\nstring(\"a\")\nint(1)\n", "expected"},
+	} {
+		if _, _, err := Reproducer(&bad.e, []byte(bad.input)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Reproducer(%s, %q): %v, want an error with %q", bad.e.ID, bad.input, err, bad.want)
+		}
 	}
 }
 

@@ -102,7 +102,7 @@ func Authored(ctx context.Context, dir, goCmd string, env []string, e *Entry, au
 			}
 			out, err := compile(ctx, dir, goCmd, env, "./"+rel)
 			if err == nil {
-				m.Args = args
+				m.Args, m.Source = args, src
 				return &m, nil
 			}
 			if ctx.Err() != nil {

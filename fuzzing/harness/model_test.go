@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 )
@@ -50,6 +52,29 @@ func FuzzCheckAuthored(f *testing.F) {
 			if !fuzzable[a] {
 				t.Fatalf("accepted a %s argument: %q", a, src)
 			}
+		}
+	})
+}
+
+// FuzzModelReproducer: whatever file a model's harness was (checkAuthored
+// accepted it) and whatever input, the reproducer is an error or a Go file
+// that parses, in the target's external test package, with one test.
+func FuzzModelReproducer(f *testing.F) {
+	f.Add(modelParseHarness, "go test fuzz v1\nstring(\"a\")\nint(1)\n")
+	f.Add("package toy2\nimport (t \"testing\"; \"example.com/toy\")\nfunc FuzzParse(f *t.F) { f.Fuzz(func(t *t.T, s string, n int) { toy.Parse(s) }) }\n", "go test fuzz v1\nstring(\"\\xff\")\nint(-1)\n")
+	f.Fuzz(func(t *testing.T, src, input string) {
+		args, problem := checkAuthored(src, "toy2", "FuzzParse", "example.com/toy")
+		if problem != "" {
+			return
+		}
+		e := &Entry{ID: "example.com/toy.Parse#model", Kind: KindModel, Pkg: "example.com/toy", Dir: ".", Name: "Parse", PkgName: "toy", Target: "FuzzParse", Args: args, Source: src}
+		_, out, err := Reproducer(e, []byte(input))
+		if err != nil {
+			return
+		}
+		file, perr := parser.ParseFile(token.NewFileSet(), "r_test.go", out, 0)
+		if perr != nil || file.Name.Name != "toy_test" || !strings.Contains(out, "func TestFleetdReproParse_") {
+			t.Fatalf("reproducer of %q does not parse as package toy_test with its test: %v\n%s", src, perr, out)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,27 +24,18 @@ import (
 // root and its content. Errors: e is not a generated harness, or the
 // input does not parse or does not match e's fuzz arguments.
 func Reproducer(e *Entry, input []byte) (string, string, error) {
+	if e.Kind == KindModel {
+		return modelReproducer(e, input)
+	}
 	if len(e.Body) == 0 || len(e.Args) == 0 {
 		return "", "", fmt.Errorf("reproducer: %s has no generated harness", e.ID)
 	}
-	vals, err := fuzzing.ParseGoCorpus(input)
+	lits, err := inputLiterals(e, input)
 	if err != nil {
-		return "", "", fmt.Errorf("reproducer: %w", err)
-	}
-	if len(vals) != len(e.Args) {
-		return "", "", fmt.Errorf("reproducer: the input has %d values, %s takes %d", len(vals), e.Target, len(e.Args))
+		return "", "", err
 	}
 	var decls []string
-	for i, v := range vals {
-		lit := ""
-		switch e.Args[i] {
-		case "string":
-			lit = strconv.Quote(string(v.Bytes))
-		case "[]byte":
-			lit = "[]byte(" + strconv.Quote(string(v.Bytes)) + ")"
-		default:
-			lit = e.Args[i] + "(" + v.Text + ")"
-		}
+	for i, lit := range lits {
 		decls = append(decls, fmt.Sprintf("\tvar a%d %s = %s", i, e.Args[i], lit))
 	}
 	body := strings.Join(e.Body, "\n")
@@ -52,12 +45,12 @@ func Reproducer(e *Entry, input []byte) (string, string, error) {
 			imports[p] = a
 		}
 	}
-	name := "TestFleetdRepro" + strings.TrimPrefix(e.Target, "Fuzz")
+	name := reproName(e, input)
 	var s strings.Builder
 	s.WriteString(strings.Replace(header(e.PkgName+"_test", imports), "DO NOT EDIT.", "a regression test for a crash fleetd's fuzzing found.", 1))
 	fmt.Fprintf(&s, "\n// %s replays the input that made %s.%s crash (fuzz target %s).\n", name, e.Pkg, e.Name, e.Target)
 	fmt.Fprintf(&s, "func %s(t *testing.T) {\n%s\n", name, strings.Join(decls, "\n"))
-	for i := range vals {
+	for i := range lits {
 		fmt.Fprintf(&s, "\t_ = a%d\n", i)
 	}
 	s.WriteString("\tfunc() {\n")
@@ -65,8 +58,55 @@ func Reproducer(e *Entry, input []byte) (string, string, error) {
 		s.WriteString("\t\t" + st + "\n")
 	}
 	s.WriteString("\t}()\n}\n")
-	file := path.Join(e.Dir, "fleetd_repro_"+strings.ToLower(strings.TrimPrefix(e.Target, "Fuzz"))+"_test.go")
-	return path.Clean(file), s.String(), nil
+	return reproPath(e, input), s.String(), nil
+}
+
+// reproName is the test function of e's reproducer of input:
+// TestFleetdRepro<target>_<input hash>, so two crashes one harness found
+// are two tests.
+func reproName(e *Entry, input []byte) string {
+	return "TestFleetdRepro" + strings.TrimPrefix(e.Target, "Fuzz") + "_" + inputHash(input)
+}
+
+// reproPath is e's reproducer file of input, relative to the module root:
+// in the target package's directory, named by the target and the input's
+// hash (two crashes of one harness are two files).
+func reproPath(e *Entry, input []byte) string {
+	return path.Clean(path.Join(e.Dir, "fleetd_repro_"+strings.ToLower(strings.TrimPrefix(e.Target, "Fuzz"))+"_"+inputHash(input)+"_test.go"))
+}
+
+// inputHash is the first 8 hex digits of the input's SHA-256.
+func inputHash(input []byte) string {
+	sum := sha256.Sum256(input)
+	return hex.EncodeToString(sum[:4])
+}
+
+// inputLiterals reads input (a `go test fuzz v1` file of e's fuzz target)
+// into one Go expression per fuzz argument, typed as e.Args says. Errors:
+// it does not parse, or its values do not match e's arguments.
+func inputLiterals(e *Entry, input []byte) ([]string, error) {
+	vals, err := fuzzing.ParseGoCorpus(input)
+	if err != nil {
+		return nil, fmt.Errorf("reproducer: %w", err)
+	}
+	if len(vals) != len(e.Args) {
+		return nil, fmt.Errorf("reproducer: the input has %d values, %s takes %d", len(vals), e.Target, len(e.Args))
+	}
+	lits := make([]string, len(vals))
+	for i, v := range vals {
+		switch e.Args[i] {
+		case "string":
+			lits[i] = strconv.Quote(string(v.Bytes))
+		case "[]byte":
+			lits[i] = "[]byte(" + strconv.Quote(string(v.Bytes)) + ")"
+		default:
+			if v.Bytes != nil || v.Type == "string" || v.Type == "[]byte" {
+				return nil, fmt.Errorf("reproducer: value %d is a %s, %s takes a %s there", i+1, v.Type, e.Target, e.Args[i])
+			}
+			lits[i] = e.Args[i] + "(" + v.Text + ")"
+		}
+	}
+	return lits, nil
 }
 
 // Memory is what the generator keeps about one repository across runs:

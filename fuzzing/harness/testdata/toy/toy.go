@@ -103,3 +103,34 @@ func ParseFile(path string) (*Doc, error) {
 	}
 	return Parse(string(b))
 }
+
+// Site is a site read from a config file.
+type Site struct{ title string }
+
+// LoadSite reads the site's config: its name says nothing of a file, its
+// parameter does (go-org's blorg.ReadConfig(configFile string)).
+func LoadSite(configFile string) (*Site, error) {
+	b, err := ioutil.ReadFile(configFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Site{title: string(b)}, nil
+}
+
+// Title parses a title into the site.
+func (s *Site) Title(t string) string { return s.title + t }
+
+// Serve would listen on the network: never an entry.
+func (s *Site) Serve(b []byte) error { return nil }
+
+// Check would run cmd on input (toml-test's CommandParser): never an entry.
+func Check(cmd []string, input string) error { return nil }
+
+// Page is a page of a site; only LoadSite's caller sets its site.
+type Page struct {
+	Title string
+	site  *Site
+}
+
+// Heading renders p's heading: a harness's Page literal has no site.
+func Heading(p *Page) string { return p.site.title + p.Title }
