@@ -1,4 +1,4 @@
-package fixertest
+package fleettest
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 // TestProcessCPU: a process's CPU time grows as it computes; a process
 // that does not exist and a malformed stat line are errors naming why.
 func TestProcessCPU(t *testing.T) {
-	before, err := processCPU(os.Getpid())
+	before, err := ProcessCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,11 +19,11 @@ func TestProcessCPU(t *testing.T) {
 		for i := range 1_000_000 {
 			x ^= i
 		}
-		if after, err = processCPU(os.Getpid()); err != nil {
+		if after, err = ProcessCPU(os.Getpid()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := processCPU(1 << 30); err == nil {
+	if _, err := ProcessCPU(1 << 30); err == nil {
 		t.Error("no error for a process that does not exist")
 	}
 	for line, want := range map[string]string{
@@ -51,4 +51,31 @@ func FuzzStatCPU(f *testing.F) {
 			t.Fatalf("statCPU(%q) = %s", b, d)
 		}
 	})
+}
+
+// TestStartWait: within Wall the wait goes on; past it, it goes on for a
+// process that has had little CPU and ends for one that has had its CPU
+// budget, one that is gone, and any past Starved; the phrase says why.
+func TestStartWait(t *testing.T) {
+	self := os.Getpid()
+	long := time.Now().Add(-time.Minute)
+	if over, _ := (StartWait{Wall: time.Hour, Starved: time.Hour, CPU: 0}).Over(1<<30, long); over {
+		t.Error("a wait within Wall ended")
+	}
+	if over, why := (StartWait{Wall: time.Second, Starved: time.Hour, CPU: time.Hour}).Over(self, long); over {
+		t.Errorf("a starved process's wait ended: %s", why)
+	}
+	for name, c := range map[string]struct {
+		w   StartWait
+		pid int
+		why string
+	}{
+		"had its CPU":  {StartWait{Wall: time.Second, Starved: time.Hour, CPU: 0}, self, "of CPU time"},
+		"gone":         {StartWait{Wall: time.Second, Starved: time.Hour, CPU: time.Hour}, 1 << 30, "/proc/"},
+		"past Starved": {StartWait{Wall: time.Second, Starved: 2 * time.Second, CPU: time.Hour}, self, "within 1m0s"},
+	} {
+		if over, why := c.w.Over(c.pid, long); !over || !strings.Contains(why, c.why) {
+			t.Errorf("%s: Over = %v, %q; want true naming %q", name, over, why, c.why)
+		}
+	}
 }
