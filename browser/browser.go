@@ -493,6 +493,12 @@ func (r *recorder) endFlights(frame cdp.FrameID, loader cdp.LoaderID) {
 	}
 }
 
+// end ends request id's flight, an activity.
+func (r *recorder) end(id network.RequestID) {
+	r.active()
+	delete(r.inflight, id)
+}
+
 func (r *recorder) active() {
 	r.last = time.Now()
 }
@@ -547,11 +553,9 @@ func (r *recorder) on(ev any) {
 			}
 		}
 	case *network.EventLoadingFinished:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 	case *network.EventLoadingFailed:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 		if e.RequestID == r.submitDoc {
 			r.loaded = true // the submission went nowhere: nothing more will load
 		}
@@ -587,17 +591,14 @@ func (r *recorder) on(ev any) {
 			r.out.Requests = append(r.out.Requests, rq)
 		}
 	case *network.EventWebSocketHandshakeResponseReceived:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 		if i, ok := r.byID[e.RequestID]; ok && e.Response != nil {
 			r.out.Requests[i].Status = int(e.Response.Status)
 		}
 	case *network.EventWebSocketClosed:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 	case *network.EventWebSocketFrameError:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 	case *page.EventFrameDetached:
 		r.active()
 		r.endFlights(e.FrameID, "")
