@@ -26,11 +26,19 @@ type StartWait struct {
 // if so a phrase for the failure saying how long it waited and how much CPU
 // the process had ("within 31s, having had 2.1s of CPU time").
 func (w StartWait) Over(pid int, start time.Time) (bool, string) {
+	return w.OverFrom(pid, start, 0)
+}
+
+// OverFrom is Over for a wait that began when the process had already
+// used cpu0 of CPU time (a wait for it to stop): only the CPU time since
+// counts.
+func (w StartWait) OverFrom(pid int, start time.Time, cpu0 time.Duration) (bool, string) {
 	waited := time.Since(start)
 	if waited <= w.Wall {
 		return false, ""
 	}
 	cpu, err := ProcessCPU(pid)
+	cpu -= cpu0
 	if err == nil && cpu < w.CPU && waited <= w.Starved {
 		return false, ""
 	}

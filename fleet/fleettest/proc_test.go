@@ -78,4 +78,23 @@ func TestStartWait(t *testing.T) {
 			t.Errorf("%s: Over = %v, %q; want true naming %q", name, over, why, c.why)
 		}
 	}
+	// Counted from cpu0, the CPU this process has had is under a budget
+	// it had already spent in all.
+	var cpu time.Duration
+	for x := 0; cpu == 0; x++ { // compute until a tick is counted
+		for i := range 1_000_000 {
+			x ^= i
+		}
+		var err error
+		if cpu, err = ProcessCPU(self); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spent := StartWait{Wall: time.Second, Starved: time.Hour, CPU: cpu}
+	if over, _ := spent.Over(self, long); !over {
+		t.Error("Over: a process that had its CPU budget is waited for")
+	}
+	if over, why := spent.OverFrom(self, long, cpu); over {
+		t.Errorf("OverFrom: a process with no CPU since cpu0 is not waited for: %s", why)
+	}
 }
