@@ -492,10 +492,26 @@ func (g *gethNode) stop(t *testing.T) {
 		return
 	}
 	sent := time.Now()
+	cpu0, _ := fleettest.ProcessCPU(g.cmd.Process.Pid)
 	g.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-g.exited:
-	case <-time.After(30 * time.Second):
+	// As for a start (gethWait): a geth the machine starves is waited for,
+	// one that spent gethWait.CPU since SIGINT without stopping is stuck
+	// (at 10 % of a CPU a geth took over 30 s to stop).
+	var why string
+	stopped := func() bool {
+		for tick := time.NewTicker(50 * time.Millisecond); ; <-tick.C {
+			select {
+			case <-g.exited:
+				return true
+			default:
+			}
+			var over bool
+			if over, why = gethWait.OverFrom(g.cmd.Process.Pid, sent, cpu0); over {
+				return false
+			}
+		}
+	}()
+	if !stopped {
 		// A geth --dev killed without its shutdown starts again from the
 		// state of its last clean stop (measured: head 9 -> 5) and, 10 s
 		// later, replays the transactions it journaled, in its own order:
@@ -511,8 +527,8 @@ func (g *gethNode) stop(t *testing.T) {
 			g.cmd.Process.Kill()
 			<-g.exited
 		}
-		t.Errorf("geth did not stop within 30s of SIGINT (sent %s) and was killed: it loses the blocks since its last clean stop, so the test ends here; its log before it, then its goroutines on SIGQUIT:\n%s\n%s",
-			sent.UTC().Format("15:04:05.000"), tail(g.stderr.String()[:before], 20), g.stderr.String()[before:])
+		t.Errorf("geth did not stop (SIGINT sent %s) %s and was killed: it loses the blocks since its last clean stop, so the test ends here; its log before it, then its goroutines on SIGQUIT:\n%s\n%s",
+			sent.UTC().Format("15:04:05.000"), why, tail(g.stderr.String()[:before], 20), g.stderr.String()[before:])
 	}
 	g.cmd = nil
 }
