@@ -15,7 +15,8 @@ import (
 )
 
 // TestWebSocketInFlight: a WebSocket counts as a request in flight until
-// its handshake is answered, so a render whose only activity left is a
+// its handshake is answered or fails (the site refuses one, the allowlist
+// another: the page still settles), so a render whose only activity left is a
 // socket the site answers after the page went quiet waits for it (it used
 // to settle after Config.Quiet and close the tab first: status 0, and a
 // socket the site may never have seen).
@@ -23,7 +24,8 @@ func TestWebSocketInFlight(t *testing.T) {
 	var reached atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", htmlPage(`<!doctype html><html><body><p>hi</p>
-<script>const s = new WebSocket(location.origin.replace('http', 'ws') + '/ws');</script></body></html>`))
+<script>const s = new WebSocket(location.origin.replace('http', 'ws') + '/ws');
+new WebSocket(location.origin.replace('http', 'ws') + '/refused'); new WebSocket('ws://127.0.0.1:1/off');</script></body></html>`))
 	done := make(chan struct{})
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
 		reached.Add(1)
@@ -57,7 +59,13 @@ func TestWebSocketInFlight(t *testing.T) {
 	b := newBrowser(t, Config{Allow: allowOnly(s.URL), Write: func(Write) error { return nil }, PageTimeout: 20 * time.Second})
 	r := render(t, b, s.URL+"/")
 	i := slices.IndexFunc(r.Requests, func(rq crawl.Request) bool { return rq.Type == "websocket" })
-	if i < 0 || r.Requests[i].Status != 101 || !r.Settled || reached.Load() != 1 {
+	sockets := 0
+	for _, rq := range r.Requests {
+		if rq.Type == "websocket" {
+			sockets++
+		}
+	}
+	if i < 0 || r.Requests[i].Status != 101 || !r.Settled || reached.Load() != 1 || sockets != 3 {
 		t.Fatalf("settled %v, the site saw %d handshakes, requests %+v, notes %v; want the socket's 101 recorded before the render ended",
 			r.Settled, reached.Load(), r.Requests, r.Notes)
 	}
