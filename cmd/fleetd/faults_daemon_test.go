@@ -497,6 +497,12 @@ func (g *gethNode) stop(t *testing.T) {
 	// As for a start (gethWait): a geth the machine starves is waited for,
 	// one that spent gethWait.CPU since SIGINT without stopping is stuck
 	// (at 10 % of a CPU a geth took over 30 s to stop).
+	// geth installs its SIGINT handler after it answers RPC: a SIGINT that
+	// came before (a restart soon after a start on a starved machine, 10 %
+	// of a CPU) is lost where SIGINT is ignored (a background job) and
+	// geth ran on for 5 minutes. Until geth logs that it took one, the
+	// interrupt is sent again every 2 s (not more: ten make geth panic).
+	logFrom, resent := len(g.stderr.String()), sent
 	var why string
 	stopped := func() bool {
 		for tick := time.NewTicker(50 * time.Millisecond); ; <-tick.C {
@@ -504,6 +510,10 @@ func (g *gethNode) stop(t *testing.T) {
 			case <-g.exited:
 				return true
 			default:
+			}
+			if time.Since(resent) > 2*time.Second && !strings.Contains(g.stderr.String()[logFrom:], "Got interrupt") {
+				g.cmd.Process.Signal(os.Interrupt)
+				resent = time.Now()
 			}
 			var over bool
 			if over, why = gethWait.OverFrom(g.cmd.Process.Pid, sent, cpu0); over {
