@@ -423,7 +423,7 @@ type recorder struct {
 	out       *crawl.Rendered
 	allow     func(string) error
 	byID      map[network.RequestID]int
-	inflight  map[network.RequestID]bool
+	inflight  map[network.RequestID]flight
 	last      time.Time // the last network or DOM activity
 	loaded    bool
 	docSeen   bool
@@ -473,6 +473,32 @@ func (r *recorder) noteCreated(rq crawl.Request, resp *network.Response) {
 // does not navigate).
 const submitGrace = 2 * time.Second
 
+// flight is a request in flight: the frame and document (loader) it was
+// sent from, which end it when the frame goes (detached) or loads another
+// document (navigated): Chromium then cancels it without a loadingFailed,
+// and the page would not settle until its page budget. A WebSocket has
+// neither (webSocketCreated names no frame): a top navigation ends it.
+type flight struct {
+	frame  cdp.FrameID
+	loader cdp.LoaderID
+}
+
+// endFlights ends the requests in flight from frame (any frame when frame
+// is "", a top navigation) that are not from its document loader.
+func (r *recorder) endFlights(frame cdp.FrameID, loader cdp.LoaderID) {
+	for id, f := range r.inflight {
+		if (frame == "" || f.frame == frame) && (loader == "" || f.loader != loader) {
+			delete(r.inflight, id)
+		}
+	}
+}
+
+// end ends request id's flight, an activity.
+func (r *recorder) end(id network.RequestID) {
+	r.active()
+	delete(r.inflight, id)
+}
+
 func (r *recorder) active() {
 	r.last = time.Now()
 }
@@ -498,7 +524,7 @@ func (r *recorder) on(ev any) {
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.active()
-		r.inflight[e.RequestID] = true
+		r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID}
 		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
 			r.submitDoc = e.RequestID
 			r.loaded = false // the old page's load is not the result's
@@ -527,11 +553,9 @@ func (r *recorder) on(ev any) {
 			}
 		}
 	case *network.EventLoadingFinished:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 	case *network.EventLoadingFailed:
-		r.active()
-		delete(r.inflight, e.RequestID)
+		r.end(e.RequestID)
 		if e.RequestID == r.submitDoc {
 			r.loaded = true // the submission went nowhere: nothing more will load
 		}
@@ -553,7 +577,11 @@ func (r *recorder) on(ev any) {
 			}
 		}
 	case *network.EventWebSocketCreated:
+		// In flight until its handshake is answered or fails: a render
+		// that ended before would close the tab on a socket the site has
+		// not yet seen.
 		r.active()
+		r.inflight[e.RequestID] = flight{}
 		if len(r.out.Requests) < maxRequests {
 			rq := crawl.Request{URL: e.URL, Method: "GET", Type: "websocket"}
 			if r.allow(wsAsHTTP(e.URL)) != nil {
@@ -563,14 +591,30 @@ func (r *recorder) on(ev any) {
 			r.out.Requests = append(r.out.Requests, rq)
 		}
 	case *network.EventWebSocketHandshakeResponseReceived:
+		r.end(e.RequestID)
 		if i, ok := r.byID[e.RequestID]; ok && e.Response != nil {
 			r.out.Requests[i].Status = int(e.Response.Status)
 		}
+	case *network.EventWebSocketClosed:
+		r.end(e.RequestID)
+	case *network.EventWebSocketFrameError:
+		r.end(e.RequestID)
+	case *page.EventFrameDetached:
+		r.active()
+		r.endFlights(e.FrameID, "")
 	case *page.EventLoadEventFired:
 		r.active()
 		r.loaded = true
 	case *page.EventFrameNavigated:
-		if e.Frame != nil && e.Frame.ParentID == "" && r.submitted {
+		if e.Frame == nil {
+			break
+		}
+		if e.Frame.ParentID == "" {
+			r.endFlights("", e.Frame.LoaderID) // the old document's, in any frame
+		} else {
+			r.endFlights(e.Frame.ID, e.Frame.LoaderID)
+		}
+		if e.Frame.ParentID == "" && r.submitted {
 			r.active()
 			r.loaded = false // a new document: settled again once it loads
 		}
@@ -777,7 +821,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 			}
 		}()
 	}
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.

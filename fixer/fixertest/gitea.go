@@ -16,11 +16,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/qafleet/fleetd/fleet/fleettest"
 )
 
 // Binary returns the Gitea binary and its static root (the source tree it
@@ -155,10 +156,10 @@ func startWeb(tb testing.TB, bin, conf, work string, env []string, url string) e
 	// A slow start is not a failure: a process that exits or logs one ends
 	// the wait at once, so the deadline only bounds a busy machine (at load
 	// 59 Gitea took over a minute to answer; at load 40, niced, it had one
-	// CPU-second in 3.5 minutes and answered after 4). Past webWait, a
-	// Gitea the machine starves (under webCPU of CPU time) is waited for up
-	// to webWaitStarved; one that spent webCPU without answering is stuck.
-	const webWait, webWaitStarved, webCPU = 3 * time.Minute, 10 * time.Minute, 30 * time.Second
+	// CPU-second in 3.5 minutes and answered after 4). Past 3 minutes, a
+	// Gitea the machine starves (under 30 CPU-seconds) is waited for up to
+	// 10; one that spent 30 CPU-seconds without answering is stuck.
+	webWait := fleettest.StartWait{Wall: 3 * time.Minute, Starved: 10 * time.Minute, CPU: 30 * time.Second}
 	start := time.Now()
 	for {
 		resp, err := pollClient.Get(url + "/api/v1/version")
@@ -179,12 +180,9 @@ func startWeb(tb testing.TB, bin, conf, work string, env []string, url string) e
 			b, _ := os.ReadFile(giteaLog)
 			return fmt.Errorf("%w on %s:\n%s", errWebExited, url, b[logFrom:])
 		}
-		if waited := time.Since(start); waited > webWait {
-			cpu, cerr := processCPU(web.Process.Pid)
-			if cerr != nil || cpu >= webCPU || waited > webWaitStarved {
-				b, _ := os.ReadFile(logPath)
-				return fmt.Errorf("gitea web did not answer within %s, having had %s of CPU time (%v): %v\n%s", waited.Round(time.Second), cpu, cerr, err, b)
-			}
+		if over, why := webWait.Over(web.Process.Pid, start); over {
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("gitea web did not answer %s: %v\n%s", why, err, b)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -436,44 +434,4 @@ func skipOrFail(tb testing.TB, why string) {
 		tb.Fatal(why)
 	}
 	tb.Skip(why)
-}
-
-// processCPU is the CPU time (user and system) process pid has used, from
-// /proc/<pid>/stat.
-func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	cpu, err := statCPU(b)
-	if err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return cpu, nil
-}
-
-// statCPU reads utime and stime from a /proc/<pid>/stat line (clock ticks
-// of 1/100 s, Linux's USER_HZ); an error names the field that is wrong.
-func statCPU(b []byte) (time.Duration, error) {
-	// The fields after the command name, which may hold spaces and ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("no command name in parentheses")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, want 13 or more", len(f))
-	}
-	var ticks int64
-	for _, k := range []struct {
-		name string
-		v    string
-	}{{"utime", f[11]}, {"stime", f[12]}} {
-		n, err := strconv.ParseInt(k.v, 10, 64)
-		if err != nil || n < 0 || n > 1<<40 {
-			return 0, fmt.Errorf("%s %q is not a tick count", k.name, k.v)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
