@@ -35,6 +35,9 @@ func Timeline(w io.Writer, run *trajectory.Run) error {
 				fmt.Fprintf(w, "      left on the platform: %s\n", Clip(Sanitize(s), 300))
 			}
 			left = append(left, l...)
+			if h := hangLine(r); h != "" {
+				fmt.Fprintln(w, h)
+			}
 			for _, pw := range r.PageWrites {
 				fmt.Fprintln(w, pageWriteLine(pw))
 			}
@@ -79,6 +82,36 @@ func undoLists(t trajectory.Turn) (undone, left []string) {
 	}
 	json.Unmarshal(raw, &res)
 	return res.Undone, res.Left
+}
+
+// hangLine is how a qa_fuzz replay's hang was judged, under its turn:
+// whose loop it is (the library's or the harness's), at which frame, why,
+// and which replay gave the stack; "" when the turn judged no hang.
+func hangLine(t trajectory.Turn) string {
+	raw, ok := t.Result.(json.RawMessage)
+	if !ok || len(raw) == 0 {
+		return ""
+	}
+	var res struct {
+		Verdict string `json:"hang_verdict"`
+		Frame   string `json:"hang_frame"`
+		Why     string `json:"hang_why"`
+		By      string `json:"hang_replayed_by"`
+	}
+	if json.Unmarshal(raw, &res) != nil || res.Verdict == "" {
+		return ""
+	}
+	line := "      hang: " + res.Verdict
+	if res.Frame != "" {
+		line += " at " + res.Frame
+	}
+	if res.Why != "" {
+		line += " (" + res.Why + ")"
+	}
+	if res.By != "" {
+		line += ", replayed by " + res.By
+	}
+	return Clip(Sanitize(line), 400)
 }
 
 // pageWriteLine is one write a rendered page tried, under its turn: held

@@ -64,3 +64,29 @@ func TestRunsShowLeftOnPlatform(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowHangVerdict: a qa_fuzz replay whose input hung says under
+// its turn whose loop it was and at which frame; a turn without a hang
+// says nothing of hangs.
+func TestRunsShowHangVerdict(t *testing.T) {
+	hung := json.RawMessage(`{"ok":true,"outcome":"hang","hang_verdict":"library","hang_why":"innermost module frame","hang_frame":"gjson.queryMatches gjson.go:1234","hang_replayed_by":"go test"}`)
+	plain := json.RawMessage(`{"ok":true,"outcome":"no crash"}`)
+	run := &trajectory.Run{
+		Records: []trajectory.Record{
+			trajectory.Turn{Index: 1, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: hung},
+			trajectory.Turn{Index: 2, ProposedAction: &trajectory.Action{Tool: "qa_fuzz"}, Validation: trajectory.Validation{Result: trajectory.ValidationOK}, Result: plain},
+		},
+		Footer: &trajectory.Footer{Outcome: trajectory.OutcomeDone, FinalSummary: "done"},
+	}
+	var b strings.Builder
+	if err := Timeline(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	want := "      hang: library at gjson.queryMatches gjson.go:1234 (innermost module frame), replayed by go test\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("fleetd runs show lacks %q:\n%s", want, b.String())
+	}
+	if n := strings.Count(b.String(), "hang:"); n != 1 {
+		t.Errorf("%d hang lines, want 1 (the turn without a hang has none):\n%s", n, b.String())
+	}
+}
