@@ -264,6 +264,45 @@ func TestFuzzRepoGoTarget(t *testing.T) {
 	}
 }
 
+// TestFuzzRepoHangJudged: a hang in a repository's own fuzz target is
+// posted only when its replay's goroutine dump puts the loop in the
+// library (or cannot tell); a loop in the fuzz function itself, or in
+// code it calls without the module, is noted and not posted.
+func TestFuzzRepoHangJudged(t *testing.T) {
+	in := map[string]string{"library": "go test fuzz v1\nstring(\"[[[\")\n", "harness": "go test fuzz v1\nstring(\"x\")\n", "outside": "go test fuzz v1\nstring(\"y\")\n"}
+	w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+		"qa_fuzz": func(a map[string]any) fleet.Result {
+			if a["replay"] != nil {
+				for v, input := range in {
+					if a["replay"] == input {
+						return fleet.Result{"outcome": "timeout", "crash_state": "hang: " + v, "hang_verdict": v, "hang_frame": "p." + v + "Loop p.go:7", "hang_why": "because " + v}
+					}
+				}
+				t.Errorf("replayed %v", a["replay"])
+				return fleet.Result{"outcome": "compiled"}
+			}
+			var cs []any
+			for _, v := range []string{"library", "harness", "outside"} {
+				cs = append(cs, map[string]any{"input": in[v], "input_bytes": len(in[v]), "outcome": "timeout", "crash_state": "hang: " + v})
+			}
+			return fleet.Result{"engine": "go", "execs": 5000, "crashers": cs}
+		},
+	}}
+	tg := testTarget()
+	tg.Compiler = nil
+	tg.Repo = &fleet.Repo{URL: "/src/p", FuzzPackage: "./p", FuzzTarget: "FuzzParse"}
+	st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+	_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 30)
+	if len(w.reports) != 1 || w.reports[0]["severity"] != "medium" || !strings.Contains(w.reports[0]["summary"].(string), "hang: library") {
+		t.Fatalf("want the library's hang alone, at medium:%s", summaries(w.reports))
+	}
+	for _, want := range []string{"not reported: a hang of Go fuzz target FuzzParse in ./p whose loop is not the library's (harness at p.harnessLoop p.go:7)", "(outside at p.outsideLoop p.go:7)"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
 // TestFuzzHarness: a C harness with a build command and no compiler gets
 // an AFL++ session; the summary says which mode ran and why, and a binary
 // crasher is replayed in base64 on the instrumented build before it is

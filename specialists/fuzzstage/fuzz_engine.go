@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
+	"github.com/qafleet/fleetd/fuzzing"
 	"github.com/qafleet/fleetd/specialists/replay"
 )
 
@@ -325,6 +326,14 @@ func reportCrashers(p *replay.Play, crashers []fleet.Result, max int, seen map[s
 	}
 	replayCrashers(p, crashers, max, seen, what, replayOf, func(r crasherReplay) {
 		ok := r.rep.IsOK() && replay.Str(r.rep, "outcome") == r.kind && replay.Str(r.rep, "crash_state") == r.state
+		if v := replay.Str(r.rep, "hang_verdict"); ok && r.kind == "timeout" && (v == fuzzing.HangHarness || v == fuzzing.HangOutside) {
+			// The replay's goroutine dump puts the loop in the fuzz
+			// function itself, or in code it calls without the module:
+			// not the library's bug (issue 31's rule 5, for shipped
+			// targets too).
+			p.Notef("not reported: a hang of %s whose loop is not the library's (%s at %s): %s", what, v, orText(replay.Str(r.rep, "hang_frame"), "no frame"), replay.Clip(replay.Str(r.rep, "hang_why"), 200))
+			return
+		}
 		sev, failure := failureSeverity(r.kind)
 		flaky := ""
 		if !ok {
