@@ -59,14 +59,8 @@ func TestFuzzToolGeneratedHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and fuzzes a module for about a minute")
 	}
-	h := newHarness(t, fleet.Observe)
-	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "harness", "testdata", "toy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.env.Target.Compiler = nil
-	h.env.Target.Repo = &fleet.Repo{URL: mod}
-	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	h := toyRepoHarness(t)
+	mod := h.env.Target.Repo.URL
 	shareGoCaches(t, h)
 	_, reg := h.newRun("r-gen", fleet.Budget{})
 	out, err := h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
@@ -140,14 +134,7 @@ func TestFuzzToolSaysTheHarnessModelStopped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module's generated harnesses")
 	}
-	h := newHarness(t, fleet.Observe)
-	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "harness", "testdata", "toy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.env.Target.Compiler = nil
-	h.env.Target.Repo = &fleet.Repo{URL: mod}
-	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	h := toyRepoHarness(t)
 	h.env.HarnessModel = stoppedModel{}
 	_, reg := h.newRun("r-genmodel", fleet.Budget{})
 	out, err := h.call(reg, "qa_fuzz", map[string]any{"harness": "list"})
@@ -161,4 +148,20 @@ func TestFuzzToolSaysTheHarnessModelStopped(t *testing.T) {
 	if !ok || d.Component != "harness model" || !strings.Contains(d.Cause, "connection refused") {
 		t.Errorf("degradation %+v (%v), want the harness model's, naming its error; result %v", d, ok, out.Result)
 	}
+}
+
+// toyRepoHarness is a harness at observe whose target is the toy module
+// given only as a repository (no compiler, no fuzz target), with its own
+// fuzz directory.
+func toyRepoHarness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t, fleet.Observe)
+	mod, err := filepath.Abs(filepath.Join("..", "fuzzing", "harness", "testdata", "toy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env.Target.Compiler = nil
+	h.env.Target.Repo = &fleet.Repo{URL: mod}
+	h.env.FuzzDir = filepath.Join(h.dataDir, "fuzz")
+	return h
 }
