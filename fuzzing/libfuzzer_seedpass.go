@@ -123,6 +123,9 @@ type feeder struct {
 	last   []string // the last batch's files, in to
 	lastAt time.Time
 	hold   time.Time // no batch before then
+	// stamp is the last modification time given to the directory;
+	// touched when it was given.
+	stamp, touched time.Time
 }
 
 // next takes the next batch off the queue: at most f.n inputs of at most
@@ -151,8 +154,10 @@ var readEpoch = time.Unix(1, 0)
 // feed moves one batch into the corpus directory. libFuzzer's reread
 // lists the directory only when its modification time (in seconds) is
 // past the last reread's, and reads the files not older than that: the
-// batch and the directory are dated a second ahead, so a batch written
-// in the second of the last reread is not passed over.
+// batch and the directory are dated a second ahead, and past the last
+// stamp, so a batch written in the second of the last reread is not
+// passed over (fed within a second of the last batch, it was, until
+// libFuzzer's own writes happened to move the directory on).
 func (f *feeder) feed() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,7 +165,7 @@ func (f *feeder) feed() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	stamp := time.Now().Add(time.Second)
+	stamp := f.nextStamp(time.Now())
 	f.last = f.last[:0]
 	for _, in := range batch {
 		dst := filepath.Join(f.to, in.name)
@@ -174,6 +179,30 @@ func (f *feeder) feed() error {
 	f.lastAt = time.Now()
 	return os.Chtimes(f.to, stamp, stamp)
 }
+
+// nextStamp is the next modification time to give the directory: a
+// second ahead of now, and a second past the last one given.
+func (f *feeder) nextStamp(now time.Time) time.Time {
+	s := now.Add(time.Second)
+	if !f.stamp.IsZero() {
+		s = later(s, f.stamp.Add(time.Second))
+	}
+	f.stamp, f.touched = s, now
+	return s
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// restampAfter is how long an unread batch waits before its directory is
+// dated again: libFuzzer writing a new input of its own into the
+// directory dates it to the present, behind the stamp its last reread
+// recorded, and that reread then skips the directory, batch and all.
+const restampAfter = 1500 * time.Millisecond
 
 // taken reports whether the next batch may be fed: libFuzzer has read the
 // last (its last file's access time moved: libFuzzer reads a whole reread
@@ -202,6 +231,10 @@ func (f *feeder) taken(now time.Time) bool {
 	case read && late > 2500*time.Millisecond:
 		f.n = max(f.n/2, feedMinInputs)
 	case !read && late < feedWait:
+		if now.Sub(f.touched) >= restampAfter {
+			s := f.nextStamp(now)
+			os.Chtimes(f.to, s, s)
+		}
 		return false
 	}
 	f.last = f.last[:0]

@@ -170,6 +170,61 @@ func TestFeederBatches(t *testing.T) {
 	}
 }
 
+// TestFeederStampsMoveOn: libFuzzer's reread lists the corpus directory
+// only when its modification second is past the one the last reread
+// recorded. A batch fed within a second of the last, or one whose
+// directory libFuzzer's own write dated back to the present, was passed
+// over until something else moved the directory on (up to feedWait: the
+// seed pass took 34 s instead of 7 on TestLibFuzzerSeedPass's target).
+func TestFeederStampsMoveOn(t *testing.T) {
+	from, to := t.TempDir(), t.TempDir()
+	var queue []stagedInput
+	for i := range 100 {
+		name := fmt.Sprintf("in%03d", i)
+		if err := os.WriteFile(filepath.Join(from, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		queue = append(queue, stagedInput{name, int64(len(name))})
+	}
+	f := &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}}
+	dirSecond := func() int64 {
+		info, err := os.Stat(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.ModTime().Unix()
+	}
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	first := dirSecond() // what libFuzzer's reread records
+	if err := f.feed(); err != nil {
+		t.Fatal(err)
+	}
+	if second := dirSecond(); second <= first {
+		t.Fatalf("a batch fed at once dated to second %d, not past the last reread's %d", second, first)
+	}
+	// libFuzzer writes an input of its own: the directory is dated now,
+	// behind the stamp its reread recorded.
+	recorded := dirSecond()
+	now := time.Now()
+	if err := os.Chtimes(to, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if f.taken(f.lastAt.Add(restampAfter / 2)) {
+		t.Fatal("an unread batch taken")
+	}
+	if dirSecond() > recorded {
+		t.Fatal("dated again before restampAfter")
+	}
+	if f.taken(f.lastAt.Add(restampAfter + 100*time.Millisecond)) {
+		t.Fatal("an unread batch taken")
+	}
+	if got := dirSecond(); got <= recorded {
+		t.Errorf("an unread batch's directory left at second %d, not past the recorded %d", got, recorded)
+	}
+}
+
 // TestLibFuzzerSeedPass: a target with 601 seeds whose bug only the
 // largest (400,001 bytes) reaches. Before the bounded seed pass that seed
 // was dropped (over 64 KiB) and the rest ran twice (merge, then fuzz);
@@ -178,11 +233,13 @@ func TestFeederBatches(t *testing.T) {
 func TestLibFuzzerSeedPass(t *testing.T) {
 	clang := MustLibFuzzer(t)
 	if testing.Short() {
-		t.Skip("builds an instrumented binary and fuzzes for up to 60 s")
+		t.Skip("builds an instrumented binary and fuzzes for up to 3 min")
 	}
 	g := mustGoTarget(t, "magicmod", "./seedpass", "FuzzCheck")
 	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
-	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 60 * time.Second, StopAtFirst: true}, LibFuzzerOptions{Minimize: -1})
+	// 7 s at low load; StopAtFirst ends it then, and the rest is headroom
+	// for a loaded CI machine.
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 3 * time.Minute, StopAtFirst: true}, LibFuzzerOptions{Minimize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
