@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -42,6 +43,12 @@ type Node struct {
 	OnBack  func(ctx context.Context) // nil: nothing to catch up
 	checkMu sync.Mutex                // checks and their catch-up do not overlap
 	state   nodeState
+	// gate orders starts against the node going down: a start holds it
+	// shared from its look at the state to the runner's accepting the run
+	// (WhileUp), and a check records its answer holding it alone. So once
+	// anyone can see the node down, every start that saw it up has been
+	// accepted and counted, and none starts after.
+	gate sync.RWMutex
 }
 
 // nodeState is the node up or down as the last check saw it.
@@ -83,6 +90,21 @@ func (n *Node) Up() bool {
 	return n.state.up
 }
 
+// ErrNodeDown is why WhileUp did not start anything.
+var ErrNodeDown = errors.New("the chain node is down")
+
+// WhileUp calls start if the node answered the last check, and a check
+// that finds the node gone waits for start to return before it records
+// that (start must not check the node itself).
+func (n *Node) WhileUp(start func() error) error {
+	n.gate.RLock()
+	defer n.gate.RUnlock()
+	if !n.Up() {
+		return ErrNodeDown
+	}
+	return start()
+}
+
 // Status is the node's state for /api/status.
 func (n *Node) Status() *httpapi.Node {
 	s := &n.state
@@ -103,7 +125,9 @@ func (n *Node) Check(ctx context.Context) (up, back bool) {
 	if ctx.Err() != nil {
 		return n.Up(), false
 	}
+	n.gate.Lock()
 	wasUp, changed := n.state.set(err, time.Now())
+	n.gate.Unlock()
 	up = err == nil
 	if n.Metrics != nil {
 		n.Metrics.SetNodeUp(up, changed && !up)

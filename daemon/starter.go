@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triggers"
@@ -22,10 +21,17 @@ type Starter struct {
 // fleet would drop at its retry. The outcome counts only the findings the
 // run posted or queued as new, not the ones the reporter deduplicated.
 func (s Starter) Start(ctx context.Context, specialist, reason string) (<-chan triggers.Outcome, error) {
-	if s.Node != nil && !s.Node.Up() {
-		return nil, errors.New("the chain node is down")
+	var done <-chan fleet.RunDone
+	start := func() (err error) {
+		done, err = s.Runner.Start(specialist, reason)
+		return err
 	}
-	done, err := s.Runner.Start(specialist, reason)
+	var err error
+	if s.Node != nil {
+		err = s.Node.WhileUp(start) // a run the node's going down did not see is started before it is seen
+	} else {
+		err = start()
+	}
 	if err != nil {
 		return nil, err
 	}

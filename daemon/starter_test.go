@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +107,74 @@ func TestStarterCountsOnlyNewFindings(t *testing.T) {
 	}
 	if fresh, dup := FindingCounts(results["mixed"]); fresh != 2 || dup != 1 {
 		t.Errorf("FindingCounts(mixed) = %d new, %d deduplicated; want 2, 1", fresh, dup)
+	}
+}
+
+// TestNodeDownWaitsForAStartThatSawItUp: a start that saw the node up is
+// accepted (and its "started" event out) before a check can record the
+// node down, so whoever sees the node down has seen every start that came
+// before, and none after. Before the gate, a start preempted between its
+// look at the node and the runner's accepting it started a run after
+// /api/status said the node was down (TestDaemonStartsWithTheNodeDown
+// failed so in CI).
+func TestNodeDownWaitsForAStartThatSawItUp(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	r := fleet.NewRunner(fleet.RunnerConfig{MaxConcurrent: 2,
+		OnEvent: func(e fleet.RunnerEvent) {
+			if e.Kind == "started" && e.Specialist == "slow" {
+				close(entered)
+				<-release // the start is preempted after its look at the node
+			}
+		},
+		Run: func(ctx context.Context, _, _ string) (fleet.RunResult, error) { return fleet.RunResult{}, nil }})
+	t.Cleanup(func() {
+		free()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.Shutdown(ctx)
+	})
+	var down atomic.Bool
+	n := &Node{Ping: func(context.Context) error {
+		if down.Load() {
+			return errors.New("connection refused")
+		}
+		return nil
+	}}
+	if up, _ := n.Check(t.Context()); !up {
+		t.Fatal("the node is not up")
+	}
+	s := Starter{Runner: r, Node: n}
+	started := make(chan error, 1)
+	go func() {
+		_, err := s.Start(t.Context(), "slow", "test")
+		started <- err
+	}()
+	<-entered
+	down.Store(true)
+	checked := make(chan struct{})
+	go func() {
+		n.Check(t.Context())
+		close(checked)
+	}()
+	select {
+	case <-checked:
+		t.Fatal("the node was recorded down while a start that saw it up was still being accepted")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if !n.Up() {
+		t.Fatal("the node reads down while a start that saw it up is being accepted")
+	}
+	free()
+	if err := <-started; err != nil {
+		t.Fatalf("the start that saw the node up: %v", err)
+	}
+	<-checked
+	if n.Up() {
+		t.Fatal("the node still reads up after a failed check")
+	}
+	if _, err := s.Start(t.Context(), "next", "test"); !errors.Is(err, ErrNodeDown) {
+		t.Fatalf("a start after the node went down: %v, want ErrNodeDown", err)
 	}
 }
