@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,7 @@ func TestEvalSignIn(t *testing.T) {
 					t.Errorf("an account is left holding qa_authz's mark %q", n)
 				}
 			}
+			accountsAsSignedUp(t, app, left)
 			if mode == twin.Correct {
 				for _, f := range got {
 					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
@@ -183,6 +185,27 @@ func TestEvalSignIn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// accountsAsSignedUp: every account on Keyring holds what its sign-up
+// stored (the run's identities are the only accounts), but for fields the
+// summary's left on the platform (left) names. The property-level checks
+// write role and verified on identity b's own account (qa_submit as b):
+// b writes the prior values back and reads them again.
+func accountsAsSignedUp(t *testing.T, app *siwe.App, left string) {
+	t.Helper()
+	for addr, got := range app.Accounts() {
+		var acc map[string]any
+		if err := json.Unmarshal([]byte(got), &acc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"address": addr, "display_name": "new user", "email": "", "role": "user", "verified": false}
+		for k, v := range want {
+			if acc[k] != v && !regexp.MustCompile(`the fields [a-z_, ]*\b`+k+`\b`).MatchString(left) {
+				t.Errorf("an account of the run holds %s %v after the run (a sign-up's is %v), and the summary does not list it as left on the platform: %s", k, acc[k], v, left)
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -116,6 +117,10 @@ func (p *Play) LeftOnPlatform(format string, args ...any) {
 	}
 }
 
+// WritesLeft is the last writes_left a qa_submit or qa_authz answer of the
+// run gave, and whether one did.
+func (p *Play) WritesLeft() (int, bool) { return p.writesLeft, p.writesKnown }
+
 // Left returns what the run has listed as left on the platform so far.
 func (p *Play) Left() []string { return slices.Clone(p.left) }
 
@@ -150,4 +155,72 @@ func orErr(r fleet.Result) string {
 		return fmt.Sprintf("HTTP %d", Status(r))
 	}
 	return Clip(r.Err(), 100)
+}
+
+// Restore is a resource a PUT or PATCH of the run changed, to be written
+// back by the identity that owns it.
+type Restore struct {
+	URL    string                     // the resource, as written and read
+	Shown  string                     // how findings name it: a path with {address}, never an identity's address
+	Whose  string                     // whose it is, for a person: "identity b's own resource"
+	Method string                     // the write's: PATCH sends the changed fields back, PUT the whole prior object
+	As     string                     // the identity whose session writes it back ("" for none)
+	Before map[string]json.RawMessage // the resource read just before the write
+}
+
+// Changed are the fields of r.Before whose value after (the resource read
+// after the write) differs, in Before's key order; all of them when after
+// is nil (not a JSON object: the write may have replaced it).
+func (r Restore) Changed(after map[string]json.RawMessage) []string {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(r.Before)) {
+		if v, ok := after[f]; after == nil || !ok || !sameJSON(r.Before[f], v) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// RestoreFields writes back what a write changed in r's resource (after:
+// the resource read after it) and reads it again to be sure, as r.As: one
+// write and two calls. It reports whether the resource holds its prior
+// values again; what it could not write back (no call or write left, a
+// refusal, other values read back) it lists as left on the platform, by
+// field name and r.Shown, never a value.
+func (p *Play) RestoreFields(r Restore, after map[string]json.RawMessage) bool {
+	changed := r.Changed(after)
+	if len(changed) == 0 {
+		return true
+	}
+	left := func(why string) bool {
+		p.LeftOnPlatform("the fields %s of %s (%s) hold what the run's %s wrote (restoring them: %s)", strings.Join(changed, ", "), r.Shown, r.Whose, r.Method, why)
+		return false
+	}
+	if !p.Can("qa_submit") || !p.Can("qa_fetch") || p.n+2 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
+		return left("no call or write left")
+	}
+	back := r.Before
+	if r.Method != "PUT" {
+		back = map[string]json.RawMessage{}
+		for _, f := range changed {
+			back[f] = r.Before[f]
+		}
+	}
+	args := map[string]any{"url": r.URL, "method": r.Method, "enctype": "json", "json": string(Marshal(back))}
+	read := map[string]any{"url": r.URL}
+	if r.As != "" {
+		args["as"], read["as"] = r.As, r.As
+	}
+	if w := p.Call("qa_submit", args); !Answered(w) || Status(w) > 299 {
+		return left(r.Method + ": " + orErr(w))
+	}
+	now := p.Call("qa_fetch", read)
+	var again map[string]json.RawMessage
+	if !Answered(now) || Status(now) > 299 || json.Unmarshal([]byte(Body(now)), &again) != nil || again == nil {
+		return left("reading it back: " + orErr(now) + ", not the resource")
+	}
+	if changed = r.Changed(again); len(changed) > 0 {
+		return left("reading it back shows other values")
+	}
+	return true
 }
