@@ -192,10 +192,20 @@ func TestEvalSignIn(t *testing.T) {
 // stored (the run's identities are the only accounts), but for fields the
 // summary's left on the platform (left) names. The property-level checks
 // write role and verified on identity b's own account (qa_submit as b):
-// b writes the prior values back and reads them again.
+// b writes the prior values back and reads them again. Each account is
+// listed as left: one identity named per account, the playbook's own
+// (a, b, l, and t when a tampered sign-in was accepted) and qa_authz's.
 func accountsAsSignedUp(t *testing.T, app *siwe.App, left string) {
 	t.Helper()
-	for addr, got := range app.Accounts() {
+	named := 0
+	for _, m := range regexp.MustCompile(`the accounts of (?:fresh )?identities ([a-z0-9, ]+?), if the sign-in`).FindAllStringSubmatch(left, -1) {
+		named += len(strings.Split(m[1], ", "))
+	}
+	accounts := app.Accounts()
+	if named != len(accounts) {
+		t.Errorf("the platform holds %d accounts, the summary lists %d as left by the run's sign-ins: %s", len(accounts), named, left)
+	}
+	for addr, got := range accounts {
 		var acc map[string]any
 		if err := json.Unmarshal([]byte(got), &acc); err != nil {
 			t.Fatal(err)

@@ -67,6 +67,7 @@ func Run(p *replay.Play, pages []replay.Page) (signedIn map[string]string) {
 	}
 	a, b := r.signIn("a"), r.signIn("b")
 	if a == nil || b == nil {
+		r.leaveAccounts()
 		return r.signedIn()
 	}
 	r.crawlBehind(a)
@@ -76,7 +77,26 @@ func Run(p *replay.Play, pages []replay.Page) (signedIn map[string]string) {
 	r.lifecycle()
 	r.rotation()
 	r.verification()
+	r.leaveAccounts()
 	return r.signedIn()
+}
+
+// leaveAccounts lists the accounts the run's own sign-ins may have made
+// (each identity signed in, and t once a tampered sign-in was answered:
+// reuse_nonce signs it in properly first, and a platform may accept the
+// others) as left on the platform: a sign-in is a write no check can
+// undo.
+func (r *run) leaveAccounts() {
+	if len(r.accounts) > 0 {
+		r.p.LeftOnPlatform("the accounts of identities %s, if the sign-in at %s made one (fleetd removes none)", strings.Join(r.accounts, ", "), pathOf(r.flow.Verify.URL))
+	}
+}
+
+// signedUp notes an identity whose sign-in the platform accepted.
+func (r *run) signedUp(name string) {
+	if !slices.Contains(r.accounts, name) {
+		r.accounts = append(r.accounts, name)
+	}
 }
 
 // signedIn is the address of each identity signed in so far, by name.
@@ -99,6 +119,7 @@ type run struct {
 	p          *replay.Play
 	flow       Flow
 	ids        map[string]identity
+	accounts   []string // identities whose sign-in was accepted, in order
 	failed     bool
 	writesLeft int // -1: unknown or unlimited
 }
@@ -174,6 +195,7 @@ func (r *run) signIn(name string) *identity {
 		r.failed = true
 		return nil
 	}
+	r.signedUp(name)
 	id := identity{name: name, addr: strings.ToLower(replay.Str(ex.Result, "address")), session: replay.Str(ex.Result, "session")}
 	if r.flow.Me.URL != "" {
 		me := r.fetch(r.flow.Me.URL, name)
@@ -531,6 +553,9 @@ func (r *run) verification() {
 		args := r.loginArgs("t", tf.tamper)
 		ex := r.p.Exchange("qa_login", args)
 		r.noteWrites(ex.Result)
+		if ex.Result.IsOK() {
+			r.signedUp("t") // reuse_nonce signs t in properly first
+		}
 		if !ex.Result.IsOK() || !replay.Flag(ex.Result, "accepted") {
 			continue
 		}
