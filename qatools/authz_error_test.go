@@ -116,16 +116,21 @@ func turnOf(t *testing.T, run *trajectory.Run) (authzTurn, string) {
 //     why; the run ends budget_exhausted;
 //   - cancelled: the run is cancelled while the PATCH's answer is on its
 //     way: the undo still runs (as cleanup does) and writes the display
-//     name back; the run ends cancelled.
+//     name back; the run ends cancelled;
+//   - sign-in: the budget holds one write, so b's sign-in is refused: a's
+//     sign-in is what was written, and a's account what is left.
 //
 // Before, the call returned no result when it failed mid-check (the run
 // record held only the error, what was left went to the log alone) and
 // the footer listed nothing.
 func TestAuthzCutShortKeepsItsAccount(t *testing.T) {
-	for _, tc := range []string{"budget", "cancelled"} {
+	for _, tc := range []string{"budget", "cancelled", "sign-in"} {
 		t.Run(tc, func(t *testing.T) {
 			h := newSigninHarness(t, twin.Flawed, fleet.Exercise, nil)
 			h.run.Meter = sandbox.NewMeter(fleet.Budget{MaxWrites: 10})
+			if tc == "sign-in" {
+				h.run.Meter = sandbox.NewMeter(fleet.Budget{MaxWrites: 1})
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			hook := func(r *http.Request) {
@@ -161,6 +166,9 @@ func TestAuthzCutShortKeepsItsAccount(t *testing.T) {
 				"POST /api/auth/verify: sign-in of fresh identity authz1b",
 				"PATCH /api/accounts/{address}/settings as authz1a (fields display_name",
 			}
+			if tc == "sign-in" {
+				wantWritten = wantWritten[:1]
+			}
 			if len(res.Written) != len(wantWritten) {
 				t.Errorf("written %q, want %q", res.Written, wantWritten)
 			} else {
@@ -171,6 +179,9 @@ func TestAuthzCutShortKeepsItsAccount(t *testing.T) {
 				}
 			}
 			accounts := "the accounts of fresh identities authz1a, authz1b, if the sign-in at /api/auth/verify made one"
+			if tc == "sign-in" {
+				accounts = "the accounts of fresh identities authz1a, if the sign-in at /api/auth/verify made one"
+			}
 			marked := slices.ContainsFunc(h.app.DisplayNames(), func(n string) bool { return n == "qa-authz-mark" })
 			f := run.Footer
 			switch tc {
@@ -185,6 +196,10 @@ func TestAuthzCutShortKeepsItsAccount(t *testing.T) {
 				if len(res.Undone) != 0 || len(res.Left) != 2 || !strings.Contains(res.Left[0], "the fields display_name of /api/accounts/{address}/settings (fresh identity authz1a's own resource) hold what qa_authz's PATCH wrote (restoring them: ") ||
 					!strings.Contains(res.Left[0], "budget") || !strings.HasPrefix(res.Left[1], accounts) {
 					t.Errorf("undone %q, left %q: want the display name left with the budget's reason, and the accounts", res.Undone, res.Left)
+				}
+			case "sign-in":
+				if res.OK || !strings.Contains(res.Error, "budget") || f.Outcome != trajectory.OutcomeBudgetExhausted || len(res.Undone) != 0 || len(res.Left) != 1 || !strings.HasPrefix(res.Left[0], accounts) {
+					t.Errorf("ok %v error %q outcome %s undone %q left %q, want the budget's error and a's account left", res.OK, res.Error, f.Outcome, res.Undone, res.Left)
 				}
 			case "cancelled":
 				if res.OK || !strings.Contains(res.Error, "context canceled") || f.Outcome != trajectory.OutcomeCancelled {
