@@ -447,7 +447,7 @@ func (r *run) writePriv(e Endpoint, who, other *identity, field string) (val any
 	}
 	after := jsonObject(replay.Body(r.fetch(own, who.name)))
 	want, _ := json.Marshal(val)
-	restored = r.p.RestoreFields(replay.Restore{URL: own, Shown: pathOf(e.URL), Whose: "identity " + who.name + "'s own resource", Method: e.Method, As: who.name, Before: before}, after)
+	restored = r.p.RestoreFields(replay.Restore{URL: own, Shown: pathOf(e.URL), Whose: "identity " + who.name + "'s own resource", Method: e.Method, As: who.name, Before: before, Fields: []string{field}}, after)
 	if n, known := r.p.WritesLeft(); known && (r.writesLeft < 0 || n < r.writesLeft) {
 		r.writesLeft = n // the restore's write
 	}

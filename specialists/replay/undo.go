@@ -166,18 +166,33 @@ type Restore struct {
 	Method string                     // the write's: PATCH sends the changed fields back, PUT the whole prior object
 	As     string                     // the identity whose session writes it back ("" for none)
 	Before map[string]json.RawMessage // the resource read just before the write
+	Fields []string                   // the fields the write sent
 }
 
-// Changed are the fields of r.Before whose value after (the resource read
-// after the write) differs, in Before's key order; all of them when after
-// is nil (not a JSON object: the write may have replaced it).
+// Changed are the fields whose value after (the resource read after the
+// write) differs from r.Before's, sorted: a field of Before changed or
+// gone, a field the write sent that Before lacked. When after is nil (not
+// read, or not a JSON object) they are the fields the write sent, or
+// every field of Before when it names none.
 func (r Restore) Changed(after map[string]json.RawMessage) []string {
+	if after == nil {
+		if len(r.Fields) > 0 {
+			return slices.Sorted(slices.Values(r.Fields))
+		}
+		return slices.Sorted(maps.Keys(r.Before))
+	}
 	var out []string
 	for _, f := range slices.Sorted(maps.Keys(r.Before)) {
-		if v, ok := after[f]; after == nil || !ok || !sameJSON(r.Before[f], v) {
+		if v, ok := after[f]; !ok || !sameJSON(r.Before[f], v) {
 			out = append(out, f)
 		}
 	}
+	for _, f := range r.Fields {
+		if _, had := r.Before[f]; !had && after[f] != nil && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -185,26 +200,37 @@ func (r Restore) Changed(after map[string]json.RawMessage) []string {
 // the resource read after it) and reads it again to be sure, as r.As: one
 // write and two calls. It reports whether the resource holds its prior
 // values again; what it could not write back (no call or write left, a
-// refusal, other values read back) it lists as left on the platform, by
-// field name and r.Shown, never a value.
+// refusal, other values read back, a field with no prior value) it lists
+// as left on the platform, by field name and r.Shown, never a value.
 func (p *Play) RestoreFields(r Restore, after map[string]json.RawMessage) bool {
 	changed := r.Changed(after)
 	if len(changed) == 0 {
 		return true
 	}
-	left := func(why string) bool {
-		p.LeftOnPlatform("the fields %s of %s (%s) hold what the run's %s wrote (restoring them: %s)", strings.Join(changed, ", "), r.Shown, r.Whose, r.Method, why)
+	left := func(fields []string, why string) bool {
+		p.LeftOnPlatform("the fields %s of %s (%s) hold what the run's %s wrote (restoring them: %s)", strings.Join(fields, ", "), r.Shown, r.Whose, r.Method, why)
 		return false
 	}
-	if !p.Can("qa_submit") || !p.Can("qa_fetch") || p.n+2 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
-		return left("no call or write left")
-	}
 	back := r.Before
+	var none []string // fields with no prior value: listed once, never written back
 	if r.Method != "PUT" {
 		back = map[string]json.RawMessage{}
 		for _, f := range changed {
-			back[f] = r.Before[f]
+			if v, ok := r.Before[f]; ok {
+				back[f] = v
+			} else {
+				none = append(none, f)
+			}
 		}
+		if len(none) > 0 {
+			left(none, "the field had no value before")
+		}
+		if len(back) == 0 {
+			return false
+		}
+	}
+	if !p.Can("qa_submit") || !p.Can("qa_fetch") || p.n+2 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
+		return left(changed, "no call or write left")
 	}
 	args := map[string]any{"url": r.URL, "method": r.Method, "enctype": "json", "json": string(Marshal(back))}
 	read := map[string]any{"url": r.URL}
@@ -212,15 +238,16 @@ func (p *Play) RestoreFields(r Restore, after map[string]json.RawMessage) bool {
 		args["as"], read["as"] = r.As, r.As
 	}
 	if w := p.Call("qa_submit", args); !Answered(w) || Status(w) > 299 {
-		return left(r.Method + ": " + orErr(w))
+		return left(changed, r.Method+": "+orErr(w))
 	}
 	now := p.Call("qa_fetch", read)
 	var again map[string]json.RawMessage
 	if !Answered(now) || Status(now) > 299 || json.Unmarshal([]byte(Body(now)), &again) != nil || again == nil {
-		return left("reading it back: " + orErr(now) + ", not the resource")
+		return left(changed, "reading it back: "+orErr(now)+", not the resource")
 	}
-	if changed = r.Changed(again); len(changed) > 0 {
-		return left("reading it back shows other values")
+	still := slices.DeleteFunc(r.Changed(again), func(f string) bool { return slices.Contains(none, f) })
+	if len(still) > 0 {
+		return left(still, "reading it back shows other values")
 	}
-	return true
+	return len(none) == 0
 }

@@ -63,6 +63,7 @@ func TestRestoreFields(t *testing.T) {
 		method  string
 		after   map[string]json.RawMessage
 		cap     int
+		fields  []string       // the write's; default role
 		answers []fleet.Result // to the restore, then to the read
 		sent    string         // the restore's body; "" for none
 		ok      bool
@@ -73,8 +74,13 @@ func TestRestoreFields(t *testing.T) {
 		{name: "put sends the whole object", method: "PUT", after: after, cap: 20, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": prior}},
 			sent: prior, ok: true},
 		{name: "nothing changed", method: "PATCH", after: before, cap: 20, ok: true},
-		{name: "not read after the write", method: "PATCH", after: nil, cap: 20, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": prior}},
+		{name: "not read after the write: the field sent", method: "PATCH", after: nil, cap: 20, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": prior}},
+			sent: `{"role":"user"}`, ok: true},
+		{name: "not read after a PUT: the whole object", method: "PUT", after: nil, cap: 20, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": prior}},
 			sent: prior, ok: true},
+		{name: "a field the write added", method: "PATCH", cap: 20, after: map[string]json.RawMessage{"display_name": json.RawMessage(`"new user"`), "role": json.RawMessage(`"admin"`), "verified": json.RawMessage(`false`), "tier": json.RawMessage(`"gold"`)},
+			fields: []string{"role", "tier"}, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": `{"display_name":"new user","role":"user","tier":"gold","verified":false}`}},
+			sent: `{"role":"user"}`, left: "the fields tier of /api/accounts/{address}/settings (identity b's own resource) hold what the run's PATCH wrote (restoring them: the field had no value before)"},
 		{name: "refused", method: "PATCH", after: after, cap: 20, answers: []fleet.Result{{"ok": true, "status": 403}},
 			sent: `{"role":"user"}`, left: "the fields role of /api/accounts/{address}/settings (identity b's own resource) hold what the run's PATCH wrote (restoring them: PATCH: HTTP 403)"},
 		{name: "read back otherwise", method: "PATCH", after: after, cap: 20, answers: []fleet.Result{{"ok": true, "status": 200}, {"ok": true, "status": 200, "body": `{"display_name":"new user","role":"admin","verified":false}`}},
@@ -85,9 +91,13 @@ func TestRestoreFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var restored bool
+			fields := tc.fields
+			if fields == nil {
+				fields = []string{"role"}
+			}
 			program := func(p *Play) {
 				restored = p.RestoreFields(Restore{URL: "http://k.test/api/accounts/0xab/settings", Shown: "/api/accounts/{address}/settings", Whose: "identity b's own resource",
-					Method: tc.method, As: "b", Before: before}, tc.after)
+					Method: tc.method, As: "b", Before: before, Fields: fields}, tc.after)
 			}
 			s := &fleet.State{RunID: "r-restore"}
 			var calls []fleet.Call
