@@ -129,8 +129,17 @@ func (t *tools) authzCheck(ctx context.Context, a authzArgs, undo *authzUndo) (f
 		if err != nil || !r.IsOK() {
 			if went() {
 				// The sign-in got as far as its write: the platform may
-				// hold an account for it.
-				undo.signedIn(&authzIdentity{name: name}, orText(err, r.Err()))
+				// hold an account for it (its address, when known, is
+				// masked like a signed-in one's, in the error too).
+				id := &authzIdentity{name: name}
+				if addr, ok := r["address"].(string); ok {
+					id.addr = strings.ToLower(addr)
+				}
+				cut := r.Err()
+				if err != nil {
+					cut = err.Error()
+				}
+				undo.signedIn(id, cut)
 			}
 			if r != nil {
 				r = fleet.Fail("qa_authz: signing in a fresh identity: %s", strings.TrimPrefix(r.Err(), "qa_login: "))

@@ -73,7 +73,7 @@ func (u *authzUndo) signedIn(id *authzIdentity, cut string) {
 	}
 	w := fmt.Sprintf("POST %s: sign-in of fresh identity %s", u.verifyPath(), id.name)
 	if cut != "" {
-		w += " (cut short: " + clip.Text(cut, 100) + ")"
+		w += " (cut short: " + clip.Text(u.mask(cut), 100) + ")"
 	}
 	u.written = append(u.written, w)
 }
@@ -94,7 +94,7 @@ func (u *authzUndo) sent(method, target, as string, fields []string, err error) 
 		w += " (fields " + strings.Join(fields, ", ") + ")"
 	}
 	if err != nil {
-		w += " (cut short: " + clip.Text(err.Error(), 100) + ")"
+		w += " (cut short: " + clip.Text(u.mask(err.Error()), 100) + ")"
 	}
 	u.written = append(u.written, w)
 }
@@ -133,7 +133,7 @@ func (u *authzUndo) write(ctx context.Context, target, method, body, as string, 
 		// compares what is there with prior before it writes anything.
 		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, prior: prior, fields: fields})
 	case err != nil || statusOf(res) == 0:
-		u.leave("what the POST to %s stored, if anything (its answer was cut short: %s)", pathOnly(target), clip.Text(orText(err, answerWords(res)), 100))
+		u.leave("what the POST to %s stored, if anything (its answer was cut short: %s)", pathOnly(target), u.words(res, err))
 	case res["created"] != nil && res["created"] != "":
 		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, created: fmt.Sprint(res["created"])})
 	case is2xx(res):
@@ -189,7 +189,7 @@ func (u *authzUndo) finish(ctx context.Context) error {
 		}
 		if err != nil {
 			first = err
-			u.leaveWrite(w, err.Error())
+			u.leaveWrite(w, u.words(nil, err))
 		}
 	}
 	u.pending = nil
@@ -218,7 +218,7 @@ func (u *authzUndo) remove(ctx context.Context, w authzWrite) error {
 		u.undone = append(u.undone, fmt.Sprintf("DELETE %s (created by the POST to %s)", pathOnly(w.created), pathOnly(w.url)))
 		return nil
 	}
-	u.leaveWrite(w, answerWords(r))
+	u.leaveWrite(w, u.words(r, nil))
 	return nil
 }
 
@@ -259,7 +259,7 @@ func (u *authzUndo) restore(ctx context.Context, w authzWrite) error {
 	}
 	if !is2xx(r) || !is2xx(again) || len(changedFields(w.prior, jsonTop(again), w.fields)) > 0 {
 		w.fields = changed
-		u.leaveWrite(w, fmt.Sprintf("%s answered %s and reading it back shows other values", w.method, answerWords(r)))
+		u.leaveWrite(w, fmt.Sprintf("%s answered %s and reading it back shows other values", w.method, u.words(r, nil)))
 		return nil
 	}
 	u.undone = append(u.undone, fmt.Sprintf("restored %s of %s with %s as %s", strings.Join(changed, ", "), pathOnly(w.url), w.method, w.as))
@@ -286,23 +286,18 @@ func sameJSON(a, b json.RawMessage) bool {
 	return bytes.Equal(x.Bytes(), y.Bytes())
 }
 
-// orText is err's text, or s without one.
-func orText(err error, s string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return s
-}
-
-// answerWords is an answer's status, or its error.
-func answerWords(r fleet.Result) string {
-	if st := statusOf(r); st != 0 {
-		return fmt.Sprintf("HTTP %d", st)
-	}
-	if r == nil {
+// words is err's text, else an answer's status, else its error, with
+// the fresh identities' addresses masked before it is cut to length.
+func (u *authzUndo) words(r fleet.Result, err error) string {
+	switch {
+	case err != nil:
+		return clip.Text(u.mask(err.Error()), 100)
+	case statusOf(r) != 0:
+		return fmt.Sprintf("HTTP %d", statusOf(r))
+	case r == nil:
 		return "no answer"
 	}
-	return clip.Text(r.Err(), 100)
+	return clip.Text(u.mask(r.Err()), 100)
 }
 
 // into adds what the call wrote, undid and left to its result, and
