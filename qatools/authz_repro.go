@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/qafleet/fleetd/clip"
-
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/siwe"
