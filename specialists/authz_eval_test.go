@@ -11,9 +11,15 @@ package specialists
 //	go test -run 'TestEvalSignIn' -v ./specialists
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -216,6 +222,62 @@ func accountsAsSignedUp(t *testing.T, app *siwe.App, left string) {
 				t.Errorf("an account of the run holds %s %v after the run (a sign-up's is %v), and the summary does not list it as left on the platform: %s", k, acc[k], v, left)
 			}
 		}
+	}
+}
+
+// TestPropertyCheckListsWhatItCouldNotRestore: on Keyring (flawed) behind
+// a front that refuses every update putting a privilege field back (role
+// user, verified false: the restores), the property-level checks' fields
+// stay raised on identity b's account; the summary lists each as left on
+// the platform with the refusal, by field name and the resource's
+// template, and the findings say writing the field back failed.
+func TestPropertyCheckListsWhatItCouldNotRestore(t *testing.T) {
+	app := siwe.Serve(twin.Flawed)
+	defer app.Close()
+	back, _ := url.Parse(app.URL())
+	proxy := httputil.NewSingleHostReverseProxy(back)
+	mux := http.NewServeMux()
+	mux.Handle("/", proxy)
+	mux.HandleFunc("PATCH /api/accounts/{address}/settings", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var in map[string]any
+		json.Unmarshal(body, &in)
+		if in["role"] == "user" || in["verified"] == false {
+			http.Error(w, `{"error":"locked"}`, http.StatusLocked)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	})
+	front := httptest.NewServer(mux)
+	defer front.Close()
+	target := app.Target()
+	swap := func(s string) string {
+		return strings.ReplaceAll(s, strings.TrimPrefix(app.URL(), "http://"), strings.TrimPrefix(front.URL, "http://"))
+	}
+	target.Faces, target.Call, target.Docs, target.FetchAllow = swap(target.Faces), swap(target.Call), []string{swap(target.Docs[0])}, []string{swap(target.FetchAllow[0])}
+	res, got := runLoop(t, "security", fleet.Exercise, target, realTools(t, target, 48), Options{})
+	_, left, _ := strings.Cut(res.Summary, "Left on the platform: ")
+	for _, field := range []string{"role", "verified"} {
+		if !strings.Contains(left, "the fields "+field+" of /api/accounts/{address}/settings (identity b's own resource) hold what the run's PATCH wrote (restoring them: PATCH: HTTP 423)") {
+			t.Errorf("the summary does not list b's %s as left with the refusal: %s", field, left)
+		}
+		if f := findReport(got, "mass assignment", `set "`+field+`"`, "Writing the field back failed"); f == nil {
+			t.Errorf("no property-level finding on %s says its field could not be written back", field)
+		}
+	}
+	if strings.Contains(left, "0x") {
+		t.Errorf("the summary names an address: %s", left)
+	}
+	accountsAsSignedUp(t, app, left)
+	raised := 0
+	for _, acc := range app.Accounts() {
+		if strings.Contains(acc, `"role":"admin"`) {
+			raised++
+		}
+	}
+	if raised == 0 {
+		t.Error("no account holds the raised role: the front let a restore through")
 	}
 }
 

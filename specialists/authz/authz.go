@@ -92,7 +92,7 @@ func (r *run) leaveAccounts() {
 	}
 }
 
-// signedUp notes an identity whose sign-in the platform accepted.
+// signedUp notes an identity whose sign-in may have made an account.
 func (r *run) signedUp(name string) {
 	if !slices.Contains(r.accounts, name) {
 		r.accounts = append(r.accounts, name)
@@ -119,7 +119,7 @@ type run struct {
 	p          *replay.Play
 	flow       Flow
 	ids        map[string]identity
-	accounts   []string // identities whose sign-in was accepted, in order
+	accounts   []string // identities whose sign-in may have made an account, in order
 	failed     bool
 	writesLeft int // -1: unknown or unlimited
 }
