@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/qafleet/fleetd/clip"
@@ -141,6 +142,10 @@ type RunResult struct {
 	// Degraded are the capabilities the run fell back from (tool results'
 	// degraded fields, ResultDegraded), each once.
 	Degraded []trajectory.Degradation
+	// Left is what the calls wrote to the platform and could not undo
+	// (tool results' left_on_platform, ResultLeftOnPlatform), each once;
+	// the summary lists those the model's own summary does not.
+	Left     []string
 	Totals   trajectory.Totals
 	Findings []Result // results of successful qa_report calls
 	Err      error    // the harness error, if any
@@ -328,6 +333,11 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 	if d, ok := out.Result.Degradation(); ok && !slices.Contains(l.res.Degraded, d) {
 		l.res.Degraded = append(l.res.Degraded, d)
 	}
+	for _, s := range out.Result.LeftOnPlatform() {
+		if !slices.Contains(l.res.Left, s) {
+			l.res.Left = append(l.res.Left, s)
+		}
+	}
 	switch out.Verdict {
 	case VerdictRefused:
 		rec.Validation = trajectory.Validation{Result: trajectory.ValidationRefused, Reason: out.Result.Err()}
@@ -458,6 +468,17 @@ func (l *loop) finish(ctx context.Context) error {
 				l.totals.HeldWrites++
 			}
 		}
+	}
+	var unsaid []string
+	for _, s := range l.res.Left {
+		if !strings.Contains(l.res.Summary, s) {
+			unsaid = append(unsaid, s)
+		}
+	}
+	if len(unsaid) > 0 {
+		// A run ended by a call (cancelled, the budget) has no summary of
+		// the model's to list them: the footer must (fleetd runs, probe).
+		l.res.Summary += "; left on the platform by its calls: " + strings.Join(unsaid, "; ")
 	}
 	if n := l.totals.HeldWrites; n > 0 {
 		// Where the user looks first: the footer's summary (fleetd probe

@@ -42,6 +42,32 @@ func Fail(format string, args ...any) Result {
 // where `fleetd runs show`, the console and /metrics read them.
 const ResultDegraded = "degraded"
 
+// ResultLeftOnPlatform is the result key of what a call wrote to the
+// platform and could not undo: a list of sentences, each naming a method
+// and URL or a field by name and why it stayed (qa_authz's). The agent
+// loop gathers them (RunResult.Left) and the run's summary lists those
+// it does not already say, so a call that ends the run (cancelled, the
+// budget spent) still has its leftovers in the footer.
+const ResultLeftOnPlatform = "left_on_platform"
+
+// LeftOnPlatform reads the result's left_on_platform field (nil when it
+// has none).
+func (r Result) LeftOnPlatform() []string {
+	switch v := r[ResultLeftOnPlatform].(type) {
+	case []string:
+		return v
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // Degradation reads the result's degraded field (ok false when it has none
 // or it names no component).
 func (r Result) Degradation() (trajectory.Degradation, bool) {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/qafleet/fleetd/clip"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/docclaims"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/siwe"
@@ -51,21 +52,32 @@ type authzArgs struct {
 // authzIdentity is one fresh identity qa_authz signed in.
 type authzIdentity struct{ name, addr, id string }
 
+// authzUndoGrace bounds the undo of a call the run's end cut short.
+const authzUndoGrace = 30 * time.Second
+
 // authz: qa_authz. Whatever the check ends with, its writes are undone
-// or listed as left on the platform (authzUndo), in the result.
+// or listed as left on the platform (authzUndo), in the result. The undo
+// runs even when the run was cancelled mid-call (as the run's cleanup
+// does: a context of its own, bounded by authzUndoGrace), and a call that
+// ends the run (cancelled, the budget spent) still returns its result:
+// ok false, the error, and what it wrote, undid and left, which the run
+// record keeps and the run's outcome lists (fleet.ResultLeftOnPlatform).
 func (t *tools) authz(ctx context.Context, a authzArgs) (fleet.Result, error) {
 	u := &authzUndo{t: t, verify: a.VerifyURL}
 	res, err := t.authzCheck(ctx, a, u)
-	ferr := u.finish(ctx)
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), authzUndoGrace)
+	ferr := u.finish(uctx)
+	cancel()
 	if err == nil {
 		err = ferr
 	}
-	if res != nil {
-		u.into(res)
-	} else if len(u.left) > 0 {
-		// The run ends with err: the record keeps no result, the log does.
-		t.env.Logger.Warn("qa_authz left on the platform", "left", strings.Join(u.left, "; "), "err", err)
+	if res == nil {
+		res = fleet.Result{"check": a.Check}
 	}
+	if err != nil {
+		res["ok"], res["error"] = false, "qa_authz: "+err.Error()
+	}
+	u.into(res)
 	return res, err
 }
 
@@ -111,15 +123,30 @@ func (t *tools) authzCheck(ctx context.Context, a authzArgs, undo *authzUndo) (f
 	// role of target.auth.accounts (their keys are the operator's).
 	signIn := func(role string) (*authzIdentity, fleet.Result, error) {
 		name := t.freshIdentity(role)
+		went := undo.spent()
 		r, err := t.login(ctx, loginArgs{Identity: name, NonceURL: a.NonceURL, VerifyURL: a.VerifyURL, ChainID: a.ChainID})
 		if err != nil || !r.IsOK() {
+			if went() {
+				// The sign-in got as far as its write: the platform may
+				// hold an account for it (its address, when known, is
+				// masked like a signed-in one's, in the error too).
+				id := &authzIdentity{name: name}
+				if addr, ok := r["address"].(string); ok {
+					id.addr = strings.ToLower(addr)
+				}
+				cut := r.Err()
+				if err != nil {
+					cut = err.Error()
+				}
+				undo.signedIn(id, cut)
+			}
 			if r != nil {
 				r = fleet.Fail("qa_authz: signing in a fresh identity: %s", strings.TrimPrefix(r.Err(), "qa_login: "))
 			}
 			return nil, r, err
 		}
 		id := &authzIdentity{name: name, addr: strings.ToLower(fmt.Sprint(r["address"]))}
-		undo.signedIn(id)
+		undo.signedIn(id, "")
 		if a.MeURL != "" {
 			if me, err := t.authzGet(ctx, a.MeURL, name); err != nil {
 				return nil, nil, err

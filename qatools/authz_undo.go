@@ -28,14 +28,19 @@ import (
 // result's left_on_platform, each with its reason: the run record holds it,
 // a playbook's summary lists it under "Left on the platform", and `fleetd
 // runs show` prints it under the call. A write is sent only when the
-// budget holds its undo too (authzUndo.room), so no undo is ever refused
-// for want of a write.
+// budget holds its undo too (authzUndo.room); the budget can still run
+// out before the undo (the run's deadline passes, another spender takes
+// the last write), and the run can be cancelled mid-call: what was
+// written is then still in the result (written: method and URL, the
+// fields by name), with what was undone and what is left, because the
+// call that ends the run returns its result too (authz).
 
 // authzUndo keeps what one qa_authz call wrote, and undoes it (finish).
 type authzUndo struct {
 	t       *tools
 	pending []authzWrite
-	signIns []string // fresh identities signed in
+	signIns []string // fresh identities signed in (or whose sign-in was cut short after its write)
+	written []string // every write sent, by method and URL: sign-ins, a's write, the property write, a sign-out
 	addrs   []string // their addresses, which no result names ({address} instead)
 	verify  string   // the sign-in's verify URL, as given ("" for the default)
 	left    []string
@@ -59,12 +64,39 @@ func (u *authzUndo) room(n uint64) bool {
 }
 
 // signedIn notes a fresh identity's sign-in, which the platform may keep
-// as an account qa_authz cannot remove.
-func (u *authzUndo) signedIn(id *authzIdentity) {
+// as an account qa_authz cannot remove; cut says why a sign-in that got
+// as far as its write did not finish ("" when it did).
+func (u *authzUndo) signedIn(id *authzIdentity, cut string) {
 	u.signIns = append(u.signIns, id.name)
 	if id.addr != "" {
 		u.addrs = append(u.addrs, id.addr)
 	}
+	w := fmt.Sprintf("POST %s: sign-in of fresh identity %s", u.verifyPath(), id.name)
+	if cut != "" {
+		w += " (cut short: " + clip.Text(u.mask(cut), 100) + ")"
+	}
+	u.written = append(u.written, w)
+}
+
+// verifyPath names the sign-in's verify URL for a person.
+func (u *authzUndo) verifyPath() string {
+	if u.verify == "" {
+		return "the sign-in's verify URL"
+	}
+	return pathOnly(u.verify)
+}
+
+// sent notes a write sent (or cut short by err after it was let through:
+// it may have reached the platform).
+func (u *authzUndo) sent(method, target, as string, fields []string, err error) {
+	w := fmt.Sprintf("%s %s as %s", method, pathOnly(target), as)
+	if len(fields) > 0 {
+		w += " (fields " + strings.Join(fields, ", ") + ")"
+	}
+	if err != nil {
+		w += " (cut short: " + clip.Text(u.mask(err.Error()), 100) + ")"
+	}
+	u.written = append(u.written, w)
 }
 
 // mask writes {address} for each fresh identity's address in s.
@@ -88,26 +120,44 @@ func (u *authzUndo) write(ctx context.Context, target, method, body, as string, 
 	if method != http.MethodPost && prior == nil || !u.room(2) {
 		return nil, false, nil
 	}
+	fields := slices.Sorted(maps.Keys(sent))
+	went := u.spent()
 	res, err = u.t.submit(ctx, submitArgs{URL: target, Method: method, Enctype: "json", JSON: body, As: as})
-	if err != nil || res == nil {
-		return res, res != nil, err
+	if !went() {
+		return res, res != nil, err // refused before it was sent: nothing to undo
 	}
-	if method != http.MethodPost {
-		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, prior: prior, fields: slices.Sorted(maps.Keys(sent))})
-		return res, true, nil
-	}
-	if c, _ := res["created"].(string); c != "" {
-		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, created: c})
-	} else if is2xx(res) {
+	u.sent(method, target, as, fields, err)
+	switch {
+	case method != http.MethodPost:
+		// Even cut short it may have reached the platform: restore
+		// compares what is there with prior before it writes anything.
+		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, prior: prior, fields: fields})
+	case err != nil || statusOf(res) == 0:
+		u.leave("what the POST to %s stored, if anything (its answer was cut short: %s)", pathOnly(target), u.words(res, err))
+	case res["created"] != nil && res["created"] != "":
+		u.pending = append(u.pending, authzWrite{url: target, method: method, as: as, created: fmt.Sprint(res["created"])})
+	case is2xx(res):
 		u.leave("what the POST to %s stored, if anything (its answer names nothing to DELETE)", pathOnly(target))
 	}
-	return res, true, nil
+	return res, res != nil, err
+}
+
+// spent returns a func that reports whether a write was let through
+// (the run's meter spent one: qa_submit and qa_login spend it just before
+// they send) since spent was called.
+func (u *authzUndo) spent() func() bool {
+	before := u.t.run.Meter.Used(fleet.ResWrites)
+	return func() bool { return u.t.run.Meter.Used(fleet.ResWrites) > before }
 }
 
 // post sends a POST that is not meant to store anything (a sign-out) and
 // learns what its answer names as created, as write does.
 func (u *authzUndo) post(ctx context.Context, target, as string) (fleet.Result, error) {
+	went := u.spent()
 	res, err := u.t.submit(ctx, submitArgs{URL: target, Method: http.MethodPost, Enctype: "json", JSON: "{}", As: as})
+	if went() {
+		u.sent(http.MethodPost, target, as, nil, err)
+	}
 	if c, _ := res["created"].(string); err == nil && c != "" {
 		u.pending = append(u.pending, authzWrite{url: target, method: http.MethodPost, as: as, created: c})
 	}
@@ -139,18 +189,12 @@ func (u *authzUndo) finish(ctx context.Context) error {
 		}
 		if err != nil {
 			first = err
-			u.leaveWrite(w, err.Error())
+			u.leaveWrite(w, u.words(nil, err))
 		}
 	}
 	u.pending = nil
 	if len(u.signIns) > 0 {
-		verify := u.verify
-		if verify == "" {
-			verify = "the sign-in's verify URL"
-		} else {
-			verify = pathOnly(verify)
-		}
-		u.leave("the accounts of fresh identities %s, if the sign-in at %s made one (qa_authz removes none)", strings.Join(u.signIns, ", "), verify)
+		u.leave("the accounts of fresh identities %s, if the sign-in at %s made one (qa_authz removes none)", strings.Join(u.signIns, ", "), u.verifyPath())
 	}
 	return first
 }
@@ -174,7 +218,7 @@ func (u *authzUndo) remove(ctx context.Context, w authzWrite) error {
 		u.undone = append(u.undone, fmt.Sprintf("DELETE %s (created by the POST to %s)", pathOnly(w.created), pathOnly(w.url)))
 		return nil
 	}
-	u.leaveWrite(w, answerWords(r))
+	u.leaveWrite(w, u.words(r, nil))
 	return nil
 }
 
@@ -215,7 +259,7 @@ func (u *authzUndo) restore(ctx context.Context, w authzWrite) error {
 	}
 	if !is2xx(r) || !is2xx(again) || len(changedFields(w.prior, jsonTop(again), w.fields)) > 0 {
 		w.fields = changed
-		u.leaveWrite(w, fmt.Sprintf("%s answered %s and reading it back shows other values", w.method, answerWords(r)))
+		u.leaveWrite(w, fmt.Sprintf("%s answered %s and reading it back shows other values", w.method, u.words(r, nil)))
 		return nil
 	}
 	u.undone = append(u.undone, fmt.Sprintf("restored %s of %s with %s as %s", strings.Join(changed, ", "), pathOnly(w.url), w.method, w.as))
@@ -242,18 +286,22 @@ func sameJSON(a, b json.RawMessage) bool {
 	return bytes.Equal(x.Bytes(), y.Bytes())
 }
 
-// answerWords is an answer's status, or its error.
-func answerWords(r fleet.Result) string {
-	if st := statusOf(r); st != 0 {
-		return fmt.Sprintf("HTTP %d", st)
-	}
-	if r == nil {
+// words is err's text, else an answer's status, else its error, with
+// the fresh identities' addresses masked before it is cut to length.
+func (u *authzUndo) words(r fleet.Result, err error) string {
+	switch {
+	case err != nil:
+		return clip.Text(u.mask(err.Error()), 100)
+	case statusOf(r) != 0:
+		return fmt.Sprintf("HTTP %d", statusOf(r))
+	case r == nil:
 		return "no answer"
 	}
-	return clip.Text(r.Err(), 100)
+	return clip.Text(u.mask(r.Err()), 100)
 }
 
-// into adds what the call undid and left to its result.
+// into adds what the call wrote, undid and left to its result, and
+// masks the fresh identities' addresses in its error.
 func (u *authzUndo) into(res fleet.Result) {
 	masked := func(in []string) []string {
 		out := make([]string, len(in))
@@ -262,8 +310,14 @@ func (u *authzUndo) into(res fleet.Result) {
 		}
 		return out
 	}
+	if len(u.written) > 0 {
+		res["written"] = masked(u.written)
+	}
 	if len(u.undone) > 0 {
 		res["undone"] = masked(u.undone)
+	}
+	if e, ok := res["error"].(string); ok {
+		res["error"] = u.mask(e)
 	}
 	if len(u.left) > 0 {
 		res["left_on_platform"] = masked(u.left)

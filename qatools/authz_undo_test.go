@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/qafleet/fleetd/fixtures/siwe"
 	"github.com/qafleet/fleetd/fixtures/twin"
@@ -228,18 +227,7 @@ func TestAuthzDeletesWhatItsPostCreated(t *testing.T) {
 		t.Run(fmt.Sprintf("delete %v", deleteOK), func(t *testing.T) {
 			h := newSigninHarness(t, twin.Flawed, fleet.Exercise, nil)
 			f := newNotesFront(t, h.app, deleteOK)
-			u, _ := url.Parse(f.srv.URL)
-			allow, err := NewAllowlist([]string{u.Host})
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := *h.env
-			env.Fetcher = NewFetcher(allow, 5*time.Second, 64<<10)
-			reg, err := NewRegistry(&env, h.run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.reg = reg
+			h.behind(f.srv)
 			out := h.call("qa_authz", map[string]any{"check": "object", "url": f.srv.URL + "/api/notes/{address}", "write_method": "POST", "write_json": `{"text":"qa-authz-mark"}`,
 				"nonce_url": f.srv.URL + "/api/auth/nonce", "verify_url": f.srv.URL + "/api/auth/verify", "chain_id": siwe.ChainID})
 			if out.Verdict != fleet.VerdictOK || out.Result["status_write"] != 201 {

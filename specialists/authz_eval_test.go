@@ -11,10 +11,17 @@ package specialists
 //	go test -run 'TestEvalSignIn' -v ./specialists
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +160,7 @@ func TestEvalSignIn(t *testing.T) {
 					t.Errorf("an account is left holding qa_authz's mark %q", n)
 				}
 			}
+			accountsAsSignedUp(t, app, left)
 			if mode == twin.Correct {
 				for _, f := range got {
 					if sev, _ := fleet.ParseSeverity(f["severity"].(string)); sev.Rank() >= fleet.SeverityHigh.Rank() {
@@ -183,6 +191,93 @@ func TestEvalSignIn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// accountsAsSignedUp: every account on Keyring holds what its sign-up
+// stored (the run's identities are the only accounts), but for fields the
+// summary's left on the platform (left) names. The property-level checks
+// write role and verified on identity b's own account (qa_submit as b):
+// b writes the prior values back and reads them again. Each account is
+// listed as left: one identity named per account, the playbook's own
+// (a, b, l, and t when a tampered sign-in was accepted) and qa_authz's.
+func accountsAsSignedUp(t *testing.T, app *siwe.App, left string) {
+	t.Helper()
+	named := 0
+	for _, m := range regexp.MustCompile(`the accounts of (?:fresh )?identities ([a-z0-9, ]+?), if the sign-in`).FindAllStringSubmatch(left, -1) {
+		named += len(strings.Split(m[1], ", "))
+	}
+	accounts := app.Accounts()
+	if named != len(accounts) {
+		t.Errorf("the platform holds %d accounts, the summary lists %d as left by the run's sign-ins: %s", len(accounts), named, left)
+	}
+	for addr, got := range accounts {
+		var acc map[string]any
+		if err := json.Unmarshal([]byte(got), &acc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"address": addr, "display_name": "new user", "email": "", "role": "user", "verified": false}
+		for k, v := range want {
+			if acc[k] != v && !regexp.MustCompile(`the fields [a-z_, ]*\b`+k+`\b`).MatchString(left) {
+				t.Errorf("an account of the run holds %s %v after the run (a sign-up's is %v), and the summary does not list it as left on the platform: %s", k, acc[k], v, left)
+			}
+		}
+	}
+}
+
+// TestPropertyCheckListsWhatItCouldNotRestore: on Keyring (flawed) behind
+// a front that refuses every update putting a privilege field back (role
+// user, verified false: the restores), the property-level checks' fields
+// stay raised on identity b's account; the summary lists each as left on
+// the platform with the refusal, by field name and the resource's
+// template, and the findings say writing the field back failed.
+func TestPropertyCheckListsWhatItCouldNotRestore(t *testing.T) {
+	app := siwe.Serve(twin.Flawed)
+	defer app.Close()
+	back, _ := url.Parse(app.URL())
+	proxy := httputil.NewSingleHostReverseProxy(back)
+	mux := http.NewServeMux()
+	mux.Handle("/", proxy)
+	mux.HandleFunc("PATCH /api/accounts/{address}/settings", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var in map[string]any
+		json.Unmarshal(body, &in)
+		if in["role"] == "user" || in["verified"] == false {
+			http.Error(w, `{"error":"locked"}`, http.StatusLocked)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	})
+	front := httptest.NewServer(mux)
+	defer front.Close()
+	target := app.Target()
+	swap := func(s string) string {
+		return strings.ReplaceAll(s, strings.TrimPrefix(app.URL(), "http://"), strings.TrimPrefix(front.URL, "http://"))
+	}
+	target.Faces, target.Call, target.Docs, target.FetchAllow = swap(target.Faces), swap(target.Call), []string{swap(target.Docs[0])}, []string{swap(target.FetchAllow[0])}
+	res, got := runLoop(t, "security", fleet.Exercise, target, realTools(t, target, 48), Options{})
+	_, left, _ := strings.Cut(res.Summary, "Left on the platform: ")
+	for _, field := range []string{"role", "verified"} {
+		if !strings.Contains(left, "the fields "+field+" of /api/accounts/{address}/settings (identity b's own resource) hold what the run's PATCH wrote (restoring them: PATCH: HTTP 423)") {
+			t.Errorf("the summary does not list b's %s as left with the refusal: %s", field, left)
+		}
+		if f := findReport(got, "mass assignment", `set "`+field+`"`, "Writing the field back failed"); f == nil {
+			t.Errorf("no property-level finding on %s says its field could not be written back", field)
+		}
+	}
+	if strings.Contains(left, "0x") {
+		t.Errorf("the summary names an address: %s", left)
+	}
+	accountsAsSignedUp(t, app, left)
+	raised := 0
+	for _, acc := range app.Accounts() {
+		if strings.Contains(acc, `"role":"admin"`) {
+			raised++
+		}
+	}
+	if raised == 0 {
+		t.Error("no account holds the raised role: the front let a restore through")
 	}
 }
 

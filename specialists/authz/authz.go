@@ -67,6 +67,7 @@ func Run(p *replay.Play, pages []replay.Page) (signedIn map[string]string) {
 	}
 	a, b := r.signIn("a"), r.signIn("b")
 	if a == nil || b == nil {
+		r.leaveAccounts()
 		return r.signedIn()
 	}
 	r.crawlBehind(a)
@@ -76,7 +77,26 @@ func Run(p *replay.Play, pages []replay.Page) (signedIn map[string]string) {
 	r.lifecycle()
 	r.rotation()
 	r.verification()
+	r.leaveAccounts()
 	return r.signedIn()
+}
+
+// leaveAccounts lists the accounts the run's own sign-ins may have made
+// (each identity signed in, and t once a tampered sign-in was answered:
+// reuse_nonce signs it in properly first, and a platform may accept the
+// others) as left on the platform: a sign-in is a write no check can
+// undo.
+func (r *run) leaveAccounts() {
+	if len(r.accounts) > 0 {
+		r.p.LeftOnPlatform("the accounts of identities %s, if the sign-in at %s made one (fleetd removes none)", strings.Join(r.accounts, ", "), pathOf(r.flow.Verify.URL))
+	}
+}
+
+// signedUp notes an identity whose sign-in may have made an account.
+func (r *run) signedUp(name string) {
+	if !slices.Contains(r.accounts, name) {
+		r.accounts = append(r.accounts, name)
+	}
 }
 
 // signedIn is the address of each identity signed in so far, by name.
@@ -99,6 +119,7 @@ type run struct {
 	p          *replay.Play
 	flow       Flow
 	ids        map[string]identity
+	accounts   []string // identities whose sign-in may have made an account, in order
 	failed     bool
 	writesLeft int // -1: unknown or unlimited
 }
@@ -174,6 +195,7 @@ func (r *run) signIn(name string) *identity {
 		r.failed = true
 		return nil
 	}
+	r.signedUp(name)
 	id := identity{name: name, addr: strings.ToLower(replay.Str(ex.Result, "address")), session: replay.Str(ex.Result, "session")}
 	if r.flow.Me.URL != "" {
 		me := r.fetch(r.flow.Me.URL, name)
@@ -356,9 +378,13 @@ func (r *run) propertyLevel(a, b *identity) {
 			return
 		}
 		for _, field := range r.privFields(e, b) {
-			val, ok := r.writePriv(e, b, a, field)
+			val, ok, restored := r.writePriv(e, b, a, field)
 			if !ok {
 				continue
+			}
+			undo := " The field was written back afterwards (as b, read back to be sure)."
+			if !restored {
+				undo = " Writing the field back failed: the run's summary lists it as left on the platform."
 			}
 			args := r.repro("property", map[string]any{"url": e.URL, "method": e.Method, "field": field, "value": reproValue(field, val)})
 			sev, note := r.confirm(args, 3, "another fresh identity")
@@ -367,8 +393,8 @@ func (r *run) propertyLevel(a, b *identity) {
 				docs = "list only " + strings.Join(e.Writable, ", ") + " as writable"
 			}
 			r.p.File(sev, SurfaceAuthz, fmt.Sprintf(
-				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s Doc: %s",
-				field, e.Method, pathOf(e.URL), docs, note, replay.Quote(e.Quote, 120)), reproTool(args), args)
+				"Broken property-level authorization (mass assignment, OWASP API3, CWE-915): identity b (a fresh account) set %q on its own resource with %s %s and reading it back shows the new value; the docs %s. Expected the field to be refused or ignored.%s%s Doc: %s",
+				field, e.Method, pathOf(e.URL), docs, note, undo, replay.Quote(e.Quote, 120)), reproTool(args), args)
 		}
 	}
 }
@@ -399,27 +425,33 @@ func (r *run) privFields(e Endpoint, b *identity) []string {
 
 // writePriv sends field with a privileged value in an update of who's own
 // resource and reports whether reading it back shows that value, and the
-// value.
-func (r *run) writePriv(e Endpoint, who, other *identity, field string) (any, bool) {
+// value. Whatever the write changed is written back at once by who, the
+// owner, and read again (replay.RestoreFields): restored is false when
+// that failed and the run lists the fields as left on the platform.
+func (r *run) writePriv(e Endpoint, who, other *identity, field string) (val any, shown, restored bool) {
 	own := Fill(e.URL, who.addr, who.id)
 	before := jsonObject(replay.Body(r.fetch(own, who.name)))
 	raw, ok := before[field]
-	if !ok || !r.canWrite(1) || !r.p.Room(2) {
-		return nil, false
+	// The write and its restore; the write, two reads and the restore.
+	if !ok || !r.canWrite(2) || !r.p.Room(4) {
+		return nil, false, true
 	}
-	val := privilegedValue(field, raw, other)
-	if val == nil {
-		return nil, false
+	if val = privilegedValue(field, raw, other); val == nil {
+		return nil, false, true
 	}
 	body, _ := json.Marshal(map[string]any{field: val})
 	res := r.p.Call("qa_submit", map[string]any{"url": own, "method": e.Method, "enctype": "json", "json": string(body), "as": who.name})
 	r.noteWrites(res)
 	if !ok2xx(res) {
-		return nil, false
+		return nil, false, true // refused: nothing changed
 	}
 	after := jsonObject(replay.Body(r.fetch(own, who.name)))
 	want, _ := json.Marshal(val)
-	return val, after != nil && string(after[field]) == string(want) && string(raw) != string(want)
+	restored = r.p.RestoreFields(replay.Restore{URL: own, Shown: pathOf(e.URL), Whose: "identity " + who.name + "'s own resource", Method: e.Method, As: who.name, Before: before, Fields: []string{field}}, after)
+	if n, known := r.p.WritesLeft(); known && (r.writesLeft < 0 || n < r.writesLeft) {
+		r.writesLeft = n // the restore's write
+	}
+	return val, after != nil && string(after[field]) == string(want) && string(raw) != string(want), restored
 }
 
 // privilegedValue is the value of field that would raise its holder, or
@@ -521,6 +553,9 @@ func (r *run) verification() {
 		args := r.loginArgs("t", tf.tamper)
 		ex := r.p.Exchange("qa_login", args)
 		r.noteWrites(ex.Result)
+		if ex.Result.IsOK() {
+			r.signedUp("t") // reuse_nonce signs t in properly first
+		}
 		if !ex.Result.IsOK() || !replay.Flag(ex.Result, "accepted") {
 			continue
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -116,6 +117,10 @@ func (p *Play) LeftOnPlatform(format string, args ...any) {
 	}
 }
 
+// WritesLeft is the last writes_left a qa_submit or qa_authz answer of the
+// run gave, and whether one did.
+func (p *Play) WritesLeft() (int, bool) { return p.writesLeft, p.writesKnown }
+
 // Left returns what the run has listed as left on the platform so far.
 func (p *Play) Left() []string { return slices.Clone(p.left) }
 
@@ -150,4 +155,99 @@ func orErr(r fleet.Result) string {
 		return fmt.Sprintf("HTTP %d", Status(r))
 	}
 	return Clip(r.Err(), 100)
+}
+
+// Restore is a resource a PUT or PATCH of the run changed, to be written
+// back by the identity that owns it.
+type Restore struct {
+	URL    string                     // the resource, as written and read
+	Shown  string                     // how findings name it: a path with {address}, never an identity's address
+	Whose  string                     // whose it is, for a person: "identity b's own resource"
+	Method string                     // the write's: PATCH sends the changed fields back, PUT the whole prior object
+	As     string                     // the identity whose session writes it back ("" for none)
+	Before map[string]json.RawMessage // the resource read just before the write
+	Fields []string                   // the fields the write sent
+}
+
+// Changed are the fields whose value after (the resource read after the
+// write) differs from r.Before's, sorted: a field of Before changed or
+// gone, a field the write sent that Before lacked. When after is nil (not
+// read, or not a JSON object) they are the fields the write sent, or
+// every field of Before when it names none.
+func (r Restore) Changed(after map[string]json.RawMessage) []string {
+	if after == nil {
+		if len(r.Fields) > 0 {
+			return slices.Sorted(slices.Values(r.Fields))
+		}
+		return slices.Sorted(maps.Keys(r.Before))
+	}
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(r.Before)) {
+		if v, ok := after[f]; !ok || !sameJSON(r.Before[f], v) {
+			out = append(out, f)
+		}
+	}
+	for _, f := range r.Fields {
+		if _, had := r.Before[f]; !had && after[f] != nil && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RestoreFields writes back what a write changed in r's resource (after:
+// the resource read after it) and reads it again to be sure, as r.As: one
+// write and two calls. It reports whether the resource holds its prior
+// values again; what it could not write back (no call or write left, a
+// refusal, other values read back, a field with no prior value) it lists
+// as left on the platform, by field name and r.Shown, never a value.
+func (p *Play) RestoreFields(r Restore, after map[string]json.RawMessage) bool {
+	changed := r.Changed(after)
+	if len(changed) == 0 {
+		return true
+	}
+	left := func(fields []string, why string) bool {
+		p.LeftOnPlatform("the fields %s of %s (%s) hold what the run's %s wrote (restoring them: %s)", strings.Join(fields, ", "), r.Shown, r.Whose, r.Method, why)
+		return false
+	}
+	back := r.Before
+	var none []string // fields with no prior value: listed once, never written back
+	if r.Method != "PUT" {
+		back = map[string]json.RawMessage{}
+		for _, f := range changed {
+			if v, ok := r.Before[f]; ok {
+				back[f] = v
+			} else {
+				none = append(none, f)
+			}
+		}
+		if len(none) > 0 {
+			left(none, "the field had no value before")
+		}
+		if len(back) == 0 {
+			return false
+		}
+	}
+	if !p.Can("qa_submit") || !p.Can("qa_fetch") || p.n+2 > p.limit-reportReserve(p.limit) || p.writesKnown && p.writesLeft < 1 {
+		return left(changed, "no call or write left")
+	}
+	args := map[string]any{"url": r.URL, "method": r.Method, "enctype": "json", "json": string(Marshal(back))}
+	read := map[string]any{"url": r.URL}
+	if r.As != "" {
+		args["as"], read["as"] = r.As, r.As
+	}
+	if w := p.Call("qa_submit", args); !Answered(w) || Status(w) > 299 {
+		return left(changed, r.Method+": "+orErr(w))
+	}
+	now := p.Call("qa_fetch", read)
+	var again map[string]json.RawMessage
+	if !Answered(now) || Status(now) > 299 || json.Unmarshal([]byte(Body(now)), &again) != nil || again == nil {
+		return left(changed, "reading it back: "+orErr(now)+", not the resource")
+	}
+	still := slices.DeleteFunc(r.Changed(again), func(f string) bool { return slices.Contains(none, f) })
+	if len(still) > 0 {
+		return left(still, "reading it back shows other values")
+	}
+	return len(none) == 0
 }
