@@ -33,12 +33,12 @@ func TestFullDisk(t *testing.T) {
 	defer p.Close()
 	outbox := filepath.Join(disk, "outbox")
 	state := filepath.Join(disk, "reporter", "state.json")
-	node, err := chain.Dial(ctx, "http://"+p.Addr(), chain.Options{Timeout: time.Second})
+	node, err := chain.Dial(ctx, "http://"+p.Addr(), chain.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer node.Close()
-	po := h.poster(t, Config{Log: node.FeedbackLog(h.log.Address()), OutboxDir: outbox, StateFile: state, PostTimeout: time.Second})
+	po := h.poster(t, Config{Log: node.FeedbackLog(h.log.Address()), OutboxDir: outbox, StateFile: state, PostTimeout: 30 * time.Second})
 
 	// Two findings queued while the node is down, then the disk fills.
 	p.SetDown(true)

@@ -24,13 +24,13 @@ func TestFlushRetryRidesOutAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := chain.Dial(ctx, "http://"+p.Addr(), chain.Options{Timeout: time.Second})
+	c, err := chain.Dial(ctx, "http://"+p.Addr(), chain.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	outbox := filepath.Join(t.TempDir(), "outbox")
-	po, err := New(Config{Log: c.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: time.Second})
+	po, err := New(Config{Log: c.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

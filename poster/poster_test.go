@@ -70,13 +70,13 @@ func TestReporterOutboxExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	outbox := filepath.Join(t.TempDir(), "outbox")
 	node := newFlakyNode(t, h.chainURL)
-	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
+	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer viaProxy.Close()
 	node.down.Store(true)
-	down, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: time.Second})
+	down, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor, OutboxDir: outbox, PostTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	node := newFlakyNode(t, h.chainURL)
-	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
+	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestOutboxFlushOnceAcrossProcesses(t *testing.T) {
 	for i := range 2 {
 		dir := t.TempDir()
 		r, err := New(Config{Log: viaProxy.FeedbackLog(h.log.Address()), Identity: h.fleetKey, Sponsor: h.sponsor,
-			OutboxDir: filepath.Join(dir, "outbox"), StateFile: filepath.Join(dir, "reporter", "state.json"), PostTimeout: time.Second})
+			OutboxDir: filepath.Join(dir, "outbox"), StateFile: filepath.Join(dir, "reporter", "state.json"), PostTimeout: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

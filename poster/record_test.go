@@ -96,13 +96,13 @@ func TestRecordsQueueInOrder(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	node := newFlakyNode(t, h.chainURL)
-	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: time.Second})
+	viaProxy, err := chain.Dial(ctx, node.srv.URL, chain.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer viaProxy.Close()
 	outbox := t.TempDir()
-	p := h.poster(t, Config{Log: viaProxy.FeedbackLog(h.log.Address()), OutboxDir: outbox, PostTimeout: time.Second})
+	p := h.poster(t, Config{Log: viaProxy.FeedbackLog(h.log.Address()), OutboxDir: outbox, PostTimeout: 30 * time.Second})
 	node.down.Store(true)
 	resolved := strings.Replace(markText, "false-positive", "resolution", 1)
 	queued := []string{markText, resolved, markText}
