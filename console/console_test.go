@@ -221,6 +221,12 @@ func TestControlsRefusals(t *testing.T) {
 		return v.Encode()
 	}
 	bearer := map[string]string{"Authorization": "Bearer " + testToken}
+	// wrong differs from csrf in its first character ("00"+csrf[2:] was
+	// the real token whenever it began with 00: one run in 256).
+	wrong := "0" + csrf[1:]
+	if csrf[0] == '0' {
+		wrong = "1" + csrf[1:]
+	}
 	tests := []struct {
 		name, method, path, body string
 		hdr                      map[string]string
@@ -240,7 +246,7 @@ func TestControlsRefusals(t *testing.T) {
 		{"duplicate without of", "POST", "/api/findings/3/mark", form("what", "duplicate-of"), bearer, 400, "needs of=J"},
 		{"bad index", "POST", "/api/findings/x1/mark", form("what", "resolved"), bearer, 400, "not an entry index"},
 		{"cookie without csrf", "POST", "/api/pause", form("reason", "x"), map[string]string{"Cookie": cookie}, 403, "CSRF"},
-		{"cookie with a wrong csrf", "POST", "/api/pause", form("csrf", "00"+csrf[2:]), map[string]string{"Cookie": cookie}, 403, "CSRF"},
+		{"cookie with a wrong csrf", "POST", "/api/pause", form("csrf", wrong), map[string]string{"Cookie": cookie}, 403, "CSRF"},
 		{"cross-site with cookie", "POST", "/api/pause", form("csrf", csrf), map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403, "cross-site request refused"},
 		{"foreign origin", "POST", "/api/pause", form("csrf", csrf), map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403, "Origin http://evil.example"},
 		{"same-origin wins over a foreign Origin", "POST", "/api/findings/3/mark", form("csrf", csrf, "what", "wontfix"), map[string]string{"Cookie": cookie, "Origin": "http://evil.example", "Sec-Fetch-Site": "same-site"}, 403, "Sec-Fetch-Site: same-site"},
