@@ -69,22 +69,29 @@ func TestSplitSeedPass(t *testing.T) {
 	}
 }
 
-// TestFeederBatches: a batch is fed when libFuzzer has read the last one
-// (its access time moved), not by the clock; it doubles when read at
-// once, halves when read late and then waits as long again; it is dated
-// ahead so libFuzzer's next
-// reread lists it; the queue empties in order.
-func TestFeederBatches(t *testing.T) {
-	from, to := t.TempDir(), t.TempDir()
+// newTestFeeder stages n small inputs (in000, in001, ...) in a deferred
+// directory and returns a feeder of them into an empty corpus directory.
+func newTestFeeder(t *testing.T, n int) (f *feeder, from, to string) {
+	t.Helper()
+	from, to = t.TempDir(), t.TempDir()
 	var queue []stagedInput
-	for i := range 300 {
+	for i := range n {
 		name := fmt.Sprintf("in%03d", i)
 		if err := os.WriteFile(filepath.Join(from, name), []byte(name), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		queue = append(queue, stagedInput{name, int64(len(name))})
 	}
-	f := &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}}
+	return &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}}, from, to
+}
+
+// TestFeederBatches: a batch is fed when libFuzzer has read the last one
+// (its access time moved), not by the clock; it doubles when read at
+// once, halves when read late and then waits as long again; it is dated
+// ahead so libFuzzer's next
+// reread lists it; the queue empties in order.
+func TestFeederBatches(t *testing.T) {
+	f, from, to := newTestFeeder(t, 300)
 	before := time.Now()
 	if err := f.feed(); err != nil {
 		t.Fatal(err)
@@ -177,16 +184,7 @@ func TestFeederBatches(t *testing.T) {
 // over until something else moved the directory on (up to feedWait: the
 // seed pass took 34 s instead of 7 on TestLibFuzzerSeedPass's target).
 func TestFeederStampsMoveOn(t *testing.T) {
-	from, to := t.TempDir(), t.TempDir()
-	var queue []stagedInput
-	for i := range 100 {
-		name := fmt.Sprintf("in%03d", i)
-		if err := os.WriteFile(filepath.Join(from, name), []byte(name), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		queue = append(queue, stagedInput{name, int64(len(name))})
-	}
-	f := &feeder{from: from, to: to, queue: queue, fed: map[string]bool{}}
+	f, _, to := newTestFeeder(t, 100)
 	dirSecond := func() int64 {
 		info, err := os.Stat(to)
 		if err != nil {
