@@ -42,7 +42,7 @@ const (
 	harnessSuffix = "_test_fleetdlibfuzzer.go"
 	// harnessVersion is part of the build cache key: bump it when the
 	// templates change.
-	harnessVersion = "7"
+	harnessVersion = "8"
 )
 
 // harnessMainSrc is the package main; {{.Testing}} and {{.Target}} are
@@ -113,7 +113,7 @@ func Run(f func()) { f() }
 
 // Wait yields to the other goroutines.
 func Wait() {
-	for range 100 {
+	for i := 0; i < 100; i++ { // no range over an int: it compiles at 1.StandInGo
 		runtime.Gosched()
 	}
 }
