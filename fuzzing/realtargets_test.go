@@ -24,7 +24,8 @@ import (
 // (FuzzXxx(f *testing.F)), pinned. TestRealTargets builds up to
 // FLEETD_REAL_MAX (default 2) of each module's targets, distinct packages
 // first, as libFuzzer binaries and fuzzes each for FLEETD_REAL_SECONDS
-// (default 10). Run it with the command in BENCHMARKS.md:
+// (default 10); FLEETD_REAL_LIST (module@version,...) replaces the list.
+// Run it with the command in BENCHMARKS.md:
 //
 //	FLEETD_REAL_OUT=/tmp/real.md go test -tags fuzzeval -run TestRealTargets -timeout 3h -v ./fuzzing/
 //
@@ -202,7 +203,11 @@ func TestRealTargets(t *testing.T) {
 	cache := filepath.Join(os.TempDir(), "fleetd-realtargets-bin")
 	var rows []realRow
 	only := os.Getenv("FLEETD_REAL_MODULES")
-	for _, mod := range realModules {
+	list := realModules
+	if l := os.Getenv("FLEETD_REAL_LIST"); l != "" {
+		list = strings.Split(l, ",") // other modules (module@version), e.g. those at an old go line
+	}
+	for _, mod := range list {
 		if only != "" && !slices.Contains(strings.Split(only, ","), strings.Split(mod, "@")[0]) {
 			continue
 		}
