@@ -204,7 +204,7 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	}
 	// A timeout is confirmed by CPU time (confirmHang): the limit is the
 	// wall time the hang dump gives the input.
-	return confirmHang(hangDumpAt(testTimeout(timeout)), func(scale int) (Crasher, error) {
+	return confirmHang(ctx, hangDumpAt(testTimeout(timeout)), func(scale int) (Crasher, error) {
 		return g.replayOnce(ctx, bin, input, time.Duration(scale)*timeout)
 	})
 }

@@ -358,16 +358,20 @@ func starved(cpu, limit time.Duration) bool { return cpu < limit/2 }
 // more with hangRetry times the wall time (run(hangRetry)); limit is the
 // first replay's wall time, its input's limit. It returns the replay that
 // decides, with Note set when the first was starved. run's Crasher carries
-// the CPU time its input used.
-func confirmHang(limit time.Duration, run func(scale int) (Crasher, error)) (Crasher, error) {
+// the CPU time its input used. Errors: run's, or ctx's when it ended
+// during the retry.
+func confirmHang(ctx context.Context, limit time.Duration, run func(scale int) (Crasher, error)) (Crasher, error) {
 	c, err := run(1)
 	if err != nil || c.Outcome != TimedOut || !starved(c.cpu, limit) {
 		return c, err
 	}
 	first := c
 	c, err = run(hangRetry)
+	if err == nil {
+		err = ctx.Err() // a retry the caller ended says nothing of the input
+	}
 	if err != nil {
-		return c, err
+		return Crasher{}, err
 	}
 	was := fmt.Sprintf("its replay ran out of its %s limit on %s of CPU", limit.Round(time.Millisecond), first.cpu.Round(time.Millisecond))
 	more := hangRetry * limit

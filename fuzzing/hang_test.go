@@ -175,7 +175,7 @@ func TestConfirmHang(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var scales []string
-			c, err := confirmHang(limit, func(scale int) (Crasher, error) {
+			c, err := confirmHang(context.Background(), limit, func(scale int) (Crasher, error) {
 				scales = append(scales, strconv.Itoa(scale))
 				return tc.replays[len(scales)-1], nil
 			})
@@ -190,12 +190,25 @@ func TestConfirmHang(t *testing.T) {
 			}
 		})
 	}
-	if _, err := confirmHang(limit, func(int) (Crasher, error) { return Crasher{}, errors.New("no binary") }); err == nil {
+	if _, err := confirmHang(context.Background(), limit, func(int) (Crasher, error) { return Crasher{}, errors.New("no binary") }); err == nil {
 		t.Error("a replay's error was lost")
+	}
+	// Cancelled during the retry (which then ends at once, on no CPU):
+	// an error, not a hang confirmed only by wall time.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err := confirmHang(ctx, limit, func(int) (Crasher, error) {
+		if n++; n == 2 {
+			cancel()
+		}
+		return timedOut(0), nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("a retry cancelled: %v", err)
 	}
 }
 
-// TestHangConfirmedByCPU: a fuzz target that sleeps twice its limit is no
+// TestHangConfirmedByCPU: a fuzz target that sleeps past its limit is no
 // hang (before, its replay's timeout alone made it one), one that blocks
 // on a channel for ever is a hang confirmed only by wall time, and one
 // that spins is a hang; through the libFuzzer replay (the three inputs at
@@ -231,7 +244,7 @@ func TestHangConfirmedByCPU(t *testing.T) {
 			t.Errorf("%s: the blocked input: %s, note %q", by, block.Outcome, block.Note)
 		}
 		if sleep := res[2].c; sleep.Outcome != Compiled || !strings.HasPrefix(sleep.Note, "not a hang: ") {
-			t.Errorf("%s: the input that sleeps twice its limit: %s, note %q", by, sleep.Outcome, sleep.Note)
+			t.Errorf("%s: the input that sleeps past its limit: %s, note %q", by, sleep.Outcome, sleep.Note)
 		}
 	}
 	t.Run("libfuzzer", func(t *testing.T) {
@@ -259,7 +272,7 @@ func TestHangConfirmedByCPU(t *testing.T) {
 		g := mustGoTarget(t, "magicmod", "./stall", "FuzzDo")
 		var res []result
 		for _, in := range inputs { // one at a time: a replay writes its input into the package
-			c, v, err := ReplayHang(context.Background(), g, input(in), 2*time.Second, "example.com/magicmod", "")
+			c, v, err := ReplayHang(context.Background(), g, input(in), 3*time.Second, "example.com/magicmod", "")
 			res = append(res, result{c, v, err})
 		}
 		check(t, "go", res)

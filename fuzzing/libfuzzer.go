@@ -1051,7 +1051,7 @@ func setupCPU(out []byte) (time.Duration, []byte) {
 // CPU time (confirmHang: a starved replay is run again with more wall
 // time).
 func (lt *LibFuzzerTarget) confirmRaw(ctx context.Context, b *lfBuild, raw []byte, limit time.Duration) (Crasher, error) {
-	return confirmHang(limit, func(scale int) (Crasher, error) {
+	return confirmHang(ctx, limit, func(scale int) (Crasher, error) {
 		return lt.replayRaw(ctx, b, raw, time.Duration(scale)*limit)
 	})
 }

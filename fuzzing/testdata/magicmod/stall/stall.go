@@ -1,8 +1,9 @@
 // Package stall runs past a per-input time limit in three ways, for the
 // hang confirmation by CPU time: "spin" loops for ever on the CPU (a
 // hang), "block" waits for ever on a channel (a hang only wall time
-// shows), "sleep" sleeps 2 s and returns (slow, not hung: twice a 1 s
-// limit, well inside four times it).
+// shows), "sleep" sleeps 2 s and returns (slow, not hung: past the
+// replays' first limits, 1 s for libFuzzer and 1.7 s for go test's hang
+// dump, well inside four times them).
 package stall
 
 import (
