@@ -2,7 +2,9 @@ package fuzzing
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,4 +118,43 @@ func FuzzRaiseGoLine(f *testing.F) {
 			t.Fatalf("no go directive of at least 1.%d in %q", minor, out)
 		}
 	})
+}
+
+// TestRaiseGoDirectiveKeepsVendoring: a module vendored at go 1.12 (its
+// vendor/modules.txt without the annotations go 1.14 wants) still builds
+// with -mod=vendor once raised to StandInGo, which is why the libFuzzer
+// build raises no further: at 1.18 the go command calls it inconsistent.
+func TestRaiseGoDirectiveKeepsVendoring(t *testing.T) {
+	goCmd, err := GoCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"go.mod":                        "module example.com/m\n\ngo 1.12\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ./dep\n",
+		"m.go":                          "package m\n\nimport \"example.com/dep\"\n\nvar Y = dep.X()\n",
+		"dep/go.mod":                    "module example.com/dep\n",
+		"dep/dep.go":                    "package dep\n\nfunc X() int { return 1 }\n",
+		"vendor/modules.txt":            "# example.com/dep v0.0.0 => ./dep\nexample.com/dep\n",
+		"vendor/example.com/dep/dep.go": "package dep\n\nfunc X() int { return 1 }\n",
+	}
+	build := func(minor int) string {
+		dir := writeModule(t, files)
+		if _, err := RaiseGoDirective(dir, minor); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(goCmd, "build", "-mod=vendor", "./...")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("%v: %s", err, out)
+		}
+		return ""
+	}
+	if failed := build(StandInGo); failed != "" {
+		t.Errorf("vendored at go 1.12, raised to 1.%d: %s", StandInGo, failed)
+	}
+	if failed := build(18); !strings.Contains(failed, "inconsistent vendoring") {
+		t.Errorf("raised to 1.18 the vendoring should be inconsistent (else raise further): %q", failed)
+	}
 }
