@@ -103,7 +103,7 @@ func hangDumpAt(d time.Duration) time.Duration {
 }
 
 // goroutineHead starts one goroutine's block in a Go traceback.
-var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:$`)
+var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[([^\]]*)\]:$`)
 
 // HangFrame is one function of a hung goroutine's stack and its file:line.
 type HangFrame struct {
@@ -335,6 +335,18 @@ func ReplayHang(ctx context.Context, g GoTarget, input []byte, timeout time.Dura
 	if c.Note != "" {
 		v.Why += "; " + c.Note // confirmed only by wall time, or on a second replay
 	}
+	if strings.HasPrefix(c.Note, wallOnly) {
+		// What the CPU could not tell, the dump's goroutine state does:
+		// computing (a loop the machine starved) or waiting.
+		block, _ := HangStack([]byte(c.Stderr))
+		if m := goroutineHead.FindStringSubmatch(firstLine(block)); m != nil {
+			if st := m[1]; computing(st) {
+				v.Why += fmt.Sprintf("; its goroutine was %s at the dump: a loop starved of CPU, not a wait", st)
+			} else {
+				v.Why += fmt.Sprintf("; its goroutine was waiting (%s) at the dump: blocked, not a loop", st)
+			}
+		}
+	}
 	return c, v, nil
 }
 
@@ -349,6 +361,16 @@ func ReplayHang(ctx context.Context, g GoTarget, input []byte, timeout time.Dura
 // times out again on little CPU is reported as a hang confirmed only by
 // wall time, which its Crasher's Note says.
 const hangRetry = 4
+
+// computing reports a goroutine state of a traceback ("running",
+// "runnable, locked to thread", "preempted") that is not a wait.
+func computing(state string) bool {
+	st, _, _ := strings.Cut(state, ",")
+	return st == "running" || st == "runnable" || st == "preempted"
+}
+
+// wallOnly starts the Note of a hang confirmed only by wall time.
+const wallOnly = "hang confirmed only by wall time: "
 
 // starved reports whether a replay that ran out of its wall-time limit
 // used under half of it in CPU.
@@ -379,7 +401,7 @@ func confirmHang(ctx context.Context, limit time.Duration, run func(scale int) (
 	case c.Outcome != TimedOut:
 		c.Note = fmt.Sprintf("not a hang: %s (starved or blocked), and given %s it ended (%s)", was, more, c.Outcome)
 	case starved(c.cpu, limit):
-		c.Note = fmt.Sprintf("hang confirmed only by wall time: %s, and %s of CPU again in %s: blocked (a sleep, a lock, a channel) or starved by a loaded machine, not shown to spin",
+		c.Note = fmt.Sprintf(wallOnly+"%s, and %s of CPU again in %s: blocked (a sleep, a lock, a channel) or starved by a loaded machine, not shown to spin",
 			was, c.cpu.Round(time.Millisecond), more)
 	default:
 		c.Note = fmt.Sprintf("hang confirmed by CPU time on a second replay: %s (starved), then %s of CPU in %s", was, c.cpu.Round(time.Millisecond), more)

@@ -281,8 +281,22 @@ func TestHangConfirmedByCPU(t *testing.T) {
 				t.Errorf("go: %s judged %+v", in, v)
 			}
 		}
-		if why := res[1].v.Why; !strings.Contains(why, "; hang confirmed only by wall time: ") {
-			t.Errorf("the blocked input's verdict does not say how it was confirmed: %q", why)
+		if why := res[1].v.Why; !strings.Contains(why, "; hang confirmed only by wall time: ") || !strings.HasSuffix(why, "; its goroutine was waiting (chan receive) at the dump: blocked, not a loop") {
+			t.Errorf("the blocked input's verdict does not say how it was confirmed and that it waits: %q", why)
+		}
+		if spin := res[0]; strings.HasPrefix(spin.c.Note, wallOnly) && !strings.Contains(spin.v.Why, "at the dump: a loop starved of CPU, not a wait") {
+			t.Errorf("the spinning input, starved through both replays, is not named a loop: %q", spin.v.Why)
 		}
 	})
+}
+
+// TestComputing: the goroutine states a traceback prints for a goroutine
+// on or waiting for a CPU are computing; every wait reason is not.
+func TestComputing(t *testing.T) {
+	for st, want := range map[string]bool{"running": true, "runnable": true, "running, locked to thread": true, "preempted": true,
+		"chan receive": false, "sleep": false, "select (no cases)": false, "sync.Mutex.Lock": false, "syscall": false, "IO wait, 2 minutes": false, "": false} {
+		if got := computing(st); got != want {
+			t.Errorf("computing(%q) = %v", st, got)
+		}
+	}
 }
