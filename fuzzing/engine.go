@@ -62,9 +62,18 @@ type Crasher struct {
 	// Raw is the input as the engine ran it when Input is another form of
 	// it (libfuzzer: Input is the `go test fuzz v1` file, Raw the bytes).
 	Raw []byte `json:"-"`
+	// Note says how a hang was confirmed when its first replay was
+	// starved (ran out of wall time on little CPU): by CPU time on a
+	// replay given more wall time, or only by wall time ("hang confirmed
+	// only by wall time: ..."); "" for a hang whose replay spun through
+	// its limit, and for crashes.
+	Note string `json:"note,omitempty"`
 	// site is where the panic was raised (file:line), as the libfuzzer
 	// harness prints it; "" for other engines and other failures.
 	site string
+	// cpu is the CPU time a replay's input used (its setup's subtracted
+	// where the harness reports it): what confirmHang judges a timeout by.
+	cpu time.Duration
 }
 
 // Tally is what a session did.

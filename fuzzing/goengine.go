@@ -174,8 +174,10 @@ func RunGo(ctx context.Context, g GoTarget, d time.Duration) (*Tally, error) {
 // ReplayGo runs the target's test binary on one `go test fuzz v1` input
 // (written to testdata/fuzz/<Func>/fleetd-replay) and describes the
 // outcome: Compiled when the target passes, Crashed for a panic or a test
-// failure, TimedOut, Resource. The input is checked with ParseGoCorpus
-// first; a malformed one is an error naming what was wrong.
+// failure, TimedOut (confirmed by CPU time: a replay starved of CPU is run
+// again with more wall time, and the Crasher's Note says how it was
+// confirmed; see confirmHang), Resource. The input is checked with
+// ParseGoCorpus first; a malformed one is an error naming what was wrong.
 func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Duration) (Crasher, error) {
 	if err := g.check(); err != nil {
 		return Crasher{}, err
@@ -200,6 +202,15 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	// A timeout is confirmed by CPU time (confirmHang): the limit is the
+	// wall time the hang dump gives the input.
+	return confirmHang(ctx, hangDumpAt(testTimeout(timeout)), func(scale int) (Crasher, error) {
+		return g.replayOnce(ctx, bin, input, time.Duration(scale)*timeout)
+	})
+}
+
+// replayOnce runs the test binary bin once on the input ReplayGo wrote.
+func (g GoTarget) replayOnce(ctx context.Context, bin string, input []byte, timeout time.Duration) (Crasher, error) {
 	// The hang dump (hang.go) ends a hang before go test's timeout, and
 	// that before the sandbox's, with every goroutine's stack: the stack
 	// the hang is judged by.
@@ -214,7 +225,7 @@ func ReplayGo(ctx context.Context, g GoTarget, input []byte, timeout time.Durati
 		return Crasher{}, fmt.Errorf("go fuzz replay: %w", err)
 	}
 	out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
-	c := Crasher{Input: input, ExitCode: res.ExitCode, Signal: res.Signal}
+	c := Crasher{Input: input, ExitCode: res.ExitCode, Signal: res.Signal, cpu: res.CPUTime}
 	c.Outcome = Classify(&sandbox.ExecResult{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, CPULimited: res.CPULimited, Stderr: out})
 	if c.Outcome == Rejected && bytes.Contains(out, []byte("--- FAIL")) {
 		c.Outcome = Crashed // the target reported a failure (t.Error, t.Fatal)

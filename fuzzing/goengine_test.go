@@ -143,7 +143,11 @@ func TestReplayGoHang(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fn, func(t *testing.T) {
-			g := GoTarget{Dir: src, Package: "./lib", Func: tc.fn, Go: goCmd, Env: env}
+			// At once, each in its own copy (a replay writes its input and
+			// its test binary into the copy): under load a spinning replay
+			// is starved and replayed again with 4x the wall time.
+			t.Parallel()
+			g := GoTarget{Dir: hangModule(t), Package: "./lib", Func: tc.fn, Go: goCmd, Env: env}
 			start := time.Now()
 			c, err := ReplayGo(ctx, g, []byte(tc.input), 8*time.Second)
 			if err != nil {
@@ -169,11 +173,14 @@ func TestReplayGoHang(t *testing.T) {
 		})
 	}
 	// The same library on an input that finishes is no hang.
-	g := GoTarget{Dir: src, Package: "./lib", Func: "FuzzLib", Go: goCmd, Env: env}
-	c, err := ReplayGo(ctx, g, []byte("go test fuzz v1\n[]byte(\"xxlop\")\n"), 8*time.Second)
-	if err != nil || c.Outcome != Compiled {
-		t.Fatalf("a passing input replayed as %s (%v)\n%s", c.Outcome, err, c.Stderr)
-	}
+	t.Run("finishes", func(t *testing.T) {
+		t.Parallel()
+		g := GoTarget{Dir: src, Package: "./lib", Func: "FuzzLib", Go: goCmd, Env: env}
+		c, err := ReplayGo(ctx, g, []byte("go test fuzz v1\n[]byte(\"xxlop\")\n"), 8*time.Second)
+		if err != nil || c.Outcome != Compiled {
+			t.Fatalf("a passing input replayed as %s (%v)\n%s", c.Outcome, err, c.Stderr)
+		}
+	})
 }
 
 func setEnv(env []string, k, v string) []string {

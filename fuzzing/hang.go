@@ -103,7 +103,7 @@ func hangDumpAt(d time.Duration) time.Duration {
 }
 
 // goroutineHead starts one goroutine's block in a Go traceback.
-var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:$`)
+var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[([^\]]*)\]:$`)
 
 // HangFrame is one function of a hung goroutine's stack and its file:line.
 type HangFrame struct {
@@ -325,7 +325,86 @@ func ReplayHang(ctx context.Context, g GoTarget, input []byte, timeout time.Dura
 		return Crasher{}, HangVerdict{}, err
 	}
 	if c.Outcome != TimedOut {
-		return c, HangVerdict{Verdict: HangUnknown, Why: fmt.Sprintf("replayed through go test's binary of %s for a stack, the input did not hang (outcome %s)", g.Func, c.Outcome)}, nil
+		v := HangVerdict{Verdict: HangUnknown, Why: fmt.Sprintf("replayed through go test's binary of %s for a stack, the input did not hang (outcome %s)", g.Func, c.Outcome)}
+		if c.Note != "" {
+			v.Why += "; " + c.Note
+		}
+		return c, v, nil
 	}
-	return c, JudgeHang([]byte(c.Stderr), mod, harnessPkg), nil
+	v := JudgeHang([]byte(c.Stderr), mod, harnessPkg)
+	if c.Note != "" {
+		v.Why += "; " + c.Note // confirmed only by wall time, or on a second replay
+	}
+	if strings.HasPrefix(c.Note, wallOnly) {
+		// What the CPU could not tell, the dump's goroutine state does:
+		// computing (a loop the machine starved) or waiting.
+		block, _ := HangStack([]byte(c.Stderr))
+		if m := goroutineHead.FindStringSubmatch(firstLine(block)); m != nil {
+			if st := m[1]; computing(st) {
+				v.Why += fmt.Sprintf("; its goroutine was %s at the dump: a loop starved of CPU, not a wait", st)
+			} else {
+				v.Why += fmt.Sprintf("; its goroutine was waiting (%s) at the dump: blocked, not a loop", st)
+			}
+		}
+	}
+	return c, v, nil
+}
+
+// A hang is confirmed by CPU time, not wall time alone. The per-input
+// limit is wall time (libFuzzer's -timeout, go test's -test.timeout and
+// the hang dump): at load 43 on 2 cores a jsonparser input ran out of its
+// 10 s having had 1.1 CPU-seconds, and was reported as a hang. A replay
+// that times out having used under half its limit in CPU was starved (or
+// blocked: a sleep, a lock, a channel), not shown to spin: it is replayed
+// once more with hangRetry times the wall time. One that then finishes is
+// no hang; one that uses half the limit in CPU is a hang by CPU; one that
+// times out again on little CPU is reported as a hang confirmed only by
+// wall time, which its Crasher's Note says.
+const hangRetry = 4
+
+// computing reports a goroutine state of a traceback ("running",
+// "runnable, locked to thread", "preempted") that is not a wait.
+func computing(state string) bool {
+	st, _, _ := strings.Cut(state, ",")
+	return st == "running" || st == "runnable" || st == "preempted"
+}
+
+// wallOnly starts the Note of a hang confirmed only by wall time.
+const wallOnly = "hang confirmed only by wall time: "
+
+// starved reports whether a replay that ran out of its wall-time limit
+// used under half of it in CPU.
+func starved(cpu, limit time.Duration) bool { return cpu < limit/2 }
+
+// confirmHang runs a replay (run(1)) and, when it times out starved, once
+// more with hangRetry times the wall time (run(hangRetry)); limit is the
+// first replay's wall time, its input's limit. It returns the replay that
+// decides, with Note set when the first was starved. run's Crasher carries
+// the CPU time its input used. Errors: run's, or ctx's when it ended
+// during the retry.
+func confirmHang(ctx context.Context, limit time.Duration, run func(scale int) (Crasher, error)) (Crasher, error) {
+	c, err := run(1)
+	if err != nil || c.Outcome != TimedOut || !starved(c.cpu, limit) {
+		return c, err
+	}
+	first := c
+	c, err = run(hangRetry)
+	if err == nil {
+		err = ctx.Err() // a retry the caller ended says nothing of the input
+	}
+	if err != nil {
+		return Crasher{}, err
+	}
+	was := fmt.Sprintf("its replay ran out of its %s limit on %s of CPU", limit.Round(time.Millisecond), first.cpu.Round(time.Millisecond))
+	more := hangRetry * limit
+	switch {
+	case c.Outcome != TimedOut:
+		c.Note = fmt.Sprintf("not a hang: %s (starved or blocked), and given %s it ended (%s)", was, more, c.Outcome)
+	case starved(c.cpu, limit):
+		c.Note = fmt.Sprintf(wallOnly+"%s, and %s of CPU again in %s: blocked (a sleep, a lock, a channel) or starved by a loaded machine, not shown to spin",
+			was, c.cpu.Round(time.Millisecond), more)
+	default:
+		c.Note = fmt.Sprintf("hang confirmed by CPU time on a second replay: %s (starved), then %s of CPU in %s", was, c.cpu.Round(time.Millisecond), more)
+	}
+	return c, nil
 }

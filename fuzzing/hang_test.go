@@ -2,9 +2,12 @@ package fuzzing
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -142,5 +145,158 @@ func TestReplayHang(t *testing.T) {
 	}
 	if _, _, err := ReplayHang(ctx, g, []byte("not a corpus file"), time.Second, "example.com/loops", ""); err == nil {
 		t.Error("an input that does not parse was replayed")
+	}
+}
+
+// TestConfirmHang: a timeout on little CPU is replayed once more with
+// four times the wall time and judged by that replay's CPU; a timeout
+// that spun through its limit, and a replay that did not time out, are
+// taken as they are.
+func TestConfirmHang(t *testing.T) {
+	const limit = 2 * time.Second
+	timedOut := func(cpu time.Duration) Crasher { return Crasher{Outcome: TimedOut, State: "hang: x", cpu: cpu} }
+	for _, tc := range []struct {
+		name    string
+		replays []Crasher // the first, then the retry
+		scales  string
+		outcome string
+		note    string // a substring of the Note; "" = none
+	}{
+		{"finished", []Crasher{{Outcome: Compiled}}, "1", Compiled, ""},
+		{"crashed", []Crasher{{Outcome: Crashed, State: "panic: x"}}, "1", Crashed, ""},
+		{"spun", []Crasher{timedOut(1900 * time.Millisecond)}, "1", TimedOut, ""},
+		{"spun half", []Crasher{timedOut(limit / 2)}, "1", TimedOut, ""},
+		{"starved then ended", []Crasher{timedOut(300 * time.Millisecond), {Outcome: Compiled}}, "1 4", Compiled,
+			"not a hang: its replay ran out of its 2s limit on 300ms of CPU (starved or blocked), and given 8s it ended (compiled)"},
+		{"starved then spun", []Crasher{timedOut(300 * time.Millisecond), timedOut(5 * time.Second)}, "1 4", TimedOut,
+			"hang confirmed by CPU time on a second replay: its replay ran out of its 2s limit on 300ms of CPU (starved), then 5s of CPU in 8s"},
+		{"blocked", []Crasher{timedOut(10 * time.Millisecond), timedOut(20 * time.Millisecond)}, "1 4", TimedOut,
+			"hang confirmed only by wall time: its replay ran out of its 2s limit on 10ms of CPU, and 20ms of CPU again in 8s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var scales []string
+			c, err := confirmHang(context.Background(), limit, func(scale int) (Crasher, error) {
+				scales = append(scales, strconv.Itoa(scale))
+				return tc.replays[len(scales)-1], nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(scales, " "); got != tc.scales || c.Outcome != tc.outcome {
+				t.Errorf("replays at scales %q, outcome %s; want %q, %s", got, c.Outcome, tc.scales, tc.outcome)
+			}
+			if tc.note == "" && c.Note != "" || !strings.Contains(c.Note, tc.note) {
+				t.Errorf("note %q, want %q", c.Note, tc.note)
+			}
+		})
+	}
+	if _, err := confirmHang(context.Background(), limit, func(int) (Crasher, error) { return Crasher{}, errors.New("no binary") }); err == nil {
+		t.Error("a replay's error was lost")
+	}
+	// Cancelled during the retry (which then ends at once, on no CPU):
+	// an error, not a hang confirmed only by wall time.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err := confirmHang(ctx, limit, func(int) (Crasher, error) {
+		if n++; n == 2 {
+			cancel()
+		}
+		return timedOut(0), nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("a retry cancelled: %v", err)
+	}
+}
+
+// TestHangConfirmedByCPU: a fuzz target that sleeps past its limit is no
+// hang (before, its replay's timeout alone made it one), one that blocks
+// on a channel for ever is a hang confirmed only by wall time, and one
+// that spins is a hang; through the libFuzzer replay (the three inputs at
+// once) and through go test's (ReplayHang, whose verdict says so). How a
+// spinner is confirmed depends on the CPU the machine gives it (by CPU
+// time at once, on the second replay, or, starved through both, only by
+// wall time): that it is a hang does not.
+func TestHangConfirmedByCPU(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary and a test binary")
+	}
+	type result struct {
+		c   Crasher
+		v   HangVerdict
+		err error
+	}
+	inputs := []string{"spin", "block", "sleep"}
+	input := func(s string) []byte { return FormatGoCorpus(GoValue{Type: "[]byte", Bytes: []byte(s)}) }
+	check := func(t *testing.T, by string, res []result) {
+		t.Helper()
+		for i, in := range inputs {
+			r := res[i]
+			if r.err != nil {
+				t.Fatalf("%s %s: %v", by, in, r.err)
+			}
+			t.Logf("%s %s: %s, note %q, cpu %s", by, in, r.c.Outcome, r.c.Note, r.c.cpu)
+		}
+		if spin := res[0].c; spin.Outcome != TimedOut {
+			t.Errorf("%s: the spinning input is no hang: %s %q", by, spin.Outcome, spin.Note)
+		}
+		if block := res[1].c; block.Outcome != TimedOut || !strings.HasPrefix(block.Note, "hang confirmed only by wall time: ") {
+			t.Errorf("%s: the blocked input: %s, note %q", by, block.Outcome, block.Note)
+		}
+		if sleep := res[2].c; sleep.Outcome != Compiled || !strings.HasPrefix(sleep.Note, "not a hang: ") {
+			t.Errorf("%s: the input that sleeps past its limit: %s, note %q", by, sleep.Outcome, sleep.Note)
+		}
+	}
+	t.Run("libfuzzer", func(t *testing.T) {
+		t.Parallel()
+		g := mustGoTarget(t, "magicmod", "./stall", "FuzzDo")
+		lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir(), Work: t.TempDir()}
+		if c, err := ReplayLibFuzzer(context.Background(), lt, input("ok"), time.Minute); err != nil || c.Outcome != Compiled {
+			t.Fatalf("a passing input: %s %v", c.Outcome, err) // built, and the binary in place, before the replays at once
+		}
+		res := make([]result, len(inputs))
+		var wg sync.WaitGroup
+		for i, in := range inputs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := ReplayLibFuzzer(context.Background(), lt, input(in), time.Second)
+				res[i] = result{c: c, err: err}
+			}()
+		}
+		wg.Wait()
+		check(t, "libfuzzer", res)
+	})
+	t.Run("go", func(t *testing.T) {
+		t.Parallel()
+		g := mustGoTarget(t, "magicmod", "./stall", "FuzzDo")
+		var res []result
+		for _, in := range inputs { // one at a time: a replay writes its input into the package
+			c, v, err := ReplayHang(context.Background(), g, input(in), 3*time.Second, "example.com/magicmod", "")
+			res = append(res, result{c, v, err})
+		}
+		check(t, "go", res)
+		for i, in := range inputs[:2] {
+			if v := res[i].v; v.Verdict != HangLibrary || v.Frame != "example.com/magicmod/stall.Do" {
+				t.Errorf("go: %s judged %+v", in, v)
+			}
+		}
+		if why := res[1].v.Why; !strings.Contains(why, "; hang confirmed only by wall time: ") || !strings.HasSuffix(why, "; its goroutine was waiting (chan receive) at the dump: blocked, not a loop") {
+			t.Errorf("the blocked input's verdict does not say how it was confirmed and that it waits: %q", why)
+		}
+		if spin := res[0]; strings.HasPrefix(spin.c.Note, wallOnly) && !strings.Contains(spin.v.Why, "at the dump: a loop starved of CPU, not a wait") {
+			t.Errorf("the spinning input, starved through both replays, is not named a loop: %q", spin.v.Why)
+		}
+	})
+}
+
+// TestComputing: the goroutine states a traceback prints for a goroutine
+// on or waiting for a CPU are computing; every wait reason is not.
+func TestComputing(t *testing.T) {
+	for st, want := range map[string]bool{"running": true, "runnable": true, "running, locked to thread": true, "preempted": true,
+		"chan receive": false, "sleep": false, "select (no cases)": false, "sync.Mutex.Lock": false, "syscall": false, "IO wait, 2 minutes": false, "": false} {
+		if got := computing(st); got != want {
+			t.Errorf("computing(%q) = %v", st, got)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -482,6 +483,9 @@ func (l *lfSession) round(ctx context.Context, s *session, round int) (bool, err
 		if s.known(c) {
 			continue
 		}
+		if c.Note != "" {
+			s.note(c.State + ": " + c.Note)
+		}
 		newState = true
 		// A plain run ends at its crash: its final statistics count the
 		// inputs up to it (the status lines before it are a lower bound).
@@ -835,7 +839,8 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 	name := filepath.Base(artifact)
 	if strings.HasPrefix(name, "timeout-") || strings.HasPrefix(name, "slow-unit-") {
 		// A hang is confirmed by running its input once more under the
-		// timeout (once per state: a known hang is not paid for again); one
+		// timeout (once per state: a known hang is not paid for again), by
+		// CPU time: a starved replay gets more wall time (confirmHang). One
 		// that finishes was slow under load, not a hang, and is dropped. A
 		// slow unit (slower than -report_slow_units, under the timeout) is a
 		// hang only when its replay times out.
@@ -844,13 +849,14 @@ func (lt *LibFuzzerTarget) crasher(ctx context.Context, b *lfBuild, artifact str
 		if known(c) {
 			return c, true, nil
 		}
-		again, err := lt.replayRaw(ctx, b, raw, 0)
+		again, err := lt.confirmRaw(ctx, b, raw, lt.inputTimeout())
 		if err != nil {
 			return Crasher{}, false, err
 		}
 		if again.Outcome != TimedOut {
 			return Crasher{}, false, nil
 		}
+		c.Note = again.Note
 		if rc != nil {
 			c.Stderr, _ = sandbox.Text(headTail(dropHarnessFrames(rc.Report)), 2048)
 		} else {
@@ -992,14 +998,15 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 			return Crasher{}, fmt.Errorf("libfuzzer replay: %w", err)
 		}
 	}
-	res, err := lt.exec(ctx, []string{bin, "-timeout=" + secs(it), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
-		"-artifact_prefix=" + dir + "/", "-runs=1", in}, it+30*time.Second)
+	res, err := lt.execEnv(ctx, []string{bin, "-timeout=" + secs(it), "-rss_limit_mb=" + strconv.Itoa(lt.rssLimit()),
+		"-artifact_prefix=" + dir + "/", "-runs=1", in}, []string{"FLEETD_SETUP_CPU=1"}, it+30*time.Second)
 	if err != nil {
 		return Crasher{}, err
 	}
 	out := append(append([]byte(nil), res.Stdout...), res.Stderr...)
+	setup, out := setupCPU(out)
 	goIn := GoInput(raw, b.types)
-	c := Crasher{Input: goIn, Raw: raw, ExitCode: res.ExitCode, Signal: res.Signal, site: reportedSite(out)}
+	c := Crasher{Input: goIn, Raw: raw, ExitCode: res.ExitCode, Signal: res.Signal, site: reportedSite(out), cpu: max(res.CPUTime-setup, 0)}
 	_, crashes := ParseLibFuzzer(out)
 	switch {
 	case len(crashes) > 0:
@@ -1025,12 +1032,38 @@ func (lt *LibFuzzerTarget) replayRaw(ctx context.Context, b *lfBuild, raw []byte
 	return c, nil
 }
 
+// setupCPULine is what the harness prints, with FLEETD_SETUP_CPU set, of
+// the CPU its setup (the fuzz target's body up to f.Fuzz) used.
+var setupCPULine = regexp.MustCompile(`(?m)^fleetd-setup-cpu: (\d+)\n`)
+
+// setupCPU reads the setup's CPU time from a replay's output and returns
+// the output without that line.
+func setupCPU(out []byte) (time.Duration, []byte) {
+	m := setupCPULine.FindSubmatchIndex(out)
+	if m == nil {
+		return 0, out
+	}
+	ns, _ := strconv.ParseInt(string(out[m[2]:m[3]]), 10, 64)
+	return time.Duration(ns), append(out[:m[0]:m[0]], out[m[1]:]...)
+}
+
+// confirmRaw replays one raw input under limit, a timeout confirmed by
+// CPU time (confirmHang: a starved replay is run again with more wall
+// time).
+func (lt *LibFuzzerTarget) confirmRaw(ctx context.Context, b *lfBuild, raw []byte, limit time.Duration) (Crasher, error) {
+	return confirmHang(ctx, limit, func(scale int) (Crasher, error) {
+		return lt.replayRaw(ctx, b, raw, time.Duration(scale)*limit)
+	})
+}
+
 // ReplayLibFuzzer runs the target's libFuzzer binary (built, or from the
 // cache) on one input: a `go test fuzz v1` file, as a libfuzzer or go
 // crasher's Input is, converted through the fuzz function's argument
 // types. It describes the outcome: Compiled when the target passes,
-// Crashed, TimedOut or Resource with the crash state. Errors: the input is
-// malformed or does not match the arguments, the target does not build.
+// Crashed, TimedOut (confirmed by CPU time: confirmHang; the Note says how
+// when the first replay was starved) or Resource with the crash state.
+// Errors: the input is malformed or does not match the arguments, the
+// target does not build.
 func ReplayLibFuzzer(ctx context.Context, lt LibFuzzerTarget, input []byte, timeout time.Duration) (Crasher, error) {
 	if _, err := ParseGoCorpus(input); err != nil {
 		return Crasher{}, err
@@ -1046,7 +1079,7 @@ func ReplayLibFuzzer(ctx context.Context, lt LibFuzzerTarget, input []byte, time
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	c, err := lt.replayRaw(ctx, b, raw, timeout)
+	c, err := lt.confirmRaw(ctx, b, raw, max(timeout, time.Second))
 	if err != nil {
 		return Crasher{}, err
 	}

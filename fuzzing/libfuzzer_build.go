@@ -395,6 +395,14 @@ func (lt *LibFuzzerTarget) buildOnce(ctx context.Context, skip map[string]bool, 
 		timeout = 10 * time.Minute
 	}
 	env := lt.buildEnv()
+	// The stand-in compiles at the module's language version: a go 1.12
+	// module's copy is raised for the build (and put back after it, as
+	// testingOverlay's go.mod edit is: restores run in reverse).
+	restoreGo, err := RaiseGoDirective(lay.modRoot, StandInGo)
+	defer restoreGo()
+	if err != nil {
+		return "", fmt.Errorf("libfuzzer build: %w", err)
+	}
 	overlay, restore, err := testingOverlay(ctx, g, lay, env, out)
 	defer restore()
 	if err != nil {

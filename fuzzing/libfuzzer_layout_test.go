@@ -1,6 +1,7 @@
 package fuzzing
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -214,5 +215,34 @@ func TestLibFuzzerBuildsRealShapes(t *testing.T) {
 	}
 	if len(rep.Crashers) > 0 || rep.Execs <= rep.StartedFrom {
 		t.Errorf("FuzzBursts: %d execs from %d inputs, crashers %+v: %s", rep.Execs, rep.StartedFrom, rep.Crashers, rep.Note)
+	}
+}
+
+// TestLibFuzzerOldGoDirective: a repository's own fuzz target in a module
+// whose go.mod says go 1.12 builds under libFuzzer (the stand-in testing
+// package needs a newer language version than the module names: the
+// build copy's go directive is raised) and fuzzes past its seeds; the
+// copy's go.mod is as it was afterwards, for the other engines.
+func TestLibFuzzerOldGoDirective(t *testing.T) {
+	clang := MustLibFuzzer(t)
+	if testing.Short() {
+		t.Skip("builds an instrumented binary")
+	}
+	g := mustGoTarget(t, "oldmod", "./frame", "FuzzRead")
+	before, err := os.ReadFile(filepath.Join(g.Dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := LibFuzzerTarget{Go: g, Clang: clang, CacheDir: t.TempDir()}
+	rep, err := RunLibFuzzer(context.Background(), lt, Session{Duration: 2 * time.Second}, LibFuzzerOptions{Minimize: -1})
+	if err != nil {
+		t.Fatalf("the go 1.12 module's target did not build under libFuzzer: %v", err)
+	}
+	if rep.Engine != EngineLibFuzzer || rep.Execs <= rep.StartedFrom || len(rep.Crashers) != 0 {
+		t.Errorf("engine %s, %d execs from %d inputs, crashers %+v, note %q", rep.Engine, rep.Execs, rep.StartedFrom, rep.Crashers, rep.Note)
+	}
+	after, err := os.ReadFile(filepath.Join(g.Dir, "go.mod"))
+	if err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the copy's go.mod after the build: %q (%v), before %q", after, err, before)
 	}
 }

@@ -1,6 +1,7 @@
 package fuzzing
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,6 +102,31 @@ func FuzzParseLibFuzzer(f *testing.F) {
 			if c.state(out, b) == "" {
 				t.Errorf("crash %q without a state", c.Kind)
 			}
+		}
+	})
+}
+
+// FuzzSetupCPU: whatever a replay printed, reading the harness's setup
+// CPU line never panics, takes out at most that one line (the output
+// read is not written), and leaves output without it as it was.
+func FuzzSetupCPU(f *testing.F) {
+	f.Add([]byte("INFO: Seed: 1\nfleetd-setup-cpu: 12345678\nINFO: Running 1 inputs\n"))
+	f.Add([]byte("fleetd-setup-cpu: 99999999999999999999999\n"))
+	f.Add([]byte("fleetd-setup-cpu: 7"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		orig := append([]byte(nil), out...)
+		d, rest := setupCPU(out)
+		if d < 0 {
+			t.Fatalf("negative setup CPU %s from %q", d, orig)
+		}
+		if !bytes.Contains(orig, []byte("fleetd-setup-cpu: ")) && (!bytes.Equal(rest, orig) || d != 0) {
+			t.Fatalf("output without the line changed: %q -> %q, %s", orig, rest, d)
+		}
+		if !bytes.Equal(out, orig) {
+			t.Fatalf("the output itself was changed: %q -> %q", orig, out)
+		}
+		if n := bytes.Count(orig, []byte("\n")) - bytes.Count(rest, []byte("\n")); n != 0 && n != 1 {
+			t.Fatalf("%d lines taken out of %q", n, orig)
 		}
 	})
 }

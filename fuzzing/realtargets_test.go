@@ -24,7 +24,9 @@ import (
 // (FuzzXxx(f *testing.F)), pinned. TestRealTargets builds up to
 // FLEETD_REAL_MAX (default 2) of each module's targets, distinct packages
 // first, as libFuzzer binaries and fuzzes each for FLEETD_REAL_SECONDS
-// (default 10). Run it with the command in BENCHMARKS.md:
+// (default 10); FLEETD_REAL_LIST (module@version,...) replaces the list,
+// and FLEETD_REAL_GOLINE (e.g. 1.12) sets each copy's go directive.
+// Run it with the command in BENCHMARKS.md:
 //
 //	FLEETD_REAL_OUT=/tmp/real.md go test -tags fuzzeval -run TestRealTargets -timeout 3h -v ./fuzzing/
 //
@@ -202,7 +204,11 @@ func TestRealTargets(t *testing.T) {
 	cache := filepath.Join(os.TempDir(), "fleetd-realtargets-bin")
 	var rows []realRow
 	only := os.Getenv("FLEETD_REAL_MODULES")
-	for _, mod := range realModules {
+	list := realModules
+	if l := os.Getenv("FLEETD_REAL_LIST"); l != "" {
+		list = strings.Split(l, ",") // other modules (module@version), e.g. those at an old go line
+	}
+	for _, mod := range list {
 		if only != "" && !slices.Contains(strings.Split(only, ","), strings.Split(mod, "@")[0]) {
 			continue
 		}
@@ -216,6 +222,19 @@ func TestRealTargets(t *testing.T) {
 		src := filepath.Join(work, "repo")
 		if err := CheckoutRepo(context.Background(), info.Dir, src); err != nil {
 			t.Fatal(err)
+		}
+		if v := os.Getenv("FLEETD_REAL_GOLINE"); v != "" {
+			// The module as it would be at an older go line (1.12: the
+			// line older libraries keep), to measure the build there.
+			gm := filepath.Join(src, "go.mod")
+			b, err := os.ReadFile(gm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = regexp.MustCompile(`(?m)^go \S+\s*$`).ReplaceAll(b, []byte("go "+v))
+			if err := os.WriteFile(gm, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		env := GoEnv(goCmd, work, filepath.Join(work, "go"), 1<<30)
 		for i, kv := range env {

@@ -12,11 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/qafleet/fleetd/fuzzing"
 )
 
 // Entry kinds.
@@ -897,7 +898,7 @@ func (d *discovery) reach(full string) int {
 // files (a file whose only constraint is gofuzz and that declares a Fuzz
 // function), so their Fuzz functions are entries. The copy is scratch.
 func enableGoFuzz(dir string) {
-	raiseGoVersion(dir)
+	_, _ = fuzzing.RaiseGoDirective(dir, minGo) // the scratch copy keeps it
 	_ = filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -959,37 +960,12 @@ func (d *discovery) extraSeeds(pkg, dir string) [][]byte {
 	return out
 }
 
-// minGo is the lowest language version a module copy is built at: the
-// libFuzzer harness's testing stand-in uses 0o literals (Go 1.13) and
-// native fuzzing arrived in 1.18. An older go directive is raised in the
-// copy (the go command then completes the module graph itself, -mod=mod).
+// minGo is the lowest language version a module copy is built at:
+// native fuzzing arrived in 1.18 (and the libFuzzer stand-in needs 1.13,
+// fuzzing.StandInGo). An older go directive is raised in the copy
+// (fuzzing.RaiseGoDirective; the go command then completes the module
+// graph itself, -mod=mod).
 const minGo = 18
-
-// raiseGoVersion raises the copy's go directive to 1.minGo when lower.
-func raiseGoVersion(dir string) {
-	p := filepath.Join(dir, "go.mod")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return
-	}
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		f := strings.Fields(l)
-		if len(f) != 2 || f[0] != "go" {
-			continue
-		}
-		major, minor, _ := strings.Cut(f[1], ".")
-		minor, _, _ = strings.Cut(minor, ".")
-		if n, err := strconv.Atoi(minor); major == "1" && err == nil && n < minGo {
-			lines[i] = fmt.Sprintf("go 1.%d", minGo)
-			_ = os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
-		}
-		return
-	}
-	// No go directive: the go command assumes 1.16.
-	lines = append(lines, fmt.Sprintf("go 1.%d", minGo))
-	_ = os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
-}
 
 // outsideWords name functions that reach outside the process (files,
 // directories, processes, the network): fuzzing them would feed the input
