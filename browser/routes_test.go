@@ -1,9 +1,11 @@
 package browser
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/hex"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/faultnet"
 )
 
@@ -71,25 +74,43 @@ type writeLog struct {
 	lowerAfterOne bool
 	sent          []string
 	held          []string
+	// asked is every decision in order, with the fence that asked
+	// (Write.Via: page or proxy) and when: "+1.234s page POST <url>: sent".
+	asked []string
+	start time.Time
 }
 
 func (l *writeLog) write(w Write) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := w.Method + " " + w.URL
+	if l.start.IsZero() {
+		l.start = time.Now()
+	}
+	ask := fmt.Sprintf("+%.3fs %s %s", time.Since(l.start).Seconds(), w.Via, k)
 	switch {
 	case l.readOnly.Load():
 		l.held = append(l.held, k)
+		l.asked = append(l.asked, ask+": held (observe)")
 		return heldError("held: the dial is observe")
 	case len(l.sent) >= l.budget:
 		l.held = append(l.held, k)
+		l.asked = append(l.asked, ask+": held (budget)")
 		return heldError("held: the run's write budget is spent")
 	}
 	l.sent = append(l.sent, k)
+	l.asked = append(l.asked, ask+": sent")
 	if l.lowerAfterOne {
 		l.readOnly.Store(true)
 	}
 	return nil
+}
+
+// decisions is asked, one a line.
+func (l *writeLog) decisions() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.asked, "\n")
 }
 
 func (l *writeLog) lists() (sent, held []string) {
@@ -250,6 +271,7 @@ func TestOneRouteOut(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
+	var gaveUp atomic.Value // why /leave-when-held let the top form go early
 	// The form-post page asks before its top form leaves: answered once
 	// the page's other wanted writes are held (or 6 s), the body open until
 	// the top form's write is held again (or 3 s), so the render does not
@@ -266,7 +288,9 @@ func TestOneRouteOut(t *testing.T) {
 		}
 		before := count()
 		others := slices.DeleteFunc(wanted(origin, r.PathValue("page")), func(h string) bool { return h == top })
-		waitHeld(log, 0, others, 6*time.Second)
+		if missing := waitHeld(log, 0, others, 6*time.Second); len(missing) > 0 {
+			gaveUp.Store(fmt.Sprintf("/leave-when-held/%s gave up after 6s: the top form left with %q not tried", r.PathValue("page"), missing))
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
@@ -323,7 +347,7 @@ func TestOneRouteOut(t *testing.T) {
 				}
 			}
 		}()
-		render(t, b, page)
+		r := render(t, b, page)
 		if writes {
 			waitHeld(log, len(heldBefore), want, 30*time.Second)
 		}
@@ -351,7 +375,8 @@ func TestOneRouteOut(t *testing.T) {
 		}
 		for _, w := range want {
 			if !slices.Contains(held, w) {
-				t.Errorf("held writes %q lack %q", held, w)
+				t.Errorf("held writes %q lack %q (%v; the render: %q)\nasked, in order:\n%s\nthe page's writes as the browser saw them:\n%s",
+					held, w, gaveUp.Load(), r.Notes, log.decisions(), writeRequests(r))
 			}
 		}
 	}
@@ -371,11 +396,13 @@ func TestOneRouteOut(t *testing.T) {
 // once, and a form that navigates may beat its page's frame), or until
 // timeout: the condition the test asserts, so a slow machine costs time,
 // not a failure.
-func waitHeld(log *writeLog, before int, want []string, timeout time.Duration) {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+// It returns the writes of want not held when it gave up.
+func waitHeld(log *writeLog, before int, want []string, timeout time.Duration) (missing []string) {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(25 * time.Millisecond) {
 		_, held := log.lists()
-		if len(held) > before && !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(held, w) }) {
-			return
+		missing = slices.DeleteFunc(slices.Clone(want), func(w string) bool { return slices.Contains(held, w) })
+		if len(held) > before && len(missing) == 0 || !time.Now().Before(deadline) {
+			return missing
 		}
 	}
 }
@@ -387,6 +414,102 @@ func waitFor(timeout time.Duration, cond func() bool) {
 	}
 }
 
+// netLog records what befell the connections between the proxy and the
+// site: the proxy's dials and its read and write errors on them (its
+// Config.Dial), and the site's side (its connection states and the errors
+// its server logs). A write that was sent and never arrived died here.
+type netLog struct {
+	mu    sync.Mutex
+	start time.Time
+	lines []string
+	n     int
+}
+
+func newNetLog() *netLog { return &netLog{start: time.Now()} }
+
+func (l *netLog) add(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf("+%.3fs ", time.Since(l.start).Seconds())+fmt.Sprintf(format, a...))
+}
+
+func (l *netLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// dial is a Config.Dial that records each connection's errors.
+func (l *netLog) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		l.add("proxy dial %s: %v", addr, err)
+		return nil, err
+	}
+	l.mu.Lock()
+	l.n++
+	id := l.n
+	l.mu.Unlock()
+	l.add("proxy conn %d %s dialled %s", id, c.LocalAddr(), addr)
+	return &loggedConn{Conn: c, log: l, id: id}, nil
+}
+
+// watch records the site's connection states and its server's errors.
+func (l *netLog) watch(s *httptest.Server) {
+	s.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew || st == http.StateClosed || st == http.StateHijacked {
+			l.add("site conn %s %s", c.RemoteAddr(), st)
+		}
+	}
+	s.Config.ErrorLog = stdlog.New(logWriter{l}, "site: ", 0)
+}
+
+type logWriter struct{ l *netLog }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.l.add("%s", strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+type loggedConn struct {
+	net.Conn
+	log *netLog
+	id  int
+}
+
+func (c *loggedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.log.add("proxy conn %d read: %v", c.id, err)
+	}
+	return n, err
+}
+
+func (c *loggedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.log.add("proxy conn %d write: %v", c.id, err)
+	}
+	return n, err
+}
+
+func (c *loggedConn) Close() error {
+	c.log.add("proxy conn %d closed by the proxy", c.id)
+	return c.Conn.Close()
+}
+
+// writeRequests are the page's requests to /w/ paths as the browser saw
+// them: method, URL, status or error.
+func writeRequests(r crawl.Rendered) string {
+	var out []string
+	for _, q := range r.Requests {
+		if strings.Contains(q.URL, "/w/") {
+			out = append(out, fmt.Sprintf("%s %s %s: status %d failed %q blocked %v", q.Type, q.Method, q.URL, q.Status, q.Failed, q.Blocked))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // TestPageWritesSpendTheBudget: at exercise a page's writes are sent only
 // as Config.Write allows, each asked once (the tab's grant spares it a
 // second ask at the proxy, over TLS too), and each that reaches the
@@ -395,7 +518,7 @@ func waitFor(timeout time.Duration, cond func() bool) {
 func TestPageWritesSpendTheBudget(t *testing.T) {
 	p := &platform{pages: map[string]string{
 		"/seq": `<!doctype html><script>
-fetch('/hold').catch(()=>{});
+fetch('/hold').then(() => { location.href = '/done'; }).catch(()=>{});
 (async () => {
   for (const m of ['POST', 'PUT', 'DELETE', 'PATCH']) { try { await fetch('/w/' + m, {method: m, body: m === 'DELETE' ? undefined : 'x'}); } catch (e) {} }
   navigator.sendBeacon('/w/beacon', 'x');
@@ -408,15 +531,25 @@ fetch('/hold').catch(()=>{});
 	var cur atomic.Pointer[writeLog]
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
-	// The page keeps /hold open until its seven writes are tried (or 8 s),
+	// The page keeps /hold open until its seven writes are tried (or 25 s),
 	// so the render does not settle in a gap between two of them: a loaded
 	// machine paused longer than Quiet after a response, before the next
-	// write, and the tab closed with four writes never tried.
+	// write, and the tab closed with four writes never tried. Then it
+	// leaves for /done, which settles: the worker's script stays in flight
+	// for the tab (its end is the worker's to report), so the page itself
+	// would take the whole page budget, and any budget is a race on a
+	// starved machine.
 	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
-		waitFor(8*time.Second, func() bool { sent, held := cur.Load().lists(); return len(sent)+len(held) >= 7 })
+		waitFor(25*time.Second, func() bool { sent, held := cur.Load().lists(); return len(sent)+len(held) >= 7 })
 	})
-	s := serve(t, mux)
-	ts := httptest.NewTLSServer(mux)
+	nl := newNetLog()
+	s := httptest.NewUnstartedServer(mux)
+	nl.watch(s)
+	s.Start()
+	t.Cleanup(s.Close)
+	ts := httptest.NewUnstartedServer(mux)
+	nl.watch(ts)
+	ts.StartTLS()
 	t.Cleanup(ts.Close)
 	roots := x509.NewCertPool()
 	roots.AddCert(ts.Certificate())
@@ -429,9 +562,9 @@ fetch('/hold').catch(()=>{});
 			p.mu.Unlock()
 			log := &writeLog{budget: 3}
 			cur.Store(log)
-			b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 10 * time.Second, Quiet: 300 * time.Millisecond,
-				Write: func(w Write) error { return cur.Load().write(w) }})
-			render(t, b, tc.url+"/seq")
+			b := newBrowser(t, Config{Allow: allowOnly(s.URL, ts.URL), RootCAs: roots, PageTimeout: 30 * time.Second, Quiet: 300 * time.Millisecond,
+				Dial: nl.dial, Write: func(w Write) error { return cur.Load().write(w) }})
+			r := render(t, b, tc.url+"/seq")
 			// The page's seven writes (four fetches, a beacon, a
 			// WebSocket, a worker's fetch) are tried, then the sent ones
 			// arrive: waited for, not timed.
@@ -440,7 +573,8 @@ fetch('/hold').catch(()=>{});
 			waitFor(20*time.Second, func() bool { return len(p.arrived()) >= len(sent) })
 			got := p.arrived()
 			if len(sent) != 3 || len(got) != 3 {
-				t.Fatalf("sent %q, arrived %q: want exactly the budget of 3, each asked once (held %q; the proxy refused %q)", sent, got, held, b.Refused())
+				t.Fatalf("sent %q, arrived %q: want exactly the budget of 3, each asked once (held %q; the proxy refused %q; the render: %q)\nasked, in order:\n%s\nthe page's writes as the browser saw them:\n%s\nthe connections to the site:\n%s",
+					sent, got, held, b.Refused(), r.Notes, log.decisions(), writeRequests(r), nl)
 			}
 			for _, a := range got {
 				method, path, _ := strings.Cut(a, " ")
@@ -457,14 +591,15 @@ fetch('/hold').catch(()=>{});
 			p.mu.Lock()
 			p.writes = nil
 			p.mu.Unlock()
-			render(t, b, tc.url+"/seq")
+			r = render(t, b, tc.url+"/seq")
 			waitFor(30*time.Second, func() bool {
 				sent, held := log2.lists()
 				return len(sent)+len(held) >= 6 && len(p.arrived()) >= len(sent)
 			})
 			time.Sleep(300 * time.Millisecond) // a write that should not arrive, late
 			if sent, held := log2.lists(); len(sent) != 1 || len(held) < 5 || len(p.arrived()) != 1 {
-				t.Errorf("after the dial went down: sent %q held %q arrived %q", sent, held, p.arrived())
+				t.Errorf("after the dial went down: sent %q held %q arrived %q\nasked, in order:\n%s\nthe page's writes as the browser saw them:\n%s\nthe connections to the site:\n%s",
+					sent, held, p.arrived(), log2.decisions(), writeRequests(r), nl)
 			}
 		})
 	}

@@ -118,8 +118,8 @@ type daemonProc struct {
 	err    error         // Wait's error, once exited
 }
 
-// startDaemonProc starts the daemon on config and waits (60 s at most) for
-// its http line; it fails the test when the daemon exits first.
+// startDaemonProc starts the daemon on config and waits for its http line
+// (daemonWait); it fails the test when the daemon exits first.
 func startDaemonProc(t *testing.T, config string) *daemonProc {
 	t.Helper()
 	self, err := os.Executable()
@@ -147,19 +147,32 @@ func startDaemonProc(t *testing.T, config string) *daemonProc {
 		d.err = d.cmd.Wait()
 		close(d.exited)
 	}()
-	select {
-	case l := <-line:
-		var hl struct{ HTTP string }
-		if json.Unmarshal([]byte(l), &hl) != nil || hl.HTTP == "" {
-			<-d.exited
-			t.Fatalf("daemon did not come up: %q (%v)\n%s", l, d.err, tail(d.stderr.String(), 20))
+	var l string
+	if err := daemonWait.Until(d.cmd.Process.Pid, func() bool {
+		select {
+		case l = <-line: // "" when the daemon exits first
+			return true
+		default:
+			return false
 		}
-		d.base = strings.TrimSuffix(hl.HTTP, "/")
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no http line from the daemon in 60s\n%s", tail(d.stderr.String(), 20))
+	}); err != nil {
+		t.Fatalf("no http line from the daemon %v\n%s", err, tail(d.stderr.String(), 20))
 	}
+	var hl struct{ HTTP string }
+	if json.Unmarshal([]byte(l), &hl) != nil || hl.HTTP == "" {
+		<-d.exited
+		t.Fatalf("daemon did not come up: %q (%v)\n%s", l, d.err, tail(d.stderr.String(), 20))
+	}
+	d.base = strings.TrimSuffix(hl.HTTP, "/")
 	return d
 }
+
+// daemonWait bounds a wait on the daemon's progress (its start, its stop,
+// seeing the node): 60 s, and up to 5 minutes while the machine starves the
+// process (under 20 CPU-seconds since the wait began; measured at load 30,
+// niced: its http line came after 40-100 ms of CPU, a SIGTERM stop within
+// 0.05-3.8 s of wall time). For a daemon in the test's own process, the test process's CPU.
+var daemonWait = fleettest.StartWait{Wall: 60 * time.Second, Starved: 5 * time.Minute, CPU: 20 * time.Second}
 
 // kill SIGKILLs the daemon and waits for it.
 func (d *daemonProc) kill(t *testing.T) {
@@ -177,19 +190,27 @@ func (d *daemonProc) checkNoPanic(t *testing.T) {
 	}
 }
 
-// stop sends SIGTERM and fails the test unless the daemon exits 0 within
-// 60 s.
+// stop sends SIGTERM and fails the test unless the daemon exits 0
+// (daemonWait, counting its CPU since the signal).
 func (d *daemonProc) stop(t *testing.T, what string) {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := daemonWait.Until(d.cmd.Process.Pid, func() bool { return isClosed(d.exited) }); err != nil {
+		t.Fatalf("%s: the daemon did not stop on SIGTERM %v\n%s", what, err, tail(d.stderr.String(), 20))
+	}
+	d.checkNoPanic(t)
+	if d.err != nil {
+		t.Errorf("%s: daemon stopped on SIGTERM with %v\n%s", what, d.err, tail(d.stderr.String(), 20))
+	}
+}
+
+// isClosed reports whether c is closed (it is only ever closed).
+func isClosed(c <-chan struct{}) bool {
 	select {
-	case <-d.exited:
-		d.checkNoPanic(t)
-		if d.err != nil {
-			t.Errorf("%s: daemon stopped on SIGTERM with %v\n%s", what, d.err, tail(d.stderr.String(), 20))
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s: the daemon did not stop within 60s of SIGTERM\n%s", what, tail(d.stderr.String(), 20))
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -612,10 +633,13 @@ func newGethFaultFixture(t *testing.T, dial fleet.Dial, fast map[string]fleet.Tr
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	waitFor(t, 30*time.Second, "the sponsor's funds", func() bool {
+	// geth mines the transfer when the machine gives it the CPU (gethWait).
+	if err := gethWait.Until(g.cmd.Process.Pid, func() bool {
 		bal, err := cl.Balance(ctx, sponsor.Address())
 		return err == nil && bal.Sign() > 0
-	})
+	}); err != nil {
+		t.Fatalf("the sponsor's funds were not mined %v\n%s", err, tail(g.stderr.String(), 20))
+	}
 	log, _, err := cl.DeployFeedbackLog(ctx, sponsor)
 	if err != nil {
 		t.Fatal(err)
@@ -868,7 +892,8 @@ func TestDaemonStartsWhenTheLogCheckTimesOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d := startTestDaemon(t, ctx, f.config) // fails the test when the daemon exits first
-	waitFor(t, 60*time.Second, "the daemon to see the node", func() bool {
+	// The daemon and the chain run in this process: its CPU is theirs.
+	if err := daemonWait.Until(os.Getpid(), func() bool {
 		resp, err := http.Get(d.base + "/api/status")
 		if err != nil {
 			return false
@@ -876,15 +901,23 @@ func TestDaemonStartsWhenTheLogCheckTimesOut(t *testing.T) {
 		defer resp.Body.Close()
 		var st struct{ Node struct{ Up bool } }
 		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Node.Up
-	})
+	}); err != nil {
+		t.Fatalf("the daemon did not see the node %v\n%s", err, tail(d.errb.String(), 20))
+	}
 	cancel()
-	select {
-	case code := <-d.done:
-		if code != 0 {
-			t.Errorf("fleetd run exited %d\n%s", code, tail(d.errb.String(), 20))
+	code = -1
+	if err := daemonWait.Until(os.Getpid(), func() bool {
+		select {
+		case code = <-d.done:
+			return true
+		default:
+			return false
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the daemon did not stop within 60s")
+	}); err != nil {
+		t.Fatalf("the daemon did not stop %v\n%s", err, tail(d.errb.String(), 20))
+	}
+	if code != 0 {
+		t.Errorf("fleetd run exited %d\n%s", code, tail(d.errb.String(), 20))
 	}
 	if holes.Load() == 0 {
 		t.Error("the blackhole never fired")

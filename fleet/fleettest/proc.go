@@ -49,6 +49,25 @@ func (w StartWait) OverFrom(pid int, start time.Time, cpu0 time.Duration) (bool,
 	return true, why
 }
 
+// Until polls cond every 50 ms until it holds, or until the wait is over
+// for process pid (OverFrom, counting only the CPU time pid has used since
+// the wait began: a daemon asked to stop, the test process hosting an
+// in-process daemon), and then returns an error saying how long it waited
+// and how much CPU pid had. It is for a wait on the progress of a process
+// the machine may starve: a starved process costs time, a stuck one a
+// failure. cond should also notice pid's exit, which only the caller sees.
+func (w StartWait) Until(pid int, cond func() bool) error {
+	start := time.Now()
+	cpu0, _ := ProcessCPU(pid)
+	for !cond() {
+		if over, why := w.OverFrom(pid, start, cpu0); over {
+			return errors.New(why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
 // ProcessCPU is the CPU time (user and system) process pid has used, from
 // /proc/<pid>/stat.
 func ProcessCPU(pid int) (time.Duration, error) {

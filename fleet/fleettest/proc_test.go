@@ -98,3 +98,49 @@ func TestStartWait(t *testing.T) {
 		t.Errorf("OverFrom: a process with no CPU since cpu0 is not waited for: %s", why)
 	}
 }
+
+// TestStartWaitUntil: a condition that holds ends the wait at once; one
+// that never holds ends it past Wall for a process that had its CPU (this
+// one, computing) or is gone, with the phrase saying why; and the wait goes
+// on past Wall while the process has had under CPU since the wait began,
+// however much it had used before.
+func TestStartWaitUntil(t *testing.T) {
+	self := os.Getpid()
+	if err := (StartWait{Wall: 0, Starved: 0, CPU: 0}).Until(self, func() bool { return true }); err != nil {
+		t.Errorf("a condition that holds: %v", err)
+	}
+	busy := func() bool { // burns CPU until a tick is counted, never holds
+		cpu, _ := ProcessCPU(self)
+		for x := 0; ; x++ {
+			for i := range 1_000_000 {
+				x ^= i
+			}
+			if now, _ := ProcessCPU(self); now > cpu {
+				return false
+			}
+		}
+	}
+	err := (StartWait{Wall: 100 * time.Millisecond, Starved: time.Hour, CPU: 10 * time.Millisecond}).Until(self, busy)
+	if err == nil || !strings.Contains(err.Error(), "of CPU time") {
+		t.Errorf("a process that had its CPU without the condition: %v, want an error naming its CPU time", err)
+	}
+	err = (StartWait{Wall: 100 * time.Millisecond, Starved: time.Hour, CPU: time.Hour}).Until(1<<30, func() bool { return false })
+	if err == nil || !strings.Contains(err.Error(), "/proc/") {
+		t.Errorf("a process that is gone: %v, want an error naming /proc", err)
+	}
+	// Idle (sleeping between polls) past Wall, having used twice the CPU
+	// budget before the wait: still waited for, until the condition holds.
+	// (Idle, the process is charged a 10 ms tick now and then, not five.)
+	for spent, _ := ProcessCPU(self); spent < 100*time.Millisecond; spent, _ = ProcessCPU(self) {
+		busy()
+	}
+	start := time.Now()
+	polls := 0
+	err = (StartWait{Wall: 100 * time.Millisecond, Starved: time.Hour, CPU: 50 * time.Millisecond}).Until(self, func() bool {
+		polls++
+		return time.Since(start) > 400*time.Millisecond
+	})
+	if err != nil || polls < 3 {
+		t.Errorf("an idle process past Wall: %v after %d polls, want waited for until the condition held", err, polls)
+	}
+}
