@@ -572,13 +572,13 @@ func (g *gethNode) stop(t *testing.T) {
 		}
 	}()
 	if !stopped {
-		// A geth --dev killed without its shutdown starts again from the
-		// state of its last clean stop (measured: head 9 -> 5) and, 10 s
-		// later, replays the transactions it journaled, in its own order:
-		// what fleetd saw mined and acted on (a sweep, a post) is undone or
-		// redone behind its back, so the history check after it says
-		// nothing about fleetd. SIGQUIT makes Go dump every goroutine (what
-		// geth was stuck on) before it dies.
+		// A geth that does not stop on SIGINT is stuck (it was once
+		// blocked writing its log): the test ends here. Before
+		// gethCrashSafe, a killed geth --dev also started again from the
+		// state of its last clean stop (measured: head 9 -> 5), undoing
+		// what fleetd saw mined; now it keeps its blocks, and start fails
+		// the test if it ever comes back lower. SIGQUIT makes Go dump
+		// every goroutine (what geth was stuck on) before it dies.
 		before := len(g.stderr.String())
 		g.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
@@ -587,7 +587,7 @@ func (g *gethNode) stop(t *testing.T) {
 			g.cmd.Process.Kill()
 			<-g.exited
 		}
-		t.Errorf("geth did not stop (SIGINT sent %s) %s and was killed: it loses the blocks since its last clean stop, so the test ends here; its log before it, then its goroutines on SIGQUIT:\n%s\n%s",
+		t.Errorf("geth did not stop (SIGINT sent %s) %s and was killed: a stuck node, so the test ends here; its log before it, then its goroutines on SIGQUIT:\n%s\n%s",
 			sent.UTC().Format("15:04:05.000"), why, tail(g.stderr.String()[:before], 20), g.stderr.String()[before:])
 	}
 	if h, ok := logHead(g.stderr.String()); ok && h > g.head {
