@@ -487,7 +487,8 @@ func (g *gethNode) start(t *testing.T) string {
 				}
 			}
 		}
-		cmd.Wait()
+		werr := cmd.Wait()
+		fmt.Fprintf(buf, "TEST: geth pid %d exited at %s: %v\n", cmd.Process.Pid, time.Now().UTC().Format("15:04:05.000"), werr)
 		close(exited)
 	}()
 	// A slow start is not a failure: a geth that exits or logs a fatal
@@ -516,8 +517,8 @@ func (g *gethNode) start(t *testing.T) string {
 				var hex string
 				json.Unmarshal(raw, &hex)
 				if h, err := strconv.ParseUint(strings.TrimPrefix(hex, "0x"), 16, 64); err == nil && h < g.head {
-					t.Fatalf("geth came back at block %d, below the %d it had mined before its stop: it lost blocks (stopped without its shutdown), so the chain is not the one fleetd acted on; its log:\n%s",
-						h, g.head, tail(buf.String(), 60))
+					t.Fatalf("geth came back at block %d, below the %d it had mined before its stop: it lost blocks (stopped without its shutdown), so the chain is not the one fleetd acted on; the end of its log before the stop:\n%s\nafter:\n%s",
+						h, g.head, tail(buf.String()[:logFrom], 30), grepLines(buf.String()[logFrom:], "Loaded most recent local block"))
 				}
 				return ep
 			}
@@ -543,6 +544,7 @@ func (g *gethNode) stop(t *testing.T) {
 	}
 	sent := time.Now()
 	cpu0, _ := fleettest.ProcessCPU(g.cmd.Process.Pid)
+	fmt.Fprintf(g.stderr, "TEST: SIGINT to geth pid %d at %s\n", g.cmd.Process.Pid, sent.UTC().Format("15:04:05.000"))
 	g.cmd.Process.Signal(os.Interrupt)
 	// As for a start (gethWait): a geth the machine starves is waited for,
 	// one that spent gethWait.CPU since SIGINT without stopping is stuck
