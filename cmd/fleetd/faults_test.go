@@ -381,11 +381,69 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 			}
 			h.keys++
 			if bal, err := cl.Balance(ctx, k.Address()); err != nil || bal.Sign() != 0 {
-				t.Errorf("history: throwaway key %s holds %s wei (%v)", k.Address(), bal, err)
+				t.Errorf("history: throwaway key %s holds %s wei (%v): %s", k.Address(), bal, err, keyHistory(ctx, cl, f, dir, filepath.Base(kf), k.Address()))
 			}
 		}
 	}
 	return h
+}
+
+// keyHistory says what tells a funding that landed late from a sweep
+// that was missed: the key's ledger entries (state, the funding's sponsor
+// nonce), the run's end and its sandbox's closing, and every funding of
+// the key on chain (block, time, sponsor nonce).
+func keyHistory(ctx context.Context, cl *chain.Client, f *fleetFixture, dir, keyFile string, addr fleet.Address) string {
+	var why []string
+	b, _ := os.ReadFile(filepath.Join(dir, "ledger.json"))
+	var ledger []sandbox.LedgerEntry
+	json.Unmarshal(b, &ledger)
+	for _, e := range ledger {
+		if e.KeyFile != keyFile {
+			continue
+		}
+		s := fmt.Sprintf("ledger %s %s (at %s)", e.Name, e.State, e.At.Format("15:04:05.000"))
+		if e.FundingNonce != nil {
+			s += fmt.Sprintf(", funding nonce %d", *e.FundingNonce)
+		}
+		if e.MintNonce != nil {
+			s += fmt.Sprintf(", mint nonce %d", *e.MintNonce)
+		}
+		why = append(why, s)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "closed")); err == nil {
+		why = append(why, "sandbox closed "+st.ModTime().UTC().Format("15:04:05.000"))
+	}
+	if s, err := trajectory.Summary(filepath.Join(f.dataDir, trajectory.RunsDir, filepath.Base(dir)+".jsonl")); err == nil {
+		why = append(why, fmt.Sprintf("%s run %s, ended %s", s.Specialist, s.Outcome, s.EndedAt.UTC().Format("15:04:05.000")))
+	}
+	head, err := cl.BlockNumber(ctx)
+	if err != nil {
+		return strings.Join(append(why, err.Error()), "; ")
+	}
+	fundings, err := cl.FundingsBy(ctx, f.dn.Sponsor.Address(), 0, head)
+	if err != nil {
+		why = append(why, err.Error())
+	}
+	for _, fd := range fundings {
+		if fd.To != addr {
+			continue
+		}
+		s := fmt.Sprintf("funded %s wei in block %d by %s", fd.Wei, fd.Block, fd.Tx)
+		if raw, err := gethCall(f.dn.Info.RPC, "eth_getTransactionByHash", fd.Tx); err == nil {
+			var tx struct{ Nonce string }
+			json.Unmarshal(raw, &tx)
+			s += " sponsor nonce " + tx.Nonce
+		}
+		if raw, err := gethCall(f.dn.Info.RPC, "eth_getBlockByNumber", fmt.Sprintf("0x%x", fd.Block), false); err == nil {
+			var blk struct{ Timestamp string }
+			json.Unmarshal(raw, &blk)
+			if ts, err := strconv.ParseUint(strings.TrimPrefix(blk.Timestamp, "0x"), 16, 64); err == nil {
+				s += " at " + time.Unix(int64(ts), 0).UTC().Format("15:04:05")
+			}
+		}
+		why = append(why, s)
+	}
+	return strings.Join(why, "; ")
 }
 
 // TestDaemonStartsWithTheNodeDown: `fleetd run` while its node is down
