@@ -390,8 +390,9 @@ type gethNode struct {
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	stderr   *syncBuffer
-	// started, if set, is called as soon as geth's process exists (tests
-	// signal it before it could take a signal).
+	// started, if set, is called as soon as geth's process exists, as
+	// the shell that execs it (tests signal it before it could take a
+	// signal).
 	started func(*os.Process)
 	// head is the highest block the node's log said it had before its
 	// last stop (logHead): a start that loads a lower one lost blocks.
@@ -1000,7 +1001,20 @@ func TestDaemonStartsWhenTheLogCheckTimesOut(t *testing.T) {
 func TestGethNodeTakesAnEarlySIGINT(t *testing.T) {
 	g := startGethNode(t, filepath.Join(t.TempDir(), "geth"))
 	g.stop(t)
-	g.started = func(p *os.Process) { p.Signal(os.Interrupt) }
+	bin, err := filepath.EvalSymlinks(g.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.started = func(p *os.Process) {
+		// The process is /bin/sh until its exec: a SIGINT before the shell's
+		// trap is the shell's to die of, a window no restart sends into
+		// (start returns once geth serves). Signal once it is geth, before
+		// geth's handler is in: without the trap that SIGINT killed geth.
+		if err := waitExec(p.Pid, bin, time.Minute); err != nil {
+			t.Error(err)
+		}
+		p.Signal(os.Interrupt)
+	}
 	g.front.SetUpstream(g.start(t)) // fails the test if geth exits first
 	g.started = nil
 	if _, err := gethCall(g.url(), "eth_blockNumber"); err != nil {
@@ -1011,6 +1025,23 @@ func TestGethNodeTakesAnEarlySIGINT(t *testing.T) {
 	log := g.stderr.String()[from:]
 	if !strings.Contains(log, "Got interrupt") || !strings.Contains(log, "exited at") || strings.Contains(log, "signal: interrupt") {
 		t.Fatalf("geth did not stop cleanly after an early SIGINT:\n%s", tail(log, 10))
+	}
+}
+
+// waitExec waits until process pid runs the binary bin (its exec is
+// done), or it exits, or within passes.
+func waitExec(pid int, bin string, within time.Duration) error {
+	for deadline := time.Now().Add(within); ; time.Sleep(time.Millisecond) {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err == nil && exe == bin {
+			return nil
+		}
+		if _, serr := os.Stat(fmt.Sprintf("/proc/%d", pid)); serr != nil {
+			return fmt.Errorf("process %d ended before it ran %s", pid, bin)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d runs %q, not %s, after %s", pid, exe, bin, within)
+		}
 	}
 }
 
