@@ -290,6 +290,14 @@ func (d *Daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 	})
 	if res.RunID != "" && !sandbox.Closed(snap.Config.SandboxDir, res.RunID) {
 		d.abandoned.Store(true)
+		// The run's "finished" line says only its outcome: say here why
+		// its names and keys are left for reconciliation.
+		why := res.Summary
+		if _, c, ok := strings.Cut(why, "cleanup failed: "); ok {
+			why = c
+		}
+		d.log.Warn("run did not clean up: its sandbox is left for reconciliation", "specialist", specialist, "run_id", res.RunID,
+			"outcome", res.Outcome, "why", why)
 	}
 	return res, err
 }

@@ -188,6 +188,9 @@ func TestShutdownFinishesAnAbandonedRun(t *testing.T) {
 	if bal, err := f.direct.Balance(ctx, key); err != nil || bal.Sign() != 0 {
 		t.Errorf("throwaway key %s holds %v wei (%v) after the stop", key, bal, err)
 	}
+	if !strings.Contains(logs, `"msg":"run did not clean up: its sandbox is left for reconciliation"`) || !strings.Contains(logs, "release "+m.name) {
+		t.Errorf("the log does not say why run %s did not clean up:\n%s", m.run, logs)
+	}
 	if !strings.Contains(logs, `"msg":"finished a run's cleanup at the stop"`) || !strings.Contains(logs, m.run) {
 		t.Errorf("the log does not say the stop finished run %s:\n%s", m.run, logs)
 	}
