@@ -661,7 +661,7 @@ func (d *Daemon) finishAbandoned(ctx context.Context) {
 		r := runner.Recover(ctx, d.env, dataDir, "the daemon at its stop")
 		for _, c := range r.Runs {
 			if c.Closed {
-				d.log.Info("finished a run's cleanup at the stop", "run_id", c.RunID, "names", len(c.Released))
+				d.log.Warn("finished a run's cleanup at the stop", "run_id", c.RunID, "names", len(c.Released))
 			}
 		}
 		for _, id := range r.Footers {
