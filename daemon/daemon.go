@@ -19,6 +19,7 @@ import (
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/poster"
+	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
@@ -241,6 +242,17 @@ func (d *Daemon) recoverCrashed(ctx context.Context) {
 		}
 	}
 	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
+}
+
+// fundingInFlight reports whether a run r left open waits for a funding
+// that may still land (qatools.ErrFundingInFlight).
+func fundingInFlight(r runner.Recovery) bool {
+	for _, c := range r.Runs {
+		if !c.Closed && errors.Is(c.Err, qatools.ErrFundingInFlight) {
+			return true
+		}
+	}
+	return false
 }
 
 // TriageName is the runner's name for a triage pass (no persona may take it).
@@ -640,6 +652,9 @@ var (
 // with backoff while something is held, for at most stopReconcile (less
 // when the shutdown timeout leaves less than stopMargin after it), and
 // logs each run it finished and each it leaves, with what is still held.
+// A run that waits for a funding that may still land gets the sponsor's
+// nonce settled once (qatools.SettleFundings): nothing else from the
+// sponsor would take it now.
 func (d *Daemon) finishAbandoned(ctx context.Context) {
 	if !d.abandoned.Load() {
 		return
@@ -657,6 +672,7 @@ func (d *Daemon) finishAbandoned(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	wait := 250 * time.Millisecond
+	settled := false
 	for {
 		r := runner.Recover(ctx, d.env, dataDir, "the daemon at its stop")
 		for _, c := range r.Runs {
@@ -673,6 +689,17 @@ func (d *Daemon) finishAbandoned(ctx context.Context) {
 				d.log.Error("reconcile at the stop", "err", r.Err)
 			}
 			return
+		}
+		if !settled && fundingInFlight(r) && d.env.Env != nil {
+			// A funding the node never took keeps its run open until the
+			// sponsor sends again, which a stopping daemon never does:
+			// send once, then look again at once.
+			settled = true
+			if err := qatools.SettleFundings(ctx, d.env.Env); err != nil {
+				d.log.Warn("could not settle the sponsor's fundings at the stop", "err", err)
+			} else {
+				continue
+			}
 		}
 		select {
 		case <-time.After(wait):

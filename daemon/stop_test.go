@@ -241,3 +241,79 @@ func TestShutdownSaysWhatItLeaves(t *testing.T) {
 		t.Errorf("the next reconcile did not finish run %s: %+v", m.run, r)
 	}
 }
+
+// TestShutdownSettlesAFundingTheNodeNeverTook: a run's ledger notes a
+// funding at the sponsor's next nonce, and the node never got it (the run
+// was cancelled between the note and the send), so its cleanup may not
+// call the key empty while that nonce may still be taken by the funding:
+// the run stays open, at the start's reconciliation too. Nothing but
+// another transaction from the sponsor settles the nonce, and a stopping
+// daemon sends none; so the stop has the sponsor send itself nothing
+// (qatools.SettleFundings), after which the funding can no longer land,
+// and closes the run. Before, it was left open until the next start's
+// fundings, and for good for a user who stopped fleetd for good.
+func TestShutdownSettlesAFundingTheNodeNeverTook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a daemon and a chain")
+	}
+	defer func(v time.Duration) { stopReconcile = v }(stopReconcile)
+	stopReconcile = 5 * time.Second // a bound, not a wait: keep a failure short
+	f := newStopFixture(t)
+	ctx := t.Context()
+	sponsor := f.env.Sponsor.Address()
+	var next uint64 // the sponsor's next nonce: the first not mined
+	for {
+		ok, err := f.direct.NonceSettled(ctx, sponsor, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		next++
+	}
+	runID := sandbox.NewRunID(time.Now())
+	sb, err := sandbox.Open(f.sandbox, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := chain.DeriveThrowawayKey(f.env.Sponsor, runID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.WriteKeyFile(filepath.Join(sb.KeysDir(), "k0.key"), key); err != nil {
+		t.Fatal(err)
+	}
+	name, err := sb.Reserve(key.Address().String(), "k0.key")
+	if err == nil {
+		err = sb.NoteFunding(name, &next) // noted, never sent
+	}
+	if err == nil {
+		err = sb.SetState(name, sandbox.StateFailed) // qa_create's funding failed
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Abandon()
+
+	d := f.start(t, nil)
+	if sandbox.Closed(f.sandbox, runID) {
+		t.Fatalf("the start closed run %s while its funding could still land\n%s", runID, f.logs.String())
+	}
+	if err := d.Shutdown(30 * time.Second); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	logs := f.logs.String()
+	if !sandbox.Closed(f.sandbox, runID) {
+		t.Fatalf("run %s left open by the stop\n%s", runID, logs)
+	}
+	if ok, err := f.direct.NonceSettled(ctx, sponsor, next); err != nil || !ok {
+		t.Errorf("the sponsor's nonce %d not mined past after the stop: %v, %v", next, ok, err)
+	}
+	if bal, err := f.direct.Balance(ctx, key.Address()); err != nil || bal.Sign() != 0 {
+		t.Errorf("throwaway key %s holds %v wei (%v)", key.Address(), bal, err)
+	}
+	if !strings.Contains(logs, `"msg":"finished a run's cleanup at the stop"`) {
+		t.Errorf("the log does not say the stop finished run %s:\n%s", runID, logs)
+	}
+}
