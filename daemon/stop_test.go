@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,8 +47,19 @@ type stopFixture struct {
 // minted is what the run's qa_create made.
 type minted struct{ run, name, owner string }
 
-func newStopFixture(t *testing.T) *stopFixture {
+// newStopFixture skips under -short; bound, when set, replaces
+// stopReconcile for the test (a bound, not a wait: it keeps a stop that
+// cannot finish short).
+func newStopFixture(t *testing.T, bound time.Duration) *stopFixture {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a daemon and a chain")
+	}
+	if bound > 0 {
+		old := stopReconcile
+		stopReconcile = bound
+		t.Cleanup(func() { stopReconcile = old })
+	}
 	ctx := t.Context()
 	dc := startDevChain(t)
 	reg, _, err := dc.client.DeployNameRegistry(ctx, dc.sponsor)
@@ -159,10 +172,7 @@ func (m mintThenWait) Next(ctx context.Context, s *fleet.State) (fleet.Step, err
 // sandbox r-… not closed", a run that started as the test stopped the
 // daemon), and for good for a user who stopped fleetd for good.
 func TestShutdownFinishesAnAbandonedRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon and a chain")
-	}
-	f := newStopFixture(t)
+	f := newStopFixture(t, 0)
 	f.failing.Store(true)
 	d := f.start(t, func() { f.failing.Store(false) })
 	m := f.mint(t, d)
@@ -201,12 +211,7 @@ func TestShutdownFinishesAnAbandonedRun(t *testing.T) {
 // (what is left is the next start's to finish, not a failed stop) and logs
 // the run and the name it leaves held, and how to finish them.
 func TestShutdownSaysWhatItLeaves(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon and a chain")
-	}
-	defer func(v time.Duration) { stopReconcile = v }(stopReconcile)
-	stopReconcile = 3 * time.Second // a bound, not a wait: keep the test short
-	f := newStopFixture(t)
+	f := newStopFixture(t, 3*time.Second)
 	f.failing.Store(true)
 	d := f.start(t, nil)
 	m := f.mint(t, d)
@@ -253,25 +258,9 @@ func TestShutdownSaysWhatItLeaves(t *testing.T) {
 // and closes the run. Before, it was left open until the next start's
 // fundings, and for good for a user who stopped fleetd for good.
 func TestShutdownSettlesAFundingTheNodeNeverTook(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon and a chain")
-	}
-	defer func(v time.Duration) { stopReconcile = v }(stopReconcile)
-	stopReconcile = 5 * time.Second // a bound, not a wait: keep a failure short
-	f := newStopFixture(t)
+	f := newStopFixture(t, 5*time.Second)
 	ctx := t.Context()
 	sponsor := f.env.Sponsor.Address()
-	var next uint64 // the sponsor's next nonce: the first not mined
-	for {
-		ok, err := f.direct.NonceSettled(ctx, sponsor, next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		next++
-	}
 	runID := sandbox.NewRunID(time.Now())
 	sb, err := sandbox.Open(f.sandbox, runID)
 	if err != nil {
@@ -280,6 +269,14 @@ func TestShutdownSettlesAFundingTheNodeNeverTook(t *testing.T) {
 	key, err := chain.DeriveThrowawayKey(f.env.Sponsor, runID, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The funding's nonce, taken the way qa_create's send notes it; the
+	// note's error keeps the transaction from leaving.
+	var next uint64
+	notSent := errors.New("not sent")
+	if _, err := f.direct.SendRawNoted(ctx, f.env.Sponsor, key.Address(), chain.ThrowawayMarker(runID, 0), big.NewInt(1e16),
+		func(n uint64, _ bool) error { next = n; return notSent }); !errors.Is(err, notSent) {
+		t.Fatalf("the funding's note: %v", err)
 	}
 	if err := chain.WriteKeyFile(filepath.Join(sb.KeysDir(), "k0.key"), key); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,12 @@ package qatools
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
 
+	"github.com/qafleet/fleetd/chain"
 	"github.com/qafleet/fleetd/fleet"
 )
 
@@ -18,16 +20,18 @@ func TestSettleFundingsAtObserve(t *testing.T) {
 	h := newHarness(t, fleet.Observe)
 	ctx := context.Background()
 	sponsor := h.sponsor.Address()
-	next := uint64(0)
-	for {
-		ok, err := h.client.NonceSettled(ctx, sponsor, next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		next++
+	// A funding noted at the sponsor's next nonce that never leaves (the
+	// note's error stops the send), as a run cancelled between the two.
+	var next uint64
+	notSent := errors.New("not sent")
+	key, _ := chain.GenerateKey()
+	cctx := context.WithValue(ctx, cleanupKey{}, true) // the guard lets the sponsor's funding through
+	if _, err := h.client.SendRawNoted(cctx, h.sponsor, key.Address(), chain.ThrowawayMarker("r-test", 0), big.NewInt(1e16),
+		func(n uint64, _ bool) error { next = n; return notSent }); !errors.Is(err, notSent) {
+		t.Fatalf("the funding's note: %v", err)
+	}
+	if ok, err := h.client.NonceSettled(ctx, sponsor, next); err != nil || ok {
+		t.Fatalf("nonce %d settled before anything was sent: %v, %v", next, ok, err)
 	}
 	if _, err := h.client.Transfer(ctx, h.sponsor, sponsor, new(big.Int)); err == nil || !strings.Contains(err.Error(), "dial is observe") {
 		t.Fatalf("a plain transfer at observe: %v, want the dial's refusal", err)
