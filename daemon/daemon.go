@@ -19,6 +19,7 @@ import (
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/poster"
+	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
@@ -243,6 +244,17 @@ func (d *Daemon) recoverCrashed(ctx context.Context) {
 	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
 }
 
+// fundingInFlight reports whether a run r left open waits for a funding
+// that may still land (qatools.ErrFundingInFlight).
+func fundingInFlight(r runner.Recovery) bool {
+	for _, c := range r.Runs {
+		if !c.Closed && errors.Is(c.Err, qatools.ErrFundingInFlight) {
+			return true
+		}
+	}
+	return false
+}
+
 // TriageName is the runner's name for a triage pass (no persona may take it).
 const TriageName = "triage"
 
@@ -290,6 +302,14 @@ func (d *Daemon) runOne(ctx context.Context, specialist, reason string) (fleet.R
 	})
 	if res.RunID != "" && !sandbox.Closed(snap.Config.SandboxDir, res.RunID) {
 		d.abandoned.Store(true)
+		// The run's "finished" line says only its outcome: say here why
+		// its names and keys are left for reconciliation.
+		why := res.Summary
+		if _, c, ok := strings.Cut(why, "cleanup failed: "); ok {
+			why = c
+		}
+		d.log.Warn("run did not clean up: its sandbox is left for reconciliation", "specialist", specialist, "run_id", res.RunID,
+			"outcome", res.Outcome, "why", why)
 	}
 	return res, err
 }
@@ -505,7 +525,10 @@ func (d *Daemon) Reload() {
 
 // Shutdown stops everything in reverse start order within timeout: triggers
 // stop firing, runs are cancelled and finish their cleanup and footers, the
-// outbox is flushed, the HTTP side and the chain connection close.
+// runs whose cleanup failed are reconciled (finishAbandoned), the outbox is
+// flushed, the HTTP side and the chain connection close. What it could not
+// finish is logged, not returned: it is the next start's (or fleetd
+// reconcile's) to finish, not a failed stop.
 func (d *Daemon) Shutdown(timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -516,11 +539,19 @@ func (d *Daemon) Shutdown(timeout time.Duration) error {
 	if err := d.sched.Stop(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stop triggers: %w", err))
 	}
+	drained := true
 	if err := d.runner.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
+		drained = false
 	}
 	if d.stopNode != nil {
 		d.stopNode()
+	}
+	if drained {
+		// No run of this daemon is live and the node's watch is stopped:
+		// finish what a cancelled run's cleanup could not, as the watch
+		// would have within 30 s had the daemon gone on.
+		d.finishAbandoned(ctx)
 	}
 	if d.env.Poster != nil {
 		fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -601,4 +632,88 @@ func (d *Daemon) say(specialist, format string, args ...any) {
 	d.narrateMu.Lock()
 	defer d.narrateMu.Unlock()
 	fmt.Fprintf(d.opts.Narrate, "%s  %-9s %s\n", time.Now().Format("15:04:05"), specialist, Sanitize(fmt.Sprintf(format, args...)))
+}
+
+// stopReconcile bounds how long Shutdown spends on runs whose cleanup
+// failed (finishAbandoned); stopMargin is what it leaves of the shutdown
+// timeout for the outbox and the HTTP side.
+var (
+	stopReconcile = 10 * time.Second
+	stopMargin    = 5 * time.Second
+)
+
+// finishAbandoned is Shutdown's reconciliation, after the runner drained:
+// a run cancelled by the stop whose cleanup failed once (a reset answer to
+// a release, a funding the node had not mined yet when the cleanup looked)
+// left its sandbox without the closed marker, its names held and its keys
+// funded. While the daemon runs, the node's watch finishes such runs
+// (whileNodeUp); at the stop nothing would until the next start, and never
+// for a user who stops fleetd for good. So it reconciles them here, again
+// with backoff while something is held, for at most stopReconcile (less
+// when the shutdown timeout leaves less than stopMargin after it), and
+// logs each run it finished and each it leaves, with what is still held.
+// A run that waits for a funding that may still land gets the sponsor's
+// nonce settled once (qatools.SettleFundings): nothing else from the
+// sponsor would take it now.
+func (d *Daemon) finishAbandoned(ctx context.Context) {
+	if !d.abandoned.Load() {
+		return
+	}
+	within := stopReconcile
+	if dl, ok := ctx.Deadline(); ok {
+		within = min(within, time.Until(dl)-stopMargin)
+	}
+	dataDir := d.cfg().DataDir
+	if within <= 0 {
+		d.log.Error("stopping with runs not cleaned up: no time left to reconcile them", "data_dir", dataDir,
+			"fix", "fleetd reconcile (or the next start) releases their names and sweeps their keys")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	wait := 250 * time.Millisecond
+	settled := false
+	for {
+		r := runner.Recover(ctx, d.env, dataDir, "the daemon at its stop")
+		for _, c := range r.Runs {
+			if c.Closed {
+				d.log.Warn("finished a run's cleanup at the stop", "run_id", c.RunID, "names", len(c.Released))
+			}
+		}
+		for _, id := range r.Footers {
+			d.log.Warn("closed a crashed run's record", "run_id", id)
+		}
+		if r.Closed() == len(r.Runs) {
+			d.abandoned.Store(false)
+			if r.Err != nil {
+				d.log.Error("reconcile at the stop", "err", r.Err)
+			}
+			return
+		}
+		if !settled && fundingInFlight(r) && d.env.Env != nil {
+			// A funding the node never took keeps its run open until the
+			// sponsor sends again, which a stopping daemon never does:
+			// send once, then look again at once.
+			settled = true
+			if err := qatools.SettleFundings(ctx, d.env.Env); err != nil {
+				d.log.Warn("could not settle the sponsor's fundings at the stop", "err", err)
+			} else {
+				continue
+			}
+		}
+		select {
+		case <-time.After(wait):
+			wait = min(2*wait, 2*time.Second)
+			continue
+		case <-ctx.Done():
+		}
+		for _, c := range r.Runs {
+			if !c.Closed {
+				d.log.Error("stopping with a run not cleaned up: its names stay held and its keys funded",
+					"run_id", c.RunID, "held", c.Held, "kept_keys", len(c.Kept), "err", c.Err,
+					"fix", "fleetd reconcile (or the next start) releases them and sweeps the keys")
+			}
+		}
+		return
+	}
 }

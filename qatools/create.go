@@ -263,6 +263,33 @@ func Cleanup(ctx context.Context, env *Env, run, keysDir string, entries []sandb
 	return out, errors.Join(errs...)
 }
 
+// ErrFundingInFlight is in Cleanup's error when a key was neither swept
+// nor called empty because its funding may still land: the sponsor's mined
+// nonce has not passed the funding's. SettleFundings ends the wait.
+var ErrFundingInFlight = errors.New("may still land")
+
+// SettleFundings has the sponsor send itself a 0-wei transfer (allowed at
+// any dial, as cleanup) and waits until it is mined; then every sponsor
+// nonce below it is mined or taken, so no funding a run noted can land any
+// more and cleanup can sweep its key or call it empty. A funding noted at
+// a nonce the node never took (the run was cancelled between the note and
+// the send) otherwise keeps its run open until the sponsor sends again,
+// which, for a daemon that is stopping, it never does. It costs one plain
+// transfer's gas.
+func SettleFundings(ctx context.Context, env *Env) error {
+	if env.Chain == nil {
+		return errNoChain
+	}
+	if env.Sponsor == nil {
+		return errors.New("settle fundings: no sponsor key")
+	}
+	ctx = context.WithValue(ctx, cleanupKey{}, true)
+	if _, err := env.Chain.Transfer(ctx, env.Sponsor, env.Sponsor.Address(), new(big.Int)); err != nil {
+		return fmt.Errorf("settle fundings: %w", err)
+	}
+	return nil
+}
+
 // fundingSettled returns nil once none of the sponsor's transactions with
 // nonces can still land (they were mined, or others took their nonces), so
 // key's balance read after it is final; an error names the first that can.
@@ -273,7 +300,7 @@ func fundingSettled(ctx context.Context, env *Env, key *chain.Key, nonces []uint
 			return fmt.Errorf("sweep %s: funding: %w", key.Address(), err)
 		}
 		if !ok {
-			return fmt.Errorf("sweep %s: its funding (sponsor nonce %d) is not mined yet and may still land", key.Address(), n)
+			return fmt.Errorf("sweep %s: its funding (sponsor nonce %d) is not mined yet and %w", key.Address(), n, ErrFundingInFlight)
 		}
 	}
 	return nil

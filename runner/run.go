@@ -113,7 +113,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter, PageWrites: pageWrites, Sessions: sessions}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
 	if err != nil {
-		sb.Abandon()
+		dropSandbox(sb)
 		return fleet.RunResult{}, err
 	}
 	personaYAML, _ := yaml.Marshal(p)
@@ -125,7 +125,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		Config: runConfig(env.Target, modelName, o.Config),
 	})
 	if err != nil {
-		sb.Abandon()
+		dropSandbox(sb) // trajectory.Create leaves no partial record
 		return fleet.RunResult{}, err
 	}
 	for _, k := range env.SecretKeys() {
@@ -151,7 +151,11 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 }
 
 // dropSandbox removes the sandbox of a run that never started: nothing was
-// minted or funded, and no record names it.
+// minted or funded, and no record names it. Abandoning it instead (as a
+// run whose registry or record could not be made once did) left an empty
+// sandbox without its closed marker and a result without a run id, so
+// the daemon did not know to reconcile it: it stayed open until the next
+// start or outage, and the history checker called it not closed.
 func dropSandbox(sb *sandbox.Sandbox) {
 	sb.Close()
 	os.RemoveAll(sb.Dir())

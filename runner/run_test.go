@@ -160,6 +160,33 @@ func TestRunRefusesBeforeASandbox(t *testing.T) {
 	}
 }
 
+// TestRunThatCannotStartLeavesNoSandbox: a run whose tools cannot be built
+// (a persona naming a tool that does not exist) or whose record cannot be
+// created (the runs dir is a file) fails before any tool runs, and leaves
+// no sandbox: before, it was abandoned, without its closed marker, a run
+// id in its result or a record, so nothing but the next start closed it.
+func TestRunThatCannotStartLeavesNoSandbox(t *testing.T) {
+	f := newRunFixture(t)
+	f.script = &fleettest.Script{}
+	bad := smoke
+	bad.Tools = []string{"qa_no_such_tool"}
+	if _, err := Run(t.Context(), f.cfg, f.env, bad, Options{}); err == nil || !strings.Contains(err.Error(), "qa_no_such_tool") {
+		t.Errorf("unknown tool: %v, want an error naming it", err)
+	}
+	if got := f.sandboxes(t); len(got) != 0 {
+		t.Errorf("unknown tool: sandboxes %v left; want none", got)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, trajectory.RunsDir), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), f.cfg, f.env, smoke, Options{}); err == nil || !strings.Contains(err.Error(), "create run") {
+		t.Errorf("runs dir a file: %v, want the record's error", err)
+	}
+	if got := f.sandboxes(t); len(got) != 0 {
+		t.Errorf("runs dir a file: sandboxes %v left; want none", got)
+	}
+}
+
 // TestRunWithTheCallersModel: an MCP session's or a replay's model drives
 // the run: no planner, no renderer, and the record names the caller's model.
 func TestRunWithTheCallersModel(t *testing.T) {

@@ -756,7 +756,10 @@ func TestNodeRestartUnderDaemon(t *testing.T) {
 	d := startDaemonProc(t, f.config)
 	process := map[string]int{}
 	start := time.Now()
-	for time.Since(start) < budget {
+	// The restarts go on past the budget, up to four times it, while the
+	// daemon has not yet done what the end checks: on a starved machine a
+	// restart took 8-13 s and 40 s saw only two runs ("did too little").
+	for time.Since(start) < budget || (!didEnough(f.dataDir) && time.Since(start) < 4*budget) {
 		time.Sleep(time.Duration(2000+draw(4000)) * time.Millisecond)
 		t.Logf("node restart at %s", time.Now().UTC().Format("15:04:05.000"))
 		g.restart(t, time.Duration(500+draw(2500))*time.Millisecond)
@@ -765,21 +768,42 @@ func TestNodeRestartUnderDaemon(t *testing.T) {
 			t.Fatalf("the daemon stopped answering across a node restart\n%s", tail(d.stderr.String(), 20))
 		}
 	}
+	restarts := time.Since(start)
 	f.proxy.SetRule(nil)
 	tallyFaults(t, f.proxy.Counts(), process)
 	d.waitSettled(t, 90*time.Second, f.dataDir)
 	d.stop(t, "after the node restarts")
+	log := d.stderr.String()
+	t.Logf("daemon: %d runs left their sandbox for reconciliation, %d finished by the stop, %d left by it",
+		strings.Count(log, "run did not clean up"), strings.Count(log, "finished a run's cleanup at the stop"), strings.Count(log, "stopping with a run not cleaned up"))
 	h := checkHistory(t, f.fleetFixture)
-	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked", h.runs, h.acked, h.onLog, h.keys)
+	t.Logf("history: %d runs, %d findings acknowledged, %d on the log, %d throwaway keys checked in %s of restarts",
+		h.runs, h.acked, h.onLog, h.keys, restarts.Round(time.Second))
+	if h.runs < 3 || h.acked == 0 || h.keys == 0 {
+		t.Errorf("the daemon did too little across the restarts: %+v", h)
+	}
 	if dir := os.Getenv("FLEETD_FAULT_LOGDIR"); dir != "" && t.Failed() {
 		// The node's log says when it stopped, started and put back what
 		// it journaled (grep the hashes the history check names).
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("geth-%d.log", seed)), []byte(g.stderr.String()), 0o644)
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("fleetd-%d.log", seed)), []byte(d.stderr.String()), 0o644)
 	}
-	if h.runs < 3 || h.acked == 0 || h.keys == 0 {
-		t.Errorf("the daemon did too little across the restarts: %+v", h)
+}
+
+// didEnough reports whether the daemon's runs under dataDir have done what
+// TestNodeRestartUnderDaemon's end asks of them: three runs ended, a
+// finding reported, a throwaway key made.
+func didEnough(dataDir string) bool {
+	records, _ := filepath.Glob(filepath.Join(dataDir, trajectory.RunsDir, "*.jsonl"))
+	ended, findings := 0, 0
+	for _, rec := range records {
+		if s, err := trajectory.Summary(rec); err == nil && s.Outcome != trajectory.OutcomeCrashed {
+			ended++
+			findings += s.Findings
+		}
 	}
+	keys, _ := filepath.Glob(filepath.Join(dataDir, "qa-sandbox", "*", "keys", "*.key"))
+	return ended >= 3 && findings > 0 && len(keys) > 0
 }
 
 // TestMCPUnderFaults runs `fleetd mcp --transport http --require-token`

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -246,6 +248,26 @@ func TestReconcileSaysWhatIsHeld(t *testing.T) {
 	if !strings.Contains(stderr, res.Name) {
 		t.Errorf("the error does not name %s: %s", res.Name, stderr)
 	}
+	// What the history checker would say of the sandbox left open: no
+	// record (a tool call keeps none), the held name's release error, the
+	// funding mined, the key still funded.
+	cl, err := chain.Dial(t.Context(), f.dn.Info.RPC, chain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var open string
+	dirs, _ := filepath.Glob(filepath.Join(f.dataDir, "qa-sandbox", "r-*"))
+	for _, dir := range dirs {
+		if !fileExists(filepath.Join(dir, "closed")) {
+			open = sandboxHistory(t.Context(), cl, cl.Registry(mustParseAddr(t, f.tb.Registry())), f.fleetFixture, dir)
+		}
+	}
+	for _, want := range []string{"no run record at all", "ledger " + res.Name + " minted", "release error", "(mined past)", "owned by " + res.Owner, "sponsor nonce mined 0x"} {
+		if !strings.Contains(open, want) {
+			t.Errorf("the open sandbox's history does not say %q: %s", want, open)
+		}
+	}
 	if !strings.Contains(out, "r-20200101-000000-dead01  run record closed") {
 		t.Errorf("the dead run's record was not closed:\n%s", out)
 	}
@@ -345,7 +367,7 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 	dirs, _ := filepath.Glob(filepath.Join(f.dataDir, "qa-sandbox", "r-*"))
 	for _, dir := range dirs {
 		if _, err := os.Stat(filepath.Join(dir, "closed")); err != nil {
-			t.Errorf("history: sandbox %s not closed", filepath.Base(dir))
+			t.Errorf("history: sandbox %s not closed: %s", filepath.Base(dir), sandboxHistory(ctx, cl, reg, f, dir))
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "ledger.json"))
 		var ledger []sandbox.LedgerEntry
@@ -386,6 +408,97 @@ func checkHistory(t *testing.T, f *fleetFixture) history {
 		}
 	}
 	return h
+}
+
+// sandboxHistory says why a sandbox may have been left open: the run's
+// record (none at all: the run failed before it had one; else its outcome,
+// its end and the footer's summary, which says "cleanup failed: ..." when
+// the run's own cleanup failed, and the harness error), whether a process
+// still holds its lock, each ledger entry (state, release error and
+// attempts, funding and mint nonces and whether each has been mined past,
+// the name's owner now), each key's balance, and the sponsor's mined and
+// pending nonces (a funding noted at a nonce the node never took keeps its
+// run open until the sponsor sends again).
+func sandboxHistory(ctx context.Context, cl *chain.Client, reg *chain.Registry, f *fleetFixture, dir string) string {
+	var why []string
+	id := filepath.Base(dir)
+	rec, err := trajectory.ReadAll(filepath.Join(f.dataDir, trajectory.RunsDir, id+".jsonl"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = append(why, "no run record at all")
+	case err != nil:
+		why = append(why, fmt.Sprintf("run record unreadable: %v", err))
+	case rec.Footer == nil:
+		why = append(why, fmt.Sprintf("%s run started %s, its record has no footer", rec.Header.Specialist, rec.Header.StartedAt.UTC().Format("15:04:05.000")))
+	default:
+		s := fmt.Sprintf("%s run %s, started %s, ended %s, summary %q", rec.Header.Specialist, rec.Footer.Outcome,
+			rec.Header.StartedAt.UTC().Format("15:04:05.000"), rec.Footer.EndedAt.UTC().Format("15:04:05.000"), rec.Footer.FinalSummary)
+		if rec.Footer.HarnessError != "" {
+			s += fmt.Sprintf(", harness error %q", rec.Footer.HarnessError)
+		}
+		why = append(why, s)
+	}
+	if sandbox.Live(filepath.Dir(dir), id) {
+		why = append(why, "its lock is held by a live process")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ledger.json"))
+	var ledger []sandbox.LedgerEntry
+	if err == nil {
+		err = json.Unmarshal(b, &ledger)
+	}
+	if err != nil {
+		why = append(why, fmt.Sprintf("ledger: %v", err))
+	}
+	if len(ledger) == 0 {
+		why = append(why, "ledger empty")
+	}
+	sponsor := f.dn.Sponsor.Address()
+	settled := func(from fleet.Address, n uint64) string {
+		ok, err := cl.NonceSettled(ctx, from, n)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("(%v)", err)
+		case ok:
+			return "(mined past)"
+		}
+		return "(NOT mined past)"
+	}
+	for _, e := range ledger {
+		s := fmt.Sprintf("ledger %s %s (at %s, key %s %s)", e.Name, e.State, e.At.UTC().Format("15:04:05.000"), e.KeyFile, e.Owner)
+		if e.ReleaseError != "" || e.ReleaseAttempts > 0 {
+			s += fmt.Sprintf(", release error %q after %d attempts", e.ReleaseError, e.ReleaseAttempts)
+		}
+		if e.FundingNonce != nil {
+			s += fmt.Sprintf(", funding sponsor nonce %d %s", *e.FundingNonce, settled(sponsor, *e.FundingNonce))
+		}
+		if a, aerr := fleet.ParseAddress(e.Owner); aerr == nil && e.MintNonce != nil {
+			s += fmt.Sprintf(", mint nonce %d %s", *e.MintNonce, settled(a, *e.MintNonce))
+		}
+		if owner, err := reg.OwnerOf(ctx, e.Name); err != nil {
+			s += fmt.Sprintf(", owner unknown (%v)", err)
+		} else {
+			s += ", owned by " + owner.String()
+		}
+		why = append(why, s)
+	}
+	keys, _ := filepath.Glob(filepath.Join(dir, "keys", "*.key"))
+	for _, kf := range keys {
+		if k, err := chain.LoadKey(kf); err != nil {
+			why = append(why, fmt.Sprintf("key %s: %v", filepath.Base(kf), err))
+		} else {
+			bal, err := cl.Balance(ctx, k.Address())
+			why = append(why, fmt.Sprintf("key %s %s holds %v wei (%v)", filepath.Base(kf), k.Address(), bal, err))
+		}
+	}
+	var mined, pending string
+	if raw, err := gethCall(f.dn.Info.RPC, "eth_getTransactionCount", sponsor.String(), "latest"); err == nil {
+		json.Unmarshal(raw, &mined)
+	}
+	if raw, err := gethCall(f.dn.Info.RPC, "eth_getTransactionCount", sponsor.String(), "pending"); err == nil {
+		json.Unmarshal(raw, &pending)
+	}
+	why = append(why, fmt.Sprintf("sponsor nonce mined %s, pending %s", mined, pending))
+	return strings.Join(why, "; ")
 }
 
 // keyHistory says what tells a funding that landed late from a sweep
