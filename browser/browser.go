@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/crawl"
@@ -481,6 +482,9 @@ const submitGrace = 2 * time.Second
 type flight struct {
 	frame  cdp.FrameID
 	loader cdp.LoaderID
+	// worker is the dedicated worker whose session reported the request
+	// (workers.go): it ends when that worker goes.
+	worker target.ID
 }
 
 // endFlights ends the requests in flight from frame (any frame when frame
@@ -518,13 +522,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (r *recorder) on(ev any) {
+// on records an event of the tab.
+func (r *recorder) on(ev any) { r.record("", ev) }
+
+// record records an event of the tab (worker "") or of a dedicated
+// worker's session (workers.go: only its network events come here).
+func (r *recorder) record(worker target.ID, ev any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.active()
-		r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID}
+		r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, worker: worker}
 		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
 			r.submitDoc = e.RequestID
 			r.loaded = false // the old page's load is not the result's
@@ -581,7 +590,7 @@ func (r *recorder) on(ev any) {
 		// that ended before would close the tab on a socket the site has
 		// not yet seen.
 		r.active()
-		r.inflight[e.RequestID] = flight{}
+		r.inflight[e.RequestID] = flight{worker: worker}
 		if len(r.out.Requests) < maxRequests {
 			rq := crawl.Request{URL: e.URL, Method: "GET", Type: "websocket"}
 			if r.allow(wsAsHTTP(e.URL)) != nil {
@@ -599,6 +608,8 @@ func (r *recorder) on(ev any) {
 		r.end(e.RequestID)
 	case *network.EventWebSocketFrameError:
 		r.end(e.RequestID)
+	case *target.EventTargetDestroyed:
+		r.workerGone(e.TargetID)
 	case *page.EventFrameDetached:
 		r.active()
 		r.endFlights(e.FrameID, "")
@@ -803,11 +814,18 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	defer func() { out.Elapsed = time.Since(start) }()
 
 	tctx, tcancel := chromedp.NewContext(b.bctx)
+	var ws *workers // the tab's dedicated workers' sessions (workers.go)
 	// Closing a tab waits for Chromium to drop it (up to half a second):
 	// done in the background, and Close waits for every one.
 	defer func() {
 		b.closing.Add(1)
-		go func() { defer b.closing.Done(); tcancel() }()
+		go func() {
+			defer b.closing.Done()
+			if ws != nil {
+				ws.close()
+			}
+			tcancel()
+		}()
 	}()
 	if sess != nil {
 		// What the signed-in pages set in the cookie jar goes with them:
@@ -884,6 +902,20 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	}
 	if err != nil {
 		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
+	}
+	// The page's dedicated workers' requests are the page's: followed on
+	// sessions of their own from their start (workers.go).
+	wdone, wstop := context.WithCancel(tctx)
+	defer wstop()
+	ws = &workers{rec: rec, tab: tctx, done: wdone}
+	wctx, wcancel := context.WithDeadline(ctx, tabBy)
+	err = ws.watch(wctx)
+	wcancel()
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if err != nil {
+		return out, fmt.Errorf("render %s: set up the tab: watch its workers: %w", rawURL, err)
 	}
 
 	// The page's budget, on the tab's context (commands need it) and ended

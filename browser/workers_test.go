@@ -1,0 +1,166 @@
+package browser
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qafleet/fleetd/crawl"
+)
+
+// workerSite serves pages that start dedicated workers, and records which
+// of the workers' requests arrived. /hang answers when the test ends.
+type workerSite struct {
+	p       *platform
+	mu      sync.Mutex
+	arrived []string
+	done    chan struct{}
+}
+
+func newWorkerSite(t *testing.T, pages map[string]string) (*workerSite, string) {
+	t.Helper()
+	ws := &workerSite{p: &platform{pages: pages}, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.Handle("/", ws.p)
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
+		ws.mu.Lock()
+		ws.arrived = append(ws.arrived, r.URL.RawQuery)
+		ws.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("data"))
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-ws.done:
+		}
+	})
+	s := serve(t, mux)
+	t.Cleanup(func() { close(ws.done) }) // before the server closes (cleanups run last first)
+	return ws, s.URL
+}
+
+func (ws *workerSite) seen() []string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return slices.Clone(ws.arrived)
+}
+
+// notSettledNote returns the render's note saying it ran to its budget.
+func notSettledNote(r crawl.Rendered) string {
+	for _, n := range r.Notes {
+		if strings.Contains(n, "did not settle") {
+			return n
+		}
+	}
+	return ""
+}
+
+// TestWorkerPagesSettle: a page whose dedicated workers (a script's, a
+// blob's, a module's with an import, one a worker started) fetch and
+// post back settles once their requests have ended, long before its page
+// budget; their requests are the page's (Rendered.Requests). It used to
+// run to the budget: the worker's script request never ended for the tab
+// ("1 requests were still in flight").
+func TestWorkerPagesSettle(t *testing.T) {
+	ws, origin := newWorkerSite(t, map[string]string{
+		"/": `<!doctype html><html><body><p id=out>waiting</p><script>
+const w = new Worker('/w.js');
+w.onmessage = e => { document.getElementById('out').textContent = e.data; };
+new Worker(URL.createObjectURL(new Blob(["fetch('/data?blob').catch(() => {});"])));
+new Worker('/m.js', {type: 'module'});
+</script></body></html>`,
+		"/w.js":      `fetch('/data?classic').then(r => r.text()).then(t => { postMessage('the worker read ' + t); new Worker('/nested.js'); });`,
+		"/nested.js": `fetch('/data?nested').catch(() => {});`,
+		"/m.js":      `import {x} from '/dep.js'; fetch('/data?module' + x).catch(() => {});`,
+		"/dep.js":    `export const x = 1;`,
+	})
+	const budget = 16 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 300 * time.Millisecond})
+	render(t, b, origin+"/dep.js") // the browser starts outside the timed render
+	start := time.Now()
+	r := render(t, b, origin+"/")
+	wall := time.Since(start)
+	if !r.Settled || notSettledNote(r) != "" || r.Elapsed >= budget/2 {
+		t.Fatalf("settled %v after %s (wall %s, budget %s): want settled within half the budget; notes %q, requests %+v",
+			r.Settled, r.Elapsed.Round(time.Millisecond), wall.Round(time.Millisecond), budget, r.Notes, r.Requests)
+	}
+	// Settled means the workers' requests ended: each reached the site
+	// before the render ended, and the first worker's answer is in the DOM.
+	got := ws.seen()
+	for _, q := range []string{"classic", "blob", "module1", "nested"} {
+		if !slices.Contains(got, q) {
+			t.Errorf("the worker's /data?%s had not arrived when the render settled (arrived: %q; requests %+v)", q, got, r.Requests)
+		}
+	}
+	if !strings.Contains(r.HTML, "the worker read data") {
+		t.Errorf("the worker's message is not in the rendered DOM: %.300s", r.HTML)
+	}
+	for _, u := range []string{origin + "/w.js", origin + "/data?classic", origin + "/nested.js", origin + "/data?nested", origin + "/dep.js"} {
+		i := slices.IndexFunc(r.Requests, func(q crawl.Request) bool { return q.URL == u })
+		if i < 0 || r.Requests[i].Status != 200 {
+			t.Errorf("request %s not reported with status 200: %+v", u, r.Requests)
+		}
+	}
+}
+
+// TestWorkerRequestHoldsThePage: a worker's request that never ends keeps
+// the page unsettled to its budget, with the note that says so.
+func TestWorkerRequestHoldsThePage(t *testing.T) {
+	_, origin := newWorkerSite(t, map[string]string{
+		"/":        `<!doctype html><html><body><p>x</p><script>new Worker('/slow.js');</script></body></html>`,
+		"/slow.js": `fetch('/data?before').then(() => fetch('/hang')).catch(() => {});`,
+	})
+	const budget = 4 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 200 * time.Millisecond})
+	r := render(t, b, origin+"/")
+	if r.Settled || !strings.Contains(notSettledNote(r), "1 requests were still in flight") || r.Elapsed < budget-domReserve {
+		t.Fatalf("settled %v after %s (budget %s), notes %q: want the worker's open request to hold the page to its budget",
+			r.Settled, r.Elapsed.Round(time.Millisecond), budget, r.Notes)
+	}
+}
+
+// TestWorkerWritesHeldAtObserve: at observe (nil Config.Write and a Write
+// that refuses) a dedicated worker's write is held by the tab's fence, the
+// worker's page still settles before its budget, and a shared worker's
+// write is held by the proxy: none reaches the site.
+func TestWorkerWritesHeldAtObserve(t *testing.T) {
+	ws, origin := newWorkerSite(t, map[string]string{
+		"/": `<!doctype html><html><body><p>x</p><script>
+new Worker('/w.js');
+try { new SharedWorker('/shared.js'); } catch (e) {}
+</script></body></html>`,
+		"/w.js":      `fetch('/w/dedicated', {method: 'POST', body: 'x'}).catch(() => {}).finally(() => fetch('/data?after-write'));`,
+		"/shared.js": `fetch('/w/shared', {method: 'POST', body: 'x'}).catch(() => {});`,
+	})
+	log := &writeLog{}
+	log.readOnly.Store(true)
+	const budget = 16 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 300 * time.Millisecond, Write: log.write})
+	r, err := b.Render(context.Background(), origin+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Settled || r.Elapsed >= budget/2 || !slices.Contains(ws.seen(), "after-write") {
+		t.Errorf("settled %v after %s (budget %s), arrived %q; notes %q: want the page settled once the worker's held write and its next request ended",
+			r.Settled, r.Elapsed.Round(time.Millisecond), budget, ws.seen(), r.Notes)
+	}
+	// The shared worker runs apart from the page: waited for.
+	want := []string{"POST " + origin + "/w/dedicated", "POST " + origin + "/w/shared"}
+	if missing := waitHeld(log, 0, want, 20*time.Second); len(missing) > 0 {
+		t.Errorf("writes %q were not held (asked:\n%s)", missing, log.decisions())
+	}
+	if !strings.Contains(log.decisions(), "page POST "+origin+"/w/dedicated: held") {
+		t.Errorf("the dedicated worker's write was not held by the tab's fence:\n%s", log.decisions())
+	}
+	if got := ws.p.arrived(); len(got) > 0 {
+		t.Errorf("writes reached the site at observe: %q", got)
+	}
+	if sent, _ := log.lists(); len(sent) > 0 {
+		t.Errorf("writes sent at observe: %q", sent)
+	}
+}
