@@ -440,6 +440,9 @@ type recorder struct {
 	submittedAt time.Time
 	submitDoc   network.RequestID
 	created     func(Write, string)
+	// apart are the script requests of shared and service workers the
+	// page started (workers.go): not waited for.
+	apart map[network.RequestID]bool
 	// session is a signed-in render's (RenderAs), nil otherwise;
 	// signOuts counts the sign-out requests it failed.
 	session  *Session
@@ -533,7 +536,9 @@ func (r *recorder) record(worker target.ID, ev any) {
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.active()
-		r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, worker: worker}
+		if !r.apart[e.RequestID] {
+			r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, worker: worker}
+		}
 		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
 			r.submitDoc = e.RequestID
 			r.loaded = false // the old page's load is not the result's
@@ -608,6 +613,10 @@ func (r *recorder) record(worker target.ID, ev any) {
 		r.end(e.RequestID)
 	case *network.EventWebSocketFrameError:
 		r.end(e.RequestID)
+	case *target.EventTargetCreated:
+		r.runsApart(e.TargetInfo)
+	case *target.EventTargetInfoChanged:
+		r.runsApart(e.TargetInfo)
 	case *target.EventTargetDestroyed:
 		r.workerGone(e.TargetID)
 	case *page.EventFrameDetached:
@@ -839,7 +848,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 			}
 		}()
 	}
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, apart: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.

@@ -31,8 +31,12 @@ import (
 // run. Its requests, its script's end included, reach the recorder from
 // the first. The write fences are unchanged: a worker's requests are paused
 // by the tab's Fetch domain like the tab's own (Browser.decide), and the
-// proxy fences everything else. Shared and service workers are not the
-// page's: they run apart and are fenced by the proxy alone.
+// proxy fences everything else.
+//
+// Shared and service workers are not the page's: they outlive it and are
+// fenced by the proxy alone. The tab sees their script requests start too
+// (their ids their target ids, the target announced first) and never end:
+// the page does not wait for them (recorder.runsApart).
 type workers struct {
 	rec  *recorder
 	tab  context.Context // the tab's chromedp context: the parent of our sessions
@@ -204,4 +208,18 @@ func (r *recorder) workerLost(id target.ID, err error) {
 	}
 	r.workerGone(id)
 	add(&r.out.Notes, fmt.Sprintf("a dedicated worker's requests were not followed (%v)", err))
+}
+
+// runsApart marks the script request of a shared or service worker (its
+// id the worker's target id) as not the page's: its end is reported to the
+// worker alone, which outlives the page.
+func (r *recorder) runsApart(info *target.Info) {
+	if info == nil || info.Type != "shared_worker" && info.Type != "service_worker" {
+		return
+	}
+	id := network.RequestID(info.TargetID)
+	if len(r.apart) < maxRequests {
+		r.apart[id] = true
+	}
+	delete(r.inflight, id)
 }

@@ -71,7 +71,7 @@ func TestWorkerPagesSettle(t *testing.T) {
 		"/": `<!doctype html><html><body><p id=out>waiting</p><script>
 const w = new Worker('/w.js');
 w.onmessage = e => { document.getElementById('out').textContent = e.data; };
-new Worker(URL.createObjectURL(new Blob(["fetch('/data?blob').catch(() => {});"])));
+new Worker(URL.createObjectURL(new Blob(["fetch('" + location.origin + "/data?blob').catch(() => {});"])));
 new Worker('/m.js', {type: 'module'});
 </script></body></html>`,
 		"/w.js":      `fetch('/data?classic').then(r => r.text()).then(t => { postMessage('the worker read ' + t); new Worker('/nested.js'); });`,
