@@ -440,9 +440,11 @@ type recorder struct {
 	submittedAt time.Time
 	submitDoc   network.RequestID
 	created     func(Write, string)
-	// apart are the script requests of shared and service workers the
-	// page started (workers.go): not waited for.
-	apart map[network.RequestID]bool
+	// workers are the page's dedicated workers' target ids, the ids of
+	// their script requests; apart, shared and service workers' (not the
+	// page's requests). workers.go.
+	workers map[network.RequestID]bool
+	apart   map[network.RequestID]bool
 	// session is a signed-in render's (RenderAs), nil otherwise;
 	// signOuts counts the sign-out requests it failed.
 	session  *Session
@@ -485,9 +487,9 @@ const submitGrace = 2 * time.Second
 type flight struct {
 	frame  cdp.FrameID
 	loader cdp.LoaderID
-	// worker is the dedicated worker whose session reported the request
-	// (workers.go): it ends when that worker goes.
-	worker target.ID
+	// fetch: followed by the Fetch domain, not the tab's Network domain
+	// (a dedicated worker's request or script: workers.go).
+	fetch bool
 }
 
 // endFlights ends the requests in flight from frame (any frame when frame
@@ -525,19 +527,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// on records an event of the tab.
-func (r *recorder) on(ev any) { r.record("", ev) }
-
-// record records an event of the tab (worker "") or of a dedicated
-// worker's session (workers.go: only its network events come here).
-func (r *recorder) record(worker target.ID, ev any) {
+func (r *recorder) on(ev any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.active()
 		if !r.apart[e.RequestID] {
-			r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, worker: worker}
+			r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, fetch: r.workers[e.RequestID]}
 		}
 		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
 			r.submitDoc = e.RequestID
@@ -595,7 +592,7 @@ func (r *recorder) record(worker target.ID, ev any) {
 		// that ended before would close the tab on a socket the site has
 		// not yet seen.
 		r.active()
-		r.inflight[e.RequestID] = flight{worker: worker}
+		r.inflight[e.RequestID] = flight{}
 		if len(r.out.Requests) < maxRequests {
 			rq := crawl.Request{URL: e.URL, Method: "GET", Type: "websocket"}
 			if r.allow(wsAsHTTP(e.URL)) != nil {
@@ -614,9 +611,11 @@ func (r *recorder) record(worker target.ID, ev any) {
 	case *network.EventWebSocketFrameError:
 		r.end(e.RequestID)
 	case *target.EventTargetCreated:
-		r.runsApart(e.TargetInfo)
+		r.targetSeen(e.TargetInfo)
 	case *target.EventTargetInfoChanged:
-		r.runsApart(e.TargetInfo)
+		r.targetSeen(e.TargetInfo)
+	case *target.EventAttachedToTarget:
+		r.workerStarted(e.TargetInfo)
 	case *target.EventTargetDestroyed:
 		r.workerGone(e.TargetID)
 	case *page.EventFrameDetached:
@@ -823,18 +822,11 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	defer func() { out.Elapsed = time.Since(start) }()
 
 	tctx, tcancel := chromedp.NewContext(b.bctx)
-	var ws *workers // the tab's dedicated workers' sessions (workers.go)
 	// Closing a tab waits for Chromium to drop it (up to half a second):
 	// done in the background, and Close waits for every one.
 	defer func() {
 		b.closing.Add(1)
-		go func() {
-			defer b.closing.Done()
-			if ws != nil {
-				ws.close()
-			}
-			tcancel()
-		}()
+		go func() { defer b.closing.Done(); tcancel() }()
 	}()
 	if sess != nil {
 		// What the signed-in pages set in the cookie jar goes with them:
@@ -848,7 +840,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 			}
 		}()
 	}
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, apart: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, workers: map[network.RequestID]bool{}, apart: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.
@@ -911,20 +903,6 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	}
 	if err != nil {
 		return out, fmt.Errorf("render %s: set up the tab: %w", rawURL, err)
-	}
-	// The page's dedicated workers' requests are the page's: followed on
-	// sessions of their own from their start (workers.go).
-	wdone, wstop := context.WithCancel(tctx)
-	defer wstop()
-	ws = &workers{rec: rec, tab: tctx, done: wdone}
-	wctx, wcancel := context.WithDeadline(ctx, tabBy)
-	err = ws.watch(wctx)
-	wcancel()
-	if ctx.Err() != nil {
-		return out, ctx.Err()
-	}
-	if err != nil {
-		return out, fmt.Errorf("render %s: set up the tab: watch its workers: %w", rawURL, err)
 	}
 
 	// The page's budget, on the tab's context (commands need it) and ended
@@ -1068,6 +1046,16 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	if ev.Request == nil {
 		return
 	}
+	if atResponse(ev) {
+		// A request followed by the Fetch domain (workers.go) answered:
+		// decided at its request stage already.
+		rec.followAnswered(ev, "")
+		cctx, cancel := context.WithTimeout(hctx, 5*time.Second)
+		defer cancel()
+		chromedp.Call(cctx, fetch.ContinueResponse, fetch.ContinueResponseParams{RequestID: ev.RequestID})
+		return
+	}
+	follow := rec.followPaused(ev)
 	err := b.cfg.Allow(ev.Request.URL)
 	signOut := false
 	if err == nil && rec.session != nil && rec.session.refused(ev.Request.URL) {
@@ -1096,11 +1084,17 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	defer cancel()
 	if err == nil {
 		cont := fetch.ContinueRequestParams{RequestID: ev.RequestID}
+		if follow {
+			cont.InterceptResponse = ptr(true)
+		}
 		if rec.session != nil && rec.session.covers(ev.Request.URL) {
 			cont.Headers = rec.session.headers(ev.Request.Headers)
 		}
 		chromedp.Call(cctx, fetch.ContinueRequest, cont)
 		return
+	}
+	if follow {
+		rec.followAnswered(ev, "blocked: "+string(network.ErrorReasonBlockedByClient))
 	}
 	rec.mu.Lock()
 	switch {

@@ -1,225 +1,164 @@
 package browser
 
 import (
-	"context"
-	"fmt"
-	"sync"
-	"time"
+	"strings"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/css"
-	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
-	"github.com/chromedp/chromedp"
+	"github.com/qafleet/fleetd/crawl"
 )
 
-// A page's dedicated workers make requests the tab does not see end.
+// A page's dedicated workers make requests whose end the tab does not see.
 // Chromium reports a worker's script request to the tab (requestWillBeSent,
 // its id the worker's target id) but its end, and every request of the
-// worker itself, only to the worker's own DevTools session; chromedp
-// auto-attaches the tab's workers without enabling anything on them and
-// drops their sessions' messages. So a page that started a Worker never
-// settled: it ran to its page budget.
+// worker itself, only to the worker's own DevTools session, which chromedp
+// auto-attaches with nothing enabled and whose messages it drops. So a page
+// that started a Worker never settled: it ran to its page budget.
 //
-// workers watches a tab's dedicated workers so that their requests count
-// as the page's: a second session to the tab auto-attaches each one paused
-// before it runs (waitForDebuggerOnStart, for type "worker" only: frames
-// are left as they were), attaches a session of ours to it with Network
-// enabled, asks the same of the worker's own workers, and only then lets it
-// run. Its requests, its script's end included, reach the recorder from
-// the first. The write fences are unchanged: a worker's requests are paused
-// by the tab's Fetch domain like the tab's own (Browser.decide), and the
-// proxy fences everything else.
+// The tab's Fetch domain pauses all those requests all the same (a
+// worker's fetch, its imports, a nested worker's script): that is where
+// they are followed. A request the tab's Network domain did not announce,
+// or a worker's script, is in flight from its pause until the Fetch domain
+// pauses it again at its response (Fetch.continueRequest with
+// interceptResponse: its status, or the error it failed with), or until it
+// is failed by the fences, its worker goes (its target destroyed) or a top
+// navigation. A worker's script also ends when the worker is attached (it
+// runs, so its script has loaded: a blob: worker's script is never paused).
 //
-// Shared and service workers are not the page's: they outlive it and are
-// fenced by the proxy alone. The tab sees their script requests start too
-// (their ids their target ids, the target announced first) and never end:
-// the page does not wait for them (recorder.runsApart).
-type workers struct {
-	rec  *recorder
-	tab  context.Context // the tab's chromedp context: the parent of our sessions
-	done context.Context // ends with the render
+// Following them on sessions of their own was tried and refused: a session
+// of ours with Network on a running worker takes its requests off the tab's
+// Fetch domain (and a worker has no Fetch domain), so the fences would have
+// lost them; and pausing workers at their start (waitForDebuggerOnStart)
+// also pauses the page's service workers, for good.
+//
+// What this does not follow: a worker's WebSocket (the Fetch domain does
+// not pause handshakes: the proxy fences them) and a response body after
+// its headers (a worker's streamed response counts as ended at them).
+//
+// Shared and service workers are not the page's: they outlive it, and their
+// requests are not paused by the tab; the proxy alone fences them. The tab
+// sees their script requests start too (their ids their target ids, the
+// target announced first) and never end: the page does not wait for them
+// (recorder.runsApart).
 
-	mu      sync.Mutex
-	closed  bool
-	wg      sync.WaitGroup
-	cancels []context.CancelFunc
-	seen    map[target.ID]bool
-}
-
-// workerBudget bounds attaching to one worker and letting it run: machine
-// time, like the tab's set-up.
-const workerBudget = 10 * time.Second
-
-// workerFilter auto-attaches dedicated workers only.
-var workerFilter = target.Filter{{Type: "worker"}, {Exclude: true}}
-
-// watch opens the second session to the tab and asks it to pause the tab's
-// dedicated workers at their start, before the page is navigated.
-func (w *workers) watch(ctx context.Context) error {
-	c := chromedp.FromContext(w.tab)
-	if c == nil || c.Target == nil {
-		return fmt.Errorf("no tab to watch")
-	}
-	sctx, cancel := chromedp.NewContext(w.tab, chromedp.WithTargetID(c.Target.TargetID), chromedp.WithDetachOnCancel(),
-		chromedp.WithListener(w.attached))
-	w.keep(cancel)
-	return w.bounded(ctx, sctx, func(ctx context.Context) error {
-		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			// Only the worker events are wanted here: the tab's session
-			// reports the rest.
-			for _, c := range []cdp.Command[cdp.Empty, cdp.Empty]{network.Disable, dom.Disable, css.Disable} {
-				if _, err := cdp.Call(ctx, t, c, cdp.Empty{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})); err != nil {
-			return err
-		}
-		_, err := chromedp.Call(ctx, target.SetAutoAttach, target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true), Filter: workerFilter})
-		return err
-	})
-}
-
-// bounded runs f on session ctx sctx (its first call attaches it) within
-// workerBudget, ctx and the render.
-func (w *workers) bounded(ctx, sctx context.Context, f func(ctx context.Context) error) error {
-	// The first command attaches the session, whose listeners live as long
-	// as the context of that command: sctx itself, ended by the render.
-	errc := make(chan error, 1)
-	go func() { errc <- chromedp.Do(sctx) }()
-	timer := time.NewTimer(workerBudget)
-	defer timer.Stop()
-	select {
-	case err := <-errc:
-		if err != nil {
-			return err
-		}
-	case <-timer.C:
-		return fmt.Errorf("no session within %s", workerBudget)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.done.Done():
-		return w.done.Err()
-	}
-	cctx, cancel := context.WithTimeout(sctx, workerBudget)
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
-	defer context.AfterFunc(w.done, cancel)()
-	return f(cctx)
-}
-
-// attached hears a session's events (the tab's second session's or a
-// worker's): a dedicated worker that waits for us is attached to, apart
-// (a listener may not send commands).
-func (w *workers) attached(ev any) {
-	e, ok := ev.(*target.EventAttachedToTarget)
-	if !ok || e.TargetInfo == nil || e.TargetInfo.Type != "worker" || !e.WaitingForDebugger {
+// targetSeen notes what a target announced to the tab means for the page's
+// requests: a dedicated worker's id names its script request; a shared or
+// service worker's names a script request that is not the page's.
+func (r *recorder) targetSeen(info *target.Info) {
+	if info == nil {
 		return
 	}
-	id := e.TargetInfo.TargetID
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed || w.seen[id] {
+	id := network.RequestID(info.TargetID)
+	switch info.Type {
+	case "worker":
+		if len(r.workers) < maxRequests {
+			r.workers[id] = true
+		}
+		if f, ok := r.inflight[id]; ok {
+			f.fetch = true // announced before its target: now known a worker's script
+			r.inflight[id] = f
+		}
+	case "shared_worker", "service_worker":
+		if len(r.apart) < maxRequests {
+			r.apart[id] = true
+		}
+		delete(r.inflight, id)
+	}
+}
+
+// workerStarted ends a dedicated worker's script request: the worker runs.
+func (r *recorder) workerStarted(info *target.Info) {
+	if info == nil || info.Type != "worker" {
 		return
 	}
-	if w.seen == nil {
-		w.seen = map[target.ID]bool{}
-	}
-	w.seen[id] = true
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		if err := w.run(id); err != nil && w.done.Err() == nil {
-			w.rec.workerLost(id, err)
-		}
-	}()
-}
-
-// run attaches a session of ours to the paused worker id, its network
-// events going to the recorder, asks it to pause its own workers likewise,
-// and lets it run.
-func (w *workers) run(id target.ID) error {
-	events := w.rec.worker(id)
-	wctx, cancel := chromedp.NewContext(w.tab, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
-		chromedp.WithListener(func(ev any) { events(ev); w.attached(ev) }))
-	w.keep(cancel)
-	return w.bounded(w.done, wctx, func(ctx context.Context) error {
-		// A worker that cannot have workers of its own refuses: it runs
-		// all the same.
-		chromedp.Call(ctx, target.SetAutoAttach, target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true), Filter: workerFilter})
-		_, err := chromedp.Call(ctx, runtime.RunIfWaitingForDebugger, cdp.Empty{})
-		return err
-	})
-}
-
-func (w *workers) keep(cancel context.CancelFunc) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cancels = append(w.cancels, cancel)
-}
-
-// close waits for the attaches under way (w.done has ended) and detaches
-// our sessions, workers first: the tab closes after.
-func (w *workers) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.wg.Wait()
-	for i := len(w.cancels) - 1; i >= 0; i-- {
-		w.cancels[i]()
+	if _, ok := r.inflight[network.RequestID(info.TargetID)]; ok {
+		r.end(network.RequestID(info.TargetID))
 	}
 }
 
-// worker returns the recorder's hearing of worker id's session: its
-// network events, the requests of that worker.
-func (r *recorder) worker(id target.ID) func(ev any) {
-	return func(ev any) {
-		switch ev.(type) {
-		case *network.EventRequestWillBeSent, *network.EventResponseReceived, *network.EventLoadingFinished, *network.EventLoadingFailed,
-			*network.EventWebSocketCreated, *network.EventWebSocketHandshakeResponseReceived, *network.EventWebSocketClosed, *network.EventWebSocketFrameError:
-			r.record(id, ev)
-		}
-	}
-}
-
-// workerGone ends the requests of a worker that went (its target
-// destroyed), its script's included (the request whose id is the worker's
-// target id): a worker terminated or failed to load reports no more.
+// workerGone ends a dedicated worker's script request and, as the tab
+// cannot tell which worker sent which, every request followed by the Fetch
+// domain: a terminated worker's requests get no response.
 func (r *recorder) workerGone(id target.ID) {
+	if !r.workers[network.RequestID(id)] {
+		return
+	}
 	for rid, f := range r.inflight {
-		if f.worker == id || rid == network.RequestID(id) {
+		if f.fetch || rid == network.RequestID(id) {
 			r.active()
 			delete(r.inflight, rid)
 		}
 	}
 }
 
-// workerLost gives up on a worker whose session could not be set up: its
-// requests are not waited for, and the render says so.
-func (r *recorder) workerLost(id target.ID, err error) {
+// followPaused is called with each request the tab's Fetch domain pauses
+// at its request stage. It reports whether the request is one the tab's
+// Network domain will not end (a worker's, or a worker's script): then it
+// is in flight (and listed among the page's requests) until its response
+// is paused too (followAnswered), and the caller asks for that.
+func (r *recorder) followPaused(ev fetch.EventRequestPaused) bool {
+	id := followID(ev)
+	if ev.Request == nil {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.inflight[network.RequestID(id)]; !ok {
-		return // gone already (its page navigated away, or it failed to load)
+	_, flying := r.inflight[id]
+	_, listed := r.byID[id]
+	if !r.workers[id] && (flying || listed || r.own[id]) {
+		return false // the tab's: its Network domain ends it
 	}
-	r.workerGone(id)
-	add(&r.out.Notes, fmt.Sprintf("a dedicated worker's requests were not followed (%v)", err))
+	r.active()
+	r.inflight[id] = flight{fetch: true}
+	if !listed && len(r.out.Requests) < maxRequests {
+		r.byID[id] = len(r.out.Requests)
+		r.out.Requests = append(r.out.Requests, crawl.Request{URL: ev.Request.URL, Method: ev.Request.Method, Type: strings.ToLower(string(ev.ResourceType))})
+	}
+	return true
 }
 
-// runsApart marks the script request of a shared or service worker (its
-// id the worker's target id) as not the page's: its end is reported to the
-// worker alone, which outlives the page.
-func (r *recorder) runsApart(info *target.Info) {
-	if info == nil || info.Type != "shared_worker" && info.Type != "service_worker" {
+// followAnswered ends a followed request whose response (or error) the
+// Fetch domain paused, recording its status; failed, when the fences
+// failed it at its request stage, ends it with that.
+func (r *recorder) followAnswered(ev fetch.EventRequestPaused, failed string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := followID(ev)
+	if f, ok := r.inflight[id]; ok && f.fetch {
+		r.end(id)
+	}
+	// Only a followed request is paused at its response: its status is
+	// recorded even when it ended first (a worker's script, at the
+	// worker's attach).
+	i, ok := r.byID[id]
+	if !ok {
 		return
 	}
-	id := network.RequestID(info.TargetID)
-	if len(r.apart) < maxRequests {
-		r.apart[id] = true
+	rq := &r.out.Requests[i]
+	switch {
+	case failed != "":
+		rq.Failed, rq.Blocked = failed, true
+	case ev.ResponseErrorReason != "":
+		rq.Failed = string(ev.ResponseErrorReason)
+	default:
+		rq.Status = int(ev.ResponseStatusCode)
 	}
-	delete(r.inflight, id)
+}
+
+// atResponse reports whether ev pauses a response (or a response's error)
+// rather than a request.
+func atResponse(ev fetch.EventRequestPaused) bool {
+	return ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != ""
+}
+
+// followID is the id a followed request is known by: its Network id, or,
+// when no Network domain numbered it (a worker's request: the worker's own
+// session has Network off), the Fetch domain's id of it, which its
+// response's pause keeps.
+func followID(ev fetch.EventRequestPaused) network.RequestID {
+	if ev.NetworkID != "" {
+		return ev.NetworkID
+	}
+	return network.RequestID("fetch:" + string(ev.RequestID))
 }

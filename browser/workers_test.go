@@ -3,6 +3,8 @@ package browser
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -100,7 +102,9 @@ new Worker('/m.js', {type: 'module'});
 	if !strings.Contains(r.HTML, "the worker read data") {
 		t.Errorf("the worker's message is not in the rendered DOM: %.300s", r.HTML)
 	}
-	for _, u := range []string{origin + "/w.js", origin + "/data?classic", origin + "/nested.js", origin + "/data?nested", origin + "/dep.js"} {
+	// The workers' requests are the page's, with their status. (A nested
+	// worker's script is its parent worker's: the tab does not see it.)
+	for _, u := range []string{origin + "/w.js", origin + "/m.js", origin + "/dep.js", origin + "/data?classic", origin + "/data?module1", origin + "/data?nested", origin + "/data?blob"} {
 		i := slices.IndexFunc(r.Requests, func(q crawl.Request) bool { return q.URL == u })
 		if i < 0 || r.Requests[i].Status != 200 {
 			t.Errorf("request %s not reported with status 200: %+v", u, r.Requests)
@@ -162,5 +166,68 @@ try { new SharedWorker('/shared.js'); } catch (e) {}
 	}
 	if sent, _ := log.lists(); len(sent) > 0 {
 		t.Errorf("writes sent at observe: %q", sent)
+	}
+}
+
+// BenchmarkWorkerPage renders a page that starts a dedicated worker (which
+// fetches and posts back) beside the same page without the worker, in one
+// browser: the worker page's cost against its baseline; and, where Debian's
+// libjs-pdf is installed, pdf.js's own viewer (a page we did not write: it
+// starts pdf.worker.js and renders a PDF through it). Before workers.go a
+// worker page took its whole page budget. page-s/op is Rendered.Elapsed.
+func BenchmarkWorkerPage(b *testing.B) {
+	page := `<!doctype html><html><body><p id=out>waiting</p><script>
+%s
+</script></body></html>`
+	p := &platform{pages: map[string]string{
+		"/plain":  strings.Replace(page, "%s", `fetch('/data').then(r => r.text()).then(t => { document.getElementById('out').textContent = t; });`, 1),
+		"/worker": strings.Replace(page, "%s", `new Worker('/w.js').onmessage = e => { document.getElementById('out').textContent = e.data; };`, 1),
+		"/w.js":   `fetch('/data').then(r => r.text()).then(t => postMessage(t));`,
+	}}
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	const pdfjs, pdf = "/usr/share/javascript/pdf", "/usr/share/doc/libjs-pdf/examples/learning/helloworld.pdf"
+	mux.Handle("/pdfjs/", http.StripPrefix("/pdfjs", http.FileServer(http.Dir(pdfjs))))
+	mux.HandleFunc("/pdfjs/web/helloworld.pdf", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, pdf) })
+	s := httptest.NewServer(mux)
+	defer s.Close()
+	br, err := New(Config{Exec: mustFind(b), Allow: allowOnly(s.URL), Quiet: 300 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	if _, err := br.Render(context.Background(), s.URL+"/plain"); err != nil { // starts the browser
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, path, want string }{
+		{"plain", "/plain", ">ok<"},
+		{"worker", "/worker", ">ok<"},
+		// pdf.js's viewer: the worker parses the PDF, the page draws it.
+		{"pdfjs-viewer", "/pdfjs/web/viewer.html?file=helloworld.pdf", `data-loaded="true"`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if strings.HasPrefix(c.path, "/pdfjs/") {
+				if _, err := os.Stat(pdf); err != nil {
+					b.Skipf("pdf.js's viewer is not installed (apt-get install libjs-pdf): %v", err)
+				}
+			}
+			var page time.Duration
+			settled := 0
+			for b.Loop() {
+				r, err := br.Render(context.Background(), s.URL+c.path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !strings.Contains(r.HTML, c.want) {
+					b.Fatalf("%q is not in the rendered DOM (notes %q): %.300s", c.want, r.Notes, r.HTML)
+				}
+				page += r.Elapsed
+				if r.Settled {
+					settled++
+				}
+			}
+			b.ReportMetric(page.Seconds()/float64(b.N), "page-s/op")
+			b.ReportMetric(float64(settled)/float64(b.N), "settled/op")
+		})
 	}
 }
