@@ -173,8 +173,12 @@ try { new SharedWorker('/shared.js'); } catch (e) {}
 // fetches and posts back) beside the same page without the worker, in one
 // browser: the worker page's cost against its baseline; and, where Debian's
 // libjs-pdf is installed, pdf.js's own viewer (a page we did not write: it
-// starts pdf.worker.js and renders a PDF through it). Before workers.go a
-// worker page took its whole page budget. page-s/op is Rendered.Elapsed.
+// starts pdf.worker.js, which parses the PDF). Before workers.go a worker
+// page took its whole page budget. page-s/op is Rendered.Elapsed; done/op
+// the share of renders whose DOM holds the page's result (the worker's
+// answer; pdf.js's first page view, which needs the worker to have parsed
+// the PDF: a worker's computing is no activity, and a page quiet for
+// Config.Quiet meanwhile settles without it).
 func BenchmarkWorkerPage(b *testing.B) {
 	page := `<!doctype html><html><body><p id=out>waiting</p><script>
 %s
@@ -191,7 +195,7 @@ func BenchmarkWorkerPage(b *testing.B) {
 	mux.HandleFunc("/pdfjs/web/helloworld.pdf", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, pdf) })
 	s := httptest.NewServer(mux)
 	defer s.Close()
-	br, err := New(Config{Exec: mustFind(b), Allow: allowOnly(s.URL), Quiet: 300 * time.Millisecond})
+	br, err := New(Config{Exec: mustFind(b), Allow: allowOnly(s.URL)}) // DefaultQuiet, DefaultPageTimeout
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -202,8 +206,8 @@ func BenchmarkWorkerPage(b *testing.B) {
 	for _, c := range []struct{ name, path, want string }{
 		{"plain", "/plain", ">ok<"},
 		{"worker", "/worker", ">ok<"},
-		// pdf.js's viewer: the worker parses the PDF, the page draws it.
-		{"pdfjs-viewer", "/pdfjs/web/viewer.html?file=helloworld.pdf", `data-loaded="true"`},
+		// pdf.js's viewer: its page views exist once the worker parsed the PDF.
+		{"pdfjs-viewer", "/pdfjs/web/viewer.html?file=helloworld.pdf", `data-page-number="1"`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if strings.HasPrefix(c.path, "/pdfjs/") {
@@ -212,14 +216,14 @@ func BenchmarkWorkerPage(b *testing.B) {
 				}
 			}
 			var page time.Duration
-			settled := 0
+			settled, done := 0, 0
 			for b.Loop() {
 				r, err := br.Render(context.Background(), s.URL+c.path)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if !strings.Contains(r.HTML, c.want) {
-					b.Fatalf("%q is not in the rendered DOM (notes %q): %.300s", c.want, r.Notes, r.HTML)
+				if strings.Contains(r.HTML, c.want) {
+					done++
 				}
 				page += r.Elapsed
 				if r.Settled {
@@ -228,6 +232,7 @@ func BenchmarkWorkerPage(b *testing.B) {
 			}
 			b.ReportMetric(page.Seconds()/float64(b.N), "page-s/op")
 			b.ReportMetric(float64(settled)/float64(b.N), "settled/op")
+			b.ReportMetric(float64(done)/float64(b.N), "done/op")
 		})
 	}
 }
