@@ -610,14 +610,8 @@ func (r *recorder) on(ev any) {
 		r.end(e.RequestID)
 	case *network.EventWebSocketFrameError:
 		r.end(e.RequestID)
-	case *target.EventTargetCreated:
-		r.targetSeen(e.TargetInfo)
-	case *target.EventTargetInfoChanged:
-		r.targetSeen(e.TargetInfo)
-	case *target.EventAttachedToTarget:
-		r.workerStarted(e.TargetInfo)
-	case *target.EventTargetDestroyed:
-		r.workerGone(e.TargetID)
+	case *target.EventTargetCreated, *target.EventTargetInfoChanged, *target.EventAttachedToTarget, *target.EventTargetDestroyed:
+		r.onTarget(e) // a page's workers (workers.go)
 	case *page.EventFrameDetached:
 		r.active()
 		r.endFlights(e.FrameID, "")

@@ -42,6 +42,25 @@ import (
 // target announced first) and never end: the page does not wait for them
 // (recorder.runsApart).
 
+// onTarget hears the tab's Target events: which targets are workers, and
+// when one starts or goes.
+func (r *recorder) onTarget(ev any) {
+	var info *target.Info
+	switch e := ev.(type) {
+	case *target.EventTargetCreated:
+		info = e.TargetInfo
+	case *target.EventTargetInfoChanged:
+		info = e.TargetInfo
+	case *target.EventAttachedToTarget:
+		r.workerStarted(e.TargetInfo)
+		return
+	case *target.EventTargetDestroyed:
+		r.workerGone(e.TargetID)
+		return
+	}
+	r.targetSeen(info)
+}
+
 // targetSeen notes what a target announced to the tab means for the page's
 // requests: a dedicated worker's id names its script request; a shared or
 // service worker's names a script request that is not the page's.
