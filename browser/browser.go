@@ -1088,7 +1088,7 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 		return
 	}
 	if follow {
-		rec.followAnswered(ev, "blocked: "+string(network.ErrorReasonBlockedByClient))
+		rec.followAnswered(ev, "net::ERR_BLOCKED_BY_CLIENT") // as the tab reports its own
 	}
 	rec.mu.Lock()
 	switch {

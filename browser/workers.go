@@ -16,9 +16,9 @@ import (
 // auto-attaches with nothing enabled and whose messages it drops. So a page
 // that started a Worker never settled: it ran to its page budget.
 //
-// The tab's Fetch domain pauses all those requests all the same (a
-// worker's fetch, its imports, a nested worker's script): that is where
-// they are followed. A request the tab's Network domain did not announce,
+// The tab's Fetch domain pauses those requests all the same (a worker's
+// fetch, its imports, a nested worker's requests; their Network id empty):
+// that is where they are followed. A request the tab's Network domain did not announce,
 // or a worker's script, is in flight from its pause until the Fetch domain
 // pauses it again at its response (Fetch.continueRequest with
 // interceptResponse: its status, or the error it failed with), or until it
@@ -33,14 +33,17 @@ import (
 // also pauses the page's service workers, for good.
 //
 // What this does not follow: a worker's WebSocket (the Fetch domain does
-// not pause handshakes: the proxy fences them) and a response body after
-// its headers (a worker's streamed response counts as ended at them).
+// not pause handshakes: the proxy fences them), a response body after its
+// headers (a worker's streamed response counts as ended at them) and a
+// nested worker's script (its parent worker's: the tab sees nothing of it,
+// the proxy fences it). A worker's computing is no activity: a page quiet
+// for Config.Quiet while its worker computes is settled.
 //
 // Shared and service workers are not the page's: they outlive it, and their
 // requests are not paused by the tab; the proxy alone fences them. The tab
 // sees their script requests start too (their ids their target ids, the
 // target announced first) and never end: the page does not wait for them
-// (recorder.runsApart).
+// (recorder.targetSeen).
 
 // onTarget hears the tab's Target events: which targets are workers, and
 // when one starts or goes.
