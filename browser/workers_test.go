@@ -81,8 +81,11 @@ new Worker('/m.js', {type: 'module'});
 		"/m.js":      `import {x} from '/dep.js'; fetch('/data?module' + x).catch(() => {});`,
 		"/dep.js":    `export const x = 1;`,
 	})
+	// A worker's computing is no activity: the quiet time covers each step
+	// of the chain (a worker starting, a body read, a message handled) on a
+	// loaded machine.
 	const budget = 16 * time.Second
-	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 300 * time.Millisecond})
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: time.Second})
 	render(t, b, origin+"/dep.js") // the browser starts outside the timed render
 	start := time.Now()
 	r := render(t, b, origin+"/")
@@ -117,10 +120,10 @@ new Worker('/m.js', {type: 'module'});
 func TestWorkerRequestHoldsThePage(t *testing.T) {
 	_, origin := newWorkerSite(t, map[string]string{
 		"/":        `<!doctype html><html><body><p>x</p><script>new Worker('/slow.js');</script></body></html>`,
-		"/slow.js": `fetch('/data?before').then(() => fetch('/hang')).catch(() => {});`,
+		"/slow.js": `fetch('/hang').catch(() => {}); fetch('/data?beside').catch(() => {});`,
 	})
-	const budget = 4 * time.Second
-	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 200 * time.Millisecond})
+	const budget = 6 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: time.Second})
 	r := render(t, b, origin+"/")
 	if r.Settled || !strings.Contains(notSettledNote(r), "1 requests were still in flight") || r.Elapsed < budget-domReserve {
 		t.Fatalf("settled %v after %s (budget %s), notes %q: want the worker's open request to hold the page to its budget",
@@ -144,7 +147,7 @@ try { new SharedWorker('/shared.js'); } catch (e) {}
 	log := &writeLog{}
 	log.readOnly.Store(true)
 	const budget = 16 * time.Second
-	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: 300 * time.Millisecond, Write: log.write})
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: budget, Quiet: time.Second, Write: log.write})
 	r, err := b.Render(context.Background(), origin+"/")
 	if err != nil {
 		t.Fatal(err)
