@@ -94,6 +94,7 @@ new Worker('/m.js', {type: 'module'});
 		t.Fatalf("settled %v after %s (wall %s, budget %s): want settled within half the budget; notes %q, requests %+v",
 			r.Settled, r.Elapsed.Round(time.Millisecond), wall.Round(time.Millisecond), budget, r.Notes, r.Requests)
 	}
+	t.Logf("settled after %s (wall %s, budget %s)", r.Elapsed.Round(time.Millisecond), wall.Round(time.Millisecond), budget)
 	// Settled means the workers' requests ended: each reached the site
 	// before the render ended, and the first worker's answer is in the DOM.
 	got := ws.seen()
