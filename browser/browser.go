@@ -445,6 +445,7 @@ type recorder struct {
 	// page's requests). workers.go.
 	workers map[network.RequestID]bool
 	apart   map[network.RequestID]bool
+	tab     target.ID // the tab's target id: the parent of its workers
 	// session is a signed-in render's (RenderAs), nil otherwise;
 	// signOuts counts the sign-out requests it failed.
 	session  *Session
@@ -856,6 +857,9 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	if err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
+	rec.mu.Lock()
+	rec.tab = chromedp.FromContext(tctx).Target.TargetID
+	rec.mu.Unlock()
 	setup := func(ctx context.Context, t *chromedp.Target) error {
 		steps := []func() error{
 			func() error {

@@ -74,6 +74,9 @@ func (r *recorder) targetSeen(info *target.Info) {
 	id := network.RequestID(info.TargetID)
 	switch info.Type {
 	case "worker":
+		if info.ParentID != r.tab && !r.workers[network.RequestID(info.ParentID)] {
+			return // another tab's (one closing in the background), or a cross-site frame's
+		}
 		if len(r.workers) < maxRequests {
 			r.workers[id] = true
 		}
