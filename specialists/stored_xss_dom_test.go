@@ -20,6 +20,23 @@ import (
 // alerts are the canary hook calls of stored markup (crawl.CanaryCall).
 var alerts = regexp.MustCompile(`on(?:error|toggle)=self\.` + crawl.CanaryHook + `\?\.\('([^']*)'\)`)
 
+// servedPage is u as its server serves it (no fragment), as a browser
+// fake's render: the page's markup and its document request.
+func servedPage(client *http.Client, u string) (crawl.Rendered, *url.URL, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return crawl.Rendered{}, nil, err
+	}
+	resp, err := client.Get(pu.Scheme + "://" + pu.Host + pu.EscapedPath())
+	if err != nil {
+		return crawl.Rendered{}, nil, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return crawl.Rendered{URL: u, FinalURL: u, Status: resp.StatusCode, HTML: string(b), Settled: true,
+		Requests: []crawl.Request{{URL: u, Method: "GET", Type: "document", Status: resp.StatusCode}}}, pu, nil
+}
+
 // TestStoredDOMOnAName: on a chain platform (the end-to-end platform, whose
 // faces the server writes with the face and bio fields unescaped and the
 // title escaped), security's fresh name gets the markup canary in each
@@ -33,16 +50,11 @@ func TestStoredDOMOnAName(t *testing.T) {
 	for _, flawed := range []bool{true, false} {
 		pl := newPlatform(t)
 		r := &fakeRenderer{fn: func(u string) (crawl.Rendered, error) {
-			pu, _ := url.Parse(u)
-			resp, err := pl.srv.Client().Get(pu.Scheme + "://" + pu.Host + pu.EscapedPath())
+			out, pu, err := servedPage(pl.srv.Client(), u)
 			if err != nil {
-				return crawl.Rendered{}, err
+				return out, err
 			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			out := crawl.Rendered{URL: u, FinalURL: u, Status: resp.StatusCode, HTML: string(b), Settled: true,
-				Requests: []crawl.Request{{URL: u, Method: "GET", Type: "document", Status: resp.StatusCode}}}
-			ran := string(b) // the markup the server wrote runs
+			ran := out.HTML // the markup the server wrote runs
 			if name, ok := strings.CutPrefix(pu.Path, "/u/"); ok && flawed {
 				pl.mu.Lock()
 				ran += pl.meta[name]["title"] // the page's script: title.innerHTML = metadata.title
@@ -166,15 +178,10 @@ func TestStoredDOMRereadsItsRestore(t *testing.T) {
 			// The browser: the page as served, its script's read of the
 			// status, and the canary hook of any markup the status holds.
 			r := &fakeRenderer{fn: func(u string) (crawl.Rendered, error) {
-				pu, _ := url.Parse(u)
-				resp, err := srv.Client().Get(srv.URL + pu.EscapedPath())
+				out, pu, err := servedPage(srv.Client(), u)
 				if err != nil {
-					return crawl.Rendered{}, err
+					return out, err
 				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				out := crawl.Rendered{URL: u, FinalURL: u, Status: resp.StatusCode, HTML: string(b), Settled: true,
-					Requests: []crawl.Request{{URL: u, Method: "GET", Type: "document", Status: resp.StatusCode}}}
 				if pu.Path == "/" {
 					out.Requests = append(out.Requests, crawl.Request{URL: srv.URL + "/api/status", Method: "GET", Type: "fetch", Status: 200})
 					sb.mu.Lock()
