@@ -71,6 +71,12 @@ func prBody(j *Job, modelName string) string {
 		if r.Detail != "" {
 			b.WriteString("\n<details><summary>output</summary>\n\n" + Block(r.Detail, bodyOutput) + "\n</details>\n")
 		}
+		if len(r.LeftOnPlatform) > 0 {
+			b.WriteString("\nThe replay left on the platform what it could not undo:\n\n")
+			for _, l := range r.LeftOnPlatform {
+				b.WriteString("- " + Code(l, 400) + "\n")
+			}
+		}
 	}
 	if rt := j.Regression; rt != nil {
 		b.WriteString("\n## Regression test\n\n")

@@ -15,7 +15,9 @@
 //     pipeline's runs the tool in a fresh sandbox run with the same tools
 //     and fences as a probe. A repro that does not reproduce gets one
 //     kind=needs-repro ref=<fp> record on the log (once per fingerprint
-//     until the cluster gets a newer entry) and the job stops.
+//     until the cluster gets a newer entry) and the job stops. A replay
+//     that erred fails the job and stays in it (Job.Repro: the call's
+//     error, result and what it left on the platform).
 //   - Regression writes the repro's input as a regression test: when the
 //     replay returned a standalone reproducer test (Reproduction.Test: a
 //     generated fuzz harness's crash), that file, run by its one TestXxx

@@ -44,7 +44,10 @@ type Entry struct {
 }
 
 // Reproducer replays a repro. Package pipeline's runs the tool in a fresh
-// sandbox run with the same tools and fences as a probe.
+// sandbox run with the same tools and fences as a probe. With an error,
+// a Reproduction that names its run (RunID) is what the errored replay
+// returned: the call's error and result and what it left on the
+// platform; the reproduce stage keeps it in the job.
 type Reproducer interface {
 	Reproduce(ctx context.Context, r fleet.Repro) (Reproduction, error)
 }
@@ -65,6 +68,17 @@ type Reproduction struct {
 	// returned one. The regression stage commits it as the regression
 	// test in place of a corpus file: it holds the harness and the input.
 	Test *ReproTest `json:"test,omitempty"`
+	// Error is the replay call's error when it erred (the tool answered
+	// ok false, or the call was cut short: the budget spent, cancelled);
+	// Result is then what the call returned, whole (qa_authz's written,
+	// undone and left_on_platform with it).
+	Error  string       `json:"error,omitempty"`
+	Result fleet.Result `json:"result,omitempty"`
+	// LeftOnPlatform is what the replay wrote to the platform and could
+	// not undo (its result's left_on_platform, fleet.ResultLeftOnPlatform),
+	// whether or not it erred: qa_authz's fresh identities' accounts at
+	// least.
+	LeftOnPlatform []string `json:"left_on_platform,omitempty"`
 }
 
 // ReproTest is a reproducer _test.go file: where it goes in the

@@ -27,6 +27,14 @@ func (s ReproduceStage) Run(ctx context.Context, j *Job) error {
 	defer j.time("reproduce", time.Now())
 	rep, err := f.cfg.Reproducer.Reproduce(ctx, j.Item.Repro)
 	if err != nil {
+		// An errored replay that ran keeps what it returned in the job,
+		// and the job's error says what it left on the platform.
+		if rep.RunID != "" {
+			j.Repro = &rep
+		}
+		if len(rep.LeftOnPlatform) > 0 {
+			return fmt.Errorf("replay %s in run %s: %w (left on the platform: %s)", j.Item.Repro.Tool, rep.RunID, err, strings.Join(rep.LeftOnPlatform, "; "))
+		}
 		return fmt.Errorf("replay %s: %w", j.Item.Repro.Tool, err)
 	}
 	j.Repro = &rep

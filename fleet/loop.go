@@ -45,6 +45,11 @@ type State struct {
 	// Retry is set when the model's previous output was malformed: what was
 	// wrong with it. The model gets MalformedRetries chances to fix it.
 	Retry string
+	// Ending is set while the loop asks an Ender for its end-of-run calls:
+	// why the run ended before the model was done. EndedAt is the
+	// history's length when it ended: the calls after it are the Ender's.
+	Ending  string
+	EndedAt int
 }
 
 // Last returns the most recent exchange, if any.
@@ -76,6 +81,26 @@ type Step struct {
 type Model interface {
 	Next(ctx context.Context, s *State) (Step, error)
 }
+
+// Ender is a Model with calls of its own to make when a run ends before
+// the model said done (the budget or the deadline spent, a tool's error,
+// a cancellation, the kill switch): the undo of what its calls wrote
+// (a playbook's DELETE of what its POSTs created). After such an end the
+// loop calls End with State.Ending and State.EndedAt set and runs each
+// call it returns as a turn of the run (the dial gate and the tools'
+// fences as any call; with the kill switch on, refused without running),
+// on a context of its own bounded by EndGrace and at most EndCalls of
+// them, until it is done; its summary is added to the run's, so what it
+// could not undo is listed there. Its calls spend no turns.
+type Ender interface {
+	End(ctx context.Context, s *State) (Step, error)
+}
+
+// Bounds of an Ender's end-of-run calls.
+const (
+	EndGrace = 30 * time.Second
+	EndCalls = 32
+)
 
 // ErrMalformed marks model output that is not a usable step.
 var ErrMalformed = errors.New("malformed model output")
@@ -168,6 +193,7 @@ func Run(ctx context.Context, cfg LoopConfig) (res RunResult, err error) {
 	l.res.RunID = cfg.RunID
 	defer func() {
 		if p := recover(); p != nil {
+			l.noEnd = true
 			l.end(trajectory.OutcomeHarnessError, "the harness panicked", fmt.Errorf("panic: %v", p))
 		}
 		err = l.finish(context.WithoutCancel(ctx))
@@ -189,6 +215,11 @@ type loop struct {
 	retries  int
 	// writesBefore is the meter's writes when the current turn began.
 	writesBefore uint64
+	// nextTurn is the index of the next turn recorded.
+	nextTurn int
+	// noEnd is set when the model, the record or the harness failed:
+	// no end-of-run calls (endCalls).
+	noEnd bool
 }
 
 // end sets the outcome once; the first reason to stop wins.
@@ -213,6 +244,7 @@ func (l *loop) loop(ctx context.Context) {
 		}
 		l.state.Turn = turn
 		l.state.Dial, _ = cfg.Dial.Dial()
+		l.nextTurn = turn + 1
 		if l.step(ctx, turn) {
 			return
 		}
@@ -284,6 +316,7 @@ func (l *loop) step(ctx context.Context, turn int) bool {
 		}
 		rec.Validation = trajectory.Validation{Result: trajectory.ValidationInvalid, Reason: merr.Error(), Retries: l.retries}
 		l.write(rec, started, TurnEvent{Index: turn, Verdict: VerdictInvalid, Error: merr.Error()})
+		l.noEnd = true
 		l.end(trajectory.OutcomeHarnessError, reason, merr)
 		return true
 	}
@@ -442,6 +475,7 @@ func (l *loop) write(rec trajectory.Turn, started time.Time, ev TurnEvent) bool 
 }
 
 func (l *loop) recordFailed(err error) {
+	l.noEnd = true
 	if errors.Is(err, trajectory.ErrSizeBudget) {
 		l.end(trajectory.OutcomeSizeExceeded, "the run record reached its size budget", nil)
 		return
@@ -452,8 +486,10 @@ func (l *loop) recordFailed(err error) {
 // finish runs cleanup and writes the footer, whatever happened before.
 func (l *loop) finish(ctx context.Context) error {
 	if !l.ended {
+		l.noEnd = true
 		l.end(trajectory.OutcomeHarnessError, "the loop stopped without an outcome", errors.New("no outcome"))
 	}
+	l.endCalls(ctx)
 	if l.cfg.Cleanup != nil {
 		if cerr := safeCleanup(ctx, l.cfg.Cleanup); cerr != nil {
 			if l.res.Err == nil {
@@ -497,6 +533,91 @@ func (l *loop) finish(ctx context.Context) error {
 		f.HarnessError = msg
 	}
 	return l.cfg.Record.Close(f)
+}
+
+// endCalls runs an Ender's end-of-run calls (see Ender) when the run
+// ended before the model was done and its record can still take turns.
+func (l *loop) endCalls(ctx context.Context) {
+	e, ok := l.cfg.Model.(Ender)
+	switch l.res.Outcome {
+	case trajectory.OutcomeDone, trajectory.OutcomeSizeExceeded:
+		return // done: the model made its own end; full: no more turns
+	}
+	if !ok || l.noEnd {
+		return // the model or the record failed: no more turns
+	}
+	ctx, cancel := context.WithTimeout(ctx, EndGrace)
+	defer cancel()
+	l.state.Ending, l.state.EndedAt, l.state.Retry = l.res.Summary, len(l.state.History), ""
+	for n := 0; ; n++ {
+		step, err := safeEnd(ctx, e, &l.state)
+		switch {
+		case err != nil:
+			l.res.Summary += "; its end-of-run calls failed: " + clip.Text(oneLine(err.Error()), 300)
+			return
+		case step.Done || step.Call == nil:
+			if step.Summary != "" {
+				l.res.Summary += "; at the run's end: " + step.Summary
+			}
+			return
+		case n == EndCalls:
+			l.res.Summary += fmt.Sprintf("; its end-of-run calls stopped after %d", EndCalls)
+			return
+		}
+		if l.endCall(ctx, *step.Call) {
+			return
+		}
+	}
+}
+
+// endCall runs and records one end-of-run call; it returns true when the
+// record cannot take more.
+func (l *loop) endCall(ctx context.Context, call Call) bool {
+	started := time.Now()
+	turn := l.nextTurn
+	l.nextTurn++
+	l.writesBefore = l.cfg.Meter.Used(ResWrites)
+	action := &trajectory.Action{Tool: call.Tool, Args: validJSON(call.Args)}
+	rec := trajectory.Turn{Index: turn, Observation: map[string]any{"ending": l.state.Ending}, ProposedAction: action, StartedAt: started}
+	var out Outcome
+	if paused, _ := l.paused(); paused {
+		out = Outcome{Verdict: VerdictRefused, Result: Result{"ok": false, "error": "refused: the kill switch is on (fleetd pause)", "latency_ms": 0}}
+	} else {
+		out, _ = l.cfg.Tools.Dispatch(ctx, l.cfg.Dial, call.Tool, call.Args)
+	}
+	rec.Result = out.Result
+	for _, s := range out.Result.LeftOnPlatform() {
+		if !slices.Contains(l.res.Left, s) {
+			l.res.Left = append(l.res.Left, s)
+		}
+	}
+	if out.Verdict == VerdictOK || out.Verdict == VerdictError {
+		rec.Validation, rec.ExecutedAction = trajectory.Validation{Result: trajectory.ValidationOK}, action
+		l.totals.ToolCalls++
+	} else {
+		rec.Validation = trajectory.Validation{Result: trajectory.ValidationRefused, Reason: out.Result.Err()}
+		l.totals.Refusals++
+	}
+	l.state.History = append(l.state.History, Exchange{Call: call, Verdict: out.Verdict, Result: out.Result})
+	return l.write(rec, started, TurnEvent{Index: turn, Tool: call.Tool, Args: call.Args, Result: out.Result, Verdict: out.Verdict, Error: out.Result.Err(), Latency: out.Latency})
+}
+
+// paused reads the kill switch (false without one).
+func (l *loop) paused() (bool, error) {
+	if l.cfg.Paused == nil {
+		return false, nil
+	}
+	return l.cfg.Paused()
+}
+
+// safeEnd calls e.End, turning a panic into an error.
+func safeEnd(ctx context.Context, e Ender, s *State) (step Step, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return e.End(ctx, s)
 }
 
 // safeCleanup runs cleanup, turning a panic into an error.

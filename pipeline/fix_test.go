@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fixer/fixertest"
 	"github.com/qafleet/fleetd/fixer/gitlocal"
+	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/sandbox"
@@ -140,5 +144,65 @@ func TestFixPass(t *testing.T) {
 	res, err = p.Pass(ctx, report, time.Now(), nil)
 	if err != nil || res.Took != "" || res.Summary != "no work item to take" {
 		t.Errorf("second pass, with the PR in flight: %+v, %v", res, err)
+	}
+}
+
+// TestFixKeepsAnErroredReplay runs a job whose replay is cut short: a
+// qa_authz repro against Keyring with a replay budget of one write (a's
+// sign-in; b's is refused). The job fails, and its verdict and record
+// keep what the errored call returned: the job's error names the budget
+// and a's account left on the platform, the job's Repro holds the call's
+// error, result and leftovers, the job file on disk says the same, and
+// the pass's line in the run list carries the error. Before, the job held
+// the error alone and what the replay left was nowhere.
+func TestFixKeepsAnErroredReplay(t *testing.T) {
+	ctx := context.Background()
+	repo := fixertest.CompilerRepo(t)
+	forge, err := gitlocal.New(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, env, repro := keyringRepro(t, twin.Flawed)
+	data := t.TempDir()
+	cfg := FixConfig{
+		Repo: fixertest.CompilerRepoConfig(repo), StateDir: data + "/fixer", SandboxDir: data + "/qa-sandbox", Forge: forge,
+		Tools: env, Dial: fleettest.Dial(fleet.Propose), Budget: fleet.Budget{MaxWrites: 1, MaxTokens: 1000, Deadline: time.Minute},
+	}
+	p, err := NewFix(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := p.Item(ctx, triage.WorkItem{ID: "0123456789abcdef", Title: "b reads a's settings", Severity: fleet.SeverityHigh, Surface: fleet.SurfaceCompiler, Repro: repro, Entries: []uint64{1}})
+	j, err := p.Run(ctx, it, true)
+	const account = "the accounts of fresh identities authz1a"
+	if err == nil || j == nil || j.Outcome != fixer.OutcomeFailed || !strings.Contains(j.Error, "budget") || !strings.Contains(j.Error, "left on the platform: "+account) {
+		t.Fatalf("job %+v, %v: want failed with the budget's error and a's account left", j, err)
+	}
+	if r := j.Repro; r == nil || r.RunID == "" || !strings.Contains(r.Error, "budget") || r.Result == nil || len(r.LeftOnPlatform) != 1 || !strings.HasPrefix(r.LeftOnPlatform[0], account) {
+		t.Errorf("the job's reproduction %+v: want the errored call's run, error, result and leftovers", r)
+	}
+	files, _ := filepath.Glob(filepath.Join(cfg.StateDir, "jobs", it.ID, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("job files %q, want one", files)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Repro struct {
+			Error  string         `json:"error"`
+			Result map[string]any `json:"result"`
+			Left   []string       `json:"left_on_platform"`
+		} `json:"repro"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil || !strings.Contains(rec.Repro.Error, "budget") || rec.Repro.Result["written"] == nil || len(rec.Repro.Left) != 1 {
+		t.Errorf("the job file's repro %+v (%v): want the error, the result with what it wrote, and a's account", rec.Repro, err)
+	}
+	if line := jobLine(j); !strings.HasPrefix(line, "failed: ") || !strings.Contains(line, account) {
+		t.Errorf("the run list's line %q does not say what the replay left", line)
+	}
+	if crashed, err := sandbox.FindCrashed(cfg.SandboxDir); err != nil || len(crashed) != 0 {
+		t.Errorf("sandbox runs left open: %+v %v", crashed, err)
 	}
 }

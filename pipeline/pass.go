@@ -3,8 +3,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/qafleet/fleetd/clip"
+	"github.com/qafleet/fleetd/fixer"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/triage"
 )
@@ -47,12 +50,25 @@ func (p *Fix) Pass(ctx context.Context, report fleet.Report, now time.Time, say 
 	j, err := p.Run(ctx, it, false)
 	res := PassResult{Took: it.ID}
 	if j != nil {
-		line := j.Outcome
-		if j.PR != nil {
-			line += fmt.Sprintf(": PR #%d %s %s", j.PR.Number, j.PR.State, j.PR.URL)
-		}
+		line := jobLine(j)
 		say("%s %s", it.ID, line)
 		res.Summary = it.ID + " " + line
 	}
 	return res, err
+}
+
+// jobLine is a job's line in the run list: its outcome, its PR, its error
+// and what its replay left on the platform (the error says it when the
+// replay erred).
+func jobLine(j *fixer.Job) string {
+	line := j.Outcome
+	if j.PR != nil {
+		line += fmt.Sprintf(": PR #%d %s %s", j.PR.Number, j.PR.State, j.PR.URL)
+	}
+	if j.Error != "" {
+		line += ": " + clip.Text(j.Error, 600)
+	} else if j.Repro != nil && len(j.Repro.LeftOnPlatform) > 0 {
+		line += "; the replay left on the platform: " + clip.Text(strings.Join(j.Repro.LeftOnPlatform, "; "), 400)
+	}
+	return line
 }

@@ -52,7 +52,11 @@ type toolReproducer struct {
 var _ fixer.Reproducer = (*toolReproducer)(nil)
 
 // Reproduce replays repro. The error is a tool the fix stage does not
-// replay, a replay the tool refused or could not run, or the sandbox's.
+// replay, a replay the tool refused or could not run, a call that erred
+// (the tool's error, or the call cut short: the budget spent, cancelled),
+// or the sandbox's. A call that ran and erred comes back with the error
+// as its Reproduction: the call's error and whole result, and what it
+// left on the platform, for the job to keep.
 func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixer.Reproduction, error) {
 	spec, ok := reproTools[repro.Tool]
 	if !ok {
@@ -71,14 +75,25 @@ func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixe
 	}
 	out, derr := reg.Dispatch(ctx, r.dial, repro.Tool, repro.Args)
 	cerr := qatools.CleanupRun(context.WithoutCancel(ctx), r.tools, run)
-	if derr != nil || cerr != nil {
-		return fixer.Reproduction{}, errors.Join(derr, cerr)
-	}
 	if out.Verdict == fleet.VerdictRefused || out.Verdict == fleet.VerdictInvalid || out.Verdict == fleet.VerdictUnknown {
-		return fixer.Reproduction{}, fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, out.Result.Err())
+		// The tool did not run: nothing to keep.
+		return fixer.Reproduction{}, errors.Join(fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, out.Result.Err()), cerr)
 	}
 	res := spec.reproduction(out.Result, repro.Args)
 	res.RunID = runID
+	if derr != nil || out.Verdict == fleet.VerdictError {
+		// The call ran and erred: what it returned is the record of what
+		// it did (qa_authz cut short answers ok false with what it wrote,
+		// undid and left). It is no verdict on the finding either way.
+		res.Reproduced = false
+		res.Error, res.Result = out.Result.Err(), out.Result
+		if derr == nil {
+			derr = fmt.Errorf("replay %s: %s: %s", repro.Tool, out.Verdict, res.Error)
+		}
+	}
+	if derr != nil || cerr != nil {
+		return res, errors.Join(derr, cerr)
+	}
 	return res, nil
 }
 
@@ -90,6 +105,7 @@ func (spec replay) reproduction(result fleet.Result, args json.RawMessage) fixer
 	res.Outcome, _ = result["outcome"].(string)
 	res.Detail, _ = result[spec.detail].(string)
 	res.Reproduced = slices.Contains(spec.outcomes, res.Outcome)
+	res.LeftOnPlatform = result.LeftOnPlatform()
 	// A generated harness's crash comes back with its standalone
 	// reproducer test (qa_fuzz harness=… replay=…): the regression test.
 	if p, ok := result["reproducer_path"].(string); ok && p != "" {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -116,17 +117,7 @@ func TestReproduction(t *testing.T) {
 func TestAuthzReproducer(t *testing.T) {
 	ctx := context.Background()
 	for _, mode := range []twin.Mode{twin.Flawed, twin.Correct} {
-		app := siwe.Serve(mode)
-		defer app.Close()
-		u, _ := url.Parse(app.URL())
-		allow, err := qatools.NewAllowlist([]string{u.Host})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := &qatools.Env{Target: app.Target(), Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10), Limits: qatools.Limits{RequestRate: -1}}
-		args, _ := json.Marshal(map[string]any{"check": "object", "url": app.URL() + "/api/accounts/{address}/settings",
-			"nonce_url": app.URL() + "/api/auth/nonce", "verify_url": app.URL() + "/api/auth/verify", "chain_id": siwe.ChainID})
-		repro := fleet.Repro{Tool: "qa_authz", Args: args}
+		app, env, repro := keyringRepro(t, mode)
 		r := &toolReproducer{tools: env, dial: fleettest.Dial(fleet.Propose), sandboxDir: t.TempDir(), budget: fleet.Budget{MaxWrites: 4, Deadline: time.Minute}}
 		got, err := r.Reproduce(ctx, repro)
 		if err != nil {
@@ -144,5 +135,66 @@ func TestAuthzReproducer(t *testing.T) {
 		if app.Seen().Requests != before {
 			t.Errorf("%s: a refused replay reached the platform", mode)
 		}
+	}
+}
+
+// keyringRepro is a qa_authz object repro against Keyring (mode), with
+// the tools environment that reaches it.
+func keyringRepro(t *testing.T, mode twin.Mode) (*siwe.App, *qatools.Env, fleet.Repro) {
+	t.Helper()
+	app := siwe.Serve(mode)
+	t.Cleanup(app.Close)
+	u, _ := url.Parse(app.URL())
+	allow, err := qatools.NewAllowlist([]string{u.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &qatools.Env{Target: app.Target(), Fetcher: qatools.NewFetcher(allow, 5*time.Second, 64<<10), Limits: qatools.Limits{RequestRate: -1}}
+	args, _ := json.Marshal(map[string]any{"check": "object", "url": app.URL() + "/api/accounts/{address}/settings",
+		"nonce_url": app.URL() + "/api/auth/nonce", "verify_url": app.URL() + "/api/auth/verify", "chain_id": siwe.ChainID})
+	return app, env, fleet.Repro{Tool: "qa_authz", Args: args}
+}
+
+// TestReproducerKeepsAnErroredCall: a replay whose call errs comes back
+// with the error and with what the call returned, not empty-handed.
+//   - qa_authz cut short (the replay's budget holds one write: a's
+//     sign-in, then b's is refused) answers ok false with its account:
+//     the Reproduction carries the error, the whole result (written) and
+//     a's account as left on the platform;
+//   - a tool's own error (qa_compile with no compiler to run) is an
+//     error with the tool's words, never a replay that "did not
+//     reproduce" (which would post needs-repro);
+//   - a replay that ran to its end still says what it left (qa_authz's
+//     fresh accounts).
+//
+// Before, the first returned an empty Reproduction, the second a
+// not-reproduced one with no error, and none carried left_on_platform.
+func TestReproducerKeepsAnErroredCall(t *testing.T) {
+	ctx := context.Background()
+	_, env, repro := keyringRepro(t, twin.Flawed)
+	r := &toolReproducer{tools: env, dial: fleettest.Dial(fleet.Propose), sandboxDir: t.TempDir(), budget: fleet.Budget{MaxWrites: 1, Deadline: time.Minute}}
+	got, err := r.Reproduce(ctx, repro)
+	if err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Fatalf("a replay cut short by its budget: %+v, %v; want the budget's error", got, err)
+	}
+	written := got.Result["written"]
+	if got.RunID == "" || got.Reproduced || !strings.Contains(got.Error, "budget") || got.Result.IsOK() || fmt.Sprint(written) == "[]" || !strings.Contains(fmt.Sprint(written), "sign-in of fresh identity authz1a") {
+		t.Errorf("the errored replay's reproduction: run %q reproduced %v error %q result %v", got.RunID, got.Reproduced, got.Error, got.Result)
+	}
+	if len(got.LeftOnPlatform) != 1 || !strings.HasPrefix(got.LeftOnPlatform[0], "the accounts of fresh identities authz1a") {
+		t.Errorf("left on the platform %q, want a's account", got.LeftOnPlatform)
+	}
+
+	tools := &qatools.Env{Target: fleet.Target{Compiler: []string{filepath.Join(t.TempDir(), "no-such-compiler"), "{src}"}}, Limits: qatools.Limits{CompileTimeout: 5 * time.Second}}
+	r = &toolReproducer{tools: tools, dial: fleettest.Dial(fleet.Observe), sandboxDir: t.TempDir(), budget: fleet.Budget{Deadline: time.Minute}}
+	got, err = r.Reproduce(ctx, fleet.Repro{Tool: "qa_compile", Args: json.RawMessage(`{"source":"enum E {}"}`)})
+	if err == nil || !strings.Contains(err.Error(), "replay qa_compile: error: qa_compile: ") || got.RunID == "" || !strings.HasPrefix(got.Error, "qa_compile: ") || got.Result == nil || got.Reproduced {
+		t.Errorf("a tool's own error: %+v, %v; want the error with the tool's words and its result", got, err)
+	}
+
+	r = &toolReproducer{tools: env, dial: fleettest.Dial(fleet.Propose), sandboxDir: t.TempDir(), budget: fleet.Budget{MaxWrites: 4, Deadline: time.Minute}}
+	got, err = r.Reproduce(ctx, repro)
+	if err != nil || !got.Reproduced || got.Error != "" || got.Result != nil || len(got.LeftOnPlatform) != 1 || !strings.HasPrefix(got.LeftOnPlatform[0], "the accounts of fresh identities authz1a, authz1b") {
+		t.Errorf("a whole replay: %+v, %v; want reproduced, and the two accounts left", got, err)
 	}
 }

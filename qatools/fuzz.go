@@ -671,6 +671,12 @@ func crasherFields(c fuzzing.Crasher) map[string]any {
 	if cut {
 		m["input_truncated"] = true
 	}
+	if c.Note != "" {
+		// How a hang was confirmed when its replay was starved (by CPU on
+		// a second replay, or only by wall time), or why it is none: what
+		// a reader of the finding needs to weigh it.
+		m["note"] = c.Note
+	}
 	if !utf8.Valid(in) {
 		m["input_lossy"] = true // invalid UTF-8 replaced: a replay may not reproduce
 		if !cut {

@@ -74,3 +74,29 @@ func TestFuzzToolJudgesLibFuzzerHang(t *testing.T) {
 		t.Fatalf("an input that finishes: outcome %v verdict %v", r["outcome"], r["hang_verdict"])
 	}
 }
+
+// TestCrasherNoteInResult: a crasher's Note (how its hang was confirmed
+// when the replay was starved) is in qa_fuzz's result, in a session's
+// crashers and in a replay's own fields, and a crasher without one has no
+// note field. Before, the note was dropped and a finding built from the
+// result could not say that its hang was confirmed only by wall time.
+func TestCrasherNoteInResult(t *testing.T) {
+	const note = "hang confirmed only by wall time: its replay ran out of its 10s limit on 1.1s of CPU, and 1.2s of CPU again in 40s: blocked (a sleep, a lock, a channel) or starved by a loaded machine, not shown to spin"
+	rep := &fuzzing.Tally{Engine: fuzzing.EngineGo, Execs: 10, Crashers: []fuzzing.Crasher{
+		{Input: []byte("go test fuzz v1\n[]byte(\"xxloop\")\n"), Outcome: TimedOut, State: "hang: lib.Scan", Note: note},
+		{Input: []byte("go test fuzz v1\n[]byte(\"!\")\n"), Outcome: Crashed, State: "panic: boom"},
+	}}
+	cs, _ := reportFields(rep, "")["crashers"].([]map[string]any)
+	if len(cs) != 2 {
+		t.Fatalf("crashers %v", cs)
+	}
+	if cs[0]["note"] != note {
+		t.Errorf("the hang's note %q, want %q", cs[0]["note"], note)
+	}
+	if n, has := cs[1]["note"]; has {
+		t.Errorf("a crash without a note has note %q", n)
+	}
+	if got := crasherFields(rep.Crashers[0])["note"]; got != note {
+		t.Errorf("a replay's fields: note %q, want %q", got, note)
+	}
+}

@@ -62,7 +62,11 @@
 //   - crashes and hangs (fuzzstage: compiler, Go fuzz target, C/C++ harness, call endpoint): fuzzstage/
 //
 // What the run wrote and could not undo is listed, not found:
-// left_on_platform.go.
+// left_on_platform.go. A run cut short before its program's end (the
+// budget, the deadline, a tool's error, the kill switch) still deletes
+// what its POSTs created, or lists it: Playbook.End, the loop's
+// end-of-run calls (fleet.Ender), replays the program up to where the
+// run ended and runs only replay.Play.UndoWrites from there.
 //
 // # Replay
 //

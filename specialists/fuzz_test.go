@@ -618,3 +618,58 @@ func driveGenerated(t *testing.T, w *world, turns int) (fleet.Result, string) {
 	}
 	return w.reports[0], summary
 }
+
+// TestFuzzHangNoteInFinding: a hang confirmed only by wall time (qa_fuzz's
+// note on the session's crasher and on its replay) says so in its
+// finding's text, once, and in the run's summary, which `fleetd runs
+// show` prints; for a Go fuzz target of the repository and for a
+// generated one. Before, the note never reached either.
+func TestFuzzHangNoteInFinding(t *testing.T) {
+	const note = "hang confirmed only by wall time: its replay ran out of its 10s limit on 1.1s of CPU, and 1.2s of CPU again in 40s: blocked (a sleep, a lock, a channel) or starved by a loaded machine, not shown to spin"
+	check := func(t *testing.T, finding fleet.Result, summary string) {
+		t.Helper()
+		text, _ := finding["summary"].(string)
+		if finding["severity"] != "medium" || strings.Count(text, note) != 1 || !strings.Contains(text, "Note: "+note) {
+			t.Errorf("the finding does not carry the note once: %v", finding)
+		}
+		if !strings.Contains(summary, note) {
+			t.Errorf("the run's summary lacks the note:\n%s", summary)
+		}
+	}
+	t.Run("repository target", func(t *testing.T) {
+		input := "go test fuzz v1\nstring(\"[[[\")\n"
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_fuzz": func(a map[string]any) fleet.Result {
+				if a["replay"] != nil {
+					return fleet.Result{"outcome": "timeout", "crash_state": "hang: p.Scan", "hang_verdict": "library", "hang_frame": "p.Scan p.go:7", "hang_why": "a loop in the library", "note": note}
+				}
+				return fleet.Result{"engine": "go", "execs": 5000, "crashers": []any{map[string]any{"input": input, "input_bytes": len(input), "outcome": "timeout", "crash_state": "hang: p.Scan", "note": note}}}
+			},
+		}}
+		tg := testTarget()
+		tg.Compiler = nil
+		tg.Repo = &fleet.Repo{URL: "/src/p", FuzzPackage: "./p", FuzzTarget: "FuzzParse"}
+		st := fleet.State{RunID: "r-1", Target: tg, Tools: toolList("qa_fuzz", "qa_report")}
+		_, summary := drive(t, mustNew(t, "fuzz", Options{}), st, w, 30)
+		if len(w.reports) != 1 {
+			t.Fatalf("want one finding:%s", summaries(w.reports))
+		}
+		check(t, w.reports[0], summary)
+	})
+	t.Run("generated target", func(t *testing.T) {
+		w := &world{dial: fleet.Observe, handlers: map[string]func(map[string]any) fleet.Result{
+			"qa_fuzz": func(a map[string]any) fleet.Result {
+				switch {
+				case a["harness"] == "list":
+					return fleet.Result{"module": "github.com/tidwall/gjson", "harnesses": []any{map[string]any{"target": "FuzzGet", "entry": "github.com/tidwall/gjson.Get"}}}
+				case a["replay"] != nil:
+					return fleet.Result{"outcome": "timeout", "crash_state": "hang: gjson.queryMatches", "verdict": "library", "note": note,
+						"verdict_why": "the hung goroutine's innermost frame in the module is github.com/tidwall/gjson.queryMatches", "reproducer_path": "fleetd_repro_get_test.go"}
+				}
+				return fleet.Result{"engine": "go", "execs": 100, "crashers": []any{map[string]any{"input": "go test fuzz v1\nstring(\"#\")\n", "outcome": "timeout", "crash_state": "hang: gjson.queryMatches", "note": note}}}
+			},
+		}}
+		finding, summary := driveGenerated(t, w, 40)
+		check(t, finding, summary)
+	})
+}

@@ -258,7 +258,10 @@ func DefaultCap(name string) int { return shippedTable.Cap(name) }
 // see Playbooks.New.
 func New(name string, opts Options) (fleet.Model, error) { return shippedTable.New(name, opts) }
 
-var _ fleet.Model = (*Playbook)(nil)
+var (
+	_ fleet.Model = (*Playbook)(nil)
+	_ fleet.Ender = (*Playbook)(nil)
+)
 
 // Playbook is a deterministic planner: a fleet.Model that replays its
 // program over the run's history on every Next (see the package doc).
@@ -284,4 +287,14 @@ func (pb *Playbook) Next(ctx context.Context, s *fleet.State) (fleet.Step, error
 	cfg := replay.Config{Name: pb.spec.Name, Cap: pb.cap, Seed: pb.opts.Seed, CrawlBudget: pb.spec.Crawl,
 		Renders: pb.renders, RenderBudget: pb.spec.Render, Context: ctx}
 	return replay.Replay(s, cfg, func(p *replay.Play) { pb.spec.Play(p, pb.opts) })
+}
+
+// End implements fleet.Ender: when the run ends before the program does
+// (the budget or the deadline spent, a tool's error, a cancellation),
+// the program is replayed up to where it was cut off (s.EndedAt) and
+// only its undo runs from there: what the run's POSTs created is deleted
+// (replay.Play.UndoWrites), or listed as left on the platform when it
+// cannot be (no call or write left, the kill switch, a refusal).
+func (pb *Playbook) End(ctx context.Context, s *fleet.State) (fleet.Step, error) {
+	return pb.Next(ctx, s)
 }

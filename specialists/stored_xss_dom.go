@@ -213,11 +213,11 @@ func secStoredDOM(p *replay.Play) {
 		return
 	}
 	left, limited := 0, false
-	// Every canary write keeps one more write and call for its undo: the
-	// restoring PUT or PATCH, or the DELETE of what a POST created (those
-	// already owed are Probe.WritesReserved).
+	// Every canary write keeps one more write and two calls for its undo:
+	// the restoring PUT or PATCH and its read back, or the DELETE of what a
+	// POST created (those already owed are Probe.WritesReserved).
 	affordable := func(n int) bool {
-		return (!limited || left-n-1-p.WritesReserved() >= storedSpare) && p.Room(n+1) && p.Can("qa_submit")
+		return (!limited || left-n-1-p.WritesReserved() >= storedSpare) && p.Room(n+2) && p.Can("qa_submit")
 	}
 	write := func(args map[string]any) bool {
 		r := p.Call("qa_submit", args)
@@ -301,18 +301,14 @@ func secStoredDOM(p *replay.Play) {
 		// Undo: a PUT or PATCH gets the previous values back (with the
 		// write kept for it); what a POST created is deleted when the run
 		// ends (Probe.UndoWrites), or listed as left.
+		// The previous values are read back to be sure (RestoreFields): a
+		// platform may answer the restore and keep the canary.
 		if (w.method == "PUT" || w.method == "PATCH") && w.form == nil {
-			restore := map[string]any{}
-			for _, f := range w.fields {
-				restore[f] = w.orig[f]
+			before := map[string]json.RawMessage{}
+			for k, v := range w.orig {
+				before[k] = replay.Marshal(v)
 			}
-			if w.method == "PUT" {
-				restore = w.orig
-			}
-			if !p.Can("qa_submit") || !p.Room(1) || limited && left < 1 ||
-				!write(map[string]any{"url": read, "method": w.method, "enctype": "json", "json": string(replay.Marshal(restore))}) {
-				p.LeftOnPlatform("the fields %s of %s hold a canary (restoring their values with %s failed)", strings.Join(w.fields, ", "), read, w.method)
-			}
+			p.RestoreFields(replay.Restore{URL: read, Shown: read, Whose: "a resource the pages read", Method: w.method, Before: before, Fields: w.fields}, nil)
 		}
 	}
 }

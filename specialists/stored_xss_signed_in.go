@@ -33,8 +33,9 @@ import (
 //     the crawl are rendered again as b (another fresh account), then as
 //     a; a field is vulnerable when the browser ran exactly that canary,
 //     and again after a second write with a fresh canary. The fields get
-//     their values back afterwards (or are listed as left on the
-//     platform).
+//     their values back afterwards, as a, and are read again to be sure
+//     (replay.RestoreFields): what a refusal, a platform that ignores the
+//     write or no write left keeps is listed as left on the platform.
 //
 // Findings name who did what (identity a wrote, identity b's browser ran
 // it) with no address, key or session value.
@@ -166,7 +167,10 @@ func signedInStore(p *replay.Play, e authz.Endpoint, pages []signedInPage, ids m
 	if !p.Can("qa_submit") || !p.Room(4) {
 		return
 	}
-	orig := siJSONObj(replay.Body(p.Call("qa_fetch", map[string]any{"url": target, "as": "a"})))
+	body := replay.Body(p.Call("qa_fetch", map[string]any{"url": target, "as": "a"}))
+	orig := siJSONObj(body)
+	var before map[string]json.RawMessage // what the restore writes back and compares with
+	json.Unmarshal([]byte(body), &before)
 	var fields []string
 	for _, f := range e.Writable {
 		if _, isStr := orig[f].(string); isStr && !slices.Contains(identityKeys, strings.ToLower(f)) {
@@ -251,8 +255,8 @@ func signedInStore(p *replay.Play, e authz.Endpoint, pages []signedInPage, ids m
 	}
 	// Not deferred: a playbook's call stops its program to be made, and a
 	// deferred call would then be made in its place.
-	undo := "The field got its value back afterwards."
-	if !restoreSignedIn(p, e.Method, target, shown, orig, fields) {
+	undo := "The field got its value back afterwards (read back to be sure)."
+	if !p.RestoreFields(replay.Restore{URL: target, Shown: shown, Whose: "identity a's own account", Method: e.Method, As: "a", Before: before, Fields: fields}, nil) {
 		undo = "Restoring the field failed: the run record lists it as left on the platform."
 	}
 	for _, h := range found {
@@ -267,26 +271,6 @@ func signedInStore(p *replay.Play, e authz.Endpoint, pages []signedInPage, ids m
 			"Stored XSS behind the login (CWE-79): identity a (a fresh account) stored markup in its field %q with %s %s, a write the docs list (writable fields: %s), and it ran when %s opened %s, a page only a signed-in user sees: the browser called fleetd's renderer hook with CANARY-%s, and again after a second write with a fresh canary. %s Expected stored values put into the page as text (escaped), never as HTML. Steps: qa_login {identity: a}, qa_login {identity: b}, qa_submit {url: %s, method: %s, json: {%q: <details open ontoggle=...>}, as: a}, then open %s signed in as %s. %s",
 			f, e.Method, shown, strings.Join(e.Writable, ", "), who, siPath(page), f, impact, shown, e.Method, f, siPath(page), viewer, undo), "", nil)
 	}
-}
-
-// restoreSignedIn writes the fields' previous values back, as a, or says
-// they were left on the platform (false).
-func restoreSignedIn(p *replay.Play, method, target, shown string, orig map[string]any, fields []string) bool {
-	vals := map[string]any{}
-	for _, f := range fields {
-		vals[f] = orig[f]
-	}
-	if method == "PUT" {
-		vals = orig
-	}
-	if p.Can("qa_submit") && p.Room(1) {
-		r := p.Call("qa_submit", map[string]any{"url": target, "method": method, "enctype": "json", "json": string(replay.Marshal(vals)), "as": "a"})
-		if replay.Answered(r) && replay.Status(r) < 300 {
-			return true
-		}
-	}
-	p.LeftOnPlatform("the fields %s of %s (identity a's own account) hold a canary (restoring them with %s failed)", strings.Join(fields, ", "), shown, method)
-	return false
 }
 
 // siJSONObj is body's top-level JSON object, nil when it is none.

@@ -9,15 +9,22 @@ package specialists
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/qafleet/fleetd/crawl"
 	"github.com/qafleet/fleetd/fixtures/siwe"
 	"github.com/qafleet/fleetd/fixtures/twin"
 	"github.com/qafleet/fleetd/fleet"
 	"github.com/qafleet/fleetd/fleet/fleettest"
 	"github.com/qafleet/fleetd/qatools"
+	"github.com/qafleet/fleetd/specialists/authz"
+	"github.com/qafleet/fleetd/specialists/replay"
 )
 
 // signedInRun runs security at dial on app with a browser that renders as
@@ -154,5 +161,119 @@ func TestSignedInRenderRefusedWhenTheDialDrops(t *testing.T) {
 	}
 	if after.Requests == before.Requests {
 		t.Error("the public page was not rendered")
+	}
+}
+
+// restorePlatform is identity a's settings on a platform that stores what
+// a canary write sends and answers the restore that follows as mode says:
+// "honour" stores it, "ignore" answers 200 and keeps the canary, "refuse"
+// answers 403. Its browser, rendering as an identity, runs the canary
+// hook of every canary the stored values hold, as a page that puts them
+// into the document as HTML would.
+type restorePlatform struct {
+	mode   string
+	stored map[string]any
+}
+
+var canaryHookArg = regexp.MustCompile(`\?\.\('([^']*)'\)`)
+
+func (rp *restorePlatform) Render(context.Context, string) (crawl.Rendered, error) {
+	return crawl.Rendered{Status: 200, HTML: "<p>public</p>"}, nil
+}
+
+func (rp *restorePlatform) RenderAs(_ context.Context, u, _ string) (crawl.Rendered, error) {
+	r := crawl.Rendered{Status: 200, HTML: "<p>people</p>"}
+	for _, v := range rp.stored {
+		for _, m := range canaryHookArg.FindAllStringSubmatch(fmt.Sprint(v), -1) {
+			r.Dialogs = append(r.Dialogs, m[1])
+		}
+	}
+	return r, nil
+}
+
+func (rp *restorePlatform) answer(c fleet.Call) fleet.Result {
+	var a map[string]any
+	json.Unmarshal(c.Args, &a)
+	switch c.Tool {
+	case "qa_fetch":
+		return fleet.Result{"ok": true, "status": 200, "content_type": "application/json", "body": string(replay.Marshal(rp.stored))}
+	case "qa_submit":
+		var vals map[string]any
+		json.Unmarshal([]byte(fmt.Sprint(a["json"])), &vals)
+		canary := strings.Contains(fmt.Sprint(a["json"]), crawl.CanaryHook)
+		switch {
+		case !canary && rp.mode == "ignore":
+			return fleet.Result{"ok": true, "status": 200, "writes_left": 10}
+		case !canary && rp.mode == "refuse":
+			return fleet.Result{"ok": true, "status": 403, "writes_left": 10}
+		}
+		maps.Copy(rp.stored, vals)
+		return fleet.Result{"ok": true, "status": 200, "writes_left": 10}
+	}
+	return fleet.Result{"ok": true, "status": "posted"}
+}
+
+// TestSignedInStoreRereadsItsRestore: after the stored XSS check behind
+// the login, a's fields get their values back and are read again: on a
+// platform that honours the restore nothing is left; on one that answers
+// the restore 200 and keeps the canary, or refuses it, the field is listed
+// as left on the platform (by name and path, never a value), in the run's
+// summary, and the finding says the restore failed. Before, a restore
+// answered 200 was taken at its word: the canary stayed, unlisted.
+func TestSignedInStoreRereadsItsRestore(t *testing.T) {
+	const target = "http://plat.test:8080/api/accounts/0xA11CE/settings"
+	ep := authz.Endpoint{Method: "PATCH", URL: "http://plat.test:8080/api/accounts/{address}/settings", Writable: []string{"display_name"}}
+	pages := []signedInPage{{url: "http://plat.test:8080/people"}}
+	ids := map[string]string{"a": "0xA11CE", "b": "0xB0B"}
+	for _, tc := range []struct{ mode, why string }{{"honour", ""}, {"ignore", "reading it back shows other values"}, {"refuse", "PATCH: HTTP 403"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			rp := &restorePlatform{mode: tc.mode, stored: map[string]any{"address": "0xA11CE", "display_name": "new user"}}
+			tg := testTarget()
+			s := &fleet.State{RunID: "r-restore", Target: tg, Dial: fleet.Exercise, Tools: toolList("qa_fetch", "qa_submit", "qa_report")}
+			cfg := replay.Config{Name: "security", Cap: 40, Renders: replay.NewRenders(rp)}
+			program := func(p *replay.Play) { signedInStore(p, ep, pages, ids) }
+			var summary string
+			var reports []map[string]any
+			for range 40 {
+				step, err := replay.Replay(s, cfg, program)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if step.Done {
+					summary = step.Summary
+					break
+				}
+				if step.Call.Tool == "qa_report" {
+					var r map[string]any
+					json.Unmarshal(step.Call.Args, &r)
+					reports = append(reports, r)
+				}
+				s.History = append(s.History, fleet.Exchange{Call: *step.Call, Verdict: fleet.VerdictOK, Result: rp.answer(*step.Call)})
+			}
+			if summary == "" {
+				t.Fatal("the check did not end")
+			}
+			if len(reports) != 1 || !strings.Contains(fmt.Sprint(reports[0]["summary"]), "Stored XSS behind the login") {
+				t.Fatalf("reports %v, want the stored XSS", reports)
+			}
+			finding := fmt.Sprint(reports[0]["summary"])
+			holds := strings.Contains(fmt.Sprint(rp.stored["display_name"]), crawl.CanaryHook)
+			left := "Left on the platform: the fields display_name of /api/accounts/{address}/settings (identity a's own account) hold what the run's PATCH wrote (restoring them: " + tc.why + ")"
+			if tc.why == "" {
+				if holds || strings.Contains(summary, "Left on the platform") || !strings.Contains(finding, "got its value back afterwards") {
+					t.Errorf("an honoured restore: display_name %q, summary %s, finding %s", rp.stored["display_name"], summary, finding)
+				}
+				return
+			}
+			if !holds {
+				t.Errorf("display_name %q: the fake platform did not keep the canary", rp.stored["display_name"])
+			}
+			if !strings.Contains(summary, left) || strings.Contains(summary, "0xA11CE") {
+				t.Errorf("the summary does not list the canary as left (%q) or names the address:\n%s", left, summary)
+			}
+			if !strings.Contains(finding, "Restoring the field failed") {
+				t.Errorf("the finding says the restore held: %s", finding)
+			}
+		})
 	}
 }

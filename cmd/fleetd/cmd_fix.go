@@ -169,7 +169,17 @@ re-checks merged ones and posts kind=resolution when they hold.`,
 func (a fixCommands) printJob(j *fixer.Job) {
 	out := a.stdout
 	if r := j.Repro; r != nil {
-		fmt.Fprintf(out, "  reproduce   %s in run %s (%s)\n", r.Outcome, r.RunID, j.Timings["reproduce"].Round(time.Millisecond))
+		outcome := r.Outcome
+		if outcome == "" {
+			outcome = "no outcome"
+		}
+		fmt.Fprintf(out, "  reproduce   %s in run %s (%s)\n", outcome, r.RunID, j.Timings["reproduce"].Round(time.Millisecond))
+		if r.Error != "" {
+			fmt.Fprintf(out, "  replay error %s\n", clip(sanitize(r.Error), 300))
+		}
+		for _, l := range r.LeftOnPlatform {
+			fmt.Fprintf(out, "  left on the platform: %s\n", clip(sanitize(l), 300))
+		}
 	}
 	if rt := j.Regression; rt != nil && j.Before != nil {
 		fmt.Fprintf(out, "  regression  %s: exit %d on base %.12s (%s)\n", rt.Path, j.Before.ExitCode, j.Base, j.Timings["regression"].Round(time.Millisecond))

@@ -3,6 +3,7 @@ package fuzzstage
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -339,11 +340,30 @@ func reportCrashers(p *replay.Play, crashers []fleet.Result, max int, seen map[s
 		if !ok {
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", orText(replay.Str(r.rep, "outcome"), replay.Clip(r.rep.Err(), 100)))
 		}
-		p.File(sev, surface,
-			fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s Output: %s",
-				what, failure, replay.Quote(r.state, 240), replay.Int(r.c, "input_bytes"), found, flaky, replay.Quote(strings.TrimSpace(replay.Str(r.c, "stderr_head")), 400)),
+		text := fmt.Sprintf("%s: %s %s on a %d-byte input found by %s (minimized by it), where the target was expected to pass.%s",
+			what, failure, replay.Quote(r.state, 240), replay.Int(r.c, "input_bytes"), found, flaky)
+		p.File(sev, surface, text+r.notes(p, what, text)+" Output: "+replay.Quote(strings.TrimSpace(replay.Str(r.c, "stderr_head")), 400),
 			"qa_fuzz", r.args, replay.StateArgs{State: r.kind + ": " + r.state, Flaky: !ok})
 	})
+}
+
+// notes are the crasher's and its replay's notes (qa_fuzz's note: how a
+// hang was confirmed when its replay was starved, "hang confirmed only by
+// wall time: ...", or why it is none) that text does not already hold, as
+// a sentence for the finding (" Note: ..."; "" when none); each is noted
+// in the run's summary too, where `fleetd runs show` prints it.
+func (r crasherReplay) notes(p *replay.Play, what, text string) string {
+	var ns []string
+	for _, n := range []string{replay.Str(r.rep, "note"), replay.Str(r.c, "note")} {
+		if n = replay.Clip(n, 300); n != "" && !strings.Contains(text, n) && !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return ""
+	}
+	p.Notef("a %s of %s %s: %s", failureWord(r.kind), what, replay.Clip(r.state, 120), strings.Join(ns, "; "))
+	return " Note: " + strings.Join(ns, "; ") + "."
 }
 
 // failureSeverity is a reproduced failure's severity by its outcome, and

@@ -161,9 +161,9 @@ func judgeCrashers(p *replay.Play, h *genHarness, engine string, crashers []flee
 		default:
 			sev, flaky = fleet.SeverityLow, fmt.Sprintf(" Flaky: replaying it gave %s.", rkind)
 		}
-		p.File(sev, fleet.Surface("code"),
-			fmt.Sprintf("Go library %s: %s %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
-				h.entry, failure, replay.Quote(rstate, 240), engine, h.target, also, replay.Clip(replay.Str(r.rep, "verdict_why"), 200), replay.Str(r.rep, "reproducer_path"), flaky),
+		text := fmt.Sprintf("Go library %s: %s %s found by %s through a generated fuzz target (%s)%s; %s. Replaying the repro returns a standalone regression test (%s).%s",
+			h.entry, failure, replay.Quote(rstate, 240), engine, h.target, also, replay.Clip(replay.Str(r.rep, "verdict_why"), 200), replay.Str(r.rep, "reproducer_path"), flaky)
+		p.File(sev, fleet.Surface("code"), text+r.notes(p, h.target, text),
 			"qa_fuzz", r.args, replay.StateArgs{State: orText(rkind, "crashed") + ": " + rstate, Flaky: sev == fleet.SeverityLow})
 	})
 	return n

@@ -35,34 +35,17 @@ type Config struct {
 
 // Replay runs program over s.History (see the package doc): it returns the
 // program's first call beyond the history, or Done with a summary when the
-// program ends or reaches cfg.Cap. A history that the program would not
+// program ends or reaches cfg.Cap. With s.Ending set (the loop's
+// end-of-run calls, fleet.Ender) the program is cut off at s.EndedAt and
+// only its UndoWrites runs from there, as at the cap. A history that the program would not
 // have produced (another tool or other arguments at some index) yields an
 // error wrapping fleet.ErrMalformed; a bug in the program (a panic) yields
 // a plain error.
 func Replay(s *fleet.State, cfg Config, program func(*Play)) (step fleet.Step, err error) {
 	p := newProbe(cfg, s)
 	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		h, ok := r.(*halt)
-		switch {
-		case !ok:
-			step, err = fleet.Step{}, fmt.Errorf("playbook %s: panic at call %d: %v", cfg.Name, p.n, r)
-		case h.err != nil:
-			step, err = fleet.Step{}, h.err
-		case h.capped:
-			p.Notef("stopped at the call cap (%d)", cfg.Cap)
-			step, err = fleet.Step{Done: true, Summary: p.summary()}, nil
-		case h.wait > 0:
-			if werr := fleet.Sleep(cfg.Context, h.wait); werr != nil {
-				step, err = fleet.Step{}, fmt.Errorf("playbook %s: waiting %s before call %d: %w", cfg.Name, h.wait, p.n, werr)
-				return
-			}
-			step, err = fleet.Step{Call: h.call}, nil
-		default:
-			step, err = fleet.Step{Call: h.call}, nil
+		if r := recover(); r != nil {
+			step, err = p.halted(r)
 		}
 	}()
 	program(p)
@@ -76,7 +59,67 @@ type halt struct {
 	call   *fleet.Call
 	wait   time.Duration
 	capped bool
+	ending bool // the run ended before the program did (fleet.State.Ending)
 	err    error
+}
+
+// undoAtEnd is the rest of a replay whose program stopped short, at the
+// call cap or because the run ended (the loop's end-of-run calls,
+// fleet.Ender): UndoWrites deletes what the run's POSTs created, or
+// lists it as left, however the program stopped, then Done with the
+// summary.
+func (p *Play) undoAtEnd() (step fleet.Step, err error) {
+	p.undoing = true
+	defer func() {
+		if r := recover(); r != nil {
+			step, err = p.halted(r)
+		}
+	}()
+	p.UndoWrites()
+	return fleet.Step{Done: true, Summary: p.endSummary()}, nil
+}
+
+// halted turns what stopped a replay (r, recovered from its panic) into
+// its step: the next call (after Wait's delay), the program's error or a
+// divergence, or, at the call cap or the run's end, the undo (undoAtEnd)
+// and Done; a panic that is no halt is a bug in the program.
+func (p *Play) halted(r any) (fleet.Step, error) {
+	h, ok := r.(*halt)
+	switch {
+	case !ok:
+		return fleet.Step{}, fmt.Errorf("playbook %s: panic at call %d: %v", p.cfg.Name, p.n, r)
+	case h.err != nil:
+		return fleet.Step{}, h.err
+	case (h.capped || h.ending) && p.undoing: // the cap while undoing: UndoWrites listed the rest
+		return fleet.Step{Done: true, Summary: p.endSummary()}, nil
+	case h.capped:
+		p.Notef("stopped at the call cap (%d)", p.cfg.Cap)
+		return p.undoAtEnd()
+	case h.ending:
+		return p.undoAtEnd()
+	case h.wait > 0:
+		if werr := fleet.Sleep(p.cfg.Context, h.wait); werr != nil {
+			return fleet.Step{}, fmt.Errorf("playbook %s: waiting %s before call %d: %w", p.cfg.Name, h.wait, p.n, werr)
+		}
+	}
+	return fleet.Step{Call: h.call}, nil
+}
+
+// endSummary is what a replay that stopped short says: at the call cap
+// its whole summary; at the run's end (the loop adds it to the run's)
+// only what the undo did and what is left, "" when it had nothing to do.
+func (p *Play) endSummary() string {
+	if p.st.Ending == "" {
+		return p.summary()
+	}
+	var parts []string
+	if n := p.n - p.st.EndedAt; n > 0 {
+		parts = append(parts, fmt.Sprintf("%s playbook's undo: %d call(s) to delete what the run's POSTs created", p.cfg.Name, n))
+	}
+	if len(p.left) > 0 {
+		parts = append(parts, "Left on the platform: "+strings.Join(p.left, "; "))
+	}
+	return strings.Join(parts, ". ")
 }
 
 // reportReserve is how many calls of the cap only findings may use, so a
@@ -116,6 +159,8 @@ type Play struct {
 	web *webState // the crawl, the fresh name and fetches (surface.go)
 
 	wait time.Duration // Wait's delay before the next call
+
+	undoing bool // undoAtEnd is running UndoWrites: the run's end-of-run calls
 
 	own   string         // a name this run minted for probing (injection), for the agent rules
 	busy  map[string]int // 429 answers per host: the active rules stop at inj429
@@ -219,6 +264,9 @@ func (p *Play) Exchange(tool string, args any) fleet.Exchange {
 	}
 	wait := p.wait
 	p.wait = 0
+	if p.st.Ending != "" && !p.undoing && p.n >= p.st.EndedAt {
+		panic(&halt{ending: true}) // the rest of the program was cut off: only its undo runs
+	}
 	if p.n >= len(p.st.History) {
 		panic(&halt{call: &fleet.Call{Tool: tool, Args: raw}, wait: wait})
 	}
