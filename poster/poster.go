@@ -244,7 +244,15 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 	defer staged.discard()
 	// Decide under the state lock: fold in what the log gained since the
 	// last decision, then dedupe and rate-limit, and record the decision
-	// before posting so a process deciding next sees it.
+	// before posting so a process deciding next sees it. A finding to post
+	// is in the outbox before its decision is recorded: a process killed
+	// between the two (waiting for a long flush to end, say) left it seen
+	// but queued nowhere, so every later report of it within the dedupe
+	// window was a duplicate of a post that never happened (TestMCPUnderFaults:
+	// "acknowledged (deduped), on the log 0 times"). Killed after the
+	// outbox and before the decision, it is posted by the next flush, keyed,
+	// so the log takes it once.
+	queued := false
 	if err := p.withState(ctx, func(st *postState) (bool, error) {
 		folded := p.foldLog(ctx, st, now)
 		p.prune(st, now)
@@ -256,10 +264,18 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 			res.Status, res.Limit = RateLimited, &RateLimit{PerSource: p.cfg.PerSource, Window: p.cfg.Window}
 			return folded, nil
 		}
+		err := staged.commit()
+		queued = staged.done // renamed into the outbox, even if its sync failed
+		if err != nil {
+			return false, err
+		}
 		st.Posted[f.Source] = append(st.Posted[f.Source], now)
 		st.Seen[f.Fingerprint] = now
 		return true, nil
 	}); err != nil {
+		if queued {
+			p.dequeue(item) // its decision was not recorded: not acknowledged, not queued
+		}
 		return res, err // not acknowledged: the caller must know
 	}
 	if res.Status != "" {
@@ -530,6 +546,9 @@ func (p *Poster) stage(item *Item) (*staged, error) {
 
 // commit moves the staged item into the outbox, durably.
 func (s *staged) commit() error {
+	if s.done {
+		return nil // committed when its finding was decided (Report)
+	}
 	if err := os.Rename(s.tmp, s.path); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
