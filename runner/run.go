@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -78,7 +77,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		budget = o.Budget(budget)
 	}
 	runID := sandbox.NewRunID(time.Now())
-	sb, err := sandbox.Open(filepath.Join(c.DataDir, "qa-sandbox"), runID)
+	sb, err := sandbox.Open(SandboxDir(c.DataDir), runID)
 	if err != nil {
 		return fleet.RunResult{}, err
 	}
