@@ -30,14 +30,16 @@ findings on stdout. Names the run minted are released and its throwaway keys
 swept before it exits. For cron jobs and Kubernetes CronJobs, the exit status
 says whether to retry:
   0  the run ran (done, budget exhausted or deadline reached)
-  1  infrastructure: the node or the platform failed the run; retry later
+  1  infrastructure: the node or the platform failed the run, or its cleanup
+     failed twice and left names held (stderr names them); retry later
   2  configuration: the config, the specialist or the target is wrong; do not retry
   3  paused (the kill switch) or cancelled by it; retry after fleetd resume
   4  cancelled by SIGINT or SIGTERM: the run stopped at its next tool boundary,
      cleaned up and wrote its footer; nothing is wrong, run it again when wanted
 Before it exits it posts what the outbox holds (up to 4 tries with backoff);
 entries the node still did not take are named on stderr, and a run that
-ran but left entries queued exits 1. At start it finishes what crashed runs
+ran but left entries queued exits 1. A cleanup that failed (a reset answer)
+is tried again for up to 10 s before it exits. At start it finishes what crashed runs
 left in the data dir: names released, keys swept, footers written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -154,5 +156,5 @@ const (
 	exitInfra     = 1 // retry later
 	exitConfig    = 2 // do not retry
 	exitPaused    = 3 // retry after fleetd resume
-	exitCancelled = 4 // stopped by SIGINT or SIGTERM: cleaned up; run again when wanted
+	exitCancelled = 4 // stopped by SIGINT or SIGTERM: cleaned up (or it says what it left held); run again when wanted
 )
