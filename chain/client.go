@@ -445,6 +445,16 @@ func (c *Client) signAndSend(ctx context.Context, r sendRequest, msg ethereum.Ca
 			if err := r.note(nonce, true); err != nil {
 				return nil, 0, fmt.Errorf("note nonce %d: %w", nonce, err)
 			}
+			if err := ctx.Err(); err != nil {
+				// Cancelled between the note and the send: the transaction
+				// never leaves, so the note is withdrawn. Kept, it would
+				// hold a run's cleanup open on a funding that cannot land
+				// until the sender's nonce is taken by something else.
+				if nerr := r.note(nonce, false); nerr != nil {
+					err = errors.Join(err, fmt.Errorf("note nonce %d: %w", nonce, nerr))
+				}
+				return nil, 0, err
+			}
 		}
 		err = c.eth.SendTransaction(rctx, tx)
 		if err == nil {

@@ -19,7 +19,6 @@ import (
 	"github.com/qafleet/fleetd/httpapi"
 	"github.com/qafleet/fleetd/pipeline"
 	"github.com/qafleet/fleetd/poster"
-	"github.com/qafleet/fleetd/qatools"
 	"github.com/qafleet/fleetd/runner"
 	"github.com/qafleet/fleetd/sandbox"
 	"github.com/qafleet/fleetd/trajectory"
@@ -224,16 +223,7 @@ func (d *Daemon) recoverCrashed(ctx context.Context) {
 	if r.Err != nil {
 		d.log.Error("recover crashed runs", "err", r.Err)
 	}
-	for _, c := range r.Runs {
-		if c.Closed {
-			d.log.Warn("reconciled a crashed run", "run_id", c.RunID, "names", len(c.Released))
-		} else {
-			d.log.Error("crashed run still holds names; its keys are kept funded", "run_id", c.RunID, "held", c.Held, "err", c.Err)
-		}
-	}
-	for _, id := range r.Footers {
-		d.log.Warn("closed a crashed run's record", "run_id", id)
-	}
+	d.logRecovery(r, "reconciled a crashed run", "crashed run still holds names; its keys are kept funded")
 	if d.env.Poster != nil {
 		if posted, left, err := d.env.Poster.Flush(ctx); err != nil {
 			d.log.Warn("outbox not flushed", "posted", posted, "left", left, "err", err)
@@ -244,15 +234,20 @@ func (d *Daemon) recoverCrashed(ctx context.Context) {
 	d.publishSpecialists(ctx) // the node answers: the fleet says what it runs
 }
 
-// fundingInFlight reports whether a run r left open waits for a funding
-// that may still land (qatools.ErrFundingInFlight).
-func fundingInFlight(r runner.Recovery) bool {
+// logRecovery logs what a recovery did: each run it closed (closed, the
+// message), each it left open (open, with what it holds and why), each
+// record it closed with a footer.
+func (d *Daemon) logRecovery(r runner.Recovery, closed, open string, args ...any) {
 	for _, c := range r.Runs {
-		if !c.Closed && errors.Is(c.Err, qatools.ErrFundingInFlight) {
-			return true
+		if c.Closed {
+			d.log.Warn(closed, "run_id", c.RunID, "names", len(c.Released))
+		} else {
+			d.log.Error(open, append([]any{"run_id", c.RunID, "held", c.Held, "kept_keys", len(c.Kept), "err", c.Err}, args...)...)
 		}
 	}
-	return false
+	for _, id := range r.Footers {
+		d.log.Warn("closed a crashed run's record", "run_id", id)
+	}
 }
 
 // TriageName is the runner's name for a triage pass (no persona may take it).
@@ -643,18 +638,13 @@ var (
 )
 
 // finishAbandoned is Shutdown's reconciliation, after the runner drained:
-// a run cancelled by the stop whose cleanup failed once (a reset answer to
-// a release, a funding the node had not mined yet when the cleanup looked)
-// left its sandbox without the closed marker, its names held and its keys
-// funded. While the daemon runs, the node's watch finishes such runs
-// (whileNodeUp); at the stop nothing would until the next start, and never
-// for a user who stops fleetd for good. So it reconciles them here, again
-// with backoff while something is held, for at most stopReconcile (less
-// when the shutdown timeout leaves less than stopMargin after it), and
-// logs each run it finished and each it leaves, with what is still held.
-// A run that waits for a funding that may still land gets the sponsor's
-// nonce settled once (qatools.SettleFundings): nothing else from the
-// sponsor would take it now.
+// a run cancelled by the stop whose cleanup failed once left its sandbox
+// without the closed marker, its names held and its keys funded. While the
+// daemon runs, the node's watch finishes such runs (whileNodeUp); at the
+// stop nothing would until the next start. So runner.Finish reconciles
+// them here, for at most stopReconcile (less when the shutdown timeout
+// leaves less than stopMargin after it), and each run it finished and each
+// it leaves is logged, with what is still held.
 func (d *Daemon) finishAbandoned(ctx context.Context) {
 	if !d.abandoned.Load() {
 		return
@@ -671,49 +661,13 @@ func (d *Daemon) finishAbandoned(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	wait := 250 * time.Millisecond
-	settled := false
-	for {
-		r := runner.Recover(ctx, d.env, dataDir, "the daemon at its stop")
-		for _, c := range r.Runs {
-			if c.Closed {
-				d.log.Warn("finished a run's cleanup at the stop", "run_id", c.RunID, "names", len(c.Released))
-			}
-		}
-		for _, id := range r.Footers {
-			d.log.Warn("closed a crashed run's record", "run_id", id)
-		}
-		if r.Closed() == len(r.Runs) {
-			d.abandoned.Store(false)
-			if r.Err != nil {
-				d.log.Error("reconcile at the stop", "err", r.Err)
-			}
-			return
-		}
-		if !settled && fundingInFlight(r) && d.env.Env != nil {
-			// A funding the node never took keeps its run open until the
-			// sponsor sends again, which a stopping daemon never does:
-			// send once, then look again at once.
-			settled = true
-			if err := qatools.SettleFundings(ctx, d.env.Env); err != nil {
-				d.log.Warn("could not settle the sponsor's fundings at the stop", "err", err)
-			} else {
-				continue
-			}
-		}
-		select {
-		case <-time.After(wait):
-			wait = min(2*wait, 2*time.Second)
-			continue
-		case <-ctx.Done():
-		}
-		for _, c := range r.Runs {
-			if !c.Closed {
-				d.log.Error("stopping with a run not cleaned up: its names stay held and its keys funded",
-					"run_id", c.RunID, "held", c.Held, "kept_keys", len(c.Kept), "err", c.Err,
-					"fix", "fleetd reconcile (or the next start) releases them and sweeps the keys")
-			}
-		}
-		return
+	r := runner.Finish(ctx, d.env, dataDir, "the daemon at its stop")
+	d.logRecovery(r, "finished a run's cleanup at the stop", "stopping with a run not cleaned up: its names stay held and its keys funded",
+		"fix", "fleetd reconcile (or the next start) releases them and sweeps the keys")
+	if r.Closed() == len(r.Runs) {
+		d.abandoned.Store(false)
+	}
+	if r.Err != nil {
+		d.log.Error("reconcile at the stop", "err", r.Err)
 	}
 }

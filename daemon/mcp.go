@@ -68,6 +68,12 @@ func (m MCP) Serve(ctx context.Context) error {
 		if res.RunID != "" {
 			daily.Add(res)
 		}
+		if res.RunID != "" && runner.LeftOpen(m.Config.DataDir, res.RunID) {
+			// Its cleanup failed once (a session cut short by the stop, a
+			// reset answer): tried again at once, as the daemon's stop
+			// does, rather than left held until the next start.
+			FinishLeft(ctx, m.Env, m.Config.DataDir, "fleetd mcp after the run", m.Stderr)
+		}
 		return res, err
 	}
 	srv, err := mcpserver.New(sc)

@@ -56,3 +56,40 @@ func PostQueued(ctx context.Context, env *runner.Env, w io.Writer) (posted, left
 	}
 	return posted, left, err
 }
+
+// stopFinishBound bounds FinishLeft: a stopping one-shot command (a
+// probe's pod in its grace period) does not wait longer than this for a
+// reconcile.
+var stopFinishBound = 10 * time.Second
+
+// FinishLeft is the stop of a one-shot command (fleetd probe, fleetd mcp)
+// one of whose runs left its sandbox open (runner.LeftOpen: its cleanup
+// failed once). It finishes the run with runner.Finish within
+// stopFinishBound, even when ctx is cancelled (the command was stopped by
+// a signal), and says on w what it finished and what it leaves held, with
+// the command that finishes that. Without it the names stayed held and the
+// keys funded until the next command or start, and for good for a user
+// who ran one probe.
+func FinishLeft(ctx context.Context, env *runner.Env, dataDir, by string, w io.Writer) runner.Recovery {
+	if w == nil {
+		w = io.Discard
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopFinishBound)
+	defer cancel()
+	r := runner.Finish(ctx, env, dataDir, by)
+	for _, c := range r.Runs {
+		if c.Closed {
+			fmt.Fprintf(w, "finished run %s's cleanup on a second try: %d name(s) released, its keys swept\n", c.RunID, len(c.Released))
+		}
+	}
+	if len(r.Footers) > 0 {
+		fmt.Fprintf(w, "closed %d crashed run record(s) with a footer: %s\n", len(r.Footers), strings.Join(r.Footers, ", "))
+	}
+	if h := r.Held(); len(h) > 0 {
+		fmt.Fprintf(w, "still held (their keys kept funded; fleetd reconcile or the next start finishes them): %s\n", strings.Join(h, ", "))
+	}
+	if r.Err != nil {
+		fmt.Fprintf(w, "the cleanup's second try: %v\n", r.Err)
+	}
+	return r
+}

@@ -314,3 +314,91 @@ func TestShutdownSettlesAFundingTheNodeNeverTook(t *testing.T) {
 		t.Errorf("the log does not say the stop finished run %s:\n%s", runID, logs)
 	}
 }
+
+// leaveOpen runs the fixture's specialist the way a one-shot command does
+// (runner.Run, no daemon), cancels it once it minted a name, and fails its
+// cleanup's releases until the run returned, so it leaves its sandbox open.
+func (f *stopFixture) leaveOpen(t *testing.T, failAfter bool) minted {
+	t.Helper()
+	f.failing.Store(true)
+	rc := runner.Config{DataDir: f.dir, Build: "test", RunEnded: func() { f.failing.Store(failAfter) }}
+	p := fleet.Persona{Name: "smoke", Goal: "mint a name", Tools: []string{"qa_create"}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := runner.Run(ctx, rc, f.env, p, runner.Options{Model: mintThenWait{f.minted}, ModelName: "test/mint-then-wait"})
+		done <- err
+	}()
+	var m minted
+	select {
+	case m = <-f.minted:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no name minted within a minute")
+	}
+	cancel()
+	if err := <-done; !runner.LeftOpen(f.dir, m.run) {
+		t.Fatalf("the run's cleanup did not fail (run error %v), so the test shows nothing", err)
+	}
+	return m
+}
+
+// TestFinishLeftOnASecondTry: a one-shot command's run (fleetd probe's,
+// an MCP session's) is stopped by a signal and its cleanup fails once.
+// FinishLeft, before the command exits, finishes it: the name released,
+// the key swept, the sandbox closed, and says so. Before, the probe exited
+// with the name held and the key funded until the next command, and for
+// good for a user who ran one probe.
+func TestFinishLeftOnASecondTry(t *testing.T) {
+	f := newStopFixture(t, 0)
+	m := f.leaveOpen(t, false)
+	var out bytes.Buffer
+	r := FinishLeft(t.Context(), f.env, f.dir, "the test", &out)
+	if !sandbox.Closed(f.sandbox, m.run) || r.Closed() != 1 || len(r.Held()) != 0 {
+		t.Fatalf("run %s not finished: %+v\n%s", m.run, r, out.String())
+	}
+	ctx := t.Context()
+	if owner, err := f.direct.Registry(f.reg).OwnerOf(ctx, m.name); err != nil || !owner.IsZero() {
+		t.Errorf("%s still owned by %s (%v)", m.name, owner, err)
+	}
+	key, err := fleet.ParseAddress(m.owner)
+	if err != nil {
+		t.Fatalf("qa_create's owner %q: %v", m.owner, err)
+	}
+	if bal, err := f.direct.Balance(ctx, key); err != nil || bal.Sign() != 0 {
+		t.Errorf("throwaway key %s holds %v wei (%v)", key, bal, err)
+	}
+	if want := "finished run " + m.run + "'s cleanup on a second try: 1 name(s) released"; !strings.Contains(out.String(), want) {
+		t.Errorf("FinishLeft said %q, want %q", out.String(), want)
+	}
+}
+
+// TestFinishLeftSaysWhatItLeaves: the releases keep failing. FinishLeft
+// gives up within its bound, even with its caller's context cancelled
+// (the command was stopped by a signal), and names the run's held name and
+// what finishes it.
+func TestFinishLeftSaysWhatItLeaves(t *testing.T) {
+	old := stopFinishBound
+	stopFinishBound = 2 * time.Second
+	t.Cleanup(func() { stopFinishBound = old })
+	f := newStopFixture(t, 0)
+	m := f.leaveOpen(t, true)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out bytes.Buffer
+	start := time.Now()
+	r := FinishLeft(ctx, f.env, f.dir, "the test", &out)
+	if took := time.Since(start); took > stopFinishBound+20*time.Second {
+		t.Errorf("FinishLeft took %s, over its bound %s", took, stopFinishBound)
+	}
+	if sandbox.Closed(f.sandbox, m.run) || len(r.Held()) != 1 {
+		t.Fatalf("run %s closed though every release failed: %+v", m.run, r)
+	}
+	for _, want := range []string{"still held", m.name, m.run, "fleetd reconcile"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("FinishLeft's words do not name %q:\n%s", want, out.String())
+		}
+	}
+	if r.Err == nil && !strings.Contains(out.String(), "release") {
+		t.Errorf("FinishLeft does not say why it could not finish:\n%s", out.String())
+	}
+}

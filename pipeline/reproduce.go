@@ -70,7 +70,7 @@ func (r *toolReproducer) Reproduce(ctx context.Context, repro fleet.Repro) (fixe
 	run := &qatools.Run{ID: runID, Source: "qa-fixer", Sandbox: sb, Meter: sandbox.NewMeter(r.budget)}
 	reg, err := qatools.NewRegistry(r.tools, run, repro.Tool)
 	if err != nil {
-		sb.Abandon()
+		sb.Discard() // the run never started
 		return fixer.Reproduction{}, err
 	}
 	out, derr := reg.Dispatch(ctx, r.dial, repro.Tool, repro.Args)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/qafleet/fleetd/qatools"
@@ -52,7 +53,7 @@ func (r Recovery) Closed() int {
 func Recover(ctx context.Context, env *Env, dataDir, by string) Recovery {
 	var r Recovery
 	var errs []error
-	base := filepath.Join(dataDir, "qa-sandbox")
+	base := SandboxDir(dataDir)
 	if env != nil && env.Env != nil {
 		var err error
 		r.Runs, err = qatools.Reconcile(ctx, env.Env, base)
@@ -77,4 +78,22 @@ func Recover(ctx context.Context, env *Env, dataDir, by string) Recovery {
 	}
 	r.Err = errors.Join(errs...)
 	return r
+}
+
+// SandboxDir is where the runs of dataDir keep their sandboxes.
+func SandboxDir(dataDir string) string { return filepath.Join(dataDir, "qa-sandbox") }
+
+// LeftOpen reports whether run runID left its sandbox in dataDir open: its
+// cleanup failed, so its names stay held and its keys funded until a
+// reconcile (Recover, Finish) finishes it. A run that never opened one
+// (it never started) left nothing.
+func LeftOpen(dataDir, runID string) bool {
+	if !sandbox.ValidRunID(runID) {
+		return false
+	}
+	base := SandboxDir(dataDir)
+	if _, err := os.Stat(filepath.Join(base, runID)); err != nil {
+		return false
+	}
+	return !sandbox.Closed(base, runID)
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/qafleet/fleetd/fleet"
@@ -78,7 +76,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		budget = o.Budget(budget)
 	}
 	runID := sandbox.NewRunID(time.Now())
-	sb, err := sandbox.Open(filepath.Join(c.DataDir, "qa-sandbox"), runID)
+	sb, err := sandbox.Open(SandboxDir(c.DataDir), runID)
 	if err != nil {
 		return fleet.RunResult{}, err
 	}
@@ -96,7 +94,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		// renders and stops here. The run record says how it is confined.
 		render, stop, how, err := c.Renderer(env, pageWrites, sb.JailDir(), sessions)
 		if err != nil {
-			dropSandbox(sb)
+			sb.Discard()
 			return fleet.RunResult{}, err
 		}
 		defer stop()
@@ -106,14 +104,14 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		}
 		o.Config["renderer"] = how
 		if model, modelName, err = c.Planner(ctx, p, o.Planner, env.Target, render, o.Logger); err != nil {
-			dropSandbox(sb)
+			sb.Discard()
 			return fleet.RunResult{}, err
 		}
 	}
 	run := &qatools.Run{ID: runID, Source: p.ReportingSource(), Sandbox: sb, Meter: meter, PageWrites: pageWrites, Sessions: sessions}
 	tools, err := qatools.NewRegistry(env.Env, run, p.Tools...)
 	if err != nil {
-		dropSandbox(sb)
+		sb.Discard()
 		return fleet.RunResult{}, err
 	}
 	personaYAML, _ := yaml.Marshal(p)
@@ -125,7 +123,7 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		Config: runConfig(env.Target, modelName, o.Config),
 	})
 	if err != nil {
-		dropSandbox(sb) // trajectory.Create leaves no partial record
+		sb.Discard() // trajectory.Create leaves no partial record
 		return fleet.RunResult{}, err
 	}
 	for _, k := range env.SecretKeys() {
@@ -148,17 +146,6 @@ func Run(ctx context.Context, c Config, env *Env, p fleet.Persona, o Options) (f
 		c.RunEnded()
 	}
 	return res, err
-}
-
-// dropSandbox removes the sandbox of a run that never started: nothing was
-// minted or funded, and no record names it. Abandoning it instead (as a
-// run whose registry or record could not be made once did) left an empty
-// sandbox without its closed marker and a result without a run id, so
-// the daemon did not know to reconcile it: it stayed open until the next
-// start or outage, and the history checker called it not closed.
-func dropSandbox(sb *sandbox.Sandbox) {
-	sb.Close()
-	os.RemoveAll(sb.Dir())
 }
 
 // runConfig is a run record header's config: the target and the planner,

@@ -176,6 +176,15 @@ func (s *Sandbox) Close() error {
 	return err
 }
 
+// Discard closes the sandbox of a run that never started (nothing minted
+// or funded, no record naming it) and removes it. Abandoning it instead
+// would leave an empty sandbox without its marker that no record names, so
+// nothing would know to reconcile it until the next start.
+func (s *Sandbox) Discard() {
+	s.Close()
+	os.RemoveAll(s.dir)
+}
+
 // Abandon closes the jail without the marker (the run could not clean up;
 // reconciliation will finish the job).
 func (s *Sandbox) Abandon() {

@@ -469,3 +469,23 @@ func TestClosed(t *testing.T) {
 		t.Error("a missing or invalid run id reads as closed")
 	}
 }
+
+// TestDiscard: a discarded sandbox (its run never started) is gone, so
+// no reconcile finds it crashed, and its lock is free.
+func TestDiscard(t *testing.T) {
+	base := t.TempDir()
+	s, err := Open(base, "r-test-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Discard()
+	if _, err := os.Stat(filepath.Join(base, "r-test-1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the discarded sandbox is still there: %v", err)
+	}
+	if c, err := FindCrashed(base); err != nil || len(c) != 0 {
+		t.Errorf("FindCrashed after Discard: %+v, %v; want none", c, err)
+	}
+	if Live(base, "r-test-1") {
+		t.Error("a discarded sandbox reads as live")
+	}
+}

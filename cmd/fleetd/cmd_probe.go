@@ -30,14 +30,16 @@ findings on stdout. Names the run minted are released and its throwaway keys
 swept before it exits. For cron jobs and Kubernetes CronJobs, the exit status
 says whether to retry:
   0  the run ran (done, budget exhausted or deadline reached)
-  1  infrastructure: the node or the platform failed the run; retry later
+  1  infrastructure: the node or the platform failed the run, or its cleanup
+     failed twice and left names held (stderr names them); retry later
   2  configuration: the config, the specialist or the target is wrong; do not retry
   3  paused (the kill switch) or cancelled by it; retry after fleetd resume
   4  cancelled by SIGINT or SIGTERM: the run stopped at its next tool boundary,
      cleaned up and wrote its footer; nothing is wrong, run it again when wanted
 Before it exits it posts what the outbox holds (up to 4 tries with backoff);
 entries the node still did not take are named on stderr, and a run that
-ran but left entries queued exits 1. At start it finishes what crashed runs
+ran but left entries queued exits 1. A cleanup that failed (a reset answer)
+is tried again for up to 10 s before it exits. At start it finishes what crashed runs
 left in the data dir: names released, keys swept, footers written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,10 +73,14 @@ left in the data dir: names released, keys swept, footers written.`,
 			res, err := a.runSpecialist(ctx, env, p, runOptions{Planner: planner, Logger: logger, Narrate: func(e fleet.TurnEvent) {
 				fmt.Fprintln(a.stderr, "  "+e.SummaryLine())
 			}})
+			// A run whose cleanup failed once (res.Err; its footer says
+			// so) is tried again before the probe exits: a cleanup
+			// finished on its second try is no failure of the run's.
+			held := res.RunID != "" && a.leftOpen(res.RunID) && !a.finishLeft(ctx, env, res.RunID, "fleetd probe at its stop")
 			// What the node did not acknowledge is posted before the probe
 			// exits: a CronJob's data dir may not outlive the pod.
 			_, left, _ := a.postQueued(ctx, env)
-			return a.probeExit(ctx, env, res, err, left)
+			return a.probeExit(ctx, env, res, err, left, held)
 		},
 	}
 	cmd.Flags().StringVar(&planner, "planner", "", "override the persona's planner: playbook, gemini or openai")
@@ -83,9 +89,10 @@ left in the data dir: names released, keys swept, footers written.`,
 
 // probeExit prints how the run ended and picks the exit status: cancelled
 // (a signal) before infrastructure, so a stopped probe is not retried as a
-// broken one; a run that ran but left findings queued is infrastructure,
-// since they are not on the log yet.
-func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.RunResult, err error, queued int) error {
+// broken one; a run that ran but left findings queued, or names held (its
+// cleanup failed twice: held), is infrastructure, since they are not on
+// the log yet or not released. err is the run's (its record's) error.
+func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fleet.RunResult, err error, queued int, held bool) error {
 	cancelled := ctx.Err() != nil
 	if err != nil && res.RunID == "" {
 		switch {
@@ -112,7 +119,10 @@ func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fl
 		if queued > 0 {
 			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but %s could not be posted: the node did not answer", res.RunID, res.Outcome, plural(queued, "outbox entry", "outbox entries"))}
 		}
-		if err != nil { // the cleanup failed: names are still held
+		if held {
+			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s, but its cleanup failed: %w", res.RunID, res.Outcome, errHeld)}
+		}
+		if err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("run %s ended %s: %w", res.RunID, res.Outcome, err)}
 		}
 		return nil
@@ -122,7 +132,10 @@ func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fl
 		}
 		if cancelled {
 			msg := fmt.Sprintf("run %s cancelled by a signal: it stopped at its next tool boundary and wrote its footer", res.RunID)
-			if err != nil {
+			switch {
+			case held:
+				return &exitError{code: exitCancelled, err: fmt.Errorf("%s; its cleanup failed: %w", msg, errHeld)}
+			case err != nil:
 				return &exitError{code: exitCancelled, err: fmt.Errorf("%s; %w", msg, err)}
 			}
 			return &exitError{code: exitCancelled, err: errors.New(msg + "; its names are released and its keys swept")}
@@ -134,10 +147,14 @@ func (a specialistCommands) probeExit(ctx context.Context, env *fleetEnv, res fl
 	return &exitError{code: exitInfra, err: err}
 }
 
+// errHeld says what a run whose cleanup failed twice left, and what
+// finishes it.
+var errHeld = errors.New("its names are still held and its keys funded (fleetd reconcile, or the next probe, finishes them)")
+
 // Exit statuses a Job controller can act on (fleetd probe documents them).
 const (
 	exitInfra     = 1 // retry later
 	exitConfig    = 2 // do not retry
 	exitPaused    = 3 // retry after fleetd resume
-	exitCancelled = 4 // stopped by SIGINT or SIGTERM: cleaned up; run again when wanted
+	exitCancelled = 4 // stopped by SIGINT or SIGTERM: cleaned up (or it says what it left held); run again when wanted
 )

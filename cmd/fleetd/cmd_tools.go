@@ -116,7 +116,7 @@ invalid arguments, 3 refused.`,
 			run := &qatools.Run{ID: runID, Source: source, Sandbox: sb, Meter: sandbox.NewMeter(a.cfg.budget())}
 			reg, err := qatools.NewRegistry(env.Env, run)
 			if err != nil {
-				sb.Abandon()
+				sb.Discard() // the run never started
 				return err
 			}
 			out, derr := reg.Dispatch(ctx, env.Control, pos[0], json.RawMessage(args))

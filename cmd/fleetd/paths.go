@@ -1,6 +1,10 @@
 package main
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/qafleet/fleetd/runner"
+)
 
 // The data dir and the paths under it, shared by the command groups (core
 // app methods, not a group's): a group that needs one of them reads it here.
@@ -20,7 +24,7 @@ func (a *app) dataDir() string {
 }
 
 // sandboxDir is where run sandboxes live.
-func (a *app) sandboxDir() string { return filepath.Join(a.dataDir(), "qa-sandbox") }
+func (a *app) sandboxDir() string { return runner.SandboxDir(a.dataDir()) }
 
 // reportsDir is where triage writes its reports (latest.json, the HTML).
 func (a *app) reportsDir() string { return filepath.Join(a.dataDir(), "reports") }
