@@ -18,8 +18,8 @@ import (
 //
 // The tab's Fetch domain pauses those requests all the same (a worker's
 // fetch, its imports, a nested worker's requests; their Network id empty):
-// that is where they are followed. A request the tab's Network domain did not announce,
-// or a worker's script, is in flight from its pause until the Fetch domain
+// that is where they are followed. A request the pause carries no Network
+// id for (a worker's), or a worker's script, is in flight from its pause until the Fetch domain
 // pauses it again at its response (Fetch.continueRequest with
 // interceptResponse: its status, or the error it failed with), or until it
 // is failed by the fences, its worker goes (its target destroyed) or a top
@@ -121,7 +121,11 @@ func (r *recorder) workerGone(id target.ID) {
 // at its request stage. It reports whether the request is one the tab's
 // Network domain will not end (a worker's, or a worker's script): then it
 // is in flight (and listed among the page's requests) until its response
-// is paused too (followAnswered), and the caller asks for that.
+// is paused too (followAnswered), and the caller asks for that. A request
+// is known a worker's by what the pause carries, not by the Network domain
+// having missed it: the tab's listener has handled every message before
+// the pause (Listen runs in message order) but the browser's own requests
+// may be announced after theirs, or never.
 func (r *recorder) followPaused(ev fetch.EventRequestPaused) bool {
 	id := followID(ev)
 	if ev.Request == nil {
@@ -129,11 +133,17 @@ func (r *recorder) followPaused(ev fetch.EventRequestPaused) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, flying := r.inflight[id]
-	_, listed := r.byID[id]
-	if !r.workers[id] && (flying || listed || r.own[id]) {
-		return false // the tab's: its Network domain ends it
+	switch {
+	case r.workers[id]: // a worker's script: its id is the worker's target id
+	case ev.NetworkID == "" && len(r.workers) > 0:
+		// A worker's own request: no Network domain numbered it.
+	default:
+		// The tab's, which its Network domain ends, or the browser's own
+		// (its favicon fetch: numbered, paused, and sometimes announced
+		// after its pause or never), which is not the page's at all.
+		return false
 	}
+	_, listed := r.byID[id]
 	r.active()
 	r.inflight[id] = flight{fetch: true}
 	if !listed && len(r.out.Requests) < maxRequests {

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
 	"github.com/qafleet/fleetd/crawl"
 )
 
@@ -238,5 +241,117 @@ func BenchmarkWorkerPage(b *testing.B) {
 			b.ReportMetric(float64(settled)/float64(b.N), "settled/op")
 			b.ReportMetric(float64(done)/float64(b.N), "done/op")
 		})
+	}
+}
+
+// TestFaviconIsNotThePages: Chromium's own favicon fetch is paused by the
+// tab's Fetch domain and may never be announced by its Network domain, the
+// way a worker's requests are not. It is the browser's, not the page's:
+// a render with no worker, or with one, whose favicon is a 404 lists no
+// favicon request and no failed one. It used to be followed as a worker's
+// request ("loses 1 request(s) on load: other /favicon.ico (HTTP 404)").
+func TestFaviconIsNotThePages(t *testing.T) {
+	var mu sync.Mutex
+	favicons := 0
+	p := &platform{pages: map[string]string{
+		// After its load the page keeps the render open for a while: the
+		// browser asks for the favicon once the page has loaded.
+		"/plain": `<!doctype html><html><body><p>x</p><script>
+addEventListener('load', () => setTimeout(() => fetch('/slow').catch(() => {}), 100));
+</script></body></html>`,
+		"/worker": `<!doctype html><html><body><p>x</p><script>
+new Worker('/w.js');
+addEventListener('load', () => setTimeout(() => fetch('/slow').catch(() => {}), 100));
+</script></body></html>`,
+		"/w.js": `fetch('/data').catch(() => {});`,
+	}}
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		favicons++
+		mu.Unlock()
+		http.NotFound(w, r)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(1500 * time.Millisecond):
+		}
+		w.Write([]byte("late"))
+	})
+	origin := serve(t, mux).URL
+	b := newBrowser(t, Config{Allow: allowOnly(origin), PageTimeout: 16 * time.Second, Quiet: time.Second})
+	for _, page := range []string{"/plain", "/worker"} {
+		mu.Lock()
+		before := favicons
+		mu.Unlock()
+		r := render(t, b, origin+page)
+		mu.Lock()
+		asked := favicons - before
+		mu.Unlock()
+		for _, q := range r.Requests {
+			if strings.Contains(q.URL, "favicon") || q.Status >= 400 || q.Failed != "" {
+				t.Errorf("%s: request %+v listed as the page's (favicon asked %d times during the render); requests %+v", page, q, asked, r.Requests)
+			}
+		}
+		if !r.Settled {
+			t.Errorf("%s: not settled after %s; notes %q", page, r.Elapsed, r.Notes)
+		}
+		t.Logf("%s: favicon asked %d times during the render, %d requests, settled after %s", page, asked, len(r.Requests), r.Elapsed.Round(time.Millisecond))
+	}
+}
+
+// TestFollowOnlyWorkersRequests: the tab's Fetch domain pausing a numbered
+// request its Network domain has not announced (Chromium's favicon fetch,
+// announced after its pause or never) does not make it the page's, with or
+// without a worker on the page; a request the pause carries no Network id
+// for is a worker's once the tab has one, and a worker's script is
+// followed by its target id. The old rule followed every request the
+// Network domain had not announced: the favicon's 404 became a lost
+// request in ci25.
+func TestFollowOnlyWorkersRequests(t *testing.T) {
+	newRec := func() *recorder {
+		return &recorder{out: &crawl.Rendered{}, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{},
+			workers: map[network.RequestID]bool{}, apart: map[network.RequestID]bool{}, own: map[network.RequestID]bool{}, tab: "TAB"}
+	}
+	paused := func(u, netID string, typ network.ResourceType) fetch.EventRequestPaused {
+		return fetch.EventRequestPaused{RequestID: fetch.RequestID("interception-" + netID), NetworkID: network.RequestID(netID),
+			ResourceType: typ, Request: &network.Request{URL: u, Method: "GET"}}
+	}
+	favicon := paused("http://127.0.0.1:1/favicon.ico", "105.2", network.ResourceTypeOther)
+	pageXHR := paused("http://127.0.0.1:1/slow", "105.3", network.ResourceTypeXHR)
+	workerXHR := paused("http://127.0.0.1:1/data", "", network.ResourceTypeXHR)
+	script := paused("http://127.0.0.1:1/w.js", "W1", network.ResourceTypeOther)
+
+	r := newRec()
+	for _, ev := range []fetch.EventRequestPaused{favicon, pageXHR, workerXHR} {
+		if r.followPaused(ev) {
+			t.Errorf("no worker on the page: %s (network id %q) followed as a worker's", ev.Request.URL, ev.NetworkID)
+		}
+	}
+	if len(r.out.Requests) != 0 || len(r.inflight) != 0 {
+		t.Errorf("no worker on the page: requests %+v listed, %d in flight; want none", r.out.Requests, len(r.inflight))
+	}
+
+	r = newRec()
+	r.onTarget(&target.EventTargetCreated{TargetInfo: &target.Info{TargetID: "W1", Type: "worker", ParentID: "TAB"}})
+	if !r.followPaused(script) {
+		t.Error("the worker's script was not followed")
+	}
+	if !r.followPaused(workerXHR) {
+		t.Error("the worker's request (no network id) was not followed")
+	}
+	for _, ev := range []fetch.EventRequestPaused{favicon, pageXHR} {
+		if r.followPaused(ev) {
+			t.Errorf("worker on the page: %s (network id %q) followed as a worker's", ev.Request.URL, ev.NetworkID)
+		}
+	}
+	var urls []string
+	for _, q := range r.out.Requests {
+		urls = append(urls, q.URL)
+	}
+	if want := []string{script.Request.URL, workerXHR.Request.URL}; !slices.Equal(urls, want) {
+		t.Errorf("requests listed %q, want %q", urls, want)
 	}
 }
