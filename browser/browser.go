@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/qafleet/fleetd/clip"
 	"github.com/qafleet/fleetd/crawl"
@@ -439,6 +440,12 @@ type recorder struct {
 	submittedAt time.Time
 	submitDoc   network.RequestID
 	created     func(Write, string)
+	// workers are the page's dedicated workers' target ids, the ids of
+	// their script requests; apart, shared and service workers' (not the
+	// page's requests). workers.go.
+	workers map[network.RequestID]bool
+	apart   map[network.RequestID]bool
+	tab     target.ID // the tab's target id: the parent of its workers
 	// session is a signed-in render's (RenderAs), nil otherwise;
 	// signOuts counts the sign-out requests it failed.
 	session  *Session
@@ -481,6 +488,9 @@ const submitGrace = 2 * time.Second
 type flight struct {
 	frame  cdp.FrameID
 	loader cdp.LoaderID
+	// fetch: followed by the Fetch domain, not the tab's Network domain
+	// (a dedicated worker's request or script: workers.go).
+	fetch bool
 }
 
 // endFlights ends the requests in flight from frame (any frame when frame
@@ -524,7 +534,9 @@ func (r *recorder) on(ev any) {
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.active()
-		r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID}
+		if !r.apart[e.RequestID] {
+			r.inflight[e.RequestID] = flight{frame: e.FrameID, loader: e.LoaderID, fetch: r.workers[e.RequestID]}
+		}
 		if r.submitted && r.submitDoc == "" && e.Type == network.ResourceTypeDocument {
 			r.submitDoc = e.RequestID
 			r.loaded = false // the old page's load is not the result's
@@ -599,6 +611,8 @@ func (r *recorder) on(ev any) {
 		r.end(e.RequestID)
 	case *network.EventWebSocketFrameError:
 		r.end(e.RequestID)
+	case *target.EventTargetCreated, *target.EventTargetInfoChanged, *target.EventAttachedToTarget, *target.EventTargetDestroyed:
+		r.onTarget(e) // a page's workers (workers.go)
 	case *page.EventFrameDetached:
 		r.active()
 		r.endFlights(e.FrameID, "")
@@ -821,7 +835,7 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 			}
 		}()
 	}
-	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
+	rec := &recorder{out: &out, allow: b.cfg.Allow, byID: map[network.RequestID]int{}, inflight: map[network.RequestID]flight{}, workers: map[network.RequestID]bool{}, apart: map[network.RequestID]bool{}, consoles: map[string]bool{}, own: map[network.RequestID]bool{}, last: time.Now(), created: b.cfg.Created, session: sess}
 	// Opening the tab (chromedp.Listen opens it, on tctx: the tab lives
 	// as long as tctx) and setting it up are bounded by tabBudget and
 	// ended by ctx, apart from the page's budget.
@@ -843,6 +857,9 @@ func (b *Browser) open(ctx context.Context, rawURL string, form *crawl.FormFill,
 	if err != nil {
 		return out, fmt.Errorf("render %s: open tab: %w", rawURL, err)
 	}
+	rec.mu.Lock()
+	rec.tab = chromedp.FromContext(tctx).Target.TargetID
+	rec.mu.Unlock()
 	setup := func(ctx context.Context, t *chromedp.Target) error {
 		steps := []func() error{
 			func() error {
@@ -1027,6 +1044,16 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	if ev.Request == nil {
 		return
 	}
+	if atResponse(ev) {
+		// A request followed by the Fetch domain (workers.go) answered:
+		// decided at its request stage already.
+		rec.followAnswered(ev, "")
+		cctx, cancel := context.WithTimeout(hctx, 5*time.Second)
+		defer cancel()
+		chromedp.Call(cctx, fetch.ContinueResponse, fetch.ContinueResponseParams{RequestID: ev.RequestID})
+		return
+	}
+	follow := rec.followPaused(ev)
 	err := b.cfg.Allow(ev.Request.URL)
 	signOut := false
 	if err == nil && rec.session != nil && rec.session.refused(ev.Request.URL) {
@@ -1055,11 +1082,17 @@ func (b *Browser) decide(hctx, pctx context.Context, rec *recorder, ev fetch.Eve
 	defer cancel()
 	if err == nil {
 		cont := fetch.ContinueRequestParams{RequestID: ev.RequestID}
+		if follow {
+			cont.InterceptResponse = ptr(true)
+		}
 		if rec.session != nil && rec.session.covers(ev.Request.URL) {
 			cont.Headers = rec.session.headers(ev.Request.Headers)
 		}
 		chromedp.Call(cctx, fetch.ContinueRequest, cont)
 		return
+	}
+	if follow {
+		rec.followAnswered(ev, "net::ERR_BLOCKED_BY_CLIENT") // as the tab reports its own
 	}
 	rec.mu.Lock()
 	switch {

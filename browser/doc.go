@@ -28,7 +28,10 @@
 // at the proxy. nil Config.Write holds every write.
 //
 // A page is bounded by Config.PageTimeout: it settles when no request is in
-// flight and the DOM has not changed for Config.Quiet (a MutationObserver
+// flight, its dedicated workers' included (workers.go: the tab's Fetch
+// domain follows them from request to response; shared and service workers
+// outlive the page and are not waited for), and the DOM has not
+// changed for Config.Quiet (a MutationObserver
 // in an isolated world reports changes through a binding); a page that
 // never settles, a script that loops, dialogs that keep opening or a
 // redirect off the allowlist end the render at the budget with a note.
