@@ -1118,7 +1118,7 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 			(!rec.submitted || rec.submitDoc != "" || time.Since(rec.submittedAt) >= submitGrace)
 		loaded, inflight := rec.loaded, len(rec.inflight)
 		rec.mu.Unlock()
-		if quiet {
+		if quiet && b.stillQuiet(ctx, rec, deadline) {
 			rec.mu.Lock()
 			rec.out.Settled = true
 			rec.mu.Unlock()
@@ -1142,6 +1142,31 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 		case <-ctx.Done():
 		}
 	}
+}
+
+// stillQuiet confirms a page that reads quiet by our clock with one turn
+// of its event loop: no report for Config.Quiet also means a renderer the
+// machine starved (a loaded CI host), whose page kept changing its DOM
+// all along. A timer set now fires after the page's overdue ones, and
+// what they change is reported (the binding's event reaches the recorder
+// before the answer: chromedp.Listen sees events in order). It reports
+// false when activity came in meanwhile. A page whose main thread does
+// not answer within a second (a script that loops), or whose timers do
+// not work, is taken as quiet, as before.
+func (b *Browser) stillQuiet(ctx context.Context, rec *recorder, deadline time.Time) bool {
+	asked := time.Now()
+	by := asked.Add(time.Second)
+	if deadline.Before(by) {
+		by = deadline
+	}
+	tctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	chromedp.Call(tctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: `new Promise(r => setTimeout(r, 0))`, AwaitPromise: ptr(true),
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return !rec.last.After(asked)
 }
 
 // readDOM serializes the document and reads its URL, bounded: a script

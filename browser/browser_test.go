@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -257,6 +258,72 @@ func TestBrowserReports(t *testing.T) {
 	d := render(t, b, s.URL+"/dialog")
 	if !slices.Contains(d.Dialogs, "qa1234567890") || !d.Settled {
 		t.Errorf("dialogs %q settled %v notes %v", d.Dialogs, d.Settled, d.Notes)
+	}
+}
+
+// TestStarvedPageIsNotQuiet: a page that changes its DOM every 40 ms,
+// its renderer starved by the machine (stopped for 800 ms at a time, as a
+// loaded CI host starves it), sends no report for longer than
+// Config.Quiet between its changes. It kept changing all along, so it does
+// not settle: one turn of its event loop (Browser.stillQuiet) runs its
+// overdue changes first. It used to settle in the first gap (ci32,
+// TestBadPages: "/restless settled", page 1.589s, on a loaded host).
+func TestStarvedPageIsNotQuiet(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", htmlPage(`<!doctype html><html><body><div id=t></div><script>setInterval(() => { document.getElementById('t').textContent = Date.now(); }, 40);</script></body></html>`))
+	mux.HandleFunc("/ok", htmlPage(`<!doctype html><html><body><p>fine</p></body></html>`))
+	s := serve(t, mux)
+	const budget = 5 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL), PageTimeout: budget})
+	render(t, b, s.URL+"/ok") // the browser's start is no page's budget
+	renderers := func() []int {
+		var out []int
+		for _, p := range b.processes() {
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); bytes.Contains(cmd, []byte("--type=renderer")) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	signal := func(sig syscall.Signal) {
+		for _, p := range renderers() {
+			syscall.Kill(p, sig)
+		}
+	}
+	done := make(chan struct{})
+	starved := make(chan int, 1)
+	go func() {
+		defer signal(syscall.SIGCONT)
+		n := 0
+		defer func() { starved <- n }()
+		time.Sleep(300 * time.Millisecond) // the page loads and starts changing
+		for {
+			signal(syscall.SIGSTOP)
+			n++
+			select {
+			case <-done:
+				return
+			case <-time.After(800 * time.Millisecond):
+			}
+			signal(syscall.SIGCONT)
+			select {
+			case <-done:
+				return
+			case <-time.After(60 * time.Millisecond):
+			}
+		}
+	}()
+	r := render(t, b, s.URL+"/")
+	close(done)
+	stops := <-starved
+	if stops < 2 {
+		t.Fatalf("the renderer was stopped %d times during the render: the test shows nothing", stops)
+	}
+	if r.Settled {
+		t.Errorf("a starved page that kept changing its DOM settled after %s (budget %s, %d stops); notes %q", r.Elapsed.Round(time.Millisecond), budget, stops, r.Notes)
+	}
+	if ok := render(t, b, s.URL+"/ok"); !ok.Settled {
+		t.Errorf("a quiet page did not settle after %s; notes %q", ok.Elapsed.Round(time.Millisecond), ok.Notes)
 	}
 }
 
