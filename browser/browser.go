@@ -439,7 +439,10 @@ type recorder struct {
 	// however quiet the page before it is.
 	submittedAt time.Time
 	submitDoc   network.RequestID
-	created     func(Write, string)
+	// unanswered: the page's main thread did not answer the last
+	// confirmation of its quiet (stillQuiet).
+	unanswered bool
+	created    func(Write, string)
 	// workers are the page's dedicated workers' target ids, the ids of
 	// their script requests; apart, shared and service workers' (not the
 	// page's requests). workers.go.
@@ -1116,7 +1119,7 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 		rec.mu.Lock()
 		quiet := rec.loaded && len(rec.inflight) == 0 && time.Since(rec.last) >= b.cfg.Quiet &&
 			(!rec.submitted || rec.submitDoc != "" || time.Since(rec.submittedAt) >= submitGrace)
-		loaded, inflight := rec.loaded, len(rec.inflight)
+		loaded, inflight, unanswered := rec.loaded, len(rec.inflight), rec.unanswered
 		rec.mu.Unlock()
 		if quiet && b.stillQuiet(ctx, rec, deadline) {
 			rec.mu.Lock()
@@ -1131,6 +1134,8 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 				why = "the load event never fired (a script kept the page busy, or a resource never finished)"
 			case inflight > 0:
 				why = fmt.Sprintf("%d requests were still in flight", inflight)
+			case unanswered:
+				why = "its main thread stopped answering (a script kept it busy)"
 			}
 			rec.mu.Lock()
 			rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("the page did not settle within the %s page budget: %s", b.cfg.PageTimeout, why))
@@ -1150,9 +1155,11 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 // all along. A timer set now fires after the page's overdue ones, and
 // what they change is reported (the binding's event reaches the recorder
 // before the answer: chromedp.Listen sees events in order). It reports
-// false when activity came in meanwhile. A page whose main thread does
-// not answer within a second (a script that loops), or whose timers do
-// not work, is taken as quiet, as before.
+// false when activity came in meanwhile, and when the page did not answer
+// within a second: a main thread that does not answer (a starved
+// renderer, a script that loops) is not a quiet page, and the settle
+// loop asks again. (A page that breaks its own setTimeout never answers:
+// it runs to its budget.)
 func (b *Browser) stillQuiet(ctx context.Context, rec *recorder, deadline time.Time) bool {
 	asked := time.Now()
 	by := asked.Add(time.Second)
@@ -1161,12 +1168,13 @@ func (b *Browser) stillQuiet(ctx context.Context, rec *recorder, deadline time.T
 	}
 	tctx, cancel := context.WithDeadline(ctx, by)
 	defer cancel()
-	chromedp.Call(tctx, runtime.Evaluate, runtime.EvaluateParams{
+	_, err := chromedp.Call(tctx, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: `new Promise(r => setTimeout(r, 0))`, AwaitPromise: ptr(true),
 	})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return !rec.last.After(asked)
+	rec.unanswered = err != nil
+	return err == nil && !rec.last.After(asked)
 }
 
 // readDOM serializes the document and reads its URL, bounded: a script

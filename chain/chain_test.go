@@ -158,8 +158,26 @@ func mustGethDev(tb testing.TB) backend {
 		tb.Fatalf("fund sponsor: %v", err)
 	}
 	c := mustDial(tb, url)
-	if _, err := c.waitReceipt(context.Background(), h); err != nil {
-		tb.Fatalf("fund sponsor: %v", err)
+	// geth serves RPC before its on-demand miner listens for transactions
+	// (it starts its endpoints before its lifecycles): a transaction sent
+	// in between waits in the pool until the next one comes (ci35: "fund
+	// sponsor: timed out waiting for receipt after 20s"). A 0-wei
+	// transfer from the dev account to itself comes next, until the
+	// funding is mined.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.waitReceipt(ctx, h)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("fund sponsor: %v", err)
+		}
+		var nudge common.Hash
+		if err := rc.Call(&nudge, "eth_sendTransaction", map[string]any{"from": accounts[0], "to": accounts[0], "value": "0x0"}); err != nil {
+			tb.Logf("nudge the dev miner: %v", err)
+		}
 	}
 	return backend{url: url, sponsor: sponsor}
 }

@@ -369,8 +369,13 @@ func TestPacedTools(t *testing.T) {
 	if gap1 < 800*time.Millisecond {
 		t.Errorf("the platform asked for 1 s and got the next request after %s", gap1)
 	}
-	if gap2 < 150*time.Millisecond {
-		t.Errorf("4 requests/s allowed the next after %s", gap2)
+	// The third is sent at least 250 ms (4 requests/s) after the second,
+	// which is sent at least 1 s after the first's 429 came back: it
+	// arrives at least 1.25 s after the first did, however the second's
+	// arrival jitters (a late one made gap2 108 ms under load, though
+	// the pacer waited).
+	if total := gap1 + gap2; total < 1200*time.Millisecond {
+		t.Errorf("4 requests/s allowed the third request %s after the first (gaps %s, %s); want ≥ 1.25 s", total, gap1, gap2)
 	}
 	paced, _ := second.Result["paced_ms"].(int64)
 	lat, _ := second.Result["latency_ms"].(int64)

@@ -60,21 +60,38 @@ func Open(base, runID string) (*Sandbox, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	// The sandbox is made and locked under a hidden name, then renamed
+	// into place: a reconciler (FindCrashed, in another process) never
+	// sees it unlocked. Made in place and locked after, it was taken for a
+	// crashed run in between, and the run could not lock it.
 	dir := filepath.Join(base, runID)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("sandbox %s: run directory already exists", runID)
-		}
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("sandbox %s: run directory already exists", runID)
+	}
+	stage, err := os.MkdirTemp(base, "."+runID+".new")
+	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	lock, ok, err := tryLock(stage)
+	if err != nil || !ok {
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("sandbox %s: cannot lock its new directory: %v", runID, err)
+	}
 	for _, sub := range []string{"keys", "fs"} {
-		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
+		if err == nil {
+			err = os.Mkdir(filepath.Join(stage, sub), 0o700)
 		}
 	}
-	lock, ok, err := tryLock(dir)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("sandbox %s: cannot lock: %v", runID, err)
+	if err == nil {
+		err = os.Chmod(stage, 0o700)
+	}
+	if err == nil {
+		err = os.Rename(stage, dir)
+	}
+	if err != nil {
+		lock.Close()
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("sandbox %s: %w", runID, err)
 	}
 	root, err := os.OpenRoot(filepath.Join(dir, "fs"))
 	if err != nil {
@@ -192,6 +209,17 @@ func (s *Sandbox) Abandon() {
 	s.lock.Close()
 }
 
+// sameLock reports whether dir's lock file is still the one lock holds: a
+// sandbox moved or removed after it was locked is not there any more.
+func sameLock(dir string, lock *os.File) bool {
+	held, err := lock.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(filepath.Join(dir, ".lock"))
+	return err == nil && os.SameFile(held, now)
+}
+
 // tryLock takes an exclusive flock on dir/.lock without blocking. ok is false
 // when another live process holds it.
 func tryLock(dir string) (f *os.File, ok bool, err error) {
@@ -281,6 +309,12 @@ func FindCrashed(base string) ([]Crashed, error) {
 		}
 		if !ok {
 			continue // a live run
+		}
+		if _, err := os.Stat(filepath.Join(dir, closedMarker)); err == nil || !sameLock(dir, lock) {
+			// Closed between the look and the lock (its run ended well),
+			// or moved or removed meanwhile (a discarded run's).
+			lock.Close()
+			continue
 		}
 		c := Crashed{RunID: e.Name(), Dir: dir, lock: lock}
 		l, err := openLedger(filepath.Join(dir, "ledger.json"), e.Name())

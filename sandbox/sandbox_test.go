@@ -489,3 +489,58 @@ func TestDiscard(t *testing.T) {
 		t.Error("a discarded sandbox reads as live")
 	}
 }
+
+// TestOpenIsLockedOnceVisible: a reconciler looking for crashed runs
+// (FindCrashed, in another process: a probe's recovery at its start or
+// its stop) while a run opens its sandbox never takes the new sandbox for
+// a crashed one. Before, Open made the run's directory and locked it
+// after: a FindCrashed in between locked it first, and the run failed
+// ("sandbox r-…: cannot lock: <nil>", ci33's TestFaultHarness, a probe
+// exiting 2), or had its fresh sandbox reconciled; and a run that closed
+// between FindCrashed's look at its marker and its lock was taken for a
+// crashed one.
+func TestOpenIsLockedOnceVisible(t *testing.T) {
+	base := t.TempDir()
+	stop := make(chan struct{})
+	found := make(chan []string, 1)
+	go func() {
+		var ids []string
+		for {
+			select {
+			case <-stop:
+				found <- ids
+				return
+			default:
+			}
+			cs, _ := FindCrashed(base)
+			for _, c := range cs {
+				ids = append(ids, c.RunID)
+				c.Release()
+			}
+		}
+	}()
+	var errs []error
+	for i := range 1000 {
+		s, err := Open(base, fmt.Sprintf("r-test-%d", i))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		// Out of the reconciler's sight at once, then gone: keeps its look
+		// short, so it looks often.
+		gone := filepath.Join(base, ".gone-"+s.RunID)
+		if err := os.Rename(s.Dir(), gone); err == nil {
+			os.RemoveAll(gone)
+		}
+	}
+	close(stop)
+	if ids := <-found; len(ids) > 0 {
+		t.Errorf("FindCrashed took %d opening sandboxes for crashed runs, the first %s", len(ids), ids[0])
+	}
+	if len(errs) > 0 {
+		t.Errorf("%d of 1000 opens failed beside a reconciler, the first: %v", len(errs), errs[0])
+	}
+}
