@@ -33,7 +33,10 @@
 // to the specialist that has waited longest. While anyone waits for a
 // slot, a new tick or event of another specialist queues behind them
 // without asking the Starter (unless that specialist's own run is going:
-// then it is refused as running, as before), and a continuous specialist
+// then a tick is refused as running and events wait for that run's end,
+// also without asking, since a run that ended a moment ago and whose end
+// is not reported yet has freed a slot the Starter would give them ahead
+// of the others), and a continuous specialist
 // yields: a Starter that is a [Yielder] is asked to have one running
 // continuous specialist's run end at its next session boundary (once per
 // run), and after a run ends the continuous specialist starts again only

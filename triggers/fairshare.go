@@ -74,7 +74,22 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 		s.log.Debug("tick joined the pending start", keySpecialist, name, keyReason, why)
 		return
 	}
-	if all, waiting := s.ahead(name); waiting && !s.runningNow(name) {
+	all, waiting := s.ahead(name)
+	if waiting && s.runningNow(name) {
+		// Refused as running without asking the Starter: a run that
+		// ended a moment ago, its end not yet reported (RunEnded), freed
+		// a slot the Starter would give this tick, ahead of the starts
+		// that wait for one (ci37, TestStarvedIsShownWithItsReason: the
+		// hog's tick at the instant its run ended started it again).
+		st.Fired++
+		st.Skipped++
+		st.LastFired, st.LastReason = now, reason
+		st.LastSkip = ErrRunning.Error()
+		s.mu.Unlock()
+		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, "its run is going while others wait for a slot")
+		return
+	}
+	if waiting {
 		st.Fired++
 		st.Pending++
 		st.LastFired, st.LastReason = now, reason

@@ -224,7 +224,24 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		s.log.Debug("events joined the pending start", keySpecialist, name, keyReason, why)
 		return
 	}
-	if all, waiting := s.ahead(name); waiting && !s.runningNow(name) {
+	all, waiting := s.ahead(name)
+	if waiting && s.runningNow(name) {
+		// Pending until its own run ends, as the Starter's ErrRunning
+		// would make it, without asking: a run that ended a moment ago
+		// (its end not yet reported) freed a slot the Starter would give
+		// these events ahead of the starts that wait for one.
+		own, _ := s.endCounts(name)
+		st.Fired++
+		st.Pending++
+		st.LastFired, st.LastReason = time.Now(), eventReason(counts)
+		wake := s.pendingFor(name, counts, "", ErrRunning, own, all, time.Now())
+		s.mu.Unlock()
+		if wake {
+			s.poke()
+		}
+		return
+	}
+	if waiting {
 		s.join(name, counts, "", all)
 		s.mu.Unlock()
 		s.log.Debug("events wait behind the starts waiting for a slot", keySpecialist, name)
