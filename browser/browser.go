@@ -442,7 +442,12 @@ type recorder struct {
 	// unanswered: the page's main thread did not answer the last
 	// confirmation of its quiet (stillQuiet).
 	unanswered bool
-	created    func(Write, string)
+	// ownWorld is the unique id of fleetd's isolated world in the tab's
+	// current document (the observer's), "" until Chromium reports it:
+	// our own evaluations run there, out of reach of a page that
+	// replaces setTimeout or JSON.stringify (evalParams).
+	ownWorld string
+	created  func(Write, string)
 	// workers are the page's dedicated workers' target ids, the ids of
 	// their script requests; apart, shared and service workers' (not the
 	// page's requests). workers.go.
@@ -635,6 +640,21 @@ func (r *recorder) on(ev any) {
 			r.active()
 			r.loaded = false // a new document: settled again once it loads
 		}
+	case *runtime.EventExecutionContextCreated:
+		if c := e.Context; c != nil && c.Name == world {
+			var aux struct {
+				FrameID string `json:"frameId"`
+			}
+			if json.Unmarshal([]byte(c.AuxData), &aux) == nil && aux.FrameID == string(r.tab) {
+				r.ownWorld = c.UniqueID // the main frame's id is its tab's target id
+			}
+		}
+	case *runtime.EventExecutionContextDestroyed:
+		if e.ExecutionContextUniqueID == r.ownWorld {
+			r.ownWorld = ""
+		}
+	case *runtime.EventExecutionContextsCleared:
+		r.ownWorld = ""
 	case *runtime.EventExceptionThrown:
 		if d := e.ExceptionDetails; d != nil {
 			add(&r.out.Exceptions, exceptionText(d))
@@ -1158,8 +1178,8 @@ func (b *Browser) settle(ctx context.Context, rec *recorder, deadline time.Time)
 // false when activity came in meanwhile, and when the page did not answer
 // within a second: a main thread that does not answer (a starved
 // renderer, a script that loops) is not a quiet page, and the settle
-// loop asks again. (A page that breaks its own setTimeout never answers:
-// it runs to its budget.)
+// loop asks again. The timer is set in fleetd's own world of the page
+// (evalParams): a page that replaces its setTimeout still answers.
 func (b *Browser) stillQuiet(ctx context.Context, rec *recorder, deadline time.Time) bool {
 	asked := time.Now()
 	by := asked.Add(time.Second)
@@ -1168,9 +1188,9 @@ func (b *Browser) stillQuiet(ctx context.Context, rec *recorder, deadline time.T
 	}
 	tctx, cancel := context.WithDeadline(ctx, by)
 	defer cancel()
-	_, err := chromedp.Call(tctx, runtime.Evaluate, runtime.EvaluateParams{
+	_, err := chromedp.Call(tctx, runtime.Evaluate, rec.evalParams(runtime.EvaluateParams{
 		Expression: `new Promise(r => setTimeout(r, 0))`, AwaitPromise: ptr(true),
-	})
+	}))
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.unanswered = err != nil
@@ -1185,11 +1205,11 @@ func (b *Browser) readDOM(tctx context.Context, rec *recorder, deadline time.Tim
 	}
 	ctx, cancel := context.WithDeadline(tctx, deadline)
 	defer cancel()
-	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+	res, err := chromedp.Call(ctx, runtime.Evaluate, rec.evalParams(runtime.EvaluateParams{
 		Expression:    `JSON.stringify({url: location.href, html: (document.doctype ? '<!DOCTYPE html>\n' : '') + (document.documentElement ? document.documentElement.outerHTML : '')})`,
 		ReturnByValue: ptr(true),
 		Timeout:       runtime.TimeDelta(max(200, time.Until(deadline).Milliseconds())),
-	})
+	}))
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if err != nil || res.Result == nil || res.ExceptionDetails != nil {
@@ -1212,6 +1232,16 @@ func (b *Browser) readDOM(tctx context.Context, rec *recorder, deadline time.Tim
 		rec.out.Notes = append(rec.out.Notes, fmt.Sprintf("the rendered DOM was cut at %d bytes", b.cfg.MaxHTML))
 	}
 	rec.out.HTML = v.HTML
+}
+
+// evalParams has p evaluated in fleetd's own world of the tab's document
+// when Chromium has reported it, else in the page's: the DOM and the event
+// loop are the page's either way, the globals (setTimeout, JSON) ours.
+func (r *recorder) evalParams(p runtime.EvaluateParams) runtime.EvaluateParams {
+	r.mu.Lock()
+	p.UniqueContextID = r.ownWorld
+	r.mu.Unlock()
+	return p
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -327,6 +327,29 @@ func TestStarvedPageIsNotQuiet(t *testing.T) {
 	}
 }
 
+// TestPageThatReplacesItsGlobals: a page's script replaces setTimeout and
+// JSON.stringify (as polyfills and old libraries do). The page is quiet:
+// it settles, and its DOM is read. fleetd's own evaluations run in its
+// isolated world, whose globals the page cannot reach; in the page's own
+// world the settle's timer never fired and the page ran to its budget
+// ("its main thread stopped answering"), and the DOM read got "x".
+func TestPageThatReplacesItsGlobals(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", htmlPage(`<!doctype html><html><body><p id=t>replaced</p><script>window.setTimeout = () => 0; JSON.stringify = () => "x";</script></body></html>`))
+	s := serve(t, mux)
+	const budget = 5 * time.Second
+	b := newBrowser(t, Config{Allow: allowOnly(s.URL), PageTimeout: budget})
+	for _, path := range []string{"/", "/?again"} { // a second document: its own world again
+		r := render(t, b, s.URL+path)
+		if !r.Settled {
+			t.Errorf("%s: a quiet page that replaced its setTimeout did not settle (%s, budget %s); notes %q", path, r.Elapsed.Round(time.Millisecond), budget, r.Notes)
+		}
+		if !strings.Contains(r.HTML, `<p id="t">replaced</p>`) {
+			t.Errorf("%s: the DOM read is not the page's: %q; notes %q", path, r.HTML[:min(200, len(r.HTML))], r.Notes)
+		}
+	}
+}
+
 // TestBadPages: pages that never settle, loop, or open dialog after dialog
 // end at the page budget with a note, and the next page still renders.
 func TestBadPages(t *testing.T) {

@@ -16,11 +16,18 @@ func SayRecovery(w io.Writer, r runner.Recovery) {
 	if n := r.Closed(); n > 0 {
 		fmt.Fprintf(w, "reconciled %d crashed run(s): names released, funds swept\n", n)
 	}
+	sayFootersAndHeld(w, r, "fleetd reconcile retries")
+}
+
+// sayFootersAndHeld writes the lines both SayRecovery and FinishLeft end
+// with: the crashed records given a footer, and the names still held,
+// with what finishes them (retry).
+func sayFootersAndHeld(w io.Writer, r runner.Recovery, retry string) {
 	if len(r.Footers) > 0 {
 		fmt.Fprintf(w, "closed %d crashed run record(s) with a footer: %s\n", len(r.Footers), strings.Join(r.Footers, ", "))
 	}
 	if h := r.Held(); len(h) > 0 {
-		fmt.Fprintf(w, "still held (their keys kept funded; fleetd reconcile retries): %s\n", strings.Join(h, ", "))
+		fmt.Fprintf(w, "still held (their keys kept funded; %s): %s\n", retry, strings.Join(h, ", "))
 	}
 }
 
@@ -82,12 +89,7 @@ func FinishLeft(ctx context.Context, env *runner.Env, dataDir, by string, w io.W
 			fmt.Fprintf(w, "finished run %s's cleanup on a second try: %d name(s) released, its keys swept\n", c.RunID, len(c.Released))
 		}
 	}
-	if len(r.Footers) > 0 {
-		fmt.Fprintf(w, "closed %d crashed run record(s) with a footer: %s\n", len(r.Footers), strings.Join(r.Footers, ", "))
-	}
-	if h := r.Held(); len(h) > 0 {
-		fmt.Fprintf(w, "still held (their keys kept funded; fleetd reconcile or the next start finishes them): %s\n", strings.Join(h, ", "))
-	}
+	sayFootersAndHeld(w, r, "fleetd reconcile or the next start finishes them")
 	if r.Err != nil {
 		fmt.Fprintf(w, "the cleanup's second try: %v\n", r.Err)
 	}

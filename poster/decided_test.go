@@ -78,3 +78,66 @@ func TestKilledAfterItsDecision(t *testing.T) {
 		t.Errorf("after both: the finding is on the log %d times, want 1", n)
 	}
 }
+
+// TestReportPostedByAFlushMeanwhile: a report queues its finding and waits
+// for the outbox while a flush of the same process (the daemon's periodic
+// one) posts everything queued, this finding too. The report says posted,
+// with the entry the flush got: it is the one entry on the log. Before, it
+// posted again, was refused as a duplicate of its own entry, and read
+// "deduped".
+func TestReportPostedByAFlushMeanwhile(t *testing.T) {
+	h := newHarness(t)
+	data := t.TempDir()
+	p := h.poster(t, Config{OutboxDir: filepath.Join(data, "outbox"), StateFile: filepath.Join(data, "reporter", "state.json")})
+	f := finding("a form posts its token in the query string")
+	p.flush.Lock() // the periodic flush, running
+	returned := make(chan Result, 1)
+	go func() {
+		res, err := p.Report(context.Background(), f)
+		if err != nil {
+			t.Errorf("report: %v", err)
+		}
+		returned <- res
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		items, err := p.Pending()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 1 {
+			break // queued, its report waits for the outbox
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the report did not queue within 30 s: %d items", len(items))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	posted, left, err := p.flushLocked(t.Context())
+	if err != nil || posted != 1 || left != 0 {
+		t.Fatalf("the flush: posted %d, left %d, %v; want the queued finding posted", posted, left, err)
+	}
+	p.flush.Unlock()
+	var res Result
+	select {
+	case res = <-returned:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the report did not return")
+	}
+	if res.Status != Posted || res.Entry == nil {
+		t.Errorf("the report, posted by the flush while it waited: %s (entry %v), want posted with its entry", res.Status, res.Entry)
+	}
+	if n := countText(t, h.log, res.Text); n != 1 {
+		t.Errorf("the finding is on the log %d times, want 1", n)
+	}
+	if len(p.awaited) != 0 {
+		t.Errorf("the poster still awaits %d item(s) after the report returned", len(p.awaited))
+	}
+	// A report decided not to post (a duplicate now) awaits nothing after.
+	if res, err := p.Report(t.Context(), f); err != nil || res.Status != Deduped {
+		t.Errorf("the finding reported again: %s, %v; want deduped", res.Status, err)
+	}
+	if len(p.awaited) != 0 {
+		t.Errorf("a deduped report left %d awaited item(s)", len(p.awaited))
+	}
+}

@@ -74,6 +74,12 @@ type Poster struct {
 	mem   *postState // the state when there is no StateFile
 	flush sync.Mutex // one Flush or post at a time touches the outbox
 
+	// awaited holds the outbox files a Report has queued and waits to post
+	// (behind p.flush), and what a flush of this process that took one
+	// first did with it (nil until then): see takenBy.
+	awaitMu sync.Mutex
+	awaited map[string]*taken
+
 	fundsMu sync.Mutex
 	funds   Funds // whether posting is paused for a sponsor run dry
 	resumed bool  // a post went through after a pause: flush what waits
@@ -242,6 +248,10 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 		return res, err // not acknowledged: the caller must know
 	}
 	defer staged.discard()
+	// Awaited from before it is in the outbox: a flush that takes it
+	// at any time after says so (takenBy).
+	p.await(item.file)
+	defer p.takenBy(item.file)
 	// Decide under the state lock: fold in what the log gained since the
 	// last decision, then dedupe and rate-limit, and record the decision
 	// before posting so a process deciding next sees it. A finding to post
@@ -284,11 +294,65 @@ func (p *Poster) Report(ctx context.Context, f fleet.Finding) (Result, error) {
 
 	p.flush.Lock()
 	defer p.flush.Unlock()
+	if t := p.takenBy(item.file); t != nil {
+		// A flush of this process posted it while this report waited for
+		// the outbox: it is this report's entry, not a duplicate.
+		switch {
+		case t.err != nil:
+			p.forget(ctx, f, now)
+			return res, t.err
+		case t.sub != nil:
+			res.Status, res.Entry = Posted, t.sub
+		default:
+			res.Status = Deduped // the flush found it on the log already
+		}
+		return res, nil
+	}
 	if err := p.deliver(ctx, &item, &res, staged); err != nil {
 		p.forget(ctx, f, now)
 		return res, err // not acknowledged: the caller must know
 	}
 	return res, nil
+}
+
+// taken is what a flush did with an outbox item a Report waits to post:
+// posted it (sub), found it on the log already (neither), or moved it
+// aside as rejected (err).
+type taken struct {
+	sub *chain.Submission
+	err error
+}
+
+// await marks file as an item a Report of this process waits to post.
+func (p *Poster) await(file string) {
+	p.awaitMu.Lock()
+	defer p.awaitMu.Unlock()
+	if p.awaited == nil {
+		p.awaited = map[string]*taken{}
+	}
+	p.awaited[file] = nil
+}
+
+// tookAwaited records what a flush did with file, if a Report waits for it.
+func (p *Poster) tookAwaited(file string, t taken) {
+	p.awaitMu.Lock()
+	defer p.awaitMu.Unlock()
+	if _, ok := p.awaited[file]; ok {
+		p.awaited[file] = &t
+	}
+}
+
+// takenBy ends the wait for file and returns what a flush of this process
+// did with it meanwhile, or nil when none took it. Without it, a report
+// whose finding the daemon's periodic flush posted while the report waited
+// for the outbox posted it again, was refused as a duplicate of itself,
+// and read "deduped" although its own entry was the one on the log.
+func (p *Poster) takenBy(file string) *taken {
+	p.awaitMu.Lock()
+	defer p.awaitMu.Unlock()
+	t := p.awaited[file]
+	delete(p.awaited, file)
+	return t
 }
 
 // Record is a log entry that is not a finding: a correction, a fix-stage
@@ -801,22 +865,26 @@ func (p *Poster) flushLocked(ctx context.Context) (posted, remaining int, err er
 	for i, it := range items {
 		if !it.Once && onChain[it.Text] {
 			p.dequeue(it) // posted before a crash removed it from the outbox
+			p.tookAwaited(it.file, taken{})
 			continue
 		}
 		sub, err := p.post(ctx, it)
 		if err != nil {
 			if errors.Is(err, chain.ErrDuplicate) {
 				p.dequeue(it) // another process posted it: once is enough
+				p.tookAwaited(it.file, taken{})
 				continue
 			}
 			if errors.Is(err, ErrRejected) {
 				os.Rename(it.file, it.file+".rejected")
 				p.log.Error("outbox: entry rejected by the log, moved aside", "file", it.file, "err", err)
+				p.tookAwaited(it.file, taken{err: err})
 				continue
 			}
 			return posted, len(items) - i, fmt.Errorf("flush outbox: %w", err)
 		}
 		p.land(it, sub)
+		p.tookAwaited(it.file, taken{sub: sub})
 		posted++
 	}
 	return posted, 0, nil

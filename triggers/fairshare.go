@@ -82,9 +82,8 @@ func (s *Scheduler) fireTick(ctx context.Context, name, reason string) {
 		// that wait for one (ci37, TestStarvedIsShownWithItsReason: the
 		// hog's tick at the instant its run ended started it again).
 		st.Fired++
-		st.Skipped++
 		st.LastFired, st.LastReason = now, reason
-		st.LastSkip = ErrRunning.Error()
+		st.skip(ErrRunning.Error())
 		s.mu.Unlock()
 		s.log.Debug("trigger skipped", keySpecialist, name, keyReason, reason, keyWhy, "its run is going while others wait for a slot")
 		return

@@ -278,8 +278,7 @@ func (s *Scheduler) start(ctx context.Context, name string, counts map[string]in
 		st.Pending++
 		wake = s.pendingFor(name, counts, tick, err, own, all, now)
 	default:
-		st.Skipped++
-		st.LastSkip = err.Error()
+		st.skip(err.Error())
 	}
 	s.mu.Unlock()
 	switch {
@@ -364,16 +363,14 @@ func (s *Scheduler) retryPending(ctx context.Context) {
 			s.absorb(name, seq)
 		case busy(err) && errors.Is(err, ErrRunning) && p.tick != "":
 			dropped = p.tick
-			st.Skipped++
-			st.LastSkip = p.tick + " tick dropped: " + err.Error()
+			st.skip(p.tick + " tick dropped: " + err.Error())
 			if len(p.counts) > 0 {
 				wake = s.pendingFor(name, p.counts, "", err, own, all, p.since)
 			}
 		case busy(err):
 			wake = s.pendingFor(name, p.counts, p.tick, err, own, all, p.since)
 		default:
-			st.Skipped++
-			st.LastSkip = "pending start dropped: " + err.Error()
+			st.skip("pending start dropped: " + err.Error())
 		}
 		s.queueChanged()
 		s.mu.Unlock()

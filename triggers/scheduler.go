@@ -502,8 +502,7 @@ func (s *Scheduler) fire(ctx context.Context, name, reason string) (<-chan Outco
 		s.startedRun(name, own)
 		s.absorb(name, seq)
 	} else {
-		st.Skipped++
-		st.LastSkip = why
+		st.skip(why)
 	}
 	s.mu.Unlock()
 	if started {
@@ -524,13 +523,19 @@ func (s *Scheduler) statsFor(name string) *Stats {
 	return st
 }
 
+// skip counts a trigger that did not start a run, and why. The caller
+// holds the scheduler's mu.
+func (st *Stats) skip(why string) {
+	st.Skipped++
+	st.LastSkip = why
+}
+
 // countSkip counts a tick cron's SkipIfStillRunning dropped.
 func (s *Scheduler) countSkip(name, why string) {
 	s.mu.Lock()
 	st := s.statsFor(name)
 	st.Fired++
-	st.Skipped++
-	st.LastSkip = why
+	st.skip(why)
 	s.mu.Unlock()
 	s.log.Debug("trigger skipped", keySpecialist, name, keyWhy, why)
 }
