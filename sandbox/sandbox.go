@@ -73,9 +73,12 @@ func Open(base, runID string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	lock, ok, err := tryLock(stage)
-	if err != nil || !ok {
+	if err == nil && !ok {
+		err = errors.New("another process holds its lock")
+	}
+	if err != nil {
 		os.RemoveAll(stage)
-		return nil, fmt.Errorf("sandbox %s: cannot lock its new directory: %v", runID, err)
+		return nil, fmt.Errorf("sandbox %s: cannot lock its new directory: %w", runID, err)
 	}
 	for _, sub := range []string{"keys", "fs"} {
 		if err == nil {

@@ -231,10 +231,11 @@ func (s *Scheduler) fireEvent(ctx context.Context, name string, counts map[strin
 		// (its end not yet reported) freed a slot the Starter would give
 		// these events ahead of the starts that wait for one.
 		own, _ := s.endCounts(name)
+		now := time.Now()
 		st.Fired++
 		st.Pending++
-		st.LastFired, st.LastReason = time.Now(), eventReason(counts)
-		wake := s.pendingFor(name, counts, "", ErrRunning, own, all, time.Now())
+		st.LastFired, st.LastReason = now, eventReason(counts)
+		wake := s.pendingFor(name, counts, "", ErrRunning, own, all, now)
 		s.mu.Unlock()
 		if wake {
 			s.poke()
