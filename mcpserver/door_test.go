@@ -76,18 +76,20 @@ func post(t *testing.T, url, body string, header map[string]string) (int, http.H
 		t.Fatalf("POST: %v", err)
 	}
 	defer resp.Body.Close()
-	var b []byte
+	// The body is read to its end: a streamed answer ends when the server's
+	// handler returns, so once post returns, the door is done with the
+	// request (a slot it held for a request that opened no session is free
+	// again). Stopping at the answer's line left the handler running, and
+	// the next request could find its slot still taken.
+	all, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	b := all
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		br := bufio.NewReader(io.LimitReader(resp.Body, 64<<10))
-		for {
-			line, err := br.ReadString('\n')
-			if strings.HasPrefix(line, "data:") || err != nil {
+		for line := range strings.Lines(string(all)) {
+			if strings.HasPrefix(line, "data:") {
 				b = []byte(line)
 				break
 			}
 		}
-	} else {
-		b, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	}
 	return resp.StatusCode, resp.Header, string(b)
 }
