@@ -123,14 +123,17 @@ func TestReplayGoHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The machine's caches: gjson 1.6.3 comes from the module cache, with
-	// no network (GOPROXY=off).
+	// The machine's caches: gjson 1.6.3 and what it requires are fetched
+	// into the module cache through the machine's proxy first (a cold
+	// machine has none of them: stop 41's CI), and the replays then build
+	// with no network (GOPROXY=off), as a replay of a user's module does.
 	env := machineEnv(t, goCmd, GoEnv(goCmd, t.TempDir(), t.TempDir(), 1<<30), "GOCACHE", "GOMODCACHE")
-	env = setEnv(setEnv(env, "GOPROXY", "off"), "GOSUMDB", "off")
-	gm := strings.TrimSpace(envValue(env, "GOMODCACHE"))
-	if _, err := os.Stat(filepath.Join(gm, "github.com", "tidwall", "gjson@v1.6.3")); err != nil {
-		t.Fatalf("gjson 1.6.3 is not in the module cache (go mod download github.com/tidwall/gjson@v1.6.3): %v", err)
+	dl := exec.Command(goCmd, "mod", "download", "github.com/tidwall/gjson@v1.6.3", "github.com/tidwall/match@v1.0.1", "github.com/tidwall/pretty@v1.0.2")
+	dl.Env = machineEnv(t, goCmd, env, "GOPROXY", "GOSUMDB")
+	if out, err := dl.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download gjson 1.6.3 and its requirements: %v\n%s", err, out)
 	}
+	env = setEnv(setEnv(env, "GOPROXY", "off"), "GOSUMDB", "off")
 	src := hangModule(t)
 	ctx := context.Background()
 	cases := []struct {
