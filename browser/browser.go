@@ -307,13 +307,20 @@ func (b *Browser) processes() []int {
 	return out
 }
 
-// ppidOf reads the parent pid from a /proc/<pid>/stat line.
-func ppidOf(stat []byte) int {
+// statFields are a /proc/<pid>/stat line's fields after the command name,
+// field 3 (the state) first. The name is in parentheses and may hold
+// anything: the fields start after the last ')'.
+func statFields(stat []byte) [][]byte {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0
+		return nil
 	}
-	f := bytes.Fields(stat[i+1:])
+	return bytes.Fields(stat[i+1:])
+}
+
+// ppidOf reads the parent pid (field 4) from a /proc/<pid>/stat line.
+func ppidOf(stat []byte) int {
+	f := statFields(stat)
 	if len(f) < 2 {
 		return 0
 	}
@@ -323,8 +330,8 @@ func ppidOf(stat []byte) int {
 
 // zombie reports whether a /proc/<pid>/stat line is a zombie's (state Z).
 func zombie(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+	f := statFields(stat)
+	return len(f) > 0 && f[0][0] == 'Z'
 }
 
 // alive reports whether pid is a live process (a zombie is not).

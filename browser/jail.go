@@ -3,8 +3,6 @@ package browser
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -130,6 +128,7 @@ type jailPlan struct {
 	bwrap, prlimit string
 	dir, inside    string // the jail directory, outside and inside
 	tmp            bool   // dir is ours to remove
+	swept          swept  // what planning it swept of dead processes' jails
 	args           []string
 	limits         []string // prlimit's arguments
 	limitsText     string   // the same for people
@@ -184,8 +183,9 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 			}
 		}
 	}
+	p.swept = sweepJails(os.TempDir())
 	if j.Dir == "" {
-		if p.dir, err = os.MkdirTemp("", "fleetd-browser-jail-"); err != nil {
+		if p.dir, err = os.MkdirTemp("", tempJailPrefix); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrNoJail, err)
 		}
 		p.tmp = true
@@ -214,8 +214,10 @@ func (j Jail) plan(exe string) (*jailPlan, error) {
 			return fail(fmt.Errorf("%w: %v", ErrNoJail, err))
 		}
 	}
-	sum := sha256.Sum256([]byte(p.dir))
-	p.inside = "/jail/" + hex.EncodeToString(sum[:8])
+	if err := writeOwner(p.dir); err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrNoJail, err))
+	}
+	p.inside = insideOf(p.dir)
 
 	a := []string{
 		"--unshare-user", "--uid", jailUID, "--gid", jailUID,
@@ -304,6 +306,7 @@ func (p *jailPlan) remove() {
 		os.RemoveAll(p.dir)
 	default:
 		os.RemoveAll(filepath.Join(p.dir, "browser"))
+		os.Remove(filepath.Join(p.dir, ownerFile))
 	}
 }
 
@@ -399,6 +402,9 @@ func (p *jailPlan) protections(sandboxOK bool) Protections {
 	d := "Chromium runs as uid " + jailUID + " of its own user namespace, sees /usr and its own files read-only, writes only its jail dir; " + p.limitsText
 	if !sandboxOK {
 		d += "; Chromium's own sandbox is off: no nested user namespace can be made in the jail (kernel or seccomp policy)"
+	}
+	if w := p.swept.String(); w != "" {
+		d += "; " + w
 	}
 	return Protections{Jailed: true, Sandboxed: sandboxOK, Hidden: p.hide, Detail: d}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -440,4 +441,147 @@ func treeCPU(pids []int) time.Duration {
 		}
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// TestSweepJailsOfADeadOwner: jails whose owner process is gone (killed
+// before it could remove them) are swept by the next plan: their bwrap
+// processes killed, their temporary directories removed; a jail whose owner
+// runs, one with no owner file and a directory that is no jail are left.
+// The jails are real bwrap jails running sleep; "dead" is an owner file
+// naming a process that has exited, and one naming this process's pid with
+// another start time (the pid reused).
+func TestSweepJailsOfADeadOwner(t *testing.T) {
+	mustJail(t)
+	root := t.TempDir()
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadOwners := []string{
+		fmt.Sprintf("%d %s\n", exited.Process.Pid, "12345"),
+		fmt.Sprintf("%d %s\n", os.Getpid(), "1"),
+	}
+	// start starts a real jail in dir running sleep, its owner file (for
+	// now) naming this process. (Planning a jail sweeps: the owners are
+	// set once every jail runs.)
+	type jail struct {
+		dir, owner string // owner: "live" keeps this process's, "" removes it
+		cmd        *exec.Cmd
+	}
+	start := func(dir, owner string) jail {
+		t.Helper()
+		p, err := Jail{Dir: dir}.plan("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv := p.argv("/bin/sleep", "600")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = []string{}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return jail{p.dir, owner, cmd}
+	}
+	mk := func(name string) string {
+		d := filepath.Join(root, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	dead := []jail{start(mk(tempJailPrefix+"dead0"), deadOwners[0]), start(mk("run-jail-dead1"), deadOwners[1])}
+	kept := []jail{start(mk(tempJailPrefix+"live"), "live"), start(mk(tempJailPrefix+"noowner"), "")}
+	emptyDead := mk(tempJailPrefix + "empty")
+	if err := os.WriteFile(filepath.Join(emptyDead, ownerFile), []byte(deadOwners[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := mk("not-a-jail")
+	if err := os.WriteFile(filepath.Join(other, ownerFile), []byte(deadOwners[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Each jail is two bwrap processes (the one started and the pid 1 of
+	// its namespace) once it runs sleep.
+	jailProcs := func(dir string) []int {
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && jailOfArgs(strings.Split(string(b), "\x00")) == dir {
+				pid, _ := strconv.Atoi(e.Name())
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	for _, j := range append(append([]jail{}, dead...), kept...) {
+		deadline := time.Now().Add(30 * time.Second)
+		for len(jailProcs(j.dir)) < 2 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := len(jailProcs(j.dir)); n < 2 {
+			t.Fatalf("jail %s: %d bwrap processes, want 2", j.dir, n)
+		}
+		switch j.owner {
+		case "live":
+		case "":
+			os.Remove(filepath.Join(j.dir, ownerFile))
+		default:
+			if err := os.WriteFile(filepath.Join(j.dir, ownerFile), []byte(j.owner), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// Killing a jail's first bwrap can take its pid 1 along before the
+	// scan reaches it: at least one of each dead jail's two is killed. (The
+	// scan is of the whole machine: a test elsewhere that kills a fleetd
+	// may have left more.)
+	s := sweepJails(root)
+	if s.killed < 2 || s.removed != 2 || len(s.errs) != 0 {
+		t.Errorf("swept %+v: want at least 2 processes of the 2 dead jails, and 2 temporary dirs", s)
+	}
+	if msg := s.String(); !strings.Contains(msg, strconv.Itoa(exited.Process.Pid)) || !strings.Contains(msg, "2 temporary jail directories removed") {
+		t.Errorf("the sweep says %q", msg)
+	}
+	for _, j := range dead {
+		done := make(chan error, 1)
+		go func() { done <- j.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the jail of a dead owner in %s still runs", j.dir)
+		}
+		// The pid 1 of a jail whose first bwrap was killed dies of that
+		// (--die-with-parent), not at once.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(jailProcs(j.dir)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if pids := jailProcs(j.dir); len(pids) > 0 {
+			t.Errorf("jail %s: processes %v outlive the sweep by 10 s", j.dir, pids)
+		}
+	}
+	for _, d := range []string{dead[0].dir, emptyDead} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the temporary jail %s of a dead owner is still there: %v", d, err)
+		}
+	}
+	for _, d := range []string{dead[1].dir, other} { // not temporary jails: kept
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	for _, j := range kept {
+		if j.cmd.ProcessState != nil || len(jailProcs(j.dir)) < 2 {
+			t.Errorf("the jail in %s (owner running or unknown) was swept", j.dir)
+		}
+		if _, err := os.Stat(j.dir); err != nil {
+			t.Errorf("%s was removed: %v", j.dir, err)
+		}
+	}
+	// A second sweep finds nothing of these left.
+	if s := sweepJails(root); s.removed != 0 || slices.Contains(s.owners, strconv.Itoa(exited.Process.Pid)) {
+		t.Errorf("a second sweep: %s", s)
+	}
 }
