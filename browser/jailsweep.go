@@ -20,7 +20,8 @@ import (
 // with Chromium's profile in it. So every jail records its owner, and the
 // next jail a fleetd process plans sweeps the jails whose owner is gone.
 // One jail directory has one owner at a time: a run's own jail dir, or a
-// fresh temporary one.
+// fresh temporary one. The file is in the jail's one writable place: a
+// browser that rewrites it can get at most its own jail swept.
 
 // ownerFile, in a jail directory, names the process that planned the jail:
 // its pid and its start time (clock ticks after boot, /proc/PID/stat's
