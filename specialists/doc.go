@@ -481,8 +481,11 @@
 //   - Latency: each face of target.names and each docs page is fetched
 //     Options.Samples times (default 8), and at exercise each public name is
 //     called as often; p50 and p95 (nearest rank) of latency_ms are computed
-//     and a p95 over target.slo.p95_ms is a finding (surface perf) with the
-//     numbers and the measured call as the repro. Without an SLO the numbers
+//     and a p95 over target.slo.p95_ms is measured again: over it in the
+//     second series too (or with no room for one), it is a finding (surface
+//     perf) with both series' numbers and the measured call as the repro;
+//     under it, a note (one stalled answer, the slowest of a short series,
+//     would be the p95 alone). Without an SLO the numbers
 //     go to the summary only. Comparing with earlier runs is future work: a
 //     run sees only its own transcript, and playbooks read no files.
 //   - Compile time growth: a corpus line that repeats into a valid program of
