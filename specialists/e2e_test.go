@@ -515,6 +515,24 @@ func TestEndToEndPerf(t *testing.T) {
 	}
 }
 
+// TestPerfDefaultSamples: at the default 8 samples a series, the series
+// measured again do not take the gas check's and compile growth's room
+// under the cap (they did in 5f0679f: 72 calls of latency, neither ran).
+// What latency has no room left to confirm is still filed, and says so.
+func TestPerfDefaultSamples(t *testing.T) {
+	pl := newPlatform(t)
+	res, got := pl.run("perf", fleet.Exercise, Options{Corpus: recipeCorpus})
+	expect(t, got, map[string][]string{
+		"slow face":   {"perf", `face of "dave"`, "over the SLO", "N=16", "confirmed by a second series"},
+		"slow call":   {"perf", `call to "dave"`, "over the SLO"},
+		"gas":         {"registry", "estimate", "below"},
+		"superlinear": {"compiler", "super-linearly", "let n = 42;"},
+	})
+	if res.Totals.ToolCalls > DefaultCap("perf") {
+		t.Errorf("%d calls over the cap %d", res.Totals.ToolCalls, DefaultCap("perf"))
+	}
+}
+
 // TestPerfStallIsNotAFinding: one stalled answer in a series (a loaded
 // machine's; stop 41's CI filed carol's face at p95 214 ms on p50 4 ms)
 // is measured again and noted as a transient, not filed; what is slow on

@@ -20,6 +20,7 @@ func perfGas(p *replay.Play, corpus []string) {
 		p.Skip("qa_create not allowed: gas check skipped")
 		return
 	case !p.Room(2):
+		p.Skip("no room left under the call cap: gas check skipped")
 		return
 	}
 	ex := p.Exchange("qa_create", map[string]any{})
