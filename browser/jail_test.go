@@ -502,18 +502,7 @@ func TestSweepJailsOfADeadOwner(t *testing.T) {
 	}
 	// Each jail is two bwrap processes (the one started and the pid 1 of
 	// its namespace) once it runs sleep.
-	jailProcs := func(dir string) []int {
-		var pids []int
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if err == nil && jailOfArgs(strings.Split(string(b), "\x00")) == dir {
-				pid, _ := strconv.Atoi(e.Name())
-				pids = append(pids, pid)
-			}
-		}
-		return pids
-	}
+	jailProcs := func(dir string) []int { return jailProcesses()[dir] }
 	for _, j := range append(append([]jail{}, dead...), kept...) {
 		deadline := time.Now().Add(30 * time.Second)
 		for len(jailProcs(j.dir)) < 2 && time.Now().Before(deadline) {

@@ -119,30 +119,19 @@ func sweepJails(tmp string) swept {
 			s.owners = append(s.owners, strconv.Itoa(pid))
 		}
 	}
-	procs, _ := os.ReadDir("/proc")
-	for _, e := range procs {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		dir := jailOfArgs(strings.Split(string(cmdline), "\x00"))
-		if dir == "" {
-			continue
-		}
+	for dir, pids := range jailProcesses() {
 		owner, gone := ownerGone(dir)
 		if !gone {
 			continue
 		}
 		note(owner)
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
-			s.errs = append(s.errs, fmt.Sprintf("kill %d: %v", pid, err))
-			continue
+		for _, pid := range pids {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+				s.errs = append(s.errs, fmt.Sprintf("kill %d: %v", pid, err))
+				continue
+			}
+			s.killed++
 		}
-		s.killed++
 	}
 	dirs, _ := filepath.Glob(filepath.Join(tmp, tempJailPrefix+"*"))
 	for _, dir := range dirs {
@@ -158,6 +147,29 @@ func sweepJails(tmp string) swept {
 		s.removed++
 	}
 	return s
+}
+
+// jailProcesses are the processes of every jail on the machine but this
+// process, by jail directory: those whose arguments mount a directory at
+// its own jail path, the signature argv gives every jail (the bwrap
+// started and the pid 1 of its namespace).
+func jailProcesses() map[string][]int {
+	out := map[string][]int{}
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if dir := jailOfArgs(strings.Split(string(cmdline), "\x00")); dir != "" {
+			out[dir] = append(out[dir], pid)
+		}
+	}
+	return out
 }
 
 // jailOfArgs is the jail directory a bwrap command line mounts ("--bind",
