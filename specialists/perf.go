@@ -51,6 +51,10 @@ func perf(p *replay.Play, o Options) {
 				break
 			}
 		}
+	} else if p.Has("qa_call") {
+		// The gas check's qa_create was refused at this dial, so qa_call,
+		// on the same rung, is not tried.
+		p.Skip("qa_call refused by the dial, as qa_create was: call latency not measured")
 	}
 	p.Notef("cross-run latency history is not compared (a run sees only itself)")
 }
